@@ -1,0 +1,1 @@
+"""The rocketq command line: one module per noun."""
