@@ -1,0 +1,332 @@
+"""The one remoting codec: frames, JSON headers and ROCKETMQ binary headers (remoting.md §1).
+
+Frame::
+
+    +--------+--------+--------------+----------+
+    | L (4)  | W (4)  | header (H)   | body (B) |     L = 4 + H + B, frame = L + 4 bytes
+    +--------+--------+--------------+----------+
+    W = serialize type << 24 | H      (type 0 JSON, 1 ROCKETMQ)
+
+ROCKETMQ binary header (§1.5), H = 21 + R + E::
+
+    code int16 | language int8 | version int16 | opaque int32 | flag int32   (13 bytes)
+    R int32 | remark (R bytes, UTF-8)
+    E int32 | extFields: repeat { keyLen int16 | key | valueLen int32 | value } (E bytes)
+
+A JSON header is one object; extFields values of any JSON scalar type are read as text
+(numbers as decimal, booleans as ``"true"``/``"false"``), and written back as JSON strings.
+``FrameDecoder`` is sans-IO: bytes in, commands out; every client and server uses it.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+from rocketq.errors import RemotingCommandError
+from rocketq.remoting.codes import LanguageCode, SerializeType
+from rocketq.remoting.command import RemotingCommand
+
+MAX_FRAME_SIZE = 16 * 1024 * 1024  # frame bytes including the length field (Java's default)
+
+FRAME_PREFIX_STRUCT = struct.Struct(
+    ">i"  # L: length of everything after this field
+    "I"  # W: serialize type << 24 | header length
+)
+FRAME_PREFIX_SIZE = FRAME_PREFIX_STRUCT.size
+assert FRAME_PREFIX_SIZE == 8
+
+LENGTH_STRUCT = struct.Struct(">i")
+assert LENGTH_STRUCT.size == 4
+
+BINARY_HEADER_STRUCT = struct.Struct(
+    ">h"  # code
+    "B"  # language
+    "h"  # version
+    "i"  # opaque
+    "i"  # flag
+)
+BINARY_HEADER_SIZE = BINARY_HEADER_STRUCT.size
+assert BINARY_HEADER_SIZE == 13
+
+WORD_STRUCT = struct.Struct(">I")
+assert WORD_STRUCT.size == 4
+
+INT32_STRUCT = struct.Struct(">i")
+INT16_STRUCT = struct.Struct(">h")
+HEADER_LENGTH_MASK = 0xFFFFFF
+INT32_LIMIT = 1 << 31
+
+_SERIALIZE_NAMES = {SerializeType.JSON: "JSON", SerializeType.ROCKETMQ: "ROCKETMQ"}
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+def encode(cmd: RemotingCommand) -> bytes:
+    """The whole frame of ``cmd`` in its own serialize type."""
+    if cmd.serialize_type == SerializeType.ROCKETMQ:
+        header = encode_binary_header(cmd)
+    else:
+        header = encode_json_header(cmd)
+    header_length = len(header)
+    if header_length > HEADER_LENGTH_MASK:
+        raise RemotingCommandError(f"header of {header_length} bytes is too long")
+    word = (int(cmd.serialize_type) << 24) | header_length
+    prefix = FRAME_PREFIX_STRUCT.pack(4 + header_length + len(cmd.body), word)
+    return b"".join((prefix, header, cmd.body))
+
+
+def encode_json_header(cmd: RemotingCommand) -> bytes:
+    """fastjson's shape: top-level keys sorted, compact, extFields values as strings."""
+    obj: dict[str, Any] = {"code": cmd.code}
+    if cmd.ext_fields:
+        obj["extFields"] = cmd.ext_fields
+    obj["flag"] = cmd.flag
+    obj["language"] = cmd.language.name
+    obj["opaque"] = cmd.opaque
+    if cmd.remark is not None:
+        obj["remark"] = cmd.remark
+    obj["serializeTypeCurrentRPC"] = _SERIALIZE_NAMES[cmd.serialize_type]
+    obj["version"] = cmd.version
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    except (UnicodeEncodeError, TypeError, ValueError) as exc:
+        raise RemotingCommandError(f"header does not encode: {exc}") from exc
+
+
+def encode_binary_header(cmd: RemotingCommand) -> bytes:
+    """RocketMQSerializable.rocketMQProtocolEncode."""
+    try:
+        remark = cmd.remark.encode() if cmd.remark else b""
+        parts = [
+            BINARY_HEADER_STRUCT.pack(
+                cmd.code, int(cmd.language), cmd.version, cmd.opaque, cmd.flag
+            ),
+            INT32_STRUCT.pack(len(remark)),
+            remark,
+        ]
+        ext = bytearray()
+        for key, value in cmd.ext_fields.items():
+            key_bytes = key.encode()
+            value_bytes = value.encode()
+            ext += INT16_STRUCT.pack(len(key_bytes))
+            ext += key_bytes
+            ext += INT32_STRUCT.pack(len(value_bytes))
+            ext += value_bytes
+    except (struct.error, UnicodeEncodeError) as exc:
+        raise RemotingCommandError(f"binary header does not encode: {exc}") from exc
+    parts.append(INT32_STRUCT.pack(len(ext)))
+    parts.append(bytes(ext))
+    return b"".join(parts)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def decode(frame: bytes | bytearray | memoryview) -> RemotingCommand:
+    """Decode one whole frame, length field included."""
+    view = memoryview(frame)
+    if len(view) < FRAME_PREFIX_SIZE:
+        raise RemotingCommandError(f"frame of {len(view)} bytes is shorter than its prefix")
+    (length,) = LENGTH_STRUCT.unpack_from(view, 0)
+    if length != len(view) - 4:
+        raise RemotingCommandError(f"length field {length} does not match {len(view) - 4} bytes")
+    return decode_frame_body(view[4:])
+
+
+def decode_frame_body(view: memoryview) -> RemotingCommand:
+    """Decode the part of a frame after the length field: W, header, body."""
+    if len(view) < 4:
+        raise RemotingCommandError("frame too short for the header-length word")
+    (word,) = WORD_STRUCT.unpack_from(view, 0)
+    header_length = word & HEADER_LENGTH_MASK
+    type_byte = word >> 24
+    if header_length > len(view) - 4:
+        raise RemotingCommandError(
+            f"header length {header_length} exceeds frame length {len(view)}"
+        )
+    header = view[4 : 4 + header_length]
+    body = bytes(view[4 + header_length :])
+    if type_byte == SerializeType.JSON:
+        cmd = decode_json_header(bytes(header))
+    elif type_byte == SerializeType.ROCKETMQ:
+        cmd = decode_binary_header(header)
+    else:
+        raise RemotingCommandError(f"unknown serialize type {type_byte}")
+    cmd.body = body
+    return cmd
+
+
+def decode_json_header(data: bytes) -> RemotingCommand:
+    """Parse a JSON header (Java fastjson, C++ jsoncpp or JavaScript output)."""
+    try:
+        obj = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RemotingCommandError(f"header is not JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise RemotingCommandError("header JSON is not an object")
+    remark = obj.get("remark")
+    if remark is not None and not isinstance(remark, str):
+        remark = _text(remark)
+    return RemotingCommand(
+        code=_int_field(obj, "code", required=True),
+        language=_language(obj.get("language")),
+        version=_int_field(obj, "version"),
+        opaque=_int_field(obj, "opaque"),
+        flag=_int_field(obj, "flag"),
+        remark=remark,
+        ext_fields=_ext_fields(obj.get("extFields")),
+        serialize_type=SerializeType.JSON,
+    )
+
+
+def _int_field(obj: dict[str, Any], key: str, *, required: bool = False) -> int:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise RemotingCommandError(f"header has no {key}")
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str):
+            try:
+                return int(value)
+            except ValueError:
+                pass
+        raise RemotingCommandError(f"header {key} is not an integer: {value!r}")
+    if not -INT32_LIMIT <= value < INT32_LIMIT:
+        raise RemotingCommandError(f"header {key} out of int32 range: {value}")
+    return value
+
+
+def _language(value: object) -> LanguageCode:
+    if isinstance(value, str):
+        return LanguageCode.from_name(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return LanguageCode.from_byte(value)
+    return LanguageCode.OTHER
+
+
+def _ext_fields(value: object) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RemotingCommandError("header extFields is not an object")
+    return {key: _text(item) for key, item in value.items() if item is not None}
+
+
+def _text(value: object) -> str:
+    """The text fastjson would give a JSON value read into a String."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_binary_header(header: memoryview) -> RemotingCommand:
+    """RocketMQSerializable.rocketMQProtocolDecode; a zero-length remark is None."""
+    size = len(header)
+    if size < BINARY_HEADER_SIZE + 8:
+        raise RemotingCommandError(f"binary header of {size} bytes is too short")
+    code, language, version, opaque, flag = BINARY_HEADER_STRUCT.unpack_from(header, 0)
+    pos = BINARY_HEADER_SIZE
+    remark_bytes, pos = _read_block(header, pos, "remark")
+    (ext_length,) = _unpack_at(INT32_STRUCT, header, pos, "extFields length")
+    pos += 4
+    if ext_length < 0 or pos + ext_length > size:
+        raise RemotingCommandError(f"extFields length {ext_length} exceeds header at {pos}")
+    ext_fields = _decode_binary_ext(header[pos : pos + ext_length], pos)
+    try:
+        remark = remark_bytes.decode() if remark_bytes else None
+    except UnicodeDecodeError as exc:
+        raise RemotingCommandError(f"remark is not UTF-8: {exc}") from exc
+    return RemotingCommand(
+        code=code,
+        language=LanguageCode.from_byte(language),
+        version=version,
+        opaque=opaque,
+        flag=flag,
+        remark=remark,
+        ext_fields=ext_fields,
+        serialize_type=SerializeType.ROCKETMQ,
+    )
+
+
+def _unpack_at(st: struct.Struct, view: memoryview, pos: int, what: str) -> tuple[int, ...]:
+    if pos + st.size > len(view):
+        raise RemotingCommandError(f"binary header ends inside {what} at {pos}")
+    return st.unpack_from(view, pos)
+
+
+def _read_block(view: memoryview, pos: int, what: str) -> tuple[bytes, int]:
+    (length,) = _unpack_at(INT32_STRUCT, view, pos, f"{what} length")
+    pos += 4
+    if length < 0 or pos + length > len(view):
+        raise RemotingCommandError(f"{what} length {length} exceeds header at {pos}")
+    return bytes(view[pos : pos + length]), pos + length
+
+
+def _decode_binary_ext(view: memoryview, base: int) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    pos = 0
+    try:
+        while pos < len(view):
+            (key_length,) = _unpack_at(INT16_STRUCT, view, pos, "extFields key length")
+            pos += 2
+            if key_length < 0 or pos + key_length > len(view):
+                raise RemotingCommandError(f"extFields key length {key_length} at {base + pos}")
+            key = bytes(view[pos : pos + key_length]).decode()
+            pos += key_length
+            value, pos = _read_block(view, pos, f"extFields value of {key}")
+            fields[key] = value.decode()
+    except UnicodeDecodeError as exc:
+        raise RemotingCommandError(f"extFields entry is not UTF-8: {exc}") from exc
+    return fields
+
+
+# --------------------------------------------------------------------------- stream
+
+
+class FrameDecoder:
+    """Sans-IO frame splitter: ``feed(bytes)`` returns the commands completed by those bytes.
+
+    Raises ``RemotingCommandError`` on a malformed or oversized frame; the connection that fed
+    it must then be closed (the stream position is lost).
+    """
+
+    __slots__ = ("_buffer", "_max_frame_size")
+
+    def __init__(self, max_frame_size: int = MAX_FRAME_SIZE) -> None:
+        self._buffer = bytearray()
+        self._max_frame_size = max_frame_size
+
+    @property
+    def buffered_size(self) -> int:
+        return len(self._buffer)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
+        buffer = self._buffer
+        buffer += data
+        commands: list[RemotingCommand] = []
+        pos = 0
+        end = len(buffer)
+        with memoryview(buffer) as view:
+            while end - pos >= 4:
+                (length,) = LENGTH_STRUCT.unpack_from(view, pos)
+                if length < 4:
+                    raise RemotingCommandError(f"frame length {length} is below 4")
+                if length + 4 > self._max_frame_size:
+                    raise RemotingCommandError(
+                        f"frame of {length + 4} bytes exceeds the limit {self._max_frame_size}"
+                    )
+                if end - pos - 4 < length:
+                    break
+                commands.append(decode_frame_body(view[pos + 4 : pos + 4 + length]))
+                pos += 4 + length
+        if pos:
+            del buffer[:pos]
+        return commands
