@@ -1,0 +1,131 @@
+"""CommandCustomHeader: typed views of a command's ``extFields`` (remoting.md §1.4).
+
+A header is a frozen keyword-only dataclass whose fields are snake_case; the wire name is the
+camelCase form, or ``field(metadata={"wire": ...})`` when RocketMQ spells it otherwise.
+Reading follows Java's ``decodeCommandCustomHeader`` with two deliberate differences: a value
+that does not parse raises ``RemotingCommandError`` naming the field (Java only logs it), and
+booleans accept C++'s ``"1"``/``"0"`` besides ``"true"``/``"false"`` (remoting.md §0 #5).
+Writing gives every value as a string, booleans as ``"true"``/``"false"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self
+
+from rocketq.errors import RemotingCommandError
+
+_INTEGER = re.compile(r"[+-]?\d+")
+_TRUE = frozenset({"true", "1"})
+_FALSE = frozenset({"false", "0", ""})
+
+
+def camel_case(name: str) -> str:
+    """``consumer_group`` -> ``consumerGroup``."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _FieldSpec:
+    attr: str
+    wire: str
+    kind: type
+    required: bool
+
+
+def parse_int(wire: str, text: str) -> int:
+    if not _INTEGER.fullmatch(text):
+        raise RemotingCommandError(f"the custom field {wire} is not an integer: {text!r}")
+    return int(text)
+
+
+def parse_bool(wire: str, text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise RemotingCommandError(f"the custom field {wire} is not a boolean: {text!r}")
+
+
+def _parse(spec: _FieldSpec, text: str) -> object:
+    if spec.kind is int:
+        return parse_int(spec.wire, text)
+    if spec.kind is bool:
+        return parse_bool(spec.wire, text)
+    if spec.kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise RemotingCommandError(
+                f"the custom field {spec.wire} is not a number: {text!r}"
+            ) from None
+    return text
+
+
+def _format(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class CommandCustomHeader:
+    """Base of every request/response header; subclasses are frozen kw-only dataclasses."""
+
+    __slots__ = ()
+    _specs: ClassVar[dict[type, tuple[_FieldSpec, ...]]] = {}
+
+    @classmethod
+    def _field_specs(cls) -> tuple[_FieldSpec, ...]:
+        specs = CommandCustomHeader._specs.get(cls)
+        if specs is None:
+            hints = typing.get_type_hints(cls)
+            built = []
+            for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+                hint = hints[f.name]
+                kind = hint
+                if isinstance(hint, types.UnionType):
+                    kind = next(a for a in typing.get_args(hint) if a is not type(None))
+                required = (
+                    f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+                )
+                wire = f.metadata.get("wire") or camel_case(f.name)
+                built.append(_FieldSpec(f.name, wire, kind, required))
+            specs = tuple(built)
+            CommandCustomHeader._specs[cls] = specs
+        return specs
+
+    @classmethod
+    def from_ext_fields(cls, ext_fields: Mapping[str, str] | None) -> Self:
+        """Build the header; a missing required or malformed field raises with its name."""
+        fields = ext_fields or {}
+        values: dict[str, Any] = {}
+        for spec in cls._field_specs():
+            text = fields.get(spec.wire)
+            if text is None:
+                if spec.required:
+                    raise RemotingCommandError(f"the custom field {spec.wire} is null")
+                continue
+            if text == "" and spec.kind is not str and not spec.required:
+                continue
+            values[spec.attr] = _parse(spec, text)
+        return cls(**values)
+
+    def to_ext_fields(self) -> dict[str, str]:
+        """The header as wire ``extFields`` (None fields left out)."""
+        out: dict[str, str] = {}
+        for spec in self._field_specs():
+            value = getattr(self, spec.attr)
+            if value is not None:
+                out[spec.wire] = _format(value)
+        return out
+
+
+def wire(name: str) -> Any:
+    """Field metadata for a wire name that is not the camelCase of the attribute."""
+    return {"wire": name}

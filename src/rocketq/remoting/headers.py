@@ -1,0 +1,390 @@
+"""Typed request/response headers (4.9.8 ``common/protocol/header``), remoting.md §3.
+
+Fields without a default are required (``@CFNotNull``); the rest are optional. Use
+``Header.from_ext_fields(cmd.ext_fields)`` and ``header.to_ext_fields()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rocketq.remoting.header_base import CommandCustomHeader, wire
+
+# ----------------------------------------------------------------------------- send
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SendMessageRequestHeader(CommandCustomHeader):
+    producer_group: str
+    topic: str
+    default_topic: str
+    default_topic_queue_nums: int
+    queue_id: int
+    sys_flag: int
+    born_timestamp: int
+    flag: int
+    properties: str | None = None
+    reconsume_times: int | None = None
+    unit_mode: bool = False
+    batch: bool = False
+    max_reconsume_times: int | None = None
+
+    def to_v2(self) -> SendMessageRequestHeaderV2:
+        return SendMessageRequestHeaderV2(
+            a=self.producer_group,
+            b=self.topic,
+            c=self.default_topic,
+            d=self.default_topic_queue_nums,
+            e=self.queue_id,
+            f=self.sys_flag,
+            g=self.born_timestamp,
+            h=self.flag,
+            i=self.properties,
+            j=self.reconsume_times,
+            k=self.unit_mode,
+            l=self.max_reconsume_times,
+            m=self.batch,
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SendMessageRequestHeaderV2(CommandCustomHeader):
+    """The one-letter form used by SEND_MESSAGE_V2 (310) and SEND_BATCH_MESSAGE (320)."""
+
+    a: str  # producerGroup
+    b: str  # topic
+    c: str  # defaultTopic
+    d: int  # defaultTopicQueueNums
+    e: int  # queueId
+    f: int  # sysFlag
+    g: int  # bornTimestamp
+    h: int  # flag
+    i: str | None = None  # properties
+    j: int | None = None  # reconsumeTimes
+    k: bool = False  # unitMode
+    l: int | None = None  # maxReconsumeTimes  # noqa: E741
+    m: bool = False  # batch
+    n: str | None = None  # brokerName (4.9.5+)
+
+    def to_v1(self) -> SendMessageRequestHeader:
+        return SendMessageRequestHeader(
+            producer_group=self.a,
+            topic=self.b,
+            default_topic=self.c,
+            default_topic_queue_nums=self.d,
+            queue_id=self.e,
+            sys_flag=self.f,
+            born_timestamp=self.g,
+            flag=self.h,
+            properties=self.i,
+            reconsume_times=self.j,
+            unit_mode=self.k,
+            max_reconsume_times=self.l,
+            batch=self.m,
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SendMessageResponseHeader(CommandCustomHeader):
+    msg_id: str
+    queue_id: int
+    queue_offset: int
+    transaction_id: str | None = None
+
+
+# ----------------------------------------------------------------------------- pull
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PullMessageRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    topic: str
+    queue_id: int
+    queue_offset: int
+    max_msg_nums: int
+    sys_flag: int
+    commit_offset: int
+    suspend_timeout_millis: int
+    sub_version: int
+    subscription: str | None = None
+    expression_type: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PullMessageResponseHeader(CommandCustomHeader):
+    suggest_which_broker_id: int
+    next_begin_offset: int
+    min_offset: int
+    max_offset: int
+
+
+# ----------------------------------------------------------------------------- offsets
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryConsumerOffsetRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    topic: str
+    queue_id: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryConsumerOffsetResponseHeader(CommandCustomHeader):
+    offset: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UpdateConsumerOffsetRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    topic: str
+    queue_id: int
+    commit_offset: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetMaxOffsetRequestHeader(CommandCustomHeader):
+    topic: str
+    queue_id: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetMaxOffsetResponseHeader(CommandCustomHeader):
+    offset: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetMinOffsetRequestHeader(CommandCustomHeader):
+    topic: str
+    queue_id: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetMinOffsetResponseHeader(CommandCustomHeader):
+    offset: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SearchOffsetRequestHeader(CommandCustomHeader):
+    topic: str
+    queue_id: int
+    timestamp: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SearchOffsetResponseHeader(CommandCustomHeader):
+    offset: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetEarliestMsgStoretimeRequestHeader(CommandCustomHeader):
+    topic: str
+    queue_id: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetEarliestMsgStoretimeResponseHeader(CommandCustomHeader):
+    timestamp: int
+
+
+# ----------------------------------------------------------------------------- query
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ViewMessageRequestHeader(CommandCustomHeader):
+    offset: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryMessageRequestHeader(CommandCustomHeader):
+    topic: str
+    key: str
+    max_num: int
+    begin_timestamp: int
+    end_timestamp: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryMessageResponseHeader(CommandCustomHeader):
+    index_last_update_timestamp: int
+    index_last_update_phyoffset: int
+
+
+# ----------------------------------------------------------------------------- clients
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerListByGroupRequestHeader(CommandCustomHeader):
+    consumer_group: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UnregisterClientRequestHeader(CommandCustomHeader):
+    client_id: str = field(metadata=wire("clientID"))
+    producer_group: str | None = None
+    consumer_group: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NotifyConsumerIdsChangedRequestHeader(CommandCustomHeader):
+    consumer_group: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConsumerSendMsgBackRequestHeader(CommandCustomHeader):
+    offset: int
+    group: str
+    delay_level: int
+    origin_msg_id: str | None = None
+    origin_topic: str | None = None
+    unit_mode: bool = False
+    max_reconsume_times: int | None = None
+
+
+# ----------------------------------------------------------------------------- transactions
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EndTransactionRequestHeader(CommandCustomHeader):
+    producer_group: str
+    tran_state_table_offset: int
+    commit_log_offset: int
+    commit_or_rollback: int
+    msg_id: str
+    from_transaction_check: bool = False
+    transaction_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CheckTransactionStateRequestHeader(CommandCustomHeader):
+    tran_state_table_offset: int
+    commit_log_offset: int
+    msg_id: str | None = None
+    transaction_id: str | None = None
+    offset_msg_id: str | None = None
+
+
+# ----------------------------------------------------------------------------- topics (admin)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CreateTopicRequestHeader(CommandCustomHeader):
+    topic: str
+    default_topic: str
+    read_queue_nums: int
+    write_queue_nums: int
+    perm: int
+    topic_filter_type: str
+    order: bool
+    topic_sys_flag: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteTopicRequestHeader(CommandCustomHeader):
+    topic: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteTopicFromNamesrvRequestHeader(CommandCustomHeader):
+    topic: str
+    cluster_name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetTopicsByClusterRequestHeader(CommandCustomHeader):
+    cluster: str
+
+
+# ----------------------------------------------------------------------------- name server
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetRouteInfoRequestHeader(CommandCustomHeader):
+    topic: str
+    accept_standard_json_only: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RegisterBrokerRequestHeader(CommandCustomHeader):
+    broker_name: str
+    broker_addr: str
+    cluster_name: str
+    ha_server_addr: str
+    broker_id: int
+    compressed: bool = False
+    body_crc32: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RegisterBrokerResponseHeader(CommandCustomHeader):
+    ha_server_addr: str | None = None
+    master_addr: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UnRegisterBrokerRequestHeader(CommandCustomHeader):
+    broker_name: str
+    broker_addr: str
+    cluster_name: str
+    broker_id: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryDataVersionRequestHeader(CommandCustomHeader):
+    broker_name: str
+    broker_addr: str
+    cluster_name: str
+    broker_id: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryDataVersionResponseHeader(CommandCustomHeader):
+    changed: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PutKVConfigRequestHeader(CommandCustomHeader):
+    namespace: str
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetKVConfigRequestHeader(CommandCustomHeader):
+    namespace: str
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetKVConfigResponseHeader(CommandCustomHeader):
+    value: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteKVConfigRequestHeader(CommandCustomHeader):
+    namespace: str
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetKVListByNamespaceRequestHeader(CommandCustomHeader):
+    namespace: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WipeWritePermOfBrokerRequestHeader(CommandCustomHeader):
+    broker_name: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WipeWritePermOfBrokerResponseHeader(CommandCustomHeader):
+    wipe_topic_count: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AddWritePermOfBrokerRequestHeader(CommandCustomHeader):
+    broker_name: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AddWritePermOfBrokerResponseHeader(CommandCustomHeader):
+    add_topic_count: int
