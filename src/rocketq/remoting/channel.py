@@ -1,0 +1,228 @@
+"""RemotingChannel: one TCP connection carrying requests and responses both ways.
+
+Theory of operation (NettyRemotingAbstract): one reader task per connection feeds the sans-IO
+``FrameDecoder``. A response completes the future registered under its ``opaque`` (never by
+arrival order), so a cancelled or timed-out request cannot desynchronise the connection. A
+request runs in its own task (a held PULL must not block the reader): its processor is looked up
+by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises answers
+SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A malformed
+or oversized frame closes this connection only. Closing fails every pending request, cancels
+running processors and calls the close listeners.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from rocketq.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
+from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode
+from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.command import RemotingCommand
+
+log = logging.getLogger(__name__)
+
+READ_CHUNK_BYTES = 256 * 1024
+
+RequestProcessor = Callable[["RemotingChannel", RemotingCommand], Awaitable[RemotingCommand | None]]
+CloseListener = Callable[["RemotingChannel"], None]
+
+
+class ProcessorTable:
+    """Request processors by code, with an optional default (RocketMQ's processorTable)."""
+
+    def __init__(self) -> None:
+        self._processors: dict[int, RequestProcessor] = {}
+        self.default: RequestProcessor | None = None
+
+    def register(self, code: int, processor: RequestProcessor) -> None:
+        self._processors[int(code)] = processor
+
+    def lookup(self, code: int) -> RequestProcessor | None:
+        return self._processors.get(code, self.default)
+
+
+def format_addr(sockname: object) -> str:
+    """``ip:port`` of a socket address tuple ('' when unknown)."""
+    if isinstance(sockname, tuple) and len(sockname) >= 2:
+        return f"{sockname[0]}:{sockname[1]}"
+    return ""
+
+
+class RemotingChannel:
+    """A connection; also the ``ctx`` passed to request processors."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        processors: ProcessorTable,
+        *,
+        max_frame_size: int = MAX_FRAME_SIZE,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._processors = processors
+        self._decoder = FrameDecoder(max_frame_size)
+        self._responses: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._close_listeners: list[CloseListener] = []
+        self._closed = asyncio.Event()
+        self._reader_task: asyncio.Task[None] | None = None
+        self.remote_addr = format_addr(writer.get_extra_info("peername"))
+        self.local_addr = format_addr(writer.get_extra_info("sockname"))
+        self.last_active_monotonic = time.monotonic()
+        self.attributes: dict[str, object] = {}
+
+    def __repr__(self) -> str:
+        return f"RemotingChannel({self.local_addr} <-> {self.remote_addr})"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed.is_set()
+
+    @property
+    def pending_request_count(self) -> int:
+        return len(self._responses)
+
+    def add_close_listener(self, listener: CloseListener) -> None:
+        if self.is_closed:
+            listener(self)
+        else:
+            self._close_listeners.append(listener)
+
+    def close(self) -> None:
+        """Close now; pending requests fail with RemotingConnectError."""
+        if self.is_closed:
+            return
+        self._closed.set()
+        self._writer.close()
+        current = asyncio.current_task()
+        if self._reader_task is not None and self._reader_task is not current:
+            self._reader_task.cancel()
+        for task in list(self._tasks):
+            if task is not current:
+                task.cancel()
+        error = RemotingConnectError(f"connection to {self.remote_addr} closed")
+        for future in self._responses.values():
+            if not future.done():
+                future.set_exception(error)
+        self._responses.clear()
+        for listener in self._close_listeners:
+            try:
+                listener(self)
+            except Exception:
+                log.exception("close listener of %s failed", self.remote_addr)
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+        tasks = [t for t in (self._reader_task, *self._tasks) if t is not None]
+        current = asyncio.current_task()
+        tasks = [t for t in tasks if t is not current]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ------------------------------------------------------------------ reading
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                data = await self._reader.read(READ_CHUNK_BYTES)
+                if not data:
+                    break
+                self.last_active_monotonic = time.monotonic()
+                for cmd in self._decoder.feed(data):
+                    self._dispatch(cmd)
+        except RemotingError as exc:
+            log.warning("closing connection from %s: %s", self.remote_addr, exc)
+        except OSError as exc:
+            log.debug("connection %s failed: %s", self.remote_addr, exc)
+        finally:
+            self.close()
+
+    def _dispatch(self, cmd: RemotingCommand) -> None:
+        if cmd.is_response:
+            future = self._responses.pop(cmd.opaque, None)
+            if future is None or future.done():
+                log.debug("response with unknown opaque %s from %s", cmd.opaque, self.remote_addr)
+            else:
+                future.set_result(cmd)
+            return
+        task = asyncio.get_running_loop().create_task(self._process_request(cmd))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _process_request(self, request: RemotingCommand) -> None:
+        processor = self._processors.lookup(request.code)
+        if processor is None:
+            remark = f" request type {request.code} not supported"
+            unsupported = RemotingCommand.create_response(
+                ResponseCode.REQUEST_CODE_NOT_SUPPORTED, remark
+            )
+            await self._reply(request, unsupported)
+            return
+        response: RemotingCommand | None
+        try:
+            response = await processor(self, request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning(
+                "processor of code %s from %s failed: %r", request.code, self.remote_addr, exc
+            )
+            remark = str(exc) or type(exc).__name__
+            response = RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, remark)
+        if response is not None and not request.is_oneway:
+            await self._reply(request, response)
+
+    async def _reply(self, request: RemotingCommand, response: RemotingCommand) -> None:
+        response.response_to(request)
+        try:
+            await self.send(response)
+        except RemotingError as exc:
+            log.debug("response to %s not sent: %s", self.remote_addr, exc)
+
+    # ------------------------------------------------------------------ writing
+
+    async def send(self, cmd: RemotingCommand) -> None:
+        """Write one command (request or response) and wait for the socket buffer to drain."""
+        if self.is_closed:
+            raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
+        frame = encode(cmd)
+        try:
+            self._writer.write(frame)
+            await self._writer.drain()
+        except (OSError, RuntimeError) as exc:
+            self.close()
+            raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
+        self.last_active_monotonic = time.monotonic()
+
+    async def invoke(self, request: RemotingCommand, timeout_s: float) -> RemotingCommand:
+        """Send a request and wait for the response with the same opaque."""
+        future: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
+        opaque = request.opaque
+        self._responses[opaque] = future
+        try:
+            await self.send(request)
+            async with asyncio.timeout(timeout_s):
+                return await future
+        except TimeoutError:
+            raise RemotingTimeoutError(
+                f"wait response on {self.remote_addr} timeout {timeout_s}s, "
+                f"code {request.code}, opaque {opaque}"
+            ) from None
+        finally:
+            if self._responses.get(opaque) is future:
+                del self._responses[opaque]
+
+    async def invoke_oneway(self, request: RemotingCommand) -> None:
+        """Send a request marked oneway; no response is expected."""
+        request.mark_oneway_rpc()
+        await self.send(request)

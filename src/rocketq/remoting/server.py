@@ -1,0 +1,143 @@
+"""RemotingServer: the asyncio TCP server of the name server and the broker.
+
+Processors are registered by request code (``register_processor``) with an optional default
+(``register_default_processor``); a processor is ``async handler(channel, request)`` returning
+the response, or None for no response. Each accepted connection is a ``RemotingChannel``; the
+server keeps them, tells close listeners when one closes (the broker drops that client), and a
+housekeeping task closes connections idle longer than ``channel_idle_timeout_s`` (Java's
+``serverChannelMaxIdleTimeSeconds``, 120 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from rocketq.errors import IllegalStateError
+from rocketq.remoting.channel import (
+    CloseListener,
+    ProcessorTable,
+    RemotingChannel,
+    RequestProcessor,
+)
+from rocketq.remoting.codec import MAX_FRAME_SIZE
+from rocketq.remoting.command import RemotingCommand
+
+log = logging.getLogger(__name__)
+
+
+class RemotingServer:
+    def __init__(
+        self,
+        *,
+        max_frame_size: int = MAX_FRAME_SIZE,
+        channel_idle_timeout_s: float = 120.0,
+        housekeeping_interval_s: float = 1.0,
+    ) -> None:
+        self._processors = ProcessorTable()
+        self._max_frame_size = max_frame_size
+        self._idle_timeout_s = channel_idle_timeout_s
+        self._housekeeping_interval_s = housekeeping_interval_s
+        self._channels: set[RemotingChannel] = set()
+        self._close_listeners: list[CloseListener] = []
+        self._server: asyncio.Server | None = None
+        self._housekeeping: asyncio.Task[None] | None = None
+        self.host = ""
+        self.port = 0
+
+    # ------------------------------------------------------------------ setup
+
+    def register_processor(self, code: int, processor: RequestProcessor) -> None:
+        self._processors.register(code, processor)
+
+    def register_default_processor(self, processor: RequestProcessor) -> None:
+        self._processors.default = processor
+
+    def add_channel_close_listener(self, listener: CloseListener) -> None:
+        """Called with each connection that closes (peer close, error, idle or stop)."""
+        self._close_listeners.append(listener)
+
+    @property
+    def channels(self) -> frozenset[RemotingChannel]:
+        return frozenset(self._channels)
+
+    @property
+    def addr(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        """Listen and return the bound port."""
+        if self._server is not None:
+            raise IllegalStateError("server already started")
+        self._server = await asyncio.start_server(self._on_connect, host, port)
+        sockname = self._server.sockets[0].getsockname()
+        self.host, self.port = str(sockname[0]), int(sockname[1])
+        self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep())
+        log.info("remoting server listening on %s", self.addr)
+        return self.port
+
+    async def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.close()
+        if self._housekeeping is not None:
+            self._housekeeping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._housekeeping
+        channels = list(self._channels)
+        for channel in channels:
+            channel.close()
+        for channel in channels:
+            await channel.wait_closed()
+        await server.wait_closed()
+        log.info("remoting server on %s stopped", self.addr)
+
+    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._server is None:
+            writer.close()
+            return
+        channel = RemotingChannel(
+            reader, writer, self._processors, max_frame_size=self._max_frame_size
+        )
+        self._channels.add(channel)
+        channel.add_close_listener(self._on_channel_close)
+        log.debug("connection from %s", channel.remote_addr)
+        channel.start()
+
+    def _on_channel_close(self, channel: RemotingChannel) -> None:
+        self._channels.discard(channel)
+        for listener in self._close_listeners:
+            try:
+                listener(channel)
+            except Exception:
+                log.exception("channel close listener failed for %s", channel.remote_addr)
+
+    async def _housekeep(self) -> None:
+        while True:
+            await asyncio.sleep(self._housekeeping_interval_s)
+            self.close_idle_channels(time.monotonic())
+
+    def close_idle_channels(self, now_monotonic: float) -> int:
+        """Close connections with no traffic for longer than the idle timeout."""
+        closed = 0
+        for channel in list(self._channels):
+            if now_monotonic - channel.last_active_monotonic > self._idle_timeout_s:
+                log.info("closing idle connection %s", channel.remote_addr)
+                channel.close()
+                closed += 1
+        return closed
+
+    # ------------------------------------------------------------------ server -> client
+
+    async def invoke(
+        self, channel: RemotingChannel, request: RemotingCommand, timeout_s: float
+    ) -> RemotingCommand:
+        return await channel.invoke(request, timeout_s)
+
+    async def invoke_oneway(self, channel: RemotingChannel, request: RemotingCommand) -> None:
+        await channel.invoke_oneway(request)
