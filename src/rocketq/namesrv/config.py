@@ -1,0 +1,32 @@
+"""NamesrvConfig: the name server's settings, with RocketMQ's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rocketq.errors import ConfigError
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NamesrvConfig:
+    listen_host: str = "0.0.0.0"
+    listen_port: int = 9876
+    # RouteInfoManager: scan period and how long a silent broker stays (BROKER_CHANNEL_EXPIRED_TIME)
+    scan_not_active_broker_interval_ms: int = 10_000
+    broker_channel_expired_time_ms: int = 120_000
+    # NettyServerConfig.serverChannelMaxIdleTimeSeconds
+    server_channel_max_idle_time_s: float = 120.0
+    # answer orderTopicConf from KV namespace ORDER_TOPIC_CONFIG in routes
+    order_message_enable: bool = False
+    # where KV config persists (RocketMQ: ~/namesrv/kvConfig.json); None keeps it in memory
+    kv_config_path: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.listen_port <= 65535:
+            raise ConfigError(f"listen_port out of range: {self.listen_port}")
+        if self.scan_not_active_broker_interval_ms <= 0:
+            raise ConfigError("scan_not_active_broker_interval_ms must be positive")
+        if self.broker_channel_expired_time_ms <= 0:
+            raise ConfigError("broker_channel_expired_time_ms must be positive")
+        if self.server_channel_max_idle_time_s <= 0:
+            raise ConfigError("server_channel_max_idle_time_s must be positive")
