@@ -238,3 +238,37 @@ def test_response_to_copies_opaque_and_serialize_type() -> None:
         True,
         SerializeType.ROCKETMQ,
     )
+
+
+def test_deeply_nested_json_header_raises_remoting_command_error() -> None:
+    header = b'{"code":1,"extFields":' + b"[" * 100_000
+    frame = struct.pack(">iI", 4 + len(header), len(header)) + header
+    with pytest.raises(RemotingCommandError, match="nested too deeply"):
+        FrameDecoder().feed(frame)
+
+
+def test_json_header_keeps_the_exact_text_of_numbers() -> None:
+    cmd = decode_json_header(b'{"code":10,"extFields":{"a":-0,"b":12345678901234567890}}')
+    assert cmd.ext_fields == {"a": "-0", "b": "12345678901234567890"}
+
+
+def _feed_or_reject(data: bytes) -> None:
+    try:
+        out = FrameDecoder().feed(data)
+    except RemotingCommandError:
+        return
+    assert all(isinstance(c, RemotingCommand) for c in out)
+    assert all(len(encode(c)) > 8 for c in out)
+
+
+@given(st.binary(max_size=300))
+def test_random_bytes_only_ever_raise_remoting_command_error(data: bytes) -> None:
+    _feed_or_reject(data)
+
+
+@given(st.data())
+def test_mutated_fixture_frames_only_ever_raise_remoting_command_error(data: st.DataObject) -> None:
+    frame = bytearray(data.draw(st.sampled_from(FRAME_FILES)).read_bytes())
+    for _ in range(data.draw(st.integers(1, 6))):
+        frame[data.draw(st.integers(0, len(frame) - 1))] = data.draw(st.integers(0, 255))
+    _feed_or_reject(bytes(frame))

@@ -271,3 +271,18 @@ def test_subscription_data_defaults_expression_type_to_tag() -> None:
     assert sub.expression_type == "TAG"
     consumer = ConsumerData.from_json({"groupName": "g", "consumeType": "CONSUME_ACTIVELY"})
     assert consumer.consume_type == ConsumeType.CONSUME_ACTIVELY
+
+
+def test_compressed_register_body_that_inflates_too_far_is_refused() -> None:
+    import zlib
+
+    from rocketq.remoting import route_data
+
+    bomb = zlib.compress(b"\0" * (route_data.MAX_INFLATED_BODY_BYTES + 1), 9)
+    with pytest.raises(RemotingCommandError, match="inflates past"):
+        RegisterBrokerBody.decode_compressed(bomb)
+
+
+def test_deeply_nested_json_body_raises_remoting_command_error() -> None:
+    with pytest.raises(RemotingCommandError, match="nested too deeply"):
+        HeartbeatData.decode(b"[" * 100_000)

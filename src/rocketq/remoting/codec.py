@@ -162,9 +162,11 @@ def decode_frame_body(view: memoryview) -> RemotingCommand:
 def decode_json_header(data: bytes) -> RemotingCommand:
     """Parse a JSON header (Java fastjson, C++ jsoncpp or JavaScript output)."""
     try:
-        obj = json.loads(data)
+        obj = json.loads(data, parse_int=str, parse_float=str, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RemotingCommandError(f"header is not JSON: {exc}") from exc
+    except RecursionError:
+        raise RemotingCommandError("header JSON is nested too deeply") from None
     if not isinstance(obj, dict):
         raise RemotingCommandError("header JSON is not an object")
     remark = obj.get("remark")
@@ -182,22 +184,25 @@ def decode_json_header(data: bytes) -> RemotingCommand:
     )
 
 
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _int_field(obj: dict[str, Any], key: str, *, required: bool = False) -> int:
     value = obj.get(key)
     if value is None:
         if required:
             raise RemotingCommandError(f"header has no {key}")
         return 0
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str):
-            try:
-                return int(value)
-            except ValueError:
-                pass
+    if not isinstance(value, str | int) or isinstance(value, bool):
         raise RemotingCommandError(f"header {key} is not an integer: {value!r}")
-    if not -INT32_LIMIT <= value < INT32_LIMIT:
-        raise RemotingCommandError(f"header {key} out of int32 range: {value}")
-    return value
+    try:
+        number = int(value)
+    except ValueError:
+        raise RemotingCommandError(f"header {key} is not an integer: {value!r}") from None
+    if not -INT32_LIMIT <= number < INT32_LIMIT:
+        raise RemotingCommandError(f"header {key} out of int32 range: {number}")
+    return number
 
 
 def _language(value: object) -> LanguageCode:

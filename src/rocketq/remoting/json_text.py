@@ -19,11 +19,16 @@ def dumps(value: object) -> bytes:
 
 def loads(data: bytes | bytearray | memoryview | str, what: str = "body") -> Any:
     """Parse JSON, quoting fastjson's bare numeric keys when plain parsing fails."""
-    text = data if isinstance(data, str) else bytes(data).decode("utf-8", errors="strict")
+    try:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RemotingCommandError(f"{what} is not UTF-8: {exc}") from exc
     try:
         return json.loads(text)
     except ValueError:
         pass
+    except RecursionError:
+        raise RemotingCommandError(f"{what} JSON is nested too deeply") from None
     try:
         return json.loads(quote_numeric_keys(text))
     except ValueError as exc:

@@ -21,6 +21,7 @@ PERM_WRITE = 0x2
 PERM_INHERIT = 0x1
 
 MASTER_ID = 0
+MAX_INFLATED_BODY_BYTES = 64 * 1024 * 1024  # zip-bomb cap for compressed registrations
 
 _LENGTH_STRUCT = struct.Struct(">i")
 assert _LENGTH_STRUCT.size == 4
@@ -209,10 +210,15 @@ class RegisterBrokerBody(JsonBody):
 
     @classmethod
     def decode_compressed(cls, data: bytes) -> RegisterBrokerBody:
+        inflater = zlib.decompressobj()
         try:
-            raw = memoryview(zlib.decompress(data))
+            raw = memoryview(inflater.decompress(data, MAX_INFLATED_BODY_BYTES))
         except zlib.error as exc:
             raise RemotingCommandError(f"compressed register body: {exc}") from exc
+        if inflater.unconsumed_tail:
+            raise RemotingCommandError(
+                f"compressed register body inflates past {MAX_INFLATED_BODY_BYTES} bytes"
+            )
         version_bytes, pos = _read_length_prefixed(raw, 0)
         (count,) = _unpack(raw, pos)
         pos += 4
