@@ -272,3 +272,9 @@ def test_mutated_fixture_frames_only_ever_raise_remoting_command_error(data: st.
     for _ in range(data.draw(st.integers(1, 6))):
         frame[data.draw(st.integers(0, len(frame) - 1))] = data.draw(st.integers(0, 255))
     _feed_or_reject(bytes(frame))
+
+
+def test_lone_surrogate_from_an_escape_survives_a_round_trip() -> None:
+    cmd = decode_json_header(b'{"code":1,"extFields":{"k":"\\ud800x"}}')
+    assert cmd.ext_fields == {"k": "\ud800x"}
+    assert decode(encode(cmd)).ext_fields == cmd.ext_fields

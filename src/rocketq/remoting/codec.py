@@ -91,9 +91,13 @@ def encode_json_header(cmd: RemotingCommand) -> bytes:
     obj["serializeTypeCurrentRPC"] = _SERIALIZE_NAMES[cmd.serialize_type]
     obj["version"] = cmd.version
     try:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
-    except (UnicodeEncodeError, TypeError, ValueError) as exc:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
         raise RemotingCommandError(f"header does not encode: {exc}") from exc
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # lone surrogates (from \uD800 escapes): keep them escaped
+        return json.dumps(obj, separators=(",", ":")).encode()
 
 
 def encode_binary_header(cmd: RemotingCommand) -> bytes:
