@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 from rocketq.errors import RemotingCommandError, RemotingConnectError, RemotingTimeoutError
-from rocketq.remoting.client import parse_addr
+from rocketq.remoting.client import RpcHook, parse_addr
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -47,7 +47,9 @@ class BlockingRemotingClient:
         namesrv_addrs: list[str] | None = None,
         connect_timeout_s: float = 3.0,
         max_frame_size: int = MAX_FRAME_SIZE,
+        rpc_hook: RpcHook | None = None,
     ) -> None:
+        self._rpc_hook = rpc_hook
         self._connections: dict[str, _Connection] = {}
         self._lock = threading.Lock()
         self._processors: dict[int, BlockingProcessor] = {}
@@ -69,6 +71,8 @@ class BlockingRemotingClient:
     ) -> RemotingCommand:
         """Send ``request`` and block until its response (or RemotingTimeoutError)."""
         conn = self._connection(addr)
+        if self._rpc_hook is not None:
+            self._rpc_hook(request)
         deadline = time.monotonic() + timeout_s
         with conn.lock:
             self._send(conn, request)
@@ -80,6 +84,8 @@ class BlockingRemotingClient:
     def invoke_oneway(self, addr: str | None, request: RemotingCommand) -> None:
         request.mark_oneway_rpc()
         conn = self._connection(addr)
+        if self._rpc_hook is not None:
+            self._rpc_hook(request)
         with conn.lock:
             self._send(conn, request)
 

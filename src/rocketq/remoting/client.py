@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from rocketq.errors import RemotingConnectError
 from rocketq.remoting.channel import ProcessorTable, RemotingChannel, RequestProcessor
@@ -17,6 +18,9 @@ from rocketq.remoting.codec import MAX_FRAME_SIZE
 from rocketq.remoting.command import RemotingCommand
 
 log = logging.getLogger(__name__)
+
+# Edits each request before it is sent, e.g. acl.AclClientRPCHook adds the signature.
+RpcHook = Callable[[RemotingCommand], None]
 
 
 def parse_addr(addr: str) -> tuple[str, int]:
@@ -34,7 +38,9 @@ class RemotingClient:
         namesrv_addrs: list[str] | None = None,
         connect_timeout_s: float = 3.0,
         max_frame_size: int = MAX_FRAME_SIZE,
+        rpc_hook: RpcHook | None = None,
     ) -> None:
+        self._rpc_hook = rpc_hook
         self._processors = ProcessorTable()
         self._channels: dict[str, RemotingChannel] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -69,10 +75,14 @@ class RemotingClient:
     ) -> RemotingCommand:
         """Send ``request`` to ``addr`` (None: a name server) and return its response."""
         channel = await self.get_channel(addr)
+        if self._rpc_hook is not None:
+            self._rpc_hook(request)
         return await channel.invoke(request, timeout_s)
 
     async def invoke_oneway(self, addr: str | None, request: RemotingCommand) -> None:
         channel = await self.get_channel(addr)
+        if self._rpc_hook is not None:
+            self._rpc_hook(request)
         await channel.invoke_oneway(request)
 
     async def get_channel(self, addr: str | None) -> RemotingChannel:
