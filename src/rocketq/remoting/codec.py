@@ -280,18 +280,28 @@ def _read_block(view: memoryview, pos: int, what: str) -> tuple[bytes, int]:
 
 
 def _decode_binary_ext(view: memoryview, base: int) -> dict[str, str]:
+    data = bytes(view)
+    size = len(data)
+    unpack_short = INT16_STRUCT.unpack_from
+    unpack_int = INT32_STRUCT.unpack_from
     fields: dict[str, str] = {}
     pos = 0
     try:
-        while pos < len(view):
-            (key_length,) = _unpack_at(INT16_STRUCT, view, pos, "extFields key length")
-            pos += 2
-            if key_length < 0 or pos + key_length > len(view):
+        while pos < size:
+            if pos + 2 > size:
+                raise RemotingCommandError(f"extFields ends inside a key length at {base + pos}")
+            (key_length,) = unpack_short(data, pos)
+            key_end = pos + 2 + key_length
+            if key_length < 0 or key_end + 4 > size:
                 raise RemotingCommandError(f"extFields key length {key_length} at {base + pos}")
-            key = bytes(view[pos : pos + key_length]).decode()
-            pos += key_length
-            value, pos = _read_block(view, pos, f"extFields value of {key}")
-            fields[key] = value.decode()
+            (value_length,) = unpack_int(data, key_end)
+            value_end = key_end + 4 + value_length
+            if value_length < 0 or value_end > size:
+                raise RemotingCommandError(
+                    f"extFields value length {value_length} at {base + key_end}"
+                )
+            fields[data[pos + 2 : key_end].decode()] = data[key_end + 4 : value_end].decode()
+            pos = value_end
     except UnicodeDecodeError as exc:
         raise RemotingCommandError(f"extFields entry is not UTF-8: {exc}") from exc
     return fields
