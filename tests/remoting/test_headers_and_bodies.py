@@ -286,3 +286,75 @@ def test_compressed_register_body_that_inflates_too_far_is_refused() -> None:
 def test_deeply_nested_json_body_raises_remoting_command_error() -> None:
     with pytest.raises(RemotingCommandError, match="nested too deeply"):
         HeartbeatData.decode(b"[" * 100_000)
+
+
+_name = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
+_count = st.integers(min_value=0, max_value=1024)
+
+
+@given(
+    st.lists(st.tuples(_name, _count, _count, st.integers(0, 15), st.integers(0, 3)), max_size=4),
+    st.dictionaries(st.integers(0, 3), _name, max_size=3),
+    st.one_of(st.none(), _name),
+)
+def test_topic_route_data_round_trips(
+    queues: list[tuple[str, int, int, int, int]], addrs: dict[int, str], order: str | None
+) -> None:
+    route = TopicRouteData(
+        queue_datas=[
+            QueueData(
+                broker_name=n, read_queue_nums=r, write_queue_nums=w, perm=p, topic_sys_flag=f
+            )
+            for n, r, w, p, f in queues
+        ],
+        broker_datas=[
+            BrokerData(cluster="c", broker_name=n, broker_addrs=addrs) for n, *_ in queues
+        ],
+        order_topic_conf=order,
+    )
+    assert TopicRouteData.decode(route.encode()) == route
+
+
+@given(
+    _name,
+    st.lists(_name, max_size=3),
+    st.lists(
+        st.tuples(
+            _name,
+            st.sampled_from(ConsumeType),
+            st.sampled_from(MessageModel),
+            st.sampled_from(ConsumeFromWhere),
+            st.lists(st.tuples(_name, _name, st.integers(0, 2**62)), max_size=3),
+        ),
+        max_size=3,
+    ),
+)
+def test_heartbeat_data_round_trips(
+    client_id: str,
+    producers: list[str],
+    consumers: list[
+        tuple[str, ConsumeType, MessageModel, ConsumeFromWhere, list[tuple[str, str, int]]]
+    ],
+) -> None:
+    from rocketq.remoting.bodies import ProducerData
+
+    data = HeartbeatData(
+        client_id=client_id,
+        producer_data_set=[ProducerData(group_name=p) for p in producers],
+        consumer_data_set=[
+            ConsumerData(
+                group_name=g,
+                consume_type=ct,
+                message_model=mm,
+                consume_from_where=cfw,
+                subscription_data_set=[
+                    SubscriptionData(
+                        topic=t, sub_string=s, tags_set=[s], code_set=[v % 1000], sub_version=v
+                    )
+                    for t, s, v in subs
+                ],
+            )
+            for g, ct, mm, cfw, subs in consumers
+        ],
+    )
+    assert HeartbeatData.decode(data.encode()) == data
