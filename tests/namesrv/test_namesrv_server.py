@@ -29,7 +29,7 @@ from rocketq.remoting.route_data import (
 )
 from rocketq.remoting.topic_route import ClusterInfo, KVTable, TopicList, TopicRouteData
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "remoting" / "fixtures"
 WAIT = 5.0
 
 

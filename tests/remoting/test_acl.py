@@ -19,7 +19,7 @@ from rocketq.remoting.codec import decode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def _secret_for(session: Path) -> str:

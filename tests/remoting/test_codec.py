@@ -24,7 +24,7 @@ from rocketq.remoting.codec import (
 from rocketq.remoting.codes import LanguageCode, RequestCode, SerializeType
 from rocketq.remoting.command import RPC_ONEWAY, RPC_TYPE, RemotingCommand, next_opaque
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FRAME_FILES = sorted(FIXTURES.glob("*/*/*.bin"))
 
 

@@ -31,7 +31,7 @@ from rocketq.remoting.route_data import (
 )
 from rocketq.remoting.topic_route import BrokerData, ClusterInfo, QueueData, TopicRouteData
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 HEADER_OF_CODE: dict[int, type[h.CommandCustomHeader]] = {
     RequestCode.SEND_MESSAGE: h.SendMessageRequestHeader,

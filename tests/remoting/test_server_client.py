@@ -20,7 +20,7 @@ from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import GetRouteInfoRequestHeader
 from rocketq.remoting.server import RemotingServer
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ECHO = 1000
 SLOW = 1001
 FAIL = 1002
