@@ -361,3 +361,27 @@ async def test_fuzzed_frames_never_stop_the_server_from_serving(
     async with asyncio.timeout(WAIT):
         while {c.remote_addr for c in server.channels} != {local}:
             await asyncio.sleep(0.01)
+
+
+async def test_requests_beyond_the_in_flight_limit_answer_system_busy() -> None:
+    release = asyncio.Event()
+
+    async def held(channel: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
+        await release.wait()
+        return RemotingCommand.create_response(ResponseCode.SUCCESS, "done")
+
+    srv = RemotingServer(max_requests_in_flight=2)
+    srv.register_processor(SLOW, held)
+    await srv.start()
+    try:
+        async with RemotingClient() as c:
+            calls = [asyncio.create_task(c.invoke(srv.addr, request(SLOW), WAIT)) for _ in range(3)]
+            done, pending = await asyncio.wait(calls, return_when=asyncio.FIRST_COMPLETED)
+            (busy,) = [t.result() for t in done]
+            assert busy.code == ResponseCode.SYSTEM_BUSY
+            assert busy.remark is not None
+            assert busy.remark.startswith("[OVERLOAD]")
+            release.set()
+            assert [(await t).remark for t in pending] == ["done", "done"]
+    finally:
+        await srv.stop()

@@ -25,6 +25,7 @@ from rocketq.remoting.command import RemotingCommand
 log = logging.getLogger(__name__)
 
 READ_CHUNK_BYTES = 256 * 1024
+MAX_REQUESTS_IN_FLIGHT = 10_000  # per connection; more answer SYSTEM_BUSY [OVERLOAD]
 
 RequestProcessor = Callable[["RemotingChannel", RemotingCommand], Awaitable[RemotingCommand | None]]
 CloseListener = Callable[["RemotingChannel"], None]
@@ -61,7 +62,9 @@ class RemotingChannel:
         processors: ProcessorTable,
         *,
         max_frame_size: int = MAX_FRAME_SIZE,
+        max_requests_in_flight: int = MAX_REQUESTS_IN_FLIGHT,
     ) -> None:
+        self._max_requests_in_flight = max_requests_in_flight
         self._reader = reader
         self._writer = writer
         self._processors = processors
@@ -155,9 +158,21 @@ class RemotingChannel:
             else:
                 future.set_result(cmd)
             return
-        task = asyncio.get_running_loop().create_task(self._process_request(cmd))
+        if len(self._tasks) >= self._max_requests_in_flight:
+            coro = self._reject_overload(cmd)
+        else:
+            coro = self._process_request(cmd)
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _reject_overload(self, request: RemotingCommand) -> None:
+        """Too many requests of this connection are running: SYSTEM_BUSY, as Java's full pool."""
+        if not request.is_oneway:
+            busy = RemotingCommand.create_response(
+                ResponseCode.SYSTEM_BUSY, "[OVERLOAD]system busy, start flow control for a while"
+            )
+            await self._reply(request, busy)
 
     async def _process_request(self, request: RemotingCommand) -> None:
         processor = self._processors.lookup(request.code)

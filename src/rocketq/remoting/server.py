@@ -17,6 +17,7 @@ import time
 
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import (
+    MAX_REQUESTS_IN_FLIGHT,
     CloseListener,
     ProcessorTable,
     RemotingChannel,
@@ -33,11 +34,13 @@ class RemotingServer:
         self,
         *,
         max_frame_size: int = MAX_FRAME_SIZE,
+        max_requests_in_flight: int = MAX_REQUESTS_IN_FLIGHT,
         channel_idle_timeout_s: float = 120.0,
         housekeeping_interval_s: float = 1.0,
     ) -> None:
         self._processors = ProcessorTable()
         self._max_frame_size = max_frame_size
+        self._max_requests_in_flight = max_requests_in_flight
         self._idle_timeout_s = channel_idle_timeout_s
         self._housekeeping_interval_s = housekeeping_interval_s
         self._channels: set[RemotingChannel] = set()
@@ -102,7 +105,11 @@ class RemotingServer:
             writer.close()
             return
         channel = RemotingChannel(
-            reader, writer, self._processors, max_frame_size=self._max_frame_size
+            reader,
+            writer,
+            self._processors,
+            max_frame_size=self._max_frame_size,
+            max_requests_in_flight=self._max_requests_in_flight,
         )
         self._channels.add(channel)
         channel.add_close_listener(self._on_channel_close)
