@@ -1,1 +1,18 @@
-"""rocketq.remoting."""
+"""rocketq.remoting: RocketMQ's remoting protocol (shared/spec/remoting.md).
+
+Modules:
+    codes        RequestCode, ResponseCode, LanguageCode, SerializeType, version ordinals
+    command      RemotingCommand (create_request / create_response / response_to), flag bits
+    codec        encode(cmd) -> bytes, decode(frame), sans-IO FrameDecoder (JSON + ROCKETMQ headers)
+    header_base  CommandCustomHeader: typed extFields (from_ext_fields / to_ext_fields)
+    headers      the request/response header classes
+    json_text    JSON as peers write it (fastjson bare numeric keys)
+    route_data   DataVersion, TopicConfig, TopicConfigSerializeWrapper, RegisterBrokerBody
+    topic_route  QueueData, BrokerData, TopicRouteData, ClusterInfo, TopicList, KVTable
+    bodies       HeartbeatData, ConsumerData, SubscriptionData, LockBatch*, ConsumerListBody
+    channel      RemotingChannel (one connection, opaque-matched futures), ProcessorTable
+    server       RemotingServer (asyncio)
+    client       RemotingClient (asyncio, connection per address, name-server selection)
+    blocking     BlockingRemotingClient (plain sockets)
+    acl          ACL 1.0 request signing and verification
+"""
