@@ -365,3 +365,29 @@ def test_cli_runs_until_sigterm_and_logs_its_port() -> None:
             proc.wait(timeout=WAIT)
         if proc.stdout:
             proc.stdout.close()
+
+
+async def test_namesrv_config_can_be_read_and_order_topics_switched_on(
+    namesrv: NamesrvController, client: RemotingClient
+) -> None:
+    async def call(code: int, body: bytes = b"") -> RemotingCommand:
+        return await client.invoke(
+            namesrv.addr, RemotingCommand.create_request(code, None, body), WAIT
+        )
+
+    text = (await call(RequestCode.GET_NAMESRV_CONFIG)).body.decode()
+    assert "orderMessageEnable=false" in text.splitlines()
+    refused = await call(RequestCode.UPDATE_NAMESRV_CONFIG, b"kvConfigPath=/tmp/evil\n")
+    assert refused.code == ResponseCode.NO_PERMISSION
+    ok = await call(RequestCode.UPDATE_NAMESRV_CONFIG, b"# comment\norderMessageEnable=true\n")
+    assert ok.code == ResponseCode.SUCCESS
+    put = RemotingCommand.create_request(
+        RequestCode.PUT_KV_CONFIG,
+        {"namespace": "ORDER_TOPIC_CONFIG", "key": "T", "value": "broker-a:4"},
+    )
+    await client.invoke(namesrv.addr, put, WAIT)
+    await client.invoke(namesrv.addr, register_request({"T": 4}), WAIT)
+    route = TopicRouteData.decode(
+        (await client.invoke(namesrv.addr, route_request("T"), WAIT)).body
+    )
+    assert route.order_topic_conf == "broker-a:4"

@@ -6,6 +6,7 @@ raise RemotingCommandError, which the channel answers as SYSTEM_ERROR naming the
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import zlib
 
@@ -67,6 +68,8 @@ class DefaultRequestProcessor:
             RequestCode.GET_UNIT_TOPIC_LIST: self.get_unit_topic_list,
             RequestCode.GET_HAS_UNIT_SUB_TOPIC_LIST: self.get_has_unit_sub_topic_list,
             RequestCode.GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST: self.get_has_unit_sub_ununit_topics,
+            RequestCode.GET_NAMESRV_CONFIG: self.get_config,
+            RequestCode.UPDATE_NAMESRV_CONFIG: self.update_config,
         }
         for code, handler in handlers.items():
             server.register_processor(code, handler)
@@ -263,3 +266,50 @@ class DefaultRequestProcessor:
             lambda f: not f & FLAG_UNIT and bool(f & FLAG_UNIT_SUB)
         )
         return _ok(body=TopicList(topic_list=topics).encode())
+
+    # ------------------------------------------------------------------ config
+
+    async def get_config(self, channel: RemotingChannel, request: RemotingCommand) -> Response:
+        """The config as Java properties text (``key=value`` lines, RocketMQ's key names)."""
+        lines = [f"{k}={v}" for k, v in config_properties(self.config).items()]
+        return _ok(body="\n".join(lines).encode())
+
+    async def update_config(self, channel: RemotingChannel, request: RemotingCommand) -> Response:
+        """Apply ``key=value`` lines; only orderMessageEnable changes at run time."""
+        try:
+            updates = parse_properties(request.body.decode())
+        except UnicodeDecodeError:
+            return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, "body is not UTF-8")
+        if CONFIG_BLACK_LIST & updates.keys():
+            return RemotingCommand.create_response(
+                ResponseCode.NO_PERMISSION, "Can not update config in black list."
+            )
+        if "orderMessageEnable" in updates:
+            enable = updates["orderMessageEnable"].strip().lower() == "true"
+            self.config = dataclasses.replace(self.config, order_message_enable=enable)
+        return _ok()
+
+
+CONFIG_BLACK_LIST = frozenset({"configBlackList", "configStorePath", "kvConfigPath"})
+
+
+def config_properties(config: NamesrvConfig) -> dict[str, str]:
+    return {
+        "listenPort": str(config.listen_port),
+        "scanNotActiveBrokerInterval": str(config.scan_not_active_broker_interval_ms),
+        "orderMessageEnable": "true" if config.order_message_enable else "false",
+        "kvConfigPath": config.kv_config_path or "",
+        "serverChannelMaxIdleTimeSeconds": str(int(config.server_channel_max_idle_time_s)),
+    }
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java ``Properties`` lines: ``key=value``; blank lines and # or ! comments skipped."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#!":
+            continue
+        key, _, value = stripped.partition("=")
+        out[key.strip()] = value.strip()
+    return out
