@@ -388,3 +388,62 @@ class AddWritePermOfBrokerRequestHeader(CommandCustomHeader):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AddWritePermOfBrokerResponseHeader(CommandCustomHeader):
     add_topic_count: int
+
+
+# ------------------------------------------------------------------ admin, broker -> client
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerRunningInfoRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    client_id: str
+    jstack_enable: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResetOffsetRequestHeader(CommandCustomHeader):
+    topic: str
+    group: str
+    timestamp: int
+    is_force: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerStatusRequestHeader(CommandCustomHeader):
+    topic: str
+    group: str
+    client_addr: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConsumeMessageDirectlyResultRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    client_id: str | None = None
+    msg_id: str | None = None
+    broker_name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumeStatsRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    topic: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetTopicStatsInfoRequestHeader(CommandCustomHeader):
+    topic: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerConnectionListRequestHeader(CommandCustomHeader):
+    consumer_group: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetProducerConnectionListRequestHeader(CommandCustomHeader):
+    producer_group: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryTopicConsumeByWhoRequestHeader(CommandCustomHeader):
+    topic: str
