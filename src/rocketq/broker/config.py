@@ -1,0 +1,238 @@
+"""BrokerConfig: the broker's settings with RocketMQ's defaults, loadable from ``broker.conf``.
+
+``broker.conf`` is a Java properties file with camelCase keys. Broker keys map to the
+snake_case fields below (plus a unit suffix where RocketMQ's name has none); store keys
+(``storePathRootDir``, ``mapedFileSizeCommitLog``, ``flushDiskType``, ...) are kept verbatim
+in ``store_properties`` and handed to the store's own config loader. A key that neither side
+knows is warned about by name, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field, fields
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from rocketq.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+class BrokerRole(Enum):
+    ASYNC_MASTER = "ASYNC_MASTER"
+    SYNC_MASTER = "SYNC_MASTER"
+    SLAVE = "SLAVE"
+
+
+# camelCase key in broker.conf -> BrokerConfig field
+BROKER_KEYS: dict[str, str] = {
+    "listenPort": "listen_port",
+    "brokerName": "broker_name",
+    "brokerClusterName": "broker_cluster_name",
+    "brokerId": "broker_id",
+    "namesrvAddr": "namesrv_addr",
+    "brokerIP1": "broker_ip1",
+    "brokerIP2": "broker_ip2",
+    "brokerRole": "broker_role",
+    "autoCreateTopicEnable": "auto_create_topic_enable",
+    "autoCreateSubscriptionGroup": "auto_create_subscription_group",
+    "defaultTopicQueueNums": "default_topic_queue_nums",
+    "brokerPermission": "broker_permission",
+    "clusterTopicEnable": "cluster_topic_enable",
+    "brokerTopicEnable": "broker_topic_enable",
+    "traceTopicEnable": "trace_topic_enable",
+    "msgTraceTopicName": "msg_trace_topic_name",
+    "flushConsumerOffsetInterval": "flush_consumer_offset_interval_ms",
+    "flushDelayOffsetInterval": "flush_delay_offset_interval_ms",
+    "registerNameServerPeriod": "register_name_server_period_ms",
+    "longPollingEnable": "long_polling_enable",
+    "shortPollingTimeMills": "short_polling_time_ms",
+    "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
+    "maxMessageSize": "max_message_size",
+    "storePathRootDir": "store_path_root_dir",
+}
+
+# keys that belong to the store (MessageStoreConfig); passed through untouched
+STORE_KEYS: frozenset[str] = frozenset(
+    {
+        "storePathRootDir",
+        "storePathCommitLog",
+        "storePathConsumeQueue",
+        "storePathIndex",
+        "storeCheckpoint",
+        "abortFile",
+        "mapedFileSizeCommitLog",
+        "mappedFileSizeCommitLog",
+        "mapedFileSizeConsumeQueue",
+        "mappedFileSizeConsumeQueue",
+        "flushDiskType",
+        "flushIntervalCommitLog",
+        "flushCommitLogTimed",
+        "flushIntervalConsumeQueue",
+        "flushLeastPagesWhenFlushCommitLog",
+        "flushCommitLogLeastPages",
+        "flushConsumeQueueLeastPages",
+        "flushCommitLogThoroughInterval",
+        "flushConsumeQueueThoroughInterval",
+        "syncFlushTimeout",
+        "fileReservedTime",
+        "deleteWhen",
+        "diskMaxUsedSpaceRatio",
+        "deleteCommitLogFilesInterval",
+        "deleteConsumeQueueFilesInterval",
+        "destroyMapedFileIntervalForcibly",
+        "redeleteHangedFileInterval",
+        "maxMessageSize",
+        "messageIndexEnable",
+        "maxHashSlotNum",
+        "maxIndexNum",
+        "maxMsgsNumBatch",
+        "messageIndexSafe",
+        "transientStorePoolEnable",
+        "checkCRCOnRecover",
+        "duplicationEnable",
+        "messageDelayLevel",
+        "maxTransferBytesOnMessageInMemory",
+        "maxTransferCountOnMessageInMemory",
+        "maxTransferBytesOnMessageInDisk",
+        "maxTransferCountOnMessageInDisk",
+        "accessMessageInMemoryMaxRatio",
+        "haListenPort",
+        "enableConsumeQueueExt",
+    }
+)
+
+_INT = re.compile(r"^-?\d+$")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BrokerConfig:
+    listen_host: str = "0.0.0.0"
+    listen_port: int = 10911
+    broker_name: str = "broker-a"
+    broker_cluster_name: str = "DefaultCluster"
+    broker_id: int = 0
+    namesrv_addr: str | None = None
+    broker_ip1: str = "127.0.0.1"
+    broker_ip2: str | None = None
+    broker_role: BrokerRole = BrokerRole.ASYNC_MASTER
+    broker_permission: int = 6
+    auto_create_topic_enable: bool = True
+    auto_create_subscription_group: bool = True
+    default_topic_queue_nums: int = 8
+    cluster_topic_enable: bool = True
+    broker_topic_enable: bool = True
+    trace_topic_enable: bool = False
+    msg_trace_topic_name: str = "RMQ_SYS_TRACE_TOPIC"
+    flush_consumer_offset_interval_ms: int = 5_000
+    flush_delay_offset_interval_ms: int = 10_000
+    register_name_server_period_ms: int = 30_000
+    # ClientHousekeepingService: a client channel silent this long is dropped
+    channel_expired_timeout_ms: int = 120_000
+    # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
+    rebalance_lock_max_live_time_ms: int = 60_000
+    long_polling_enable: bool = True
+    short_polling_time_ms: int = 1_000
+    # PullRequestHoldService re-checks held requests at least this often
+    pull_request_hold_check_interval_ms: int = 5_000
+    notify_consumer_ids_changed_enable: bool = True
+    max_message_size: int = 4 * 1024 * 1024
+    store_path_root_dir: str = str(Path.home() / "store")
+    # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
+    store_properties: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.listen_port <= 65535:
+            raise ConfigError(f"listen_port out of range: {self.listen_port}")
+        if self.broker_id < 0:
+            raise ConfigError(f"broker_id must be >= 0: {self.broker_id}")
+        if not 0 < self.default_topic_queue_nums <= 1024:
+            raise ConfigError(
+                f"default_topic_queue_nums out of range: {self.default_topic_queue_nums}"
+            )
+        if not self.broker_name:
+            raise ConfigError("broker_name must not be empty")
+        for name in (
+            "flush_consumer_offset_interval_ms",
+            "register_name_server_period_ms",
+            "channel_expired_timeout_ms",
+            "max_message_size",
+        ):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive")
+
+    @property
+    def broker_addr(self) -> str:
+        return f"{self.broker_ip1}:{self.listen_port}"
+
+    @property
+    def namesrv_addr_list(self) -> list[str]:
+        return [a.strip() for a in (self.namesrv_addr or "").split(";") if a.strip()]
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str], **overrides: Any) -> BrokerConfig:
+        """Build from broker.conf properties; unknown keys are warned about by name."""
+        types = {f.name: f.type for f in fields(cls)}
+        values: dict[str, Any] = {}
+        store: dict[str, str] = {}
+        for key, text in props.items():
+            if key in STORE_KEYS:
+                store[key] = text
+            if key in BROKER_KEYS:
+                name = BROKER_KEYS[key]
+                values[name] = _convert(key, text, str(types[name]))
+            elif key not in STORE_KEYS:
+                log.warning("broker.conf: unknown key %r ignored", key)
+        values["store_properties"] = store
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], **overrides: Any) -> BrokerConfig:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from exc
+        return cls.from_properties(parse_properties(text), **overrides)
+
+
+def _convert(key: str, text: str, type_name: str) -> Any:
+    text = text.strip()
+    if "BrokerRole" in type_name:
+        try:
+            return BrokerRole(text.upper())
+        except ValueError:
+            raise ConfigError(f"{key}: unknown broker role {text!r}") from None
+    if type_name == "bool":
+        if text.lower() not in ("true", "false"):
+            raise ConfigError(f"{key}: expected true or false, got {text!r}")
+        return text.lower() == "true"
+    if type_name == "int":
+        if not _INT.match(text):
+            raise ConfigError(f"{key}: expected an integer, got {text!r}")
+        return int(text)
+    return os.path.expanduser(text) if key == "storePathRootDir" else text
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java properties: ``key=value`` / ``key: value`` lines, ``#`` or ``!`` comments."""
+    props: dict[str, str] = {}
+    pending = ""
+    for raw in text.splitlines():
+        line = pending + raw.lstrip()
+        pending = ""
+        if not line or line[0] in "#!":
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending = line[:-1]
+            continue
+        match = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+        if match is None:
+            props[line.strip()] = ""
+            continue
+        props[match.group(1)] = match.group(2).strip()
+    return props

@@ -1,0 +1,133 @@
+"""ConfigManager: the broker's JSON config files as RocketMQ writes and reads them (store.md §8).
+
+Writer: fastjson's pretty output: tab indentation, ``"key":value`` with no space, object keys
+in alphabetical order, integer map keys written bare (``{0:250}``), null values omitted.
+Reader: standard JSON plus bare integer keys. Persist (4.x): write ``<file>.tmp``, copy the
+old ``<file>`` to ``<file>.bak``, replace ``<file>`` with the temp file, fsync; load falls back
+to ``<file>.bak`` when ``<file>`` is missing, empty or does not parse.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocketq.remoting.json_text import quote_numeric_keys
+
+log = logging.getLogger(__name__)
+
+
+def to_fastjson(value: Any, indent: int = 0) -> str:
+    """Serialize like ``JSON.toJSONString(obj, true)``."""
+    if isinstance(value, dict):
+        items = [(k, v) for k, v in value.items() if v is not None]
+        if not items:
+            return "{}"
+        if all(isinstance(k, int) for k, _ in items):
+            body = ",".join(f"{k}:{to_fastjson(v, indent + 1)}" for k, v in items)
+            return "{" + body + "\n" + "\t" * indent + "}"
+        pad = "\t" * (indent + 1)
+        parts = [
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}:{to_fastjson(v, indent + 1)}"
+            for k, v in sorted(items, key=lambda kv: str(kv[0]))
+        ]
+        return "{\n" + ",\n".join(parts) + "\n" + "\t" * indent + "}"
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return "[" + ",".join(to_fastjson(v, indent + 1) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def parse_fastjson(text: str) -> Any:
+    """Parse JSON that may have bare integer object keys."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return json.loads(quote_numeric_keys(text))
+
+
+def int_keys(table: dict[str, Any]) -> dict[int, Any]:
+    """``{"0": 5}`` or ``{0: 5}`` (after parsing) -> ``{0: 5}``."""
+    return {int(k): v for k, v in table.items()}
+
+
+@dataclass(slots=True)
+class DataVersion:
+    """4.x DataVersion: a counter bumped on every change, and when."""
+
+    counter: int = 0
+    timestamp: int = 0
+
+    def next_version(self) -> None:
+        self.counter += 1
+        self.timestamp = int(time.time() * 1000)
+
+    def to_json(self) -> dict[str, int]:
+        return {"counter": self.counter, "timestamp": self.timestamp}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> DataVersion:
+        if not isinstance(obj, dict):
+            return cls()
+        return cls(counter=int(obj.get("counter", 0)), timestamp=int(obj.get("timestamp", 0)))
+
+
+class ConfigManager:
+    """Base of the managers that persist one JSON file under ``<store>/config/``."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def encode(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def decode(self, obj: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def load(self) -> bool:
+        """Load ``<file>``, else ``<file>.bak``; False when neither holds a valid config."""
+        for candidate in (self.path, self.path.with_name(self.path.name + ".bak")):
+            obj = self._read(candidate)
+            if obj is not None:
+                self.decode(obj)
+                return True
+        return False
+
+    def _read(self, path: Path) -> dict[str, Any] | None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        if not text.strip():
+            return None
+        try:
+            obj = parse_fastjson(text)
+        except ValueError as exc:
+            log.warning("config file %s does not parse (%s); trying the backup", path, exc)
+            return None
+        if not isinstance(obj, dict):
+            log.warning("config file %s is not a JSON object; trying the backup", path)
+            return None
+        return obj
+
+    def persist(self) -> None:
+        text = to_fastjson(self.encode())
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        if self.path.exists():
+            shutil.copyfile(self.path, self.path.with_name(self.path.name + ".bak"))
+        os.replace(tmp, self.path)
+        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

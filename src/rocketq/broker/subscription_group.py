@@ -1,0 +1,114 @@
+"""SubscriptionGroupConfig and SubscriptionGroupManager (config/subscriptionGroup.json)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from rocketq.broker.config_manager import ConfigManager, DataVersion
+
+BUILT_IN_GROUPS = (
+    "TOOLS_CONSUMER",
+    "FILTERSRV_CONSUMER",
+    "SELF_TEST_C_GROUP",
+    "CID_ONS-HTTP-PROXY",
+    "CID_ONSAPI_PULL",
+    "CID_ONSAPI_PERMISSION",
+    "CID_ONSAPI_OWNER",
+    "CID_RMQ_SYS_TRANS",
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SubscriptionGroupConfig:
+    group_name: str
+    consume_enable: bool = True
+    consume_from_min_enable: bool = True
+    consume_broadcast_enable: bool = True
+    retry_queue_nums: int = 1
+    retry_max_times: int = 16
+    broker_id: int = 0
+    which_broker_when_consume_slowly: int = 1
+    notify_consumer_ids_changed_enable: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "brokerId": self.broker_id,
+            "consumeBroadcastEnable": self.consume_broadcast_enable,
+            "consumeEnable": self.consume_enable,
+            "consumeFromMinEnable": self.consume_from_min_enable,
+            "groupName": self.group_name,
+            "notifyConsumerIdsChangedEnable": self.notify_consumer_ids_changed_enable,
+            "retryMaxTimes": self.retry_max_times,
+            "retryQueueNums": self.retry_queue_nums,
+            "whichBrokerWhenConsumeSlowly": self.which_broker_when_consume_slowly,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> SubscriptionGroupConfig:
+        return cls(
+            group_name=str(obj["groupName"]),
+            consume_enable=bool(obj.get("consumeEnable", True)),
+            consume_from_min_enable=bool(obj.get("consumeFromMinEnable", True)),
+            consume_broadcast_enable=bool(obj.get("consumeBroadcastEnable", True)),
+            retry_queue_nums=int(obj.get("retryQueueNums", 1)),
+            retry_max_times=int(obj.get("retryMaxTimes", 16)),
+            broker_id=int(obj.get("brokerId", 0)),
+            which_broker_when_consume_slowly=int(obj.get("whichBrokerWhenConsumeSlowly", 1)),
+            notify_consumer_ids_changed_enable=bool(
+                obj.get("notifyConsumerIdsChangedEnable", True)
+            ),
+        )
+
+
+class SubscriptionGroupManager(ConfigManager):
+    def __init__(self, store_root: str | os.PathLike[str], *, auto_create: bool = True) -> None:
+        super().__init__(os.path.join(store_root, "config", "subscriptionGroup.json"))
+        self.auto_create = auto_create
+        self.data_version = DataVersion()
+        self.subscription_group_table: dict[str, SubscriptionGroupConfig] = {
+            g: SubscriptionGroupConfig(group_name=g) for g in BUILT_IN_GROUPS
+        }
+        self._lock = threading.RLock()
+
+    def find_subscription_group_config(self, group: str) -> SubscriptionGroupConfig | None:
+        """The group's config; created (and persisted) on first use when auto-create is on."""
+        with self._lock:
+            found = self.subscription_group_table.get(group)
+            if found is None and self.auto_create:
+                found = SubscriptionGroupConfig(group_name=group)
+                self.update_subscription_group_config(found)
+            return found
+
+    def update_subscription_group_config(self, cfg: SubscriptionGroupConfig) -> None:
+        with self._lock:
+            self.subscription_group_table[cfg.group_name] = cfg
+            self.data_version.next_version()
+            self.persist()
+
+    def delete_subscription_group_config(self, group: str) -> bool:
+        with self._lock:
+            if self.subscription_group_table.pop(group, None) is None:
+                return False
+            self.data_version.next_version()
+            self.persist()
+            return True
+
+    def encode(self) -> dict[str, Any]:
+        return {
+            "dataVersion": self.data_version.to_json(),
+            "subscriptionGroupTable": {
+                g: c.to_json() for g, c in self.subscription_group_table.items()
+            },
+        }
+
+    def decode(self, obj: dict[str, Any]) -> None:
+        with self._lock:
+            for name, item in (obj.get("subscriptionGroupTable") or {}).items():
+                if isinstance(item, dict) and "groupName" in item:
+                    self.subscription_group_table[str(name)] = SubscriptionGroupConfig.from_json(
+                        item
+                    )
+            self.data_version = DataVersion.from_json(obj.get("dataVersion"))

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.config import BrokerConfig, BrokerRole, parse_properties
+from rocketq.errors import ConfigError
+
+STOCK_BROKER_CONF = """\
+# Licensed to the Apache Software Foundation (ASF)
+brokerClusterName = DefaultCluster
+brokerName = broker-a
+brokerId = 0
+deleteWhen = 04
+fileReservedTime = 48
+brokerRole = ASYNC_MASTER
+flushDiskType = ASYNC_FLUSH
+listenPort=10921
+namesrvAddr=127.0.0.1:9876;127.0.0.1:9877
+storePathRootDir=/data/rocketmq/store
+storePathCommitLog=/data/rocketmq/store/commitlog
+autoCreateTopicEnable=false
+defaultTopicQueueNums=4
+"""
+
+
+def test_defaults_match_rocketmq() -> None:
+    c = BrokerConfig()
+    assert c.listen_port == 10911
+    assert c.broker_cluster_name == "DefaultCluster"
+    assert c.broker_role is BrokerRole.ASYNC_MASTER
+    assert c.default_topic_queue_nums == 8
+    assert c.flush_consumer_offset_interval_ms == 5000
+    assert c.register_name_server_period_ms == 30000
+    assert c.channel_expired_timeout_ms == 120_000
+
+
+def test_stock_broker_conf_loads_broker_keys_and_passes_store_keys_through(tmp_path: Path) -> None:
+    conf = tmp_path / "broker.conf"
+    conf.write_text(STOCK_BROKER_CONF)
+    c = BrokerConfig.from_file(conf)
+    assert c.listen_port == 10921
+    assert c.broker_name == "broker-a"
+    assert c.auto_create_topic_enable is False
+    assert c.default_topic_queue_nums == 4
+    assert c.namesrv_addr_list == ["127.0.0.1:9876", "127.0.0.1:9877"]
+    assert c.store_path_root_dir == "/data/rocketmq/store"
+    assert c.store_properties["flushDiskType"] == "ASYNC_FLUSH"
+    assert c.store_properties["storePathCommitLog"] == "/data/rocketmq/store/commitlog"
+    assert c.store_properties["fileReservedTime"] == "48"
+
+
+def test_unknown_key_is_warned_about_by_name(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        BrokerConfig.from_properties({"brokerName": "b", "noSuchKnob": "1"})
+    assert "noSuchKnob" in caplog.text
+
+
+def test_bad_values_raise_config_error_naming_the_key() -> None:
+    with pytest.raises(ConfigError, match="listenPort"):
+        BrokerConfig.from_properties({"listenPort": "ten"})
+    with pytest.raises(ConfigError, match="autoCreateTopicEnable"):
+        BrokerConfig.from_properties({"autoCreateTopicEnable": "yes"})
+    with pytest.raises(ConfigError, match="role"):
+        BrokerConfig.from_properties({"brokerRole": "LEADER"})
+    with pytest.raises(ConfigError):
+        BrokerConfig(listen_port=70000)
+
+
+def test_overrides_win_over_the_file_and_config_is_frozen() -> None:
+    c = BrokerConfig.from_properties({"listenPort": "1"}, listen_port=0)
+    assert c.listen_port == 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.listen_port = 5  # type: ignore[misc]
+
+
+def test_parse_properties_handles_separators_comments_and_continuations() -> None:
+    text = "a=1\n  b : two words \n! comment\n# c=3\nd 4\ne=x\\\n  y\nflag\n"
+    assert parse_properties(text) == {"a": "1", "b": "two words", "d": "4", "e": "xy", "flag": ""}
