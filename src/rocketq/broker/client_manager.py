@@ -1,0 +1,263 @@
+"""ProducerManager and ConsumerManager: who is connected, in which group, subscribed to what.
+
+Heartbeats register a client's channel in its producer and consumer groups (ConsumerGroupInfo
+keeps the group's subscriptions); UNREGISTER_CLIENT, a closed channel, or a channel silent for
+``channel_expired_timeout_ms`` (ClientHousekeepingService, injectable clock) removes it. A
+change in a consumer group's membership calls the ids-changed listener, which the broker wires
+to ``ConsumerIdsChangeNotifier``: a oneway NOTIFY_CONSUMER_IDS_CHANGED to every member.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel, SubscriptionData
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import NotifyConsumerIdsChangedRequestHeader
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], int]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class ConsumerGroupEvent(Enum):
+    CHANGE = "CHANGE"
+    UNREGISTER = "UNREGISTER"
+    REGISTER = "REGISTER"
+
+
+@dataclass(slots=True, eq=False)
+class ClientChannelInfo:
+    channel: RemotingChannel
+    client_id: str
+    language: str = "JAVA"
+    version: int = 0
+    last_update_timestamp_ms: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class ConsumerGroupInfo:
+    group_name: str
+    consume_type: ConsumeType
+    message_model: MessageModel
+    consume_from_where: ConsumeFromWhere
+    channel_info_table: dict[RemotingChannel, ClientChannelInfo] = field(default_factory=dict)
+    subscription_table: dict[str, SubscriptionData] = field(default_factory=dict)
+
+    def all_client_ids(self) -> list[str]:
+        return [info.client_id for info in self.channel_info_table.values()]
+
+    def all_channels(self) -> list[RemotingChannel]:
+        return list(self.channel_info_table)
+
+    def find_channel(self, client_id: str) -> ClientChannelInfo | None:
+        for info in self.channel_info_table.values():
+            if info.client_id == client_id:
+                return info
+        return None
+
+
+IdsChangeListener = Callable[[ConsumerGroupEvent, str, list[RemotingChannel]], None]
+
+
+class ConsumerManager:
+    def __init__(
+        self,
+        listener: IdsChangeListener | None = None,
+        *,
+        channel_expired_timeout_ms: int = 120_000,
+        clock: Clock = now_ms,
+    ) -> None:
+        self.consumer_table: dict[str, ConsumerGroupInfo] = {}
+        self._listener = listener
+        self._expiry_ms = channel_expired_timeout_ms
+        self._clock = clock
+        self._lock = threading.RLock()
+
+    def register_consumer(
+        self,
+        group: str,
+        info: ClientChannelInfo,
+        consume_type: ConsumeType,
+        message_model: MessageModel,
+        consume_from_where: ConsumeFromWhere,
+        subscriptions: Iterable[SubscriptionData],
+        *,
+        is_notify: bool = True,
+    ) -> bool:
+        """Register or refresh; True when the group's members or subscriptions changed."""
+        with self._lock:
+            gi = self.consumer_table.get(group)
+            if gi is None:
+                gi = ConsumerGroupInfo(group, consume_type, message_model, consume_from_where)
+                self.consumer_table[group] = gi
+            gi.consume_type, gi.message_model = consume_type, message_model
+            gi.consume_from_where = consume_from_where
+            info.last_update_timestamp_ms = self._clock()
+            old = gi.channel_info_table.get(info.channel)
+            members_changed = old is None or old.client_id != info.client_id
+            gi.channel_info_table[info.channel] = info
+            new_subs = {s.topic: s for s in subscriptions}
+            subs_changed = set(new_subs) != set(gi.subscription_table)
+            gi.subscription_table = new_subs
+            channels = gi.all_channels()
+        if members_changed and is_notify:
+            self._notify(ConsumerGroupEvent.CHANGE, group, channels)
+        return members_changed or subs_changed
+
+    def unregister_consumer(
+        self, group: str, channel: RemotingChannel, *, is_notify: bool = True
+    ) -> None:
+        with self._lock:
+            gi = self.consumer_table.get(group)
+            if gi is None or gi.channel_info_table.pop(channel, None) is None:
+                return
+            channels = gi.all_channels()
+            if not channels:
+                del self.consumer_table[group]
+        if is_notify:
+            self._notify(ConsumerGroupEvent.CHANGE, group, channels)
+
+    def do_channel_close_event(self, channel: RemotingChannel) -> list[str]:
+        """Remove ``channel`` from every group; returns the groups it left."""
+        with self._lock:
+            groups = [
+                g for g, gi in self.consumer_table.items() if channel in gi.channel_info_table
+            ]
+        for group in groups:
+            self.unregister_consumer(group, channel)
+        return groups
+
+    def scan_not_active_channel(self) -> list[RemotingChannel]:
+        """Drop members silent for longer than the expiry; returns their channels."""
+        deadline = self._clock() - self._expiry_ms
+        with self._lock:
+            stale = [
+                (g, ch)
+                for g, gi in self.consumer_table.items()
+                for ch, info in gi.channel_info_table.items()
+                if info.last_update_timestamp_ms < deadline
+            ]
+        for group, channel in stale:
+            log.warning("consumer %s of group %s expired", channel.remote_addr, group)
+            self.unregister_consumer(group, channel)
+            channel.close()
+        return [ch for _, ch in stale]
+
+    def get_consumer_group_info(self, group: str) -> ConsumerGroupInfo | None:
+        return self.consumer_table.get(group)
+
+    def find_subscription_data(self, group: str, topic: str) -> SubscriptionData | None:
+        gi = self.consumer_table.get(group)
+        return None if gi is None else gi.subscription_table.get(topic)
+
+    def _notify(
+        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
+    ) -> None:
+        if self._listener is not None:
+            self._listener(event, group, channels)
+
+
+class ProducerManager:
+    def __init__(self, *, channel_expired_timeout_ms: int = 120_000, clock: Clock = now_ms) -> None:
+        self.group_channel_table: dict[str, dict[RemotingChannel, ClientChannelInfo]] = {}
+        self._expiry_ms = channel_expired_timeout_ms
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def register_producer(self, group: str, info: ClientChannelInfo) -> None:
+        info.last_update_timestamp_ms = self._clock()
+        with self._lock:
+            self.group_channel_table.setdefault(group, {})[info.channel] = info
+
+    def unregister_producer(self, group: str, channel: RemotingChannel) -> None:
+        with self._lock:
+            table = self.group_channel_table.get(group)
+            if table is not None:
+                table.pop(channel, None)
+                if not table:
+                    del self.group_channel_table[group]
+
+    def do_channel_close_event(self, channel: RemotingChannel) -> None:
+        with self._lock:
+            groups = [g for g, t in self.group_channel_table.items() if channel in t]
+        for group in groups:
+            self.unregister_producer(group, channel)
+
+    def scan_not_active_channel(self) -> list[RemotingChannel]:
+        deadline = self._clock() - self._expiry_ms
+        with self._lock:
+            stale = [
+                (g, ch)
+                for g, t in self.group_channel_table.items()
+                for ch, info in t.items()
+                if info.last_update_timestamp_ms < deadline
+            ]
+        for group, channel in stale:
+            log.warning("producer %s of group %s expired", channel.remote_addr, group)
+            self.unregister_producer(group, channel)
+            channel.close()
+        return [ch for _, ch in stale]
+
+    def get_available_channel(self, group: str) -> RemotingChannel | None:
+        with self._lock:
+            for channel in self.group_channel_table.get(group, {}):
+                if not channel.is_closed:
+                    return channel
+        return None
+
+
+class ConsumerIdsChangeNotifier:
+    """Sends NOTIFY_CONSUMER_IDS_CHANGED (oneway) to every member of a group that changed.
+
+    Safe to call from any thread: the sends are scheduled on ``loop``.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, *, enabled: bool = True) -> None:
+        self._loop = loop
+        self._enabled = enabled
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def __call__(
+        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
+    ) -> None:
+        if not self._enabled or event is not ConsumerGroupEvent.CHANGE or not channels:
+            return
+        self._loop.call_soon_threadsafe(self._schedule, group, channels)
+
+    def _schedule(self, group: str, channels: list[RemotingChannel]) -> None:
+        task = self._loop.create_task(self._send_all(group, channels))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_all(self, group: str, channels: list[RemotingChannel]) -> None:
+        header = NotifyConsumerIdsChangedRequestHeader(consumer_group=group)
+        for channel in channels:
+            if channel.is_closed:
+                continue
+            request = RemotingCommand.create_request(
+                RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, header.to_ext_fields()
+            )
+            request.mark_oneway_rpc()
+            try:
+                await channel.invoke_oneway(request)
+            except Exception as exc:  # a dead peer must not stop the others
+                log.info("notify consumer ids changed to %s failed: %s", channel.remote_addr, exc)
+
+    async def drain(self) -> None:
+        """Wait for the notifications scheduled so far (tests, shutdown)."""
+        await asyncio.sleep(0)
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
