@@ -1,10 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-
-import pytest
 
 from rocketq.broker.client_manager import (
     ClientChannelInfo,
@@ -14,59 +10,11 @@ from rocketq.broker.client_manager import (
 )
 from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel, SubscriptionData
-from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.server import RemotingServer
+from tests.broker.channel_pair import Clock, Link, connect
 
 CLUSTERING = MessageModel.CLUSTERING
-
-
-@dataclass
-class Link:
-    """A real client connection and the broker-side channel it arrived on."""
-
-    client: RemotingClient
-    channel: RemotingChannel
-    notified: asyncio.Queue[RemotingCommand] = field(default_factory=asyncio.Queue)
-
-
-@dataclass
-class Clock:
-    ms: int = 1_000_000
-
-    def __call__(self) -> int:
-        return self.ms
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[RemotingServer]:
-    srv = RemotingServer()
-    arrived: asyncio.Queue[RemotingChannel] = asyncio.Queue()
-
-    async def on_heartbeat(ctx: RemotingChannel, _: RemotingCommand) -> RemotingCommand:
-        await arrived.put(ctx)
-        return RemotingCommand.create_response(ResponseCode.SUCCESS)
-
-    srv.register_processor(RequestCode.HEART_BEAT, on_heartbeat)
-    srv.arrived = arrived  # type: ignore[attr-defined]
-    await srv.start("127.0.0.1", 0)
-    yield srv
-    await srv.stop()
-
-
-async def connect(srv: RemotingServer) -> Link:
-    client = RemotingClient()
-    notified: asyncio.Queue[RemotingCommand] = asyncio.Queue()
-
-    async def on_notify(_: RemotingChannel, cmd: RemotingCommand) -> None:
-        await notified.put(cmd)
-
-    client.register_processor(RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, on_notify)
-    await client.invoke(srv.addr, RemotingCommand.create_request(RequestCode.HEART_BEAT), 3.0)
-    channel = await asyncio.wait_for(srv.arrived.get(), 3.0)  # type: ignore[attr-defined]
-    return Link(client, channel, notified)
 
 
 def register(cm: ConsumerManager, link: Link, client_id: str, group: str = "g") -> bool:

@@ -1,0 +1,138 @@
+"""PullRequestHoldService: long polling for PULL_MESSAGE.
+
+Theory of operation. A pull that finds no new message and carries the suspend bit is held
+under ``topic@queueId`` with a deadline (the client's ``suspendTimeoutMillis``, or the short
+polling time when long polling is off). It is re-executed exactly once, by whichever comes
+first:
+
+- a message arrives for that queue at an offset past the pull's offset and passes the pull's
+  consume-queue filter (``notify_message_arriving``; the store calls it from its reput thread,
+  so ``notify_message_arriving_threadsafe`` hops onto the loop with ``call_soon_threadsafe``);
+- the deadline passes (a timer per request, ``loop.call_later``).
+
+Re-execution goes back to the pull processor through ``wakeup(request)``, which answers the
+client on the request's channel (RocketMQ's ``executeRequestWhenWakeup``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.command import RemotingCommand
+
+log = logging.getLogger(__name__)
+
+TOPIC_QUEUEID_SEPARATOR = "@"
+
+
+@dataclass(slots=True, eq=False)
+class PullRequest:
+    channel: RemotingChannel
+    request: RemotingCommand
+    topic: str
+    queue_id: int
+    pull_from_this_offset: int
+    timeout_ms: int
+    # True when a message with this consume-queue tags code may match the subscription
+    matches_tags_code: Callable[[int | None], bool] = field(default=lambda _code: True)
+    _timer: asyncio.TimerHandle | None = None
+    _done: bool = False
+
+
+Wakeup = Callable[[PullRequest], Awaitable[None]]
+
+
+class PullRequestHoldService:
+    def __init__(self, wakeup: Wakeup, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self._wakeup = wakeup
+        self._loop = loop
+        self._table: dict[str, list[PullRequest]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopped = False
+
+    @staticmethod
+    def build_key(topic: str, queue_id: int) -> str:
+        return f"{topic}{TOPIC_QUEUEID_SEPARATOR}{queue_id}"
+
+    @property
+    def held_count(self) -> int:
+        return sum(len(v) for v in self._table.values())
+
+    def suspend_pull_request(self, pull: PullRequest) -> None:
+        """Hold ``pull`` until a matching message arrives or its timeout passes."""
+        loop = self._loop or asyncio.get_running_loop()
+        self._loop = loop
+        if self._stopped:
+            self._fire(pull)
+            return
+        self._table.setdefault(self.build_key(pull.topic, pull.queue_id), []).append(pull)
+        pull._timer = loop.call_later(max(pull.timeout_ms, 0) / 1000, self._fire, pull)
+        pull.channel.add_close_listener(lambda _ch: self._forget(pull))
+
+    def notify_message_arriving(
+        self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None
+    ) -> int:
+        """Wake the held pulls this arrival satisfies; returns how many were woken."""
+        held = self._table.get(self.build_key(topic, queue_id))
+        if not held:
+            return 0
+        woken = [
+            p
+            for p in held
+            if max_offset > p.pull_from_this_offset and p.matches_tags_code(tags_code)
+        ]
+        for pull in woken:
+            self._fire(pull)
+        return len(woken)
+
+    def notify_message_arriving_threadsafe(
+        self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None
+    ) -> None:
+        """The store's arriving listener: callable from any thread."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        loop.call_soon_threadsafe(
+            self.notify_message_arriving, topic, queue_id, max_offset, tags_code
+        )
+
+    def _forget(self, pull: PullRequest) -> None:
+        pull._done = True
+        if pull._timer is not None:
+            pull._timer.cancel()
+        key = self.build_key(pull.topic, pull.queue_id)
+        held = self._table.get(key)
+        if held is not None and pull in held:
+            held.remove(pull)
+            if not held:
+                del self._table[key]
+
+    def _fire(self, pull: PullRequest) -> None:
+        if pull._done:
+            return
+        self._forget(pull)
+        if pull.channel.is_closed:
+            return
+        assert self._loop is not None
+        task = self._loop.create_task(self._run(pull))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, pull: PullRequest) -> None:
+        try:
+            await self._wakeup(pull)
+        except Exception:
+            log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
+
+    async def shutdown(self) -> None:
+        """Answer every held pull now (RocketMQ answers them at shutdown too), then wait."""
+        self._stopped = True
+        for held in list(self._table.values()):
+            for pull in list(held):
+                self._fire(pull)
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -1,0 +1,29 @@
+"""Fixtures of the broker tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.server import RemotingServer
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[RemotingServer]:
+    srv = RemotingServer()
+    arrived: asyncio.Queue[RemotingChannel] = asyncio.Queue()
+
+    async def on_heartbeat(ctx: RemotingChannel, _: RemotingCommand) -> RemotingCommand:
+        await arrived.put(ctx)
+        return RemotingCommand.create_response(ResponseCode.SUCCESS)
+
+    srv.register_processor(RequestCode.HEART_BEAT, on_heartbeat)
+    srv.arrived = arrived  # type: ignore[attr-defined]
+    await srv.start("127.0.0.1", 0)
+    yield srv
+    await srv.stop()

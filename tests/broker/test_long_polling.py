@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
+from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.server import RemotingServer
+from tests.broker.channel_pair import Link, connect
+
+
+def held_pull(link: Link, offset: int, timeout_ms: int, tag_code: int | None = None) -> PullRequest:
+    return PullRequest(
+        channel=link.channel,
+        request=RemotingCommand.create_request(RequestCode.PULL_MESSAGE),
+        topic="T",
+        queue_id=0,
+        pull_from_this_offset=offset,
+        timeout_ms=timeout_ms,
+        matches_tags_code=(lambda code: tag_code is None or code == tag_code),
+    )
+
+
+class Woken:
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple[PullRequest, float]] = asyncio.Queue()
+
+    async def __call__(self, pull: PullRequest) -> None:
+        await self.queue.put((pull, time.monotonic()))
+
+
+async def test_held_pull_wakes_when_a_message_arrives_past_its_offset(
+    server: RemotingServer,
+) -> None:
+    woken = Woken()
+    hold = PullRequestHoldService(woken)
+    link = await connect(server)
+    try:
+        pull = held_pull(link, offset=5, timeout_ms=15_000)
+        hold.suspend_pull_request(pull)
+        assert hold.notify_message_arriving("T", 0, max_offset=5) == 0  # not past the offset
+        assert hold.notify_message_arriving("T", 1, max_offset=9) == 0  # other queue
+        assert hold.held_count == 1
+        assert hold.notify_message_arriving("T", 0, max_offset=6) == 1
+        got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
+        assert got is pull
+        assert hold.held_count == 0
+        assert hold.notify_message_arriving("T", 0, max_offset=7) == 0  # woken only once
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()
+
+
+async def test_non_matching_tag_does_not_wake_and_timeout_answers(server: RemotingServer) -> None:
+    woken = Woken()
+    hold = PullRequestHoldService(woken)
+    link = await connect(server)
+    try:
+        start = time.monotonic()
+        hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=200, tag_code=42))
+        assert hold.notify_message_arriving("T", 0, max_offset=1, tags_code=7) == 0
+        _, when = await asyncio.wait_for(woken.queue.get(), 3.0)
+        assert 0.15 <= when - start < 2.0
+        assert hold.held_count == 0
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()
+
+
+async def test_arrival_notified_from_a_store_thread_hops_onto_the_loop(
+    server: RemotingServer,
+) -> None:
+    woken = Woken()
+    hold = PullRequestHoldService(woken)
+    link = await connect(server)
+    try:
+        hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=15_000))
+        reput = threading.Thread(
+            target=hold.notify_message_arriving_threadsafe, args=("T", 0, 1, 3)
+        )
+        reput.start()
+        reput.join(3.0)
+        got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
+        assert got.topic == "T"
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()
+
+
+async def test_closed_channel_drops_its_held_pull_and_shutdown_answers_the_rest(
+    server: RemotingServer,
+) -> None:
+    woken = Woken()
+    hold = PullRequestHoldService(woken)
+    a, b = await connect(server), await connect(server)
+    try:
+        hold.suspend_pull_request(held_pull(a, offset=0, timeout_ms=15_000))
+        hold.suspend_pull_request(held_pull(b, offset=0, timeout_ms=15_000))
+        a.channel.close()
+        assert hold.held_count == 1
+        await hold.shutdown()
+        got, _ = woken.queue.get_nowait()
+        assert got.channel is b.channel
+        assert woken.queue.empty()
+    finally:
+        await a.client.shutdown()
+        await b.client.shutdown()
