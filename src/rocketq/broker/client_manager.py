@@ -113,7 +113,7 @@ class ConsumerManager:
             subs_changed = set(new_subs) != set(gi.subscription_table)
             gi.subscription_table = new_subs
             channels = gi.all_channels()
-        if members_changed and is_notify:
+        if (members_changed or subs_changed) and is_notify:
             self._notify(ConsumerGroupEvent.CHANGE, group, channels)
         return members_changed or subs_changed
 
