@@ -1,1 +1,1 @@
-"""rocketq.testing."""
+"""rocketq.testing: helpers shipped for tests (in-process servers). Nothing in src imports it."""

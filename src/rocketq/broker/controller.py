@@ -1,0 +1,254 @@
+"""BrokerController: builds the broker's parts, starts and stops them in order.
+
+Start: load topics/offsets/subscription groups (falling back to ``.bak``), open the store
+(recovery happens there), start the remoting server, register with every name server, then
+run the periodic tasks: re-register every 30 s, persist consumer offsets every 5 s, expire
+silent clients every 10 s. Shutdown reverses it: stop accepting, answer held pulls, unregister
+from the name servers, persist configs, shut the store down (it flushes and removes ``abort``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from rocketq.broker.client_manager import (
+    ConsumerIdsChangeNotifier,
+    ConsumerManager,
+    ProducerManager,
+)
+from rocketq.broker.config import BrokerConfig
+from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
+from rocketq.broker.offsets import ConsumerOffsetManager
+from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.subscription_group import SubscriptionGroupManager
+from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.server import RemotingServer
+
+log = logging.getLogger(__name__)
+
+CLIENT_HOUSEKEEPING_INTERVAL_S = 10.0
+
+
+class BrokerController:
+    def __init__(self, config: BrokerConfig, *, message_store: Any = None) -> None:
+        self.config = config
+        root = config.store_path_root_dir
+        self.topic_config_manager = TopicConfigManager(config, root)
+        self.consumer_offset_manager = ConsumerOffsetManager(root)
+        self.subscription_group_manager = SubscriptionGroupManager(
+            root, auto_create=config.auto_create_subscription_group
+        )
+        self.producer_manager = ProducerManager(
+            channel_expired_timeout_ms=config.channel_expired_timeout_ms
+        )
+        self.consumer_manager = ConsumerManager(
+            self._on_consumer_ids_changed,
+            channel_expired_timeout_ms=config.channel_expired_timeout_ms,
+        )
+        self.rebalance_lock_manager = RebalanceLockManager(
+            lock_max_live_time_ms=config.rebalance_lock_max_live_time_ms
+        )
+        self.remoting_server = RemotingServer(
+            channel_idle_timeout_s=config.channel_expired_timeout_ms / 1000
+        )
+        self.remoting_client = RemotingClient()
+        self.outer_api = BrokerOuterAPI(self.remoting_client)
+        self.message_store: Any = message_store
+        self.pull_request_hold_service = PullRequestHoldService(self._wakeup_pull)
+        self.pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None = None
+        self._notifier: ConsumerIdsChangeNotifier | None = None
+        self.schedule_message_service: Any = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._register_task: asyncio.Task[None] | None = None
+        self._started = False
+        self.port = 0
+        self.start_time_ms = 0
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def broker_addr(self) -> str:
+        return f"{self.config.broker_ip1}:{self.port}"
+
+    @property
+    def store_host(self) -> tuple[str, int]:
+        return (self.config.broker_ip1, self.port)
+
+    def identity(self) -> BrokerIdentity:
+        return BrokerIdentity(
+            cluster_name=self.config.broker_cluster_name,
+            broker_name=self.config.broker_name,
+            broker_addr=self.broker_addr,
+            broker_id=self.config.broker_id,
+            ha_server_addr=f"{self.config.broker_ip1}:{self.port + 1}",
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def load(self) -> None:
+        for manager in (
+            self.topic_config_manager,
+            self.consumer_offset_manager,
+            self.subscription_group_manager,
+        ):
+            if not manager.load():
+                log.info("no %s yet; starting empty", manager.path)
+
+    async def start(self) -> int:
+        """Load, open the store, listen, register; returns the bound port."""
+        loop = asyncio.get_running_loop()
+        self._notifier = ConsumerIdsChangeNotifier(
+            loop, enabled=self.config.notify_consumer_ids_changed_enable
+        )
+        self.load()
+        if self.message_store is None:
+            self.message_store = await asyncio.to_thread(self._open_store)
+        self._register_processors()
+        from rocketq.broker.schedule import ScheduleMessageService
+
+        self.schedule_message_service = ScheduleMessageService(self)
+        self.schedule_message_service.start()
+        self.port = await self.remoting_server.start(
+            self.config.listen_host, self.config.listen_port
+        )
+        self.remoting_server.add_channel_close_listener(self._on_channel_close)
+        self.topic_config_manager.persist()
+        self.start_time_ms = int(time.time() * 1000)
+        self._started = True
+        await self.register_broker_all()
+        self._tasks = [
+            loop.create_task(
+                self._every(
+                    self.config.register_name_server_period_ms / 1000, self.register_broker_all
+                )
+            ),
+            loop.create_task(
+                self._every(
+                    self.config.flush_consumer_offset_interval_ms / 1000, self._persist_offsets
+                )
+            ),
+            loop.create_task(self._every(CLIENT_HOUSEKEEPING_INTERVAL_S, self._scan_clients)),
+        ]
+        log.info(
+            "broker %s (cluster %s) listening on %s, store %s, name servers %s",
+            self.config.broker_name,
+            self.config.broker_cluster_name,
+            self.broker_addr,
+            self.config.store_path_root_dir,
+            self.config.namesrv_addr_list or "none",
+        )
+        return self.port
+
+    def _open_store(self) -> Any:
+        from rocketq.broker.store_bridge import open_message_store
+
+        store = open_message_store(self.config)
+        store.message_arriving_listener = self._on_message_arriving
+        return store
+
+    def _register_processors(self) -> None:
+        from rocketq.broker.processors import register_all
+
+        register_all(self)
+
+    async def shutdown(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.remoting_server.stop()
+        await self.pull_request_hold_service.shutdown()
+        if self.schedule_message_service is not None:
+            await self.schedule_message_service.shutdown()
+        if self._register_task is not None:
+            with contextlib.suppress(Exception):
+                await self._register_task
+        if self.config.namesrv_addr_list:
+            await self.outer_api.unregister_broker_all(
+                self.config.namesrv_addr_list, self.identity()
+            )
+        await self.remoting_client.shutdown()
+        self.consumer_offset_manager.persist()
+        self.topic_config_manager.persist()
+        self.subscription_group_manager.persist()
+        if self.message_store is not None:
+            await asyncio.to_thread(self.message_store.shutdown)
+        log.info("broker %s on %s shut down", self.config.broker_name, self.broker_addr)
+
+    async def __aenter__(self) -> BrokerController:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.shutdown()
+
+    # ------------------------------------------------------------------ name servers
+
+    async def register_broker_all(self) -> None:
+        addrs = self.config.namesrv_addr_list
+        if not addrs or not self._started:
+            return
+        wrapper = self.topic_config_manager.build_serialize_wrapper()
+        await self.outer_api.register_broker_all(addrs, self.identity(), wrapper)
+
+    def register_broker_all_soon(self) -> None:
+        """Register now in the background (a new topic must be routable at once)."""
+        if not self._started:
+            return
+        self._register_task = asyncio.get_running_loop().create_task(self.register_broker_all())
+
+    # ------------------------------------------------------------------ periodic
+
+    @staticmethod
+    async def _every(period_s: float, action: Callable[[], Awaitable[None] | None]) -> None:
+        while True:
+            await asyncio.sleep(period_s)
+            try:
+                result = action()
+                if result is not None:
+                    await result
+            except Exception:
+                log.exception("periodic broker task failed")
+
+    async def _persist_offsets(self) -> None:
+        await asyncio.to_thread(self.consumer_offset_manager.persist)
+
+    def _scan_clients(self) -> None:
+        self.producer_manager.scan_not_active_channel()
+        self.consumer_manager.scan_not_active_channel()
+
+    # ------------------------------------------------------------------ events
+
+    def _on_channel_close(self, channel: RemotingChannel) -> None:
+        self.producer_manager.do_channel_close_event(channel)
+        self.consumer_manager.do_channel_close_event(channel)
+
+    def _on_consumer_ids_changed(
+        self, event: Any, group: str, channels: list[RemotingChannel]
+    ) -> None:
+        if self._notifier is not None:
+            self._notifier(event, group, channels)
+
+    def _on_message_arriving(
+        self, topic: str, queue_id: int, logic_offset: int, tags_code: int | None, *_: Any
+    ) -> None:
+        """The store's arriving listener (reput thread): wake held pulls on the loop."""
+        self.pull_request_hold_service.notify_message_arriving_threadsafe(
+            topic, queue_id, logic_offset + 1, tags_code
+        )
+
+    async def _wakeup_pull(self, pull: PullRequest) -> None:
+        if self.pull_wakeup is not None:
+            await self.pull_wakeup(pull)
