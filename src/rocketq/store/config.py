@@ -1,0 +1,259 @@
+"""StoreConfig: RocketMQ's ``MessageStoreConfig`` with its defaults (store.md §1).
+
+``broker.conf`` is a Java properties file with camelCase keys; :func:`parse_properties`
+reads that format (the broker reuses it) and :meth:`StoreConfig.from_broker_conf` maps the
+store keys onto the snake_case fields. Unknown keys are returned and logged, never dropped
+silently. Time is injectable (``clock_ms``) so tests move the clock instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from rocketq.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+GIB = 1024 * 1024 * 1024
+CQ_STORE_UNIT_SIZE = 20
+DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
+_DELAY_UNITS_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+class FlushDiskType(Enum):
+    ASYNC_FLUSH = "ASYNC_FLUSH"
+    SYNC_FLUSH = "SYNC_FLUSH"
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreConfig:
+    store_path_root_dir: str = field(default_factory=lambda: str(Path.home() / "store"))
+    store_path_commit_log: str = ""  # "" means <root>/commitlog
+    mapped_file_size_commit_log: int = GIB
+    mapped_file_size_consume_queue: int = 300_000 * CQ_STORE_UNIT_SIZE
+    max_hash_slot_num: int = 5_000_000
+    max_index_num: int = 20_000_000
+    max_message_size: int = 4 * 1024 * 1024
+    max_properties_size: int = 32_767
+    flush_disk_type: FlushDiskType = FlushDiskType.ASYNC_FLUSH
+    flush_interval_commit_log_ms: int = 500
+    flush_commit_log_least_pages: int = 4
+    flush_commit_log_thorough_interval_ms: int = 10_000
+    flush_interval_consume_queue_ms: int = 1_000
+    flush_consume_queue_least_pages: int = 2
+    flush_consume_queue_thorough_interval_ms: int = 60_000
+    sync_flush_timeout_ms: int = 5_000
+    file_reserved_time_h: int = 72
+    delete_when: str = "04"
+    disk_max_used_space_ratio: int = 75
+    delete_files_batch_max: int = 10
+    clean_resource_interval_ms: int = 10_000
+    check_crc_on_recover: bool = True
+    message_index_enable: bool = True
+    message_index_safe: bool = False
+    message_delay_level: str = DEFAULT_DELAY_LEVELS
+    max_transfer_bytes_on_message_in_memory: int = 256 * 1024
+    max_transfer_count_on_message_in_memory: int = 32
+    reput_fallback_wait_ms: int = 10
+    store_host: tuple[str, int] = ("127.0.0.1", 10911)
+    clock_ms: Callable[[], int] = field(default=wall_clock_ms, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        positive = (
+            "mapped_file_size_commit_log",
+            "mapped_file_size_consume_queue",
+            "max_hash_slot_num",
+            "max_index_num",
+            "max_message_size",
+            "flush_interval_commit_log_ms",
+            "sync_flush_timeout_ms",
+            "clean_resource_interval_ms",
+            "delete_files_batch_max",
+        )
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.mapped_file_size_commit_log < 4096:
+            raise ConfigError("mapped_file_size_commit_log must be at least 4096")
+        if self.mapped_file_size_consume_queue % CQ_STORE_UNIT_SIZE:
+            rounded = -(-self.mapped_file_size_consume_queue // CQ_STORE_UNIT_SIZE)
+            object.__setattr__(self, "mapped_file_size_consume_queue", rounded * 20)
+        if not 0 < self.max_properties_size <= 32_767:
+            raise ConfigError("max_properties_size must be in 1..32767")
+        if not re.fullmatch(r"\d{1,2}(;\d{1,2})*", self.delete_when):
+            raise ConfigError(f"delete_when must be hours separated by ';': {self.delete_when!r}")
+        ratio = min(95, max(10, self.disk_max_used_space_ratio))
+        object.__setattr__(self, "disk_max_used_space_ratio", ratio)
+        self.delay_level_table_ms()  # validates
+
+    # ------------------------------------------------------------------ derived values
+
+    @property
+    def commit_log_dir(self) -> str:
+        return self.store_path_commit_log or os.path.join(self.store_path_root_dir, "commitlog")
+
+    def delay_level_table_ms(self) -> dict[int, int]:
+        table: dict[int, int] = {}
+        for level, token in enumerate(self.message_delay_level.split(), start=1):
+            m = re.fullmatch(r"(\d+)([smhd])", token)
+            if m is None:
+                raise ConfigError(f"bad message_delay_level token {token!r}")
+            table[level] = int(m.group(1)) * _DELAY_UNITS_MS[m.group(2)]
+        return table
+
+    def replace(self, **changes: Any) -> StoreConfig:
+        return dataclasses.replace(self, **changes)
+
+    # ------------------------------------------------------------------ broker.conf
+
+    @classmethod
+    def from_properties(
+        cls, props: Mapping[str, str], **overrides: Any
+    ) -> tuple[StoreConfig, dict[str, str]]:
+        """Build from camelCase properties; returns the config and the keys it did not know."""
+        kwargs: dict[str, Any] = {}
+        unknown: dict[str, str] = {}
+        types = {f.name: f.type for f in fields(cls)}
+        for key, raw in props.items():
+            name = STORE_KEYS.get(key)
+            if name is None:
+                unknown[key] = raw
+                continue
+            kwargs[name] = _convert(key, raw, types[name])
+        kwargs.update(overrides)
+        return cls(**kwargs), unknown
+
+    @classmethod
+    def from_broker_conf(cls, path_or_text: str | os.PathLike[str]) -> StoreConfig:
+        text = str(path_or_text)
+        if "\n" not in text and ("=" not in text or os.path.exists(text)):
+            text = Path(text).read_text(encoding="utf-8")
+        config, unknown = cls.from_properties(parse_properties(text))
+        for key in sorted(unknown):
+            log.warning("broker.conf key %s is not a store key; ignored by the store", key)
+        return config
+
+
+STORE_KEYS: dict[str, str] = {
+    "storePathRootDir": "store_path_root_dir",
+    "storePathCommitLog": "store_path_commit_log",
+    "mapedFileSizeCommitLog": "mapped_file_size_commit_log",
+    "mappedFileSizeCommitLog": "mapped_file_size_commit_log",
+    "mapedFileSizeConsumeQueue": "mapped_file_size_consume_queue",
+    "mappedFileSizeConsumeQueue": "mapped_file_size_consume_queue",
+    "maxHashSlotNum": "max_hash_slot_num",
+    "maxIndexNum": "max_index_num",
+    "maxMessageSize": "max_message_size",
+    "flushDiskType": "flush_disk_type",
+    "flushIntervalCommitLog": "flush_interval_commit_log_ms",
+    "flushCommitLogLeastPages": "flush_commit_log_least_pages",
+    "flushCommitLogThoroughInterval": "flush_commit_log_thorough_interval_ms",
+    "flushIntervalConsumeQueue": "flush_interval_consume_queue_ms",
+    "flushConsumeQueueLeastPages": "flush_consume_queue_least_pages",
+    "flushConsumeQueueThoroughInterval": "flush_consume_queue_thorough_interval_ms",
+    "syncFlushTimeout": "sync_flush_timeout_ms",
+    "fileReservedTime": "file_reserved_time_h",
+    "deleteWhen": "delete_when",
+    "diskMaxUsedSpaceRatio": "disk_max_used_space_ratio",
+    "cleanResourceInterval": "clean_resource_interval_ms",
+    "checkCRCOnRecover": "check_crc_on_recover",
+    "messageIndexEnable": "message_index_enable",
+    "messageIndexSafe": "message_index_safe",
+    "messageDelayLevel": "message_delay_level",
+    "maxTransferBytesOnMessageInMemory": "max_transfer_bytes_on_message_in_memory",
+    "maxTransferCountOnMessageInMemory": "max_transfer_count_on_message_in_memory",
+}
+
+
+def _convert(key: str, raw: str, type_: Any) -> Any:
+    value = raw.strip()
+    type_name = type_ if isinstance(type_, str) else getattr(type_, "__name__", str(type_))
+    try:
+        if type_name == "int":
+            return int(value)
+        if type_name == "bool":
+            if value.lower() not in ("true", "false"):
+                raise ValueError(value)
+            return value.lower() == "true"
+        if type_name == "FlushDiskType":
+            return FlushDiskType(value)
+    except ValueError as exc:
+        raise ConfigError(f"broker.conf key {key}: bad value {raw!r}") from exc
+    return value
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java ``.properties`` text: comments, ``=``/``:``/space separators, continuations."""
+    result: dict[str, str] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i].lstrip()
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        while _ends_with_continuation(line) and i < len(lines):
+            line = line[:-1] + lines[i].lstrip()
+            i += 1
+        key, value = _split_key_value(line)
+        result[_unescape(key)] = _unescape(value)
+    return result
+
+
+def _ends_with_continuation(line: str) -> bool:
+    backslashes = len(line) - len(line.rstrip("\\"))
+    return backslashes % 2 == 1
+
+
+def _split_key_value(line: str) -> tuple[str, str]:
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "=: \t\f":
+            break
+        i += 1
+    key = line[:i]
+    rest = line[i:].lstrip(" \t\f")
+    if rest[:1] in ("=", ":") and (i >= len(line) or line[i] in " \t\f=:"):
+        rest = rest[1:].lstrip(" \t\f")
+    return key, rest
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            if n == "u" and i + 6 <= len(s):
+                out.append(chr(int(s[i + 2 : i + 6], 16)))
+                i += 6
+                continue
+            out.append(_ESCAPES.get(n, n))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)

@@ -1,0 +1,177 @@
+"""MappedFile: one full-size, preallocated, memory-mapped store file.
+
+Theory of operation
+-------------------
+A file is created at its full configured size (store.md §1) and *preallocated* with
+``os.posix_fallocate``: a sparse mapping on a full disk turns a store into SIGBUS, which kills
+the process (reliability.md §1.6), while fallocate reports ENOSPC at creation, where it can
+become ``CREATE_MAPPED_FILE_FAILED``. Writers copy into the mapping and move ``wrote_position``;
+:meth:`flush` msyncs the page-aligned dirty range ``[flushed_position, wrote_position)`` and
+moves ``flushed_position``. Only one thread writes a file (the CommitLog put lock or the single
+dispatch thread); readers only look below ``wrote_position``. Memoryviews handed out by
+:meth:`select_view` must be released before :meth:`close`, otherwise ``mmap.close`` raises
+``BufferError``; :meth:`close` therefore releases its own views first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import mmap
+import os
+
+from rocketq.errors import StoreError
+
+OS_PAGE_SIZE = 4096
+
+
+class MappedFileCreateError(StoreError):
+    """A mapped file could not be created (disk full, permission): CREATE_MAPPED_FILE_FAILED."""
+
+
+class MappedFile:
+    __slots__ = (
+        "_closed",
+        "_fd",
+        "_view",
+        "file_from_offset",
+        "file_name",
+        "file_size",
+        "first_create_in_queue",
+        "flushed_position",
+        "mm",
+        "wrote_position",
+    )
+
+    def __init__(self, file_name: str, file_size: int) -> None:
+        self.file_name = file_name
+        self.file_size = file_size
+        self.file_from_offset = int(os.path.basename(file_name))
+        self.wrote_position = 0
+        self.flushed_position = 0
+        self._closed = False
+        self.first_create_in_queue = False
+        exists = os.path.exists(file_name)
+        self._fd = _open_preallocated(file_name, file_size, create=not exists)
+        try:
+            self.mm = mmap.mmap(self._fd, file_size, access=mmap.ACCESS_WRITE)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        self._view = memoryview(self.mm)
+
+    # ------------------------------------------------------------------ writing
+
+    def append_message(self, data: bytes | bytearray | memoryview) -> bool:
+        """Copy ``data`` at the write position; False if it does not fit."""
+        pos = self.wrote_position
+        end = pos + len(data)
+        if end > self.file_size:
+            return False
+        self._view[pos:end] = data
+        self.wrote_position = end
+        return True
+
+    def write_at(self, position: int, data: bytes | bytearray | memoryview) -> None:
+        self._view[position : position + len(data)] = data
+
+    @property
+    def view(self) -> memoryview:
+        return self._view
+
+    def is_full(self) -> bool:
+        return self.wrote_position >= self.file_size
+
+    def remaining(self) -> int:
+        return self.file_size - self.wrote_position
+
+    def set_positions(self, position: int) -> None:
+        self.wrote_position = position
+        self.flushed_position = position
+
+    # ------------------------------------------------------------------ flushing
+
+    def dirty_pages(self) -> int:
+        return self.wrote_position // OS_PAGE_SIZE - self.flushed_position // OS_PAGE_SIZE
+
+    def is_able_to_flush(self, least_pages: int) -> bool:
+        if self.is_full() and self.flushed_position < self.wrote_position:
+            return True
+        if least_pages > 0:
+            return self.dirty_pages() >= least_pages
+        return self.wrote_position > self.flushed_position
+
+    def flush(self, least_pages: int = 0) -> int:
+        """msync the dirty range if ``least_pages`` pages are dirty; return the flushed position."""
+        if self._closed or not self.is_able_to_flush(least_pages):
+            return self.flushed_position
+        target = self.wrote_position
+        start = self.flushed_position - self.flushed_position % OS_PAGE_SIZE
+        self.mm.flush(start, target - start)
+        self.flushed_position = target
+        return target
+
+    # ------------------------------------------------------------------ reading
+
+    def select_view(self, position: int, size: int) -> memoryview:
+        """A zero-copy view of ``[position, position+size)``; release it before close."""
+        return self._view[position : position + size]
+
+    def read(self, position: int, size: int) -> bytes:
+        return bytes(self._view[position : position + size])
+
+    def last_modified_ms(self) -> int:
+        return int(os.stat(self.file_name).st_mtime * 1000)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._view.release()
+        try:
+            self.mm.close()
+        finally:
+            os.close(self._fd)
+
+    def destroy(self) -> None:
+        self.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.file_name)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __repr__(self) -> str:
+        return (
+            f"MappedFile({os.path.basename(self.file_name)}, wrote={self.wrote_position},"
+            f" flushed={self.flushed_position})"
+        )
+
+
+def _open_preallocated(path: str, size: int, *, create: bool) -> int:
+    flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        raise MappedFileCreateError(exc.errno, f"cannot open mapped file {path}: {exc}") from exc
+    try:
+        if create:
+            os.posix_fallocate(fd, 0, size)
+        elif os.fstat(fd).st_size != size:
+            raise StoreError(errno.EINVAL, f"{path}: size {os.fstat(fd).st_size} != {size}")
+    except OSError as exc:
+        os.close(fd)
+        if create:
+            _unlink_quietly(path)
+        if isinstance(exc, StoreError):
+            raise
+        raise MappedFileCreateError(exc.errno, f"cannot preallocate {path}: {exc}") from exc
+    return fd
+
+
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
