@@ -109,16 +109,17 @@ class BrokerController:
             loop, enabled=self.config.notify_consumer_ids_changed_enable
         )
         self.load()
+        self._register_processors()
+        # bind first: the store stamps STOREHOST (ip1:listen port) into every record
+        self.port = await self.remoting_server.start(
+            self.config.listen_host, self.config.listen_port
+        )
         if self.message_store is None:
             self.message_store = await asyncio.to_thread(self._open_store)
-        self._register_processors()
         from rocketq.broker.schedule import ScheduleMessageService
 
         self.schedule_message_service = ScheduleMessageService(self)
         self.schedule_message_service.start()
-        self.port = await self.remoting_server.start(
-            self.config.listen_host, self.config.listen_port
-        )
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
         self.topic_config_manager.persist()
         self.start_time_ms = int(time.time() * 1000)
@@ -150,9 +151,7 @@ class BrokerController:
     def _open_store(self) -> Any:
         from rocketq.broker.store_bridge import open_message_store
 
-        store = open_message_store(self.config)
-        store.message_arriving_listener = self._on_message_arriving
-        return store
+        return open_message_store(self.config, self.store_host, self._on_message_arriving)
 
     def _register_processors(self) -> None:
         from rocketq.broker.processors import register_all

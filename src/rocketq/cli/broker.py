@@ -1,0 +1,82 @@
+"""``rocketq broker``: run a broker until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import signal
+from pathlib import Path
+
+import click
+
+from rocketq.broker.config import BrokerConfig
+
+
+def setup_logging() -> None:
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+        )
+
+
+def load_broker_config(
+    conf: str | None, namesrv_addr: str | None, port: int | None, store: str | None
+) -> BrokerConfig:
+    config = BrokerConfig.from_file(conf) if conf else BrokerConfig()
+    overrides: dict[str, object] = {}
+    if namesrv_addr:
+        overrides["namesrv_addr"] = namesrv_addr
+    elif config.namesrv_addr is None and os.environ.get("NAMESRV_ADDR"):
+        overrides["namesrv_addr"] = os.environ["NAMESRV_ADDR"]
+    if port is not None:
+        overrides["listen_port"] = port
+    if store:
+        overrides["store_path_root_dir"] = str(Path(store).expanduser())
+    return dataclasses.replace(config, **overrides)  # type: ignore[arg-type]
+
+
+@click.command()
+@click.option(
+    "-n", "--namesrv-addr", default=None, help="Name server address(es), HOST:PORT;HOST:PORT."
+)
+@click.option(
+    "-c",
+    "--config-file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="broker.conf",
+)
+@click.option(
+    "-p", "--port", type=int, default=None, help="Listen port (default 10911 or listenPort)."
+)
+@click.option(
+    "--store", type=click.Path(file_okay=False), default=None, help="Store root (storePathRootDir)."
+)
+def broker(
+    namesrv_addr: str | None, config_file: str | None, port: int | None, store: str | None
+) -> None:
+    """Run a broker until SIGTERM/SIGINT."""
+    setup_logging()
+    config = load_broker_config(config_file, namesrv_addr, port, store)
+    asyncio.run(run_until_signal(config))
+
+
+async def run_until_signal(config: BrokerConfig) -> None:
+    from rocketq.broker.controller import BrokerController
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    controller = BrokerController(config)
+    await controller.start()
+    click.echo(
+        f"The broker[{config.broker_name}, {controller.broker_addr}] boot success. "
+        f"store: {config.store_path_root_dir}, name server: {config.namesrv_addr or 'none'}"
+    )
+    try:
+        await stop.wait()
+    finally:
+        await controller.shutdown()
