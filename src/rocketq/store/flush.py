@@ -1,0 +1,164 @@
+"""CommitLog flush services: FlushRealTimeService (ASYNC_FLUSH) and GroupCommitService (SYNC_FLUSH).
+
+Theory of operation
+-------------------
+ASYNC_FLUSH: every ``flush_interval_commit_log_ms`` the flusher msyncs the commitlog when at
+least ``flush_commit_log_least_pages`` pages are dirty, and everything every
+``flush_commit_log_thorough_interval_ms``; after a flush it reports the store timestamp read
+*before* the flush (that record is certainly on disk) to ``on_flushed`` (the checkpoint's
+physicMsgTimestamp).
+
+SYNC_FLUSH (group commit): a writer appends under the put lock, then submits a
+:class:`GroupCommitRequest` (the offset its record ends at) and waits on the request's
+``concurrent.futures.Future``. The service thread takes every pending request at once, does
+one flush that covers all bytes written so far, and completes each request whose offset is
+now flushed with PUT_OK. Concurrent writers therefore share one msync. A request not
+flushed by its deadline completes with FLUSH_DISK_TIMEOUT. Futures are plain
+``concurrent.futures.Future`` so the asyncio side can ``asyncio.wrap_future`` them; the
+store never touches an event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from rocketq.store.config import StoreConfig
+from rocketq.store.mapped_file_queue import MappedFileQueue
+from rocketq.store.results import PutMessageStatus
+from rocketq.store.service_thread import ServiceThread
+
+log = logging.getLogger(__name__)
+
+RETRY_TIMES_OVER = 10
+
+
+class FlushRealTimeService(ServiceThread):
+    def __init__(
+        self,
+        config: StoreConfig,
+        queue: MappedFileQueue,
+        store_timestamp: Callable[[], int],
+        on_flushed: Callable[[int], None] | None = None,
+    ) -> None:
+        super().__init__("FlushRealTimeService")
+        self.config = config
+        self.queue = queue
+        self._store_timestamp = store_timestamp
+        self._on_flushed = on_flushed
+        self._last_thorough_s = time.monotonic()
+
+    def flush_once(self, least_pages: int) -> bool:
+        ts = self._store_timestamp()
+        moved = self.queue.flush(least_pages)
+        if ts > 0 and self._on_flushed is not None:
+            self._on_flushed(ts)
+        return moved
+
+    def run(self) -> None:
+        cfg = self.config
+        while not self.is_stopped():
+            now = time.monotonic()
+            least = cfg.flush_commit_log_least_pages
+            if (now - self._last_thorough_s) * 1000 >= cfg.flush_commit_log_thorough_interval_ms:
+                self._last_thorough_s = now
+                least = 0
+            try:
+                self.flush_once(least)
+            except OSError:
+                log.exception("commitlog flush failed")
+            self.wait_for_running(cfg.flush_interval_commit_log_ms)
+        for _ in range(RETRY_TIMES_OVER):  # flush everything on shutdown
+            if not self.queue.flush(0):
+                break
+        self.flush_once(0)
+
+
+class GroupCommitRequest:
+    __slots__ = ("deadline_s", "future", "next_offset")
+
+    def __init__(self, next_offset: int, timeout_ms: int) -> None:
+        self.next_offset = next_offset
+        self.deadline_s = time.monotonic() + timeout_ms / 1000.0
+        self.future: Future[PutMessageStatus] = Future()
+
+
+class GroupCommitService(ServiceThread):
+    idle_wait_ms = 10
+
+    def __init__(
+        self,
+        config: StoreConfig,
+        queue: MappedFileQueue,
+        store_timestamp: Callable[[], int],
+        on_flushed: Callable[[int], None] | None = None,
+    ) -> None:
+        super().__init__("GroupCommitService")
+        self.config = config
+        self.queue = queue
+        self._store_timestamp = store_timestamp
+        self._on_flushed = on_flushed
+        self._lock = threading.Lock()
+        self._requests_write: list[GroupCommitRequest] = []
+        self._requests_read: list[GroupCommitRequest] = []
+        self.flush_count = 0
+
+    def put_request(self, next_offset: int) -> Future[PutMessageStatus]:
+        request = GroupCommitRequest(next_offset, self.config.sync_flush_timeout_ms)
+        with self._lock:
+            self._requests_write.append(request)
+        self.wakeup()
+        return request.future
+
+    def _swap(self) -> None:
+        with self._lock:
+            self._requests_read.extend(self._requests_write)
+            self._requests_write = []
+
+    def do_commit(self) -> None:
+        self._swap()
+        pending = self._requests_read
+        if not pending:
+            return
+        ts = self._store_timestamp()
+        if self.queue.flushed_where < max(r.next_offset for r in pending):
+            self.queue.flush(0)
+            self.flush_count += 1
+            if self.queue.flushed_where < max(r.next_offset for r in pending):
+                self.queue.flush(0)  # the last request may have rolled to a new file
+        flushed = self.queue.flushed_where
+        if ts > 0 and self._on_flushed is not None:
+            self._on_flushed(ts)
+        now = time.monotonic()
+        keep: list[GroupCommitRequest] = []
+        for r in pending:
+            if r.next_offset <= flushed:
+                r.future.set_result(PutMessageStatus.PUT_OK)
+            elif now >= r.deadline_s:
+                r.future.set_result(PutMessageStatus.FLUSH_DISK_TIMEOUT)
+            else:
+                keep.append(r)
+        self._requests_read = keep
+
+    def run(self) -> None:
+        while not self.is_stopped():
+            self.wait_for_running(self.idle_wait_ms)
+            try:
+                self.do_commit()
+            except OSError:
+                log.exception("group commit flush failed")
+        self.do_commit()
+        for r in self._requests_read + self._requests_write:
+            if not r.future.done():
+                r.future.set_result(PutMessageStatus.FLUSH_DISK_TIMEOUT)
+
+    def wait_for_running(self, interval_ms: float) -> None:
+        with self._lock:
+            has_work = bool(self._requests_write)
+        if not has_work:
+            super().wait_for_running(interval_ms)
+        else:
+            self._wakeup.clear()

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from rocketq.store.commitlog import CommitLog, EncodedMessage
+from rocketq.store.flush import FlushRealTimeService, GroupCommitService
+from rocketq.store.results import PutMessageStatus
+from tests.store.records import build_record
+from tests.store.test_commitlog import make_config
+
+
+def test_group_commit_completes_requests_after_flush_and_shares_fsyncs(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    cl = CommitLog(config)
+    flushed_ts: list[int] = []
+    svc = GroupCommitService(
+        config, cl.mapped_file_queue, lambda: cl.store_timestamp, flushed_ts.append
+    )
+    svc.start()
+    statuses: list[PutMessageStatus] = []
+    lock = threading.Lock()
+
+    def writer() -> None:
+        for _ in range(20):
+            r = cl.append(EncodedMessage(build_record("T", 0, b"x" * 100), "T", 0))
+            status = svc.put_request(r.wrote_offset + r.wrote_bytes).result(timeout=10)
+            assert cl.mapped_file_queue.flushed_where >= r.wrote_offset + r.wrote_bytes
+            with lock:
+                statuses.append(status)
+
+    threads = [threading.Thread(target=writer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    svc.shutdown()
+    assert statuses == [PutMessageStatus.PUT_OK] * 160
+    assert svc.flush_count < 160  # group commit shared flushes
+    assert flushed_ts
+    assert flushed_ts[-1] == 1700000000123
+    cl.shutdown()
+
+
+def test_group_commit_times_out_a_request_that_cannot_be_flushed(tmp_path: Path) -> None:
+    config = make_config(tmp_path, sync_flush_timeout_ms=50)
+    cl = CommitLog(config)
+    svc = GroupCommitService(config, cl.mapped_file_queue, lambda: 0)
+    svc.start()
+    cl.append(EncodedMessage(build_record("T", 0, b"x"), "T", 0))
+    future = svc.put_request(10**9)  # never written, so never flushed
+    assert future.result(timeout=5) is PutMessageStatus.FLUSH_DISK_TIMEOUT
+    svc.shutdown()
+    cl.shutdown()
+
+
+def test_flush_real_time_service_flushes_at_shutdown(tmp_path: Path) -> None:
+    config = make_config(tmp_path, flush_interval_commit_log_ms=10_000)
+    cl = CommitLog(config)
+    seen: list[int] = []
+    svc = FlushRealTimeService(
+        config, cl.mapped_file_queue, lambda: cl.store_timestamp, seen.append
+    )
+    svc.start()
+    r = cl.append(EncodedMessage(build_record("T", 0, b"x"), "T", 0))
+    svc.shutdown()
+    assert cl.mapped_file_queue.flushed_where == r.wrote_bytes
+    assert seen[-1] == 1700000000123
+    cl.shutdown()
