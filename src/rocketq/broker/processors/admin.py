@@ -1,0 +1,156 @@
+"""AdminBrokerProcessor (topic administration and runtime info) and QueryMessageProcessor
+(VIEW_MESSAGE_BY_ID, QUERY_MESSAGE).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import TYPE_CHECKING
+
+from rocketq.broker import store_bridge as sb
+from rocketq.broker.topic_config import TopicConfig, validate_topic
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import (
+    CreateTopicRequestHeader,
+    DeleteTopicRequestHeader,
+    QueryMessageRequestHeader,
+    QueryMessageResponseHeader,
+    ViewMessageRequestHeader,
+)
+from rocketq.remoting.topic_route import KVTable
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+DEFAULT_QUERY_MAX_NUM = 32
+
+
+def _error(code: int, remark: str) -> RemotingCommand:
+    return RemotingCommand.create_response(code, remark)
+
+
+class AdminBrokerProcessor:
+    def __init__(self, controller: BrokerController) -> None:
+        self.c = controller
+
+    def register(self) -> None:
+        s = self.c.remoting_server
+        s.register_processor(RequestCode.UPDATE_AND_CREATE_TOPIC, self.update_and_create_topic)
+        s.register_processor(RequestCode.DELETE_TOPIC_IN_BROKER, self.delete_topic)
+        s.register_processor(RequestCode.GET_ALL_TOPIC_CONFIG, self.get_all_topic_config)
+        s.register_processor(RequestCode.GET_BROKER_RUNTIME_INFO, self.get_broker_runtime_info)
+        s.register_processor(RequestCode.VIEW_MESSAGE_BY_ID, self.view_message_by_id)
+        s.register_processor(RequestCode.QUERY_MESSAGE, self.query_message)
+
+    async def update_and_create_topic(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = CreateTopicRequestHeader.from_ext_fields(request.ext_fields)
+        reason = validate_topic(h.topic)
+        if reason is not None:
+            return _error(ResponseCode.SYSTEM_ERROR, reason)
+        if h.topic == self.c.config.broker_cluster_name:
+            return _error(
+                ResponseCode.SYSTEM_ERROR,
+                f"the topic[{h.topic}] is conflict with system reserved words.",
+            )
+        tc = TopicConfig(
+            topic_name=h.topic,
+            read_queue_nums=h.read_queue_nums,
+            write_queue_nums=h.write_queue_nums,
+            perm=h.perm,
+            topic_filter_type=h.topic_filter_type,
+            topic_sys_flag=h.topic_sys_flag or 0,
+            order=h.order,
+        )
+        await asyncio.to_thread(self.c.topic_config_manager.update_topic_config, tc)
+        await self.c.register_broker_all()
+        return RemotingCommand.create_response(ResponseCode.SUCCESS)
+
+    async def delete_topic(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
+        await asyncio.to_thread(self.c.topic_config_manager.delete_topic_config, h.topic)
+        self.c.consumer_offset_manager.clean_offset_by_topic(h.topic)
+        await asyncio.to_thread(sb.delete_topics, self.c.message_store, {h.topic})
+        await self.c.register_broker_all()
+        return RemotingCommand.create_response(ResponseCode.SUCCESS)
+
+    async def get_all_topic_config(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        body = json.dumps(
+            self.c.topic_config_manager.build_serialize_wrapper(), sort_keys=True
+        ).encode()
+        return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
+
+    async def get_broker_runtime_info(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        table = {
+            "brokerVersionDesc": "V4_9_8",
+            "brokerVersion": "413",
+            "bootTimestamp": str(self.c.start_time_ms),
+            "runtime": _runtime_text(self.c.start_time_ms),
+            "brokerName": self.c.config.broker_name,
+            "brokerAddr": self.c.broker_addr,
+            "msgPutTotalTodayNow": "0",
+            "msgGetTotalTodayNow": "0",
+        }
+        table.update(sb.runtime_info(self.c.message_store))
+        return RemotingCommand.create_response(
+            ResponseCode.SUCCESS, body=KVTable(table=table).encode()
+        )
+
+    async def view_message_by_id(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = ViewMessageRequestHeader.from_ext_fields(request.ext_fields)
+        record = await asyncio.to_thread(
+            sb.select_one_message_by_offset, self.c.message_store, h.offset
+        )
+        if record is None:
+            return _error(
+                ResponseCode.SYSTEM_ERROR, f"can not find message by the offset, {h.offset}"
+            )
+        return RemotingCommand.create_response(ResponseCode.SUCCESS, body=record)
+
+    async def query_message(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = QueryMessageRequestHeader.from_ext_fields(request.ext_fields)
+        max_num = h.max_num
+        if request.ext_fields.get("_UNIQUE_KEY_QUERY") == "true":
+            max_num = DEFAULT_QUERY_MAX_NUM
+        body, last_ts, last_phy = await asyncio.to_thread(
+            sb.query_message,
+            self.c.message_store,
+            h.topic,
+            h.key,
+            max_num,
+            h.begin_timestamp,
+            h.end_timestamp,
+        )
+        if not body:
+            return _error(
+                ResponseCode.QUERY_NOT_FOUND, "can not find message, maybe time range not correct"
+            )
+        header = QueryMessageResponseHeader(
+            index_last_update_timestamp=last_ts, index_last_update_phyoffset=last_phy
+        )
+        return RemotingCommand.create_response(
+            ResponseCode.SUCCESS, ext_fields=header.to_ext_fields(), body=body
+        )
+
+
+def _runtime_text(start_ms: int) -> str:
+    seconds = max(0, int(time.time() - start_ms / 1000))
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"[ {days} days, {hours} hours, {minutes} minutes, {secs} seconds ]"

@@ -1,0 +1,158 @@
+"""ClientManageProcessor: HEART_BEAT, UNREGISTER_CLIENT, CHECK_CLIENT_CONFIG, plus the
+consumer-group queries GET_CONSUMER_LIST_BY_GROUP, LOCK_BATCH_MQ and UNLOCK_BATCH_MQ.
+
+A consumer heartbeat auto-creates the subscription group and ``%RETRY%<group>`` (and, when the
+retry topic is new, registers with the name servers at once: the C++ push consumer routes it).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from rocketq.broker.client_manager import ClientChannelInfo
+from rocketq.broker.topic_config import PERM_READ, PERM_WRITE, retry_topic
+from rocketq.remoting.bodies import (
+    ConsumerListBody,
+    HeartbeatData,
+    LockBatchRequestBody,
+    LockBatchResponseBody,
+    MessageQueueData,
+    UnlockBatchRequestBody,
+)
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import (
+    GetConsumerListByGroupRequestHeader,
+    UnregisterClientRequestHeader,
+)
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+log = logging.getLogger(__name__)
+
+
+def ok(body: bytes = b"") -> RemotingCommand:
+    return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
+
+
+def error(code: int, remark: str) -> RemotingCommand:
+    return RemotingCommand.create_response(code, remark)
+
+
+class ClientManageProcessor:
+    def __init__(self, controller: BrokerController) -> None:
+        self.c = controller
+
+    def register(self) -> None:
+        server = self.c.remoting_server
+        server.register_processor(RequestCode.HEART_BEAT, self.heart_beat)
+        server.register_processor(RequestCode.UNREGISTER_CLIENT, self.unregister_client)
+        server.register_processor(RequestCode.CHECK_CLIENT_CONFIG, self.check_client_config)
+        server.register_processor(
+            RequestCode.GET_CONSUMER_LIST_BY_GROUP, self.get_consumer_list_by_group
+        )
+        server.register_processor(RequestCode.LOCK_BATCH_MQ, self.lock_batch_mq)
+        server.register_processor(RequestCode.UNLOCK_BATCH_MQ, self.unlock_batch_mq)
+
+    async def heart_beat(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        data = HeartbeatData.decode(request.body) if request.body else HeartbeatData(client_id="")
+        language = getattr(request.language, "name", str(request.language))
+        for consumer in data.consumer_data_set:
+            group_config = self.c.subscription_group_manager.find_subscription_group_config(
+                consumer.group_name
+            )
+            notify = True
+            if group_config is not None:
+                notify = group_config.notify_consumer_ids_changed_enable
+                self._ensure_retry_topic(consumer.group_name, group_config.retry_queue_nums)
+            info = ClientChannelInfo(channel, data.client_id, language, request.version)
+            changed = self.c.consumer_manager.register_consumer(
+                consumer.group_name,
+                info,
+                consumer.consume_type,
+                consumer.message_model,
+                consumer.consume_from_where,
+                consumer.subscription_data_set,
+                is_notify=notify and self.c.config.notify_consumer_ids_changed_enable,
+            )
+            if changed:
+                log.info(
+                    "consumer group %s changed: %s from %s",
+                    consumer.group_name,
+                    data.client_id,
+                    channel.remote_addr,
+                )
+        for producer in data.producer_data_set:
+            info = ClientChannelInfo(channel, data.client_id, language, request.version)
+            self.c.producer_manager.register_producer(producer.group_name, info)
+        return ok()
+
+    def _ensure_retry_topic(self, group: str, queue_nums: int) -> None:
+        topic = retry_topic(group)
+        if self.c.topic_config_manager.select_topic_config(topic) is None:
+            self.c.topic_config_manager.create_topic_in_send_message_back_method(
+                topic, max(1, queue_nums), PERM_READ | PERM_WRITE
+            )
+            self.c.register_broker_all_soon()
+
+    async def unregister_client(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = UnregisterClientRequestHeader.from_ext_fields(request.ext_fields)
+        if header.producer_group:
+            self.c.producer_manager.unregister_producer(header.producer_group, channel)
+        if header.consumer_group:
+            cfg = self.c.subscription_group_manager.subscription_group_table.get(
+                header.consumer_group
+            )
+            notify = cfg is None or cfg.notify_consumer_ids_changed_enable
+            self.c.consumer_manager.unregister_consumer(
+                header.consumer_group, channel, is_notify=notify
+            )
+        return ok()
+
+    async def check_client_config(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        # TAG expressions always compile; SQL92 filtering is not supported by this broker
+        if b'"SQL92"' in request.body:
+            return error(
+                ResponseCode.SYSTEM_ERROR,
+                "The broker does not support consumer to filter message by SQL92",
+            )
+        return ok()
+
+    async def get_consumer_list_by_group(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        header = GetConsumerListByGroupRequestHeader.from_ext_fields(request.ext_fields)
+        info = self.c.consumer_manager.get_consumer_group_info(header.consumer_group)
+        ids = info.all_client_ids() if info is not None else []
+        if not ids:
+            log.warning("getConsumerListByGroup: no consumer for group %s", header.consumer_group)
+            return error(
+                ResponseCode.SYSTEM_ERROR, f"no consumer for this group, {header.consumer_group}"
+            )
+        return ok(ConsumerListBody(consumer_id_list=ids).encode())
+
+    async def lock_batch_mq(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        body = LockBatchRequestBody.decode(request.body)
+        locked = self.c.rebalance_lock_manager.try_lock_batch(
+            body.consumer_group, body.mq_set, body.client_id
+        )
+        ordered = sorted(locked, key=lambda mq: (mq.topic, mq.broker_name, mq.queue_id))
+        return ok(LockBatchResponseBody(lock_ok_mq_set=list[MessageQueueData](ordered)).encode())
+
+    async def unlock_batch_mq(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        body = UnlockBatchRequestBody.decode(request.body)
+        self.c.rebalance_lock_manager.unlock_batch(body.consumer_group, body.mq_set, body.client_id)
+        return ok()

@@ -1,0 +1,110 @@
+"""ConsumerManageProcessor (offsets) and the queue-offset queries of AdminBrokerProcessor:
+QUERY_CONSUMER_OFFSET, UPDATE_CONSUMER_OFFSET, GET_MAX_OFFSET, GET_MIN_OFFSET,
+SEARCH_OFFSET_BY_TIMESTAMP, GET_EARLIEST_MSG_STORETIME.
+
+QUERY_CONSUMER_OFFSET for a group with no committed offset answers 0 when the queue still
+starts at 0 and its first message is not yet "on disk" (so a new C++ group, which always asks
+CONSUME_FROM_LAST_OFFSET, reads a young queue from the start), else QUERY_NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from rocketq.broker import store_bridge as sb
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import (
+    GetEarliestMsgStoretimeRequestHeader,
+    GetMaxOffsetRequestHeader,
+    GetMinOffsetRequestHeader,
+    QueryConsumerOffsetRequestHeader,
+    SearchOffsetRequestHeader,
+    UpdateConsumerOffsetRequestHeader,
+)
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+
+def _ok(**fields: int) -> RemotingCommand:
+    return RemotingCommand.create_response(
+        ResponseCode.SUCCESS, ext_fields={k: str(v) for k, v in fields.items()}
+    )
+
+
+class ConsumerManageProcessor:
+    def __init__(self, controller: BrokerController) -> None:
+        self.c = controller
+
+    def register(self) -> None:
+        s = self.c.remoting_server
+        s.register_processor(RequestCode.QUERY_CONSUMER_OFFSET, self.query_consumer_offset)
+        s.register_processor(RequestCode.UPDATE_CONSUMER_OFFSET, self.update_consumer_offset)
+        s.register_processor(RequestCode.GET_MAX_OFFSET, self.get_max_offset)
+        s.register_processor(RequestCode.GET_MIN_OFFSET, self.get_min_offset)
+        s.register_processor(
+            RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, self.search_offset_by_timestamp
+        )
+        s.register_processor(
+            RequestCode.GET_EARLIEST_MSG_STORETIME, self.get_earliest_msg_storetime
+        )
+
+    async def query_consumer_offset(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = QueryConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        offset = self.c.consumer_offset_manager.query_offset(h.consumer_group, h.topic, h.queue_id)
+        if offset >= 0:
+            return _ok(offset=offset)
+        store = self.c.message_store
+        min_offset = sb.get_min_offset_in_queue(store, h.topic, h.queue_id)
+        if min_offset <= 0 and not await asyncio.to_thread(
+            sb.check_in_disk_by_consume_offset, store, h.topic, h.queue_id, 0
+        ):
+            return _ok(offset=0)
+        return RemotingCommand.create_response(
+            ResponseCode.QUERY_NOT_FOUND,
+            "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first",
+        )
+
+    async def update_consumer_offset(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = UpdateConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        self.c.consumer_offset_manager.commit_offset(
+            channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
+        )
+        return RemotingCommand.create_response(ResponseCode.SUCCESS)
+
+    async def get_max_offset(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = GetMaxOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        return _ok(offset=sb.get_max_offset_in_queue(self.c.message_store, h.topic, h.queue_id))
+
+    async def get_min_offset(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = GetMinOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        return _ok(offset=sb.get_min_offset_in_queue(self.c.message_store, h.topic, h.queue_id))
+
+    async def search_offset_by_timestamp(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = SearchOffsetRequestHeader.from_ext_fields(request.ext_fields)
+        offset = await asyncio.to_thread(
+            sb.get_offset_in_queue_by_time, self.c.message_store, h.topic, h.queue_id, h.timestamp
+        )
+        return _ok(offset=offset)
+
+    async def get_earliest_msg_storetime(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = GetEarliestMsgStoretimeRequestHeader.from_ext_fields(request.ext_fields)
+        ts = await asyncio.to_thread(
+            sb.get_earliest_message_time, self.c.message_store, h.topic, h.queue_id
+        )
+        return _ok(timestamp=ts)

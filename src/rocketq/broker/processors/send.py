@@ -1,0 +1,418 @@
+"""SendMessageProcessor: SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and
+CONSUMER_SEND_MSG_BACK (36) (remoting.md §3.2.1, §3.2.9, §6.5, §6.6).
+
+Order of checks (AbstractSendMessageProcessor.msgCheck): broker writable, topic name valid,
+topic not reserved, topic exists or is auto-created from ``defaultTopic``, queue id in range;
+then the message checks (body size, properties size). A retry-topic message past its group's
+``retryMaxTimes`` goes to ``%DLQ%<group>``; a message with a delay level is rerouted to
+SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (the ScheduleMessageService brings
+it back). The store write happens off the loop's critical path: the put is submitted to the
+store, and its future (completed by the store, after the group commit for SYNC_FLUSH) is
+awaited with ``asyncio.wrap_future``.
+
+C++ 1.2.3 sends batches as code 10 with ``batch="1"`` and compresses the whole batch body when
+it is 4 KiB or larger; that body is inflated before it is split.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import zlib
+from typing import TYPE_CHECKING
+
+from rocketq.broker import store_bridge as sb
+from rocketq.broker.topic_config import (
+    DLQ_GROUP_TOPIC_PREFIX,
+    NOT_ALLOWED_SEND_TOPICS,
+    PERM_READ,
+    PERM_WRITE,
+    RETRY_GROUP_TOPIC_PREFIX,
+    SCHEDULE_QUEUE_NUMS,
+    SCHEDULE_TOPIC,
+    TOPIC_MAX_LENGTH,
+    dlq_topic,
+    retry_topic,
+    validate_topic,
+)
+from rocketq.common import message_const as mc
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.properties import decode_properties
+from rocketq.errors import DecodeError
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import (
+    ConsumerSendMsgBackRequestHeader,
+    SendMessageRequestHeader,
+    SendMessageRequestHeaderV2,
+    SendMessageResponseHeader,
+)
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+log = logging.getLogger(__name__)
+
+MAX_PROPERTIES_BYTES = 32767
+REGION_ID = "DefaultRegion"
+
+
+def _error(code: int, remark: str) -> RemotingCommand:
+    return RemotingCommand.create_response(code, remark)
+
+
+class SendMessageProcessor:
+    def __init__(self, controller: BrokerController) -> None:
+        self.c = controller
+
+    def register(self) -> None:
+        server = self.c.remoting_server
+        for code in (
+            RequestCode.SEND_MESSAGE,
+            RequestCode.SEND_MESSAGE_V2,
+            RequestCode.SEND_BATCH_MESSAGE,
+        ):
+            server.register_processor(code, self.process_request)
+        server.register_processor(RequestCode.CONSUMER_SEND_MSG_BACK, self.consumer_send_msg_back)
+
+    # ------------------------------------------------------------------ send
+
+    async def process_request(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        if request.code == RequestCode.SEND_MESSAGE:
+            h = SendMessageRequestHeader.from_ext_fields(request.ext_fields)
+        else:
+            h = SendMessageRequestHeaderV2.from_ext_fields(request.ext_fields).to_v1()
+        refused = self._msg_check(h)
+        if refused is not None:
+            return refused
+        tc = self.c.topic_config_manager.select_topic_config(h.topic)
+        assert tc is not None
+        queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(tc.write_queue_nums)
+        if h.batch or request.code == RequestCode.SEND_BATCH_MESSAGE:
+            return await self._send_batch(channel, request, h, queue_id)
+        return await self._send_one(channel, request, h, queue_id)
+
+    def _msg_check(self, h: SendMessageRequestHeader) -> RemotingCommand | None:
+        if not self.c.config.broker_permission & PERM_WRITE:
+            return _error(
+                ResponseCode.NO_PERMISSION,
+                f"the broker[{self.c.broker_addr}] sending message is forbidden",
+            )
+        reason = validate_topic(h.topic)
+        if reason is not None:
+            return _error(ResponseCode.SYSTEM_ERROR, reason)
+        if h.topic in NOT_ALLOWED_SEND_TOPICS:
+            return _error(
+                ResponseCode.NO_PERMISSION, f"Sending message to topic[{h.topic}] is forbidden."
+            )
+        tm = self.c.topic_config_manager
+        tc = tm.select_topic_config(h.topic)
+        if tc is None:
+            sys_flag = 1 if h.unit_mode else 0
+            if h.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+                tc = tm.create_topic_in_send_message_back_method(h.topic, 1, PERM_READ | PERM_WRITE)
+            else:
+                tc = tm.create_topic_in_send_message_method(
+                    h.topic, h.default_topic, h.default_topic_queue_nums, sys_flag
+                )
+            if tc is None:
+                return _error(
+                    ResponseCode.TOPIC_NOT_EXIST,
+                    f"topic[{h.topic}] not exist, apply first please! "
+                    "See https://rocketmq.apache.org/docs/bestPractice/06FAQ",
+                )
+            self.c.register_broker_all_soon()
+        if not tc.writeable:
+            return _error(
+                ResponseCode.NO_PERMISSION, f"the topic[{h.topic}] sending message is forbidden"
+            )
+        if h.queue_id >= max(tc.read_queue_nums, tc.write_queue_nums):
+            return _error(
+                ResponseCode.SYSTEM_ERROR,
+                f"request queueId[{h.queue_id}] is illegal, topic:{h.topic} "
+                f"writeQueueNums:{tc.write_queue_nums} readQueueNums:{tc.read_queue_nums} "
+                f"producer:{h.producer_group}",
+            )
+        return None
+
+    async def _send_one(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: SendMessageRequestHeader,
+        queue_id: int,
+    ) -> RemotingCommand:
+        if len(request.body) > self.c.config.max_message_size:
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL,
+                f"the message body size over max value, MAX: {self.c.config.max_message_size}",
+            )
+        if len((h.properties or "").encode()) > MAX_PROPERTIES_BYTES:
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL,
+                f"the message properties size over max value, MAX: {MAX_PROPERTIES_BYTES}",
+            )
+        props = decode_properties((h.properties or "").encode())
+        topic, reconsume_times = h.topic, h.reconsume_times or 0
+        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            diverted = self._retry_or_dlq(topic, reconsume_times, h.max_reconsume_times, props)
+            if isinstance(diverted, RemotingCommand):
+                return diverted
+            if diverted != topic:
+                topic, queue_id = diverted, 0
+        wait = props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
+        props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
+        msg = sb.new_message(
+            topic=topic,
+            queue_id=queue_id,
+            body=request.body,
+            flag=h.flag,
+            properties=props,
+            sys_flag=h.sys_flag,
+            born_timestamp=h.born_timestamp,
+            born_host=_host(channel.remote_addr),
+            store_host=self.c.store_host,
+            reconsume_times=reconsume_times,
+        )
+        self._apply_delay(msg)
+        result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=wait)
+        return self._handle_put_message_result(result, queue_id=msg.queue_id)
+
+    def _retry_or_dlq(
+        self, topic: str, reconsume_times: int, max_from_header: int | None, props: dict[str, str]
+    ) -> str | RemotingCommand:
+        group = topic[len(RETRY_GROUP_TOPIC_PREFIX) :]
+        cfg = self.c.subscription_group_manager.find_subscription_group_config(group)
+        if cfg is None:
+            return _error(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}"
+            )
+        max_times = max_from_header if max_from_header is not None else cfg.retry_max_times
+        if reconsume_times < max_times:
+            return topic
+        dlq = dlq_topic(group)
+        self.c.topic_config_manager.create_topic_in_send_message_back_method(
+            dlq, 1, PERM_READ | PERM_WRITE
+        )
+        self.c.register_broker_all_soon()
+        props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
+        return dlq
+
+    def _apply_delay(self, msg: sb.InnerMessage) -> None:
+        level_text = msg.properties.get(mc.PROPERTY_DELAY_TIME_LEVEL)
+        if not level_text or msg.topic.startswith(DLQ_GROUP_TOPIC_PREFIX):
+            return
+        tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
+        if tran not in (
+            MessageSysFlag.TRANSACTION_NOT_TYPE,
+            MessageSysFlag.TRANSACTION_COMMIT_TYPE,
+        ):
+            return
+        try:
+            level = min(int(level_text), SCHEDULE_QUEUE_NUMS)
+        except ValueError:
+            return
+        if level <= 0:
+            return
+        msg.properties[mc.PROPERTY_REAL_TOPIC] = msg.topic
+        msg.properties[mc.PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)
+        msg.topic = SCHEDULE_TOPIC
+        msg.queue_id = level - 1
+
+    async def _send_batch(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: SendMessageRequestHeader,
+        queue_id: int,
+    ) -> RemotingCommand:
+        if len(h.topic) > TOPIC_MAX_LENGTH:
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL, f"message topic length too long {len(h.topic)}"
+            )
+        body = request.body
+        if h.sys_flag & MessageSysFlag.COMPRESSED_FLAG:
+            try:
+                body = zlib.decompress(body)
+            except zlib.error as exc:
+                return _error(
+                    ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not inflate: {exc}"
+                )
+        try:
+            inner = sb.decode_batch(body)
+        except (DecodeError, ValueError) as exc:
+            return _error(ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not decode: {exc}")
+        if not inner:
+            return _error(ResponseCode.MESSAGE_ILLEGAL, "the batch is empty")
+        msgs = []
+        for m in inner:
+            if len(m.body) > self.c.config.max_message_size:
+                return _error(
+                    ResponseCode.MESSAGE_ILLEGAL,
+                    f"the message body size over max value, MAX: {self.c.config.max_message_size}",
+                )
+            props = dict(m.properties)
+            if props.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+                return _error(
+                    ResponseCode.MESSAGE_ILLEGAL, "TimeDelayLevel is not supported for batch"
+                )
+            props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, None)
+            props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
+            sys_flag = h.sys_flag & ~MessageSysFlag.COMPRESSED_FLAG
+            msgs.append(
+                sb.new_message(
+                    topic=h.topic,
+                    queue_id=queue_id,
+                    body=m.body,
+                    flag=m.flag,
+                    properties=props,
+                    sys_flag=sys_flag,
+                    born_timestamp=h.born_timestamp,
+                    born_host=_host(channel.remote_addr),
+                    store_host=self.c.store_host,
+                    reconsume_times=h.reconsume_times or 0,
+                )
+            )
+        result = await sb.put_messages(self.c.message_store, msgs)
+        return self._handle_put_message_result(result, queue_id=queue_id)
+
+    def _handle_put_message_result(self, result: object, *, queue_id: int) -> RemotingCommand:
+        status = sb.put_status(result)
+        code, remark = STATUS_TO_RESPONSE.get(status, (ResponseCode.SYSTEM_ERROR, status))
+        if code not in (ResponseCode.SUCCESS, *STORED_BUT_CODES):
+            return _error(code, remark or status)
+        header = SendMessageResponseHeader(
+            msg_id=sb.offset_msg_id(result, self.c.store_host),
+            queue_id=queue_id,
+            queue_offset=sb.queue_offset(result),
+        )
+        fields = header.to_ext_fields()
+        fields["MSG_REGION"] = REGION_ID
+        fields["TRACE_ON"] = "true"
+        return RemotingCommand.create_response(code, None, ext_fields=fields)
+
+    # ------------------------------------------------------------------ send back
+
+    async def consumer_send_msg_back(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = ConsumerSendMsgBackRequestHeader.from_ext_fields(request.ext_fields)
+        cfg = self.c.subscription_group_manager.find_subscription_group_config(h.group)
+        if cfg is None:
+            return _error(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+                f"subscription group not exist, {h.group}",
+            )
+        if not self.c.config.broker_permission & PERM_WRITE:
+            return _error(
+                ResponseCode.NO_PERMISSION,
+                f"the broker[{self.c.broker_addr}] sending message is forbidden",
+            )
+        if cfg.retry_queue_nums <= 0:
+            return RemotingCommand.create_response(ResponseCode.SUCCESS)
+        topic = retry_topic(h.group)
+        queue_id = random.randrange(cfg.retry_queue_nums)
+        tc = self.c.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            tc = self.c.topic_config_manager.create_topic_in_send_message_back_method(
+                topic, cfg.retry_queue_nums, PERM_READ | PERM_WRITE
+            )
+            self.c.register_broker_all_soon()
+        if not tc.writeable:
+            return _error(
+                ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden"
+            )
+        orig = await sb.look_message_by_offset(self.c.message_store, h.offset)
+        if orig is None:
+            return _error(ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}")
+        props = dict(orig.properties)
+        props.setdefault(mc.PROPERTY_RETRY_TOPIC, orig.topic)
+        props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, None)
+        max_times = cfg.retry_max_times
+        if request.version >= 121 and h.max_reconsume_times is not None:
+            max_times = h.max_reconsume_times
+        delay_level = h.delay_level
+        if orig.reconsume_times >= max_times or delay_level < 0:
+            topic, queue_id = dlq_topic(h.group), 0
+            self.c.topic_config_manager.create_topic_in_send_message_back_method(
+                topic, 1, PERM_WRITE | PERM_READ
+            )
+            self.c.register_broker_all_soon()
+            props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
+        else:
+            if delay_level == 0:
+                delay_level = 3 + orig.reconsume_times
+            props[mc.PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
+        props.setdefault(mc.PROPERTY_ORIGIN_MESSAGE_ID, h.origin_msg_id or orig.msg_id)
+        msg = sb.new_message(
+            topic=topic,
+            queue_id=queue_id,
+            body=orig.body,
+            flag=orig.flag,
+            properties=props,
+            sys_flag=orig.sys_flag,
+            born_timestamp=orig.born_timestamp,
+            born_host=orig.born_host,
+            store_host=self.c.store_host,
+            reconsume_times=orig.reconsume_times + 1,
+        )
+        self._apply_delay(msg)
+        result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=True)
+        code, remark = STATUS_TO_RESPONSE.get(
+            sb.put_status(result), (ResponseCode.SYSTEM_ERROR, "put failed")
+        )
+        if code in STORED_BUT_CODES:
+            code = ResponseCode.SUCCESS
+        return RemotingCommand.create_response(code, remark)
+
+
+STORED_BUT_CODES = (
+    ResponseCode.FLUSH_DISK_TIMEOUT,
+    ResponseCode.FLUSH_SLAVE_TIMEOUT,
+    ResponseCode.SLAVE_NOT_AVAILABLE,
+)
+
+STATUS_TO_RESPONSE: dict[str, tuple[int, str | None]] = {
+    "PUT_OK": (ResponseCode.SUCCESS, None),
+    "FLUSH_DISK_TIMEOUT": (ResponseCode.FLUSH_DISK_TIMEOUT, None),
+    "FLUSH_SLAVE_TIMEOUT": (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
+    "SLAVE_NOT_AVAILABLE": (ResponseCode.SLAVE_NOT_AVAILABLE, None),
+    "CREATE_MAPEDFILE_FAILED": (
+        ResponseCode.SYSTEM_ERROR,
+        "create mapped file failed, server is busy or broken.",
+    ),
+    "CREATE_MAPPED_FILE_FAILED": (
+        ResponseCode.SYSTEM_ERROR,
+        "create mapped file failed, server is busy or broken.",
+    ),
+    "MESSAGE_ILLEGAL": (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg body or properties length not matched.",
+    ),
+    "PROPERTIES_SIZE_EXCEEDED": (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg properties length limit 32k.",
+    ),
+    "SERVICE_NOT_AVAILABLE": (
+        ResponseCode.SERVICE_NOT_AVAILABLE,
+        "service not available now. It may be caused by one of the following reasons: "
+        "the broker's disk is full, messages are put to the slave, "
+        "message store has been shut down, etc.",
+    ),
+    "OS_PAGE_CACHE_BUSY": (
+        ResponseCode.SYSTEM_BUSY,
+        "[PC_SYNCHRONIZED]broker busy, start flow control for a while",
+    ),
+    "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+}
+
+
+def _host(addr: str) -> tuple[str, int]:
+    host, _, port = addr.rpartition(":")
+    try:
+        return (host or "127.0.0.1", int(port))
+    except ValueError:
+        return ("127.0.0.1", 0)

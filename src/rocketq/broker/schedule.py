@@ -1,0 +1,145 @@
+"""ScheduleMessageService: delivers delayed messages when they are due (remoting.md §6.6).
+
+Delayed messages sit in SCHEDULE_TOPIC_XXXX, queue ``level - 1``, with REAL_TOPIC/REAL_QID.
+Each level is a FIFO (same delay for all), so one cursor per level suffices: read from the
+level's delay offset, and for each message that is due (store time + the level's delay) write a
+copy to its real topic and queue, then advance. Progress is kept in ``config/delayOffset.json``
+(``{"offsetTable":{1:17,2:0}}``, bare integer keys) every 10 s and at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from rocketq.broker import store_bridge as sb
+from rocketq.broker.config_manager import ConfigManager, int_keys
+from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.topic_config import SCHEDULE_QUEUE_NUMS, SCHEDULE_TOPIC
+from rocketq.common import message_const as mc
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DELAY_LEVELS = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
+_UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+SCHEDULE_GROUP = "SCHEDULE_CONSUMER"
+POLL_INTERVAL_S = 0.1
+BATCH = 32
+
+
+def parse_delay_levels(text: str = DEFAULT_DELAY_LEVELS) -> dict[int, int]:
+    """``"1s 5s 1m"`` -> {1: 1000, 2: 5000, 3: 60000}."""
+    levels: dict[int, int] = {}
+    for i, item in enumerate(text.split(), start=1):
+        m = re.fullmatch(r"(\d+)([smhd])", item.strip())
+        if m is None:
+            raise ValueError(f"bad delay level {item!r}")
+        levels[i] = int(m.group(1)) * _UNIT_MS[m.group(2)]
+    return levels
+
+
+class ScheduleMessageService(ConfigManager):
+    def __init__(self, controller: BrokerController, levels: str = DEFAULT_DELAY_LEVELS) -> None:
+        super().__init__(
+            os.path.join(controller.config.store_path_root_dir, "config", "delayOffset.json")
+        )
+        self.c = controller
+        self.delay_level_table = parse_delay_levels(levels)
+        self.offset_table: dict[int, int] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._last_persist = 0.0
+
+    def encode(self) -> dict[str, Any]:
+        return {"offsetTable": dict(sorted(self.offset_table.items()))}
+
+    def decode(self, obj: dict[str, Any]) -> None:
+        self.offset_table = {k: int(v) for k, v in int_keys(obj.get("offsetTable") or {}).items()}
+
+    def start(self) -> None:
+        self.load()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def shutdown(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self.persist()
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                delivered = 0
+                for level in range(1, min(SCHEDULE_QUEUE_NUMS, len(self.delay_level_table)) + 1):
+                    delivered += await self.deliver_due(level)
+                if (
+                    time.monotonic() - self._last_persist
+                    > self.c.config.flush_delay_offset_interval_ms / 1000
+                ):
+                    self._last_persist = time.monotonic()
+                    await asyncio.to_thread(self.persist)
+            except Exception:
+                log.exception("schedule delivery failed")
+                delivered = 0
+            if not delivered:
+                await asyncio.sleep(POLL_INTERVAL_S)
+
+    async def deliver_due(self, level: int, now_ms: int | None = None) -> int:
+        """Deliver the due messages at the head of ``level``; returns how many."""
+        store = self.c.message_store
+        queue_id = level - 1
+        offset = self.offset_table.get(level, 0)
+        if offset >= sb.get_max_offset_in_queue(store, SCHEDULE_TOPIC, queue_id):
+            return 0
+        result = await asyncio.to_thread(
+            sb.get_message,
+            store,
+            SCHEDULE_GROUP,
+            SCHEDULE_TOPIC,
+            queue_id,
+            offset,
+            BATCH,
+            ExpressionMessageFilter(None),
+        )
+        if result.status.name != "FOUND":
+            self.offset_table[level] = max(offset, result.next_begin_offset)
+            return 0
+        delay_ms = self.delay_level_table[level]
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        delivered = 0
+        for msg in sb.decode_records(result):
+            if msg.store_timestamp + delay_ms > now:
+                break
+            await self._deliver(msg)
+            self.offset_table[level] = msg.queue_offset + 1
+            delivered += 1
+        return delivered
+
+    async def _deliver(self, msg: Any) -> None:
+        props = dict(msg.properties)
+        real_topic = props.get(mc.PROPERTY_REAL_TOPIC, "")
+        real_qid = int(props.get(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
+        props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
+        inner = sb.new_message(
+            topic=real_topic,
+            queue_id=real_qid,
+            body=msg.body,
+            flag=msg.flag,
+            properties=props,
+            sys_flag=msg.sys_flag,
+            born_timestamp=msg.born_timestamp,
+            born_host=msg.born_host,
+            store_host=msg.store_host,
+            reconsume_times=msg.reconsume_times,
+        )
+        result = await sb.put_message(self.c.message_store, inner, wait_store_msg_ok=False)
+        if sb.put_status(result) != "PUT_OK":
+            log.warning("delayed message to %s failed: %s", real_topic, sb.put_status(result))

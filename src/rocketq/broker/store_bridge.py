@@ -1,0 +1,194 @@
+"""The broker's view of the message store and the message codec: every call the processors
+make into ``rocketq.store`` and ``rocketq.common`` goes through here, so the processors read
+as RocketMQ's and the seam to the store stays in one place.
+
+Store calls that may touch the disk run in threads (the callers use ``asyncio.to_thread``);
+puts are submitted to the store and awaited through ``asyncio.wrap_future``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rocketq.broker.config import BrokerConfig
+    from rocketq.broker.filter import ExpressionMessageFilter
+
+log = logging.getLogger(__name__)
+
+InnerMessage = Any  # rocketq.common.message.MessageExt
+
+
+def open_message_store(
+    config: BrokerConfig, store_host: tuple[str, int], arriving: Callable[..., None]
+) -> Any:
+    """Build the StoreConfig from broker.conf's store keys, open (recover) and start the store."""
+    from rocketq.store.config import StoreConfig
+    from rocketq.store.message_store import MessageStore
+
+    store_config, unknown = StoreConfig.from_properties(
+        config.store_properties,
+        store_path_root_dir=config.store_path_root_dir,
+        store_host=store_host,
+        max_message_size=config.max_message_size,
+    )
+    for key in sorted(unknown):
+        log.info("broker.conf store key %s is not used by this store", key)
+    store = MessageStore(store_config, message_arriving_listener=arriving)
+    store.load()
+    store.start()
+    return store
+
+
+def new_message(
+    *,
+    topic: str,
+    queue_id: int,
+    body: bytes,
+    flag: int,
+    properties: dict[str, str],
+    sys_flag: int,
+    born_timestamp: int,
+    born_host: tuple[str, int],
+    store_host: tuple[str, int],
+    reconsume_times: int,
+) -> InnerMessage:
+    from rocketq.common.message import MessageExt
+
+    return MessageExt(
+        topic=topic,
+        body=bytes(body),
+        flag=flag,
+        properties=properties,
+        queue_id=queue_id,
+        sys_flag=sys_flag,
+        born_timestamp=born_timestamp,
+        born_host=born_host,
+        store_host=store_host,
+        reconsume_times=reconsume_times,
+    )
+
+
+def decode_batch(body: bytes) -> list[Any]:
+    from rocketq.common.message_decoder import decode_batch_messages
+
+    return decode_batch_messages(body)
+
+
+async def put_message(store: Any, msg: InnerMessage, *, wait_store_msg_ok: bool = True) -> Any:
+    future = store.async_put_message(msg)
+    return await asyncio.wrap_future(future)
+
+
+async def put_messages(store: Any, msgs: list[InnerMessage]) -> Any:
+    """One append for the whole batch: consecutive queue offsets, comma-joined msg ids."""
+    return await asyncio.wrap_future(store.async_put_messages(msgs))
+
+
+def put_status(result: Any) -> str:
+    return str(result.status.name)
+
+
+def queue_offset(result: Any) -> int:
+    append = result.append_result
+    return 0 if append is None else int(append.queue_offset)
+
+
+def offset_msg_id(result: Any, store_host: tuple[str, int]) -> str:
+    append = result.append_result
+    if append is None:
+        return ""
+    if append.msg_id:
+        return str(append.msg_id)
+    from rocketq.common.message_decoder import create_message_id
+
+    return create_message_id(store_host, int(append.wrote_offset))
+
+
+def get_message(
+    store: Any,
+    group: str,
+    topic: str,
+    queue_id: int,
+    offset: int,
+    max_nums: int,
+    message_filter: ExpressionMessageFilter,
+) -> Any:
+    return store.get_message(group, topic, queue_id, offset, max_nums, message_filter)
+
+
+def _buffers(result: Any) -> list[bytes]:
+    return [bytes(b) for b in result.message_buffers]
+
+
+def filter_by_tags(result: Any, message_filter: ExpressionMessageFilter) -> bytes:
+    """The FOUND records whose TAGS string matches (hash collisions are dropped), concatenated."""
+    buffers = _buffers(result)
+    if message_filter.matches_all:
+        return b"".join(buffers)
+    from rocketq.common import message_const as mc
+    from rocketq.common.message_decoder import decode_message
+
+    kept = []
+    for buf in buffers:
+        msg = decode_message(buf, check_crc=False, read_body=False)
+        if message_filter.is_matched_by_tags(msg.properties.get(mc.PROPERTY_TAGS)):
+            kept.append(buf)
+    return b"".join(kept)
+
+
+def decode_records(result: Any) -> list[Any]:
+    from rocketq.common.message_decoder import decode_message
+
+    return [decode_message(buf, check_crc=False, decompress=False) for buf in _buffers(result)]
+
+
+def get_max_offset_in_queue(store: Any, topic: str, queue_id: int) -> int:
+    return int(store.get_max_offset_in_queue(topic, queue_id))
+
+
+def get_min_offset_in_queue(store: Any, topic: str, queue_id: int) -> int:
+    return int(store.get_min_offset_in_queue(topic, queue_id))
+
+
+def check_in_disk_by_consume_offset(store: Any, topic: str, queue_id: int, offset: int) -> bool:
+    return bool(store.check_in_disk_by_consume_offset(topic, queue_id, offset))
+
+
+def get_offset_in_queue_by_time(store: Any, topic: str, queue_id: int, timestamp: int) -> int:
+    return int(store.get_offset_in_queue_by_time(topic, queue_id, timestamp))
+
+
+def get_earliest_message_time(store: Any, topic: str, queue_id: int) -> int:
+    return int(store.get_earliest_message_time(topic, queue_id))
+
+
+async def look_message_by_offset(store: Any, offset: int) -> Any:
+    return await asyncio.to_thread(store.look_message_by_offset, offset)
+
+
+def select_one_message_by_offset(store: Any, offset: int) -> bytes | None:
+    found = store.select_one_message_by_offset(offset)
+    return None if found is None else bytes(found)
+
+
+def query_message(
+    store: Any, topic: str, key: str, max_num: int, begin: int, end: int
+) -> tuple[bytes, int, int]:
+    result = store.query_message(topic, key, max_num, begin, end)
+    body = b"".join(bytes(b) for b in result.message_buffer_list)
+    return body, int(result.index_last_update_timestamp), int(result.index_last_update_phyoffset)
+
+
+def delete_topics(store: Any, topics: set[str]) -> None:
+    delete = getattr(store, "delete_topics", None)
+    if delete is not None:
+        delete(topics)
+
+
+def runtime_info(store: Any) -> dict[str, str]:
+    info = getattr(store, "get_runtime_info", None)
+    return {str(k): str(v) for k, v in (info() if info is not None else {}).items()}
