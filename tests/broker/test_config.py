@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.config import BrokerConfig, BrokerRole, parse_properties
+from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.errors import ConfigError
+from rocketq.store.config import parse_properties
 
 STOCK_BROKER_CONF = """\
 # Licensed to the Apache Software Foundation (ASF)
@@ -77,6 +78,9 @@ def test_overrides_win_over_the_file_and_config_is_frozen() -> None:
         c.listen_port = 5  # type: ignore[misc]
 
 
-def test_parse_properties_handles_separators_comments_and_continuations() -> None:
-    text = "a=1\n  b : two words \n! comment\n# c=3\nd 4\ne=x\\\n  y\nflag\n"
-    assert parse_properties(text) == {"a": "1", "b": "two words", "d": "4", "e": "xy", "flag": ""}
+def test_values_with_trailing_blanks_and_escapes_load() -> None:
+    props = parse_properties(
+        "listenPort = 10921  \nbrokerName=b\\u0031\nautoCreateTopicEnable=true \n"
+    )
+    c = BrokerConfig.from_properties(props)
+    assert (c.listen_port, c.broker_name, c.auto_create_topic_enable) == (10921, "b1", True)

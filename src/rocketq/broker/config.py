@@ -1,9 +1,11 @@
 """BrokerConfig: the broker's settings with RocketMQ's defaults, loadable from ``broker.conf``.
 
 ``broker.conf`` is a Java properties file with camelCase keys. Broker keys map to the
-snake_case fields below (plus a unit suffix where RocketMQ's name has none); store keys
-(``storePathRootDir``, ``mapedFileSizeCommitLog``, ``flushDiskType``, ...) are kept verbatim
-in ``store_properties`` and handed to the store's own config loader. A key that neither side
+snake_case fields below (plus a unit suffix where RocketMQ's name has none); the keys the
+store knows (``rocketq.store.config.STORE_KEYS``: ``storePathCommitLog``,
+``mapedFileSizeCommitLog``, ``flushDiskType``, ...) are kept verbatim in ``store_properties``
+and handed to ``StoreConfig.from_properties``; the file is read with the store's
+``parse_properties``. A key that neither side
 knows is warned about by name, never silently dropped.
 """
 
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.errors import ConfigError
+from rocketq.store.config import STORE_KEYS as STORE_CONFIG_KEYS
+from rocketq.store.config import parse_properties
 
 log = logging.getLogger(__name__)
 
@@ -56,55 +60,8 @@ BROKER_KEYS: dict[str, str] = {
     "storePathRootDir": "store_path_root_dir",
 }
 
-# keys that belong to the store (MessageStoreConfig); passed through untouched
-STORE_KEYS: frozenset[str] = frozenset(
-    {
-        "storePathRootDir",
-        "storePathCommitLog",
-        "storePathConsumeQueue",
-        "storePathIndex",
-        "storeCheckpoint",
-        "abortFile",
-        "mapedFileSizeCommitLog",
-        "mappedFileSizeCommitLog",
-        "mapedFileSizeConsumeQueue",
-        "mappedFileSizeConsumeQueue",
-        "flushDiskType",
-        "flushIntervalCommitLog",
-        "flushCommitLogTimed",
-        "flushIntervalConsumeQueue",
-        "flushLeastPagesWhenFlushCommitLog",
-        "flushCommitLogLeastPages",
-        "flushConsumeQueueLeastPages",
-        "flushCommitLogThoroughInterval",
-        "flushConsumeQueueThoroughInterval",
-        "syncFlushTimeout",
-        "fileReservedTime",
-        "deleteWhen",
-        "diskMaxUsedSpaceRatio",
-        "deleteCommitLogFilesInterval",
-        "deleteConsumeQueueFilesInterval",
-        "destroyMapedFileIntervalForcibly",
-        "redeleteHangedFileInterval",
-        "maxMessageSize",
-        "messageIndexEnable",
-        "maxHashSlotNum",
-        "maxIndexNum",
-        "maxMsgsNumBatch",
-        "messageIndexSafe",
-        "transientStorePoolEnable",
-        "checkCRCOnRecover",
-        "duplicationEnable",
-        "messageDelayLevel",
-        "maxTransferBytesOnMessageInMemory",
-        "maxTransferCountOnMessageInMemory",
-        "maxTransferBytesOnMessageInDisk",
-        "maxTransferCountOnMessageInDisk",
-        "accessMessageInMemoryMaxRatio",
-        "haListenPort",
-        "enableConsumeQueueExt",
-    }
-)
+# keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
+STORE_KEYS: frozenset[str] = frozenset(STORE_CONFIG_KEYS)
 
 _INT = re.compile(r"^-?\d+$")
 
@@ -216,23 +173,3 @@ def _convert(key: str, text: str, type_name: str) -> Any:
             raise ConfigError(f"{key}: expected an integer, got {text!r}")
         return int(text)
     return os.path.expanduser(text) if key == "storePathRootDir" else text
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Java properties: ``key=value`` / ``key: value`` lines, ``#`` or ``!`` comments."""
-    props: dict[str, str] = {}
-    pending = ""
-    for raw in text.splitlines():
-        line = pending + raw.lstrip()
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending = line[:-1]
-            continue
-        match = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
-        if match is None:
-            props[line.strip()] = ""
-            continue
-        props[match.group(1)] = match.group(2).strip()
-    return props
