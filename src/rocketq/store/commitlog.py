@@ -155,7 +155,7 @@ def check_message_and_return_size(
         return None
     try:
         topic = bytes(topic_bytes).decode()
-        props = _parse_properties(bytes(view[p : p + props_len])) if read_properties else {}
+        props = parse_properties(bytes(view[p : p + props_len])) if read_properties else {}
     except UnicodeDecodeError:
         return None
     tags_code = _tags_code(topic, props, store_ts, delay_table)
@@ -179,7 +179,7 @@ def check_message_and_return_size(
 _BLANK = DispatchRequest("", 0, 0, 0, 0, 0, 0, "", None, 0, 0, {})
 
 
-def _parse_properties(data: bytes) -> dict[str, str]:
+def parse_properties(data: bytes) -> dict[str, str]:
     """RocketMQ's string2messageProperties (store.md §2.5) on the dispatch hot path."""
     result: dict[str, str] = {}
     if not data:

@@ -95,3 +95,16 @@ class GetMessageResult:
     @property
     def buffer_total_size(self) -> int:
         return sum(len(b) for b in self.message_buffers)
+
+
+@dataclass(slots=True)
+class QueryMessageResult:
+    """Messages found by key (RocketMQ's QueryMessageResult)."""
+
+    message_buffer_list: list[bytes] = field(default_factory=list)
+    index_last_update_timestamp: int = 0
+    index_last_update_phyoffset: int = 0
+
+    @property
+    def buffer_total_size(self) -> int:
+        return sum(len(b) for b in self.message_buffer_list)

@@ -1,0 +1,560 @@
+"""MessageStore: RocketMQ's DefaultMessageStore, the store's public face.
+
+``load`` takes the process lock (store.md §7.1), maps the files and recovers
+(``recovery.py``); ``start`` starts the flush, reput and clean services and creates ``abort``;
+``shutdown`` stops them, waits for dispatch to catch up and removes ``abort`` only then (§7.2).
+Puts encode outside the CommitLog lock; in SYNC_FLUSH mode a put's future completes only
+after its bytes are msynced (``flush.py``). Reads go through the consume queues, so a message
+is served only once dispatched. Consume-queue and index work is delegated to
+``rocketq.store.consume_queue`` / ``index_service``; the pull loop is in ``_get_message``.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import importlib
+import logging
+import os
+import re
+import shutil
+import struct
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from rocketq.errors import IllegalStateError, StoreLockedError
+from rocketq.store import paths
+from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage, parse_properties
+from rocketq.store.config import FlushDiskType, StoreConfig
+from rocketq.store.flush import FlushRealTimeService, GroupCommitService
+from rocketq.store.mapped_file import MappedFileCreateError
+from rocketq.store.reput import MessageArrivingListener, ReputMessageService
+from rocketq.store.results import (
+    AppendMessageResult,
+    GetMessageResult,
+    GetMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+    QueryMessageResult,
+)
+
+log = logging.getLogger(__name__)
+
+TOPIC_PATTERN = re.compile(r"^[%|a-zA-Z0-9_-]+$")
+TOPIC_MAX_LENGTH = 127
+SYSTEM_TOPIC_MAX_LENGTH = 255
+SYSTEM_TOPIC_PREFIXES = ("%RETRY%", "%DLQ%")
+MAX_PROPERTIES_SIZE = 32_767
+CQ_UNIT_SIZE = 20
+LOCK_WAIT_S = 60.0
+
+
+def _future(status: PutMessageStatus, append: AppendMessageResult | None = None) -> Future[Any]:
+    f: Future[PutMessageResult] = Future()
+    f.set_result(PutMessageResult(status, append))
+    return f
+
+
+def check_topic(topic: str) -> bool:
+    limit = SYSTEM_TOPIC_MAX_LENGTH if topic.startswith(SYSTEM_TOPIC_PREFIXES) else TOPIC_MAX_LENGTH
+    return bool(TOPIC_PATTERN.match(topic)) and len(topic) <= limit
+
+
+def _codec() -> Any:
+    return importlib.import_module("rocketq.common.message_decoder")
+
+
+class MessageStore:
+    def __init__(
+        self,
+        config: StoreConfig,
+        *,
+        message_arriving_listener: MessageArrivingListener | None = None,
+    ) -> None:
+        self.config = config
+        self.root = config.store_path_root_dir
+        self.commit_log = CommitLog(config, free_space_check=self._check_free_space)
+        self.consume_queue_table: dict[str, dict[int, Any]] = {}
+        self._cq_lock = threading.Lock()
+        self.index_service: Any = None
+        self.checkpoint: Any = None
+        mfq = self.commit_log.mapped_file_queue
+        ts = self._flushed_store_timestamp
+        self.flush_service: FlushRealTimeService | GroupCommitService
+        if config.flush_disk_type is FlushDiskType.SYNC_FLUSH:
+            self.flush_service = GroupCommitService(config, mfq, ts, self._on_commit_log_flushed)
+        else:
+            self.flush_service = FlushRealTimeService(config, mfq, ts, self._on_commit_log_flushed)
+        self.reput_service = ReputMessageService(
+            self.commit_log, self, config.reput_fallback_wait_ms
+        )
+        self.reput_service.message_arriving_listener = message_arriving_listener
+        from rocketq.store.clean import CleanCommitLogService, CleanConsumeQueueService
+
+        self.clean_commit_log_service = CleanCommitLogService(self)
+        self.clean_consume_queue_service = CleanConsumeQueueService(self)
+        self.disk_full = False
+        self.recovered_abnormally = False
+        self.recovery_cut_reason = ""
+        self._lock_fd: int | None = None
+        self._loaded = False
+        self._running = False
+
+    @property
+    def message_arriving_listener(self) -> MessageArrivingListener | None:
+        return self.reput_service.message_arriving_listener
+
+    @message_arriving_listener.setter
+    def message_arriving_listener(self, listener: MessageArrivingListener | None) -> None:
+        self.reput_service.message_arriving_listener = listener
+
+    def _flushed_store_timestamp(self) -> int:
+        return self.commit_log.store_timestamp
+
+    def _on_commit_log_flushed(self, store_timestamp: int) -> None:
+        cp = self.checkpoint
+        if cp is not None:
+            cp.physic_msg_timestamp = store_timestamp
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def load(self) -> bool:
+        from rocketq.store.recovery import load_and_recover
+
+        os.makedirs(self.root, exist_ok=True)
+        self._lock()
+        try:
+            load_and_recover(self)
+        except BaseException:
+            self._unlock()
+            raise
+        self._loaded = True
+        return True
+
+    def start(self) -> None:
+        if not self._loaded:
+            raise IllegalStateError("MessageStore.start() before load()")
+        self.reput_service.reput_from_offset = self.reput_start_offset()
+        self.reput_service.start()
+        self.flush_service.start()
+        self.clean_commit_log_service.start()
+        self.clean_consume_queue_service.start()
+        with open(paths.abort_path(self.root), "w", encoding="ascii") as f:
+            f.write(str(os.getpid()))
+            f.flush()
+            os.fsync(f.fileno())
+        paths.fsync_dir(self.root)
+        self._running = True
+
+    def reput_start_offset(self) -> int:
+        """4.x rule (store.md §7.6): the max physical end over all consume queues."""
+        from rocketq.store.recovery import max_physic_end_in_consume_queues
+
+        return max(max_physic_end_in_consume_queues(self), max(0, self.commit_log.get_min_offset()))
+
+    def shutdown(self) -> None:
+        if not self._loaded:
+            return
+        was_running = self._running
+        self._running = False
+        if was_running:
+            self.clean_commit_log_service.shutdown()
+            self.clean_consume_queue_service.shutdown()
+            self.reput_service.shutdown()  # runs a final do_reput
+            self.flush_service.shutdown()
+        self.flush_consume_queues()
+        caught_up = self.reput_service.dispatch_behind_bytes() == 0
+        if self.checkpoint is not None:
+            self.checkpoint.flush()
+            self.checkpoint.shutdown()
+        if self.index_service is not None:
+            self.index_service.shutdown()
+        for cq in self._all_consume_queues():
+            cq.shutdown()
+        self.commit_log.shutdown()
+        abort = paths.abort_path(self.root)
+        if was_running and caught_up and os.path.exists(abort):
+            os.unlink(abort)
+            paths.fsync_dir(self.root)
+        self._loaded = False
+        self._unlock()
+
+    def destroy(self) -> None:
+        self.shutdown()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _lock(self) -> None:
+        fd = os.open(paths.lock_path(self.root), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
+        except OSError as exc:
+            os.close(fd)
+            raise StoreLockedError(
+                exc.errno, f"Lock failed, MQ already started: {paths.lock_path(self.root)}"
+            ) from exc
+        os.pwrite(fd, b"lock", 0)
+        os.fsync(fd)
+        self._lock_fd = fd
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            fcntl.lockf(self._lock_fd, fcntl.LOCK_UN, 1, 0)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def _check_free_space(self, directory: str, size: int) -> None:
+        st = os.statvfs(directory)
+        if st.f_bavail * st.f_frsize < size:
+            raise MappedFileCreateError(
+                errno.ENOSPC, f"no space for a {size}-byte file in {directory}"
+            )
+
+    # ------------------------------------------------------------------ put
+
+    def _check(self, msg: Any) -> PutMessageStatus | None:
+        if not self._running:
+            return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        if self.disk_full:
+            return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        if not check_topic(msg.topic) or msg.queue_id < 0:
+            return PutMessageStatus.MESSAGE_ILLEGAL
+        if msg.body is not None and len(msg.body) > self.config.max_message_size:
+            return PutMessageStatus.MESSAGE_ILLEGAL
+        return None
+
+    def _encode(self, msg: Any) -> EncodedMessage | PutMessageStatus:
+        try:
+            record = _codec().encode_message(msg)
+        except (ValueError, OverflowError, struct.error) as exc:
+            log.debug("cannot encode message for %s: %s", msg.topic, exc)
+            return self._properties_or_illegal(msg)
+        if _properties_length(record) > MAX_PROPERTIES_SIZE:
+            return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
+        if len(record) > self.config.max_message_size + 65536:
+            return PutMessageStatus.MESSAGE_ILLEGAL
+        return EncodedMessage(record, msg.topic, msg.queue_id)
+
+    def _properties_or_illegal(self, msg: Any) -> PutMessageStatus:
+        props = importlib.import_module("rocketq.common.properties")
+        if len(props.encode_properties(msg.properties)) > MAX_PROPERTIES_SIZE:
+            return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
+        return PutMessageStatus.MESSAGE_ILLEGAL
+
+    def async_put_message(self, msg: Any) -> Future[PutMessageResult]:
+        status = self._check(msg)
+        if status is not None:
+            return _future(status)
+        encoded = self._encode(msg)
+        if isinstance(encoded, PutMessageStatus):
+            return _future(encoded)
+        try:
+            result = self.commit_log.append(encoded)
+        except MappedFileCreateError as exc:
+            log.error("create mapped file failed: %s", exc)
+            return _future(PutMessageStatus.CREATE_MAPPED_FILE_FAILED)
+        return self._handle_disk_flush(result)
+
+    def async_put_messages(self, msgs: Sequence[Any]) -> Future[PutMessageResult]:
+        if not msgs:
+            return _future(PutMessageStatus.MESSAGE_ILLEGAL)
+        batch: list[EncodedMessage] = []
+        for msg in msgs:
+            status = self._check(msg)
+            encoded = self._encode(msg) if status is None else status
+            if isinstance(encoded, PutMessageStatus):
+                return _future(encoded)
+            batch.append(encoded)
+        try:
+            result = self.commit_log.append_batch(batch)
+        except MappedFileCreateError as exc:
+            log.error("create mapped file failed: %s", exc)
+            return _future(PutMessageStatus.CREATE_MAPPED_FILE_FAILED)
+        return self._handle_disk_flush(result)
+
+    def _handle_disk_flush(self, result: AppendMessageResult) -> Future[PutMessageResult]:
+        self.reput_service.wakeup()
+        service = self.flush_service
+        if not isinstance(service, GroupCommitService):
+            return _future(PutMessageStatus.PUT_OK, result)
+        out: Future[PutMessageResult] = Future()
+        flushed = service.put_request(result.wrote_offset + result.wrote_bytes)
+        flushed.add_done_callback(lambda f: out.set_result(PutMessageResult(f.result(), result)))
+        return out
+
+    def put_message(self, msg: Any) -> PutMessageResult:
+        return self._wait(self.async_put_message(msg))
+
+    def put_messages(self, msgs: Sequence[Any]) -> PutMessageResult:
+        return self._wait(self.async_put_messages(msgs))
+
+    def _wait(self, future: Future[PutMessageResult]) -> PutMessageResult:
+        return future.result(timeout=self.config.sync_flush_timeout_ms / 1000 + LOCK_WAIT_S)
+
+    # ------------------------------------------------------------------ consume queues
+
+    def find_consume_queue(self, topic: str, queue_id: int, create: bool = True) -> Any:
+        queues = self.consume_queue_table.get(topic)
+        cq = queues.get(queue_id) if queues is not None else None
+        if cq is not None or not create:
+            return cq
+        with self._cq_lock:
+            queues = self.consume_queue_table.setdefault(topic, {})
+            cq = queues.get(queue_id)
+            if cq is None:
+                cq = self.new_consume_queue(topic, queue_id)
+                queues[queue_id] = cq
+        return cq
+
+    def new_consume_queue(self, topic: str, queue_id: int) -> Any:
+        module = importlib.import_module("rocketq.store.consume_queue")
+        return module.ConsumeQueue(
+            topic,
+            queue_id,
+            paths.consume_queue_dir(self.root),
+            self.config.mapped_file_size_consume_queue,
+        )
+
+    def _all_consume_queues(self) -> list[Any]:
+        return [cq for queues in list(self.consume_queue_table.values()) for cq in queues.values()]
+
+    def flush_consume_queues(self, least_pages: int = 0) -> None:
+        for cq in self._all_consume_queues():
+            cq.flush(least_pages)
+        if self.checkpoint is not None:
+            self.checkpoint.logics_msg_timestamp = self._last_dispatched_ts
+
+    _last_dispatched_ts = 0
+
+    def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
+        """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
+        index = self.index_service if self.config.message_index_enable else None
+        for req in requests:
+            tran = req.sys_flag & 0x0C
+            if tran != 0x04 and tran != 0x0C:
+                cq = self.find_consume_queue(req.topic, req.queue_id)
+                cq.put_message_position_info_wrapper(req)
+            if index is not None:
+                index.build_index(req)
+        if requests:
+            self._last_dispatched_ts = requests[-1].store_timestamp
+
+    def dispatch_behind_bytes(self) -> int:
+        return self.reput_service.dispatch_behind_bytes()
+
+    # ------------------------------------------------------------------ reads
+
+    def get_message(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_count: int,
+        message_filter: Any = None,
+    ) -> GetMessageResult:
+        """Pull up to ``max_count`` records from ``offset`` (DefaultMessageStore.getMessage)."""
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        if cq is None:
+            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE)
+        min_offset = cq.get_min_offset_in_queue()
+        max_offset = cq.get_max_offset_in_queue()
+        if max_offset == 0:
+            return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, min_offset, 0)
+        if offset < min_offset:
+            return GetMessageResult(
+                GetMessageStatus.OFFSET_TOO_SMALL, min_offset, min_offset, max_offset
+            )
+        if offset == max_offset:
+            return GetMessageResult(
+                GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_offset, max_offset
+            )
+        if offset > max_offset:
+            nxt = min_offset if min_offset == 0 else max_offset
+            return GetMessageResult(
+                GetMessageStatus.OFFSET_OVERFLOW_BADLY, nxt, min_offset, max_offset
+            )
+        result = GetMessageResult(
+            GetMessageStatus.NO_MATCHED_MESSAGE, offset, min_offset, max_offset
+        )
+        self._collect(cq, offset, max_offset, max_count, message_filter, result)
+        return result
+
+    def _collect(
+        self,
+        cq: Any,
+        offset: int,
+        max_offset: int,
+        max_count: int,
+        message_filter: Any,
+        result: GetMessageResult,
+    ) -> None:
+        cfg = self.config
+        max_bytes = cfg.max_transfer_bytes_on_message_in_memory
+        max_msgs = min(max_count, cfg.max_transfer_count_on_message_in_memory)
+        scan_limit = max(16000, max_count * 20)
+        min_phy = self.commit_log.get_min_offset()
+        total = 0
+        i = offset
+        while i < max_offset and i - offset < scan_limit:
+            unit = cq.get_unit(i)
+            if unit is None:
+                if not result.message_buffers:
+                    result.status = GetMessageStatus.OFFSET_FOUND_NULL
+                break
+            phy, size, tags_code = unit
+            if result.message_buffers and (
+                len(result.message_buffers) >= max_msgs or total + size > max_bytes
+            ):
+                break
+            i += 1
+            if phy < min_phy:
+                if not result.message_buffers:
+                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                continue
+            if message_filter is not None and not message_filter.is_matched_by_consume_queue(
+                tags_code
+            ):
+                continue
+            data = self.commit_log.get_message(phy, size)
+            if data is None:
+                if not result.message_buffers:
+                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                continue
+            if message_filter is not None and not message_filter.is_matched_by_commit_log(
+                data, _record_properties(data)
+            ):
+                continue
+            result.message_buffers.append(data)
+            result.message_queue_offsets.append(i - 1)
+            total += size
+            result.status = GetMessageStatus.FOUND
+        result.next_begin_offset = i
+
+    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        return int(cq.get_max_offset_in_queue()) if cq is not None else 0
+
+    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        return int(cq.get_min_offset_in_queue()) if cq is not None else -1
+
+    def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, offset: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        unit = cq.get_unit(offset) if cq is not None else None
+        return int(unit[0]) if unit is not None else 0
+
+    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
+        """The first queue offset whose store time is >= ``timestamp`` (binary search)."""
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        if cq is None:
+            return 0
+        lo, hi = cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()
+        while lo < hi:
+            mid = (lo + hi) // 2
+            unit = cq.get_unit(mid)
+            ts = self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
+            if ts < timestamp:
+                lo = mid + 1
+            else:
+                hi = mid
+        return int(lo)
+
+    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        if cq is None:
+            return -1
+        unit = cq.get_unit(cq.get_min_offset_in_queue())
+        return self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
+
+    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        unit = cq.get_unit(offset) if cq is not None else None
+        return self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
+
+    def check_in_disk_by_consume_offset(self, topic: str, queue_id: int, offset: int) -> bool:
+        return False  # everything is memory-mapped; RocketMQ's "in memory" is the page cache
+
+    def select_one_message_by_offset(self, commitlog_offset: int, size: int = 0) -> bytes | None:
+        if size <= 0:
+            head = self.commit_log.get_message(commitlog_offset, 4)
+            if head is None:
+                return None
+            size = int.from_bytes(head, "big", signed=True)
+            if size <= 0:
+                return None
+        return self.commit_log.get_message(commitlog_offset, size)
+
+    def look_message_by_offset(self, commitlog_offset: int) -> Any:
+        data = self.select_one_message_by_offset(commitlog_offset)
+        if data is None:
+            return None
+        return _codec().decode_message(data, check_crc=False)
+
+    def query_message(
+        self, topic: str, key: str, max_count: int, begin_ms: int, end_ms: int
+    ) -> QueryMessageResult:
+        result = QueryMessageResult()
+        if self.index_service is None:
+            return result
+        found = self.index_service.query_offset(topic, key, max_count, begin_ms, end_ms)
+        offsets, result.index_last_update_timestamp, result.index_last_update_phyoffset = found
+        for phy in offsets:
+            data = self.select_one_message_by_offset(phy)
+            if data is not None:
+                result.message_buffer_list.append(data)
+        return result
+
+    def query_messages(
+        self, topic: str, key: str, max_count: int, begin_ms: int, end_ms: int
+    ) -> list[Any]:
+        """``query_message`` decoded to MessageExt objects."""
+        codec = _codec()
+        result = self.query_message(topic, key, max_count, begin_ms, end_ms)
+        return [codec.decode_message(b, check_crc=False) for b in result.message_buffer_list]
+
+    def get_max_phy_offset(self) -> int:
+        return self.commit_log.get_max_offset()
+
+    def get_min_phy_offset(self) -> int:
+        return self.commit_log.get_min_offset()
+
+    def now_ms(self) -> int:
+        return self.config.clock_ms()
+
+    def get_runtime_info(self) -> dict[str, str]:
+        return {
+            "commitLogMaxOffset": str(self.get_max_phy_offset()),
+            "commitLogMinOffset": str(self.get_min_phy_offset()),
+            "dispatchBehindBytes": str(self.dispatch_behind_bytes()),
+            "putMessageDistributeTime": "",
+        }
+
+    def wait_for_dispatch(self, timeout_s: float = 10.0) -> bool:
+        """Test and shutdown helper: wait until every committed byte is dispatched."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while self.dispatch_behind_bytes() > 0:
+            if time.monotonic() > deadline:
+                return False
+            self.reput_service.wakeup()
+            time.sleep(0.001)
+        return True
+
+
+def _properties_length(record: bytes | bytearray) -> int:
+    sys_flag = int.from_bytes(record[36:40], "big")
+    p = 48 + (20 if sys_flag & 0x10 else 8) + 8 + (20 if sys_flag & 0x20 else 8) + 12
+    body_len = int.from_bytes(record[p : p + 4], "big", signed=True)
+    p += 4 + body_len
+    v2 = record[4:8] == b"\xda\xa3\x20\xab"
+    topic_len = int.from_bytes(record[p : p + (2 if v2 else 1)], "big")
+    p += (2 if v2 else 1) + topic_len
+    return int.from_bytes(record[p : p + 2], "big", signed=True)
+
+
+def _record_properties(record: bytes) -> dict[str, str]:
+    n = _properties_length(record)
+    return parse_properties(record[len(record) - n :]) if n > 0 else {}
