@@ -105,3 +105,16 @@ def test_java_string_hash_matches_java() -> None:
     assert java_string_hash("TopicTest#k1") == 2746024
     assert java_string_hash("") == 0
     assert java_string_hash("\U0001f600") == 1772899  # surrogate pair, as Java
+
+
+def test_short_blank_record_at_file_end_is_skipped_by_the_reader(tmp_path: Path) -> None:
+    cl = CommitLog(make_config(tmp_path))
+    body = b"s" * 21750  # three records leave 10 bytes: a blank shorter than a header
+    for _ in range(4):
+        cl.append(EncodedMessage(build_record("T", 0, body), "T", 0))
+    reqs, nxt, bad = cl.read_dispatch_requests(0, check_crc=True)
+    assert len(reqs) == 4
+    assert not bad
+    assert nxt == cl.get_max_offset()
+    assert reqs[3].commit_log_offset == SEG
+    cl.shutdown()

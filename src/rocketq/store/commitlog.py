@@ -115,18 +115,18 @@ def check_message_and_return_size(
     """Validate the record at ``pos`` (store.md §2.6); None if bad, msg_size 0 for a blank."""
     if limit - pos <= 4:
         return None
-    try:
-        total, magic, body_crc, queue_id, _flag, queue_offset, phy, sys_flag, _born = (
-            HEAD_STRUCT.unpack_from(view, pos)
-        )
-    except struct.error:
+    if limit - pos < 8:
         return None
+    total, magic = BLANK_STRUCT.unpack_from(view, pos)
     if magic == BLANK_MAGIC_CODE:
         return _BLANK if 8 <= total <= limit - pos else None
     if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
         return None
     if total < 91 or total > limit - pos:
         return None
+    _t, _m, body_crc, queue_id, _flag, queue_offset, phy, sys_flag, _born = HEAD_STRUCT.unpack_from(
+        view, pos
+    )
     p = pos + 48 + (20 if sys_flag & 0x10 else 8)
     (store_ts,) = MIDDLE_STRUCT.unpack_from(view, p)
     p += 8 + (20 if sys_flag & 0x20 else 8)
