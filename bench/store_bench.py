@@ -116,7 +116,7 @@ def bench_sync_put(root: str, writers: int, seconds: float) -> float:
         while time.perf_counter() < stop:
             t = time.perf_counter()
             r = cl.append(EncodedMessage(bytearray(template), "BenchTopic", i))
-            svc.put_request(r.wrote_offset + r.wrote_bytes).result(10)
+            svc.flush_and_wait(r.wrote_offset + r.wrote_bytes)
             local.append((time.perf_counter() - t) * 1e6)
         counts[i] = len(local)
         rts.extend(local)

@@ -67,3 +67,25 @@ def test_flush_real_time_service_flushes_at_shutdown(tmp_path: Path) -> None:
     assert cl.mapped_file_queue.flushed_where == r.wrote_bytes
     assert seen[-1] == 1700000000123
     cl.shutdown()
+
+
+def test_flush_and_wait_leader_flushes_for_concurrent_writers(tmp_path: Path) -> None:
+    config = make_config(tmp_path)
+    cl = CommitLog(config)
+    svc = GroupCommitService(config, cl.mapped_file_queue, lambda: cl.store_timestamp)
+    statuses: list[PutMessageStatus] = []
+
+    def writer() -> None:
+        for _ in range(25):
+            r = cl.append(EncodedMessage(build_record("T", 0, b"x" * 200), "T", 0))
+            statuses.append(svc.flush_and_wait(r.wrote_offset + r.wrote_bytes))
+            assert cl.mapped_file_queue.flushed_where >= r.wrote_offset + r.wrote_bytes
+
+    threads = [threading.Thread(target=writer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert statuses == [PutMessageStatus.PUT_OK] * 200
+    assert svc.flush_count <= 200
+    cl.shutdown()

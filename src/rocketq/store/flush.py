@@ -105,6 +105,49 @@ class GroupCommitService(ServiceThread):
         self._requests_write: list[GroupCommitRequest] = []
         self._requests_read: list[GroupCommitRequest] = []
         self.flush_count = 0
+        self._flush_lock = threading.Lock()  # one msync at a time, thread or leader
+        self._cond = threading.Condition()
+        self._leader_active = False
+
+    def _flush(self) -> None:
+        with self._flush_lock:
+            self.queue.flush(0)
+            self.flush_count += 1
+            if self.queue.flushed_where < self.queue.get_max_offset():
+                self.queue.flush(0)  # the data may have rolled into a new file
+
+    def flush_and_wait(self, next_offset: int) -> PutMessageStatus:
+        """Blocking group commit for writer threads (leader/follower, no thread hand-off).
+
+        The first waiter whose bytes are not yet flushed becomes the leader and msyncs
+        everything written so far; the others wait for it. One msync serves every writer
+        whose record ended before the leader read the write position.
+        """
+        deadline = time.monotonic() + self.config.sync_flush_timeout_ms / 1000.0
+        with self._cond:
+            while self.queue.flushed_where < next_offset:
+                if not self._leader_active:
+                    self._leader_active = True
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._cond.wait(left):
+                    if self.queue.flushed_where >= next_offset:
+                        break
+                    return PutMessageStatus.FLUSH_DISK_TIMEOUT
+            else:
+                return PutMessageStatus.PUT_OK
+        try:
+            ts = self._store_timestamp()
+            self._flush()
+            if ts > 0 and self._on_flushed is not None:
+                self._on_flushed(ts)
+        finally:
+            with self._cond:
+                self._leader_active = False
+                self._cond.notify_all()
+        if self.queue.flushed_where >= next_offset:
+            return PutMessageStatus.PUT_OK
+        return self.flush_and_wait(next_offset)
 
     def put_request(self, next_offset: int) -> Future[PutMessageStatus]:
         request = GroupCommitRequest(next_offset, self.config.sync_flush_timeout_ms)
@@ -125,10 +168,9 @@ class GroupCommitService(ServiceThread):
             return
         ts = self._store_timestamp()
         if self.queue.flushed_where < max(r.next_offset for r in pending):
-            self.queue.flush(0)
-            self.flush_count += 1
-            if self.queue.flushed_where < max(r.next_offset for r in pending):
-                self.queue.flush(0)  # the last request may have rolled to a new file
+            self._flush()
+            with self._cond:
+                self._cond.notify_all()
         flushed = self.queue.flushed_where
         if ts > 0 and self._on_flushed is not None:
             self._on_flushed(ts)

@@ -20,7 +20,7 @@ import re
 import shutil
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -242,35 +242,46 @@ class MessageStore:
             return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
         return PutMessageStatus.MESSAGE_ILLEGAL
 
-    def async_put_message(self, msg: Any) -> Future[PutMessageResult]:
+    def _append_one(self, msg: Any) -> AppendMessageResult | PutMessageStatus:
         status = self._check(msg)
         if status is not None:
-            return _future(status)
+            return status
         encoded = self._encode(msg)
         if isinstance(encoded, PutMessageStatus):
-            return _future(encoded)
+            return encoded
         try:
-            result = self.commit_log.append(encoded)
+            return self.commit_log.append(encoded)
         except MappedFileCreateError as exc:
             log.error("create mapped file failed: %s", exc)
-            return _future(PutMessageStatus.CREATE_MAPPED_FILE_FAILED)
-        return self._handle_disk_flush(result)
+            return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
 
-    def async_put_messages(self, msgs: Sequence[Any]) -> Future[PutMessageResult]:
+    def _append_batch(self, msgs: Sequence[Any]) -> AppendMessageResult | PutMessageStatus:
         if not msgs:
-            return _future(PutMessageStatus.MESSAGE_ILLEGAL)
+            return PutMessageStatus.MESSAGE_ILLEGAL
         batch: list[EncodedMessage] = []
         for msg in msgs:
             status = self._check(msg)
             encoded = self._encode(msg) if status is None else status
             if isinstance(encoded, PutMessageStatus):
-                return _future(encoded)
+                return encoded
             batch.append(encoded)
         try:
-            result = self.commit_log.append_batch(batch)
+            return self.commit_log.append_batch(batch)
         except MappedFileCreateError as exc:
             log.error("create mapped file failed: %s", exc)
-            return _future(PutMessageStatus.CREATE_MAPPED_FILE_FAILED)
+            return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+
+    def async_put_message(self, msg: Any) -> Future[PutMessageResult]:
+        """Non-blocking put; the future completes after the flush in SYNC_FLUSH mode."""
+        result = self._append_one(msg)
+        if isinstance(result, PutMessageStatus):
+            return _future(result)
+        return self._handle_disk_flush(result)
+
+    def async_put_messages(self, msgs: Sequence[Any]) -> Future[PutMessageResult]:
+        result = self._append_batch(msgs)
+        if isinstance(result, PutMessageStatus):
+            return _future(result)
         return self._handle_disk_flush(result)
 
     def _handle_disk_flush(self, result: AppendMessageResult) -> Future[PutMessageResult]:
@@ -284,13 +295,24 @@ class MessageStore:
         return out
 
     def put_message(self, msg: Any) -> PutMessageResult:
-        return self._wait(self.async_put_message(msg))
+        """Blocking put: in SYNC_FLUSH mode returns once the record is msynced."""
+        return self._put_blocking(lambda: self._append_one(msg))
 
     def put_messages(self, msgs: Sequence[Any]) -> PutMessageResult:
-        return self._wait(self.async_put_messages(msgs))
+        return self._put_blocking(lambda: self._append_batch(msgs))
 
-    def _wait(self, future: Future[PutMessageResult]) -> PutMessageResult:
-        return future.result(timeout=self.config.sync_flush_timeout_ms / 1000 + LOCK_WAIT_S)
+    def _put_blocking(
+        self, append: Callable[[], AppendMessageResult | PutMessageStatus]
+    ) -> PutMessageResult:
+        result = append()
+        if isinstance(result, PutMessageStatus):
+            return PutMessageResult(result)
+        self.reput_service.wakeup()
+        service = self.flush_service
+        if not isinstance(service, GroupCommitService):
+            return PutMessageResult(PutMessageStatus.PUT_OK, result)
+        status = service.flush_and_wait(result.wrote_offset + result.wrote_bytes)
+        return PutMessageResult(status, result)
 
     # ------------------------------------------------------------------ consume queues
 
