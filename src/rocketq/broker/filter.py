@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocketq.common.hashing import java_string_hash
 from rocketq.remoting.bodies import EXPRESSION_TYPE_TAG, SUB_ALL, SubscriptionData
 
 TAG_SEPARATOR = "||"
@@ -23,6 +22,8 @@ def build_subscription_data(
     text = (expression or "").strip()
     if not text or text == SUB_ALL:
         return SubscriptionData(topic=topic, sub_string=SUB_ALL, sub_version=sub_version)
+    from rocketq.common.hashing import java_string_hash
+
     tags = [t.strip() for t in text.split(TAG_SEPARATOR) if t.strip()]
     return SubscriptionData(
         topic=topic,

@@ -64,6 +64,9 @@ class ScheduleMessageService(ConfigManager):
         self.offset_table = {k: int(v) for k, v in int_keys(obj.get("offsetTable") or {}).items()}
 
     def start(self) -> None:
+        store_config = getattr(self.c.message_store, "config", None)
+        if store_config is not None:  # messageDelayLevel from broker.conf lives in the store
+            self.delay_level_table = store_config.delay_level_table_ms()
         self.load()
         self._task = asyncio.get_running_loop().create_task(self._run())
 

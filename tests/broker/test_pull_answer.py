@@ -1,0 +1,79 @@
+"""The store status -> PULL_MESSAGE reply code table (remoting.md §3.2.2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.config import BrokerConfig
+from rocketq.broker.controller import BrokerController
+from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.processors.pull import PullMessageProcessor
+from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.headers import PullMessageRequestHeader
+from rocketq.store.results import GetMessageResult, GetMessageStatus
+
+
+def header(offset: int) -> PullMessageRequestHeader:
+    return PullMessageRequestHeader(
+        consumer_group="g",
+        topic="T",
+        queue_id=0,
+        queue_offset=offset,
+        max_msg_nums=32,
+        sys_flag=6,
+        commit_offset=-1,
+        suspend_timeout_millis=15000,
+        sub_version=0,
+        subscription="*",
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "offset", "code"),
+    [
+        (GetMessageStatus.NO_MATCHED_MESSAGE, 3, ResponseCode.PULL_RETRY_IMMEDIATELY),
+        (GetMessageStatus.MESSAGE_WAS_REMOVING, 3, ResponseCode.PULL_RETRY_IMMEDIATELY),
+        (GetMessageStatus.OFFSET_FOUND_NULL, 3, ResponseCode.PULL_NOT_FOUND),
+        (GetMessageStatus.OFFSET_OVERFLOW_ONE, 3, ResponseCode.PULL_NOT_FOUND),
+        (GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, ResponseCode.PULL_NOT_FOUND),
+        (GetMessageStatus.NO_MESSAGE_IN_QUEUE, 3, ResponseCode.PULL_OFFSET_MOVED),
+        (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 0, ResponseCode.PULL_NOT_FOUND),
+        (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, 3, ResponseCode.PULL_OFFSET_MOVED),
+        (GetMessageStatus.OFFSET_TOO_SMALL, 3, ResponseCode.PULL_OFFSET_MOVED),
+        (GetMessageStatus.OFFSET_OVERFLOW_BADLY, 3, ResponseCode.PULL_OFFSET_MOVED),
+    ],
+)
+def test_store_status_maps_to_rocketmq_reply_code_with_all_four_header_fields(
+    tmp_path: Path, status: GetMessageStatus, offset: int, code: int
+) -> None:
+    processor = PullMessageProcessor(
+        BrokerController(BrokerConfig(store_path_root_dir=str(tmp_path)))
+    )
+    result = GetMessageResult(status, next_begin_offset=7, min_offset=1, max_offset=9)
+    response = processor._answer(header(offset), result, ExpressionMessageFilter(None))
+    assert response.code == code
+    assert response.remark == status.name
+    assert response.ext_fields == {
+        "suggestWhichBrokerId": "0",
+        "nextBeginOffset": "7",
+        "minOffset": "1",
+        "maxOffset": "9",
+    }
+    assert response.body == b""
+
+
+def test_found_records_are_concatenated_into_the_body(tmp_path: Path) -> None:
+    processor = PullMessageProcessor(
+        BrokerController(BrokerConfig(store_path_root_dir=str(tmp_path)))
+    )
+    result = GetMessageResult(
+        GetMessageStatus.FOUND,
+        next_begin_offset=2,
+        max_offset=2,
+        message_buffers=[b"rec1", b"rec2"],
+    )
+    response = processor._answer(header(0), result, ExpressionMessageFilter(None))
+    assert response.code == ResponseCode.SUCCESS
+    assert response.body == b"rec1rec2"
