@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from rocketq.store.clean import CleanCommitLogService
+from rocketq.store.commitlog import CommitLog, EncodedMessage
+from tests.store.records import build_record
+from tests.store.test_commitlog import SEG, make_config
+
+HOUR_MS = 3_600_000
+
+
+def _store(tmp_path: Path, now_ms: int, files: int) -> SimpleNamespace:
+    config = make_config(tmp_path, file_reserved_time_h=1, delete_when="04", ts=now_ms)
+    config = config.replace(clock_ms=lambda: now_ms, delete_files_batch_max=2)
+    cl = CommitLog(config)
+    while len(cl.mapped_file_queue.mapped_files) < files:
+        cl.append(EncodedMessage(build_record("T", 0, b"q" * 20000), "T", 0))
+    return SimpleNamespace(config=config, commit_log=cl, disk_full=False)
+
+
+def _age_files(store: SimpleNamespace, hours: float) -> None:
+    old = time.time() - hours * 3600
+    for mf in store.commit_log.mapped_file_queue.mapped_files:
+        os.utime(mf.file_name, (old, old))
+
+
+def _at_hour(hour: int) -> int:
+    t = time.localtime()
+    return int(time.mktime((t.tm_year, t.tm_mon, t.tm_mday, hour, 30, 0, 0, 0, -1)) * 1000)
+
+
+def test_expired_files_are_deleted_only_at_delete_when_hour(tmp_path: Path) -> None:
+    store = _store(tmp_path, _at_hour(10), 4)
+    _age_files(store, 30)
+    svc = CleanCommitLogService(store)  # type: ignore[arg-type]
+    svc.used_ratio = lambda _path: 0.10
+    assert svc.run_once() == 0
+    store.config = store.config.replace(clock_ms=lambda: _at_hour(4))
+    assert svc.run_once() == 2  # batch max 2
+    assert svc.run_once() == 1  # never the last file
+    assert store.commit_log.get_min_offset() == 3 * SEG
+    store.commit_log.shutdown()
+
+
+def test_disk_pressure_deletes_at_any_hour_and_forcibly_above_85_percent(tmp_path: Path) -> None:
+    store = _store(tmp_path, _at_hour(10), 3)
+    svc = CleanCommitLogService(store)  # type: ignore[arg-type]
+    svc.used_ratio = lambda _path: 0.80  # above 75 %, files are young: nothing goes
+    assert svc.run_once() == 0
+    svc.used_ratio = lambda _path: 0.87  # clean immediately, regardless of age
+    assert svc.run_once() == 2
+    assert not store.disk_full
+    svc.used_ratio = lambda _path: 0.95
+    svc.run_once()
+    assert store.disk_full
+    store.commit_log.shutdown()
