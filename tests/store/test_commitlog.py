@@ -118,3 +118,22 @@ def test_short_blank_record_at_file_end_is_skipped_by_the_reader(tmp_path: Path)
     assert nxt == cl.get_max_offset()
     assert reqs[3].commit_log_offset == SEG
     cl.shutdown()
+
+
+def test_no_space_for_a_new_file_raises_create_error_and_writes_nothing(tmp_path: Path) -> None:
+    import errno
+
+    import pytest
+
+    from rocketq.store.mapped_file import MappedFileCreateError
+
+    def no_space(directory: str, size: int) -> None:
+        raise MappedFileCreateError(errno.ENOSPC, f"no space for {size} bytes in {directory}")
+
+    cl = CommitLog(make_config(tmp_path), free_space_check=no_space)
+    with pytest.raises(MappedFileCreateError):
+        cl.append(EncodedMessage(build_record("T", 0, b"x"), "T", 0))
+    assert cl.get_max_offset() == 0
+    assert cl.topic_queue_table == {}
+    assert not list((tmp_path / "commitlog").iterdir())
+    cl.shutdown()

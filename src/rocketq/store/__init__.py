@@ -1,1 +1,17 @@
-"""rocketq.store."""
+"""rocketq.store: RocketMQ's local message store, byte-compatible on disk (spec/store.md).
+
+Synchronous and thread-safe; never imports asyncio. Module map:
+
+- ``config``: StoreConfig (MessageStoreConfig defaults), ``parse_properties`` for broker.conf
+- ``paths``: file locations under the store root
+- ``results``: PutMessageStatus/Result, GetMessageStatus/Result, QueryMessageResult
+- ``mapped_file`` / ``mapped_file_queue``: preallocated mmap'd files and their queues
+- ``commitlog``: CommitLog append/read, record checks, DispatchRequest
+- ``flush``: FlushRealTimeService (ASYNC_FLUSH), GroupCommitService (SYNC_FLUSH)
+- ``reput``: ReputMessageService (commitlog -> consume queues and index)
+- ``recovery``: load, normal/abnormal recovery, cut tails kept in ``truncated/``
+- ``clean``: expired-file deletion and disk-pressure handling
+- ``message_store``: MessageStore, the public face
+- ``format``, ``checkpoint``, ``consume_queue``, ``index_file``, ``index_service``, ``check``:
+  the consume queue, index and checkpoint files and the offline checker
+"""
