@@ -113,3 +113,17 @@ def test_clean_store_recovers_without_cutting(tmp_path: Path) -> None:
     assert end > offsets[-1]
     assert not (tmp_path / "truncated").exists()
     store.commit_log.shutdown()
+
+
+def test_corrupt_first_record_keeps_every_later_file_in_truncated(tmp_path: Path) -> None:
+    _write(tmp_path, 120)  # two files
+    path0 = tmp_path / "commitlog" / f"{0:020d}"
+    with open(path0, "r+b") as f:
+        f.seek(4)
+        f.write(b"\x00\x00\x00\x01")  # bad magic at offset 0
+    store = _reopen(tmp_path)
+    assert _recover(store) == 0
+    kept = sorted(os.listdir(tmp_path / "truncated"))
+    assert kept == [f"{0:020d}.0.cut", f"{SEG:020d}.{SEG}.cut"]
+    assert store.commit_log.get_max_offset() == 0
+    store.commit_log.shutdown()

@@ -209,12 +209,9 @@ def cut_tail(store: MessageStore, process_offset: int) -> None:
         end = mf.file_from_offset + mf.file_size
         if end <= process_offset:
             continue
-        if (
-            mf.file_from_offset >= process_offset
-            and process_offset > 0
-            and (mf.file_from_offset > process_offset or _last_nonzero(mf, 0) > 0)
-        ):
-            _keep_whole_file(mf, cut_dir, reason, process_offset)
+        if mf.file_from_offset > process_offset:
+            if _last_nonzero(mf, 0) > 0:
+                _keep_whole_file(mf, cut_dir, reason, process_offset)
             continue
         pos = max(0, process_offset - mf.file_from_offset)
         tail = _last_nonzero(mf, pos)
