@@ -204,3 +204,28 @@ class GroupCommitService(ServiceThread):
             super().wait_for_running(interval_ms)
         else:
             self._wakeup.clear()
+
+
+class FlushConsumeQueueService(ServiceThread):
+    """Flush consume queues every ``flush_interval_consume_queue_ms`` (at least N pages), all
+    of them plus the checkpoint every ``flush_consume_queue_thorough_interval_ms``."""
+
+    def __init__(self, config: StoreConfig, flush: Callable[[int], None]) -> None:
+        super().__init__("FlushConsumeQueueService")
+        self.config = config
+        self._flush = flush
+        self._last_thorough_s = time.monotonic()
+
+    def run(self) -> None:
+        cfg = self.config
+        while not self.is_stopped():
+            self.wait_for_running(cfg.flush_interval_consume_queue_ms)
+            least = cfg.flush_consume_queue_least_pages
+            now = time.monotonic()
+            if (now - self._last_thorough_s) * 1000 >= cfg.flush_consume_queue_thorough_interval_ms:
+                self._last_thorough_s = now
+                least = 0
+            try:
+                self._flush(least)
+            except OSError:
+                log.exception("consume queue flush failed")

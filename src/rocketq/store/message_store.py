@@ -28,7 +28,11 @@ from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage, parse_properties
 from rocketq.store.config import FlushDiskType, StoreConfig
-from rocketq.store.flush import FlushRealTimeService, GroupCommitService
+from rocketq.store.flush import (
+    FlushConsumeQueueService,
+    FlushRealTimeService,
+    GroupCommitService,
+)
 from rocketq.store.mapped_file import MappedFileCreateError
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
 from rocketq.store.results import (
@@ -87,6 +91,9 @@ class MessageStore:
             self.flush_service = GroupCommitService(config, mfq, ts, self._on_commit_log_flushed)
         else:
             self.flush_service = FlushRealTimeService(config, mfq, ts, self._on_commit_log_flushed)
+        self.flush_consume_queue_service = FlushConsumeQueueService(
+            config, self.flush_consume_queues
+        )
         self.reput_service = ReputMessageService(
             self.commit_log, self, config.reput_fallback_wait_ms
         )
@@ -139,6 +146,7 @@ class MessageStore:
         self.reput_service.reput_from_offset = self.reput_start_offset()
         self.reput_service.start()
         self.flush_service.start()
+        self.flush_consume_queue_service.start()
         self.clean_commit_log_service.start()
         self.clean_consume_queue_service.start()
         with open(paths.abort_path(self.root), "w", encoding="ascii") as f:
@@ -164,10 +172,10 @@ class MessageStore:
             self.clean_consume_queue_service.shutdown()
             self.reput_service.shutdown()  # runs a final do_reput
             self.flush_service.shutdown()
-        self.flush_consume_queues()
+            self.flush_consume_queue_service.shutdown()
+        self.flush_consume_queues(0)
         caught_up = self.reput_service.dispatch_behind_bytes() == 0
         if self.checkpoint is not None:
-            self.checkpoint.flush()
             self.checkpoint.shutdown()
         if self.index_service is not None:
             self.index_service.shutdown()
@@ -342,10 +350,14 @@ class MessageStore:
         return [cq for queues in list(self.consume_queue_table.values()) for cq in queues.values()]
 
     def flush_consume_queues(self, least_pages: int = 0) -> None:
+        """Flush CQs (and on a full flush the index and the checkpoint, store.md §6)."""
+        logics_ts = self._last_dispatched_ts
         for cq in self._all_consume_queues():
             cq.flush(least_pages)
-        if self.checkpoint is not None:
-            self.checkpoint.logics_msg_timestamp = self._last_dispatched_ts
+        if least_pages == 0 and self.checkpoint is not None:
+            if logics_ts > 0:
+                self.checkpoint.logics_msg_timestamp = logics_ts
+            self.checkpoint.flush()
 
     _last_dispatched_ts = 0
 
