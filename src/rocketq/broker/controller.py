@@ -115,7 +115,11 @@ class BrokerController:
             self.config.listen_host, self.config.listen_port
         )
         if self.message_store is None:
-            self.message_store = await asyncio.to_thread(self._open_store)
+            try:
+                self.message_store = await asyncio.to_thread(self._open_store)
+            except BaseException:
+                await self.remoting_server.stop()
+                raise
         from rocketq.broker.schedule import ScheduleMessageService
 
         self.schedule_message_service = ScheduleMessageService(self)
