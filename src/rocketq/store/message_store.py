@@ -533,7 +533,12 @@ class MessageStore:
         if self.index_service is None:
             return result
         found = self.index_service.query_offset(topic, key, max_count, begin_ms, end_ms)
-        offsets, result.index_last_update_timestamp, result.index_last_update_phyoffset = found
+        if isinstance(found, tuple):
+            offsets, result.index_last_update_timestamp, result.index_last_update_phyoffset = found
+        else:  # a QueryOffsetResult-like object
+            offsets = list(found.phy_offsets)
+            result.index_last_update_timestamp = int(found.index_last_update_timestamp)
+            result.index_last_update_phyoffset = int(found.index_last_update_phyoffset)
         for phy in offsets:
             data = self.select_one_message_by_offset(phy)
             if data is not None:
