@@ -143,8 +143,7 @@ class MessageStore:
     def start(self) -> None:
         if not self._loaded:
             raise IllegalStateError("MessageStore.start() before load()")
-        self.reput_service.reput_from_offset = self.reput_start_offset()
-        self.reput_service.start()
+        self.reput_service.start()  # from where recovery's dispatch stopped
         self.flush_service.start()
         self.flush_consume_queue_service.start()
         self.clean_commit_log_service.start()
