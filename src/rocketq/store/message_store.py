@@ -229,6 +229,9 @@ class MessageStore:
             return PutMessageStatus.MESSAGE_ILLEGAL
         if msg.body is not None and len(msg.body) > self.config.max_message_size:
             return PutMessageStatus.MESSAGE_ILLEGAL
+        props = msg.properties
+        if props and sum(len(k) + len(v) + 2 for k, v in props.items() if v is not None) > 8000:
+            return self._properties_or_illegal(msg, default=None)
         return None
 
     def _encode(self, msg: Any) -> EncodedMessage | PutMessageStatus:
@@ -236,18 +239,21 @@ class MessageStore:
             record = _codec().encode_message(msg)
         except (ValueError, OverflowError, struct.error) as exc:
             log.debug("cannot encode message for %s: %s", msg.topic, exc)
-            return self._properties_or_illegal(msg)
+            return self._properties_or_illegal(msg) or PutMessageStatus.MESSAGE_ILLEGAL
         if _properties_length(record) > MAX_PROPERTIES_SIZE:
             return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
         if len(record) > self.config.max_message_size + 65536:
             return PutMessageStatus.MESSAGE_ILLEGAL
         return EncodedMessage(record, msg.topic, msg.queue_id)
 
-    def _properties_or_illegal(self, msg: Any) -> PutMessageStatus:
+    def _properties_or_illegal(
+        self, msg: Any, default: PutMessageStatus | None = PutMessageStatus.MESSAGE_ILLEGAL
+    ) -> PutMessageStatus | None:
+        """PROPERTIES_SIZE_EXCEEDED when the encoded properties pass 32,767 bytes."""
         props = importlib.import_module("rocketq.common.properties")
         if len(props.encode_properties(msg.properties)) > MAX_PROPERTIES_SIZE:
             return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
-        return PutMessageStatus.MESSAGE_ILLEGAL
+        return default
 
     def _append_one(self, msg: Any) -> AppendMessageResult | PutMessageStatus:
         status = self._check(msg)
