@@ -112,3 +112,31 @@ def test_delete_expired_file_by_time_keeps_last_and_stops_at_first_young(
     assert q.delete_expired_file_by_time(0, 0, clean_immediately=True, max_count=10) == 1
     assert len(q.mapped_files) == 1
     q.shutdown()
+
+
+FILE_LIMIT_SCRIPT = """
+import resource, signal, sys, os
+from rocketq.store.mapped_file import MappedFile, MappedFileCreateError
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (32 * 1024, 32 * 1024))
+path = os.path.join(sys.argv[1], "00000000000000000000")
+try:
+    MappedFile(path, 64 * 1024)
+except MappedFileCreateError as exc:
+    print("refused", exc.errno, os.path.exists(path))
+"""
+
+
+def test_file_that_cannot_be_preallocated_is_refused_and_removed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", FILE_LIMIT_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.split()
+    assert out[0] == "refused"
+    assert out[2] == "False"
