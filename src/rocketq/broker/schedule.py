@@ -21,7 +21,6 @@ from rocketq.broker import store_bridge as sb
 from rocketq.broker.config_manager import ConfigManager, int_keys
 from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.topic_config import SCHEDULE_QUEUE_NUMS, SCHEDULE_TOPIC
-from rocketq.common import message_const as mc
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
@@ -127,6 +126,8 @@ class ScheduleMessageService(ConfigManager):
         return delivered
 
     async def _deliver(self, msg: Any) -> None:
+        from rocketq.common import message_const as mc
+
         props = dict(msg.properties)
         real_topic = props.get(mc.PROPERTY_REAL_TOPIC, "")
         real_qid = int(props.get(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.config import BrokerConfig
+from rocketq.broker.controller import BrokerController
+from rocketq.broker.filter import ExpressionMessageFilter, to_int32
+from rocketq.broker.schedule import ScheduleMessageService, parse_delay_levels
+from rocketq.remoting.bodies import SubscriptionData
+
+
+def test_delay_levels_parse_like_rocketmq() -> None:
+    table = parse_delay_levels()
+    assert len(table) == 18
+    assert (table[1], table[3], table[5], table[18]) == (1000, 10_000, 60_000, 7_200_000)
+    assert parse_delay_levels("2s 1d") == {1: 2000, 2: 86_400_000}
+    with pytest.raises(ValueError, match="3x"):
+        parse_delay_levels("1s 3x")
+
+
+def test_delay_offsets_persist_with_bare_integer_keys(tmp_path: Path) -> None:
+    controller = BrokerController(BrokerConfig(store_path_root_dir=str(tmp_path)))
+    service = ScheduleMessageService(controller)
+    service.offset_table = {3: 5, 1: 17}
+    service.persist()
+    text = (tmp_path / "config" / "delayOffset.json").read_text()
+    assert text == '{\n\t"offsetTable":{1:17,3:5\n\t}\n}'
+    again = ScheduleMessageService(controller)
+    assert again.load()
+    assert again.offset_table == {1: 17, 3: 5}
+
+
+def test_consume_queue_filter_compares_int32_tag_codes() -> None:
+    tag_a = 2598919  # "TagA".hashCode()
+    negative = -880646131  # "tag-中文".hashCode()
+    sub = SubscriptionData(
+        topic="T", sub_string="TagA || x", tags_set=["TagA", "x"], code_set=[tag_a, negative]
+    )
+    f = ExpressionMessageFilter(sub)
+    assert f.is_matched_by_consume_queue(tag_a)
+    assert f.is_matched_by_consume_queue(negative & 0xFFFFFFFFFFFFFFFF)  # read back as unsigned
+    assert not f.is_matched_by_consume_queue(0)
+    assert f.is_matched_by_tags("TagA")
+    assert not f.is_matched_by_tags("TagB")
+    assert not f.is_matched_by_tags(None)
+    assert to_int32(0xFFFFFFFF) == -1
+
+
+def test_star_and_missing_subscription_match_everything() -> None:
+    for f in (ExpressionMessageFilter(None), ExpressionMessageFilter(SubscriptionData(topic="T"))):
+        assert f.matches_all
+        assert f.is_matched_by_consume_queue(12345)
+        assert f.is_matched_by_tags(None)
