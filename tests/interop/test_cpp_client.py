@@ -1,0 +1,273 @@
+"""The official C++ client (PyPI ``rocketmq`` 0.4.4) against our name server and broker.
+
+Every scenario runs the client in a subprocess (``cpp_driver.py``) with a deadline; the name
+server and broker run in this process on 127.0.0.1 port 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocketq.broker.controller import BrokerController
+from rocketq.broker.topic_config import TopicConfig
+from rocketq.namesrv.server import NamesrvController
+from rocketq.testing.broker import run_broker, run_namesrv
+from tests.interop.cpp_runner import DriverRun, run_driver, start_driver
+
+# the broker needs rocketq.common (message codec) and the store's format modules
+pytest.importorskip("rocketq.common.message_decoder", reason="rocketq.common has not landed")
+pytest.importorskip("rocketq.store.checkpoint", reason="rocketq.store formats have not landed")
+
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.skipif(
+        importlib.util.find_spec("rocketmq") is None, reason="rocketmq wheel not installed"
+    ),
+]
+
+SMALL_STORE = {"mapedFileSizeCommitLog": str(16 * 1024 * 1024), "mapedFileSizeConsumeQueue": "6000"}
+PRODUCE_TIMEOUT_S = 60.0
+CONSUME_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Env:
+    namesrv: NamesrvController
+    broker: BrokerController
+    tmp: Path
+
+    def home(self, name: str) -> Path:
+        return self.tmp / "homes" / name
+
+    async def produce(
+        self, topic: str, count: int, *extra: str, name: str = "producer"
+    ) -> list[dict[str, Any]]:
+        args = [
+            "produce",
+            "--namesrv",
+            self.namesrv.addr,
+            "--topic",
+            topic,
+            "--count",
+            str(count),
+            *extra,
+        ]
+        return await run_driver(self.home(name), PRODUCE_TIMEOUT_S, *args)
+
+    async def consumer(
+        self, topic: str, group: str, *extra: str, name: str = "consumer"
+    ) -> DriverRun:
+        args = ["push", "--namesrv", self.namesrv.addr, "--topic", topic, "--group", group, *extra]
+        return await start_driver(self.home(name), *args)
+
+    def create_topic(self, topic: str, queues: int = 4) -> None:
+        self.broker.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name=topic, read_queue_nums=queues, write_queue_nums=queues)
+        )
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "store", namesrv_addr=ns.addr, store_properties=dict(SMALL_STORE)
+        ) as broker,
+    ):
+        yield Env(ns, broker, tmp_path)
+
+
+def sent(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "sent"]
+
+
+async def until(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.1) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(step_s)
+    return predicate()
+
+
+async def test_sync_send_then_push_consume_each_message_once_intact(env: Env) -> None:
+    events = await env.produce("TopicA", 20, "--tags", "TagA,TagB", "--color", "red")
+    ok = sent(events)
+    assert len(ok) == 20, events
+    assert all(e["status"] == 0 and len(e["msg_id"]) == 32 for e in ok)
+    run = await env.consumer(
+        "TopicA", "GroupA", "--expect", "20", "--timeout", str(CONSUME_TIMEOUT_S)
+    )
+    try:
+        await run.wait(CONSUME_TIMEOUT_S + 15)
+    finally:
+        await run.kill()
+    msgs = run.messages()
+    seqs = Counter(int(m["properties"]["seq"]) for m in msgs)
+    assert sorted(seqs) == list(range(20))
+    assert all(n == 1 for n in seqs.values()), seqs
+    for m in msgs:
+        i = int(m["properties"]["seq"])
+        assert m["body"] == f"body-{i}"
+        assert m["tags"] == ("TagA" if i % 2 == 0 else "TagB")
+        assert m["keys"] == f"key-{i}"
+        assert m["properties"]["color"] == "red"
+        assert m["properties"]["CLUSTER"] == "DefaultCluster"
+    offsets = env.broker.consumer_offset_manager
+    assert await until(lambda: sum(offsets.query_offsets("GroupA", "TopicA").values()) == 20, 10)
+
+
+async def test_tag_filter_and_oneway_send(env: Env) -> None:
+    events = await env.produce("TopicF", 12, "--tags", "TagA,TagB,TagC", "--oneway")
+    assert len(sent(events)) == 12
+    run = await env.consumer(
+        "TopicF", "GroupF", "--expr", "TagA || TagC", "--expect", "8", "--linger", "2"
+    )
+    try:
+        await run.wait(CONSUME_TIMEOUT_S)
+    finally:
+        await run.kill()
+    tags = Counter(m["tags"] for m in run.messages())
+    assert tags == Counter({"TagA": 4, "TagC": 4})
+
+
+async def test_two_consumers_in_one_group_split_the_queues(env: Env) -> None:
+    env.create_topic("TopicS", 4)
+    await env.broker.register_broker_all()
+    a = await env.consumer("TopicS", "GroupS", "--instance", "a", "--timeout", "25", name="a")
+    b = await env.consumer("TopicS", "GroupS", "--instance", "b", "--timeout", "25", name="b")
+    try:
+        joined = await until(lambda: _members(env, "GroupS") == 2, 30)
+        assert joined
+        assert await until(lambda: env.broker.pull_request_hold_service.held_count >= 4, 30)
+        await asyncio.sleep(1.0)  # let both finish the rebalance the last join triggered
+        events = await env.produce("TopicS", 40)
+        assert len(sent(events)) == 40
+        await until(lambda: len(a.messages()) + len(b.messages()) >= 40, CONSUME_TIMEOUT_S)
+    finally:
+        await a.kill()
+        await b.kill()
+    queues_a = {m["queue_id"] for m in a.messages()}
+    queues_b = {m["queue_id"] for m in b.messages()}
+    seqs = [int(m["properties"]["seq"]) for m in a.messages() + b.messages()]
+    assert sorted(seqs) == list(range(40))
+    assert queues_a
+    assert queues_b
+    assert not queues_a & queues_b
+
+
+def _members(env: Env, group: str) -> int:
+    info = env.broker.consumer_manager.get_consumer_group_info(group)
+    return 0 if info is None else len(info.all_client_ids())
+
+
+async def test_broadcasting_delivers_every_message_to_every_consumer(env: Env) -> None:
+    env.create_topic("TopicB", 2)
+    await env.broker.register_broker_all()
+    runs = [
+        await env.consumer(
+            "TopicB", "GroupB", "--broadcast", "--instance", n, "--timeout", "25", name=n
+        )
+        for n in ("x", "y")
+    ]
+    try:
+        assert await until(lambda: env.broker.pull_request_hold_service.held_count >= 4, 30)
+        assert len(sent(await env.produce("TopicB", 10))) == 10
+        await until(lambda: all(len(r.messages()) >= 10 for r in runs), CONSUME_TIMEOUT_S)
+    finally:
+        for r in runs:
+            await r.kill()
+    for r in runs:
+        assert sorted(int(m["properties"]["seq"]) for m in r.messages()) == list(range(10))
+
+
+async def test_orderly_send_and_orderly_consume_keep_queue_order(env: Env) -> None:
+    events = await env.produce("TopicO", 20, "--orderly", "--order-keys", "2")
+    ok = sent(events)
+    assert len(ok) == 20
+    run = await env.consumer("TopicO", "GroupO", "--orderly", "--expect", "20")
+    try:
+        await run.wait(CONSUME_TIMEOUT_S)
+    finally:
+        await run.kill()
+    msgs = run.messages()
+    assert sorted(int(m["properties"]["seq"]) for m in msgs) == list(range(20))
+    by_queue: dict[int, list[int]] = {}
+    for m in msgs:
+        by_queue.setdefault(m["queue_id"], []).append(int(m["properties"]["seq"]))
+    assert len(by_queue) == 2
+    for seqs in by_queue.values():
+        assert seqs == sorted(seqs)
+        assert len({s % 2 for s in seqs}) == 1
+
+
+async def test_pull_consumer_reads_from_offset_zero(env: Env) -> None:
+    assert len(sent(await env.produce("TopicP", 10))) == 10
+    args = ["pull", "--namesrv", env.namesrv.addr, "--topic", "TopicP", "--group", "GroupP"]
+    events = await run_driver(env.home("puller"), CONSUME_TIMEOUT_S, *args)
+    msgs = [e for e in events if e["event"] == "msg"]
+    assert sorted(int(m["properties"]["seq"]) for m in msgs) == list(range(10))
+
+
+async def test_large_and_compressed_bodies_round_trip(env: Env) -> None:
+    big = await env.produce(
+        "TopicL", 1, "--body-size", str(1024 * 1024), "--max-size", str(4 * 1024 * 1024), name="p1"
+    )
+    small = await env.produce("TopicL", 2, "--body-size", "20000", "--compressible", name="p2")
+    expected = {e["body_sha256"] for e in sent(big) + sent(small)}
+    assert len(expected) == 2  # the two compressible bodies are i=0,1; big is i=0 random
+    run = await env.consumer("TopicL", "GroupL", "--expect", "3")
+    try:
+        await run.wait(CONSUME_TIMEOUT_S)
+    finally:
+        await run.kill()
+    got = {(m["body_len"], m["body_sha256"]) for m in run.messages()}
+    assert (1024 * 1024, sent(big)[0]["body_sha256"]) in got
+    assert {(20000, e["body_sha256"]) for e in sent(small)} <= got
+
+
+async def test_oversized_body_is_rejected(tmp_path: Path) -> None:
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "store",
+            namesrv_addr=ns.addr,
+            store_properties=dict(SMALL_STORE),
+            max_message_size=64 * 1024,
+        ) as broker,
+    ):
+        env = Env(ns, broker, tmp_path)
+        events = await env.produce(
+            "TopicX", 1, "--body-size", str(512 * 1024), "--max-size", str(4 * 1024 * 1024)
+        )
+    assert not sent(events)
+    assert [e["event"] for e in events if e["event"] == "send_error"] == ["send_error"]
+    assert broker.message_store.get_max_offset_in_queue("TopicX", 0) == 0
+
+
+async def test_restarted_consumer_resumes_from_its_committed_offset(env: Env) -> None:
+    assert len(sent(await env.produce("TopicR", 10, name="p1"))) == 10
+    first = await env.consumer("TopicR", "GroupR", "--expect", "10", "--linger", "1", name="c1")
+    try:
+        await first.wait(CONSUME_TIMEOUT_S)
+    finally:
+        await first.kill()
+    assert len(first.messages()) == 10
+    offsets = env.broker.consumer_offset_manager
+    assert await until(lambda: sum(offsets.query_offsets("GroupR", "TopicR").values()) == 10, 10)
+    assert len(sent(await env.produce("TopicR", 5, "--key-prefix", "second-", name="p2"))) == 5
+    second = await env.consumer("TopicR", "GroupR", "--expect", "5", "--linger", "2", name="c2")
+    try:
+        await second.wait(CONSUME_TIMEOUT_S)
+    finally:
+        await second.kill()
+    assert sorted(m["keys"] for m in second.messages()) == sorted(f"second-{i}" for i in range(5))
