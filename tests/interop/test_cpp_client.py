@@ -271,3 +271,30 @@ async def test_restarted_consumer_resumes_from_its_committed_offset(env: Env) ->
     finally:
         await second.kill()
     assert sorted(m["keys"] for m in second.messages()) == sorted(f"second-{i}" for i in range(5))
+
+
+FAST_DELAYS = " ".join(["1s"] * 18)
+
+
+async def test_failed_message_is_sent_back_and_redelivered_from_the_retry_topic(
+    tmp_path: Path,
+) -> None:
+    props = dict(SMALL_STORE, messageDelayLevel=FAST_DELAYS)
+    async with (
+        run_namesrv() as ns,
+        run_broker(tmp_path / "store", namesrv_addr=ns.addr, store_properties=props) as broker,
+    ):
+        env = Env(ns, broker, tmp_path)
+        assert len(sent(await env.produce("TopicRetry", 3))) == 3
+        run = await env.consumer("TopicRetry", "GroupRetry", "--fail-first", "--expect", "3")
+        try:
+            await run.wait(CONSUME_TIMEOUT_S)
+        finally:
+            await run.kill()
+    failed = [e for e in run.events if e["event"] == "reconsume_later"]
+    redelivered = run.messages()
+    assert sorted(int(e["properties"]["seq"]) for e in failed) == [0, 1, 2]
+    assert sorted(int(m["properties"]["seq"]) for m in redelivered) == [0, 1, 2]
+    assert all(m["reconsume_times"] == 1 for m in redelivered)
+    assert all(m["topic"] == "TopicRetry" for m in redelivered)
+    assert broker.topic_config_manager.select_topic_config("%RETRY%GroupRetry") is not None
