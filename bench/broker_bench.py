@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from tests.e2e.wire import pull_request, send_request
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.e2e.wire
 
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
