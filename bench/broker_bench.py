@@ -15,16 +15,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.e2e.wire import pull_request, send_request
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.e2e.wire
-
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.e2e.wire
+
+
 async def bench(count: int, size: int, concurrency: int, flush: str) -> dict[str, float]:
+    from tests.e2e.wire import pull_request, send_request
+
     body = b"x" * size
     with tempfile.TemporaryDirectory() as tmp:
         props = {"flushDiskType": flush, "mapedFileSizeCommitLog": str(256 * 1024 * 1024)}
