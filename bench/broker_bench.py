@@ -19,7 +19,6 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.e2e.wire
 
 
