@@ -36,7 +36,13 @@ WAIT = 10.0
 async def send(c: Cluster, topic: str, body: bytes, **kw: object) -> dict[str, str]:
     response = await c.client.invoke(c.broker_addr, send_request(topic, body, **kw), WAIT)  # type: ignore[arg-type]
     assert response.code == ResponseCode.SUCCESS, response.remark
+    await dispatched(c)
     return response.ext_fields
+
+
+async def dispatched(c: Cluster) -> None:
+    """Wait until the store has dispatched everything written (reads go through the CQ)."""
+    assert await asyncio.to_thread(c.broker.message_store.wait_for_dispatch, 5.0)
 
 
 async def test_send_auto_creates_the_topic_and_registers_its_route(cluster: Cluster) -> None:
@@ -225,6 +231,7 @@ async def test_cpp_style_batch_is_stored_as_separate_messages(cluster: Cluster) 
     )
     assert response.code == ResponseCode.SUCCESS, response.remark
     assert len(response.ext_fields["msgId"].split(",")) == 3
+    await dispatched(cluster)
     pulled = await cluster.client.invoke(
         cluster.broker_addr, pull_request("G10", "T10", 0, 0), WAIT
     )
@@ -251,6 +258,7 @@ async def test_send_back_goes_to_the_retry_schedule(cluster: Cluster) -> None:
     back = request(RequestCode.CONSUMER_SEND_MSG_BACK, offset=offset, group="G12", delayLevel=0)
     response = await cluster.client.invoke(cluster.broker_addr, back, WAIT)
     assert response.code == ResponseCode.SUCCESS, response.remark
+    await dispatched(cluster)
     level3 = request(RequestCode.GET_MAX_OFFSET, topic="SCHEDULE_TOPIC_XXXX", queueId=2)
     assert (await cluster.client.invoke(cluster.broker_addr, level3, WAIT)).ext_fields[
         "offset"
