@@ -75,7 +75,7 @@ def new_message(
 def decode_batch(body: bytes) -> list[Any]:
     from rocketq.common.message_decoder import decode_batch_messages
 
-    return decode_batch_messages(body)
+    return list(decode_batch_messages(body))
 
 
 async def put_message(store: Any, msg: InnerMessage, *, wait_store_msg_ok: bool = True) -> Any:
@@ -105,7 +105,7 @@ def offset_msg_id(result: Any, store_host: tuple[str, int]) -> str:
         return str(append.msg_id)
     from rocketq.common.message_decoder import create_message_id
 
-    return create_message_id(store_host, int(append.wrote_offset))
+    return str(create_message_id(store_host, int(append.wrote_offset)))
 
 
 def get_message(

@@ -110,9 +110,14 @@ class PullMessageProcessor:
             h.max_msg_nums,
             message_filter,
         )
-        response = self._answer(h, result, message_filter)
+        response: RemotingCommand | None = self._answer(h, result, message_filter)
         has_suspend = bool(h.sys_flag & FLAG_SUSPEND)
-        if response.code == ResponseCode.PULL_NOT_FOUND and broker_allow_suspend and has_suspend:
+        if (
+            response is not None
+            and response.code == ResponseCode.PULL_NOT_FOUND
+            and broker_allow_suspend
+            and has_suspend
+        ):
             timeout_ms = (
                 h.suspend_timeout_millis
                 if self.c.config.long_polling_enable
