@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +13,8 @@ from rocketq.remoting.bodies import ConsumerListBody
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.topic_route import TopicRouteData
-from tests.e2e.conftest import Cluster
+from rocketq.testing.broker import run_broker
+from tests.e2e.conftest import SMALL_STORE, Cluster
 from tests.e2e.wire import (
     FLAG_COMMIT_OFFSET,
     FLAG_SUBSCRIPTION,
@@ -264,3 +266,19 @@ async def test_send_back_goes_to_the_retry_schedule(cluster: Cluster) -> None:
         "offset"
     ] == "1"
     assert cluster.broker.topic_config_manager.select_topic_config("%RETRY%G12") is not None
+
+
+async def test_sync_flush_send_is_answered_after_the_group_commit(tmp_path: Path) -> None:
+    props = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH")
+    async with (
+        run_broker(tmp_path / "store", store_properties=props) as broker,
+        RemotingClient() as c,
+    ):
+        responses = await asyncio.gather(
+            *(
+                c.invoke(broker.broker_addr, send_request("SyncT", b"%d" % i), WAIT)
+                for i in range(20)
+            )
+        )
+        assert [r.code for r in responses] == [ResponseCode.SUCCESS] * 20
+        assert sorted(int(r.ext_fields["queueOffset"]) for r in responses) == list(range(20))
