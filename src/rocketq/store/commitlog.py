@@ -25,6 +25,8 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rocketq.common.hashing import java_string_hash
+from rocketq.common.properties import decode_properties as parse_properties
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile
 from rocketq.store.mapped_file_queue import MappedFileQueue
@@ -177,32 +179,6 @@ def check_message_and_return_size(
 
 
 _BLANK = DispatchRequest("", 0, 0, 0, 0, 0, 0, "", None, 0, 0, {})
-
-
-def parse_properties(data: bytes) -> dict[str, str]:
-    """RocketMQ's string2messageProperties (store.md §2.5) on the dispatch hot path."""
-    result: dict[str, str] = {}
-    if not data:
-        return result
-    for segment in data.decode().split("\x02"):
-        if len(segment) < 3:
-            continue
-        name, sep, value = segment.partition("\x01")
-        if sep and name and value:
-            result[name] = value
-    return result
-
-
-def java_string_hash(s: str) -> int:
-    h = 0
-    if s.isascii():
-        for c in s.encode():
-            h = (31 * h + c) & 0xFFFFFFFF
-    else:
-        units = s.encode("utf-16-be")
-        for i in range(0, len(units), 2):
-            h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def _tags_code(topic: str, props: dict[str, str], store_ts: int, delay: dict[int, int]) -> int:

@@ -15,17 +15,13 @@ import threading
 from collections.abc import Callable
 
 from rocketq.errors import CorruptionError
+from rocketq.store.format import FILE_NAME_DIGITS, offset_to_file_name
 from rocketq.store.mapped_file import MappedFile
 from rocketq.store.paths import fsync_dir
 
 log = logging.getLogger(__name__)
 
-FILE_NAME_DIGITS = 20
 _INT64 = struct.Struct(">q")
-
-
-def offset_to_file_name(offset: int) -> str:
-    return f"{offset:0{FILE_NAME_DIGITS}d}"
 
 
 class MappedFileQueue:

@@ -1,0 +1,127 @@
+"""Message, MessageExt and MessageQueue: RocketMQ's message vocabulary, IO-free.
+
+``Message`` is what a producer sends (topic, body, flag, properties). ``MessageExt`` adds
+what the broker stores with it (store.md §2.1): queue and commitlog positions, timestamps,
+hosts, sysflag, CRC, reconsume count. Hosts are ``(ip, port)`` tuples; an IPv6 ip selects the
+20-byte host layout when the record is encoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rocketq.common import message_const as mc
+
+Host = tuple[str, int]
+
+
+@dataclass(slots=True)
+class Message:
+    topic: str
+    body: bytes = b""
+    flag: int = 0
+    properties: dict[str, str] = field(default_factory=dict)
+    transaction_id: str | None = None
+
+    # ---------------------------------------------------------------- property accessors
+
+    def get_property(self, name: str) -> str | None:
+        return self.properties.get(name)
+
+    def put_property(self, name: str, value: str) -> None:
+        self.properties[name] = value
+
+    def clear_property(self, name: str) -> None:
+        self.properties.pop(name, None)
+
+    @property
+    def tags(self) -> str | None:
+        return self.properties.get(mc.PROPERTY_TAGS)
+
+    @tags.setter
+    def tags(self, value: str | None) -> None:
+        self._set_optional(mc.PROPERTY_TAGS, value)
+
+    @property
+    def keys(self) -> list[str]:
+        raw = self.properties.get(mc.PROPERTY_KEYS, "")
+        return [k for k in raw.split(mc.KEY_SEPARATOR) if k]
+
+    @keys.setter
+    def keys(self, value: str | list[str] | tuple[str, ...] | None) -> None:
+        if isinstance(value, str):
+            value = [value]
+        joined = mc.KEY_SEPARATOR.join(k for k in value or () if k)
+        self._set_optional(mc.PROPERTY_KEYS, joined)
+
+    @property
+    def delay_time_level(self) -> int:
+        raw = self.properties.get(mc.PROPERTY_DELAY_TIME_LEVEL)
+        try:
+            return int(raw) if raw else 0
+        except ValueError:
+            return 0
+
+    @delay_time_level.setter
+    def delay_time_level(self, level: int) -> None:
+        self._set_optional(mc.PROPERTY_DELAY_TIME_LEVEL, str(level) if level > 0 else None)
+
+    @property
+    def uniq_key(self) -> str | None:
+        return self.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+
+    @property
+    def wait_store_msg_ok(self) -> bool:
+        return self.properties.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
+
+    def user_properties(self) -> dict[str, str]:
+        """Properties that are not system ones (MessageConst.STRING_HASH_SET)."""
+        return {k: v for k, v in self.properties.items() if k not in mc.STRING_HASH_SET}
+
+    def _set_optional(self, name: str, value: str | None) -> None:
+        if value:
+            self.properties[name] = value
+        else:
+            self.properties.pop(name, None)
+
+
+@dataclass(slots=True)
+class MessageExt(Message):
+    queue_id: int = 0
+    store_size: int = 0
+    queue_offset: int = 0
+    sys_flag: int = 0
+    born_timestamp: int = 0
+    born_host: Host = ("127.0.0.1", 0)
+    store_timestamp: int = 0
+    store_host: Host = ("127.0.0.1", 0)
+    msg_id: str = ""
+    commitlog_offset: int = 0
+    body_crc: int = 0
+    reconsume_times: int = 0
+    prepared_transaction_offset: int = 0
+
+    @property
+    def offset_msg_id(self) -> str:
+        """The broker offset msgId (store host + commitlog offset, store.md §3)."""
+        from rocketq.common.message_decoder import create_message_id
+
+        return create_message_id(self.store_host, self.commitlog_offset)
+
+    @property
+    def client_msg_id(self) -> str:
+        """What clients show as the message id: UNIQ_KEY when present, else the offset id."""
+        return self.uniq_key or self.msg_id or self.offset_msg_id
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class MessageQueue:
+    topic: str
+    broker_name: str
+    queue_id: int
+
+    def __str__(self) -> str:
+        return (
+            f"MessageQueue [topic={self.topic}, brokerName={self.broker_name},"
+            f" queueId={self.queue_id}]"
+        )
