@@ -138,7 +138,7 @@ def test_abnormal_recovery_redispatches_and_cuts_torn_tail(
     store.shutdown()
     (root / "abort").write_text("1")
     with open(root / "commitlog" / f"{0:020d}", "r+b") as f:
-        f.seek(offsets[19] + 50)
+        f.seek(offsets[19] + 150)  # inside the body: the CRC check finds it
         f.write(b"\xee" * 30)
     with caplog.at_level(logging.WARNING):
         store = open_store(root)

@@ -24,9 +24,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+from rocketq.common.properties import decode_properties as parse_properties
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
-from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage, parse_properties
+from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
 from rocketq.store.config import FlushDiskType, StoreConfig
 from rocketq.store.flush import (
     FlushConsumeQueueService,

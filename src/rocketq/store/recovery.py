@@ -115,8 +115,10 @@ def max_physic_end_in_consume_queues(store: MessageStore) -> int:
 
 def recover_topic_queue_table(store: MessageStore) -> None:
     table: dict[str, int] = {}
+    min_phy = max(0, store.commit_log.get_min_offset())
     for topic, queues in store.consume_queue_table.items():
         for qid, cq in queues.items():
+            cq.correct_min_offset(min_phy)
             table[f"{topic}-{qid}"] = int(cq.get_max_offset_in_queue())
     store.commit_log.topic_queue_table = table
 

@@ -1,0 +1,269 @@
+"""ConsumeQueue: the per-(topic, queue) index of commitlog positions (store.md §4.1).
+
+Unit (``format.CQ_STORE_UNIT_STRUCT``), 20 bytes::
+
+    0 COMMITLOG_OFFSET i8 | 8 SIZE i4 | 12 TAGS_CODE i8
+
+Theory of operation: queue offset n lives at logical byte n*20 of a MappedFileQueue under
+``consumequeue/<topic>/<queueId>/`` (300,000 units a file by default). Only the reput thread
+appends (``put_message_position_info_wrapper``); readers use ``get_unit`` on the
+copy-on-write file list without locks. A put is idempotent: a record whose end is at or
+below ``max_physic_offset``, or whose slot is already written, is skipped, which makes
+re-dispatch after a crash safe. A queue rebuilt from a commitlog whose head has expired
+starts with filler units up to its first real offset; ``min_logic_offset`` skips them.
+Truncation (recovery) zeroes the units it drops, so they cannot reappear at the next load.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING
+
+from rocketq.store.format import CQ_BLANK_UNIT, CQ_STORE_UNIT_SIZE, CQ_STORE_UNIT_STRUCT
+from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file_queue import MappedFileQueue
+
+if TYPE_CHECKING:
+    from rocketq.store.commitlog import DispatchRequest
+
+log = logging.getLogger(__name__)
+
+FILLER_SIZE = 0x7FFFFFFF
+RECOVER_FILES = 3
+
+
+class ConsumeQueue:
+    def __init__(self, topic: str, queue_id: int, root_dir: str, mapped_file_size: int) -> None:
+        self.topic = topic
+        self.queue_id = queue_id
+        self.store_path = os.path.join(root_dir, topic, str(queue_id))
+        self.mapped_file_size = mapped_file_size
+        self.mapped_file_queue = MappedFileQueue(self.store_path, mapped_file_size)
+        self.max_physic_offset = -1
+        self.min_logic_offset = 0
+
+    # ------------------------------------------------------------------ load / recover
+
+    def load(self) -> bool:
+        return self.mapped_file_queue.load()
+
+    def recover(self) -> None:
+        """Scan from the third-last file to the first invalid unit; drop what follows."""
+        files = self.mapped_file_queue.mapped_files
+        if not files:
+            return
+        start = max(0, len(files) - RECOVER_FILES)
+        end = files[start].file_from_offset
+        for mf in files[start:]:
+            pos = self._scan_valid(mf)
+            end = mf.file_from_offset + pos
+            if pos < self.mapped_file_size:
+                break
+        self.mapped_file_queue.flushed_where = end
+        self._truncate_at(end)
+        self._set_min_from_first_file(0)
+
+    def _scan_valid(self, mf: MappedFile) -> int:
+        view = mf.view
+        pos = 0
+        while pos < self.mapped_file_size:
+            offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(view, pos)
+            if offset < 0 or size <= 0:
+                break
+            if size != FILLER_SIZE:
+                self.max_physic_offset = offset + size
+            pos += CQ_STORE_UNIT_SIZE
+        return pos
+
+    def truncate_dirty_logic_files(self, phy_offset: int) -> None:
+        """Drop units that point at or past ``phy_offset`` (the commitlog's valid end)."""
+        mfq = self.mapped_file_queue
+        self.max_physic_offset = -1
+        keep_end = None
+        for mf in reversed(mfq.mapped_files):
+            pos = 0
+            last_end = -1
+            while pos < mf.wrote_position:
+                offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(mf.view, pos)
+                if offset < 0 or size <= 0 or (size != FILLER_SIZE and offset >= phy_offset):
+                    break
+                if size != FILLER_SIZE:
+                    last_end = offset + size
+                pos += CQ_STORE_UNIT_SIZE
+            if pos > 0:
+                keep_end = mf.file_from_offset + pos
+                self.max_physic_offset = last_end
+                break
+        if keep_end is None:
+            first = mfq.get_first_mapped_file()
+            keep_end = first.file_from_offset if first is not None else 0
+        if mfq.mapped_files:
+            self._truncate_at(keep_end)
+        if self.max_physic_offset < 0:
+            self._recompute_max_physic_offset()
+
+    def _truncate_at(self, logic_end: int) -> None:
+        """Zero the units past ``logic_end`` and drop the files after it."""
+        mfq = self.mapped_file_queue
+        for mf in mfq.mapped_files:
+            if mf.file_from_offset <= logic_end < mf.file_from_offset + self.mapped_file_size:
+                pos = logic_end - mf.file_from_offset
+                stale = _last_written(mf, pos)
+                if stale > pos:
+                    log.warning(
+                        "consume queue %s-%d: dropping %d units after logical offset %d",
+                        self.topic,
+                        self.queue_id,
+                        (stale - pos) // CQ_STORE_UNIT_SIZE,
+                        logic_end // CQ_STORE_UNIT_SIZE,
+                    )
+                    mf.view[pos:stale] = bytes(stale - pos)
+                    mf.mm.flush()
+        mfq.truncate_dirty_files(logic_end)
+
+    def _recompute_max_physic_offset(self) -> None:
+        last = self.mapped_file_queue.get_last_mapped_file()
+        if last is None or last.wrote_position < CQ_STORE_UNIT_SIZE:
+            return
+        pos = last.wrote_position - CQ_STORE_UNIT_SIZE
+        offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(last.view, pos)
+        if size > 0 and size != FILLER_SIZE:
+            self.max_physic_offset = offset + size
+
+    # ------------------------------------------------------------------ append
+
+    def put_message_position_info_wrapper(self, req: DispatchRequest) -> bool:
+        """Append the unit for ``req`` (ConsumeQueue.putMessagePositionInfo)."""
+        offset, size = req.commit_log_offset, req.msg_size
+        if offset + size <= self.max_physic_offset:
+            return True
+        expect = req.consume_queue_offset * CQ_STORE_UNIT_SIZE
+        mfq = self.mapped_file_queue
+        if not mfq.mapped_files:
+            mf = mfq.get_last_mapped_file_or_create(expect)
+            mfq.flushed_where = mf.file_from_offset
+            self.min_logic_offset = mf.file_from_offset
+        current = mfq.get_max_offset()
+        if expect < current:
+            log.warning(
+                "consume queue %s-%d: unit %d already written (max %d), skipped",
+                self.topic,
+                self.queue_id,
+                req.consume_queue_offset,
+                current // CQ_STORE_UNIT_SIZE,
+            )
+            return True
+        if expect > current:
+            self._fill_blanks(current, expect)
+        self._append(CQ_STORE_UNIT_STRUCT.pack(offset, size, req.tags_code))
+        self.max_physic_offset = offset + size
+        return True
+
+    def _fill_blanks(self, current: int, expect: int) -> None:
+        """Filler units from ``current`` to ``expect`` (store.md §4.1)."""
+        empty = self.max_physic_offset < 0 and current <= self.min_logic_offset
+        if not empty:
+            log.error(
+                "consume queue %s-%d: gap from unit %d to %d filled with blanks",
+                self.topic,
+                self.queue_id,
+                current // CQ_STORE_UNIT_SIZE,
+                expect // CQ_STORE_UNIT_SIZE,
+            )
+        while current < expect:
+            mf = self.mapped_file_queue.get_last_mapped_file_or_create(0)
+            units = min(expect - current, mf.remaining()) // CQ_STORE_UNIT_SIZE
+            mf.append_message(CQ_BLANK_UNIT * units)
+            current += units * CQ_STORE_UNIT_SIZE
+        if empty:
+            self.min_logic_offset = expect
+
+    def _append(self, unit: bytes) -> None:
+        mf = self.mapped_file_queue.get_last_mapped_file_or_create(0)
+        mf.append_message(unit)
+
+    # ------------------------------------------------------------------ reads
+
+    def get_unit(self, index: int) -> tuple[int, int, int] | None:
+        """(commitlog offset, size, tags code) of queue offset ``index``, or None."""
+        pos = index * CQ_STORE_UNIT_SIZE
+        if pos < self.min_logic_offset:
+            return None
+        mf = self.mapped_file_queue.find_mapped_file_by_offset(pos)
+        if mf is None:
+            return None
+        rel = pos - mf.file_from_offset
+        if rel + CQ_STORE_UNIT_SIZE > mf.wrote_position:
+            return None
+        try:
+            unit: tuple[int, int, int] = CQ_STORE_UNIT_STRUCT.unpack_from(mf.view, rel)
+        except ValueError:  # the file was deleted by the clean service meanwhile
+            return None
+        return unit
+
+    def get_min_offset_in_queue(self) -> int:
+        return self.min_logic_offset // CQ_STORE_UNIT_SIZE
+
+    def get_max_offset_in_queue(self) -> int:
+        return self.mapped_file_queue.get_max_offset() // CQ_STORE_UNIT_SIZE
+
+    def get_max_physic_offset(self) -> int:
+        return self.max_physic_offset
+
+    # ------------------------------------------------------------------ clean-up
+
+    def delete_expired_file(self, min_phy_offset: int) -> int:
+        deleted = self.mapped_file_queue.delete_expired_file_by_offset(
+            min_phy_offset, CQ_STORE_UNIT_SIZE
+        )
+        self.correct_min_offset(min_phy_offset)
+        return deleted
+
+    def correct_min_offset(self, min_phy_offset: int) -> None:
+        """Move the min offset to the first unit whose record still exists."""
+        self._set_min_from_first_file(min_phy_offset)
+
+    def _set_min_from_first_file(self, min_phy_offset: int) -> None:
+        first = self.mapped_file_queue.get_first_mapped_file()
+        if first is None:
+            return
+        pos = max(0, self.min_logic_offset - first.file_from_offset)
+        pos -= pos % CQ_STORE_UNIT_SIZE
+        view = first.view
+        while pos + CQ_STORE_UNIT_SIZE <= first.wrote_position:
+            offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(view, pos)
+            if size <= 0:
+                break
+            if size != FILLER_SIZE and offset >= min_phy_offset:
+                self.min_logic_offset = first.file_from_offset + pos
+                return
+            pos += CQ_STORE_UNIT_SIZE
+        self.min_logic_offset = first.file_from_offset + pos
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def flush(self, least_pages: int = 0) -> bool:
+        return self.mapped_file_queue.flush(least_pages)
+
+    def shutdown(self) -> None:
+        self.mapped_file_queue.shutdown()
+
+    def destroy(self) -> None:
+        self.max_physic_offset = -1
+        self.min_logic_offset = 0
+        self.mapped_file_queue.destroy()
+
+
+def _last_written(mf: MappedFile, start: int) -> int:
+    """One past the last non-zero unit at or after ``start``."""
+    view = mf.view
+    end = mf.file_size
+    while end > start:
+        begin = max(start, end - 52_428 * CQ_STORE_UNIT_SIZE)
+        chunk = bytes(view[begin:end]).rstrip(b"\0")
+        if chunk:
+            tail = begin + len(chunk)
+            return min(end, tail + (-(tail - start) % CQ_STORE_UNIT_SIZE))
+        end = begin
+    return start
