@@ -410,10 +410,9 @@ class MessageStore:
             return GetMessageResult(
                 GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_offset, max_offset
             )
-        if offset > max_offset:
-            nxt = min_offset if min_offset == 0 else max_offset
+        if offset > max_offset:  # nextBeginOffset = maxOffset (remoting.md §3.2.2)
             return GetMessageResult(
-                GetMessageStatus.OFFSET_OVERFLOW_BADLY, nxt, min_offset, max_offset
+                GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset, min_offset, max_offset
             )
         result = GetMessageResult(
             GetMessageStatus.NO_MATCHED_MESSAGE, offset, min_offset, max_offset
@@ -442,6 +441,8 @@ class MessageStore:
             if unit is None:
                 if not result.message_buffers:
                     result.status = GetMessageStatus.OFFSET_FOUND_NULL
+                    per_file = cfg.mapped_file_size_consume_queue // CQ_UNIT_SIZE
+                    i += per_file - i % per_file  # the start of the next consume queue file
                 break
             phy, size, tags_code = unit
             if result.message_buffers and (
