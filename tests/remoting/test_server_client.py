@@ -6,6 +6,7 @@ import asyncio
 import random
 import socket
 import struct
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -181,6 +182,53 @@ async def test_timeout_raises_and_the_connection_keeps_working(
     release.set()
     resp = await client.invoke(server.addr, request(ECHO, n="2"), WAIT)
     assert resp.ext_fields == {"n": "2"}
+
+
+async def test_the_periodic_scan_fails_an_async_request_past_its_deadline(
+    server: RemotingServer, client: RemotingClient
+) -> None:
+    release = asyncio.Event()
+
+    async def slow(channel: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
+        await release.wait()
+        return RemotingCommand.create_response(ResponseCode.SUCCESS, "late")
+
+    server.register_processor(SLOW, slow)
+    future = await client.invoke_async(server.addr, request(SLOW), 0.2)
+    channel = await client.get_channel(server.addr)
+    assert channel.pending_request_count == 1
+    with pytest.raises(RemotingTimeoutError, match="expired"):
+        async with asyncio.timeout(WAIT):
+            await future  # nobody waits with a timeout: only the scan can end it
+    assert channel.pending_request_count == 0
+    release.set()
+    resp = await client.invoke(server.addr, request(ECHO, n="3"), WAIT)
+    assert resp.ext_fields == {"n": "3"}
+
+
+def test_scan_response_table_leaves_requests_before_their_deadline() -> None:
+    async def run() -> None:
+        server = RemotingServer()
+        server.register_processor(SLOW, _never)
+        await server.start("127.0.0.1", 0)
+        client = RemotingClient()
+        try:
+            future = await client.invoke_async(server.addr, request(SLOW), 60)
+            channel = await client.get_channel(server.addr)
+            assert channel.scan_response_table(time.monotonic()) == 0
+            assert channel.scan_response_table(time.monotonic() + 61) == 1
+            with pytest.raises(RemotingTimeoutError):
+                await future
+        finally:
+            await client.shutdown()
+            await server.stop()
+
+    asyncio.run(run())
+
+
+async def _never(channel: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
+    await asyncio.Event().wait()
+    raise AssertionError("unreachable")
 
 
 async def test_out_of_order_responses_match_their_requests_by_opaque(

@@ -31,6 +31,9 @@ RequestProcessor = Callable[["RemotingChannel", RemotingCommand], Awaitable[Remo
 CloseListener = Callable[["RemotingChannel"], None]
 
 
+SCAN_RESPONSE_TABLE_INTERVAL_S = 1.0
+
+
 class ProcessorTable:
     """Request processors by code, with an optional default (RocketMQ's processorTable)."""
 
@@ -70,6 +73,7 @@ class RemotingChannel:
         self._processors = processors
         self._decoder = FrameDecoder(max_frame_size)
         self._responses: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._deadlines: dict[int, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._close_listeners: list[CloseListener] = []
         self._closed = asyncio.Event()
@@ -118,6 +122,7 @@ class RemotingChannel:
             if not future.done():
                 future.set_exception(error)
         self._responses.clear()
+        self._deadlines.clear()
         for listener in self._close_listeners:
             try:
                 listener(self)
@@ -152,6 +157,7 @@ class RemotingChannel:
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
         if cmd.is_response:
+            self._deadlines.pop(cmd.opaque, None)
             future = self._responses.pop(cmd.opaque, None)
             if future is None or future.done():
                 log.debug("response with unknown opaque %s from %s", cmd.opaque, self.remote_addr)
@@ -219,23 +225,56 @@ class RemotingChannel:
             raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
         self.last_active_monotonic = time.monotonic()
 
-    async def invoke(self, request: RemotingCommand, timeout_s: float) -> RemotingCommand:
-        """Send a request and wait for the response with the same opaque."""
+    async def invoke_async(
+        self, request: RemotingCommand, timeout_s: float
+    ) -> asyncio.Future[RemotingCommand]:
+        """Send a request; the returned future gets the response, or RemotingTimeoutError
+        from :meth:`scan_response_table` once ``timeout_s`` has passed."""
         future: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
         opaque = request.opaque
         self._responses[opaque] = future
+        self._deadlines[opaque] = time.monotonic() + timeout_s
+        future.add_done_callback(lambda f: self._forget(opaque, f))
         try:
             await self.send(request)
+        except BaseException:
+            self._forget(opaque, future)
+            raise
+        return future
+
+    def _forget(self, opaque: int, future: asyncio.Future[RemotingCommand]) -> None:
+        if self._responses.get(opaque) is future:
+            del self._responses[opaque]
+            self._deadlines.pop(opaque, None)
+
+    def scan_response_table(self, now_monotonic: float) -> int:
+        """Fail every request past its deadline (NettyRemotingAbstract.scanResponseTable)."""
+        expired = [o for o, deadline in self._deadlines.items() if deadline <= now_monotonic]
+        for opaque in expired:
+            self._deadlines.pop(opaque, None)
+            future = self._responses.pop(opaque, None)
+            if future is not None and not future.done():
+                future.set_exception(
+                    RemotingTimeoutError(
+                        f"request {opaque} to {self.remote_addr} expired without a response"
+                    )
+                )
+        return len(expired)
+
+    async def invoke(self, request: RemotingCommand, timeout_s: float) -> RemotingCommand:
+        """Send a request and wait for the response with the same opaque."""
+        future = await self.invoke_async(request, timeout_s)
+        try:
             async with asyncio.timeout(timeout_s):
                 return await future
         except TimeoutError:
             raise RemotingTimeoutError(
                 f"wait response on {self.remote_addr} timeout {timeout_s}s, "
-                f"code {request.code}, opaque {opaque}"
+                f"code {request.code}, opaque {request.opaque}"
             ) from None
         finally:
-            if self._responses.get(opaque) is future:
-                del self._responses[opaque]
+            if not future.done():
+                future.cancel()
 
     async def invoke_oneway(self, request: RemotingCommand) -> None:
         """Send a request marked oneway; no response is expected."""

@@ -9,11 +9,18 @@ NOTIFY_CONSUMER_IDS_CHANGED, CHECK_TRANSACTION_STATE) go to the processors regis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Callable
 
 from rocketq.errors import RemotingConnectError
-from rocketq.remoting.channel import ProcessorTable, RemotingChannel, RequestProcessor
+from rocketq.remoting.channel import (
+    SCAN_RESPONSE_TABLE_INTERVAL_S,
+    ProcessorTable,
+    RemotingChannel,
+    RequestProcessor,
+)
 from rocketq.remoting.codec import MAX_FRAME_SIZE
 from rocketq.remoting.command import RemotingCommand
 
@@ -50,6 +57,7 @@ class RemotingClient:
         self._connect_timeout_s = connect_timeout_s
         self._max_frame_size = max_frame_size
         self._closed = False
+        self._scan_task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ setup
 
@@ -88,6 +96,8 @@ class RemotingClient:
     async def get_channel(self, addr: str | None) -> RemotingChannel:
         if self._closed:
             raise RemotingConnectError("client is shut down")
+        if self._scan_task is None:
+            self._scan_task = asyncio.get_running_loop().create_task(self._scan_responses())
         if addr is None:
             return await self._namesrv_channel()
         channel = self._channels.get(addr)
@@ -144,8 +154,30 @@ class RemotingClient:
         if channel is not None:
             channel.close()
 
+    async def _scan_responses(self) -> None:
+        """Fail expired requests once a second (NettyRemotingClient's scanResponseTable)."""
+        while True:
+            await asyncio.sleep(SCAN_RESPONSE_TABLE_INTERVAL_S)
+            now = time.monotonic()
+            for channel in list(self._channels.values()):
+                channel.scan_response_table(now)
+
+    async def invoke_async(
+        self, addr: str | None, request: RemotingCommand, timeout_s: float = 3.0
+    ) -> asyncio.Future[RemotingCommand]:
+        """Send ``request``; the future completes with the response or a timeout error."""
+        channel = await self.get_channel(addr)
+        if self._rpc_hook is not None:
+            self._rpc_hook(request)
+        return await channel.invoke_async(request, timeout_s)
+
     async def shutdown(self) -> None:
         self._closed = True
+        if self._scan_task is not None:
+            self._scan_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._scan_task
+            self._scan_task = None
         channels = list(self._channels.values())
         self._channels.clear()
         for channel in channels:

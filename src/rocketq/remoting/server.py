@@ -18,6 +18,7 @@ import time
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import (
     MAX_REQUESTS_IN_FLIGHT,
+    SCAN_RESPONSE_TABLE_INTERVAL_S,
     CloseListener,
     ProcessorTable,
     RemotingChannel,
@@ -125,9 +126,15 @@ class RemotingServer:
                 log.exception("channel close listener failed for %s", channel.remote_addr)
 
     async def _housekeep(self) -> None:
+        last_idle_check = time.monotonic()
         while True:
-            await asyncio.sleep(self._housekeeping_interval_s)
-            self.close_idle_channels(time.monotonic())
+            await asyncio.sleep(min(SCAN_RESPONSE_TABLE_INTERVAL_S, self._housekeeping_interval_s))
+            now = time.monotonic()
+            for channel in list(self._channels):
+                channel.scan_response_table(now)
+            if now - last_idle_check >= self._housekeeping_interval_s:
+                last_idle_check = now
+                self.close_idle_channels(now)
 
     def close_idle_channels(self, now_monotonic: float) -> int:
         """Close connections with no traffic for longer than the idle timeout."""
