@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import zlib
 
+from rocketq.common.java_properties import parse_properties
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from rocketq.namesrv.route_info import FLAG_UNIT, FLAG_UNIT_SUB, RouteInfoManager
@@ -301,15 +302,3 @@ def config_properties(config: NamesrvConfig) -> dict[str, str]:
         "kvConfigPath": config.kv_config_path or "",
         "serverChannelMaxIdleTimeSeconds": str(int(config.server_channel_max_idle_time_s)),
     }
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Java ``Properties`` lines: ``key=value``; blank lines and # or ! comments skipped."""
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped or stripped[0] in "#!":
-            continue
-        key, _, value = stripped.partition("=")
-        out[key.strip()] = value.strip()
-    return out
