@@ -230,9 +230,6 @@ class MessageStore:
             return PutMessageStatus.MESSAGE_ILLEGAL
         if msg.body is not None and len(msg.body) > self.config.max_message_size:
             return PutMessageStatus.MESSAGE_ILLEGAL
-        props = msg.properties
-        if props and sum(len(k) + len(v) + 2 for k, v in props.items() if v is not None) > 8000:
-            return self._properties_or_illegal(msg, default=None)
         return None
 
     def _encode(self, msg: Any) -> EncodedMessage | PutMessageStatus:
@@ -241,8 +238,6 @@ class MessageStore:
         except (ValueError, OverflowError, struct.error) as exc:
             log.debug("cannot encode message for %s: %s", msg.topic, exc)
             return self._properties_or_illegal(msg) or PutMessageStatus.MESSAGE_ILLEGAL
-        if _properties_length(record) > MAX_PROPERTIES_SIZE:
-            return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
         if len(record) > self.config.max_message_size + 65536:
             return PutMessageStatus.MESSAGE_ILLEGAL
         return EncodedMessage(record, msg.topic, msg.queue_id)

@@ -42,7 +42,8 @@ class ServiceThread:
         return self._stopped.is_set()
 
     def wakeup(self) -> None:
-        self._wakeup.set()
+        if not self._wakeup.is_set():  # Event.set takes a lock; most puts find it set
+            self._wakeup.set()
 
     def wait_for_running(self, interval_ms: float) -> None:
         """Sleep up to ``interval_ms`` or until woken; then call :meth:`on_wait_end`."""
