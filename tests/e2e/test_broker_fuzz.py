@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-import struct
 from pathlib import Path
 
 from rocketq.common.message_decoder import decode_messages
 from rocketq.remoting.codec import decode, encode
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
+from rocketq.testing.fuzz import mutate_frame
 from tests.e2e.conftest import Cluster
 from tests.e2e.wire import pull_request, send_request
 
@@ -31,21 +31,6 @@ def captured_frames() -> list[bytes]:
     paths = sorted(FIXTURES.glob("cpp-client-1.0.1/0[4-9]*/*.bin"))
     paths += sorted(FIXTURES.glob("ali-ons/0[3-6]*/*.bin"))
     return [p.read_bytes() for p in paths]
-
-
-def mutate_bytes(rng: random.Random, frame: bytes) -> bytes:
-    data = bytearray(frame)
-    choice = rng.randrange(4)
-    if choice == 0:
-        for _ in range(rng.randint(1, 8)):
-            data[rng.randrange(len(data))] = rng.randrange(256)
-    elif choice == 1:
-        data = data[: rng.randrange(1, len(data))]
-    elif choice == 2:
-        struct.pack_into(">I", data, 4, rng.getrandbits(32))
-    else:
-        struct.pack_into(">i", data, 0, rng.randint(-(2**31), 2**31 - 1))
-    return bytes(data)
 
 
 def mutate_fields(rng: random.Random, frame: bytes) -> RemotingCommand:
@@ -90,7 +75,7 @@ async def test_broker_survives_fuzzed_frames_and_keeps_what_it_stored(cluster: C
     assert len(frames) > 50
     rng = random.Random(20261122)
     for _ in range(BYTE_MUTATIONS):
-        await send_raw(cluster, mutate_bytes(rng, rng.choice(frames)))
+        await send_raw(cluster, mutate_frame(rng, rng.choice(frames)))
     unanswered = []
     for _ in range(FIELD_MUTATIONS):
         cmd = mutate_fields(rng, rng.choice(frames))

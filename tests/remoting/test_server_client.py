@@ -20,6 +20,7 @@ from rocketq.remoting.codes import RequestCode, ResponseCode, SerializeType
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import GetRouteInfoRequestHeader
 from rocketq.remoting.server import RemotingServer
+from rocketq.testing.fuzz import mutate_frame
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ECHO = 1000
@@ -165,9 +166,8 @@ async def test_client_invoke_oneway_reaches_the_processor(
     assert req.ext_fields == {"x": "y"}
 
 
-async def test_timeout_raises_and_the_connection_keeps_working(
-    server: RemotingServer, client: RemotingClient
-) -> None:
+def register_slow(server: RemotingServer) -> asyncio.Event:
+    """A SLOW processor that answers once the returned event is set."""
     release = asyncio.Event()
 
     async def slow(channel: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
@@ -175,6 +175,13 @@ async def test_timeout_raises_and_the_connection_keeps_working(
         return RemotingCommand.create_response(ResponseCode.SUCCESS, "late")
 
     server.register_processor(SLOW, slow)
+    return release
+
+
+async def test_timeout_raises_and_the_connection_keeps_working(
+    server: RemotingServer, client: RemotingClient
+) -> None:
+    release = register_slow(server)
     with pytest.raises(RemotingTimeoutError, match="timeout"):
         await client.invoke(server.addr, request(SLOW), 0.2)
     channel = await client.get_channel(server.addr)
@@ -187,13 +194,7 @@ async def test_timeout_raises_and_the_connection_keeps_working(
 async def test_the_periodic_scan_fails_an_async_request_past_its_deadline(
     server: RemotingServer, client: RemotingClient
 ) -> None:
-    release = asyncio.Event()
-
-    async def slow(channel: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
-        await release.wait()
-        return RemotingCommand.create_response(ResponseCode.SUCCESS, "late")
-
-    server.register_processor(SLOW, slow)
+    release = register_slow(server)
     future = await client.invoke_async(server.addr, request(SLOW), 0.2)
     channel = await client.get_channel(server.addr)
     assert channel.pending_request_count == 1
@@ -374,19 +375,7 @@ async def test_pending_requests_fail_when_the_connection_closes(
 def _mutations(rng: random.Random) -> list[bytes]:
     frames = [p.read_bytes() for p in sorted(FIXTURES.glob("*/*/*.bin"))[::7]]
     out: list[bytes] = [rng.randbytes(rng.randint(1, 300)) for _ in range(10)]
-    for frame in rng.sample(frames, min(30, len(frames))):
-        data = bytearray(frame)
-        choice = rng.randrange(4)
-        if choice == 0:
-            for _ in range(rng.randint(1, 8)):
-                data[rng.randrange(len(data))] = rng.randrange(256)
-        elif choice == 1:
-            data = data[: rng.randrange(1, len(data))]
-        elif choice == 2:
-            struct.pack_into(">I", data, 4, rng.getrandbits(32))
-        else:
-            struct.pack_into(">i", data, 0, rng.randint(-(2**31), 2**31 - 1))
-        out.append(bytes(data))
+    out += [mutate_frame(rng, f) for f in rng.sample(frames, min(30, len(frames)))]
     return out
 
 

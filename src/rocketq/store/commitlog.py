@@ -26,6 +26,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rocketq.common.hashing import java_string_hash
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import (
+    BLANK_MAGIC_CODE,
+    HEAD_STRUCT,
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    QUEUE_OFFSET_POSITION,
+    STORE_TIMESTAMP_STRUCT,
+    SYSFLAG_POSITION,
+    TAIL_STRUCT,
+)
 from rocketq.common.properties import decode_properties as parse_properties
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile
@@ -35,12 +46,11 @@ from rocketq.store.results import AppendMessageResult, AppendMessageStatus
 log = logging.getLogger(__name__)
 
 END_FILE_MIN_BLANK_LENGTH = 8
-QUEUE_OFFSET_POSITION = 20
-SYSFLAG_POSITION = 36
-BORNHOST_V6_FLAG = 0x10
-TRANSACTION_TYPE_MASK = 0x0C
-TRANSACTION_PREPARED_TYPE = 0x04
-TRANSACTION_ROLLBACK_TYPE = 0x0C
+BORNHOST_V6_FLAG = MessageSysFlag.BORNHOST_V6_FLAG
+TRANSACTION_TYPE_MASK = MessageSysFlag.TRANSACTION_TYPE_MASK
+TRANSACTION_PREPARED_TYPE = MessageSysFlag.TRANSACTION_PREPARED_TYPE
+TRANSACTION_ROLLBACK_TYPE = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 
 OFFSETS_STRUCT = struct.Struct(
     ">q"  # QUEUEOFFSET
@@ -54,33 +64,6 @@ BLANK_STRUCT = struct.Struct(
 assert BLANK_STRUCT.size == END_FILE_MIN_BLANK_LENGTH
 _INT64 = struct.Struct(">q")
 _SYSFLAG = struct.Struct(">i")
-
-MESSAGE_MAGIC_CODE = 0xDAA320A7
-MESSAGE_MAGIC_CODE_V2 = 0xDAA320AB
-BLANK_MAGIC_CODE = 0xCBD43194
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
-
-HEAD_STRUCT = struct.Struct(
-    ">i"  # TOTALSIZE
-    "I"  # MAGICCODE
-    "i"  # BODYCRC
-    "i"  # QUEUEID
-    "i"  # FLAG
-    "q"  # QUEUEOFFSET
-    "q"  # PHYSICALOFFSET
-    "i"  # SYSFLAG
-    "q"  # BORNTIMESTAMP
-)
-assert HEAD_STRUCT.size == 48
-MIDDLE_STRUCT = struct.Struct(
-    ">q"  # STORETIMESTAMP (after BORNHOST)
-)
-TAIL_STRUCT = struct.Struct(
-    ">i"  # RECONSUMETIMES (after STOREHOST)
-    "q"  # PREPARED_TX_OFFSET
-    "i"  # BODYLENGTH
-)
-assert TAIL_STRUCT.size == 16
 _INT16 = struct.Struct(">h")
 _INT8 = struct.Struct(">b")
 
@@ -130,7 +113,7 @@ def check_message_and_return_size(
         view, pos
     )
     p = pos + 48 + (20 if sys_flag & 0x10 else 8)
-    (store_ts,) = MIDDLE_STRUCT.unpack_from(view, p)
+    (store_ts,) = STORE_TIMESTAMP_STRUCT.unpack_from(view, p)
     p += 8 + (20 if sys_flag & 0x20 else 8)
     _reconsume, prepared, body_len = TAIL_STRUCT.unpack_from(view, p)
     p += 16

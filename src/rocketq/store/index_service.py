@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rocketq.common.message_const import KEY_SEPARATOR
+from rocketq.common.message_const import KEY_SEPARATOR, MessageSysFlag
 from rocketq.store.index_file import IndexFile
 from rocketq.store.paths import fsync_dir
 
@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_MSGS_NUM_BATCH = 64
+TRANSACTION_TYPE_MASK = MessageSysFlag.TRANSACTION_TYPE_MASK
+TRANSACTION_ROLLBACK_TYPE = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
 INDEX_FILE_NAME_DIGITS = 17
-TRANSACTION_ROLLBACK_TYPE = 0x0C
 
 
 @dataclass
@@ -96,7 +97,7 @@ class IndexService:
     # ------------------------------------------------------------------ build
 
     def build_index(self, req: DispatchRequest) -> None:
-        if req.sys_flag & 0x0C == TRANSACTION_ROLLBACK_TYPE:
+        if req.sys_flag & TRANSACTION_TYPE_MASK == TRANSACTION_ROLLBACK_TYPE:
             return
         keys = req.keys
         if not req.uniq_key and not keys:
