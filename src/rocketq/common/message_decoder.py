@@ -67,6 +67,26 @@ TAIL_STRUCT = struct.Struct(
 )
 TAIL_SIZE = TAIL_STRUCT.size
 assert TAIL_SIZE == 16
+#: Everything before BODY when both hosts are IPv4: one pack/unpack on the hot paths.
+FIXED_V4_STRUCT = struct.Struct(
+    ">i"  # TOTALSIZE
+    "I"  # MAGICCODE
+    "i"  # BODYCRC
+    "i"  # QUEUEID
+    "i"  # FLAG
+    "q"  # QUEUEOFFSET
+    "q"  # PHYSICALOFFSET
+    "i"  # SYSFLAG
+    "q"  # BORNTIMESTAMP
+    "8s"  # BORNHOST (IPv4 + port)
+    "q"  # STORETIMESTAMP
+    "8s"  # STOREHOST (IPv4 + port)
+    "i"  # RECONSUMETIMES
+    "q"  # PREPARED_TX_OFFSET
+    "i"  # BODYLENGTH
+)
+FIXED_V4_SIZE = FIXED_V4_STRUCT.size
+assert FIXED_V4_SIZE == 88
 BATCH_HEAD_STRUCT = struct.Struct(
     ">i"  # TOTALSIZE
     "i"  # MAGICCODE (0)
@@ -83,6 +103,7 @@ _UINT8 = struct.Struct(">B")
 _INT16 = struct.Struct(">h")
 _UINT16 = struct.Struct(">H")
 _PORT = struct.Struct(">i")
+_V6_FLAGS = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
 
 
 def store_timestamp_position(sys_flag: int) -> int:
@@ -174,22 +195,45 @@ def encode_message(msg: MessageExt) -> bytearray:
         sys_flag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
     v2 = len(topic) > V1_TOPIC_MAX_BYTES
     total = calc_msg_length(sys_flag, len(body), len(topic), len(props), v2=v2)
-    head = HEAD_STRUCT.pack(
-        total,
-        MESSAGE_MAGIC_CODE_V2 if v2 else MESSAGE_MAGIC_CODE,
-        body_crc(body),
-        msg.queue_id,
-        msg.flag,
-        msg.queue_offset,
-        msg.commitlog_offset,
-        sys_flag,
-        msg.born_timestamp,
-    )
-    record = bytearray(head)
-    record += born
-    record += STORE_TIMESTAMP_STRUCT.pack(msg.store_timestamp)
-    record += store
-    record += TAIL_STRUCT.pack(msg.reconsume_times, msg.prepared_transaction_offset, len(body))
+    magic = MESSAGE_MAGIC_CODE_V2 if v2 else MESSAGE_MAGIC_CODE
+    if len(born) == 8 and len(store) == 8:
+        record = bytearray(
+            FIXED_V4_STRUCT.pack(
+                total,
+                magic,
+                body_crc(body),
+                msg.queue_id,
+                msg.flag,
+                msg.queue_offset,
+                msg.commitlog_offset,
+                sys_flag,
+                msg.born_timestamp,
+                born,
+                msg.store_timestamp,
+                store,
+                msg.reconsume_times,
+                msg.prepared_transaction_offset,
+                len(body),
+            )
+        )
+    else:
+        record = bytearray(
+            HEAD_STRUCT.pack(
+                total,
+                magic,
+                body_crc(body),
+                msg.queue_id,
+                msg.flag,
+                msg.queue_offset,
+                msg.commitlog_offset,
+                sys_flag,
+                msg.born_timestamp,
+            )
+        )
+        record += born
+        record += STORE_TIMESTAMP_STRUCT.pack(msg.store_timestamp)
+        record += store
+        record += TAIL_STRUCT.pack(msg.reconsume_times, msg.prepared_transaction_offset, len(body))
     record += body
     record += _INT16.pack(len(topic)) if v2 else _UINT8.pack(len(topic))
     record += topic
@@ -250,18 +294,24 @@ def _decode_at(
     end = offset + total
     if total < MIN_RECORD_SIZE or end > limit:
         raise DecodeError(f"TOTALSIZE {total} outside the {limit - offset} bytes left", offset)
-    p = offset + BORN_HOST_POSITION
-    born_len = 20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
-    born = bytes_to_host(bytes(buf[p : p + born_len]))
-    p += born_len
-    (store_ts,) = STORE_TIMESTAMP_STRUCT.unpack_from(buf, p)
-    p += 8
-    store_len = 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
-    store_raw = bytes(buf[p : p + store_len])
+    if not sys_flag & _V6_FLAGS:
+        fixed = FIXED_V4_STRUCT.unpack_from(buf, offset)
+        born_raw, store_ts, store_raw, reconsume, prepared, body_len = fixed[9:]
+        p = offset + FIXED_V4_SIZE
+    else:
+        p = offset + BORN_HOST_POSITION
+        born_len = 20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
+        born_raw = bytes(buf[p : p + born_len])
+        p += born_len
+        (store_ts,) = STORE_TIMESTAMP_STRUCT.unpack_from(buf, p)
+        p += 8
+        store_len = 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
+        store_raw = bytes(buf[p : p + store_len])
+        p += store_len
+        reconsume, prepared, body_len = TAIL_STRUCT.unpack_from(buf, p)
+        p += TAIL_SIZE
+    born = bytes_to_host(born_raw)
     store = bytes_to_host(store_raw)
-    p += store_len
-    reconsume, prepared, body_len = TAIL_STRUCT.unpack_from(buf, p)
-    p += TAIL_SIZE
     if body_len < 0 or p + body_len > end:
         raise DecodeError(f"BODYLENGTH {body_len} runs past the record end", offset)
     body = b""
