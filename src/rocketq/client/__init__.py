@@ -1,1 +1,41 @@
-"""rocketq.client."""
+"""rocketq.client: RocketMQ's client in Python form.
+
+The blocking API (``Producer``, ``PushConsumer``, ``LitePullConsumer``) runs the asyncio core of
+``rocketq.client.aio`` on a private event-loop thread::
+
+    producer = Producer("pg", namesrv_addr="127.0.0.1:9876"); producer.start()
+    result = producer.send(Message("Orders", b"...", tags="TagA", keys=["k1"]))
+"""
+
+from rocketq.client.aio.producer import select_message_queue_by_hash
+from rocketq.client.blocking import LitePullConsumer, Producer, PushConsumer
+from rocketq.client.config import (
+    ClientConfig,
+    LitePullConsumerConfig,
+    ProducerConfig,
+    PushConsumerConfig,
+)
+from rocketq.client.message import Message
+from rocketq.client.status import ConsumeStatus, PullStatus, SendResult, SendStatus
+from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
+
+__all__ = [
+    "ClientConfig",
+    "ConsumeFromWhere",
+    "ConsumeStatus",
+    "LitePullConsumer",
+    "LitePullConsumerConfig",
+    "Message",
+    "MessageExt",
+    "MessageModel",
+    "MessageQueue",
+    "Producer",
+    "ProducerConfig",
+    "PullStatus",
+    "PushConsumer",
+    "PushConsumerConfig",
+    "SendResult",
+    "SendStatus",
+    "select_message_queue_by_hash",
+]

@@ -1,0 +1,14 @@
+"""The asyncio client: Producer, PushConsumer, LitePullConsumer and their shared instance."""
+
+from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.lite_pull_consumer import LitePullConsumer
+from rocketq.client.aio.producer import Producer, select_message_queue_by_hash
+from rocketq.client.aio.push_consumer import PushConsumer
+
+__all__ = [
+    "LitePullConsumer",
+    "MQClientInstance",
+    "Producer",
+    "PushConsumer",
+    "select_message_queue_by_hash",
+]

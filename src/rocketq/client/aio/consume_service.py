@@ -1,0 +1,172 @@
+"""Running the listener: ConsumeMessageConcurrentlyService and ConsumeMessageOrderlyService.
+
+A listener is ``f(msgs) -> ConsumeStatus``, a plain function (run on the consumer's thread
+pool) or a coroutine function (awaited on the loop). An exception counts as RECONSUME_LATER.
+
+Concurrently: each batch is a task, at most ``consume_thread_max`` run at once. After it the
+consumed messages leave the ProcessQueue and the smallest offset still in flight is recorded
+(increase-only). A failed batch is sent back to the broker (CONSUMER_SEND_MSG_BACK) in
+clustering mode; messages the broker did not take are consumed again here after
+``local_retry_delay_s``. Broadcasting drops failures, as RocketMQ does.
+
+Orderly: one task per queue at a time takes messages in offset order while the queue's lock is
+valid; a failure puts the batch back and suspends the queue for ``suspend_current_queue_time_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from rocketq.client.config import PushConsumerConfig
+from rocketq.client.message import restore_retry_topic
+from rocketq.client.process_queue import ProcessQueue
+from rocketq.client.status import ConsumeStatus
+from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.remoting.bodies import MessageModel
+
+log = logging.getLogger(__name__)
+
+MessageListener = Callable[[list[MessageExt]], "ConsumeStatus | Awaitable[ConsumeStatus]"]
+
+
+class ConsumerHooks(Protocol):
+    def record_offset(self, mq: MessageQueue, offset: int) -> None: ...
+    async def send_message_back(self, msg: MessageExt, mq: MessageQueue) -> bool: ...
+    def lock_valid(self, mq: MessageQueue, pq: ProcessQueue) -> bool: ...
+    async def lock(self, mq: MessageQueue) -> bool: ...
+
+
+class ConsumeService:
+    def __init__(
+        self,
+        config: PushConsumerConfig,
+        listener: MessageListener,
+        hooks: ConsumerHooks,
+        *,
+        orderly: bool,
+    ) -> None:
+        self.config = config
+        self.listener = listener
+        self.hooks = hooks
+        self.orderly = orderly
+        self._is_coroutine = inspect.iscoroutinefunction(listener)
+        self._executor = ThreadPoolExecutor(
+            max_workers=config.consume_thread_max, thread_name_prefix="ConsumeMessageThread"
+        )
+        self._semaphore = asyncio.Semaphore(config.consume_thread_max)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.stopping = False
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def shutdown(self, await_termination_s: float) -> None:
+        """Stop taking work, let running listeners finish (bounded), stop the pool."""
+        self.stopping = True
+        if self._tasks:
+            _done, pending = await asyncio.wait(set(self._tasks), timeout=await_termination_s)
+            for task in pending:
+                task.cancel()
+            for task in pending:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def call_listener(self, msgs: list[MessageExt]) -> ConsumeStatus:
+        try:
+            if self._is_coroutine:
+                status = await self.listener(msgs)  # type: ignore[misc]
+            else:
+                loop = asyncio.get_running_loop()
+                status = await loop.run_in_executor(self._executor, self.listener, msgs)
+        except Exception:
+            log.exception("the message listener failed; the messages will be consumed again")
+            return ConsumeStatus.RECONSUME_LATER
+        if inspect.isawaitable(status):
+            status = await status
+        if not isinstance(status, ConsumeStatus):
+            log.warning("the listener returned %r; treated as RECONSUME_LATER", status)
+            return ConsumeStatus.RECONSUME_LATER
+        return status
+
+    def submit(
+        self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch: bool
+    ) -> None:
+        if self.orderly:
+            if dispatch:
+                self._spawn(self._consume_orderly(pq, mq))
+            return
+        size = self.config.consume_message_batch_max_size
+        for i in range(0, len(msgs), size):
+            self._spawn(self._consume_concurrently(msgs[i : i + size], pq, mq))
+
+    # ------------------------------------------------------------------ concurrently
+
+    async def _consume_concurrently(
+        self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue
+    ) -> None:
+        async with self._semaphore:
+            if pq.dropped or self.stopping:
+                return
+            for msg in msgs:
+                restore_retry_topic(msg, self.config.consumer_group)
+            status = await self.call_listener(msgs)
+            if pq.is_dropped():
+                return
+            retry_locally: list[MessageExt] = []
+            if not status.ok and self.config.message_model is MessageModel.CLUSTERING:
+                for msg in msgs:
+                    if not await self.hooks.send_message_back(msg, mq):
+                        msg.reconsume_times += 1
+                        retry_locally.append(msg)
+            elif not status.ok:
+                log.warning("BROADCASTING: dropping %d failed messages", len(msgs))
+            done = [m for m in msgs if m not in retry_locally]
+            offset = pq.remove_message(done)
+            if offset >= 0 and not pq.dropped:
+                self.hooks.record_offset(mq, offset)
+            if retry_locally:
+                self._spawn(self._retry_later(retry_locally, pq, mq))
+
+    async def _retry_later(
+        self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue
+    ) -> None:
+        await asyncio.sleep(self.config.local_retry_delay_s)
+        if not pq.dropped and not self.stopping:
+            self._spawn(self._consume_concurrently(msgs, pq, mq))
+
+    # ------------------------------------------------------------------ orderly
+
+    async def _consume_orderly(self, pq: ProcessQueue, mq: MessageQueue) -> None:
+        try:
+            while not pq.dropped and not self.stopping:
+                if not self.hooks.lock_valid(mq, pq) and not await self.hooks.lock(mq):
+                    await asyncio.sleep(self.config.suspend_current_queue_time_s)
+                    continue
+                msgs = pq.take_messages(self.config.consume_message_batch_max_size)
+                if not msgs:
+                    return
+                for msg in msgs:
+                    restore_retry_topic(msg, self.config.consumer_group)
+                status = await self.call_listener(msgs)
+                if pq.is_dropped():
+                    return
+                if status.ok:
+                    offset = pq.commit()
+                    if offset >= 0:
+                        self.hooks.record_offset(mq, offset)
+                    continue
+                for msg in msgs:
+                    msg.reconsume_times += 1
+                pq.make_message_to_consume_again(msgs)
+                await asyncio.sleep(self.config.suspend_current_queue_time_s)
+        finally:
+            pq.consume_running = False  # no await since take_messages: no put can interleave

@@ -1,0 +1,261 @@
+"""MQClientInstance: what every producer and consumer of one client id shares.
+
+Theory of operation (MQClientInstance.java): one ``RemotingClient`` (connections to the name
+server and brokers), the route table, the broker address table and four timers: route refresh
+(``poll_name_server_interval_s``), heartbeat to every broker, consumer offset persistence, and
+rebalance, which also runs at once when a broker sends NOTIFY_CONSUMER_IDS_CHANGED or a member
+asks for it. ``MQClientInstance.get`` returns the instance of a client id on the running loop,
+creating it; the last member to leave shuts it down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, ClassVar, Protocol
+
+from rocketq.client.aio.api import MQClientAPI
+from rocketq.client.config import ClientConfig
+from rocketq.client.fault import TopicPublishInfo
+from rocketq.common.message import MessageQueue
+from rocketq.errors import RocketQError
+from rocketq.remoting.bodies import ConsumerData, HeartbeatData, ProducerData
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.route_data import MASTER_ID, PERM_READ, PERM_WRITE
+from rocketq.remoting.topic_route import TopicRouteData
+
+log = logging.getLogger(__name__)
+
+
+class ProducerMember(Protocol):
+    group: str
+
+    def publish_topics(self) -> set[str]: ...
+    def update_topic_publish_info(self, topic: str, info: TopicPublishInfo) -> None: ...
+
+
+class ConsumerMember(Protocol):
+    group: str
+
+    def consumer_data(self) -> ConsumerData: ...
+    def subscribed_topics(self) -> set[str]: ...
+    def update_topic_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None: ...
+    async def do_rebalance(self) -> None: ...
+    async def persist_consumer_offset(self) -> None: ...
+
+
+def publish_info_of(topic: str, route: TopicRouteData, max_queues: int = 0) -> TopicPublishInfo:
+    """topicRouteData2TopicPublishInfo: the write queues of brokers that have a master."""
+    masters = {b.broker_name for b in route.broker_datas if MASTER_ID in b.broker_addrs}
+    queues: list[MessageQueue] = []
+    for qd in sorted(route.queue_datas, key=lambda q: q.broker_name):
+        if qd.perm & PERM_WRITE and qd.broker_name in masters:
+            count = min(qd.write_queue_nums, max_queues) if max_queues else qd.write_queue_nums
+            queues.extend(MessageQueue(topic, qd.broker_name, i) for i in range(count))
+    return TopicPublishInfo(message_queue_list=queues, have_topic_router_info=True)
+
+
+def subscribe_info_of(topic: str, route: TopicRouteData) -> set[MessageQueue]:
+    return {
+        MessageQueue(topic, qd.broker_name, i)
+        for qd in route.queue_datas
+        if qd.perm & PERM_READ
+        for i in range(qd.read_queue_nums)
+    }
+
+
+class MQClientInstance:
+    _instances: ClassVar[dict[tuple[int, str], MQClientInstance]] = {}
+
+    @classmethod
+    def get(cls, config: ClientConfig) -> MQClientInstance:
+        loop = asyncio.get_running_loop()
+        key = (id(loop), config.build_client_id())
+        instance = cls._instances.get(key)
+        if instance is None:
+            instance = cls._instances[key] = cls(config, key[1])
+            instance._key = key
+        return instance
+
+    def __init__(self, config: ClientConfig, client_id: str) -> None:
+        self.config = config
+        self.client_id = client_id
+        self.remoting = RemotingClient(namesrv_addrs=config.namesrv_addrs)
+        self.api = MQClientAPI(self.remoting, config.request_timeout_s)
+        self.topic_route_table: dict[str, TopicRouteData] = {}
+        self.broker_addr_table: dict[str, dict[int, str]] = {}
+        self.producers: dict[str, ProducerMember] = {}
+        self.consumers: dict[str, ConsumerMember] = {}
+        self._key: tuple[int, str] = (0, client_id)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._rebalance_wakeup = asyncio.Event()
+        self._route_lock = asyncio.Lock()
+        self.remoting.register_processor(
+            RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed
+        )
+
+    # ------------------------------------------------------------------ membership
+
+    def register_producer(self, member: ProducerMember) -> None:
+        if member.group in self.producers:
+            raise RocketQError(f"producer group {member.group} is already in {self.client_id}")
+        self.producers[member.group] = member
+        self._start()
+
+    def register_consumer(self, member: ConsumerMember) -> None:
+        if member.group in self.consumers:
+            raise RocketQError(f"consumer group {member.group} is already in {self.client_id}")
+        self.consumers[member.group] = member
+        self._start()
+
+    async def unregister(self, *, producer: str | None = None, consumer: str | None = None) -> None:
+        """Forget a member, tell every broker (UNREGISTER_CLIENT); the last one stops us."""
+        if producer is not None:
+            self.producers.pop(producer, None)
+        if consumer is not None:
+            self.consumers.pop(consumer, None)
+        for addr in self.all_broker_addrs():
+            with contextlib.suppress(RocketQError, OSError):
+                await self.api.unregister_client(addr, self.client_id, producer, consumer)
+        if not self.producers and not self.consumers:
+            await self.shutdown()
+
+    def _start(self) -> None:
+        if self._tasks:
+            return
+        c = self.config
+        self._tasks = [
+            self._spawn(self._every(c.poll_name_server_interval_s, self.update_all_routes)),
+            self._spawn(self._every(c.heartbeat_broker_interval_s, self.send_heartbeat_to_all)),
+            self._spawn(self._every(c.persist_consumer_offset_interval_s, self._persist_all)),
+            self._spawn(self._rebalance_loop()),
+        ]
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        return asyncio.get_running_loop().create_task(coro)
+
+    async def shutdown(self) -> None:
+        MQClientInstance._instances.pop(self._key, None)
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.remoting.shutdown()
+
+    # ------------------------------------------------------------------ timers
+
+    async def _every(self, interval_s: float, job: Callable[[], Awaitable[None]]) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await job()
+            except (RocketQError, OSError) as exc:
+                log.warning("%s: %s failed: %r", self.client_id, job.__name__, exc)
+
+    async def _persist_all(self) -> None:
+        for consumer in list(self.consumers.values()):
+            await consumer.persist_consumer_offset()
+
+    async def _rebalance_loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.config.rebalance_interval_s):
+                    await self._rebalance_wakeup.wait()
+            self._rebalance_wakeup.clear()
+            await self.do_rebalance()
+
+    def rebalance_immediately(self) -> None:
+        self._rebalance_wakeup.set()
+
+    async def do_rebalance(self) -> None:
+        for consumer in list(self.consumers.values()):
+            try:
+                await consumer.do_rebalance()
+            except (RocketQError, OSError) as exc:
+                log.warning("rebalance of %s failed: %r", consumer.group, exc)
+
+    async def _on_notify_consumer_ids_changed(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        log.info("consumer ids of %s changed", request.ext_fields.get("consumerGroup"))
+        self.rebalance_immediately()
+        return None
+
+    # ------------------------------------------------------------------ routes
+
+    async def update_all_routes(self) -> None:
+        topics: set[str] = set()
+        for producer in list(self.producers.values()):
+            topics |= producer.publish_topics()
+        for consumer in list(self.consumers.values()):
+            topics |= consumer.subscribed_topics()
+        for topic in sorted(topics):
+            with contextlib.suppress(RocketQError, OSError):
+                await self.update_topic_route(topic)
+
+    async def update_topic_route(self, topic: str, default_topic: str | None = None) -> bool:
+        """Fetch a topic's route and hand it to every member; False when it has none."""
+        async with self._route_lock:
+            route = await self.api.get_topic_route(topic)
+            max_queues = 0
+            if route is None and default_topic is not None:
+                route = await self.api.get_topic_route(default_topic)
+                max_queues = getattr(self.config, "default_topic_queue_nums", 4)
+            if route is None:
+                return False
+            self.topic_route_table[topic] = route
+            for bd in route.broker_datas:
+                self.broker_addr_table[bd.broker_name] = dict(bd.broker_addrs)
+            info = publish_info_of(topic, route, max_queues)
+            for producer in list(self.producers.values()):
+                producer.update_topic_publish_info(topic, info)
+            mqs = subscribe_info_of(topic, route)
+            for consumer in list(self.consumers.values()):
+                if topic in consumer.subscribed_topics():
+                    consumer.update_topic_subscribe_info(topic, mqs)
+            return True
+
+    def find_broker_addr(self, broker_name: str, *, only_master: bool = True) -> str | None:
+        addrs = self.broker_addr_table.get(broker_name) or {}
+        master = addrs.get(MASTER_ID)
+        if master is not None or only_master:
+            return master
+        return next(iter(addrs.values()), None)
+
+    async def find_broker_addr_or_refresh(self, broker_name: str, topic: str) -> str:
+        addr = self.find_broker_addr(broker_name)
+        if addr is None:
+            await self.update_topic_route(topic)
+            addr = self.find_broker_addr(broker_name)
+        if addr is None:
+            raise RocketQError(f"the broker {broker_name} is not in the route of {topic}")
+        return addr
+
+    def all_broker_addrs(self) -> list[str]:
+        return sorted({a for addrs in self.broker_addr_table.values() for a in addrs.values()})
+
+    # ------------------------------------------------------------------ heartbeat
+
+    async def send_heartbeat_to_all(self) -> None:
+        data = HeartbeatData(
+            client_id=self.client_id,
+            producer_data_set=[ProducerData(group_name=g) for g in sorted(self.producers)],
+            consumer_data_set=[c.consumer_data() for c in list(self.consumers.values())],
+        )
+        if not data.producer_data_set and not data.consumer_data_set:
+            return
+        for name, addrs in list(self.broker_addr_table.items()):
+            for broker_id, addr in addrs.items():
+                if broker_id != MASTER_ID and not data.consumer_data_set:
+                    continue
+                try:
+                    await self.api.send_heartbeat(addr, data)
+                except (RocketQError, OSError) as exc:
+                    log.warning("heartbeat to %s (%s) failed: %r", name, addr, exc)

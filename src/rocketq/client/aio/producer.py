@@ -1,0 +1,297 @@
+"""Producer (DefaultMQProducer) on asyncio: sync, async, oneway, batch and selector sends.
+
+A sync or async send is tried ``1 + retry_times_when_send_failed`` times within one timeout;
+each try picks a queue through ``MQFaultStrategy`` (which avoids the broker that just failed or
+answered slowly) and a failure that is a connection error, a timeout or a retriable broker
+response moves on to the next try. Oneway and selector (orderly) sends are tried once, on the
+queue chosen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rocketq.client.aio.api import now_ms
+from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.config import ProducerConfig
+from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
+from rocketq.client.message import (
+    RETRY_GROUP_TOPIC_PREFIX,
+    check_message,
+    check_topic,
+    prepare_for_send,
+    set_uniq_id,
+)
+from rocketq.client.status import SendResult
+from rocketq.common.hashing import java_string_hash
+from rocketq.common.message import Message, MessageQueue
+from rocketq.common.message_decoder import encode_batch_messages
+from rocketq.common.properties import properties_to_string
+from rocketq.errors import (
+    BrokerResponseError,
+    ClientError,
+    IllegalStateError,
+    RemotingError,
+    RemotingTimeoutError,
+)
+from rocketq.remoting.headers import SendMessageRequestHeader
+
+log = logging.getLogger(__name__)
+
+MessageQueueSelector = Callable[[list[MessageQueue], Message, Any], MessageQueue]
+SendCallback = Callable[[SendResult | None, BaseException | None], None]
+
+
+def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any) -> MessageQueue:
+    """SelectMessageQueueByHash: ``abs(arg.hashCode()) % len(mqs)`` (Java hash for str)."""
+    value = java_string_hash(arg) if isinstance(arg, str) else hash(arg)
+    return mqs[abs(value) % len(mqs)]
+
+
+class Producer:
+    def __init__(
+        self,
+        producer_group: str = "DEFAULT_PRODUCER",
+        *,
+        namesrv_addr: str = "",
+        config: ProducerConfig | None = None,
+        **overrides: Any,
+    ) -> None:
+        base = config or ProducerConfig(producer_group=producer_group, namesrv_addr=namesrv_addr)
+        self.config = dataclasses.replace(base, **overrides) if overrides else base
+        self.group = self.config.producer_group
+        self.fault_strategy = MQFaultStrategy(enabled=self.config.send_latency_fault_enable)
+        self._publish_infos: dict[str, TopicPublishInfo] = {}
+        self._instance: MQClientInstance | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        if self._instance is not None:
+            raise IllegalStateError("the producer is already started")
+        self._instance = MQClientInstance.get(self.config)
+        self._instance.register_producer(self)
+        self._publish_infos.setdefault(self.config.create_topic_key, TopicPublishInfo())
+        await self._instance.update_all_routes()
+        await self._instance.send_heartbeat_to_all()
+
+    async def shutdown(self) -> None:
+        instance, self._instance = self._instance, None
+        if instance is not None:
+            await instance.unregister(producer=self.group)
+
+    async def __aenter__(self) -> Producer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.shutdown()
+
+    @property
+    def instance(self) -> MQClientInstance:
+        if self._instance is None:
+            raise IllegalStateError("the producer is not started")
+        return self._instance
+
+    # ------------------------------------------------------------------ routes (ProducerMember)
+
+    def publish_topics(self) -> set[str]:
+        return set(self._publish_infos)
+
+    def update_topic_publish_info(self, topic: str, info: TopicPublishInfo) -> None:
+        if topic in self._publish_infos:
+            self._publish_infos[topic] = info
+
+    async def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
+        return list((await self._find_publish_info(topic)).message_queue_list)
+
+    async def _find_publish_info(self, topic: str) -> TopicPublishInfo:
+        info = self._publish_infos.get(topic)
+        if info is None or not info.ok():
+            self._publish_infos.setdefault(topic, TopicPublishInfo())
+            await self.instance.update_topic_route(topic)
+            info = self._publish_infos[topic]
+        if info.have_topic_router_info and info.ok():
+            return info
+        await self.instance.update_topic_route(topic, default_topic=self.config.create_topic_key)
+        info = self._publish_infos[topic]
+        if not info.ok():
+            raise ClientError(f"no route info of this topic: {topic}")
+        return info
+
+    # ------------------------------------------------------------------ sends
+
+    async def send(
+        self,
+        msg: Message,
+        *,
+        timeout_s: float | None = None,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        message_queue: MessageQueue | None = None,
+    ) -> SendResult:
+        """Send and wait for the broker; retried on another broker unless a queue is chosen."""
+        timeout = timeout_s if timeout_s is not None else self.config.send_msg_timeout_s
+        body, sys_flag = self._prepare(msg)
+        if selector is not None or message_queue is not None:
+            info = await self._find_publish_info(msg.topic)
+            mq = message_queue or selector(list(info.message_queue_list), msg, arg)  # type: ignore[misc]
+            return await self._send_to(mq, msg, body, sys_flag, timeout, batch=False)
+        retries = self.config.retry_times_when_send_failed
+        return await self._send_with_retry(msg, body, sys_flag, timeout, retries, batch=False)
+
+    async def send_orderly(self, msg: Message, sharding_key: Any) -> SendResult:
+        return await self.send(msg, selector=select_message_queue_by_hash, arg=sharding_key)
+
+    def send_async(
+        self, msg: Message, callback: SendCallback | None = None, *, timeout_s: float | None = None
+    ) -> asyncio.Task[SendResult]:
+        """Start a send; the task gives the result and ``callback(result, error)`` is called."""
+        timeout = timeout_s if timeout_s is not None else self.config.send_msg_timeout_s
+        retries = self.config.retry_times_when_send_async_failed
+
+        async def run() -> SendResult:
+            body, sys_flag = self._prepare(msg)
+            return await self._send_with_retry(msg, body, sys_flag, timeout, retries, batch=False)
+
+        task = asyncio.get_running_loop().create_task(run())
+        if callback is not None:
+            task.add_done_callback(lambda t: _call_back(t, callback))
+        return task
+
+    async def send_oneway(self, msg: Message) -> None:
+        body, sys_flag = self._prepare(msg)
+        info = await self._find_publish_info(msg.topic)
+        mq = self.fault_strategy.select_one_message_queue(info, None)
+        addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
+        header = self._header(msg, mq, sys_flag, batch=False)
+        await self.instance.api.send_message_oneway(addr, header, body)
+
+    async def send_batch(
+        self, msgs: Sequence[Message], *, timeout_s: float | None = None
+    ) -> SendResult:
+        """One SEND_BATCH_MESSAGE request carrying every message (one topic, no delay)."""
+        batch = self._batch(msgs)
+        body = encode_batch_messages(msgs)
+        if len(body) > self.config.max_message_size_bytes:
+            raise ClientError(f"the batch is {len(body)} bytes, over the maximum message size")
+        timeout = timeout_s if timeout_s is not None else self.config.send_msg_timeout_s
+        retries = self.config.retry_times_when_send_failed
+        return await self._send_with_retry(batch, body, 0, timeout, retries, batch=True)
+
+    def _batch(self, msgs: Sequence[Message]) -> Message:
+        if not msgs:
+            raise ClientError("the batch is empty")
+        topic = msgs[0].topic
+        for m in msgs:
+            check_message(m, self.config.max_message_size_bytes)
+            if m.topic != topic:
+                raise ClientError("the topic of the messages in one batch should be the same")
+            if m.delay_time_level > 0:
+                raise ClientError("TimeDelayLevel is not supported for batching")
+            if m.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+                raise ClientError("retry group topic is not supported for batching")
+            set_uniq_id(m)
+        batch = Message(topic=topic)
+        batch.put_property("UNIQ_KEY", ",".join(m.uniq_key or "" for m in msgs))
+        return batch
+
+    def _prepare(self, msg: Message) -> tuple[bytes, int]:
+        c = self.config
+        return prepare_for_send(
+            msg,
+            max_size=c.max_message_size_bytes,
+            compress_over=c.compress_msg_body_over_bytes,
+            level=c.compress_level,
+        )
+
+    async def _send_with_retry(
+        self,
+        msg: Message,
+        body: bytes,
+        sys_flag: int,
+        timeout_s: float,
+        retries: int,
+        *,
+        batch: bool,
+    ) -> SendResult:
+        check_topic(msg.topic)
+        deadline = time.monotonic() + timeout_s
+        info = await self._find_publish_info(msg.topic)
+        last_broker: str | None = None
+        last_error: BaseException | None = None
+        for _attempt in range(1 + retries):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            mq = self.fault_strategy.select_one_message_queue(info, last_broker)
+            last_broker = mq.broker_name
+            started = time.monotonic()
+            try:
+                result = await self._send_to(mq, msg, body, sys_flag, remaining, batch=batch)
+            except (RemotingError, OSError, BrokerResponseError) as exc:
+                elapsed_ms = int((time.monotonic() - started) * 1000)
+                self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, isolation=True)
+                if isinstance(exc, BrokerResponseError) and not exc.retriable:
+                    raise
+                log.info("send to %s failed (%r), trying again", mq, exc)
+                last_error = exc
+                continue
+            elapsed_ms = int((time.monotonic() - started) * 1000)
+            self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, isolation=False)
+            return result
+        if last_error is not None:
+            raise last_error
+        raise RemotingTimeoutError(f"sending to {msg.topic} timed out after {timeout_s} s")
+
+    async def _send_to(
+        self,
+        mq: MessageQueue,
+        msg: Message,
+        body: bytes,
+        sys_flag: int,
+        timeout_s: float,
+        *,
+        batch: bool,
+    ) -> SendResult:
+        addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
+        header = self._header(msg, mq, sys_flag, batch=batch)
+        uniq = msg.uniq_key or ""
+        return await self.instance.api.send_message(addr, mq, header, body, uniq, timeout_s)
+
+    def _header(
+        self, msg: Message, mq: MessageQueue, sys_flag: int, *, batch: bool
+    ) -> SendMessageRequestHeader:
+        c = self.config
+        props = "" if batch else properties_to_string(msg.properties)
+        return SendMessageRequestHeader(
+            producer_group=c.producer_group,
+            topic=msg.topic,
+            default_topic=c.create_topic_key,
+            default_topic_queue_nums=c.default_topic_queue_nums,
+            queue_id=mq.queue_id,
+            sys_flag=sys_flag,
+            born_timestamp=now_ms(),
+            flag=msg.flag,
+            properties=props,
+            reconsume_times=0,
+            unit_mode=False,
+            batch=batch,
+        )
+
+
+def _call_back(task: asyncio.Task[SendResult], callback: SendCallback) -> None:
+    try:
+        if task.cancelled():
+            callback(None, asyncio.CancelledError())
+        elif task.exception() is not None:
+            callback(None, task.exception())
+        else:
+            callback(task.result(), None)
+    except Exception:
+        log.exception("send callback failed")

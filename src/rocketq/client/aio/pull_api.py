@@ -1,0 +1,77 @@
+"""PullAPIWrapper: one PULL_MESSAGE for a queue, and the decoding of what it returns.
+
+Bodies are decoded with decompression on; messages whose TAGS are not in the subscription's
+tag set are dropped (the broker filters by hash only); each message shows its UNIQ_KEY as
+``msg_id`` (MessageClientExt) and gets MIN_OFFSET / MAX_OFFSET like the Java client.
+"""
+
+from __future__ import annotations
+
+from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.status import PullResult, PullStatus
+from rocketq.client.subscription import matches
+from rocketq.common import message_const as mc
+from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.message_decoder import decode_messages
+from rocketq.remoting.bodies import SubscriptionData
+from rocketq.remoting.headers import PullMessageRequestHeader
+
+FLAG_COMMIT_OFFSET = 0x1
+FLAG_SUSPEND = 0x2
+FLAG_SUBSCRIPTION = 0x4
+FLAG_LITE_PULL_MESSAGE = 0x10
+
+
+def build_sys_flag(*, commit_offset: bool, suspend: bool, subscription: bool) -> int:
+    flag = FLAG_COMMIT_OFFSET if commit_offset else 0
+    flag |= FLAG_SUSPEND if suspend else 0
+    return flag | (FLAG_SUBSCRIPTION if subscription else 0)
+
+
+async def pull_kernel(
+    instance: MQClientInstance,
+    group: str,
+    mq: MessageQueue,
+    subscription: SubscriptionData,
+    offset: int,
+    max_nums: int,
+    *,
+    commit_offset: int = 0,
+    suspend_s: float = 0.0,
+    timeout_s: float,
+) -> PullResult:
+    addr = await instance.find_broker_addr_or_refresh(mq.broker_name, mq.topic)
+    header = PullMessageRequestHeader(
+        consumer_group=group,
+        topic=mq.topic,
+        queue_id=mq.queue_id,
+        queue_offset=offset,
+        max_msg_nums=max_nums,
+        sys_flag=build_sys_flag(
+            commit_offset=commit_offset > 0, suspend=suspend_s > 0, subscription=True
+        ),
+        commit_offset=commit_offset,
+        suspend_timeout_millis=int(suspend_s * 1000),
+        sub_version=subscription.sub_version,
+        subscription=subscription.sub_string,
+        expression_type=subscription.expression_type,
+    )
+    result, body = await instance.api.pull_message(addr, header, timeout_s)
+    if result.status is PullStatus.FOUND:
+        result.msg_found_list = process_pull_body(body, subscription, result)
+    return result
+
+
+def process_pull_body(
+    body: bytes, subscription: SubscriptionData, result: PullResult
+) -> list[MessageExt]:
+    msgs = decode_messages(body, decompress=True)
+    kept = []
+    for msg in msgs:
+        if not matches(subscription, msg):
+            continue
+        msg.msg_id = msg.uniq_key or msg.msg_id
+        msg.properties[mc.PROPERTY_MIN_OFFSET] = str(result.min_offset)
+        msg.properties[mc.PROPERTY_MAX_OFFSET] = str(result.max_offset)
+        kept.append(msg)
+    return kept

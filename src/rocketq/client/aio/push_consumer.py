@@ -1,0 +1,326 @@
+"""PushConsumer (DefaultMQPushConsumer) on asyncio.
+
+Theory of operation: ``start`` registers with the shared MQClientInstance, which refreshes routes,
+heartbeats and triggers rebalances. Each queue the rebalance assigns gets a ProcessQueue and one
+pull-loop task: it waits while the queue is over its flow-control limits
+(``pull_threshold_for_queue`` messages, ``pull_threshold_size_for_queue_bytes``, and for
+concurrent consumers a span over ``consume_concurrently_max_span`` offsets), long-polls the
+broker (suspend ``broker_suspend_max_time_s``), and hands what it found to the consume service.
+Offsets are recorded increase-only in memory, piggy-backed on pulls, persisted by the instance's
+timer, when a queue moves away, and at shutdown. In clustering mode the group's retry topic
+``%RETRY%<group>`` is subscribed too, and offsets live on the broker; broadcasting keeps them in
+a local file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any
+
+from rocketq.client.aio.consume_service import ConsumeService, MessageListener
+from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.offset_store import LocalOffsetStore, OffsetStore, RemoteBrokerOffsetStore
+from rocketq.client.aio.pull_api import pull_kernel
+from rocketq.client.aio.rebalance_impl import RebalanceImpl, compute_pull_from_where
+from rocketq.client.config import PushConsumerConfig
+from rocketq.client.message import get_retry_topic
+from rocketq.client.offset_store import default_offset_store_dir
+from rocketq.client.process_queue import ProcessQueue
+from rocketq.client.rebalance import allocate_strategy
+from rocketq.client.status import PullStatus
+from rocketq.client.subscription import build_subscription_data
+from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.errors import ClientError, IllegalStateError, RocketQError
+from rocketq.remoting.bodies import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
+from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_RECONSUME_TIMES = 16
+
+
+def consumer_config(
+    cls: type[Any], group: str, namesrv_addr: str, config: Any, overrides: dict[str, Any]
+) -> Any:
+    base = config or cls(consumer_group=group, namesrv_addr=namesrv_addr)
+    model = overrides.get("message_model")
+    if isinstance(model, str):
+        overrides["message_model"] = MessageModel[model]
+    where = overrides.get("consume_from_where")
+    if isinstance(where, str):
+        overrides["consume_from_where"] = ConsumeFromWhere[where]
+    return dataclasses.replace(base, **overrides) if overrides else base
+
+
+class PushConsumer:
+    def __init__(
+        self,
+        consumer_group: str = "DEFAULT_CONSUMER",
+        *,
+        namesrv_addr: str = "",
+        config: PushConsumerConfig | None = None,
+        **overrides: Any,
+    ) -> None:
+        self.config: PushConsumerConfig = consumer_config(
+            PushConsumerConfig, consumer_group, namesrv_addr, config, overrides
+        )
+        self.group = self.config.consumer_group
+        self._subscriptions: dict[str, str] = {}
+        self._listener: MessageListener | None = None
+        self._orderly = False
+        self._instance: MQClientInstance | None = None
+        self._rebalance: RebalanceImpl | None = None
+        self._consume: ConsumeService | None = None
+        self.offset_store: OffsetStore | None = None
+        self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
+        self._lock_task: asyncio.Task[None] | None = None
+        self._running = False
+
+    # ------------------------------------------------------------------ setup
+
+    def subscribe(self, topic: str, expression: str = "*") -> None:
+        build_subscription_data(topic, expression)  # validates
+        self._subscriptions[topic] = expression
+        if self._rebalance is not None:
+            self._rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+
+    def unsubscribe(self, topic: str) -> None:
+        self._subscriptions.pop(topic, None)
+        if self._rebalance is not None:
+            self._rebalance.subscription_inner.pop(topic, None)
+
+    def register_message_listener(
+        self, listener: MessageListener, *, orderly: bool = False
+    ) -> None:
+        self._listener = listener
+        self._orderly = orderly
+
+    def register_message_listener_orderly(self, listener: MessageListener) -> None:
+        self.register_message_listener(listener, orderly=True)
+
+    @property
+    def clustering(self) -> bool:
+        return self.config.message_model is MessageModel.CLUSTERING
+
+    @property
+    def rebalance(self) -> RebalanceImpl:
+        if self._rebalance is None:
+            raise IllegalStateError("the consumer is not started")
+        return self._rebalance
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        if self._instance is not None:
+            raise IllegalStateError("the consumer is already started")
+        if self._listener is None:
+            raise ClientError("register a message listener before start")
+        if not self._subscriptions:
+            raise ClientError("subscribe to a topic before start")
+        instance = MQClientInstance.get(self.config)
+        rebalance = RebalanceImpl(
+            instance,
+            self.group,
+            self.config.message_model,
+            allocate_strategy(self.config.allocate_strategy),
+            self,
+        )
+        rebalance.lock_max_live_time_s = self.config.lock_max_live_time_s
+        for topic, expression in self._subscriptions.items():
+            rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+        if self.clustering:
+            retry = get_retry_topic(self.group)
+            rebalance.subscription_inner[retry] = build_subscription_data(retry, "*")
+            self.offset_store = RemoteBrokerOffsetStore(instance, self.group)
+        else:
+            root = self.config.offset_store_dir or default_offset_store_dir()
+            self.offset_store = LocalOffsetStore(Path(root), instance.client_id, self.group)
+        self.offset_store.load()
+        self._consume = ConsumeService(self.config, self._listener, self, orderly=self._orderly)
+        self._instance, self._rebalance, self._running = instance, rebalance, True
+        instance.register_consumer(self)
+        for topic in list(rebalance.subscription_inner):
+            with contextlib.suppress(RocketQError, OSError):
+                await instance.update_topic_route(topic)
+        await instance.send_heartbeat_to_all()
+        if self._orderly and self.clustering:
+            self._lock_task = asyncio.get_running_loop().create_task(self._lock_loop())
+        instance.rebalance_immediately()
+
+    async def shutdown(self, await_termination_s: float = 10.0) -> None:
+        instance = self._instance
+        if instance is None:
+            return
+        self._running = False
+        tasks = list(self._pull_tasks.values())
+        if self._lock_task is not None:
+            tasks.append(self._lock_task)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._pull_tasks.clear()
+        if self._consume is not None:
+            await self._consume.shutdown(await_termination_s)
+        await self.persist_consumer_offset()
+        if self._orderly and self.clustering:
+            await self.rebalance.unlock(sorted(self.rebalance.process_queue_table))
+        for pq in self.rebalance.process_queue_table.values():
+            pq.dropped = True
+        self._instance = None
+        await instance.unregister(consumer=self.group)
+
+    async def __aenter__(self) -> PushConsumer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.shutdown()
+
+    async def _lock_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.lock_interval_s)
+            await self.rebalance.lock_all()
+
+    # ------------------------------------------------------------------ ConsumerMember
+
+    def consumer_data(self) -> ConsumerData:
+        return ConsumerData(
+            group_name=self.group,
+            consume_type=ConsumeType.CONSUME_PASSIVELY,
+            message_model=self.config.message_model,
+            consume_from_where=self.config.consume_from_where,
+            subscription_data_set=list(self.rebalance.subscription_inner.values()),
+        )
+
+    def subscribed_topics(self) -> set[str]:
+        return set(self._rebalance.subscription_inner) if self._rebalance else set()
+
+    def update_topic_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None:
+        if self._rebalance is not None:
+            self._rebalance.topic_subscribe_info_table[topic] = mqs
+
+    async def do_rebalance(self) -> None:
+        if self._running:
+            await self.rebalance.do_rebalance(is_order=self._orderly)
+
+    async def persist_consumer_offset(self) -> None:
+        if self.offset_store is not None and self._rebalance is not None:
+            await self.offset_store.persist_all(set(self._rebalance.process_queue_table))
+
+    def assigned_queues(self) -> set[MessageQueue]:
+        return set(self._rebalance.process_queue_table) if self._rebalance else set()
+
+    # ------------------------------------------------------------------ RebalanceHooks
+
+    async def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
+        task = self._pull_tasks.pop(mq, None)
+        if task is not None:
+            task.cancel()
+        assert self.offset_store is not None
+        await self.offset_store.persist_all({mq})
+        self.offset_store.remove_offset(mq)
+        if self._orderly and self.clustering:
+            await self.rebalance.unlock([mq])
+        return True
+
+    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
+        assert self.offset_store is not None
+        assert self._instance is not None
+        return await compute_pull_from_where(self._instance, self.offset_store, self.config, mq)
+
+    def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
+        assert self.offset_store is not None
+        self.offset_store.update_offset(mq, offset, increase_only=False)
+        loop = asyncio.get_running_loop()
+        self._pull_tasks[mq] = loop.create_task(self._pull_loop(mq, pq, offset))
+
+    # ------------------------------------------------------------------ ConsumerHooks
+
+    def record_offset(self, mq: MessageQueue, offset: int) -> None:
+        assert self.offset_store is not None
+        self.offset_store.update_offset(mq, offset, increase_only=True)
+
+    async def send_message_back(self, msg: MessageExt, mq: MessageQueue) -> bool:
+        instance = self._instance
+        if instance is None:
+            return False
+        max_times = self.config.max_reconsume_times
+        header = ConsumerSendMsgBackRequestHeader(
+            offset=msg.commitlog_offset,
+            group=self.group,
+            delay_level=0,
+            origin_msg_id=msg.msg_id,
+            origin_topic=msg.topic,
+            max_reconsume_times=DEFAULT_MAX_RECONSUME_TIMES if max_times < 0 else max_times,
+        )
+        try:
+            addr = await instance.find_broker_addr_or_refresh(mq.broker_name, mq.topic)
+            await instance.api.consumer_send_message_back(addr, header)
+        except (RocketQError, OSError) as exc:
+            log.warning("send back of %s failed: %r", msg.msg_id, exc)
+            return False
+        return True
+
+    def lock_valid(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
+        return not self.clustering or self.rebalance.lock_valid(pq)
+
+    async def lock(self, mq: MessageQueue) -> bool:
+        return await self.rebalance.lock(mq)
+
+    # ------------------------------------------------------------------ pulling
+
+    def _over_limits(self, pq: ProcessQueue) -> bool:
+        c = self.config
+        if pq.msg_count > c.pull_threshold_for_queue:
+            return True
+        if pq.msg_size > c.pull_threshold_size_for_queue_bytes:
+            return True
+        return not self._orderly and pq.max_span() > c.consume_concurrently_max_span
+
+    async def _pull_loop(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
+        c = self.config
+        assert self.offset_store is not None
+        assert self._instance is not None
+        assert self._consume is not None
+        while self._running and not pq.dropped:
+            if self._over_limits(pq):
+                await pq.wait_for_space(c.pull_time_delay_when_flow_control_s)
+                continue
+            sub = self.rebalance.subscription_inner.get(mq.topic)
+            if sub is None:
+                await asyncio.sleep(c.pull_time_delay_when_exception_s)
+                continue
+            commit = self.offset_store.read(mq) if self.clustering else 0
+            try:
+                result = await pull_kernel(
+                    self._instance,
+                    self.group,
+                    mq,
+                    sub,
+                    offset,
+                    c.pull_batch_size,
+                    commit_offset=max(commit, 0),
+                    suspend_s=c.broker_suspend_max_time_s,
+                    timeout_s=c.consumer_timeout_when_suspend_s,
+                )
+            except (RocketQError, OSError) as exc:
+                log.info("pull of %s failed: %r", mq, exc)
+                await asyncio.sleep(c.pull_time_delay_when_exception_s)
+                continue
+            if pq.is_dropped():
+                return
+            offset = result.next_begin_offset
+            if result.status is PullStatus.FOUND and result.msg_found_list:
+                dispatch = pq.put_message(result.msg_found_list)
+                self._consume.submit(result.msg_found_list, pq, mq, dispatch)
+            elif result.status is PullStatus.OFFSET_ILLEGAL:
+                log.warning("offset of %s is illegal, moving to %d", mq, offset)
+                self.offset_store.update_offset(mq, offset, increase_only=False)
+            elif pq.msg_count == 0:
+                self.offset_store.update_offset(mq, offset, increase_only=True)

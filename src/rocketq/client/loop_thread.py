@@ -1,0 +1,74 @@
+"""The private event loop that the blocking facade runs the asyncio core on.
+
+One daemon thread per process runs one loop, shared by every blocking client (so clients of one
+client id share one MQClientInstance). It starts with the first client and stops, joined, when
+the last one shuts down. Calling a blocking method from the loop thread itself (for example
+from an async listener) would deadlock and raises IllegalStateError instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from typing import Any, ClassVar, TypeVar
+
+from rocketq.errors import IllegalStateError
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _shared: ClassVar[LoopThread | None] = None
+    _users: ClassVar[int] = 0
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="rocketq-client-loop", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    @classmethod
+    def acquire(cls) -> LoopThread:
+        with cls._lock:
+            if cls._shared is None:
+                cls._shared = LoopThread()
+            cls._users += 1
+            return cls._shared
+
+    @classmethod
+    def release(cls) -> None:
+        with cls._lock:
+            cls._users -= 1
+            if cls._users > 0 or cls._shared is None:
+                return
+            shared, cls._shared = cls._shared, None
+        shared._stop()
+
+    def _stop(self) -> None:
+        async def drain() -> None:
+            current = asyncio.current_task()
+            tasks = [t for t in asyncio.all_tasks() if t is not current]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await self.loop.shutdown_default_executor()
+
+        asyncio.run_coroutine_threadsafe(drain(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(30)
+        self.loop.close()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise IllegalStateError("a blocking client method was called on its own loop thread")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        return self.submit(coro).result(timeout_s)

@@ -1,0 +1,119 @@
+"""The user-facing Message and what a producer does to one before it leaves.
+
+``Message`` is ``rocketq.common.message.Message`` with a keyword constructor (tags, keys, user
+properties, delay level). ``prepare_for_send`` checks it as RocketMQ's ``Validators`` does, gives
+it a UNIQ_KEY (MessageClientIDSetter) and zlib-compresses a body of 4 KiB or more
+(``tryToCompressMessage``), returning the body and sysflag to send.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Mapping, Sequence
+
+from rocketq.common import message as common
+from rocketq.common import message_const as mc
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import create_uniq_id
+from rocketq.errors import ClientError
+
+TOPIC_PATTERN = re.compile(r"^[%|a-zA-Z0-9_-]+$")
+TOPIC_MAX_LENGTH = 127
+RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
+DLQ_GROUP_TOPIC_PREFIX = "%DLQ%"
+COMPRESSED_SYS_FLAG = MessageSysFlag.COMPRESSED_FLAG | MessageSysFlag.COMPRESSION_ZLIB
+
+
+class Message(common.Message):
+    """A message to send: ``Message("T", b"body", tags="A", keys=["k1"], properties={...})``."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        topic: str,
+        body: bytes = b"",
+        *,
+        tags: str | None = None,
+        keys: str | Sequence[str] | None = None,
+        properties: Mapping[str, str] | None = None,
+        delay_time_level: int = 0,
+        flag: int = 0,
+        wait_store_msg_ok: bool = True,
+    ) -> None:
+        super().__init__(topic=topic, body=bytes(body), flag=flag)
+        for name, value in (properties or {}).items():
+            put_user_property(self, name, value)
+        if tags:
+            self.tags = tags
+        if keys:
+            self.keys = list(keys) if not isinstance(keys, str) else keys
+        if delay_time_level:
+            self.delay_time_level = delay_time_level
+        if not wait_store_msg_ok:
+            self.put_property(mc.PROPERTY_WAIT_STORE_MSG_OK, "false")
+
+
+def put_user_property(msg: common.Message, name: str, value: str) -> None:
+    """Message.putUserProperty: system names and empty names or values are refused."""
+    if name in mc.STRING_HASH_SET:
+        raise ClientError(f"the property {name!r} is used by the system")
+    if not name or not value:
+        raise ClientError("a user property needs a non-empty name and value")
+    msg.put_property(name, str(value))
+
+
+def get_retry_topic(group: str) -> str:
+    return RETRY_GROUP_TOPIC_PREFIX + group
+
+
+def check_topic(topic: str) -> None:
+    if not topic or not topic.strip():
+        raise ClientError("the specified topic is blank")
+    if len(topic) > TOPIC_MAX_LENGTH:
+        raise ClientError(f"the specified topic is longer than {TOPIC_MAX_LENGTH} characters")
+    if not TOPIC_PATTERN.match(topic):
+        raise ClientError(f"the specified topic {topic!r} contains illegal characters")
+
+
+def check_message(msg: common.Message, max_message_size_bytes: int) -> None:
+    """Validators.checkMessage."""
+    check_topic(msg.topic)
+    if not msg.body:
+        raise ClientError("the message body is empty")
+    if len(msg.body) > max_message_size_bytes:
+        raise ClientError(f"the message body size over max value, MAX: {max_message_size_bytes}")
+
+
+def set_uniq_id(msg: common.Message) -> str:
+    uniq = msg.uniq_key
+    if uniq is None:
+        uniq = create_uniq_id()
+        msg.put_property(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, uniq)
+    return uniq
+
+
+def compress_body(body: bytes, over_bytes: int, level: int) -> tuple[bytes, int]:
+    """(body to send, sysflag bits): zlib at ``level`` when the body is ``over_bytes`` or more."""
+    if len(body) >= over_bytes:
+        return zlib.compress(body, level), COMPRESSED_SYS_FLAG
+    return body, 0
+
+
+def prepare_for_send(
+    msg: common.Message, *, max_size: int, compress_over: int, level: int
+) -> tuple[bytes, int]:
+    check_message(msg, max_size)
+    set_uniq_id(msg)
+    body, sys_flag = compress_body(msg.body, compress_over, level)
+    if msg.get_property(mc.PROPERTY_TRANSACTION_PREPARED) == "true":
+        sys_flag |= MessageSysFlag.TRANSACTION_PREPARED_TYPE
+    return body, sys_flag
+
+
+def restore_retry_topic(msg: common.MessageExt, group: str) -> None:
+    """Show a redelivered message under its original topic (resetRetryAndNamespace)."""
+    retry_topic = msg.get_property(mc.PROPERTY_RETRY_TOPIC)
+    if retry_topic and msg.topic == get_retry_topic(group):
+        msg.topic = retry_topic
