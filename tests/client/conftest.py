@@ -1,0 +1,80 @@
+"""Fixtures: a name server and a broker in-process on 127.0.0.1 port 0, and fast client settings."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocketq.broker.controller import BrokerController
+from rocketq.broker.topic_config import TopicConfig
+from rocketq.namesrv.server import NamesrvController
+from rocketq.testing.broker import run_broker, run_namesrv
+
+SMALL_STORE = {
+    "mapedFileSizeCommitLog": str(8 * 1024 * 1024),
+    "mapedFileSizeConsumeQueue": str(6000),
+}
+FAST_DELAYS = " ".join(["1s"] * 18)
+
+# client intervals shrunk so rebalances, heartbeats and commits happen within a test
+FAST_CLIENT: dict[str, Any] = {
+    "poll_name_server_interval_s": 1.0,
+    "heartbeat_broker_interval_s": 1.0,
+    "persist_consumer_offset_interval_s": 0.5,
+    "rebalance_interval_s": 1.0,
+}
+FAST_CONSUMER: dict[str, Any] = {
+    **FAST_CLIENT,
+    "pull_time_delay_when_exception_s": 0.2,
+    "broker_suspend_max_time_s": 2.0,
+    "consumer_timeout_when_suspend_s": 5.0,
+}
+
+
+@dataclass
+class Cluster:
+    namesrv: NamesrvController
+    broker: BrokerController
+    tmp: Path
+
+    @property
+    def addr(self) -> str:
+        return self.namesrv.addr
+
+    async def create_topic(self, topic: str, queues: int = 4) -> None:
+        self.broker.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name=topic, read_queue_nums=queues, write_queue_nums=queues)
+        )
+        await self.broker.register_broker_all()
+
+    def committed(self, group: str, topic: str) -> dict[int, int]:
+        return dict(self.broker.consumer_offset_manager.query_offsets(group, topic))
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "store",
+            namesrv_addr=ns.addr,
+            store_properties=dict(SMALL_STORE, messageDelayLevel=FAST_DELAYS),
+        ) as broker,
+    ):
+        yield Cluster(ns, broker, tmp_path)
+
+
+async def until(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.05) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout_s`` passes; the last answer."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while loop.time() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(step_s)
+    return predicate()
