@@ -1,0 +1,247 @@
+"""PushConsumer against a real broker: the C++ interop scenarios, run with our client both ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rocketq.client import ConsumeStatus, Message
+from rocketq.client.aio import Producer, PushConsumer
+from rocketq.common.message import MessageExt
+from rocketq.remoting.bodies import MessageQueueData
+from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster, until
+
+
+class Collector:
+    """A listener that records what it got; ``fail_first`` asks for one redelivery of each."""
+
+    def __init__(self, *, fail_first: bool = False) -> None:
+        self.msgs: list[MessageExt] = []
+        self.failed: list[MessageExt] = []
+        self.fail_first = fail_first
+        self._seen: set[str] = set()
+
+    def __call__(self, msgs: list[MessageExt]) -> ConsumeStatus:
+        for msg in msgs:
+            if self.fail_first and msg.msg_id not in self._seen:
+                self._seen.add(msg.msg_id)
+                self.failed.append(msg)
+                return ConsumeStatus.RECONSUME_LATER
+        self.msgs.extend(msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    def seqs(self) -> list[int]:
+        return sorted(int(m.properties["seq"]) for m in self.msgs)
+
+
+async def produce(cluster: Cluster, topic: str, count: int, **kw: Any) -> None:
+    tags = kw.pop("tags", ["TagA", "TagB"])
+    async with Producer("pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        for i in range(count):
+            msg = Message(
+                topic,
+                f"body-{i}".encode(),
+                tags=tags[i % len(tags)],
+                keys=f"{kw.get('key_prefix', 'key-')}{i}",
+                properties={"seq": str(i), "color": "red"},
+            )
+            await producer.send(msg)
+
+
+def consumer(cluster: Cluster, group: str, topic: str, expr: str = "*", **kw: Any) -> PushConsumer:
+    options = {**FAST_CONSUMER, "consume_from_where": "CONSUME_FROM_FIRST_OFFSET", **kw}
+    c = PushConsumer(group, namesrv_addr=cluster.addr, **options)
+    c.subscribe(topic, expr)
+    return c
+
+
+async def test_clustering_consumes_each_message_once_with_fields_intact(cluster: Cluster) -> None:
+    await produce(cluster, "TopicA", 20)
+    got = Collector()
+    c = consumer(cluster, "GroupA", "TopicA")
+    c.register_message_listener(got)
+    await c.start()
+    try:
+        assert await until(lambda: len(got.msgs) >= 20, 30)
+        assert await until(lambda: sum(cluster.committed("GroupA", "TopicA").values()) == 20, 10)
+    finally:
+        await c.shutdown()
+    assert got.seqs() == list(range(20))
+    for m in got.msgs:
+        i = int(m.properties["seq"])
+        assert m.topic == "TopicA"
+        assert m.body == f"body-{i}".encode()
+        assert m.tags == ("TagA" if i % 2 == 0 else "TagB")
+        assert m.keys == [f"key-{i}"]
+        assert m.properties["color"] == "red"
+        assert m.properties["CLUSTER"] == "DefaultCluster"
+        assert m.msg_id == m.uniq_key
+        assert len(m.msg_id) == 32
+        assert m.reconsume_times == 0
+        assert m.born_timestamp > 0
+        assert m.store_timestamp >= m.born_timestamp
+        assert m.born_host[0] == "127.0.0.1"
+        assert f"{m.store_host[0]}:{m.store_host[1]}" == cluster.broker.broker_addr
+    assert Counter((m.queue_id, m.queue_offset) for m in got.msgs).most_common(1)[0][1] == 1
+
+
+async def test_tag_filter_delivers_only_matching_tags(cluster: Cluster) -> None:
+    await produce(cluster, "TopicF", 12, tags=["TagA", "TagB", "TagC"])
+    got = Collector()
+    c = consumer(cluster, "GroupF", "TopicF", "TagA || TagC")
+    c.register_message_listener(got)
+    await c.start()
+    try:
+        assert await until(lambda: len(got.msgs) >= 8, 30)
+        assert await until(lambda: sum(cluster.committed("GroupF", "TopicF").values()) == 12, 10)
+    finally:
+        await c.shutdown()
+    assert Counter(m.tags for m in got.msgs) == Counter({"TagA": 4, "TagC": 4})
+
+
+async def test_two_consumers_in_one_group_split_the_queues(cluster: Cluster) -> None:
+    await cluster.create_topic("TopicS", 4)
+    a, b = Collector(), Collector()
+    ca = consumer(cluster, "GroupS", "TopicS", instance_name="a")
+    cb = consumer(cluster, "GroupS", "TopicS", instance_name="b")
+    ca.register_message_listener(a)
+    cb.register_message_listener(b)
+    await ca.start()
+    await cb.start()
+    try:
+
+        def split() -> bool:
+            qa = {mq.queue_id for mq in ca.assigned_queues() if mq.topic == "TopicS"}
+            qb = {mq.queue_id for mq in cb.assigned_queues() if mq.topic == "TopicS"}
+            return len(qa) == 2 and len(qb) == 2 and not qa & qb
+
+        assert await until(split, 30)
+        await produce(cluster, "TopicS", 40)
+        assert await until(lambda: len(a.msgs) + len(b.msgs) >= 40, 30)
+    finally:
+        await ca.shutdown()
+        await cb.shutdown()
+    queues_a = {m.queue_id for m in a.msgs}
+    queues_b = {m.queue_id for m in b.msgs}
+    assert sorted(int(m.properties["seq"]) for m in a.msgs + b.msgs) == list(range(40))
+    assert queues_a
+    assert queues_b
+    assert not queues_a & queues_b
+
+
+async def test_broadcasting_delivers_every_message_to_every_consumer(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    await cluster.create_topic("TopicB", 2)
+    runs = []
+    for name in ("x", "y"):
+        got = Collector()
+        c = consumer(
+            cluster,
+            "GroupB",
+            "TopicB",
+            instance_name=name,
+            message_model="BROADCASTING",
+            offset_store_dir=str(tmp_path / "offsets"),
+        )
+        c.register_message_listener(got)
+        await c.start()
+        runs.append((c, got))
+    try:
+        assert await until(lambda: all(len(c.assigned_queues()) == 2 for c, _ in runs), 30)
+        await produce(cluster, "TopicB", 10)
+        assert await until(lambda: all(len(g.msgs) >= 10 for _, g in runs), 30)
+    finally:
+        for c, _ in runs:
+            await c.shutdown()
+    for c, got in runs:
+        assert got.seqs() == list(range(10))
+        offsets = (tmp_path / "offsets").glob(f"*@{c.config.instance_name}/GroupB/offsets.json")
+        assert [p.name for p in offsets] == ["offsets.json"]
+    assert cluster.committed("GroupB", "TopicB") == {}
+
+
+async def test_orderly_consumer_sees_each_sharding_key_in_send_order(cluster: Cluster) -> None:
+    async with Producer("pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        for i in range(30):
+            msg = Message("TopicO", f"o-{i}".encode(), properties={"seq": str(i)})
+            await producer.send_orderly(msg, f"order-{i % 3}")
+    seen: list[MessageExt] = []
+    active = 0
+    overlap = False
+
+    async def listener(msgs: list[MessageExt]) -> ConsumeStatus:
+        nonlocal active, overlap
+        active += 1
+        overlap = overlap or active > 4
+        await asyncio.sleep(0.001)
+        seen.extend(msgs)
+        active -= 1
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    c = consumer(cluster, "GroupO", "TopicO")
+    c.register_message_listener(listener, orderly=True)
+    await c.start()
+    locks = cluster.broker.rebalance_lock_manager
+    try:
+        assert await until(lambda: len(seen) >= 30, 30)
+        client_id = c.rebalance.instance.client_id
+        held = [
+            MessageQueueData(topic=mq.topic, broker_name=mq.broker_name, queue_id=mq.queue_id)
+            for mq in c.assigned_queues()
+        ]
+        assert len(held) == 5  # 4 queues of TopicO and the retry queue
+        assert all(locks.is_locked("GroupO", mq, client_id) for mq in held)
+    finally:
+        await c.shutdown()
+    assert not any(locks.is_locked("GroupO", mq, client_id) for mq in held)
+    by_queue: dict[int, list[int]] = {}
+    for m in seen:
+        by_queue.setdefault(m.queue_id, []).append(int(m.properties["seq"]))
+    assert sorted(s for seqs in by_queue.values() for s in seqs) == list(range(30))
+    for seqs in by_queue.values():
+        assert seqs == sorted(seqs)
+    assert not overlap
+
+
+async def test_a_restarted_consumer_resumes_from_its_committed_offset(cluster: Cluster) -> None:
+    await produce(cluster, "TopicR", 10)
+    first = Collector()
+    c1 = consumer(cluster, "GroupR", "TopicR")
+    c1.register_message_listener(first)
+    await c1.start()
+    try:
+        assert await until(lambda: len(first.msgs) >= 10, 30)
+    finally:
+        await c1.shutdown()
+    assert sum(cluster.committed("GroupR", "TopicR").values()) == 10
+    await produce(cluster, "TopicR", 5, key_prefix="second-")
+    second = Collector()
+    c2 = consumer(cluster, "GroupR", "TopicR")
+    c2.register_message_listener(second)
+    await c2.start()
+    try:
+        assert await until(lambda: len(second.msgs) >= 5, 30)
+        await asyncio.sleep(0.5)  # a duplicate from before the restart would show up by now
+    finally:
+        await c2.shutdown()
+    assert sorted(m.keys[0] for m in second.msgs) == sorted(f"second-{i}" for i in range(5))
+
+
+async def test_a_failed_message_is_sent_back_and_redelivered(cluster: Cluster) -> None:
+    await produce(cluster, "TopicRetry", 3)
+    got = Collector(fail_first=True)
+    c = consumer(cluster, "GroupRetry", "TopicRetry")
+    c.register_message_listener(got)
+    await c.start()
+    try:
+        assert await until(lambda: len(got.msgs) >= 3, 40)
+    finally:
+        await c.shutdown()
+    assert sorted(int(m.properties["seq"]) for m in got.failed) == [0, 1, 2]
+    assert got.seqs() == [0, 1, 2]
+    assert all(m.reconsume_times == 1 for m in got.msgs)
+    assert all(m.topic == "TopicRetry" for m in got.msgs)
+    assert cluster.broker.topic_config_manager.select_topic_config("%RETRY%GroupRetry")
