@@ -293,6 +293,9 @@ class LitePullConsumer:
         return await compute_pull_from_where(self.instance, self.offset_store, self.config, mq)
 
     def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
+        if not self._running:
+            pq.dropped = True
+            return
         state = _QueueState(pq=pq, pull_offset=offset, consume_offset=offset)
         self._queues[mq] = state
         state.task = asyncio.get_running_loop().create_task(self._pull_loop(mq, state))

@@ -236,6 +236,9 @@ class PushConsumer:
 
     def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         assert self.offset_store is not None
+        if not self._running:  # a rebalance that was under way when shutdown began
+            pq.dropped = True
+            return
         self.offset_store.update_offset(mq, offset, increase_only=False)
         loop = asyncio.get_running_loop()
         self._pull_tasks[mq] = loop.create_task(self._pull_loop(mq, pq, offset))
@@ -285,9 +288,10 @@ class PushConsumer:
 
     async def _pull_loop(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         c = self.config
+        instance, consume = self._instance, self._consume
         assert self.offset_store is not None
-        assert self._instance is not None
-        assert self._consume is not None
+        if instance is None or consume is None:
+            return
         while self._running and not pq.dropped:
             if self._over_limits(pq):
                 await pq.wait_for_space(c.pull_time_delay_when_flow_control_s)
@@ -299,7 +303,7 @@ class PushConsumer:
             commit = self.offset_store.read(mq) if self.clustering else 0
             try:
                 result = await pull_kernel(
-                    self._instance,
+                    instance,
                     self.group,
                     mq,
                     sub,
@@ -318,7 +322,7 @@ class PushConsumer:
             offset = result.next_begin_offset
             if result.status is PullStatus.FOUND and result.msg_found_list:
                 dispatch = pq.put_message(result.msg_found_list)
-                self._consume.submit(result.msg_found_list, pq, mq, dispatch)
+                consume.submit(result.msg_found_list, pq, mq, dispatch)
             elif result.status is PullStatus.OFFSET_ILLEGAL:
                 log.warning("offset of %s is illegal, moving to %d", mq, offset)
                 self.offset_store.update_offset(mq, offset, increase_only=False)
