@@ -81,10 +81,11 @@ class Producer(_Blocking):
         arg: Any = None,
         message_queue: MessageQueue | None = None,
     ) -> SendResult:
-        coro = self.impl.send(
-            msg, timeout_s=timeout_s, selector=selector, arg=arg, message_queue=message_queue
+        return self.loop.run(
+            self.impl.send(
+                msg, timeout_s=timeout_s, selector=selector, arg=arg, message_queue=message_queue
+            )
         )
-        return self.loop.run(coro)
 
     def send_orderly(self, msg: Message, sharding_key: Any) -> SendResult:
         return self.loop.run(self.impl.send_orderly(msg, sharding_key))

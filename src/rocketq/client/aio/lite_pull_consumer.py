@@ -89,6 +89,7 @@ class LitePullConsumer:
         self._subscriptions[topic] = expression
         if self._rebalance is not None:
             self._rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+            self.instance.rebalance_immediately()
 
     async def assign(self, mqs: Iterable[MessageQueue]) -> None:
         if self._subscriptions:
