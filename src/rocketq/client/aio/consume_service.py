@@ -69,7 +69,7 @@ class ConsumeService:
         task.add_done_callback(self._tasks.discard)
 
     async def shutdown(self, await_termination_s: float) -> None:
-        """Stop taking work, let running listeners finish (bounded), stop the pool."""
+        """Stop taking work, let submitted batches finish (bounded), stop the pool."""
         self.stopping = True
         if self._tasks:
             _done, pending = await asyncio.wait(set(self._tasks), timeout=await_termination_s)
@@ -114,7 +114,7 @@ class ConsumeService:
         self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue
     ) -> None:
         async with self._semaphore:
-            if pq.dropped or self.stopping:
+            if pq.dropped:  # at shutdown queued batches still run: what is pulled gets committed
                 return
             for msg in msgs:
                 restore_retry_topic(msg, self.config.consumer_group)
