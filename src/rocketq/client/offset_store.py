@@ -31,19 +31,31 @@ class ReadOffsetType(Enum):
 
 
 class OffsetTable:
+    """Offsets in memory. ``advanced`` holds the queues whose offset this client moved itself
+    (consumption, not a read from the store): only those are persisted or piggy-backed, so a
+    value read just before the previous owner's last commit landed never overwrites it."""
+
     def __init__(self) -> None:
         self.offsets: dict[MessageQueue, int] = {}
+        self.advanced: set[MessageQueue] = set()
 
     def update_offset(self, mq: MessageQueue, offset: int, *, increase_only: bool) -> None:
         old = self.offsets.get(mq)
         if old is None or not increase_only or offset > old:
             self.offsets[mq] = offset
+            self.advanced.add(mq)
+
+    def load_offset(self, mq: MessageQueue, offset: int) -> None:
+        """Set an offset read from the store (not an advance of ours)."""
+        self.offsets[mq] = offset
+        self.advanced.discard(mq)
 
     def read(self, mq: MessageQueue) -> int:
         return self.offsets.get(mq, -1)
 
     def remove_offset(self, mq: MessageQueue) -> None:
         self.offsets.pop(mq, None)
+        self.advanced.discard(mq)
 
 
 def encode_offsets(offsets: dict[MessageQueue, int]) -> str:
@@ -90,14 +102,15 @@ class LocalFileOffsetStore(OffsetTable):
             except FileNotFoundError:
                 continue
             try:
-                self.offsets.update(decode_offsets(text))
+                for mq, offset in decode_offsets(text).items():
+                    self.load_offset(mq, offset)
                 return
             except ClientError:
                 continue
 
     def persist_all(self, mqs: set[MessageQueue]) -> None:
         """Write the offsets of ``mqs`` (string2File: tmp, keep the old one as .bak, rename)."""
-        wanted = {mq: off for mq, off in self.offsets.items() if mq in mqs}
+        wanted = {mq: off for mq, off in self.offsets.items() if mq in mqs and mq in self.advanced}
         if not wanted:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)

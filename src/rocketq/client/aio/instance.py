@@ -156,8 +156,8 @@ class MQClientInstance:
             await asyncio.sleep(interval_s)
             try:
                 await job()
-            except (RocketQError, OSError) as exc:
-                log.warning("%s: %s failed: %r", self.client_id, job.__name__, exc)
+            except Exception:  # a timer outlives one failed round, as ScheduledExecutorService
+                log.exception("%s: %s failed", self.client_id, job.__name__)
 
     async def _persist_all(self) -> None:
         for consumer in list(self.consumers.values()):
@@ -178,8 +178,8 @@ class MQClientInstance:
         for consumer in list(self.consumers.values()):
             try:
                 await consumer.do_rebalance()
-            except (RocketQError, OSError) as exc:
-                log.warning("rebalance of %s failed: %r", consumer.group, exc)
+            except Exception:  # one group's failure must not stop the rebalance service
+                log.exception("rebalance of %s failed", consumer.group)
 
     async def _on_notify_consumer_ids_changed(
         self, channel: RemotingChannel, request: RemotingCommand

@@ -290,7 +290,8 @@ class LitePullConsumer:
         return True
 
     async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        assert self.offset_store is not None
+        if self._instance is None or self.offset_store is None or not self._running:
+            return -1
         return await compute_pull_from_where(self.instance, self.offset_store, self.config, mq)
 
     def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:

@@ -24,8 +24,11 @@ OFFSET_UNKNOWN = -2
 
 
 class OffsetStore(Protocol):
+    advanced: set[MessageQueue]
+
     def load(self) -> None: ...
     def update_offset(self, mq: MessageQueue, offset: int, *, increase_only: bool) -> None: ...
+    def load_offset(self, mq: MessageQueue, offset: int) -> None: ...
     async def read_offset(self, mq: MessageQueue, read_type: ReadOffsetType) -> int: ...
     async def persist_all(self, mqs: set[MessageQueue]) -> None: ...
     def remove_offset(self, mq: MessageQueue) -> None: ...
@@ -54,11 +57,11 @@ class RemoteBrokerOffsetStore(OffsetTable):
             return OFFSET_UNKNOWN
         if stored is None:
             return OFFSET_NOT_FOUND
-        self.update_offset(mq, stored, increase_only=False)
+        self.load_offset(mq, stored)
         return stored
 
     async def persist_all(self, mqs: set[MessageQueue]) -> None:
-        jobs = [self.persist(mq) for mq in sorted(mqs) if mq in self.offsets]
+        jobs = [self.persist(mq) for mq in sorted(mqs) if mq in self.advanced]
         await asyncio.gather(*jobs)
 
     async def persist(self, mq: MessageQueue) -> None:
@@ -80,7 +83,7 @@ class LocalOffsetStore(LocalFileOffsetStore):
             stored.load()
             offset = stored.read(mq)
             if offset >= 0:
-                self.update_offset(mq, offset, increase_only=False)
+                self.load_offset(mq, offset)
             return offset
         return self.read(mq)
 

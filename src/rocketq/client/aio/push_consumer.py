@@ -230,8 +230,8 @@ class PushConsumer:
         return True
 
     async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        assert self.offset_store is not None
-        assert self._instance is not None
+        if self._instance is None or self.offset_store is None or not self._running:
+            return -1
         return await compute_pull_from_where(self._instance, self.offset_store, self.config, mq)
 
     def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
@@ -239,7 +239,7 @@ class PushConsumer:
         if not self._running:  # a rebalance that was under way when shutdown began
             pq.dropped = True
             return
-        self.offset_store.update_offset(mq, offset, increase_only=False)
+        self.offset_store.load_offset(mq, offset)
         loop = asyncio.get_running_loop()
         self._pull_tasks[mq] = loop.create_task(self._pull_loop(mq, pq, offset))
 
@@ -300,7 +300,8 @@ class PushConsumer:
             if sub is None:
                 await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
-            commit = self.offset_store.read(mq) if self.clustering else 0
+            store = self.offset_store
+            commit = store.read(mq) if self.clustering and mq in store.advanced else 0
             try:
                 result = await pull_kernel(
                     instance,
