@@ -245,3 +245,26 @@ async def test_a_failed_message_is_sent_back_and_redelivered(cluster: Cluster) -
     assert all(m.reconsume_times == 1 for m in got.msgs)
     assert all(m.topic == "TopicRetry" for m in got.msgs)
     assert cluster.broker.topic_config_manager.select_topic_config("%RETRY%GroupRetry")
+
+
+async def test_a_one_mib_body_and_a_compressed_body_round_trip(cluster: Cluster) -> None:
+    import hashlib
+    import random
+
+    rng = random.Random(7)
+    big = bytes(rng.getrandbits(8) for _ in range(1024 * 1024))
+    text = b"compressible-" * 2000
+    async with Producer("pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        await producer.send(Message("TopicL", big, properties={"seq": "0"}))
+        await producer.send(Message("TopicL", text, properties={"seq": "1"}))
+    got = Collector()
+    c = consumer(cluster, "GroupL", "TopicL")
+    c.register_message_listener(got)
+    await c.start()
+    try:
+        assert await until(lambda: len(got.msgs) >= 2, 30)
+    finally:
+        await c.shutdown()
+    bodies = {int(m.properties["seq"]): m.body for m in got.msgs}
+    assert hashlib.sha256(bodies[0]).digest() == hashlib.sha256(big).digest()
+    assert bodies[1] == text
