@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from rocketq.client import Message
@@ -89,3 +90,17 @@ async def test_subscribed_consumers_auto_commit_what_they_polled(cluster: Cluste
         await consumer.poll(0.0)
     assert seqs(got) == list(range(12))
     assert await until(lambda: sum(cluster.committed("GroupSub", "TopicSub").values()) == 12, 5)
+
+
+async def test_the_async_iterator_yields_each_message(cluster: Cluster) -> None:
+    await cluster.create_topic("TopicIt", 2)
+    await send(cluster, "TopicIt", 6)
+    got: list[MessageExt] = []
+    async with lite(cluster, "GroupIt") as consumer:
+        await consumer.assign(await consumer.fetch_message_queues("TopicIt"))
+        async with asyncio.timeout(20):
+            async for msg in consumer:
+                got.append(msg)
+                if len(got) == 6:
+                    break
+    assert seqs(got) == list(range(6))

@@ -268,3 +268,23 @@ async def test_a_one_mib_body_and_a_compressed_body_round_trip(cluster: Cluster)
     bodies = {int(m.properties["seq"]): m.body for m in got.msgs}
     assert hashlib.sha256(bodies[0]).digest() == hashlib.sha256(big).digest()
     assert bodies[1] == text
+
+
+async def test_a_joining_member_triggers_an_immediate_rebalance_through_notify(
+    cluster: Cluster,
+) -> None:
+    await cluster.create_topic("TopicN", 4)
+    slow = {"rebalance_interval_s": 60.0}  # only NOTIFY_CONSUMER_IDS_CHANGED can rebalance now
+    first = consumer(cluster, "GroupN", "TopicN", instance_name="n1", **slow)
+    second = consumer(cluster, "GroupN", "TopicN", instance_name="n2", **slow)
+    for c in (first, second):
+        c.register_message_listener(Collector())
+    await first.start()
+    try:
+        assert await until(lambda: len(first.assigned_queues()) == 5, 10)
+        await second.start()
+        assert await until(lambda: len(first.assigned_queues()) < 5, 10)
+        assert await until(lambda: len(second.assigned_queues()) > 0, 10)
+    finally:
+        await second.shutdown()
+        await first.shutdown()

@@ -81,21 +81,38 @@ class ConsumeService:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
     async def call_listener(self, msgs: list[MessageExt]) -> ConsumeStatus:
+        """One listener call (orderly consumption)."""
+        if self._is_coroutine:
+            return await self._call_async(msgs)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._call_sync, msgs)
+
+    async def call_listener_chunks(self, chunks: list[list[MessageExt]]) -> list[ConsumeStatus]:
+        """One call per chunk; a plain listener runs them all in one pool job (one thread hop
+        per pulled batch instead of one per message), a coroutine listener concurrently."""
+        if self._is_coroutine:
+            return list(await asyncio.gather(*(self._call_async(c) for c in chunks)))
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, lambda: [self._call_sync(c) for c in chunks]
+        )
+
+    def _call_sync(self, msgs: list[MessageExt]) -> ConsumeStatus:
         try:
-            if self._is_coroutine:
-                status = await self.listener(msgs)  # type: ignore[misc]
-            else:
-                loop = asyncio.get_running_loop()
-                status = await loop.run_in_executor(self._executor, self.listener, msgs)
+            return _checked(self.listener(msgs))
         except Exception:
             log.exception("the message listener failed; the messages will be consumed again")
             return ConsumeStatus.RECONSUME_LATER
-        if inspect.isawaitable(status):
-            status = await status
-        if not isinstance(status, ConsumeStatus):
-            log.warning("the listener returned %r; treated as RECONSUME_LATER", status)
+
+    async def _call_async(self, msgs: list[MessageExt]) -> ConsumeStatus:
+        try:
+            status = self.listener(msgs)
+            if inspect.isawaitable(status):
+                status = await status
+            return _checked(status)
+        except Exception:
+            log.exception("the message listener failed; the messages will be consumed again")
             return ConsumeStatus.RECONSUME_LATER
-        return status
 
     def submit(
         self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch: bool
@@ -104,9 +121,7 @@ class ConsumeService:
             if dispatch:
                 self._spawn(self._consume_orderly(pq, mq))
             return
-        size = self.config.consume_message_batch_max_size
-        for i in range(0, len(msgs), size):
-            self._spawn(self._consume_concurrently(msgs[i : i + size], pq, mq))
+        self._spawn(self._consume_concurrently(msgs, pq, mq))
 
     # ------------------------------------------------------------------ concurrently
 
@@ -118,19 +133,22 @@ class ConsumeService:
                 return
             for msg in msgs:
                 restore_retry_topic(msg, self.config.consumer_group)
-            status = await self.call_listener(msgs)
+            size = self.config.consume_message_batch_max_size
+            chunks = [msgs[i : i + size] for i in range(0, len(msgs), size)]
+            statuses = await self.call_listener_chunks(chunks)
             if pq.is_dropped():
                 return
+            failed = [m for c, st in zip(chunks, statuses, strict=True) if not st.ok for m in c]
             retry_locally: list[MessageExt] = []
-            if not status.ok and self.config.message_model is MessageModel.CLUSTERING:
-                for msg in msgs:
+            if failed and self.config.message_model is MessageModel.CLUSTERING:
+                for msg in failed:
                     if not await self.hooks.send_message_back(msg, mq):
                         msg.reconsume_times += 1
                         retry_locally.append(msg)
-            elif not status.ok:
-                log.warning("BROADCASTING: dropping %d failed messages", len(msgs))
-            done = [m for m in msgs if m not in retry_locally]
-            offset = pq.remove_message(done)
+            elif failed:
+                log.warning("BROADCASTING: dropping %d failed messages", len(failed))
+            retry_ids = {id(m) for m in retry_locally}
+            offset = pq.remove_message([m for m in msgs if id(m) not in retry_ids])
             if offset >= 0 and not pq.dropped:
                 self.hooks.record_offset(mq, offset)
             if retry_locally:
@@ -170,3 +188,10 @@ class ConsumeService:
                 await asyncio.sleep(self.config.suspend_current_queue_time_s)
         finally:
             pq.consume_running = False  # no await since take_messages: no put can interleave
+
+
+def _checked(status: object) -> ConsumeStatus:
+    if isinstance(status, ConsumeStatus):
+        return status
+    log.warning("the listener returned %r; treated as RECONSUME_LATER", status)
+    return ConsumeStatus.RECONSUME_LATER
