@@ -288,3 +288,66 @@ async def test_a_joining_member_triggers_an_immediate_rebalance_through_notify(
     finally:
         await second.shutdown()
         await first.shutdown()
+
+
+async def test_flow_control_stops_pulling_at_the_queue_message_threshold(cluster: Cluster) -> None:
+    await cluster.create_topic("TopicFC", 1)
+    await produce(cluster, "TopicFC", 60)
+    gate = asyncio.Event()
+    done: list[MessageExt] = []
+
+    async def blocked(msgs: list[MessageExt]) -> ConsumeStatus:
+        await gate.wait()
+        done.extend(msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    c = consumer(cluster, "GroupFC", "TopicFC", pull_threshold_for_queue=10, pull_batch_size=4)
+    c.register_message_listener(blocked)
+    await c.start()
+    try:
+        table = c.rebalance.process_queue_table
+        pq = await _process_queue(table, "TopicFC")
+        assert await until(lambda: pq.msg_count > 10, 20)
+        await asyncio.sleep(0.5)  # more pulls would have landed by now
+        assert pq.msg_count <= 10 + 4
+        gate.set()
+        assert await until(lambda: len(done) >= 60, 30)
+    finally:
+        gate.set()
+        await c.shutdown()
+
+
+async def test_flow_control_stops_pulling_when_the_offset_span_is_too_wide(
+    cluster: Cluster,
+) -> None:
+    await cluster.create_topic("TopicSpan", 1)
+    await produce(cluster, "TopicSpan", 60)
+    gate = asyncio.Event()
+    done: list[MessageExt] = []
+
+    async def all_block(msgs: list[MessageExt]) -> ConsumeStatus:
+        await gate.wait()  # nothing leaves the queue, so its span grows with every pull
+        done.extend(msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    c = consumer(
+        cluster, "GroupSpan", "TopicSpan", consume_concurrently_max_span=8, pull_batch_size=4
+    )
+    c.register_message_listener(all_block)
+    await c.start()
+    try:
+        pq = await _process_queue(c.rebalance.process_queue_table, "TopicSpan")
+        assert await until(lambda: pq.max_span() > 8, 20)
+        await asyncio.sleep(0.5)
+        assert pq.max_span() <= 8 + 4
+        assert pq.msg_count <= 8 + 4 + 1  # far below the count threshold (1000)
+        gate.set()
+        assert await until(lambda: len(done) >= 60, 30)
+    finally:
+        gate.set()
+        await c.shutdown()
+
+
+async def _process_queue(table: dict[Any, Any], topic: str) -> Any:
+    assert await until(lambda: any(mq.topic == topic for mq in table), 20)
+    return next(pq for mq, pq in table.items() if mq.topic == topic)
