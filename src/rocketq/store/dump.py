@@ -197,9 +197,11 @@ def _walk_file(
         if magic == BLANK_MAGIC_CODE and 8 <= total <= size - pos:
             return None
         if total == 0 and magic == 0:
-            tail_clean = is_zero(view, pos)
-            reason = "unwritten space" if last else "zero header before the blank record"
-            return DataEnd(path, base + pos, reason, last and tail_clean)
+            if not last:
+                return DataEnd(path, base + pos, "zero header before the blank record", False)
+            if is_zero(view, pos):
+                return DataEnd(path, base + pos, "unwritten space", True)
+            return DataEnd(path, base + pos, "non-zero bytes after the last record", False)
         try:
             msg = decode_message(view, pos, check_crc=False, read_body=False)
         except DecodeError as exc:
