@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rocketq.broker.topic_config import TopicConfig
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
@@ -351,3 +352,30 @@ async def test_flow_control_stops_pulling_when_the_offset_span_is_too_wide(
 async def _process_queue(table: dict[Any, Any], topic: str) -> Any:
     assert await until(lambda: any(mq.topic == topic for mq in table), 20)
     return next(pq for mq, pq in table.items() if mq.topic == topic)
+
+
+async def test_a_message_the_broker_will_not_take_back_is_retried_locally(
+    cluster: Cluster,
+) -> None:
+    # a read-only retry topic makes CONSUMER_SEND_MSG_BACK answer NO_PERMISSION
+    cluster.broker.topic_config_manager.update_topic_config(
+        TopicConfig(topic_name="%RETRY%GroupLocal", read_queue_nums=1, write_queue_nums=1, perm=4)
+    )
+    await cluster.broker.register_broker_all()
+    await produce(cluster, "TopicLocal", 3)
+    got = Collector(fail_first=True)
+    c = consumer(cluster, "GroupLocal", "TopicLocal", local_retry_delay_s=0.2)
+    c.register_message_listener(got)
+    await c.start()
+    try:
+        assert await until(lambda: len(got.msgs) >= 3, 30)
+        assert await until(
+            lambda: sum(cluster.committed("GroupLocal", "TopicLocal").values()) == 3, 10
+        )
+    finally:
+        await c.shutdown()
+    assert got.seqs() == [0, 1, 2]
+    assert sorted(int(m.properties["seq"]) for m in got.failed) == [0, 1, 2]
+    assert all(m.reconsume_times == 1 for m in got.msgs)
+    store = cluster.broker.message_store
+    assert store.get_max_offset_in_queue("%RETRY%GroupLocal", 0) == 0  # nothing went back
