@@ -72,6 +72,8 @@ async def test_offset_for_timestamp_finds_the_first_later_message(cluster: Clust
     time.sleep(0.02)
     await send(cluster, "TopicT", 3, start=3)
     mq = MessageQueue("TopicT", "broker-a", 0)
+    store = cluster.broker.message_store
+    assert await until(lambda: store.get_max_offset_in_queue("TopicT", 0) == 6, 10)  # dispatched
     async with lite(cluster, "GroupT") as consumer:
         await consumer.assign([mq])
         offset = await consumer.offset_for_timestamp(mq, middle_ms)
