@@ -18,4 +18,5 @@ def test_for_code_keeps_an_unknown_code() -> None:
 def test_corruption_error_names_path_and_offset() -> None:
     err = errors.CorruptionError("/s/commitlog/0", 210, "bad magic")
     assert isinstance(err, OSError)
-    assert "210" in str(err) and "bad magic" in str(err)
+    assert "210" in str(err)
+    assert "bad magic" in str(err)

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker.config_manager import parse_fastjson
+from rocketq.common import message_decoder as codec
+from rocketq.common.message import Message
 from rocketq.remoting.bodies import ConsumerListBody
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -24,12 +26,6 @@ from tests.e2e.wire import (
     request,
     send_request,
 )
-
-# the broker needs rocketq.common (message codec) and the store's format modules
-codec = pytest.importorskip(
-    "rocketq.common.message_decoder", reason="rocketq.common has not landed"
-)
-pytest.importorskip("rocketq.store.checkpoint", reason="rocketq.store formats have not landed")
 
 pytestmark = pytest.mark.e2e
 WAIT = 10.0
@@ -220,11 +216,8 @@ async def test_view_message_by_id_returns_the_stored_record(cluster: Cluster) ->
 
 
 async def test_cpp_style_batch_is_stored_as_separate_messages(cluster: Cluster) -> None:
-    message = pytest.importorskip("rocketq.common.message")
-
     inner = [
-        message.Message(topic="T10", body=f"b{i}".encode(), properties={"TAGS": "TagA"})
-        for i in range(3)
+        Message(topic="T10", body=f"b{i}".encode(), properties={"TAGS": "TagA"}) for i in range(3)
     ]
     response = await cluster.client.invoke(
         cluster.broker_addr,

@@ -14,9 +14,6 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from tests.e2e.wire import request, send_request
 
-pytest.importorskip("rocketq.common.message_decoder", reason="no rocketq.common yet")
-pytest.importorskip("rocketq.store.checkpoint", reason="rocketq.store formats have not landed")
-
 pytestmark = pytest.mark.e2e
 SERVER = "import sys; from rocketq.cli.main import cli; sys.exit(cli())"
 

@@ -19,12 +19,9 @@ import pytest
 from rocketq.broker.controller import BrokerController
 from rocketq.broker.topic_config import TopicConfig
 from rocketq.namesrv.server import NamesrvController
+from rocketq.store.check import check_store
 from rocketq.testing.broker import run_broker, run_namesrv
 from tests.interop.cpp_runner import DriverRun, run_driver, start_driver
-
-# the broker needs rocketq.common (message codec) and the store's format modules
-pytest.importorskip("rocketq.common.message_decoder", reason="rocketq.common has not landed")
-pytest.importorskip("rocketq.store.checkpoint", reason="rocketq.store formats have not landed")
 
 pytestmark = [
     pytest.mark.interop,
@@ -83,6 +80,14 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
         ) as broker,
     ):
         yield Env(ns, broker, tmp_path)
+    assert_store_checks(tmp_path / "store")
+
+
+def assert_store_checks(root: Path) -> None:
+    """After the broker has shut down, ``rocketq store check`` passes on its store."""
+    report = check_store(str(root))
+    assert report.ok, str(report)
+    assert report.records > 0
 
 
 def sent(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -252,6 +257,7 @@ async def test_oversized_body_is_rejected(tmp_path: Path) -> None:
     assert not sent(events)
     assert [e["event"] for e in events if e["event"] == "send_error"] == ["send_error"]
     assert broker.message_store.get_max_offset_in_queue("TopicX", 0) == 0
+    assert check_store(str(tmp_path / "store")).ok
 
 
 async def test_restarted_consumer_resumes_from_its_committed_offset(env: Env) -> None:
@@ -298,3 +304,4 @@ async def test_failed_message_is_sent_back_and_redelivered_from_the_retry_topic(
     assert all(m["reconsume_times"] == 1 for m in redelivered)
     assert all(m["topic"] == "TopicRetry" for m in redelivered)
     assert broker.topic_config_manager.select_topic_config("%RETRY%GroupRetry") is not None
+    assert_store_checks(tmp_path / "store")

@@ -6,21 +6,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-for _module in (
-    "rocketq.common.message",
-    "rocketq.common.message_decoder",
-    "rocketq.store.consume_queue",
-    "rocketq.store.checkpoint",
-    "rocketq.store.index_service",
-):
-    pytest.importorskip(_module)
-
-from rocketq.common.message import MessageExt  # noqa: E402
-
-from rocketq.store.config import FlushDiskType, StoreConfig  # noqa: E402
-from rocketq.store.message_store import MessageStore  # noqa: E402
+from rocketq.common.message import MessageExt
+from rocketq.store.config import FlushDiskType, StoreConfig
+from rocketq.store.message_store import MessageStore
 
 STORE_TS = 1700000000123
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from rocketq.cli.store import store as store_cli
@@ -152,7 +151,8 @@ def test_check_command_exits_one_with_a_report_on_a_mismatch(tmp_path: Path) -> 
 
 
 def test_a_store_written_by_message_store_passes(tmp_path: Path) -> None:
-    support = pytest.importorskip("tests.store.store_support")
+    from tests.store import store_support as support
+
     store = support.open_store(tmp_path / "s")
     for i in range(200):
         props = {"TAGS": f"T{i % 3}", "KEYS": f"k{i} shared", "UNIQ_KEY": f"U{i}"}
