@@ -114,10 +114,23 @@ async def test_the_lite_pull_consumer_polls_from_a_thread(tmp_path: Path) -> Non
                     deadline = time.monotonic() + 20
                     while len(got) < 5 and time.monotonic() < deadline:
                         got.extend(consumer.poll(0.5))
+                    queues = consumer.fetch_message_queues("Pulled")
+                assigned = LitePullConsumer(
+                    "lg2",
+                    namesrv_addr=ns.addr,
+                    consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+                    **FAST_CONSUMER,
+                )
+                assigned.assign(queues)  # before start: applied when it starts
+                with assigned:
+                    deadline = time.monotonic() + 20
+                    while len(got) < 10 and time.monotonic() < deadline:
+                        got.extend(assigned.poll(0.5))
+                    assert assigned.assignment() == queues
                 return got
 
         got = await asyncio.to_thread(scenario)
-    assert sorted(m.body for m in got) == [b"%d" % i for i in range(5)]
+    assert sorted(m.body for m in got) == sorted([b"%d" % i for i in range(5)] * 2)
 
 
 def test_a_client_that_was_never_started_refuses_to_send() -> None:

@@ -146,7 +146,7 @@ class LitePullConsumer(_Blocking):
 
     def assign(self, mqs: Iterable[MessageQueue]) -> None:
         if self._loop is None:
-            self.impl._assigned = set(mqs)  # applied at start
+            self.impl.set_assignment(mqs)  # applied at start
         else:
             self.loop.run(self.impl.assign(mqs))
 

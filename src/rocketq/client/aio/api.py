@@ -10,7 +10,7 @@ import time
 
 from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
 from rocketq.common.message import MessageQueue
-from rocketq.errors import BrokerResponseError, for_code
+from rocketq.errors import for_code
 from rocketq.remoting import headers as h
 from rocketq.remoting.bodies import (
     ConsumerListBody,
@@ -218,4 +218,4 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-__all__ = ["BrokerResponseError", "MQClientAPI", "now_ms", "raise_for"]
+__all__ = ["MQClientAPI", "now_ms", "raise_for"]

@@ -91,10 +91,14 @@ class LitePullConsumer:
             self._rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
             self.instance.rebalance_immediately()
 
-    async def assign(self, mqs: Iterable[MessageQueue]) -> None:
+    def set_assignment(self, mqs: Iterable[MessageQueue]) -> None:
+        """The queues to read from when started (assign, before start)."""
         if self._subscriptions:
             raise IllegalStateError("subscribe and assign are mutually exclusive")
         self._assigned = set(mqs)
+
+    async def assign(self, mqs: Iterable[MessageQueue]) -> None:
+        self.set_assignment(mqs)
         if self._running:
             await self._update_assigned()
 
