@@ -379,3 +379,19 @@ async def test_a_message_the_broker_will_not_take_back_is_retried_locally(
     assert all(m.reconsume_times == 1 for m in got.msgs)
     store = cluster.broker.message_store
     assert store.get_max_offset_in_queue("%RETRY%GroupLocal", 0) == 0  # nothing went back
+
+
+async def test_a_topic_subscribed_after_start_is_consumed_too(cluster: Cluster) -> None:
+    await produce(cluster, "TopicFirst", 2)
+    await produce(cluster, "TopicLater", 3)
+    got = Collector()
+    c = consumer(cluster, "GroupLater", "TopicFirst", rebalance_interval_s=60.0)
+    c.register_message_listener(got)
+    await c.start()
+    try:
+        assert await until(lambda: len(got.msgs) >= 2, 20)
+        c.subscribe("TopicLater", "TagA || TagB")
+        assert await until(lambda: len(got.msgs) >= 5, 20)
+    finally:
+        await c.shutdown()
+    assert Counter(m.topic for m in got.msgs) == Counter({"TopicFirst": 2, "TopicLater": 3})

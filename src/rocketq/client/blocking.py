@@ -116,7 +116,14 @@ class PushConsumer(_Blocking):
         self.impl = aio.PushConsumer(consumer_group, namesrv_addr=namesrv_addr, **kw)
 
     def subscribe(self, topic: str, expression: str = "*") -> None:
-        self.impl.subscribe(topic, expression)
+        if self._loop is None:
+            self.impl.subscribe(topic, expression)
+            return
+
+        async def on_loop() -> None:  # a started consumer is only touched on its loop
+            self.impl.subscribe(topic, expression)
+
+        self.loop.run(on_loop())
 
     def register_message_listener(self, listener: Listener, *, orderly: bool = False) -> None:
         self.impl.register_message_listener(listener, orderly=orderly)
@@ -142,7 +149,14 @@ class LitePullConsumer(_Blocking):
         self.impl = aio.LitePullConsumer(consumer_group, namesrv_addr=namesrv_addr, **kw)
 
     def subscribe(self, topic: str, expression: str = "*") -> None:
-        self.impl.subscribe(topic, expression)
+        if self._loop is None:
+            self.impl.subscribe(topic, expression)
+            return
+
+        async def on_loop() -> None:  # a started consumer is only touched on its loop
+            self.impl.subscribe(topic, expression)
+
+        self.loop.run(on_loop())
 
     def assign(self, mqs: Iterable[MessageQueue]) -> None:
         if self._loop is None:

@@ -79,6 +79,7 @@ class LitePullConsumer:
         self.offset_store: OffsetStore | None = None
         self._next_auto_commit = 0.0
         self._running = False
+        self._background: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ setup
 
@@ -89,7 +90,16 @@ class LitePullConsumer:
         self._subscriptions[topic] = expression
         if self._rebalance is not None:
             self._rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
-            self.instance.rebalance_immediately()
+            task = asyncio.get_running_loop().create_task(self._announce_subscription())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _announce_subscription(self) -> None:
+        """A subscription added after start: heartbeat it, then rebalance (Java does the same)."""
+        instance = self.instance
+        with contextlib.suppress(RocketQError, OSError):
+            await instance.send_heartbeat_to_all()
+        instance.rebalance_immediately()
 
     def set_assignment(self, mqs: Iterable[MessageQueue]) -> None:
         """The queues to read from when started (assign, before start)."""

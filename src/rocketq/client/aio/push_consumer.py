@@ -78,6 +78,7 @@ class PushConsumer:
         self.offset_store: OffsetStore | None = None
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._lock_task: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
         self._running = False
 
     # ------------------------------------------------------------------ setup
@@ -85,8 +86,19 @@ class PushConsumer:
     def subscribe(self, topic: str, expression: str = "*") -> None:
         build_subscription_data(topic, expression)  # validates
         self._subscriptions[topic] = expression
-        if self._rebalance is not None:
+        if self._rebalance is not None and self._instance is not None:
             self._rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+            task = asyncio.get_running_loop().create_task(self._announce_subscription())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _announce_subscription(self) -> None:
+        """A subscription added after start: heartbeat it, then rebalance (as Java does)."""
+        instance = self._instance
+        if instance is not None:
+            with contextlib.suppress(RocketQError, OSError):
+                await instance.send_heartbeat_to_all()
+            instance.rebalance_immediately()
 
     def unsubscribe(self, topic: str) -> None:
         self._subscriptions.pop(topic, None)
