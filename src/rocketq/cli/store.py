@@ -1,23 +1,33 @@
-"""``rocketq store``: inspect a store directory offline (``dump``) and verify it (``check``)."""
+"""``rocketq store``: inspect a store directory offline (``dump``) and verify it (``check``).
+
+Both read the files directly (read-only maps, no ``lock``), so they work on a stopped or
+crashed store and on one written by Apache RocketMQ.
+"""
 
 from __future__ import annotations
 
-import datetime
 import itertools
-import os
 import sys
 
 import click
 
-from rocketq.store.check import check_store, store_paths
+from rocketq.store.check import check_store
 from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
+    CQ_UNIT_HEADER,
+    RECORD_HEADER,
     DataEnd,
     IndexLayout,
+    format_cq_unit,
+    format_data_end,
+    format_index_entry,
+    format_index_file,
+    format_record,
     index_files,
-    iter_commitlog,
+    iter_commitlog_records,
     iter_consume_queue,
-    read_index_file,
+    iter_index_file,
+    read_index_header,
 )
 
 STORE_OPTION = click.option(
@@ -34,6 +44,12 @@ CONFIG_OPTION = click.option(
     default=None,
     help="broker.conf (storePathCommitLog, maxHashSlotNum, maxIndexNum).",
 )
+SLOTS_OPTION = click.option(
+    "--max-hash-slot-num",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Index slots per file (default 5000000, else inferred from the file size).",
+)
 
 
 @click.group()
@@ -44,108 +60,74 @@ def store() -> None:
 @store.command()
 @STORE_OPTION
 @CONFIG_OPTION
+@SLOTS_OPTION
 @click.option("--consume-queue", "queue", default=None, metavar="TOPIC:QID", help="Dump a queue.")
 @click.option("--index", "show_index", is_flag=True, help="Dump the index files.")
-@click.option("--from-offset", type=int, default=0, show_default=True, help="Commitlog offset.")
-@click.option("--limit", type=int, default=1000, show_default=True, help="Rows at most.")
+@click.option("--from-offset", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--limit", type=click.IntRange(min=0), default=1000, show_default=True)
 def dump(
     store_dir: str,
     config_file: str | None,
+    max_hash_slot_num: int | None,
     queue: str | None,
     show_index: bool,
     from_offset: int,
     limit: int,
 ) -> None:
-    """Print commitlog records, or a consume queue, or the index files."""
-    config = _config(store_dir, config_file)
-    commit_log, cq_root, index_dir = store_paths(store_dir, config)
+    """Print commitlog records (from --from-offset), or a consume queue, or the index files."""
+    config = _config(config_file)
     if queue is not None:
         topic, _, qid = queue.rpartition(":")
         if not topic or not qid.isdigit():
             raise click.BadParameter("expected TOPIC:QID", param_hint="--consume-queue")
-        _dump_queue(cq_root, topic, int(qid), limit)
+        click.echo(CQ_UNIT_HEADER)
+        for unit in itertools.islice(iter_consume_queue(store_dir, topic, int(qid)), limit):
+            click.echo(format_cq_unit(unit))
     elif show_index:
-        _dump_index(index_dir, config, limit)
+        _dump_index(store_dir, IndexLayout.of(config, max_hash_slot_num), limit)
     else:
-        _dump_commitlog(commit_log, from_offset, limit)
+        _dump_commitlog(store_dir, config, from_offset, limit)
 
 
 @store.command()
 @STORE_OPTION
 @CONFIG_OPTION
-def check(store_dir: str, config_file: str | None) -> None:
+@SLOTS_OPTION
+def check(store_dir: str, config_file: str | None, max_hash_slot_num: int | None) -> None:
     """Verify CRCs, consume queue units and index entries; exit 1 on any mismatch."""
-    report = check_store(store_dir, config=_config(store_dir, config_file))
+    config = _config(config_file)
+    report = check_store(
+        store_dir, config=config, index_layout=IndexLayout.of(config, max_hash_slot_num)
+    )
     click.echo(str(report))
     sys.exit(0 if report.ok else 1)
 
 
-def _config(store_dir: str, config_file: str | None) -> StoreConfig | None:
-    if config_file is None:
-        return None
-    config = StoreConfig.from_broker_conf(config_file)
-    if not config.store_path_commit_log:
-        return _with_root(config, store_dir)
-    return config
+def _config(config_file: str | None) -> StoreConfig | None:
+    """The broker.conf's store keys (``--store`` stays the root whatever the file says)."""
+    return None if config_file is None else StoreConfig.from_broker_conf(config_file)
 
 
-def _with_root(config: StoreConfig, root: str) -> StoreConfig:
-    import dataclasses
-
-    return dataclasses.replace(config, store_path_root_dir=os.path.abspath(root))
-
-
-def _dump_commitlog(commit_log: str, from_offset: int, limit: int) -> None:
-    click.echo(
-        f"{'offset':>14} {'topic':<24} {'queue':>5} {'qoffset':>9} {'tags':<12} "
-        f"{'keys':<20} {'body':>8} crc"
-    )
-    for shown, item in enumerate(iter_commitlog(commit_log, from_offset)):
+def _dump_commitlog(root: str, config: StoreConfig | None, from_offset: int, limit: int) -> None:
+    click.echo(RECORD_HEADER)
+    shown = 0
+    for item in iter_commitlog_records(root, config=config, from_offset=from_offset):
         if isinstance(item, DataEnd):
-            state = "end of data" if item.clean else "INVALID"
-            click.echo(f"{item.offset:>14} {state}: {item.reason} ({item.path})")
-            return
+            click.echo(format_data_end(item))
+            continue
         if shown >= limit:
             click.echo(f"... stopped after {limit} records (--limit)")
             return
-        click.echo(
-            f"{item.offset:>14} {item.topic:<24} {item.queue_id:>5} {item.queue_offset:>9} "
-            f"{item.tags:<12} {item.keys:<20} {item.body_size:>8} "
-            f"{'ok' if item.crc_ok else 'BAD'}"
-        )
+        click.echo(format_record(item))
+        shown += 1
 
 
-def _dump_queue(cq_root: str, topic: str, qid: int, limit: int) -> None:
-    click.echo(f"{'qoffset':>9} {'commitlog offset':>16} {'size':>10} {'tags code':>20}")
-    for unit in itertools.islice(iter_consume_queue(cq_root, topic, qid), limit):
-        click.echo(
-            f"{unit.queue_offset:>9} {unit.commit_log_offset:>16} {unit.size:>10} "
-            f"{unit.tags_code:>20}"
-        )
-
-
-def _dump_index(index_dir: str, config: StoreConfig | None, limit: int) -> None:
-    layout = IndexLayout()
-    if config is not None:
-        layout = IndexLayout(config.max_hash_slot_num, config.max_index_num)
-    for path in index_files(index_dir):
-        info = read_index_file(path, layout)
+def _dump_index(root: str, layout: IndexLayout, limit: int) -> None:
+    for path in index_files(root):
+        info = read_index_header(path, layout)
         if info is None:
-            click.echo(f"{path}: size fits no index layout")
+            click.echo(f"{path}: the size fits no index layout (try --max-hash-slot-num)")
             continue
-        click.echo(
-            f"{path}: {info.index_count - 1} entries, {info.hash_slot_count} slots used, "
-            f"time {_ms(info.begin_timestamp)} .. {_ms(info.end_timestamp)}, "
-            f"offsets {info.begin_phy_offset} .. {info.end_phy_offset}"
-        )
-        for e in info.entries[:limit]:
-            click.echo(
-                f"  #{e.index_no:<8} hash {e.key_hash:>11} offset {e.phy_offset:>14} "
-                f"+{e.time_diff_s}s prev {e.prev_index}"
-            )
-
-
-def _ms(ms: int) -> str:
-    if ms <= 0:
-        return "-"
-    return datetime.datetime.fromtimestamp(ms / 1000).isoformat(timespec="milliseconds")
+        click.echo(format_index_file(info))
+        for entry in itertools.islice(iter_index_file(info), limit):
+            click.echo(format_index_entry(entry))

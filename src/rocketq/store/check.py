@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from rocketq.common.hashing import index_key_hash
 from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
-    FILLER_SIZE,
     SCHEDULE_TOPIC,
     CqUnit,
     DataEnd,
@@ -30,8 +29,14 @@ from rocketq.store.dump import (
     index_files,
     iter_commitlog,
     iter_consume_queue,
-    read_index_file,
+    iter_index_file,
+    read_index_header,
+    store_paths,
 )
+from rocketq.store.format import index_slot_position
+
+__all__ = ["CheckReport", "Problem", "check_store", "store_paths"]
+MAX_SHOWN = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,104 +64,106 @@ class CheckReport:
     def ok(self) -> bool:
         return not self.problems
 
+    def add(self, path: str, offset: int, reason: str) -> None:
+        self.problems.append(Problem(path, offset, reason))
+
     def __str__(self) -> str:
         head = (
-            f"store {self.root}: {self.records} records (CRC checked), valid data ends at "
-            f"{self.data_end}, {self.consume_queue_units} consume queue units, "
-            f"{self.index_entries} index entries, {self.expired} expired"
+            f"store {self.root}: {self.records} records ({self.crc_checked} CRCs checked), "
+            f"valid data ends at {self.data_end}, {self.consume_queue_units} consume queue "
+            f"units, {self.index_entries} index entries, {self.expired} expired"
         )
         if self.ok:
             return head + "\nOK"
         lines = [head, f"{len(self.problems)} problem(s):"]
-        lines += [f"  {p}" for p in self.problems[:200]]
-        if len(self.problems) > 200:
-            lines.append(f"  ... {len(self.problems) - 200} more")
+        lines += [f"  {p}" for p in self.problems[:MAX_SHOWN]]
+        if len(self.problems) > MAX_SHOWN:
+            lines.append(f"  ... {len(self.problems) - MAX_SHOWN} more")
         return "\n".join(lines)
 
 
-def store_paths(root: str, config: StoreConfig | None) -> tuple[str, str, str]:
-    commit_log = config.commit_log_dir if config is not None else os.path.join(root, "commitlog")
-    return commit_log, os.path.join(root, "consumequeue"), os.path.join(root, "index")
-
-
 def check_store(
-    root: str, *, config: StoreConfig | None = None, require_consume_queues: bool = True
+    root: str,
+    *,
+    config: StoreConfig | None = None,
+    require_consume_queues: bool = True,
+    index_layout: IndexLayout | None = None,
 ) -> CheckReport:
+    """Check ``root`` read-only; ``require_consume_queues=False`` lets a topic lack its CQ dir."""
     report = CheckReport(root)
-    commit_log, cq_root, index_dir = store_paths(root, config)
-    records = _check_commitlog(commit_log, report)
-    files = data_files(commit_log)
+    paths = store_paths(root, config)
+    records = _check_commitlog(paths.commit_log, report)
+    files = data_files(paths.commit_log)
     min_phy = int(os.path.basename(files[0])) if files else 0
-    covered = _check_consume_queues(cq_root, records, min_phy, report)
-    if require_consume_queues or os.path.isdir(cq_root):
-        _check_coverage(commit_log, records, covered, report)
-    layout = IndexLayout()
-    if config is not None:
-        layout = IndexLayout(config.max_hash_slot_num, config.max_index_num)
-    _check_index(index_dir, layout, records, min_phy, report)
+    covered = _check_consume_queues(root, records, min_phy, report)
+    present = {topic for topic, _ in consume_queue_ids(root)}
+    for rec in records.values():
+        key = (rec.topic, rec.queue_id, rec.queue_offset)
+        if not rec.in_consume_queue or key in covered:
+            continue
+        if require_consume_queues or rec.topic in present:
+            report.add(rec.path, rec.offset, f"record {_where(rec)} has no consume queue unit")
+    layout = index_layout or IndexLayout.of(config)
+    _check_index(root, layout, records, min_phy, report)
     return report
+
+
+def _where(rec: RecordInfo) -> str:
+    return f"{rec.topic}/{rec.queue_id} offset {rec.queue_offset}"
 
 
 def _check_commitlog(commit_log: str, report: CheckReport) -> dict[int, RecordInfo]:
     records: dict[int, RecordInfo] = {}
     for item in iter_commitlog(commit_log):
         if isinstance(item, DataEnd):
-            report.data_end = item.offset
             if not item.clean:
-                report.problems.append(Problem(item.path, item.offset, item.reason))
-            break
+                report.add(item.path, item.offset, item.reason)
+            if item.final:
+                report.data_end = item.offset
+            continue
         report.records += 1
         report.crc_checked += 1
         if not item.crc_ok:
-            report.problems.append(
-                Problem(_file_of(commit_log, item.offset), item.offset, "body CRC mismatch")
-            )
+            report.add(item.path, item.offset, "body CRC mismatch")
         records[item.offset] = item
     return records
 
 
-def _file_of(directory: str, offset: int) -> str:
-    found = directory
-    for path in data_files(directory):
-        if int(os.path.basename(path)) <= offset:
-            found = path
-    return found
-
-
 def _check_consume_queues(
-    cq_root: str, records: dict[int, RecordInfo], min_phy: int, report: CheckReport
+    root: str, records: dict[int, RecordInfo], min_phy: int, report: CheckReport
 ) -> set[tuple[str, int, int]]:
     covered: set[tuple[str, int, int]] = set()
-    for topic, qid in consume_queue_ids(cq_root):
+    for topic, qid in consume_queue_ids(root):
         expect_next: int | None = None
-        for unit in iter_consume_queue(cq_root, topic, qid):
-            where = unit.path, unit.position
+        for unit in iter_consume_queue(root, topic, qid):
+            if unit.is_filler:
+                continue
             if expect_next is not None and unit.queue_offset != expect_next:
-                _problem(
-                    report, where, f"queue offset jumps from {expect_next} to {unit.queue_offset}"
+                report.add(
+                    unit.path,
+                    unit.position,
+                    f"{topic}/{qid} queue offset jumps from {expect_next} to {unit.queue_offset}",
                 )
             expect_next = unit.queue_offset + 1
-            if unit.size == FILLER_SIZE and unit.commit_log_offset == 0:
-                continue
             report.consume_queue_units += 1
             if unit.commit_log_offset < min_phy:
                 report.expired += 1
                 continue
-            reason = _unit_mismatch(
-                topic, qid, unit.queue_offset, unit, records.get(unit.commit_log_offset)
-            )
+            reason = _unit_mismatch(topic, qid, unit, records.get(unit.commit_log_offset))
             if reason:
-                _problem(report, where, f"{topic}/{qid} unit {unit.queue_offset}: {reason}")
+                report.add(
+                    unit.path, unit.position, f"{topic}/{qid} unit {unit.queue_offset}: {reason}"
+                )
             else:
                 covered.add((topic, qid, unit.queue_offset))
     return covered
 
 
-def _unit_mismatch(topic: str, qid: int, qoff: int, unit: CqUnit, rec: RecordInfo | None) -> str:
+def _unit_mismatch(topic: str, qid: int, unit: CqUnit, rec: RecordInfo | None) -> str:
     if rec is None:
         return f"commitlog offset {unit.commit_log_offset} is not a record start"
-    if (rec.topic, rec.queue_id, rec.queue_offset) != (topic, qid, qoff):
-        return f"points at {rec.topic}/{rec.queue_id} offset {rec.queue_offset}"
+    if (rec.topic, rec.queue_id, rec.queue_offset) != (topic, qid, unit.queue_offset):
+        return f"points at {_where(rec)}"
     if rec.size != unit.size:
         return f"size {unit.size}, record has {rec.size}"
     if topic == SCHEDULE_TOPIC and rec.delay_level > 0:
@@ -167,70 +174,41 @@ def _unit_mismatch(topic: str, qid: int, qoff: int, unit: CqUnit, rec: RecordInf
     return ""
 
 
-def _check_coverage(
-    commit_log: str,
-    records: dict[int, RecordInfo],
-    covered: set[tuple[str, int, int]],
-    report: CheckReport,
-) -> None:
-    for rec in records.values():
-        if rec.in_consume_queue and (rec.topic, rec.queue_id, rec.queue_offset) not in covered:
-            report.problems.append(
-                Problem(
-                    _file_of(commit_log, rec.offset),
-                    rec.offset,
-                    f"record {rec.topic}/{rec.queue_id} offset {rec.queue_offset}"
-                    " has no consume queue unit",
-                )
-            )
-
-
 def _check_index(
-    index_dir: str,
+    root: str,
     layout: IndexLayout,
     records: dict[int, RecordInfo],
     min_phy: int,
     report: CheckReport,
 ) -> None:
-    for path in index_files(index_dir):
-        info = read_index_file(path, layout)
+    for path in index_files(root):
+        info = read_index_header(path, layout)
         if info is None:
-            report.problems.append(
-                Problem(path, 0, f"size {os.path.getsize(path)} fits no index layout")
-            )
+            report.add(path, 0, f"size {os.path.getsize(path)} fits no index layout")
             continue
         for slot, value in info.bad_slots:
-            report.problems.append(
-                Problem(
-                    path, 40 + 4 * slot, f"slot holds {value}, index count is {info.index_count}"
-                )
-            )
-        for entry in info.entries:
+            reason = f"slot {slot} holds {value}, index count is {info.index_count}"
+            report.add(path, index_slot_position(slot), reason)
+        for entry in iter_index_file(info):
             report.index_entries += 1
             if entry.phy_offset < min_phy:
                 report.expired += 1
                 continue
-            rec = records.get(entry.phy_offset)
-            reason = ""
-            if rec is None:
-                reason = f"commitlog offset {entry.phy_offset} is not a record start"
-            elif entry.key_hash not in _key_hashes(rec):
-                reason = (
-                    f"key hash {entry.key_hash} matches no key of the record at {entry.phy_offset}"
-                )
-            elif not 0 <= entry.prev_index < info.index_count:
+            reason = _entry_mismatch(
+                entry.key_hash, entry.phy_offset, records.get(entry.phy_offset)
+            )
+            if not reason and not 0 <= entry.prev_index < info.index_count:
                 reason = f"previous index {entry.prev_index} outside 0..{info.index_count - 1}"
             if reason:
-                pos = 40 + 4 * info.layout.hash_slot_num + 20 * entry.index_no
-                report.problems.append(Problem(path, pos, f"entry {entry.index_no}: {reason}"))
+                report.add(path, entry.position, f"entry {entry.index_no}: {reason}")
 
 
-def _key_hashes(rec: RecordInfo) -> set[int]:
+def _entry_mismatch(key_hash: int, phy: int, rec: RecordInfo | None) -> str:
+    if rec is None:
+        return f"commitlog offset {phy} is not a record start"
     keys = [k for k in rec.keys.split(" ") if k]
     if rec.uniq_key:
         keys.append(rec.uniq_key)
-    return {index_key_hash(f"{rec.topic}#{k}") for k in keys}
-
-
-def _problem(report: CheckReport, where: tuple[str, int], reason: str) -> None:
-    report.problems.append(Problem(where[0], where[1], reason))
+    if key_hash not in {index_key_hash(f"{rec.topic}#{k}") for k in keys}:
+        return f"key hash {key_hash} matches no key of the record at {phy}"
+    return ""

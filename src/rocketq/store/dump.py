@@ -4,6 +4,14 @@ They map files read-only, never write and never take the ``lock``, so they work 
 crashed store and on one written by Apache RocketMQ. File sizes come from the files (all the
 files of one directory share the size of the first); index files are sized by their
 slot/entry counts (``IndexLayout``), taken from a config or inferred from the file size.
+
+Where the commitlog's valid data ends: a file ends at its blank record (magic 0xCBD43194).
+The first all-zero header is the end of data when the rest of that file and every later file
+is zero (Apache RocketMQ pre-allocates the next file, so the last *written* file need not be
+the last file). Anything else (a header that does not decode, a zero header with data after
+it) is reported as a ``DataEnd`` with ``clean=False`` and the walk goes on at the next file,
+so one bad file does not hide the records of the others. The last item is always the final,
+``final=True``, ``DataEnd``.
 """
 
 from __future__ import annotations
@@ -16,24 +24,29 @@ import struct
 import sys
 import zlib
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import BLANK_MAGIC_CODE, decode_message
 from rocketq.errors import DecodeError
+from rocketq.store.config import StoreConfig
 from rocketq.store.format import (
     CQ_STORE_UNIT_SIZE,
     CQ_STORE_UNIT_STRUCT,
     FILE_NAME_DIGITS,
+    INDEX_ENTRY_SIZE,
     INDEX_ENTRY_STRUCT,
+    INDEX_HEADER_SIZE,
     INDEX_HEADER_STRUCT,
+    INDEX_SLOT_SIZE,
     index_entry_position,
     index_file_size,
 )
 
-_HEAD = struct.Struct(">iI")
+_HEAD = struct.Struct(">iI")  # TOTALSIZE, MAGICCODE
+_INT32 = struct.Struct(">i")
 FILLER_SIZE = 0x7FFFFFFF
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 DEFAULT_SLOTS = 5_000_000
@@ -55,6 +68,7 @@ class RecordInfo:
     body_size: int
     crc_ok: bool
     delay_level: int = 0
+    path: str = ""
 
     @property
     def in_consume_queue(self) -> bool:
@@ -72,12 +86,13 @@ class RecordInfo:
 
 @dataclass(slots=True)
 class DataEnd:
-    """Where the walk stopped: ``clean`` when the rest of the last file is unwritten."""
+    """Where valid data stopped; ``clean`` when what follows is unwritten (zero) space."""
 
     path: str
     offset: int
     reason: str
     clean: bool
+    final: bool = True
 
 
 @dataclass(slots=True)
@@ -89,20 +104,30 @@ class CqUnit:
     path: str
     position: int
 
+    @property
+    def is_filler(self) -> bool:
+        return self.commit_log_offset == 0 and self.size == FILLER_SIZE
+
 
 @dataclass(slots=True)
 class IndexLayout:
     hash_slot_num: int = DEFAULT_SLOTS
     index_num: int = DEFAULT_ENTRIES
 
-    def fits(self, size: int) -> bool:
-        return index_file_size(self.hash_slot_num, self.index_num) == size
+    @classmethod
+    def of(cls, config: StoreConfig | None, hash_slot_num: int | None = None) -> IndexLayout:
+        """From ``--max-hash-slot-num`` (entries = 4 x slots), else the config, else defaults."""
+        if hash_slot_num is not None:
+            return cls(hash_slot_num, 4 * hash_slot_num)
+        if config is not None:
+            return cls(config.max_hash_slot_num, config.max_index_num)
+        return cls()
 
     def for_size(self, size: int) -> IndexLayout | None:
-        """This layout when it fits, else slots = entries / 4 inferred from ``size``."""
-        if self.fits(size):
+        """This layout when it fits ``size``, else slots = (size - 40) / 84, entries = 4 x slots."""
+        if index_file_size(self.hash_slot_num, self.index_num) == size:
             return self
-        slots, rest = divmod(size - 40, 4 + 20 * 4)
+        slots, rest = divmod(size - INDEX_HEADER_SIZE, INDEX_SLOT_SIZE + 4 * INDEX_ENTRY_SIZE)
         return IndexLayout(slots, 4 * slots) if slots > 0 and rest == 0 else None
 
 
@@ -113,9 +138,11 @@ class IndexEntry:
     phy_offset: int
     time_diff_s: int
     prev_index: int
+    path: str = ""
+    position: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class IndexFileInfo:
     path: str
     begin_timestamp: int
@@ -125,8 +152,22 @@ class IndexFileInfo:
     hash_slot_count: int
     index_count: int
     layout: IndexLayout
-    entries: list[IndexEntry] = field(default_factory=list)
-    bad_slots: list[tuple[int, int]] = field(default_factory=list)
+    bad_slots: list[tuple[int, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class StorePaths:
+    commit_log: str
+    consume_queue: str
+    index: str
+
+
+def store_paths(root: str, config: StoreConfig | None = None) -> StorePaths:
+    """``storePathCommitLog`` from the config when set, else ``<root>/commitlog``."""
+    commit_log = os.path.join(root, "commitlog")
+    if config is not None and config.store_path_commit_log:
+        commit_log = config.store_path_commit_log
+    return StorePaths(commit_log, os.path.join(root, "consumequeue"), os.path.join(root, "index"))
 
 
 def data_files(directory: str) -> list[str]:
@@ -152,43 +193,65 @@ def _mapped(path: str) -> Iterator[memoryview]:
             mm.close()
 
 
-# ---------------------------------------------------------------------- commitlog
-
-
-def iter_commitlog(commit_log_dir: str, from_offset: int = 0) -> Iterator[RecordInfo | DataEnd]:
-    """Every record from ``from_offset``, then one DataEnd where valid data stops."""
-    files = data_files(commit_log_dir)
-    for i, path in enumerate(files):
-        base = int(os.path.basename(path))
-        size = os.path.getsize(path)
-        if base + size <= from_offset:
-            continue
-        last = i == len(files) - 1
-        with _mapped(path) as view:
-            end = yield from _walk_file(view, path, base, max(0, from_offset - base), last)
-        if end is not None:
-            yield end
-            return
-    yield DataEnd(files[-1] if files else commit_log_dir, _end_offset(files), "end", True)
-
-
-def is_zero(view: memoryview, start: int) -> bool:
+def is_zero(view: memoryview, start: int = 0) -> bool:
     """True when every byte from ``start`` to the end is zero (4 MiB at a time)."""
     chunk = 4 << 20
+    zeros = bytes(chunk)
     for begin in range(start, len(view), chunk):
-        if view[begin : begin + chunk].tobytes().strip(b"\0"):
+        part = view[begin : begin + chunk]
+        if part != zeros[: len(part)]:
             return False
     return True
 
 
-def _end_offset(files: list[str]) -> int:
-    if not files:
-        return 0
-    return int(os.path.basename(files[-1])) + os.path.getsize(files[-1])
+def _file_is_zero(path: str) -> bool:
+    with _mapped(path) as view:
+        return is_zero(view)
+
+
+def _head_is_zero(path: str) -> bool:
+    with open(path, "rb") as f:
+        return not f.read(8).strip(b"\0")
+
+
+# ---------------------------------------------------------------------- commitlog
+
+
+def iter_commitlog_records(
+    root: str, *, config: StoreConfig | None = None, from_offset: int = 0
+) -> Iterator[RecordInfo | DataEnd]:
+    """The records of ``root``'s commitlog from ``from_offset`` (see the module docstring)."""
+    return iter_commitlog(store_paths(root, config).commit_log, from_offset)
+
+
+def iter_commitlog(commit_log_dir: str, from_offset: int = 0) -> Iterator[RecordInfo | DataEnd]:
+    files = data_files(commit_log_dir)
+    for i, path in enumerate(files):
+        base = int(os.path.basename(path))
+        if base + os.path.getsize(path) <= from_offset:
+            continue
+        with _mapped(path) as view:
+            end = yield from _walk_file(view, path, base, max(0, from_offset - base))
+        if end is None:
+            continue
+        later = files[i + 1 :]
+        if any(not _head_is_zero(p) for p in later):
+            reason = end.reason if not end.clean else "zero header before the blank record"
+            yield DataEnd(end.path, end.offset, reason, False, final=False)
+            continue
+        for p in later:
+            if not _file_is_zero(p):
+                yield DataEnd(p, int(os.path.basename(p)), "data after the end", False, False)
+        yield end
+        return
+    end_offset = 0
+    if files:
+        end_offset = int(os.path.basename(files[-1])) + os.path.getsize(files[-1])
+    yield DataEnd(files[-1] if files else commit_log_dir, end_offset, "end of the last file", True)
 
 
 def _walk_file(
-    view: memoryview, path: str, base: int, pos: int, last: bool
+    view: memoryview, path: str, base: int, pos: int
 ) -> Generator[RecordInfo, None, DataEnd | None]:
     """Records of one file; returns None at its blank record, else where valid data ends."""
     size = len(view)
@@ -197,8 +260,6 @@ def _walk_file(
         if magic == BLANK_MAGIC_CODE and 8 <= total <= size - pos:
             return None
         if total == 0 and magic == 0:
-            if not last:
-                return DataEnd(path, base + pos, "zero header before the blank record", False)
             if is_zero(view, pos):
                 return DataEnd(path, base + pos, "unwritten space", True)
             return DataEnd(path, base + pos, "non-zero bytes after the last record", False)
@@ -209,27 +270,23 @@ def _walk_file(
         if msg.commitlog_offset != base + pos:
             reason = f"PHYSICALOFFSET {msg.commitlog_offset} is not the record's offset"
             return DataEnd(path, base + pos, reason, False)
-        yield _record_info(view, pos, msg)
+        yield _record_info(view, pos, msg, path)
         pos += msg.store_size
     return None
 
 
-def _record_info(view: memoryview, pos: int, msg: MessageExt) -> RecordInfo:
+def _record_info(view: memoryview, pos: int, msg: MessageExt, path: str) -> RecordInfo:
     born = 20 if msg.sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
     store = 20 if msg.sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
-    p = pos + 48 + born + 8 + store + 12
-    body_len = int.from_bytes(view[p : p + 4], "big", signed=True)
-    body = view[p + 4 : p + 4 + body_len]
-    crc = zlib.crc32(body) & 0x7FFFFFFF if body_len > 0 else 0
+    p = pos + 48 + born + 8 + store + 12  # BODYLENGTH
+    (body_len,) = _INT32.unpack_from(view, p)
+    crc = zlib.crc32(view[p + 4 : p + 4 + body_len]) & 0x7FFFFFFF if body_len > 0 else 0
     props = msg.properties
-    try:
-        delay = int(props.get("DELAY", "0"))
-    except ValueError:
-        delay = 0
+    delay = props.get("DELAY", "0")
     return RecordInfo(
         offset=msg.commitlog_offset,
         size=msg.store_size,
-        topic=msg.topic,
+        topic=sys.intern(msg.topic),
         queue_id=msg.queue_id,
         queue_offset=msg.queue_offset,
         sys_flag=msg.sys_flag,
@@ -239,15 +296,17 @@ def _record_info(view: memoryview, pos: int, msg: MessageExt) -> RecordInfo:
         uniq_key=props.get("UNIQ_KEY", ""),
         body_size=body_len,
         crc_ok=crc == msg.body_crc,
-        delay_level=delay,
+        delay_level=int(delay) if delay.isdigit() else 0,
+        path=path,
     )
 
 
 # ---------------------------------------------------------------------- consume queues
 
 
-def consume_queue_ids(cq_root: str) -> list[tuple[str, int]]:
-    """(topic, queue id) of every queue directory under ``consumequeue/``."""
+def consume_queue_ids(root: str) -> list[tuple[str, int]]:
+    """(topic, queue id) of every queue directory under ``<root>/consumequeue``."""
+    cq_root = store_paths(root).consume_queue
     out: list[tuple[str, int]] = []
     if not os.path.isdir(cq_root):
         return out
@@ -258,9 +317,10 @@ def consume_queue_ids(cq_root: str) -> list[tuple[str, int]]:
     return out
 
 
-def iter_consume_queue(cq_root: str, topic: str, queue_id: int) -> Iterator[CqUnit]:
+def iter_consume_queue(root: str, topic: str, queue_id: int) -> Iterator[CqUnit]:
     """Written units in queue-offset order (fillers included; stops at the first empty one)."""
-    for path in data_files(os.path.join(cq_root, topic, str(queue_id))):
+    queue_dir = os.path.join(store_paths(root).consume_queue, topic, str(queue_id))
+    for path in data_files(queue_dir):
         base = int(os.path.basename(path))
         with _mapped(path) as view:
             for pos in range(0, len(view) - CQ_STORE_UNIT_SIZE + 1, CQ_STORE_UNIT_SIZE):
@@ -273,14 +333,15 @@ def iter_consume_queue(cq_root: str, topic: str, queue_id: int) -> Iterator[CqUn
 # ---------------------------------------------------------------------- index files
 
 
-def index_files(index_dir: str) -> list[str]:
+def index_files(root: str) -> list[str]:
+    index_dir = store_paths(root).index
     if not os.path.isdir(index_dir):
         return []
     return [os.path.join(index_dir, n) for n in sorted(os.listdir(index_dir)) if n.isdigit()]
 
 
-def read_index_file(path: str, layout: IndexLayout) -> IndexFileInfo | None:
-    """Header, entries 1..indexCount-1 and out-of-range slots; None if the size fits no layout."""
+def read_index_header(path: str, layout: IndexLayout) -> IndexFileInfo | None:
+    """Header and slots outside 0..indexCount (first 100); None when the size fits no layout."""
     fitted = layout.for_size(os.path.getsize(path))
     if fitted is None:
         return None
@@ -288,19 +349,73 @@ def read_index_file(path: str, layout: IndexLayout) -> IndexFileInfo | None:
         begin_ts, end_ts, begin_phy, end_phy, slot_count, count = INDEX_HEADER_STRUCT.unpack_from(
             view, 0
         )
-        info = IndexFileInfo(
-            path, begin_ts, end_ts, begin_phy, end_phy, slot_count, max(1, count), fitted
-        )
-        limit = min(info.index_count, fitted.index_num)
-        for no in range(1, limit):
-            pos = index_entry_position(fitted.hash_slot_num, no)
-            info.entries.append(IndexEntry(no, *INDEX_ENTRY_STRUCT.unpack_from(view, pos)))
         slots = array.array("i")
-        slots.frombytes(view[40 : 40 + 4 * fitted.hash_slot_num])
-        if sys.byteorder == "little":
-            slots.byteswap()
-        if slots and (max(slots) > info.index_count or min(slots) < 0):
-            info.bad_slots = [(i, v) for i, v in enumerate(slots) if v < 0 or v > info.index_count][
-                :100
-            ]
-    return info
+        slots.frombytes(view[INDEX_HEADER_SIZE : index_entry_position(fitted.hash_slot_num, 0)])
+    if sys.byteorder == "little":
+        slots.byteswap()
+    count = max(1, count)
+    bad: list[tuple[int, int]] = []
+    if slots and (max(slots) > count or min(slots) < 0):
+        bad = [(i, v) for i, v in enumerate(slots) if v < 0 or v > count][:100]
+    return IndexFileInfo(path, begin_ts, end_ts, begin_phy, end_phy, slot_count, count, fitted, bad)
+
+
+def iter_index_file(info: IndexFileInfo) -> Iterator[IndexEntry]:
+    """Entries 1..indexCount-1 of one index file."""
+    with _mapped(info.path) as view:
+        for no in range(1, min(info.index_count, info.layout.index_num)):
+            pos = index_entry_position(info.layout.hash_slot_num, no)
+            key_hash, phy, diff, prev = INDEX_ENTRY_STRUCT.unpack_from(view, pos)
+            yield IndexEntry(no, key_hash, phy, diff, prev, info.path, pos)
+
+
+def iter_index_entries(
+    root: str, *, layout: IndexLayout | None = None
+) -> Iterator[IndexFileInfo | IndexEntry]:
+    """For each index file of ``root``: its header, then its entries (files of no layout skip)."""
+    for path in index_files(root):
+        info = read_index_header(path, layout or IndexLayout())
+        if info is not None:
+            yield info
+            yield from iter_index_file(info)
+
+
+# ---------------------------------------------------------------------- formatting
+
+RECORD_HEADER = (
+    f"{'offset':>14} {'topic':<24} {'queue':>5} {'qoffset':>9} {'tags':<12} "
+    f"{'keys':<20} {'body':>8} crc"
+)
+CQ_UNIT_HEADER = f"{'qoffset':>9} {'commitlog offset':>16} {'size':>10} {'tags code':>20}"
+
+
+def format_record(rec: RecordInfo) -> str:
+    return (
+        f"{rec.offset:>14} {rec.topic:<24} {rec.queue_id:>5} {rec.queue_offset:>9} "
+        f"{rec.tags:<12} {rec.keys:<20} {rec.body_size:>8} {'ok' if rec.crc_ok else 'BAD'}"
+    )
+
+
+def format_data_end(end: DataEnd) -> str:
+    state = "end of data" if end.clean else "INVALID"
+    return f"{end.offset:>14} {state}: {end.reason} ({end.path})"
+
+
+def format_cq_unit(unit: CqUnit) -> str:
+    size = "filler" if unit.is_filler else str(unit.size)
+    return f"{unit.queue_offset:>9} {unit.commit_log_offset:>16} {size:>10} {unit.tags_code:>20}"
+
+
+def format_index_file(info: IndexFileInfo) -> str:
+    return (
+        f"{info.path}: {info.index_count - 1} entries, {info.hash_slot_count} slots used, "
+        f"{info.layout.hash_slot_num} slots, time {info.begin_timestamp} .. "
+        f"{info.end_timestamp}, offsets {info.begin_phy_offset} .. {info.end_phy_offset}"
+    )
+
+
+def format_index_entry(entry: IndexEntry) -> str:
+    return (
+        f"  #{entry.index_no:<8} hash {entry.key_hash:>11} offset {entry.phy_offset:>14} "
+        f"+{entry.time_diff_s}s prev {entry.prev_index}"
+    )
