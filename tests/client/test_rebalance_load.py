@@ -98,3 +98,50 @@ async def test_a_consumer_leaving_cleanly_under_load_causes_no_duplicates(cluste
             await m.shutdown()
     duplicates = [seq for seq, n in Counter(seen.seqs).items() if n > 1]
     assert duplicates == []
+
+
+async def test_orderly_queues_keep_their_order_across_a_rebalance(cluster: Cluster) -> None:
+    await cluster.create_topic("Ordered", 4)
+    consumed: list[tuple[int, int]] = []  # (queue, seq) in consumption order, both members
+
+    async def listener(msgs: list[MessageExt]) -> ConsumeStatus:
+        await asyncio.sleep(0.002)
+        consumed.extend((m.queue_id, int(m.properties["seq"])) for m in msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    def orderly(name: str) -> PushConsumer:
+        c = PushConsumer(
+            "GroupOrdered",
+            namesrv_addr=cluster.addr,
+            instance_name=name,
+            consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+            **FAST_CONSUMER,
+        )
+        c.subscribe("Ordered")
+        c.register_message_listener(listener, orderly=True)
+        return c
+
+    async def send_ordered() -> None:
+        async with Producer("pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+            for i in range(200):
+                msg = Message("Ordered", b"o%d" % i, properties={"seq": str(i)})
+                await producer.send_orderly(msg, f"key-{i % 8}")
+                await asyncio.sleep(0.005)
+
+    first, second = orderly("o1"), orderly("o2")
+    await first.start()
+    sender = asyncio.create_task(send_ordered())
+    try:
+        await until(lambda: len(consumed) >= 50, 20)
+        await second.start()
+        await sender
+        assert await until(lambda: {s for _, s in consumed} == set(range(200)), 40)
+        assert second.assigned_queues()
+    finally:
+        await second.shutdown()
+        await first.shutdown()
+    by_queue: dict[int, list[int]] = {}
+    for queue_id, seq in consumed:
+        by_queue.setdefault(queue_id, []).append(seq)
+    for seqs in by_queue.values():
+        assert seqs == sorted(seqs)

@@ -41,6 +41,7 @@ from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_RECONSUME_TIMES = 16
+ORDERLY_UNLOCK_WAIT_S = 1.0
 
 
 def consumer_config(
@@ -238,6 +239,12 @@ class PushConsumer:
         await self.offset_store.persist_all({mq})
         self.offset_store.remove_offset(mq)
         if self._orderly and self.clustering:
+            # let a batch still in the listener finish before another client may lock the
+            # queue (ConsumeMessageOrderlyService's consume lock, waited for at most 1 s)
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + ORDERLY_UNLOCK_WAIT_S
+            while pq.consume_running and loop.time() < deadline:
+                await asyncio.sleep(0.01)
             await self.rebalance.unlock([mq])
         return True
 
