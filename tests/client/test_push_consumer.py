@@ -395,3 +395,45 @@ async def test_a_topic_subscribed_after_start_is_consumed_too(cluster: Cluster) 
     finally:
         await c.shutdown()
     assert Counter(m.topic for m in got.msgs) == Counter({"TopicFirst": 2, "TopicLater": 3})
+
+
+async def test_the_heartbeat_registers_the_group_its_subscriptions_and_the_retry_topic(
+    cluster: Cluster,
+) -> None:
+    await cluster.create_topic("TopicHb", 2)  # a route, so the client knows a broker
+    c = consumer(cluster, "GroupHb", "TopicHb", "TagA || TagB")
+    c.register_message_listener(Collector())
+    manager = cluster.broker.consumer_manager
+    await c.start()
+    try:
+        client_id = c.rebalance.instance.client_id
+        info = manager.get_consumer_group_info("GroupHb")
+        assert info is not None
+        assert info.all_client_ids() == [client_id]
+        sub = manager.find_subscription_data("GroupHb", "TopicHb")
+        assert sub is not None
+        assert sub.tags_set == ["TagA", "TagB"]
+        assert sub.code_set == [2598919, 2598920]
+        assert manager.find_subscription_data("GroupHb", "%RETRY%GroupHb") is not None
+    finally:
+        await c.shutdown()
+    assert await until(lambda: manager.get_consumer_group_info("GroupHb") is None, 5)
+
+
+async def test_a_delayed_message_arrives_after_its_delay_level(cluster: Cluster) -> None:
+    got = Collector()
+    c = consumer(cluster, "GroupDelay", "TopicDelay")
+    c.register_message_listener(got)
+    await c.start()
+    try:
+        async with Producer("pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+            msg = Message("TopicDelay", b"later", delay_time_level=2, properties={"seq": "0"})
+            sent_at = asyncio.get_running_loop().time()
+            await producer.send(msg)
+        assert await until(lambda: len(got.msgs) >= 1, 20)
+        waited = asyncio.get_running_loop().time() - sent_at
+    finally:
+        await c.shutdown()
+    assert waited >= 0.9  # level 2 is one second with the test broker's delay table
+    assert got.msgs[0].topic == "TopicDelay"
+    assert got.msgs[0].body == b"later"
