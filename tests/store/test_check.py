@@ -1,160 +1,276 @@
-"""rocketq store check / dump on hand-built stores (store-vectors.md) and on MessageStore output."""
+"""check_store on hand-built stores (store-vectors.md), corrupted ones, and MessageStore output."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
+import struct
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from rocketq.cli.store import store as store_cli
+from rocketq.common.message_decoder import encode_message
 from rocketq.store.check import check_store
-from rocketq.store.commitlog import DispatchRequest
-from rocketq.store.format import CQ_STORE_UNIT_STRUCT, index_entry_position
-from rocketq.store.index_service import IndexService
-from tests.store.records import VECTOR1_HEX
-from tests.store.test_consume_queue import V2_HEX
-
-V3_HEX = (
-    "000000e2daa320a73d8526f50000000300000000000000000000000100000000000001d80000001000000"
-    "18bcfe596e020010db80000000000000000000000100000d4320000018bcfe5972d7f00000100002a9f00"
-    "00000000000000000000000000001048656c6c6f20526f636b65744d51203309546f7069635465737400"
-    "62554e49515f4b455901374630303030303133303339314236443335383634374237384545303030303"
-    "202434c55535445520144656661756c74436c757374657202544147530154616743616e63656c024b455"
-    "953016b310257414954017472756502"
+from rocketq.store.config import StoreConfig
+from tests.common.vectors import (
+    NEXT_FREE_OFFSET,
+    VectorStore,
+    cq_unit,
+    message,
+    record,
+    write_vector_store,
 )
-FILE_SIZE = 4096
-SLOTS, ENTRIES = 100, 400
-U1 = "7F00000130391B6D358647B760000000"
-U2 = "7F00000130391B6D358647B773880001"
-U3 = "7F00000130391B6D358647B78EE00002"
+
+SEG = 4096
 
 
-def cq_unit(phy: int, size: int, tags: int) -> bytes:
-    return CQ_STORE_UNIT_STRUCT.pack(phy, size, tags)
-
-
-def build_vector_store(root: Path) -> Path:
-    """The three records of store-vectors.md with their units and index entries."""
-    records = bytes.fromhex(VECTOR1_HEX) + bytes.fromhex(V2_HEX) + bytes.fromhex(V3_HEX)
-    assert len(records) == 698
-    (root / "commitlog").mkdir(parents=True)
-    (root / "commitlog" / f"{0:020d}").write_bytes(records.ljust(FILE_SIZE, b"\0"))
-    q3 = root / "consumequeue" / "TopicTest" / "3"
-    q3.mkdir(parents=True)
-    units = cq_unit(0, 210, 2598919) + cq_unit(472, 226, -1018732908)
-    (q3 / f"{0:020d}").write_bytes(units.ljust(600, b"\0"))
-    q2 = root / "consumequeue" / "SCHEDULE_TOPIC_XXXX" / "2"
-    q2.mkdir(parents=True)
-    (q2 / f"{0:020d}").write_bytes(cq_unit(210, 262, 1700000015050).ljust(600, b"\0"))
-    index = IndexService(str(root / "index"), SLOTS, ENTRIES, None)
-    index.load(True)
-    for topic, phy, ts, keys, uniq in (
-        ("TopicTest", 0, 1700000000123, "k1 k2", U1),
-        ("SCHEDULE_TOPIC_XXXX", 210, 1700000005050, "k1 k2", U2),
-        ("TopicTest", 472, 1700000012077, "k1", U3),
-    ):
-        index.build_index(DispatchRequest(topic, 0, phy, 1, 0, ts, 0, keys, uniq, 0, 0, {}))
-    index.shutdown()
-    return root
+def patch(path: Path, position: int, data: bytes) -> None:
+    with open(path, "r+b") as f:
+        f.seek(position)
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def flip(path: Path, position: int) -> None:
-    with open(path, "r+b") as f:
-        f.seek(position)
-        byte = f.read(1)
-        f.seek(position)
-        f.write(bytes([byte[0] ^ 0xFF]))
+    byte = path.read_bytes()[position]
+    patch(path, position, bytes([byte ^ 0xFF]))
+
+
+def reasons(store: VectorStore, *, require_consume_queues: bool = True) -> list[str]:
+    report = check_store(str(store.root), require_consume_queues=require_consume_queues)
+    return [p.reason for p in report.problems]
+
+
+def second_file_record(queue_offset: int = 2, phy: int = SEG) -> bytes:
+    """V1's message again, in TopicTest/3 at queue offset 2, written at ``phy``."""
+    msg = message(1)
+    msg.queue_offset, msg.commitlog_offset = queue_offset, phy
+    return bytes(encode_message(msg))
+
+
+def add_second_file(store: VectorStore, first_tail: bytes | None) -> None:
+    """A second commitlog file with one record, its CQ unit; ``first_tail`` ends file one."""
+    if first_tail is not None:
+        patch(store.commitlog, NEXT_FREE_OFFSET, first_tail)
+    rec = second_file_record()
+    (store.root / "commitlog" / f"{SEG:020d}").write_bytes(rec.ljust(SEG, b"\0"))
+    patch(store.queue3, 40, cq_unit(SEG, len(rec), 2598919))
+
+
+def blank_record() -> bytes:
+    return struct.pack(">iI", SEG - NEXT_FREE_OFFSET, 0xCBD43194)
+
+
+# ---------------------------------------------------------------------- a healthy store
 
 
 def test_the_vector_store_passes_with_every_part_counted(tmp_path: Path) -> None:
-    report = check_store(str(build_vector_store(tmp_path)))
+    report = check_store(str(write_vector_store(tmp_path).root))
     assert report.ok, str(report)
-    assert (report.records, report.consume_queue_units, report.index_entries) == (3, 3, 8)
-    assert report.data_end == 698
+    assert (report.records, report.crc_checked) == (3, 3)
+    assert (report.consume_queue_units, report.index_entries, report.expired) == (3, 8, 0)
+    assert report.data_end == NEXT_FREE_OFFSET
+    assert str(report).endswith("\nOK")
+
+
+def test_a_blank_record_ends_a_file_and_the_next_file_is_walked(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    add_second_file(store, blank_record())
+    report = check_store(str(tmp_path))
+    assert report.ok, str(report)
+    assert report.records == 4
+    assert report.data_end == SEG + len(second_file_record())
+
+
+def test_a_preallocated_zero_file_after_the_data_is_normal(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    (store.root / "commitlog" / f"{SEG:020d}").write_bytes(bytes(SEG))
+    report = check_store(str(tmp_path))
+    assert report.ok, str(report)
+    assert report.data_end == NEXT_FREE_OFFSET
+
+
+def test_the_index_slot_count_is_inferred_when_the_default_does_not_fit(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path, slots=50, entries=200)
+    report = check_store(str(store.root))
+    assert report.ok, str(report)
+    assert report.index_entries == 8
+
+
+def test_a_prepared_transaction_record_needs_no_consume_queue_unit(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    msg = message(1)
+    msg.sys_flag, msg.queue_offset, msg.commitlog_offset = 0x4, 7, NEXT_FREE_OFFSET
+    patch(store.commitlog, NEXT_FREE_OFFSET, bytes(encode_message(msg)))
+    assert check_store(str(tmp_path)).ok
+    msg.sys_flag = 0x8  # a committed one does
+    patch(store.commitlog, NEXT_FREE_OFFSET, bytes(encode_message(msg)))
+    assert reasons(store) == ["record TopicTest/3 offset 7 has no consume queue unit"]
+
+
+def test_a_topic_without_a_queue_dir_is_only_reported_when_queues_are_required(
+    tmp_path: Path,
+) -> None:
+    store = write_vector_store(tmp_path)
+    shutil.rmtree(store.schedule_queue.parent.parent)
+    assert reasons(store) == ["record SCHEDULE_TOPIC_XXXX/2 offset 0 has no consume queue unit"]
+    assert reasons(store, require_consume_queues=False) == []
+
+
+def test_a_delay_queue_accepts_any_delivery_time_from_the_store_time_on(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.schedule_queue, 12, struct.pack(">q", 1700000005050))
+    assert check_store(str(tmp_path)).ok
+    patch(store.schedule_queue, 12, struct.pack(">q", 1700000005049))
+    assert reasons(store) == [
+        "SCHEDULE_TOPIC_XXXX/2 unit 0: delivery time 1700000005049 before the store time"
+        " 1700000005050",
+        "record SCHEDULE_TOPIC_XXXX/2 offset 0 has no consume queue unit",
+    ]
+
+
+def test_units_and_entries_below_the_first_commitlog_file_are_expired(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    add_second_file(store, blank_record())
+    store.commitlog.unlink()
+    report = check_store(str(tmp_path))
+    assert report.ok, str(report)
+    assert report.records == 1
+    assert report.expired == 3 + 8
+
+
+def test_store_path_commit_log_comes_from_the_config(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path / "root")
+    elsewhere = tmp_path / "cl"
+    (store.root / "commitlog").rename(elsewhere)
+    assert not check_store(str(store.root)).ok
+    config = dataclasses.replace(StoreConfig(), store_path_commit_log=str(elsewhere))
+    assert check_store(str(store.root), config=config).ok
+
+
+# ---------------------------------------------------------------------- corruption
 
 
 def test_a_flipped_body_byte_is_reported_with_path_and_offset(tmp_path: Path) -> None:
-    root = build_vector_store(tmp_path)
-    flip(root / "commitlog" / f"{0:020d}", 210 + 90)
-    report = check_store(str(root))
-    assert not report.ok
-    assert [(p.offset, p.reason) for p in report.problems] == [(210, "body CRC mismatch")]
-    assert report.problems[0].path.endswith(f"{0:020d}")
+    store = write_vector_store(tmp_path)
+    flip(store.commitlog, 210 + 90)
+    report = check_store(str(tmp_path))
+    assert [(p.path, p.offset, p.reason) for p in report.problems] == [
+        (str(store.commitlog), 210, "body CRC mismatch")
+    ]
+    assert f"{store.commitlog} @ 210: body CRC mismatch" in str(report)
 
 
-def test_a_unit_pointing_elsewhere_and_a_wrong_tag_hash_are_reported(tmp_path: Path) -> None:
-    root = build_vector_store(tmp_path)
-    q3 = root / "consumequeue" / "TopicTest" / "3" / f"{0:020d}"
-    data = bytearray(q3.read_bytes())
-    data[0:20] = cq_unit(100, 210, 2598919)
-    data[20:40] = cq_unit(472, 226, 12345)
-    q3.write_bytes(bytes(data))
-    reasons = [p.reason for p in check_store(str(root)).problems]
-    assert any("unit 0: commitlog offset 100 is not a record start" in r for r in reasons)
-    assert any("unit 1: tags code 12345" in r for r in reasons)
-    assert any("offset 0 has no consume queue unit" in r for r in reasons)
+def test_a_unit_pointing_between_records_is_reported_with_its_position(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.queue3, 20, cq_unit(500, 226, -1018732908))
+    report = check_store(str(tmp_path))
+    assert [(p.path, p.offset, p.reason) for p in report.problems] == [
+        (str(store.queue3), 20, "TopicTest/3 unit 1: commitlog offset 500 is not a record start"),
+        (str(store.commitlog), 472, "record TopicTest/3 offset 1 has no consume queue unit"),
+    ]
+
+
+def test_a_unit_pointing_at_another_queues_record_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.queue3, 0, cq_unit(210, 262, 2598919))
+    assert reasons(store)[0] == "TopicTest/3 unit 0: points at SCHEDULE_TOPIC_XXXX/2 offset 0"
+
+
+def test_a_wrong_tag_hash_or_size_in_a_unit_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.queue3, 20, cq_unit(472, 226, 12345))
+    patch(store.queue3, 0, cq_unit(0, 211, 2598919))
+    found = reasons(store)
+    assert "TopicTest/3 unit 0: size 211, record has 210" in found
+    assert "TopicTest/3 unit 1: tags code 12345, hash of 'TagCancel' is -1018732908" in found
+
+
+def test_a_gap_in_queue_offsets_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    data = store.queue3.read_bytes()
+    store.queue3.write_bytes(data[:20])
+    (store.queue3.parent / f"{40:020d}").write_bytes(data[20:40])
+    found = reasons(store)
+    assert "TopicTest/3 queue offset jumps from 1 to 2" in found
+    assert "TopicTest/3 unit 2: points at TopicTest/3 offset 1" in found
 
 
 def test_an_index_entry_pointing_nowhere_is_reported(tmp_path: Path) -> None:
-    root = build_vector_store(tmp_path)
-    (index_path,) = (root / "index").iterdir()
-    pos = index_entry_position(SLOTS, 2) + 4
-    with open(index_path, "r+b") as f:
-        f.seek(pos)
-        f.write((99).to_bytes(8, "big"))
-    report = check_store(str(root))
-    assert [p.reason for p in report.problems] == [
-        "entry 2: commitlog offset 99 is not a record start"
+    store = write_vector_store(tmp_path)
+    patch(store.index, store.entry_position(2) + 4, struct.pack(">q", 99))
+    report = check_store(str(tmp_path))
+    assert [(p.path, p.offset, p.reason) for p in report.problems] == [
+        (
+            str(store.index),
+            store.entry_position(2),
+            "entry 2: commitlog offset 99 is not a record start",
+        )
     ]
+
+
+def test_an_index_entry_whose_hash_matches_no_key_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.index, store.entry_position(5), struct.pack(">i", 42))
+    assert reasons(store) == ["entry 5: key hash 42 matches no key of the record at 210"]
+
+
+def test_a_slot_past_the_index_count_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.index, 40 + 4 * 7, struct.pack(">i", 10))
+    assert reasons(store) == ["slot 7 holds 10, index count is 9"]
+
+
+def test_an_index_file_of_no_known_size_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    with open(store.index, "ab") as f:
+        f.write(b"\0")
+    assert reasons(store) == [f"size {40 + 400 + 8000 + 1} fits no index layout"]
 
 
 def test_garbage_after_the_last_record_is_reported_but_zeros_are_not(tmp_path: Path) -> None:
-    root = build_vector_store(tmp_path)
-    path = root / "commitlog" / f"{0:020d}"
-    with open(path, "r+b") as f:
-        f.seek(900)
-        f.write(b"\x01\x02\x03")
-    report = check_store(str(root))
+    store = write_vector_store(tmp_path)
+    patch(store.commitlog, 900, b"\x01\x02\x03")
+    report = check_store(str(tmp_path))
     assert [(p.offset, p.reason) for p in report.problems] == [
-        (698, "non-zero bytes after the last record")
+        (NEXT_FREE_OFFSET, "non-zero bytes after the last record")
     ]
 
 
-def test_dump_prints_records_units_and_index_entries(tmp_path: Path) -> None:
-    root = str(build_vector_store(tmp_path))
-    runner = CliRunner()
-    out = runner.invoke(store_cli, ["dump", "--store", root]).output
-    assert "TopicTest" in out
-    assert "SCHEDULE_TOPIC_XXXX" in out
-    assert "k1 k2" in out
-    assert "end of data" in out
-    lines = [line for line in out.splitlines() if line.strip().startswith(("0 ", "210 ", "472 "))]
-    assert len(lines) == 3
-    assert all(line.rstrip().endswith("ok") for line in lines)
-    out = runner.invoke(store_cli, ["dump", "--store", root, "--consume-queue", "TopicTest:3"])
-    assert "-1018732908" in out.output
-    out = runner.invoke(store_cli, ["dump", "--store", root, "--index"])
-    assert "8 entries" in out.output
+def test_a_torn_last_record_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.commitlog, NEXT_FREE_OFFSET, record(1)[:100])
+    report = check_store(str(tmp_path))
+    assert [p.offset for p in report.problems] == [NEXT_FREE_OFFSET]
+    assert "TOTALSIZE 210" in report.problems[0].reason
 
 
-def test_check_command_exits_one_with_a_report_on_a_mismatch(tmp_path: Path) -> None:
-    root = build_vector_store(tmp_path)
-    runner = CliRunner()
-    good = runner.invoke(store_cli, ["check", "--store", str(root)])
-    assert good.exit_code == 0
-    assert "OK" in good.output
-    flip(root / "commitlog" / f"{0:020d}", 472 + 110)
-    bad = runner.invoke(store_cli, ["check", "--store", str(root)])
-    assert bad.exit_code == 1
-    assert "body CRC mismatch" in bad.output
+def test_garbage_in_a_non_last_file_is_reported_and_later_files_still_checked(
+    tmp_path: Path,
+) -> None:
+    store = write_vector_store(tmp_path)
+    add_second_file(store, b"\xde\xad\xbe\xef" * 4)
+    report = check_store(str(tmp_path))
+    assert [(p.path, p.offset) for p in report.problems] == [(str(store.commitlog), 698)]
+    assert "bad magic" in report.problems[0].reason
+    assert report.records == 4
+
+
+def test_a_zero_header_before_a_later_file_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    add_second_file(store, None)
+    report = check_store(str(tmp_path))
+    assert [(p.path, p.offset, p.reason) for p in report.problems] == [
+        (str(store.commitlog), 698, "zero header before the blank record")
+    ]
+    assert report.records == 4
 
 
 def test_a_store_written_by_message_store_passes(tmp_path: Path) -> None:
     from tests.store import store_support as support
 
     store = support.open_store(tmp_path / "s")
-    for i in range(200):
+    for i in range(400):
         props = {"TAGS": f"T{i % 3}", "KEYS": f"k{i} shared", "UNIQ_KEY": f"U{i}"}
         store.put_message(
             support.new_msg(queue_id=i % 4, body=os.urandom(i % 300), properties=props)
@@ -162,6 +278,7 @@ def test_a_store_written_by_message_store_passes(tmp_path: Path) -> None:
     store.shutdown()
     report = check_store(str(tmp_path / "s"))
     assert report.ok, str(report)
-    assert report.records == 200
-    assert report.consume_queue_units == 200
-    assert report.index_entries == 600
+    assert report.records == 400
+    assert report.consume_queue_units == 400
+    assert report.index_entries == 1200
+    assert len(os.listdir(tmp_path / "s" / "commitlog")) >= 2  # the walk crossed a file
