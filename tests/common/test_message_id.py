@@ -9,12 +9,9 @@ import time
 
 import pytest
 
-from rocketq.common import message_decoder
-from rocketq.common.message_decoder import (
-    create_message_id,
-    create_uniq_id,
-    decode_message_id,
-)
+from rocketq.common import message_client_id
+from rocketq.common.message_client_id import create_uniq_id
+from rocketq.common.message_decoder import create_message_id, decode_message_id
 from rocketq.errors import DecodeError
 
 
@@ -48,7 +45,7 @@ def test_uniq_id_is_32_upper_hex_characters() -> None:
 
 def test_uniq_id_starts_with_the_local_ip_and_the_pid() -> None:
     uniq = create_uniq_id()
-    ip_hex = message_decoder._local_ip().hex().upper()
+    ip_hex = message_client_id._local_ip().hex().upper()
     assert uniq[:8] == ip_hex
     assert int(uniq[8:12], 16) == os.getpid() & 0xFFFF
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 from rocketq.common import message as common
 from rocketq.common import message_const as mc
+from rocketq.common.message_client_id import create_uniq_id
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import create_uniq_id
 from rocketq.errors import ClientError
 
 TOPIC_PATTERN = re.compile(r"^[%|a-zA-Z0-9_-]+$")
