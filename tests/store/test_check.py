@@ -177,6 +177,14 @@ def test_a_unit_pointing_at_another_queues_record_is_reported(tmp_path: Path) ->
     assert reasons(store)[0] == "TopicTest/3 unit 0: points at SCHEDULE_TOPIC_XXXX/2 offset 0"
 
 
+def test_a_consume_queue_ext_address_as_tags_code_is_not_compared(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.queue3, 20, cq_unit(472, 226, -(1 << 31) - 1))
+    assert check_store(str(tmp_path)).ok
+    patch(store.queue3, 20, cq_unit(472, 226, -(1 << 31)))
+    assert reasons(store)[0].startswith("TopicTest/3 unit 1: tags code -2147483648")
+
+
 def test_a_wrong_tag_hash_or_size_in_a_unit_is_reported(tmp_path: Path) -> None:
     store = write_vector_store(tmp_path)
     patch(store.queue3, 20, cq_unit(472, 226, 12345))

@@ -63,7 +63,13 @@ def store() -> None:
 @SLOTS_OPTION
 @click.option("--consume-queue", "queue", default=None, metavar="TOPIC:QID", help="Dump a queue.")
 @click.option("--index", "show_index", is_flag=True, help="Dump the index files.")
-@click.option("--from-offset", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option(
+    "--from-offset",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Commitlog offset of the first record to print (a record start).",
+)
 @click.option("--limit", type=click.IntRange(min=0), default=1000, show_default=True)
 def dump(
     store_dir: str,

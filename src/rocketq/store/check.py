@@ -4,7 +4,8 @@ Theory of operation: walk the commitlog once (read-only maps), recomputing every
 and remembering each record's topic, queue, queue offset, tags code and keys by physical
 offset. Then every consume-queue unit must point at a record start with the same topic,
 queue id and queue offset, size and tags code (for SCHEDULE_TOPIC_XXXX the code is a delivery
-time, so only "not before the store time" is checked); queue offsets must run without gaps;
+time, so only "not before the store time" is checked; a code at or below Integer.MIN_VALUE - 1
+is a ConsumeQueueExt address and is not compared); queue offsets must run without gaps;
 every record that belongs in a consume queue must have its unit; every index entry must
 point at a record whose ``topic#key`` or ``topic#UNIQ_KEY`` has the entry's key hash, and no
 slot may point past the file's index count. Units and entries below the commitlog's first
@@ -37,6 +38,8 @@ from rocketq.store.format import index_slot_position
 
 __all__ = ["CheckReport", "Problem", "check_store", "store_paths"]
 MAX_SHOWN = 200
+#: With enableConsumeQueueExt a tags code at or below this is a ConsumeQueueExt address.
+CQ_EXT_MAX_ADDRESS = -(1 << 31) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +172,7 @@ def _unit_mismatch(topic: str, qid: int, unit: CqUnit, rec: RecordInfo | None) -
     if topic == SCHEDULE_TOPIC and rec.delay_level > 0:
         if unit.tags_code < rec.store_timestamp:
             return f"delivery time {unit.tags_code} before the store time {rec.store_timestamp}"
-    elif unit.tags_code != rec.tags_code:
+    elif unit.tags_code != rec.tags_code and unit.tags_code > CQ_EXT_MAX_ADDRESS:
         return f"tags code {unit.tags_code}, hash of {rec.tags!r} is {rec.tags_code}"
     return ""
 
