@@ -422,3 +422,17 @@ async def test_requests_beyond_the_in_flight_limit_answer_system_busy() -> None:
             assert [(await t).remark for t in pending] == ["done", "done"]
     finally:
         await srv.stop()
+
+
+async def test_a_bound_server_accepts_only_once_it_starts_serving(client: RemotingClient) -> None:
+    srv = RemotingServer()
+    srv.register_processor(ECHO, echo)
+    port = await srv.start("127.0.0.1", 0, serve=False)
+    try:
+        with pytest.raises(RemotingConnectError):
+            await client.invoke(f"127.0.0.1:{port}", request(ECHO, n="early"), WAIT)
+        await srv.start_serving()
+        resp = await client.invoke(f"127.0.0.1:{port}", request(ECHO, n="late"), WAIT)
+        assert resp.ext_fields == {"n": "late"}
+    finally:
+        await srv.stop()

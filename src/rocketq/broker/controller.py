@@ -110,16 +110,18 @@ class BrokerController:
         )
         self.load()
         self._register_processors()
-        # bind first: the store stamps STOREHOST (ip1:listen port) into every record
+        # bind first: the store stamps STOREHOST (ip1:listen port) into every record; serve
+        # only once the store is open, so no request finds the broker half started
         self.port = await self.remoting_server.start(
-            self.config.listen_host, self.config.listen_port
+            self.config.listen_host, self.config.listen_port, serve=False
         )
-        if self.message_store is None:
-            try:
+        try:
+            if self.message_store is None:
                 self.message_store = await asyncio.to_thread(self._open_store)
-            except BaseException:
-                await self.remoting_server.stop()
-                raise
+            await self.remoting_server.start_serving()
+        except BaseException:
+            await self.remoting_server.stop()
+            raise
         from rocketq.broker.schedule import ScheduleMessageService
 
         self.schedule_message_service = ScheduleMessageService(self)

@@ -73,16 +73,22 @@ class RemotingServer:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        """Listen and return the bound port."""
+    async def start(self, host: str = "127.0.0.1", port: int = 0, *, serve: bool = True) -> int:
+        """Bind and return the port; with ``serve=False`` connections wait in the listen
+        backlog until :meth:`start_serving` (a broker binds before its store is open)."""
         if self._server is not None:
             raise IllegalStateError("server already started")
-        self._server = await asyncio.start_server(self._on_connect, host, port)
+        self._server = await asyncio.start_server(self._on_connect, host, port, start_serving=serve)
         sockname = self._server.sockets[0].getsockname()
         self.host, self.port = str(sockname[0]), int(sockname[1])
         self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep())
         log.info("remoting server listening on %s", self.addr)
         return self.port
+
+    async def start_serving(self) -> None:
+        if self._server is None:
+            raise IllegalStateError("server not started")
+        await self._server.start_serving()
 
     async def stop(self) -> None:
         server, self._server = self._server, None
