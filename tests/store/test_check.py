@@ -236,21 +236,41 @@ def test_an_index_file_of_no_known_size_is_reported(tmp_path: Path) -> None:
     assert reasons(store) == [f"size {40 + 400 + 8000 + 1} fits no index layout"]
 
 
-def test_garbage_after_the_last_record_is_reported_but_zeros_are_not(tmp_path: Path) -> None:
+def test_garbage_after_the_last_record_is_a_note_not_a_problem(tmp_path: Path) -> None:
     store = write_vector_store(tmp_path)
     patch(store.commitlog, 900, b"\x01\x02\x03")
     report = check_store(str(tmp_path))
-    assert [(p.offset, p.reason) for p in report.problems] == [
-        (NEXT_FREE_OFFSET, "non-zero bytes after the last record")
+    assert report.ok, str(report)
+    assert [(n.offset, n.reason) for n in report.notes] == [
+        (NEXT_FREE_OFFSET, "non-zero bytes after the last record (a torn tail)")
     ]
+    assert report.data_end == NEXT_FREE_OFFSET
+    assert f"note: {store.commitlog} @ 698" in str(report)
 
 
-def test_a_torn_last_record_is_reported(tmp_path: Path) -> None:
+def test_a_torn_last_record_ends_the_data_as_recovery_would(tmp_path: Path) -> None:
     store = write_vector_store(tmp_path)
     patch(store.commitlog, NEXT_FREE_OFFSET, record(1)[:100])
     report = check_store(str(tmp_path))
-    assert [p.offset for p in report.problems] == [NEXT_FREE_OFFSET]
-    assert "TOTALSIZE 210" in report.problems[0].reason
+    assert report.ok, str(report)
+    assert report.records == 3
+    assert [n.offset for n in report.notes] == [NEXT_FREE_OFFSET]
+    assert "TOTALSIZE 210" in report.notes[0].reason
+
+
+def test_records_hidden_behind_a_bad_header_in_the_last_file_show_through_their_units(
+    tmp_path: Path,
+) -> None:
+    store = write_vector_store(tmp_path)
+    flip(store.commitlog, 210 + 5)  # V2's magic: V2 and V3 are no longer reachable
+    report = check_store(str(tmp_path))
+    assert report.data_end == 210
+    assert "SCHEDULE_TOPIC_XXXX/2 unit 0: commitlog offset 210 is not a record start" in [
+        p.reason for p in report.problems
+    ]
+    assert "TopicTest/3 unit 1: commitlog offset 472 is not a record start" in [
+        p.reason for p in report.problems
+    ]
 
 
 def test_garbage_in_a_non_last_file_is_reported_and_later_files_still_checked(

@@ -9,7 +9,9 @@ is a ConsumeQueueExt address and is not compared); queue offsets must run withou
 every record that belongs in a consume queue must have its unit; every index entry must
 point at a record whose ``topic#key`` or ``topic#UNIQ_KEY`` has the entry's key hash, and no
 slot may point past the file's index count. Units and entries below the commitlog's first
-offset are counted as expired, not reported. Works on stores written by Apache RocketMQ.
+offset are counted as expired, not reported; a torn tail of the last written commitlog file
+(RocketMQ's recovery truncates it) is a note, not a problem. Works on stores written by
+Apache RocketMQ.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class CheckReport:
     expired: int = 0
     data_end: int = 0
     problems: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -76,9 +79,10 @@ class CheckReport:
             f"valid data ends at {self.data_end}, {self.consume_queue_units} consume queue "
             f"units, {self.index_entries} index entries, {self.expired} expired"
         )
+        lines = [head] + [f"note: {n}" for n in self.notes]
         if self.ok:
-            return head + "\nOK"
-        lines = [head, f"{len(self.problems)} problem(s):"]
+            return "\n".join([*lines, "OK"])
+        lines.append(f"{len(self.problems)} problem(s):")
         lines += [f"  {p}" for p in self.problems[:MAX_SHOWN]]
         if len(self.problems) > MAX_SHOWN:
             lines.append(f"  ... {len(self.problems) - MAX_SHOWN} more")
@@ -123,6 +127,8 @@ def _check_commitlog(commit_log: str, report: CheckReport) -> dict[int, RecordIn
                 report.add(item.path, item.offset, item.reason)
             if item.final:
                 report.data_end = item.offset
+            if item.torn:
+                report.notes.append(Problem(item.path, item.offset, item.reason))
             continue
         report.records += 1
         report.crc_checked += 1

@@ -8,10 +8,11 @@ slot/entry counts (``IndexLayout``), taken from a config or inferred from the fi
 Where the commitlog's valid data ends: a file ends at its blank record (magic 0xCBD43194).
 The first all-zero header is the end of data when the rest of that file and every later file
 is zero (Apache RocketMQ pre-allocates the next file, so the last *written* file need not be
-the last file). Anything else (a header that does not decode, a zero header with data after
-it) is reported as a ``DataEnd`` with ``clean=False`` and the walk goes on at the next file,
-so one bad file does not hide the records of the others. The last item is always the final,
-``final=True``, ``DataEnd``.
+the last file). In the last written file a header that does not decode, or a zero header
+with data after it, also ends the data, as in RocketMQ's recovery (``torn=True``: a crash
+leaves such tails and recovery does not zero them). In any other file it is a problem
+(``clean=False``) and the walk goes on at the next file, so one bad file does not hide the
+records of the others. The last item is always the final (``final=True``) ``DataEnd``.
 """
 
 from __future__ import annotations
@@ -86,13 +87,14 @@ class RecordInfo:
 
 @dataclass(slots=True)
 class DataEnd:
-    """Where valid data stopped; ``clean`` when what follows is unwritten (zero) space."""
+    """Where valid data stopped; ``clean`` unless it is a problem, ``torn`` for a torn tail."""
 
     path: str
     offset: int
     reason: str
     clean: bool
     final: bool = True
+    torn: bool = False
 
 
 @dataclass(slots=True)
@@ -242,6 +244,8 @@ def iter_commitlog(commit_log_dir: str, from_offset: int = 0) -> Iterator[Record
         for p in later:
             if not _file_is_zero(p):
                 yield DataEnd(p, int(os.path.basename(p)), "data after the end", False, False)
+        if not end.clean:  # the last written file: RocketMQ's recovery truncates here
+            end = DataEnd(end.path, end.offset, f"{end.reason} (a torn tail)", True, torn=True)
         yield end
         return
     end_offset = 0
