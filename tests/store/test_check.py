@@ -161,6 +161,14 @@ def test_a_flipped_body_byte_is_reported_with_path_and_offset(tmp_path: Path) ->
     assert f"{store.commitlog} @ 210: body CRC mismatch" in str(report)
 
 
+def test_a_record_whose_physical_offset_is_not_its_position_is_reported(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    patch(store.commitlog, 472 + 28, struct.pack(">q", 4096))
+    report = check_store(str(tmp_path))
+    assert [(p.offset, p.reason) for p in report.problems] == [(472, "PHYSICALOFFSET is 4096")]
+    assert report.records == 3
+
+
 def test_a_unit_pointing_between_records_is_reported_with_its_position(tmp_path: Path) -> None:
     store = write_vector_store(tmp_path)
     patch(store.queue3, 20, cq_unit(500, 226, -1018732908))

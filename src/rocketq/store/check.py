@@ -134,6 +134,8 @@ def _check_commitlog(commit_log: str, report: CheckReport) -> dict[int, RecordIn
         report.crc_checked += 1
         if not item.crc_ok:
             report.add(item.path, item.offset, "body CRC mismatch")
+        if item.stored_offset != item.offset:
+            report.add(item.path, item.offset, f"PHYSICALOFFSET is {item.stored_offset}")
         records[item.offset] = item
     return records
 

@@ -70,6 +70,7 @@ class RecordInfo:
     crc_ok: bool
     delay_level: int = 0
     path: str = ""
+    stored_offset: int = 0  # PHYSICALOFFSET as written; equals ``offset`` in a sound store
 
     @property
     def in_consume_queue(self) -> bool:
@@ -271,15 +272,12 @@ def _walk_file(
             msg = decode_message(view, pos, check_crc=False, read_body=False)
         except DecodeError as exc:
             return DataEnd(path, base + pos, exc.reason, False)
-        if msg.commitlog_offset != base + pos:
-            reason = f"PHYSICALOFFSET {msg.commitlog_offset} is not the record's offset"
-            return DataEnd(path, base + pos, reason, False)
-        yield _record_info(view, pos, msg, path)
+        yield _record_info(view, base, pos, msg, path)
         pos += msg.store_size
     return None
 
 
-def _record_info(view: memoryview, pos: int, msg: MessageExt, path: str) -> RecordInfo:
+def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: str) -> RecordInfo:
     born = 20 if msg.sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
     store = 20 if msg.sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
     p = pos + 48 + born + 8 + store + 12  # BODYLENGTH
@@ -288,7 +286,7 @@ def _record_info(view: memoryview, pos: int, msg: MessageExt, path: str) -> Reco
     props = msg.properties
     delay = props.get("DELAY", "0")
     return RecordInfo(
-        offset=msg.commitlog_offset,
+        offset=base + pos,
         size=msg.store_size,
         topic=sys.intern(msg.topic),
         queue_id=msg.queue_id,
@@ -302,6 +300,7 @@ def _record_info(view: memoryview, pos: int, msg: MessageExt, path: str) -> Reco
         crc_ok=crc == msg.body_crc,
         delay_level=int(delay) if delay.isdigit() else 0,
         path=path,
+        stored_offset=msg.commitlog_offset,
     )
 
 
