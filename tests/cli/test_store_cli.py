@@ -157,3 +157,15 @@ def test_the_store_group_is_reachable_from_the_rocketq_command(vstore: VectorSto
 def test_a_missing_store_directory_is_a_usage_error(tmp_path: Path) -> None:
     result = run("check", "--store", str(tmp_path / "nope"))
     assert result.exit_code == 2
+
+
+def test_dump_of_a_queue_that_does_not_exist_fails(vstore: VectorStore) -> None:
+    result = run("dump", "--store", str(vstore.root), "--consume-queue", "TopicTest:9")
+    assert result.exit_code == 1
+    assert "no consume queue TopicTest:9" in result.output
+
+
+def test_check_of_a_directory_without_a_commitlog_fails(tmp_path: Path) -> None:
+    result = run("check", "--store", str(tmp_path))
+    assert result.exit_code == 1
+    assert "no commitlog directory" in result.output

@@ -7,6 +7,7 @@ crashed store and on one written by Apache RocketMQ.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 
 import click
@@ -28,6 +29,7 @@ from rocketq.store.dump import (
     iter_consume_queue,
     iter_index_file,
     read_index_header,
+    store_paths,
 )
 
 STORE_OPTION = click.option(
@@ -86,6 +88,9 @@ def dump(
         topic, _, qid = queue.rpartition(":")
         if not topic or not qid.isdigit():
             raise click.BadParameter("expected TOPIC:QID", param_hint="--consume-queue")
+        queue_dir = os.path.join(store_paths(store_dir).consume_queue, topic, qid)
+        if not os.path.isdir(queue_dir):
+            raise click.ClickException(f"no consume queue {topic}:{qid} ({queue_dir})")
         click.echo(CQ_UNIT_HEADER)
         for unit in itertools.islice(iter_consume_queue(store_dir, topic, int(qid)), limit):
             click.echo(format_cq_unit(unit))

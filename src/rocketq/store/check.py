@@ -99,6 +99,8 @@ def check_store(
     """Check ``root`` read-only; ``require_consume_queues=False`` lets a topic lack its CQ dir."""
     report = CheckReport(root)
     paths = store_paths(root, config)
+    if not os.path.isdir(paths.commit_log):
+        report.add(paths.commit_log, 0, "no commitlog directory (storePathCommitLog?)")
     records = _check_commitlog(paths.commit_log, report)
     files = data_files(paths.commit_log)
     min_phy = int(os.path.basename(files[0])) if files else 0
