@@ -318,3 +318,39 @@ def test_a_store_written_by_message_store_passes(tmp_path: Path) -> None:
     assert report.consume_queue_units == 400
     assert report.index_entries == 1200
     assert len(os.listdir(tmp_path / "s" / "commitlog")) >= 2  # the walk crossed a file
+
+
+def test_message_store_delay_and_transaction_records_pass_and_a_flip_is_found(
+    tmp_path: Path,
+) -> None:
+    from tests.store import store_support as support
+
+    store = support.open_store(tmp_path / "s")
+    offsets = []
+    for i in range(300):
+        topic, props, sys_flag = "TopicTest", {"TAGS": f"T{i % 5}", "KEYS": f"k{i}"}, 0
+        if i % 7 == 0:
+            topic, props = "SCHEDULE_TOPIC_XXXX", {**props, "DELAY": str(1 + i % 18)}
+        elif i % 11 == 0:
+            sys_flag = 0x4  # prepared: no consume queue unit
+        msg = support.new_msg(
+            topic=topic, queue_id=i % 3, body=os.urandom(50 + i), properties=props
+        )
+        msg.sys_flag = sys_flag
+        result = store.put_message(msg)
+        assert result.is_ok
+        assert result.append_result is not None
+        offsets.append(result.append_result.wrote_offset)
+    store.shutdown()
+    report = check_store(str(tmp_path / "s"))
+    assert report.ok, str(report)
+    assert report.records == 300
+    assert report.consume_queue_units == 300 - len([i for i in range(300) if i % 11 == 0 and i % 7])
+    commitlog = tmp_path / "s" / "commitlog"
+    target = offsets[150]
+    (path,) = [p for p in commitlog.iterdir() if int(p.name) <= target < int(p.name) + 64 * 1024]
+    flip(path, target - int(path.name) + 120)  # inside the body (IPv4 hosts: body at 88)
+    report = check_store(str(tmp_path / "s"))
+    assert [(p.path, p.offset, p.reason) for p in report.problems] == [
+        (str(path), target, "body CRC mismatch")
+    ]
