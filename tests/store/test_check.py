@@ -8,6 +8,8 @@ import shutil
 import struct
 from pathlib import Path
 
+import pytest
+
 from rocketq.common.message_decoder import encode_message
 from rocketq.store.check import check_store
 from rocketq.store.config import StoreConfig
@@ -354,3 +356,20 @@ def test_message_store_delay_and_transaction_records_pass_and_a_flip_is_found(
     assert [(p.path, p.offset, p.reason) for p in report.problems] == [
         (str(path), target, "body CRC mismatch")
     ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rocketq.store.commitlog._tags_code writes store_ts + 1000 for SCHEDULE_TOPIC_XXXX"
+    " with DELAY <= 0; RocketMQ (CommitLog.checkMessageAndReturnSize) keeps the tags hash"
+    " unless delayLevel > 0. Reported.",
+)
+def test_a_schedule_topic_record_with_delay_zero_keeps_its_tags_hash(tmp_path: Path) -> None:
+    from tests.store import store_support as support
+
+    store = support.open_store(tmp_path / "s")
+    props = {"TAGS": "TagA", "DELAY": "0"}
+    store.put_message(support.new_msg(topic="SCHEDULE_TOPIC_XXXX", properties=props))
+    store.shutdown()
+    report = check_store(str(tmp_path / "s"))
+    assert report.ok, str(report)
