@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import zlib
 
 import pytest
 
@@ -192,3 +193,24 @@ def test_a_body_length_past_the_record_end_raises_decode_error() -> None:
 
 def test_the_v1_magic_is_used_for_short_topics() -> None:
     assert struct.unpack_from(">I", record(1), 4)[0] == MESSAGE_MAGIC_CODE
+
+
+APPENDIX_HEX = (
+    "000000e6daa320a769c865ed00000003000000000000000000000000000000000000000000000000"
+    "0000018bcfe568007f0000010000d4310000018bcfe5687b7f00000100002a9f0000000000000000"
+    "000000000000000e48656c6c6f20526f636b65744d5109546f706963546573740074554e49515f4b"
+    "455901374630303030303133303339314236443335383634374237363030303030303002434c5553"
+    "5445520144656661756c74436c757374657202544147530154616741024b455953016b31206b3202"
+    "574149540174727565025f5f435243333223013733343139363237313102"
+)
+
+
+def test_the_appended_properties_crc_vector_decodes_and_encodes() -> None:
+    """store-vectors.md appendix: V1 with enabledAppendPropCRC (a __CRC32# property)."""
+    data = bytes.fromhex(APPENDIX_HEX)
+    msg = decode_message(data, check_crc=True)
+    assert msg.store_size == 230
+    assert msg.properties["__CRC32#"] == "7341962711"
+    assert int(msg.properties["__CRC32#"][::-1]) == 1172691437
+    assert zlib.crc32(data[:210]) & 0x7FFFFFFF == 1172691437
+    assert bytes(encode_message(msg)) == data
