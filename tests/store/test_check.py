@@ -153,6 +153,19 @@ def test_store_path_commit_log_comes_from_the_config(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- corruption
 
 
+def test_a_missing_middle_commitlog_file_and_an_odd_file_size_are_reported(
+    tmp_path: Path,
+) -> None:
+    store = write_vector_store(tmp_path)
+    (store.root / "commitlog" / f"{3 * SEG:020d}").write_bytes(bytes(SEG))
+    (store.root / "commitlog" / f"{4 * SEG:020d}").write_bytes(bytes(100))
+    found = [(Path(p.path).name, p.reason) for p in check_store(str(tmp_path)).problems]
+    assert found == [
+        (f"{3 * SEG:020d}", f"the previous file ends at {SEG}: files are missing or overlap"),
+        (f"{4 * SEG:020d}", f"file size 100, expected {SEG}"),
+    ]
+
+
 def test_a_flipped_body_byte_is_reported_with_path_and_offset(tmp_path: Path) -> None:
     store = write_vector_store(tmp_path)
     flip(store.commitlog, 210 + 90)

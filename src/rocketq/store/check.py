@@ -101,8 +101,9 @@ def check_store(
     paths = store_paths(root, config)
     if not os.path.isdir(paths.commit_log):
         report.add(paths.commit_log, 0, "no commitlog directory (storePathCommitLog?)")
-    records = _check_commitlog(paths.commit_log, report)
     files = data_files(paths.commit_log)
+    _check_file_sizes(files, report)
+    records = _check_commitlog(paths.commit_log, report)
     min_phy = int(os.path.basename(files[0])) if files else 0
     covered = _check_consume_queues(root, records, min_phy, report)
     present = {topic for topic, _ in consume_queue_ids(root)}
@@ -119,6 +120,24 @@ def check_store(
 
 def _where(rec: RecordInfo) -> str:
     return f"{rec.topic}/{rec.queue_id} offset {rec.queue_offset}"
+
+
+def _check_file_sizes(files: list[str], report: CheckReport) -> None:
+    """Every file has the size of the first and starts where the one before ended.
+
+    The size comes from the files, not from a config: a StoreConfig cannot tell a default
+    from a value that broker.conf set.
+    """
+    if not files:
+        return
+    size = os.path.getsize(files[0])
+    for i, path in enumerate(files):
+        actual = os.path.getsize(path)
+        if actual != size:
+            report.add(path, 0, f"file size {actual}, expected {size}")
+        if i and int(os.path.basename(path)) != int(os.path.basename(files[i - 1])) + size:
+            start = int(os.path.basename(files[i - 1])) + size
+            report.add(path, 0, f"the previous file ends at {start}: files are missing or overlap")
 
 
 def _check_commitlog(commit_log: str, report: CheckReport) -> dict[int, RecordInfo]:
