@@ -1,6 +1,7 @@
 """``rocketq store check``: an offline consistency check of a store directory.
 
-Theory of operation: walk the commitlog once (read-only maps), recomputing every body CRC
+Theory of operation: check that the commitlog files share one size and follow each other
+without gaps, then walk the commitlog once (read-only maps), recomputing every body CRC
 and remembering each record's topic, queue, queue offset, tags code and keys by physical
 offset. Then every consume-queue unit must point at a record start with the same topic,
 queue id and queue offset, size and tags code (for SCHEDULE_TOPIC_XXXX the code is a delivery
@@ -106,16 +107,25 @@ def check_store(
     records = _check_commitlog(paths.commit_log, report)
     min_phy = int(os.path.basename(files[0])) if files else 0
     covered = _check_consume_queues(root, records, min_phy, report)
+    _check_coverage(root, records, covered, require_consume_queues, report)
+    _check_index(root, index_layout or IndexLayout.of(config), records, min_phy, report)
+    return report
+
+
+def _check_coverage(
+    root: str,
+    records: dict[int, RecordInfo],
+    covered: set[tuple[str, int, int]],
+    require_consume_queues: bool,
+    report: CheckReport,
+) -> None:
+    """Every record that belongs in a consume queue has a matching unit there."""
     present = {topic for topic, _ in consume_queue_ids(root)}
     for rec in records.values():
-        key = (rec.topic, rec.queue_id, rec.queue_offset)
-        if not rec.in_consume_queue or key in covered:
+        if not rec.in_consume_queue or (rec.topic, rec.queue_id, rec.queue_offset) in covered:
             continue
         if require_consume_queues or rec.topic in present:
             report.add(rec.path, rec.offset, f"record {_where(rec)} has no consume queue unit")
-    layout = index_layout or IndexLayout.of(config)
-    _check_index(root, layout, records, min_phy, report)
-    return report
 
 
 def _where(rec: RecordInfo) -> str:
