@@ -101,7 +101,8 @@ def check_store(
     report = CheckReport(root)
     paths = store_paths(root, config)
     if not os.path.isdir(paths.commit_log):
-        report.add(paths.commit_log, 0, "no commitlog directory (storePathCommitLog?)")
+        note = "no commitlog directory: nothing was ever stored, or see storePathCommitLog"
+        report.notes.append(Problem(paths.commit_log, 0, note))
     files = data_files(paths.commit_log)
     _check_file_sizes(files, report)
     records = _check_commitlog(paths.commit_log, report)
