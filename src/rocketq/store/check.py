@@ -1,29 +1,34 @@
 """``rocketq store check``: an offline consistency check of a store directory.
 
 Theory of operation: check that the commitlog files share one size and follow each other
-without gaps, then walk the commitlog once (read-only maps), recomputing every body CRC
-and remembering each record's topic, queue, queue offset, tags code and keys by physical
-offset. Then every consume-queue unit must point at a record start with the same topic,
-queue id and queue offset, size and tags code (for SCHEDULE_TOPIC_XXXX the code is a delivery
-time, so only "not before the store time" is checked; a code at or below Integer.MIN_VALUE - 1
-is a ConsumeQueueExt address and is not compared); queue offsets must run without gaps;
-every record that belongs in a consume queue must have its unit; every index entry must
-point at a record whose ``topic#key`` or ``topic#UNIQ_KEY`` has the entry's key hash, and no
-slot may point past the file's index count. Units and entries below the commitlog's first
-offset are counted as expired, not reported; a torn tail of the last written commitlog file
-(RocketMQ's recovery truncates it) is a note, not a problem. Works on stores written by
-Apache RocketMQ.
+without gaps, then walk the commitlog once (read-only maps), recomputing every body CRC and
+remembering only where each record starts (``RecordTable``: 10 bytes a record, so a store of
+any size fits in memory); the later checks re-read a record from the maps when they need its
+fields. Then every consume-queue unit must point at a record start with the same topic,
+queue id and queue offset, size and tags code (for SCHEDULE_TOPIC_XXXX the code is a
+delivery time, so only "not before the store time" is checked; a code at or below
+Integer.MIN_VALUE - 1 is a ConsumeQueueExt address and is not compared); queue offsets must
+run without gaps; every record that belongs in a consume queue must have its unit; every
+index entry must point at a record whose ``topic#key`` or ``topic#UNIQ_KEY`` has the entry's
+key hash, and no slot may point past the file's index count. Units and entries below the
+commitlog's first offset are counted as expired, not reported; a torn tail of the last
+written commitlog file (RocketMQ's recovery truncates it) is a note, not a problem. Works on
+stores written by Apache RocketMQ.
 """
 
 from __future__ import annotations
 
+import array
+import bisect
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rocketq.common.hashing import index_key_hash
 from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
     SCHEDULE_TOPIC,
+    CommitLogReader,
     CqUnit,
     DataEnd,
     IndexLayout,
@@ -105,26 +110,62 @@ def check_store(
         report.notes.append(Problem(paths.commit_log, 0, note))
     files = data_files(paths.commit_log)
     _check_file_sizes(files, report)
-    records = _check_commitlog(paths.commit_log, report)
     min_phy = int(os.path.basename(files[0])) if files else 0
-    covered = _check_consume_queues(root, records, min_phy, report)
-    _check_coverage(root, records, covered, require_consume_queues, report)
-    _check_index(root, index_layout or IndexLayout.of(config), records, min_phy, report)
+    with CommitLogReader(paths.commit_log) as reader:
+        records = RecordTable(reader)
+        _check_commitlog(paths.commit_log, records, report)
+        _check_consume_queues(root, records, min_phy, report)
+        _check_coverage(root, records, require_consume_queues, report)
+        _check_index(root, index_layout or IndexLayout.of(config), records, min_phy, report)
     return report
 
 
+class RecordTable:
+    """Where the walk found records: 8 bytes and 2 flags a record, not a RecordInfo each.
+
+    A store can hold hundreds of millions of records; their fields are re-read on demand.
+    """
+
+    def __init__(self, reader: CommitLogReader) -> None:
+        self.reader = reader
+        self.starts = array.array("q")
+        self.needs_unit = bytearray()
+        self.covered = bytearray()
+        self._last: RecordInfo | None = None
+
+    def add(self, rec: RecordInfo) -> None:
+        self.starts.append(rec.offset)
+        self.needs_unit.append(rec.in_consume_queue)
+        self.covered.append(0)
+
+    def index_of(self, phy: int) -> int:
+        i = bisect.bisect_left(self.starts, phy)
+        return i if i < len(self.starts) and self.starts[i] == phy else -1
+
+    def get(self, phy: int) -> RecordInfo | None:
+        """The record starting at ``phy`` (None if the walk found no record start there)."""
+        if self._last is not None and self._last.offset == phy:
+            return self._last
+        if self.index_of(phy) < 0:
+            return None
+        self._last = self.reader.record_at(phy)
+        return self._last
+
+    def uncovered(self) -> Iterator[RecordInfo]:
+        """Records that belong in a consume queue and no unit matched."""
+        for i, start in enumerate(self.starts):
+            if self.needs_unit[i] and not self.covered[i]:
+                rec = self.reader.record_at(start)
+                if rec is not None:
+                    yield rec
+
+
 def _check_coverage(
-    root: str,
-    records: dict[int, RecordInfo],
-    covered: set[tuple[str, int, int]],
-    require_consume_queues: bool,
-    report: CheckReport,
+    root: str, records: RecordTable, require_consume_queues: bool, report: CheckReport
 ) -> None:
     """Every record that belongs in a consume queue has a matching unit there."""
     present = {topic for topic, _ in consume_queue_ids(root)}
-    for rec in records.values():
-        if not rec.in_consume_queue or (rec.topic, rec.queue_id, rec.queue_offset) in covered:
-            continue
+    for rec in records.uncovered():
         if require_consume_queues or rec.topic in present:
             report.add(rec.path, rec.offset, f"record {_where(rec)} has no consume queue unit")
 
@@ -151,8 +192,7 @@ def _check_file_sizes(files: list[str], report: CheckReport) -> None:
             report.add(path, 0, f"the previous file ends at {start}: files are missing or overlap")
 
 
-def _check_commitlog(commit_log: str, report: CheckReport) -> dict[int, RecordInfo]:
-    records: dict[int, RecordInfo] = {}
+def _check_commitlog(commit_log: str, records: RecordTable, report: CheckReport) -> None:
     for item in iter_commitlog(commit_log):
         if isinstance(item, DataEnd):
             if not item.clean:
@@ -168,14 +208,12 @@ def _check_commitlog(commit_log: str, report: CheckReport) -> dict[int, RecordIn
             report.add(item.path, item.offset, "body CRC mismatch")
         if item.stored_offset != item.offset:
             report.add(item.path, item.offset, f"PHYSICALOFFSET is {item.stored_offset}")
-        records[item.offset] = item
-    return records
+        records.add(item)
 
 
 def _check_consume_queues(
-    root: str, records: dict[int, RecordInfo], min_phy: int, report: CheckReport
-) -> set[tuple[str, int, int]]:
-    covered: set[tuple[str, int, int]] = set()
+    root: str, records: RecordTable, min_phy: int, report: CheckReport
+) -> None:
     for topic, qid in consume_queue_ids(root):
         expect_next: int | None = None
         for unit in iter_consume_queue(root, topic, qid):
@@ -198,8 +236,7 @@ def _check_consume_queues(
                     unit.path, unit.position, f"{topic}/{qid} unit {unit.queue_offset}: {reason}"
                 )
             else:
-                covered.add((topic, qid, unit.queue_offset))
-    return covered
+                records.covered[records.index_of(unit.commit_log_offset)] = 1
 
 
 def _unit_mismatch(topic: str, qid: int, unit: CqUnit, rec: RecordInfo | None) -> str:
@@ -220,7 +257,7 @@ def _unit_mismatch(topic: str, qid: int, unit: CqUnit, rec: RecordInfo | None) -
 def _check_index(
     root: str,
     layout: IndexLayout,
-    records: dict[int, RecordInfo],
+    records: RecordTable,
     min_phy: int,
     report: CheckReport,
 ) -> None:

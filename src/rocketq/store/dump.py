@@ -18,12 +18,14 @@ records of the others. The last item is always the final (``final=True``) ``Data
 from __future__ import annotations
 
 import array
+import bisect
 import contextlib
 import mmap
 import os
 import struct
 import sys
 import zlib
+from collections import OrderedDict
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
@@ -302,6 +304,55 @@ def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: s
         path=path,
         stored_offset=msg.commitlog_offset,
     )
+
+
+class CommitLogReader:
+    """Random access to records by commitlog offset; keeps at most ``max_open`` files mapped."""
+
+    def __init__(self, commit_log_dir: str, max_open: int = 64) -> None:
+        self._files = data_files(commit_log_dir)
+        self._bases = [int(os.path.basename(p)) for p in self._files]
+        self._open: OrderedDict[int, tuple[mmap.mmap, memoryview]] = OrderedDict()
+        self._max_open = max_open
+
+    def __enter__(self) -> CommitLogReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def record_at(self, phy: int) -> RecordInfo | None:
+        """The record starting at ``phy``, or None when none decodes there."""
+        i = bisect.bisect_right(self._bases, phy) - 1
+        view = self._view(i) if i >= 0 else None
+        if view is None:
+            return None
+        try:
+            msg = decode_message(view, phy - self._bases[i], check_crc=False, read_body=False)
+        except DecodeError:
+            return None
+        return _record_info(view, self._bases[i], phy - self._bases[i], msg, self._files[i])
+
+    def _view(self, i: int) -> memoryview | None:
+        if i in self._open:
+            self._open.move_to_end(i)
+            return self._open[i][1]
+        if os.path.getsize(self._files[i]) == 0:
+            return None
+        with open(self._files[i], "rb") as f:
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        self._open[i] = (mm, memoryview(mm))
+        if len(self._open) > self._max_open:
+            _, (old_mm, old_view) = self._open.popitem(last=False)
+            old_view.release()
+            old_mm.close()
+        return self._open[i][1]
+
+    def close(self) -> None:
+        while self._open:
+            _, (mm, view) = self._open.popitem()
+            view.release()
+            mm.close()
 
 
 # ---------------------------------------------------------------------- consume queues
