@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.common.message_decoder import encode_message
 from rocketq.store.commitlog import DispatchRequest
 from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
+    CommitLogReader,
     DataEnd,
     IndexEntry,
     IndexFileInfo,
@@ -31,6 +33,7 @@ from tests.common.vectors import (
     UNIQ_KEYS,
     cq_unit,
     index_file_bytes,
+    message,
     write_vector_store,
 )
 
@@ -197,3 +200,25 @@ def test_a_commitlog_file_too_short_for_a_header_ends_cleanly(tmp_path: Path, si
     recs, ends = records(tmp_path)
     assert recs == []
     assert [(e.offset, e.clean) for e in ends] == [(size, True)]
+
+
+def test_commit_log_reader_reads_records_by_offset_across_files(tmp_path: Path) -> None:
+    store = write_vector_store(tmp_path)
+    msg = message(1)
+    msg.commitlog_offset = 4096
+    (store.root / "commitlog" / f"{4096:020d}").write_bytes(
+        bytes(encode_message(msg)).ljust(4096, b"\0")
+    )
+    with CommitLogReader(str(tmp_path / "commitlog"), max_open=1) as reader:
+        for _ in range(2):  # the second round re-maps files the first evicted
+            first, second = reader.record_at(472), reader.record_at(4096)
+            assert first is not None
+            assert second is not None
+            assert (first.topic, first.queue_offset, first.crc_ok) == ("TopicTest", 1, True)
+            assert (second.offset, second.stored_offset, second.path) == (
+                4096,
+                4096,
+                str(store.root / "commitlog" / f"{4096:020d}"),
+            )
+        assert reader.record_at(NEXT_FREE_OFFSET) is None
+        assert reader.record_at(-5) is None
