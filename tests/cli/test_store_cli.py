@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,12 @@ def test_check_of_a_store_that_never_stored_anything_passes_with_a_note(tmp_path
     assert result.exit_code == 0, result.output
     assert "note: " in result.output
     assert "no commitlog directory" in result.output
+
+
+def test_check_can_allow_topics_without_consume_queues(vstore: VectorStore) -> None:
+    shutil.rmtree(vstore.schedule_queue.parent.parent)
+    strict = run("check", "--store", str(vstore.root))
+    assert strict.exit_code == 1
+    assert "SCHEDULE_TOPIC_XXXX/2 offset 0 has no consume queue unit" in strict.output
+    lenient = run("check", "--store", str(vstore.root), "--no-require-consume-queues")
+    assert lenient.exit_code == 0, lenient.output

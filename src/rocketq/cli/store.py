@@ -72,7 +72,13 @@ def store() -> None:
     show_default=True,
     help="Commitlog offset of the first record to print (a record start).",
 )
-@click.option("--limit", type=click.IntRange(min=0), default=1000, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="Rows at most (records, queue units, or entries per index file).",
+)
 def dump(
     store_dir: str,
     config_file: str | None,
@@ -104,11 +110,25 @@ def dump(
 @STORE_OPTION
 @CONFIG_OPTION
 @SLOTS_OPTION
-def check(store_dir: str, config_file: str | None, max_hash_slot_num: int | None) -> None:
+@click.option(
+    "--require-consume-queues/--no-require-consume-queues",
+    default=True,
+    show_default=True,
+    help="Whether a topic with no consume queue directory at all is a problem.",
+)
+def check(
+    store_dir: str,
+    config_file: str | None,
+    max_hash_slot_num: int | None,
+    require_consume_queues: bool,
+) -> None:
     """Verify CRCs, consume queue units and index entries; exit 1 on any mismatch."""
     config = _config(config_file)
     report = check_store(
-        store_dir, config=config, index_layout=IndexLayout.of(config, max_hash_slot_num)
+        store_dir,
+        config=config,
+        require_consume_queues=require_consume_queues,
+        index_layout=IndexLayout.of(config, max_hash_slot_num),
     )
     click.echo(str(report))
     sys.exit(0 if report.ok else 1)
