@@ -72,12 +72,6 @@ def test_java_string_hash_matches_the_reference_on_any_text(s: str) -> None:
     assert 0 <= index_key_hash(s) < 1 << 31
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="java_string_hash encodes with strict UTF-16 and raises UnicodeEncodeError on a lone"
-    " surrogate; Java hashes any char sequence ('\\ud800'.hashCode() == 0xD800). Reported.",
-)
 def test_a_lone_surrogate_hashes_like_java() -> None:
     assert java_string_hash("\ud800") == 0xD800
     assert java_string_hash("a\udc00") == 97 * 31 + 0xDC00

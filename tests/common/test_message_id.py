@@ -68,12 +68,6 @@ def test_uniq_id_time_field_is_milliseconds_since_the_month_start() -> None:
     assert before - month_start - 1 <= diff <= after - month_start + 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="host_to_bytes refuses a scoped IPv6 address ('fe80::1%lo', what getpeername gives"
-    " for a link-local client); Java writes its 16 address bytes. Reported.",
-)
 def test_a_scoped_ipv6_host_is_written_as_its_16_address_bytes() -> None:
     msg_id = create_message_id(("fe80::1%lo", 10911), 0)
     assert msg_id == "FE800000000000000000000000000001" + "00002A9F" + "0" * 16

@@ -8,8 +8,6 @@ import shutil
 import struct
 from pathlib import Path
 
-import pytest
-
 from rocketq.common.message_decoder import encode_message
 from rocketq.store.check import check_store
 from rocketq.store.config import StoreConfig
@@ -371,12 +369,6 @@ def test_message_store_delay_and_transaction_records_pass_and_a_flip_is_found(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rocketq.store.commitlog._tags_code writes store_ts + 1000 for SCHEDULE_TOPIC_XXXX"
-    " with DELAY <= 0; RocketMQ (CommitLog.checkMessageAndReturnSize) keeps the tags hash"
-    " unless delayLevel > 0. Reported.",
-)
 def test_a_schedule_topic_record_with_delay_zero_keeps_its_tags_hash(tmp_path: Path) -> None:
     from tests.store import store_support as support
 

@@ -17,7 +17,7 @@ def java_string_hash(s: str) -> int:
         for c in s.encode("ascii"):
             h = (31 * h + c) & _MASK32
     else:
-        units = s.encode("utf-16-be")
+        units = s.encode("utf-16-be", "surrogatepass")  # Java hashes lone surrogates too
         for i in range(0, len(units), 2):
             h = (31 * h + (units[i] << 8 | units[i + 1])) & _MASK32
     return h - (1 << 32) if h & 0x80000000 else h

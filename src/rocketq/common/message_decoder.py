@@ -147,6 +147,7 @@ def body_crc(body: bytes | bytearray | memoryview) -> int:
 def host_to_bytes(host: Host) -> bytes:
     """IPv4 → 4 address bytes + port; IPv6 → 16 + port (socketAddress2ByteBuffer)."""
     ip, port = host
+    ip = ip.partition("%")[0]  # a scoped link-local address: Java writes the 16 bytes
     try:
         raw = socket.inet_pton(socket.AF_INET, ip)
     except OSError:

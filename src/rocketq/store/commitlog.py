@@ -165,12 +165,14 @@ _BLANK = DispatchRequest("", 0, 0, 0, 0, 0, 0, "", None, 0, 0, {})
 
 
 def _tags_code(topic: str, props: dict[str, str], store_ts: int, delay: dict[int, int]) -> int:
+    """Hash of TAGS; for a SCHEDULE_TOPIC_XXXX record with DELAY > 0 the delivery time."""
     if topic == SCHEDULE_TOPIC and "DELAY" in props:
         try:
             level = min(int(props["DELAY"]), max(delay) if delay else 1)
         except ValueError:
             level = 0
-        return store_ts + delay.get(level, 1000)
+        if level > 0:
+            return store_ts + delay.get(level, 1000)
     tags = props.get("TAGS")
     return java_string_hash(tags) if tags else 0
 
