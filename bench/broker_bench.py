@@ -272,22 +272,25 @@ async def bench_rabbitmq(port: int, plan: Plan) -> list[Figures]:
             out.append(fig)
         fig = Figures("rabbitmq", "batch 32")
 
+        per_queue = [0] * QUEUES
+
         async def send_batch(sender: int, seq: int) -> None:
             exchange = channels[sender].default_exchange
-            key = f"backlog-{(seq // BATCH) % QUEUES}"
+            q = (seq // BATCH) % QUEUES
             await asyncio.gather(
-                *(exchange.publish(persistent(), routing_key=key) for _ in range(BATCH))
+                *(exchange.publish(persistent(), routing_key=f"backlog-{q}") for _ in range(BATCH))
             )
+            per_queue[q] += BATCH
 
         await run_senders(fig, 8, plan.backlog, BATCH, plan.cap_s * 3, send_batch)
         out.append(fig)
-        out.append(await drain_rabbitmq(conn, fig.messages, plan))
+        out.append(await drain_rabbitmq(conn, per_queue, plan))
     finally:
         await conn.close()
     return out
 
 
-async def drain_rabbitmq(conn: Any, backlog: int, plan: Plan) -> Figures:
+async def drain_rabbitmq(conn: Any, per_queue: list[int], plan: Plan) -> Figures:
     fig = Figures("rabbitmq", "drain")
     start = time.perf_counter()
     deadline = start + plan.cap_s * 3
@@ -296,10 +299,12 @@ async def drain_rabbitmq(conn: Any, backlog: int, plan: Plan) -> Figures:
         channel = await conn.channel()
         await channel.set_qos(prefetch_count=BATCH)
         queue = await channel.get_queue(f"backlog-{q}")
-        expected = backlog // QUEUES
+        expected = per_queue[q]
         got = 0
         t0 = time.perf_counter()
-        async with queue.iterator() as messages:
+        if not expected:
+            return
+        async with queue.iterator(timeout=TIMEOUT_S) as messages:
             async for message in messages:
                 got += 1
                 if got % BATCH == 0 or got == expected:
