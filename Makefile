@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/rocketq server --store $(STORE)
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
@@ -27,7 +27,10 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
-	$(BIN)/python bench/store_bench.py
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/store_bench.py --seconds 3
+	$(BIN)/python bench/broker_bench.py
+	$(BIN)/python bench/client_bench.py --count 8000 --size 256
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -88,7 +88,7 @@ class BrokerResponseError(RocketQError):
             self.response_code = type(self).code
 
 
-class SystemError_(BrokerResponseError):  # noqa: N801 - avoid shadowing builtin SystemError
+class SystemError_(BrokerResponseError):  # the trailing _ avoids shadowing the builtin
     code = 1
     retriable = True
 
