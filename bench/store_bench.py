@@ -196,7 +196,6 @@ def bench_message_store(root: str, seconds: float) -> None:
     """put_message with encoding, then get_message, through MessageStore (needs rocketq.common)."""
     try:
         from rocketq.common.message import MessageExt
-
         from rocketq.store.message_store import MessageStore
     except ImportError as exc:
         print(f"{'MessageStore put/get':<38} skipped ({exc})", flush=True)
