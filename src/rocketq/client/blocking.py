@@ -108,12 +108,8 @@ class Producer(_Blocking):
         return self.loop.run(self.impl.fetch_publish_message_queues(topic))
 
 
-class PushConsumer(_Blocking):
-    def __init__(
-        self, consumer_group: str = "DEFAULT_CONSUMER", *, namesrv_addr: str = "", **kw: Any
-    ) -> None:
-        super().__init__()
-        self.impl = aio.PushConsumer(consumer_group, namesrv_addr=namesrv_addr, **kw)
+class _BlockingConsumer(_Blocking):
+    impl: aio.PushConsumer | aio.LitePullConsumer
 
     def subscribe(self, topic: str, expression: str = "*") -> None:
         if self._loop is None:
@@ -124,6 +120,16 @@ class PushConsumer(_Blocking):
             self.impl.subscribe(topic, expression)
 
         self.loop.run(on_loop())
+
+
+class PushConsumer(_BlockingConsumer):
+    impl: aio.PushConsumer
+
+    def __init__(
+        self, consumer_group: str = "DEFAULT_CONSUMER", *, namesrv_addr: str = "", **kw: Any
+    ) -> None:
+        super().__init__()
+        self.impl = aio.PushConsumer(consumer_group, namesrv_addr=namesrv_addr, **kw)
 
     def register_message_listener(self, listener: Listener, *, orderly: bool = False) -> None:
         self.impl.register_message_listener(listener, orderly=orderly)
@@ -141,22 +147,14 @@ class PushConsumer(_Blocking):
         return self.impl.assigned_queues()
 
 
-class LitePullConsumer(_Blocking):
+class LitePullConsumer(_BlockingConsumer):
+    impl: aio.LitePullConsumer
+
     def __init__(
         self, consumer_group: str = "DEFAULT_CONSUMER", *, namesrv_addr: str = "", **kw: Any
     ) -> None:
         super().__init__()
         self.impl = aio.LitePullConsumer(consumer_group, namesrv_addr=namesrv_addr, **kw)
-
-    def subscribe(self, topic: str, expression: str = "*") -> None:
-        if self._loop is None:
-            self.impl.subscribe(topic, expression)
-            return
-
-        async def on_loop() -> None:  # a started consumer is only touched on its loop
-            self.impl.subscribe(topic, expression)
-
-        self.loop.run(on_loop())
 
     def assign(self, mqs: Iterable[MessageQueue]) -> None:
         if self._loop is None:

@@ -27,12 +27,10 @@ class AllocateMessageQueueStrategy(Protocol):
     ) -> list[MessageQueue]: ...
 
 
-def _check(current_cid: str, mq_all: Sequence[MessageQueue], cid_all: Sequence[str]) -> bool:
-    return bool(current_cid) and bool(mq_all) and current_cid in cid_all
+class _SortedAllocator:
+    """Checks the inputs, sorts them and hands ``_pick`` the consumer's index."""
 
-
-class AllocateMessageQueueAveragely:
-    name = "AVG"
+    name = ""
 
     def allocate(
         self,
@@ -41,10 +39,20 @@ class AllocateMessageQueueAveragely:
         mq_all: Sequence[MessageQueue],
         cid_all: Sequence[str],
     ) -> list[MessageQueue]:
-        if not _check(current_cid, mq_all, cid_all):
+        if not (current_cid and mq_all and current_cid in cid_all):
             return []
-        mqs, cids = sorted(mq_all), sorted(cid_all)
-        index, n, c = cids.index(current_cid), len(mqs), len(cids)
+        cids = sorted(cid_all)
+        return self._pick(sorted(mq_all), cids, cids.index(current_cid))
+
+    def _pick(self, mqs: list[MessageQueue], cids: list[str], index: int) -> list[MessageQueue]:
+        raise NotImplementedError
+
+
+class AllocateMessageQueueAveragely(_SortedAllocator):
+    name = "AVG"
+
+    def _pick(self, mqs: list[MessageQueue], cids: list[str], index: int) -> list[MessageQueue]:
+        n, c = len(mqs), len(cids)
         mod = n % c
         if n <= c:
             size = 1
@@ -56,20 +64,10 @@ class AllocateMessageQueueAveragely:
         return [mqs[(start + i) % n] for i in range(min(size, n - start))]
 
 
-class AllocateMessageQueueAveragelyByCircle:
+class AllocateMessageQueueAveragelyByCircle(_SortedAllocator):
     name = "AVG_BY_CIRCLE"
 
-    def allocate(
-        self,
-        group: str,
-        current_cid: str,
-        mq_all: Sequence[MessageQueue],
-        cid_all: Sequence[str],
-    ) -> list[MessageQueue]:
-        if not _check(current_cid, mq_all, cid_all):
-            return []
-        mqs, cids = sorted(mq_all), sorted(cid_all)
-        index = cids.index(current_cid)
+    def _pick(self, mqs: list[MessageQueue], cids: list[str], index: int) -> list[MessageQueue]:
         return [mq for i, mq in enumerate(mqs) if i % len(cids) == index]
 
 
@@ -93,7 +91,7 @@ class AllocateMessageQueueConsistentHash:
         mq_all: Sequence[MessageQueue],
         cid_all: Sequence[str],
     ) -> list[MessageQueue]:
-        if not _check(current_cid, mq_all, cid_all):
+        if not (current_cid and mq_all and current_cid in cid_all):
             return []
         ring: dict[int, str] = {}
         for cid in cid_all:

@@ -64,21 +64,11 @@ TAIL_SIZE = TAIL_STRUCT.size
 assert TAIL_SIZE == 16
 #: Everything before BODY when both hosts are IPv4: one pack/unpack on the hot paths.
 FIXED_V4_STRUCT = struct.Struct(
-    ">i"  # TOTALSIZE
-    "I"  # MAGICCODE
-    "i"  # BODYCRC
-    "i"  # QUEUEID
-    "i"  # FLAG
-    "q"  # QUEUEOFFSET
-    "q"  # PHYSICALOFFSET
-    "i"  # SYSFLAG
-    "q"  # BORNTIMESTAMP
-    "8s"  # BORNHOST (IPv4 + port)
-    "q"  # STORETIMESTAMP
-    "8s"  # STOREHOST (IPv4 + port)
-    "i"  # RECONSUMETIMES
-    "q"  # PREPARED_TX_OFFSET
-    "i"  # BODYLENGTH
+    HEAD_STRUCT.format
+    + "8s"  # BORNHOST (IPv4 + port)
+    + STORE_TIMESTAMP_STRUCT.format[1:]
+    + "8s"  # STOREHOST (IPv4 + port)
+    + TAIL_STRUCT.format[1:]
 )
 FIXED_V4_SIZE = FIXED_V4_STRUCT.size
 assert FIXED_V4_SIZE == 88

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocketq.client.aio.consumer_core import ConsumerCore
 from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.offset_store import LocalOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from rocketq.client.aio.pull_api import pull_kernel
 from rocketq.client.aio.push_consumer import consumer_config
-from rocketq.client.aio.rebalance_impl import RebalanceImpl, compute_pull_from_where
+from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.config import LitePullConsumerConfig
 from rocketq.client.message import restore_retry_topic
 from rocketq.client.offset_store import ReadOffsetType, default_offset_store_dir
@@ -35,7 +36,7 @@ from rocketq.client.status import PullStatus
 from rocketq.client.subscription import build_subscription_data
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
-from rocketq.remoting.bodies import ConsumerData, ConsumeType, MessageModel
+from rocketq.remoting.bodies import ConsumeType, MessageModel
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,10 @@ class _ConsumeRequest:
     msgs: list[MessageExt] = field(default_factory=list)
 
 
-class LitePullConsumer:
+class LitePullConsumer(ConsumerCore):
+    consume_type = ConsumeType.CONSUME_ACTIVELY
+    config: LitePullConsumerConfig
+
     def __init__(
         self,
         consumer_group: str = "DEFAULT_CONSUMER",
@@ -66,40 +70,23 @@ class LitePullConsumer:
         config: LitePullConsumerConfig | None = None,
         **overrides: Any,
     ) -> None:
-        self.config: LitePullConsumerConfig = consumer_config(
+        super().__init__()
+        self.config = consumer_config(
             LitePullConsumerConfig, consumer_group, namesrv_addr, config, overrides
         )
         self.group = self.config.consumer_group
-        self._subscriptions: dict[str, str] = {}
         self._assigned: set[MessageQueue] | None = None
         self._queues: dict[MessageQueue, _QueueState] = {}
         self._cache: asyncio.Queue[_ConsumeRequest] | None = None
-        self._instance: MQClientInstance | None = None
-        self._rebalance: RebalanceImpl | None = None
         self.offset_store: OffsetStore | None = None
         self._next_auto_commit = 0.0
-        self._running = False
-        self._background: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ setup
 
     def subscribe(self, topic: str, expression: str = "*") -> None:
         if self._assigned is not None:
             raise IllegalStateError("subscribe and assign are mutually exclusive")
-        build_subscription_data(topic, expression)
-        self._subscriptions[topic] = expression
-        if self._rebalance is not None:
-            self._rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
-            task = asyncio.get_running_loop().create_task(self._announce_subscription())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-
-    async def _announce_subscription(self) -> None:
-        """A subscription added after start: heartbeat it, then rebalance (Java does the same)."""
-        instance = self.instance
-        with contextlib.suppress(RocketQError, OSError):
-            await instance.send_heartbeat_to_all()
-        instance.rebalance_immediately()
+        self._add_subscription(topic, expression)
 
     def set_assignment(self, mqs: Iterable[MessageQueue]) -> None:
         """The queues to read from when started (assign, before start)."""
@@ -266,23 +253,6 @@ class LitePullConsumer:
 
     # ------------------------------------------------------------------ ConsumerMember
 
-    def consumer_data(self) -> ConsumerData:
-        subs = list(self._rebalance.subscription_inner.values()) if self._rebalance else []
-        return ConsumerData(
-            group_name=self.group,
-            consume_type=ConsumeType.CONSUME_ACTIVELY,
-            message_model=self.config.message_model,
-            consume_from_where=self.config.consume_from_where,
-            subscription_data_set=subs,
-        )
-
-    def subscribed_topics(self) -> set[str]:
-        return set(self._rebalance.subscription_inner) if self._rebalance else set()
-
-    def update_topic_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None:
-        if self._rebalance is not None:
-            self._rebalance.topic_subscribe_info_table[topic] = mqs
-
     async def do_rebalance(self) -> None:
         if self._running and self._assigned is None and self._rebalance is not None:
             await self._rebalance.do_rebalance(is_order=False)
@@ -302,11 +272,6 @@ class LitePullConsumer:
             await self.offset_store.persist_all({mq})
             self.offset_store.remove_offset(mq)
         return True
-
-    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        if self._instance is None or self.offset_store is None or not self._running:
-            return -1
-        return await compute_pull_from_where(self.instance, self.offset_store, self.config, mq)
 
     def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         if not self._running:

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.client.aio.consume_service import ConsumeService, MessageListener
+from rocketq.client.aio.consumer_core import ConsumerCore
 from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.offset_store import LocalOffsetStore, OffsetStore, RemoteBrokerOffsetStore
 from rocketq.client.aio.pull_api import pull_kernel
-from rocketq.client.aio.rebalance_impl import RebalanceImpl, compute_pull_from_where
+from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.config import PushConsumerConfig
 from rocketq.client.message import get_retry_topic
 from rocketq.client.offset_store import default_offset_store_dir
@@ -35,7 +36,7 @@ from rocketq.client.status import PullStatus
 from rocketq.client.subscription import build_subscription_data
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumerData, ConsumeType, MessageModel
+from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,10 @@ def consumer_config(
     return dataclasses.replace(base, **overrides) if overrides else base
 
 
-class PushConsumer:
+class PushConsumer(ConsumerCore):
+    consume_type = ConsumeType.CONSUME_PASSIVELY
+    config: PushConsumerConfig
+
     def __init__(
         self,
         consumer_group: str = "DEFAULT_CONSUMER",
@@ -66,40 +70,22 @@ class PushConsumer:
         config: PushConsumerConfig | None = None,
         **overrides: Any,
     ) -> None:
-        self.config: PushConsumerConfig = consumer_config(
+        super().__init__()
+        self.config = consumer_config(
             PushConsumerConfig, consumer_group, namesrv_addr, config, overrides
         )
         self.group = self.config.consumer_group
-        self._subscriptions: dict[str, str] = {}
         self._listener: MessageListener | None = None
         self._orderly = False
-        self._instance: MQClientInstance | None = None
-        self._rebalance: RebalanceImpl | None = None
         self._consume: ConsumeService | None = None
         self.offset_store: OffsetStore | None = None
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._lock_task: asyncio.Task[None] | None = None
-        self._background: set[asyncio.Task[None]] = set()
-        self._running = False
 
     # ------------------------------------------------------------------ setup
 
     def subscribe(self, topic: str, expression: str = "*") -> None:
-        build_subscription_data(topic, expression)  # validates
-        self._subscriptions[topic] = expression
-        if self._rebalance is not None and self._instance is not None:
-            self._rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
-            task = asyncio.get_running_loop().create_task(self._announce_subscription())
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-
-    async def _announce_subscription(self) -> None:
-        """A subscription added after start: heartbeat it, then rebalance (as Java does)."""
-        instance = self._instance
-        if instance is not None:
-            with contextlib.suppress(RocketQError, OSError):
-                await instance.send_heartbeat_to_all()
-            instance.rebalance_immediately()
+        self._add_subscription(topic, expression)
 
     def unsubscribe(self, topic: str) -> None:
         self._subscriptions.pop(topic, None)
@@ -202,22 +188,6 @@ class PushConsumer:
 
     # ------------------------------------------------------------------ ConsumerMember
 
-    def consumer_data(self) -> ConsumerData:
-        return ConsumerData(
-            group_name=self.group,
-            consume_type=ConsumeType.CONSUME_PASSIVELY,
-            message_model=self.config.message_model,
-            consume_from_where=self.config.consume_from_where,
-            subscription_data_set=list(self.rebalance.subscription_inner.values()),
-        )
-
-    def subscribed_topics(self) -> set[str]:
-        return set(self._rebalance.subscription_inner) if self._rebalance else set()
-
-    def update_topic_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None:
-        if self._rebalance is not None:
-            self._rebalance.topic_subscribe_info_table[topic] = mqs
-
     async def do_rebalance(self) -> None:
         if self._running:
             await self.rebalance.do_rebalance(is_order=self._orderly)
@@ -247,11 +217,6 @@ class PushConsumer:
                 await asyncio.sleep(0.01)
             await self.rebalance.unlock([mq])
         return True
-
-    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
-        if self._instance is None or self.offset_store is None or not self._running:
-            return -1
-        return await compute_pull_from_where(self._instance, self.offset_store, self.config, mq)
 
     def dispatch_pull_request(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         assert self.offset_store is not None

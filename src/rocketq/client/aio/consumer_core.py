@@ -1,0 +1,75 @@
+"""What the push and the lite pull consumer share: subscriptions and the rebalance hooks
+the client instance calls (heartbeat data, route updates, where a new queue starts)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from rocketq.client.aio.rebalance_impl import compute_pull_from_where
+from rocketq.client.subscription import build_subscription_data
+from rocketq.common.message import MessageQueue
+from rocketq.errors import RocketQError
+from rocketq.remoting.bodies import ConsumerData, ConsumeType
+
+if TYPE_CHECKING:
+    from rocketq.client.aio.instance import MQClientInstance
+    from rocketq.client.aio.offset_store import OffsetStore
+    from rocketq.client.aio.rebalance_impl import RebalanceImpl
+    from rocketq.client.config import LitePullConsumerConfig, PushConsumerConfig
+
+
+class ConsumerCore:
+    consume_type: ConsumeType
+    config: PushConsumerConfig | LitePullConsumerConfig
+    group: str
+    offset_store: OffsetStore | None
+
+    def __init__(self) -> None:
+        self._subscriptions: dict[str, str] = {}
+        self._instance: MQClientInstance | None = None
+        self._rebalance: RebalanceImpl | None = None
+        self._background: set[asyncio.Task[None]] = set()
+        self._running = False
+
+    def _add_subscription(self, topic: str, expression: str) -> None:
+        """Validate and record; a started consumer heartbeats it and rebalances at once."""
+        data = build_subscription_data(topic, expression)
+        self._subscriptions[topic] = expression
+        if self._rebalance is not None and self._instance is not None:
+            self._rebalance.subscription_inner[topic] = data
+            task = asyncio.get_running_loop().create_task(self._announce_subscription())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _announce_subscription(self) -> None:
+        instance = self._instance
+        if instance is not None:
+            with contextlib.suppress(RocketQError, OSError):
+                await instance.send_heartbeat_to_all()
+            instance.rebalance_immediately()
+
+    # ------------------------------------------------------------------ ConsumerMember
+
+    def consumer_data(self) -> ConsumerData:
+        subs = list(self._rebalance.subscription_inner.values()) if self._rebalance else []
+        return ConsumerData(
+            group_name=self.group,
+            consume_type=self.consume_type,
+            message_model=self.config.message_model,
+            consume_from_where=self.config.consume_from_where,
+            subscription_data_set=subs,
+        )
+
+    def subscribed_topics(self) -> set[str]:
+        return set(self._rebalance.subscription_inner) if self._rebalance else set()
+
+    def update_topic_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None:
+        if self._rebalance is not None:
+            self._rebalance.topic_subscribe_info_table[topic] = mqs
+
+    async def compute_pull_from_where(self, mq: MessageQueue) -> int:
+        if self._instance is None or self.offset_store is None or not self._running:
+            return -1
+        return await compute_pull_from_where(self._instance, self.offset_store, self.config, mq)
