@@ -76,7 +76,7 @@ def md5_hash(key: str) -> int:
     return int.from_bytes(hashlib.md5(key.encode()).digest()[:4], "big")
 
 
-class AllocateMessageQueueConsistentHash:
+class AllocateMessageQueueConsistentHash(_SortedAllocator):
     name = "CONSISTENT_HASH"
 
     def __init__(self, virtual_node_count: int = 10) -> None:
@@ -84,25 +84,17 @@ class AllocateMessageQueueConsistentHash:
             raise ConfigError("virtual_node_count must be positive")
         self.virtual_node_count = virtual_node_count
 
-    def allocate(
-        self,
-        group: str,
-        current_cid: str,
-        mq_all: Sequence[MessageQueue],
-        cid_all: Sequence[str],
-    ) -> list[MessageQueue]:
-        if not (current_cid and mq_all and current_cid in cid_all):
-            return []
+    def _pick(self, mqs: list[MessageQueue], cids: list[str], index: int) -> list[MessageQueue]:
         ring: dict[int, str] = {}
-        for cid in cid_all:
+        for cid in cids:
             for i in range(self.virtual_node_count):
                 ring[md5_hash(f"{cid}-{i}")] = cid
         points = sorted(ring)
+        current = cids[index]
         result = []
-        for mq in mq_all:
+        for mq in mqs:
             pos = bisect.bisect_left(points, md5_hash(str(mq)))
-            owner = ring[points[pos % len(points)]]
-            if owner == current_cid:
+            if ring[points[pos % len(points)]] == current:
                 result.append(mq)
         return result
 

@@ -182,44 +182,26 @@ def encode_message(msg: MessageExt) -> bytearray:
     v2 = len(topic) > V1_TOPIC_MAX_BYTES
     total = calc_msg_length(sys_flag, len(body), len(topic), len(props), v2=v2)
     magic = MESSAGE_MAGIC_CODE_V2 if v2 else MESSAGE_MAGIC_CODE
+    head = (
+        total,
+        magic,
+        body_crc(body),
+        msg.queue_id,
+        msg.flag,
+        msg.queue_offset,
+        msg.commitlog_offset,
+        sys_flag,
+        msg.born_timestamp,
+    )
+    tail = (msg.reconsume_times, msg.prepared_transaction_offset, len(body))
     if len(born) == 8 and len(store) == 8:
-        record = bytearray(
-            FIXED_V4_STRUCT.pack(
-                total,
-                magic,
-                body_crc(body),
-                msg.queue_id,
-                msg.flag,
-                msg.queue_offset,
-                msg.commitlog_offset,
-                sys_flag,
-                msg.born_timestamp,
-                born,
-                msg.store_timestamp,
-                store,
-                msg.reconsume_times,
-                msg.prepared_transaction_offset,
-                len(body),
-            )
-        )
+        record = bytearray(FIXED_V4_STRUCT.pack(*head, born, msg.store_timestamp, store, *tail))
     else:
-        record = bytearray(
-            HEAD_STRUCT.pack(
-                total,
-                magic,
-                body_crc(body),
-                msg.queue_id,
-                msg.flag,
-                msg.queue_offset,
-                msg.commitlog_offset,
-                sys_flag,
-                msg.born_timestamp,
-            )
-        )
+        record = bytearray(HEAD_STRUCT.pack(*head))
         record += born
         record += STORE_TIMESTAMP_STRUCT.pack(msg.store_timestamp)
         record += store
-        record += TAIL_STRUCT.pack(msg.reconsume_times, msg.prepared_transaction_offset, len(body))
+        record += TAIL_STRUCT.pack(*tail)
     record += body
     record += _INT16.pack(len(topic)) if v2 else _UINT8.pack(len(topic))
     record += topic
