@@ -11,7 +11,9 @@ Synchronous and thread-safe; never imports asyncio. Module map:
 - ``reput``: ReputMessageService (commitlog -> consume queues and index)
 - ``recovery``: load, normal/abnormal recovery, cut tails kept in ``truncated/``
 - ``clean``: expired-file deletion and disk-pressure handling
-- ``message_store``: MessageStore, the public face
-- ``format``, ``checkpoint``, ``consume_queue``, ``index_file``, ``index_service``, ``check``:
-  the consume queue, index and checkpoint files and the offline checker
+- ``format``: the fixed layouts of consume queue units, index files and the checkpoint
+- ``consume_queue``, ``index_file`` / ``index_service``, ``checkpoint``: those files
+- ``message_store``: MessageStore (DefaultMessageStore): lifecycle, puts, dispatch;
+  ``message_reader``: its read side (get_message, offsets by time, lookups, queries)
+- ``dump`` / ``check``: offline, read-only walkers and the consistency check
 """

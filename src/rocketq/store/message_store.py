@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import importlib
 import logging
 import os
 import re
@@ -24,25 +23,25 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from rocketq.common.properties import decode_properties as parse_properties
+from rocketq.common.message_decoder import encode_message
+from rocketq.common.properties import encode_properties
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
 from rocketq.store.config import FlushDiskType, StoreConfig
+from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.flush import (
     FlushConsumeQueueService,
     FlushRealTimeService,
     GroupCommitService,
 )
 from rocketq.store.mapped_file import MappedFileCreateError
+from rocketq.store.message_reader import MessageReader
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
 from rocketq.store.results import (
     AppendMessageResult,
-    GetMessageResult,
-    GetMessageStatus,
     PutMessageResult,
     PutMessageStatus,
-    QueryMessageResult,
 )
 
 log = logging.getLogger(__name__)
@@ -67,11 +66,7 @@ def check_topic(topic: str) -> bool:
     return bool(TOPIC_PATTERN.match(topic)) and len(topic) <= limit
 
 
-def _codec() -> Any:
-    return importlib.import_module("rocketq.common.message_decoder")
-
-
-class MessageStore:
+class MessageStore(MessageReader):
     def __init__(
         self,
         config: StoreConfig,
@@ -234,7 +229,7 @@ class MessageStore:
 
     def _encode(self, msg: Any) -> EncodedMessage | PutMessageStatus:
         try:
-            record = _codec().encode_message(msg)
+            record = encode_message(msg)
         except (ValueError, OverflowError, struct.error) as exc:
             log.debug("cannot encode message for %s: %s", msg.topic, exc)
             return self._properties_or_illegal(msg) or PutMessageStatus.MESSAGE_ILLEGAL
@@ -246,8 +241,7 @@ class MessageStore:
         self, msg: Any, default: PutMessageStatus | None = PutMessageStatus.MESSAGE_ILLEGAL
     ) -> PutMessageStatus | None:
         """PROPERTIES_SIZE_EXCEEDED when the encoded properties pass 32,767 bytes."""
-        props = importlib.import_module("rocketq.common.properties")
-        if len(props.encode_properties(msg.properties)) > MAX_PROPERTIES_SIZE:
+        if len(encode_properties(msg.properties)) > MAX_PROPERTIES_SIZE:
             return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
         return default
 
@@ -339,8 +333,7 @@ class MessageStore:
         return cq
 
     def new_consume_queue(self, topic: str, queue_id: int) -> Any:
-        module = importlib.import_module("rocketq.store.consume_queue")
-        return module.ConsumeQueue(
+        return ConsumeQueue(
             topic,
             queue_id,
             paths.consume_queue_dir(self.root),
@@ -378,183 +371,6 @@ class MessageStore:
     def dispatch_behind_bytes(self) -> int:
         return self.reput_service.dispatch_behind_bytes()
 
-    # ------------------------------------------------------------------ reads
-
-    def get_message(
-        self,
-        group: str,
-        topic: str,
-        queue_id: int,
-        offset: int,
-        max_count: int,
-        message_filter: Any = None,
-    ) -> GetMessageResult:
-        """Pull up to ``max_count`` records from ``offset`` (DefaultMessageStore.getMessage)."""
-        cq = self.find_consume_queue(topic, queue_id, create=False)
-        if cq is None:
-            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE)
-        min_offset = cq.get_min_offset_in_queue()
-        max_offset = cq.get_max_offset_in_queue()
-        if max_offset == 0:
-            return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, min_offset, 0)
-        if offset < min_offset:
-            return GetMessageResult(
-                GetMessageStatus.OFFSET_TOO_SMALL, min_offset, min_offset, max_offset
-            )
-        if offset == max_offset:
-            return GetMessageResult(
-                GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_offset, max_offset
-            )
-        if offset > max_offset:  # nextBeginOffset = maxOffset (remoting.md §3.2.2)
-            return GetMessageResult(
-                GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset, min_offset, max_offset
-            )
-        result = GetMessageResult(
-            GetMessageStatus.NO_MATCHED_MESSAGE, offset, min_offset, max_offset
-        )
-        self._collect(cq, offset, max_offset, max_count, message_filter, result)
-        return result
-
-    def _collect(
-        self,
-        cq: Any,
-        offset: int,
-        max_offset: int,
-        max_count: int,
-        message_filter: Any,
-        result: GetMessageResult,
-    ) -> None:
-        cfg = self.config
-        max_bytes = cfg.max_transfer_bytes_on_message_in_memory
-        max_msgs = min(max_count, cfg.max_transfer_count_on_message_in_memory)
-        scan_limit = max(16000, max_count * 20)
-        min_phy = self.commit_log.get_min_offset()
-        total = 0
-        i = offset
-        while i < max_offset and i - offset < scan_limit:
-            unit = cq.get_unit(i)
-            if unit is None:
-                if not result.message_buffers:
-                    result.status = GetMessageStatus.OFFSET_FOUND_NULL
-                    per_file = cfg.mapped_file_size_consume_queue // CQ_UNIT_SIZE
-                    i += per_file - i % per_file  # the start of the next consume queue file
-                break
-            phy, size, tags_code = unit
-            if result.message_buffers and (
-                len(result.message_buffers) >= max_msgs or total + size > max_bytes
-            ):
-                break
-            i += 1
-            if phy < min_phy:
-                if not result.message_buffers:
-                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
-                continue
-            if message_filter is not None and not message_filter.is_matched_by_consume_queue(
-                tags_code
-            ):
-                continue
-            data = self.commit_log.get_message(phy, size)
-            if data is None:
-                if not result.message_buffers:
-                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
-                continue
-            if message_filter is not None and not message_filter.is_matched_by_commit_log(
-                data, _record_properties(data)
-            ):
-                continue
-            result.message_buffers.append(data)
-            result.message_queue_offsets.append(i - 1)
-            total += size
-            result.status = GetMessageStatus.FOUND
-        result.next_begin_offset = i
-
-    def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
-        cq = self.find_consume_queue(topic, queue_id, create=False)
-        return int(cq.get_max_offset_in_queue()) if cq is not None else 0
-
-    def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
-        cq = self.find_consume_queue(topic, queue_id, create=False)
-        return int(cq.get_min_offset_in_queue()) if cq is not None else -1
-
-    def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, offset: int) -> int:
-        cq = self.find_consume_queue(topic, queue_id, create=False)
-        unit = cq.get_unit(offset) if cq is not None else None
-        return int(unit[0]) if unit is not None else 0
-
-    def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
-        """The first queue offset whose store time is >= ``timestamp`` (binary search)."""
-        cq = self.find_consume_queue(topic, queue_id, create=False)
-        if cq is None:
-            return 0
-        lo, hi = cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()
-        while lo < hi:
-            mid = (lo + hi) // 2
-            unit = cq.get_unit(mid)
-            ts = self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
-            if ts < timestamp:
-                lo = mid + 1
-            else:
-                hi = mid
-        return int(lo)
-
-    def get_earliest_message_time(self, topic: str, queue_id: int) -> int:
-        cq = self.find_consume_queue(topic, queue_id, create=False)
-        if cq is None:
-            return -1
-        unit = cq.get_unit(cq.get_min_offset_in_queue())
-        return self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
-
-    def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int:
-        cq = self.find_consume_queue(topic, queue_id, create=False)
-        unit = cq.get_unit(offset) if cq is not None else None
-        return self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
-
-    def check_in_disk_by_consume_offset(self, topic: str, queue_id: int, offset: int) -> bool:
-        return False  # everything is memory-mapped; RocketMQ's "in memory" is the page cache
-
-    def select_one_message_by_offset(self, commitlog_offset: int, size: int = 0) -> bytes | None:
-        if size <= 0:
-            head = self.commit_log.get_message(commitlog_offset, 4)
-            if head is None:
-                return None
-            size = int.from_bytes(head, "big", signed=True)
-            if size <= 0:
-                return None
-        return self.commit_log.get_message(commitlog_offset, size)
-
-    def look_message_by_offset(self, commitlog_offset: int) -> Any:
-        data = self.select_one_message_by_offset(commitlog_offset)
-        if data is None:
-            return None
-        return _codec().decode_message(data, check_crc=False)
-
-    def query_message(
-        self, topic: str, key: str, max_count: int, begin_ms: int, end_ms: int
-    ) -> QueryMessageResult:
-        result = QueryMessageResult()
-        if self.index_service is None:
-            return result
-        found = self.index_service.query_offset(topic, key, max_count, begin_ms, end_ms)
-        if isinstance(found, tuple):
-            offsets, result.index_last_update_timestamp, result.index_last_update_phyoffset = found
-        else:  # a QueryOffsetResult-like object
-            offsets = list(found.phy_offsets)
-            result.index_last_update_timestamp = int(found.index_last_update_timestamp)
-            result.index_last_update_phyoffset = int(found.index_last_update_phyoffset)
-        for phy in offsets:
-            data = self.select_one_message_by_offset(phy)
-            if data is not None:
-                result.message_buffer_list.append(data)
-        return result
-
-    def query_messages(
-        self, topic: str, key: str, max_count: int, begin_ms: int, end_ms: int
-    ) -> list[Any]:
-        """``query_message`` decoded to MessageExt objects."""
-        codec = _codec()
-        result = self.query_message(topic, key, max_count, begin_ms, end_ms)
-        return [codec.decode_message(b, check_crc=False) for b in result.message_buffer_list]
-
     def get_max_phy_offset(self) -> int:
         return self.commit_log.get_max_offset()
 
@@ -583,19 +399,3 @@ class MessageStore:
             self.reput_service.wakeup()
             time.sleep(0.001)
         return True
-
-
-def _properties_length(record: bytes | bytearray) -> int:
-    sys_flag = int.from_bytes(record[36:40], "big")
-    p = 48 + (20 if sys_flag & 0x10 else 8) + 8 + (20 if sys_flag & 0x20 else 8) + 12
-    body_len = int.from_bytes(record[p : p + 4], "big", signed=True)
-    p += 4 + body_len
-    v2 = record[4:8] == b"\xda\xa3\x20\xab"
-    topic_len = int.from_bytes(record[p : p + (2 if v2 else 1)], "big")
-    p += (2 if v2 else 1) + topic_len
-    return int.from_bytes(record[p : p + 2], "big", signed=True)
-
-
-def _record_properties(record: bytes) -> dict[str, str]:
-    n = _properties_length(record)
-    return parse_properties(record[len(record) - n :]) if n > 0 else {}

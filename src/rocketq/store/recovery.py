@@ -22,13 +22,14 @@ Theory of operation
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocketq.store import paths
+from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.commitlog import check_message_and_return_size
+from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFile
 
 if TYPE_CHECKING:
@@ -47,9 +48,7 @@ def load_and_recover(store: MessageStore) -> None:
     cq_missing = not _has_entries(cq_root)
     load_consume_queues(store)
     checkpoint_missing = not os.path.exists(paths.checkpoint_path(root))
-    store.checkpoint = importlib.import_module("rocketq.store.checkpoint").StoreCheckpoint(
-        paths.checkpoint_path(root)
-    )
+    store.checkpoint = StoreCheckpoint(paths.checkpoint_path(root))
     abnormal = os.path.exists(paths.abort_path(root)) or checkpoint_missing
     store.recovered_abnormally = abnormal
     index_missing = False
@@ -82,10 +81,9 @@ def _has_entries(path: str) -> bool:
     return os.path.isdir(path) and bool(os.listdir(path))
 
 
-def _new_index_service(store: MessageStore) -> Any:
-    module = importlib.import_module("rocketq.store.index_service")
+def _new_index_service(store: MessageStore) -> IndexService:
     cfg = store.config
-    return module.IndexService(
+    return IndexService(
         paths.index_dir(store.root), cfg.max_hash_slot_num, cfg.max_index_num, store.checkpoint
     )
 
