@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,14 +66,3 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
         ) as broker,
     ):
         yield Cluster(ns, broker, tmp_path)
-
-
-async def until(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.05) -> bool:
-    """Poll ``predicate`` until it holds or ``timeout_s`` passes; the last answer."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while loop.time() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(step_s)
-    return predicate()

@@ -12,7 +12,8 @@ from rocketq.client import ConsumeStatus, Message, SendStatus
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.testing.broker import run_broker, run_namesrv
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE, Cluster, until
+from rocketq.testing.wait import until
+from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE, Cluster
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,8 @@ import time
 from rocketq.client import Message
 from rocketq.client.aio import LitePullConsumer, Producer
 from rocketq.common.message import MessageExt, MessageQueue
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster, until
+from rocketq.testing.wait import until
+from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 
 async def send(cluster: Cluster, topic: str, count: int, start: int = 0) -> None:

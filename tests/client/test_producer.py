@@ -13,7 +13,8 @@ from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_message, decode_message_id
 from rocketq.errors import ClientError, MessageIllegalError
-from tests.client.conftest import FAST_CLIENT, Cluster, until
+from rocketq.testing.wait import until
+from tests.client.conftest import FAST_CLIENT, Cluster
 
 
 async def stored(cluster: Cluster, result: SendResult) -> MessageExt:

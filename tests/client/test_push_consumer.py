@@ -12,7 +12,8 @@ from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.remoting.bodies import MessageQueueData
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster, until
+from rocketq.testing.wait import until
+from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 
 class Collector:

@@ -9,7 +9,8 @@ from typing import Any
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster, until
+from rocketq.testing.wait import until
+from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 TOTAL = 400
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from rocketq.broker.topic_config import TopicConfig
 from rocketq.namesrv.server import NamesrvController
 from rocketq.store.check import check_store
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.wait import until
 from tests.interop.cpp_runner import DriverRun, run_driver, start_driver
 
 pytestmark = [
@@ -92,16 +93,6 @@ def assert_store_checks(root: Path) -> None:
 
 def sent(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in events if e["event"] == "sent"]
-
-
-async def until(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.1) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while loop.time() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(step_s)
-    return predicate()
 
 
 async def test_sync_send_then_push_consume_each_message_once_intact(env: Env) -> None:
