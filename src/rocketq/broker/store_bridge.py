@@ -3,14 +3,20 @@ make into ``rocketq.store`` and ``rocketq.common`` goes through here, so the pro
 as RocketMQ's and the seam to the store stays in one place.
 
 Store calls that may touch the disk run in threads (the callers use ``asyncio.to_thread``);
-puts are submitted to the store and awaited through ``asyncio.wrap_future``.
+puts are submitted to the store and awaited through :func:`await_put`: a put that is already
+complete (ASYNC_FLUSH) costs no loop hop, and the futures the group commit completes from
+its thread (SYNC_FLUSH) wake the loop once per burst, not once per message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
+import threading
+import weakref
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -79,13 +85,63 @@ def decode_batch(body: bytes) -> list[Any]:
 
 
 async def put_message(store: Any, msg: InnerMessage, *, wait_store_msg_ok: bool = True) -> Any:
-    future = store.async_put_message(msg)
-    return await asyncio.wrap_future(future)
+    return await await_put(store.async_put_message(msg))
 
 
 async def put_messages(store: Any, msgs: list[InnerMessage]) -> Any:
     """One append for the whole batch: consecutive queue offsets, comma-joined msg ids."""
-    return await asyncio.wrap_future(store.async_put_messages(msgs))
+    return await await_put(store.async_put_messages(msgs))
+
+
+class _BurstWaker:
+    """Completes loop futures for store-thread futures, one ``call_soon_threadsafe`` a burst."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._done: collections.deque[tuple[asyncio.Future[Any], Future[Any]]] = collections.deque()
+        self._lock = threading.Lock()
+        self._scheduled = False
+
+    def wrap(self, source: Future[Any]) -> asyncio.Future[Any]:
+        target: asyncio.Future[Any] = self.loop.create_future()
+        source.add_done_callback(lambda f: self._completed(target, f))
+        return target
+
+    def _completed(self, target: asyncio.Future[Any], source: Future[Any]) -> None:
+        self._done.append((target, source))
+        with self._lock:
+            wake, self._scheduled = not self._scheduled, True
+        if wake:
+            self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            self._scheduled = False
+        while self._done:
+            target, source = self._done.popleft()
+            if target.done():
+                continue
+            exc = source.exception()
+            if exc is not None:
+                target.set_exception(exc)
+            else:
+                target.set_result(source.result())
+
+
+_wakers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _BurstWaker] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def await_put(future: Future[Any]) -> Any:
+    """The result of a store put future, awaited on the running loop."""
+    if future.done():
+        return future.result()
+    loop = asyncio.get_running_loop()
+    waker = _wakers.get(loop)
+    if waker is None:
+        waker = _wakers[loop] = _BurstWaker(loop)
+    return await waker.wrap(future)
 
 
 def put_status(result: Any) -> str:

@@ -8,7 +8,7 @@ then the message checks (body size, properties size). A retry-topic message past
 SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (the ScheduleMessageService brings
 it back). The store write happens off the loop's critical path: the put is submitted to the
 store, and its future (completed by the store, after the group commit for SYNC_FLUSH) is
-awaited with ``asyncio.wrap_future``.
+awaited through ``store_bridge.await_put``.
 
 C++ 1.2.3 sends batches as code 10 with ``batch="1"`` and compresses the whole batch body when
 it is 4 KiB or larger; that body is inflated before it is split.
