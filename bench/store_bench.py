@@ -135,6 +135,50 @@ def bench_sync_put(root: str, writers: int, seconds: float) -> float:
     return sum(counts) / el
 
 
+def bench_awaited_sync_put(root: str, writers: int, seconds: float) -> float:
+    """SYNC_FLUSH puts as the broker makes them: coroutines awaiting the group commit."""
+    import asyncio
+
+    from rocketq.broker.store_bridge import await_put
+    from rocketq.common.message import MessageExt
+    from rocketq.store.config import FlushDiskType
+    from rocketq.store.message_store import MessageStore
+
+    d = os.path.join(root, f"awaited{writers}")
+    store = MessageStore(dataclasses.replace(cfg(d), flush_disk_type=FlushDiskType.SYNC_FLUSH))
+    store.load()
+    store.start()
+    body = os.urandom(1024)
+    rts: list[float] = []
+    stop = time.perf_counter() + seconds
+
+    async def writer(i: int) -> None:
+        while time.perf_counter() < stop:
+            t = time.perf_counter()
+            msg = MessageExt(
+                topic="BenchTopic",
+                body=body,
+                properties={"TAGS": "TagA"},
+                queue_id=i % 8,
+                born_host=("127.0.0.1", 1),
+                store_host=("127.0.0.1", 10911),
+            )
+            result = await await_put(store.async_put_message(msg))
+            assert result.status.name == "PUT_OK", result.status
+            rts.append((time.perf_counter() - t) * 1e6)
+
+    async def run() -> float:
+        t0 = time.perf_counter()
+        await asyncio.gather(*(writer(i) for i in range(writers)))
+        return time.perf_counter() - t0
+
+    el = asyncio.run(run())
+    store.shutdown()
+    shutil.rmtree(d)
+    fig(f"SYNC_FLUSH awaited put (broker), {writers} w", len(rts), el, rts)
+    return len(rts) / el
+
+
 def bench_recovery(root: str, mib: int) -> None:
     from rocketq.store.commitlog import check_message_and_return_size
 
@@ -254,6 +298,9 @@ def main() -> None:
         one = bench_sync_put(root, 1, args.seconds)
         many = bench_sync_put(root, 32, args.seconds)
         print(f"{'group commit speed-up (32 vs 1)':<38} {many / one:>12.1f}x", flush=True)
+        one = bench_awaited_sync_put(root, 1, args.seconds)
+        many = bench_awaited_sync_put(root, 32, args.seconds)
+        print(f"{'awaited group commit speed-up':<38} {many / one:>12.1f}x", flush=True)
         bench_recovery(root, 512)
         bench_message_store(root, args.seconds)
     finally:
