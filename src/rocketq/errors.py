@@ -217,3 +217,14 @@ def for_code(code: int, remark: str = "") -> BrokerResponseError:
     """Build the error that a non-success response code stands for."""
     cls = RESPONSE_ERRORS.get(code, BrokerResponseError)
     return cls(remark, code=code)
+
+
+# ---------------------------------------------------------------- Spark connector (issue 10)
+
+
+class SparkOptionError(ConfigError):
+    """A Spark source or sink option is unknown, malformed, or contradicts another (named)."""
+
+
+class DataLossError(RocketQError):
+    """Offsets a Spark read planned are gone (retention, a vanished queue); failOnDataLoss."""
