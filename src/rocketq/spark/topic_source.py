@@ -159,6 +159,7 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest: OffsetMap = {}
         self._planned: OffsetMap = {}
         self._waiting_since_ms: float | None = None
+        self._group_committed: OffsetMap = {}
 
     @property
     def offsets(self) -> OffsetReader:
@@ -189,6 +190,8 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             raise NotImplementedError("the rocketq stream source needs PySpark 4.2 or later")
         begin = offsets_of(start)
         init = dict(begin) if is_initial(start) else {}
+        if not init:
+            self._commit_group(begin)
         offsets = self.offsets
         queues = sorted(self._target) if self._target is not None else offsets.queues()
         new = [mq for mq in queues if mq not in begin]
@@ -243,13 +246,25 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return read_partition(partition)
 
     def commit(self, end: dict[str, Any]) -> None:
+        self._commit_group(offsets_of(end))
+
+    def _commit_group(self, done: OffsetMap) -> None:
+        """Copy committed offsets to ``consumerGroup`` on the brokers (lag tooling only).
+
+        Spark calls ``commit`` only when it plans the next batch, so the last batch before a
+        quiet spell would never show; ``latestOffset`` also passes its ``start``, which is the
+        end of a batch Spark has already committed.
+        """
         group = self.options.consumer_group
         if group is None:
             return
         client = self.offsets.client
-        for mq, offset in offsets_of(end).items():
+        for mq, offset in done.items():
+            if self._group_committed.get(mq) == offset:
+                continue
             try:
                 client.update_consumer_offset(group, mq, offset)
+                self._group_committed[mq] = offset
             except Exception as exc:  # lag tooling only: the checkpoint is the truth
                 log.warning("could not commit %s=%d for %s: %r", mq, offset, group, exc)
 
