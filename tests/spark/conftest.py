@@ -33,7 +33,11 @@ _topics = itertools.count()
 
 def spark_env() -> dict[str, str]:
     """What a process that starts a SparkSession needs in its environment."""
-    return {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    return {
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",  # loopback only, whatever the host name resolves to
+    }
 
 
 def build_session(app: str) -> Any:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from rocketq.client.blocking import Producer
-from rocketq.common.message import MessageQueue
+from rocketq.common.message import Message, MessageQueue
 from rocketq.spark.queue_client import QueueClient
 from rocketq.testing.background import BackgroundCluster
-from tests.spark.conftest import send_many
+from tests.spark.conftest import SMALL_STORE, send_many
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 QUERY_TIMEOUT_S = 180
@@ -155,3 +155,48 @@ def test_lag_is_reported_in_progress_and_consumer_group_offsets_reach_the_broker
             client.close()
     finally:
         query.stop()
+
+
+def expire_commitlog(cluster: BackgroundCluster, broker: str) -> None:
+    """Delete every commitlog file but the last, then let the consume queues follow."""
+    store = cluster.brokers[broker].message_store
+    files = store.commit_log.mapped_file_queue
+    assert files.delete_expired_file_by_time(0, 0, clean_immediately=True, max_count=1000) > 0
+    store.clean_consume_queue_service.run_once()
+
+
+def test_retention_deleting_unread_data_fails_the_query_or_skips_per_fail_on_data_loss(
+    spark: Any, tmp_path: Path
+) -> None:
+    with BackgroundCluster(tmp_path / "c", ("broker-a",), SMALL_STORE) as cluster:
+        topic = "SparkRetentionTopic"
+        cluster.create_topic(topic, queues=1)
+        with Producer("SPARK_LOSS_PRODUCER", namesrv_addr=cluster.namesrv_addr) as producer:
+            send_many(producer, topic, 5, prefix="kept")
+            cp, out = tmp_path / "cp", tmp_path / "out"
+            run_available_now(stream(spark, cluster, topic, startingOffsets="earliest"), cp, out)
+            for i in range(200):
+                producer.send(Message(topic=topic, body=b"x" * 1024 + str(i).encode()))
+        expire_commitlog(cluster, "broker-a")
+        client = QueueClient(cluster.namesrv_addr)
+        try:
+            low = client.min_offset(MessageQueue(topic, "broker-a", 0))
+        finally:
+            client.close()
+        assert low > 5
+
+        failing = (
+            stream(spark, cluster, topic)
+            .select("queueOffset")
+            .writeStream.format("noop")
+            .option("checkpointLocation", str(cp))
+            .trigger(availableNow=True)
+            .start()
+        )
+        with pytest.raises(Exception, match="failOnDataLoss"):
+            failing.awaitTermination(QUERY_TIMEOUT_S)
+
+        skipping = stream(spark, cluster, topic, failOnDataLoss="false")
+        run_available_now(skipping, cp, out)
+        offsets = sorted(k[2] for k in output_keys(spark, out))
+        assert offsets == list(range(5)) + list(range(low, 205))

@@ -1,0 +1,67 @@
+"""A streaming query SIGKILLed mid-batch and restarted from its checkpoint: exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocketq.client.blocking import Producer
+from rocketq.testing.background import BackgroundCluster
+from tests.spark.conftest import send_many, spark_env
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(400)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start(cluster: BackgroundCluster, topic: str, tmp: Path, mode: str) -> subprocess.Popen[bytes]:
+    args = [cluster.namesrv_addr, topic, str(tmp / "cp"), str(tmp / "out"), mode]
+    with (tmp / f"{mode}.log").open("wb") as log:
+        return _popen(args, log)
+
+
+def _popen(args: list[str], log: Any) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.spark.stream_process", *args],
+        cwd=ROOT,
+        env={**os.environ, **spark_env()},
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        start_new_session=True,  # its own group: the JVM and Python workers die with it
+    )
+
+
+def test_a_query_killed_mid_batch_and_restarted_writes_every_message_exactly_once(
+    spark: Any, cluster: BackgroundCluster, producer: Producer, topic: str, tmp_path: Path
+) -> None:
+    send_many(producer, topic, 120)
+    running = start(cluster, topic, tmp_path, "run")
+    try:
+        deadline = time.monotonic() + 180
+        while not (tmp_path / "cp" / "offsets" / "2").exists():
+            assert running.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "batch 2 was never planned"
+            time.sleep(0.05)
+        assert not (tmp_path / "cp" / "commits" / "2").exists()  # killed mid-batch
+    finally:
+        os.killpg(running.pid, signal.SIGKILL)
+        running.wait(30)
+
+    finishing = start(cluster, topic, tmp_path, "finish")
+    try:
+        assert finishing.wait(240) == 0, (tmp_path / "finish.log").read_text()[-3000:]
+    finally:
+        if finishing.poll() is None:
+            os.killpg(finishing.pid, signal.SIGKILL)
+            finishing.wait(30)
+
+    rows = spark.read.parquet(str(tmp_path / "out")).collect()
+    keys = [(r.broker, r.queueId, r.queueOffset) for r in rows]
+    assert len(keys) == 120
+    assert len(set(keys)) == 120
