@@ -12,7 +12,6 @@ import itertools
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -133,7 +133,7 @@ def test_a_temporary_view_using_rocketq_reads_the_topic(
 def test_unknown_and_contradictory_options_are_refused_by_name(
     spark: Any, cluster: BackgroundCluster, topic: str
 ) -> None:
-    with pytest.raises(Exception, match="(?i)unknown read option.*startingofsets"):
+    with pytest.raises(Exception, match=r"(?i)unknown read option.*startingofsets"):
         read(spark, cluster, subscribe=topic, startingOfsets="earliest").collect()
     with pytest.raises(Exception, match="subscribe, assign"):
         read(spark, cluster, subscribe=topic, assign="{}").collect()

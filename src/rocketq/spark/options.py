@@ -19,21 +19,50 @@ from rocketq.common.message import MessageQueue
 from rocketq.errors import SparkOptionError
 from rocketq.spark.offsets import EARLIEST, LATEST, OffsetMap, parse_offsets_json
 
-READ_OPTIONS = (
-    "nameServer subscribe subscribePattern assign topic startingOffsets endingOffsets"
-    " startingTimestamp startingOffsetsByTimestamp endingTimestamp endingOffsetsByTimestamp"
-    " startingOffsetsByTimestampStrategy subExpression maxRecordsPerPartition minPartitions"
-    " failOnDataLoss maxOffsetsPerTrigger minOffsetsPerTrigger maxTriggerDelay"
-    " maxBytesPerTrigger consumerGroup pullBatchSize pollTimeoutMs"
-).split()
-WRITE_OPTIONS = (
-    "nameServer topic deliveryGuarantee producerGroup sendTimeoutMs maxBatchMessages"
-    " maxBatchBytes checkpointLocation path"
-).split()
-STREAM_ONLY = (
-    "maxOffsetsPerTrigger minOffsetsPerTrigger maxTriggerDelay maxBytesPerTrigger consumerGroup"
-).split()
-BATCH_ONLY = "endingOffsets endingTimestamp endingOffsetsByTimestamp".split()
+READ_OPTIONS = [
+    "nameServer",
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "topic",
+    "startingOffsets",
+    "endingOffsets",
+    "startingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "subExpression",
+    "maxRecordsPerPartition",
+    "minPartitions",
+    "failOnDataLoss",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "maxBytesPerTrigger",
+    "consumerGroup",
+    "pullBatchSize",
+    "pollTimeoutMs",
+]
+WRITE_OPTIONS = [
+    "nameServer",
+    "topic",
+    "deliveryGuarantee",
+    "producerGroup",
+    "sendTimeoutMs",
+    "maxBatchMessages",
+    "maxBatchBytes",
+    "checkpointLocation",
+    "path",
+]
+STREAM_ONLY = [
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "maxBytesPerTrigger",
+    "consumerGroup",
+]
+BATCH_ONLY = ["endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"]
 SELECTORS = ("subscribe", "subscribePattern", "assign", "topic")
 DEFAULT_MAX_TRIGGER_DELAY_MS = 15 * 60 * 1000
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|min|h|d)?\s*$")
@@ -102,7 +131,7 @@ def _assign(raw: str) -> tuple[MessageQueue, ...]:
         raise SparkOptionError(f"assign: not JSON ({exc}): {raw!r}") from None
     if not isinstance(nested, dict) or not nested:
         raise SparkOptionError(f'assign must look like {{"topic": {{"broker-a": [0, 1]}}}}: {raw}')
-    queues = []
+    queues: list[MessageQueue] = []
     for topic, brokers in nested.items():
         if not isinstance(brokers, dict):
             raise SparkOptionError(f"assign: topic {topic!r} needs an object of brokers")

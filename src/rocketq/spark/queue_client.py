@@ -127,9 +127,11 @@ class QueueClient:
     # ------------------------------------------------------------------ offsets
 
     def min_offset(self, mq: MessageQueue) -> int:
+        """The queue's first offset; a queue never written (the broker says -1) starts at 0."""
+
         async def call() -> int:
             instance, addr = await self._addr(mq)
-            return await instance.api.get_min_offset(addr, mq)
+            return max(0, await instance.api.get_min_offset(addr, mq))
 
         return self._run(call())
 

@@ -66,19 +66,21 @@ INPUT_COLUMNS: dict[str, tuple[type, ...]] = {
 
 def check_input_schema(schema: StructType, options: WriteOptions) -> None:
     by_name = {f.name: f for f in schema.fields}
+    if "value" not in by_name:
+        raise SparkOptionError("the rocketq sink needs a value column (string or binary)")
     unknown = sorted(set(by_name) - set(INPUT_COLUMNS))
     if unknown:
         raise SparkOptionError(
             f"the rocketq sink does not know the column(s) {', '.join(unknown)}; it takes"
             f" {', '.join(INPUT_COLUMNS)} (select or rename columns before writing)"
         )
-    if "value" not in by_name:
-        raise SparkOptionError("the rocketq sink needs a value column (string or binary)")
     if options.topic is None and "topic" not in by_name:
         raise SparkOptionError("name the target with the topic option or a topic column")
     for name, field in by_name.items():
         if not isinstance(field.dataType, INPUT_COLUMNS[name]):
-            kinds = " or ".join(k.__name__.removesuffix("Type").lower() for k in INPUT_COLUMNS[name])
+            kinds = " or ".join(
+                k.__name__.removesuffix("Type").lower() for k in INPUT_COLUMNS[name]
+            )
             raise SparkOptionError(f"the column {name} must be {kinds}, not {field.dataType}")
 
 

@@ -75,7 +75,9 @@ class BackgroundCluster:
     def add_broker(self, name: str) -> BrokerController:
         return self.run(self._add_broker(name))
 
-    def create_topic(self, topic: str, queues: int = 2, brokers: Iterable[str] | None = None) -> None:
+    def create_topic(
+        self, topic: str, queues: int = 2, brokers: Iterable[str] | None = None
+    ) -> None:
         """Create (or resize) ``topic`` on the named brokers (all by default) and register."""
 
         async def create() -> None:
