@@ -1,0 +1,84 @@
+"""The stream reader's driver side against a real cluster, without a SparkSession."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from rocketq.client.blocking import Producer
+from rocketq.spark.offsets import offsets_of
+from rocketq.spark.options import ReadOptions
+from rocketq.testing.background import BackgroundCluster
+from tests.spark.conftest import send_many
+
+pytest.importorskip("pyspark")
+
+from pyspark.sql.streaming.datasource import ReadAllAvailable  # noqa: E402
+
+from rocketq.spark.topic_source import TopicStreamReader  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def reader(cluster: BackgroundCluster, topic: str, **options: str) -> TopicStreamReader:
+    raw = {"nameserver": cluster.namesrv_addr, "subscribe": topic, **options}
+    return TopicStreamReader(ReadOptions.parse(raw, streaming=True))
+
+
+def total(offset: dict[str, Any]) -> int:
+    return sum(offsets_of(offset).values())
+
+
+def test_min_offsets_per_trigger_holds_a_trigger_until_enough_or_the_delay_passes(
+    cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    source = reader(
+        cluster, topic, startingoffsets="earliest", minoffsetspertrigger="10", maxtriggerdelay="1s"
+    )
+    limit = source.getDefaultReadLimit()
+    batch0 = source.latestOffset(source.initialOffset(), limit)
+    assert "init" in batch0  # batch 0 always runs: it carries the resolved start
+    send_many(producer, topic, 4)
+    assert source.latestOffset(batch0, limit) is batch0  # 4 < 10: no new batch yet
+    started = time.monotonic()
+    while (end := source.latestOffset(batch0, limit)) is batch0:
+        assert time.monotonic() - started < 30, "maxTriggerDelay never fired"
+        time.sleep(0.05)
+    assert time.monotonic() - started >= 0.9
+    assert total(end) == 4
+    send_many(producer, topic, 10)
+    assert total(source.latestOffset(end, limit)) == 14  # enough at once
+
+
+def test_available_now_never_passes_the_target_fixed_at_query_start(
+    cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    send_many(producer, topic, 8)
+    source = reader(cluster, topic, startingoffsets="earliest", maxoffsetspertrigger="3")
+    start = source.initialOffset()
+    source.prepareForTriggerAvailableNow()
+    send_many(producer, topic, 8, prefix="late")
+    seen = []
+    while True:
+        end = source.latestOffset(start, source.getDefaultReadLimit())
+        if end is start:
+            break
+        seen.append(total(end) - total(start))
+        start = end
+        assert len(seen) < 10
+    assert seen == [3, 3, 2]
+    assert total(source.latestOffset(start, ReadAllAvailable())) == 8
+
+
+def test_latest_offset_report_shows_the_lag_behind_the_planned_end(
+    cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    send_many(producer, topic, 12)
+    source = reader(cluster, topic, startingoffsets="earliest", maxoffsetspertrigger="5")
+    source.latestOffset(source.initialOffset(), source.getDefaultReadLimit())
+    report = source.reportLatestOffset()
+    assert report is not None
+    assert report["lag"] == 7
+    assert total(report) == 12
