@@ -15,9 +15,9 @@ from tests.spark.conftest import send_many
 
 pytest.importorskip("pyspark")
 
-from pyspark.sql.streaming.datasource import ReadAllAvailable  # noqa: E402
+from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-from rocketq.spark.topic_source import TopicStreamReader  # noqa: E402
+from rocketq.spark.topic_source import TopicStreamReader
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -14,7 +14,7 @@ from rocketq.spark.options import ReadOptions, WriteOptions
 
 pytest.importorskip("pyspark")
 
-from rocketq.spark.topic_source import rate_limit  # noqa: E402
+from rocketq.spark.topic_source import rate_limit
 
 NS = {"nameserver": "127.0.0.1:9876"}
 
