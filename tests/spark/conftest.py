@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +21,8 @@ pyspark = pytest.importorskip("pyspark")
 
 from rocketq.client.blocking import Producer  # noqa: E402
 from rocketq.client.status import SendResult  # noqa: E402
-from rocketq.common.message import Message  # noqa: E402
+from rocketq.common.message import Message, MessageQueue  # noqa: E402
+from rocketq.spark.queue_client import QueueClient  # noqa: E402
 from rocketq.testing.background import BackgroundCluster  # noqa: E402
 
 SMALL_STORE = {
@@ -94,4 +96,21 @@ def send_many(producer: Producer, topic: str, count: int, *, prefix: str = "m") 
         msg.tags = "even" if i % 2 == 0 else "odd"
         msg.put_property("seq", str(i))
         results.append(producer.send(msg, message_queue=queues[i % len(queues)]))
+    wait_visible(producer, results)
     return results
+
+
+def wait_visible(producer: Producer, results: list[SendResult], timeout_s: float = 30) -> None:
+    """Wait until the brokers' consume queues hold what was sent (dispatch is asynchronous)."""
+    highest: dict[MessageQueue, int] = {}
+    for r in results:
+        highest[r.message_queue] = max(highest.get(r.message_queue, 0), r.queue_offset + 1)
+    client = QueueClient(producer.impl.config.namesrv_addr)
+    try:
+        deadline = time.monotonic() + timeout_s
+        for mq, wanted in highest.items():
+            while client.max_offset(mq) < wanted:
+                assert time.monotonic() < deadline, f"{mq} never reached offset {wanted}"
+                time.sleep(0.01)
+    finally:
+        client.close()

@@ -171,7 +171,9 @@ def test_retention_deleting_unread_data_fails_the_query_or_skips_per_fail_on_dat
     with BackgroundCluster(tmp_path / "c", ("broker-a",), SMALL_STORE) as cluster:
         topic = "SparkRetentionTopic"
         cluster.create_topic(topic, queues=1)
-        with Producer("SPARK_LOSS_PRODUCER", namesrv_addr=cluster.namesrv_addr) as producer:
+        with Producer(
+            "SPARK_LOSS_PRODUCER", namesrv_addr=cluster.namesrv_addr, instance_name="loss"
+        ) as producer:  # its own client instance: the session producer's knows another cluster
             send_many(producer, topic, 5, prefix="kept")
             cp, out = tmp_path / "cp", tmp_path / "out"
             run_available_now(stream(spark, cluster, topic, startingOffsets="earliest"), cp, out)

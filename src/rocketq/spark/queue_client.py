@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import threading
 from collections.abc import Coroutine
+from concurrent.futures import Future
 from typing import Any, ClassVar, TypeVar
 
 from rocketq.client.aio.instance import MQClientInstance, subscribe_info_of
@@ -168,13 +169,24 @@ class QueueClient:
     def pull(
         self, mq: MessageQueue, subscription: SubscriptionData, offset: int, max_nums: int
     ) -> PullResult:
+        return self.pull_later(mq, subscription, offset, max_nums).result(self.timeout_s * 3)
+
+    def pull_later(
+        self, mq: MessageQueue, subscription: SubscriptionData, offset: int, max_nums: int
+    ) -> Future[PullResult]:
+        """Start one PULL_MESSAGE at ``offset``; the future gives its result."""
+
         async def call() -> PullResult:
             instance = await self._get_instance()
             return await pull_kernel(
                 instance, PULL_GROUP, mq, subscription, offset, max_nums, timeout_s=self.timeout_s
             )
 
-        return self._run(call())
+        with self._lock:
+            if self._loop is None:
+                self._loop = LoopThread.acquire()
+            loop = self._loop
+        return loop.submit(call())
 
 
 atexit.register(QueueClient.close_all)

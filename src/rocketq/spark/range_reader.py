@@ -13,13 +13,15 @@ fails the task instead of hanging it.
 
 from __future__ import annotations
 
+import collections
 import logging
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from rocketq.client.status import PullStatus
+from rocketq.client.status import PullResult, PullStatus
 from rocketq.client.subscription import build_subscription_data
 from rocketq.errors import DataLossError, RocketQError
 from rocketq.spark.offset_reader import QueueRange
@@ -30,6 +32,7 @@ log = logging.getLogger(__name__)
 
 ROWS_PER_BATCH = 8192
 STALL_BACKOFF_S = 0.05
+PULLS_IN_FLIGHT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +58,26 @@ def read_range(r: QueueRange, settings: ReadSettings) -> Iterator[Any]:
 
 
 def pull_range(r: QueueRange, settings: ReadSettings) -> Iterator[Any]:
+    """The messages of ``r`` in queue order, with up to ``PULLS_IN_FLIGHT`` pulls pipelined.
+
+    Without a tag filter every offset holds a message, so the pull after one at ``o`` for
+    ``n`` messages starts at ``o + n`` and can be sent before the first answers. A pull that
+    ends anywhere else (fewer messages for the broker's byte limit, a filter, a stall)
+    discards the pulls sent after it and the window restarts where the broker says.
+    """
     client = QueueClient.for_name_server(settings.name_server)
     subscription = build_subscription_data(r.topic, settings.sub_expression)
-    mq = r.mq
-    offset = r.start
+    depth = PULLS_IN_FLIGHT if not subscription.tags_set else 1
+    window: collections.deque[tuple[int, Future[PullResult]]] = collections.deque()
+    offset = planned = r.start
     stalled_since: float | None = None
     while offset < r.end:
-        wanted = min(settings.pull_batch_size, r.end - offset)
-        result = client.pull(mq, subscription, offset, wanted)
+        while len(window) < depth and planned < r.end:
+            wanted = min(settings.pull_batch_size, r.end - planned)
+            window.append((planned, client.pull_later(r.mq, subscription, planned, wanted)))
+            planned += wanted
+        _at, future = window.popleft()
+        result = future.result(client.timeout_s * 3)
         if result.status is PullStatus.FOUND:
             stalled_since = None
             for msg in result.msg_found_list:
@@ -78,13 +93,22 @@ def pull_range(r: QueueRange, settings: ReadSettings) -> Iterator[Any]:
             offset = _moved(r, offset, result.min_offset, settings)
         else:
             stalled_since = stalled_since or time.monotonic()
-            if time.monotonic() - stalled_since > settings.poll_timeout_ms / 1000:
-                raise RocketQError(
-                    f"{mq}: no message at offset {offset} (planned end {r.end}) for"
-                    f" {settings.poll_timeout_ms} ms (pollTimeoutMs); the broker's max offset"
-                    f" is {result.max_offset}"
-                )
+            _check_stall(r, offset, stalled_since, result, settings)
             time.sleep(STALL_BACKOFF_S)
+        if (window[0][0] if window else planned) != offset:
+            window.clear()  # answers of pulls sent past a surprise are dropped unread
+            planned = offset
+
+
+def _check_stall(
+    r: QueueRange, offset: int, since: float, result: PullResult, settings: ReadSettings
+) -> None:
+    if time.monotonic() - since > settings.poll_timeout_ms / 1000:
+        raise RocketQError(
+            f"{r.mq}: no message at offset {offset} (planned end {r.end}) for"
+            f" {settings.poll_timeout_ms} ms (pollTimeoutMs); the broker's max offset"
+            f" is {result.max_offset}"
+        )
 
 
 def _moved(r: QueueRange, offset: int, min_offset: int, settings: ReadSettings) -> int:

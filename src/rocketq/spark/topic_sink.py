@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -126,6 +127,7 @@ class ProducerCache:
                     options.producer_group,
                     namesrv_addr=options.name_server,
                     send_msg_timeout_s=options.send_timeout_ms / 1000,
+                    instance_name="spark-sink-" + re.sub(r"\W", "_", options.name_server),
                 )
                 producer.start()
                 cls._producers[key] = producer
