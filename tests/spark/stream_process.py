@@ -1,8 +1,7 @@
 """A streaming query in its own process, for the SIGKILL test.
 
-``python -m tests.spark.stream_process NAMESRV TOPIC CHECKPOINT OUT MODE``: MODE ``run`` keeps
-a slow query going (small batches, 20 ms a row) until the process is killed; MODE ``finish``
-restarts from the checkpoint with Trigger.AvailableNow and exits when it is done.
+``python -m tests.spark.stream_process NAMESRV TOPIC CHECKPOINT OUT`` keeps a slow query
+going (batches of 20 offsets, 20 ms a row) into a Parquet sink until the process is killed.
 """
 
 from __future__ import annotations
@@ -20,10 +19,10 @@ def slow_identity(value: bytes) -> bytes:
     return value
 
 
-def main(namesrv: str, topic: str, checkpoint: str, out: str, mode: str) -> None:
+def main(namesrv: str, topic: str, checkpoint: str, out: str) -> None:
     spark = (
         SparkSession.builder.master("local[2]")
-        .appName(f"rocketq-stream-{mode}")
+        .appName("rocketq-stream-killed")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .getOrCreate()
@@ -42,15 +41,8 @@ def main(namesrv: str, topic: str, checkpoint: str, out: str, mode: str) -> None
         .option("checkpointLocation", checkpoint)
         .option("path", out)
     )
-    if mode == "run":
-        writer.trigger(processingTime="0 seconds").start().awaitTermination()
-    else:
-        query = writer.trigger(availableNow=True).start()
-        query.awaitTermination()
-        if query.exception() is not None:
-            raise SystemExit(f"the query failed: {query.exception()}")
-    spark.stop()
+    writer.trigger(processingTime="0 seconds").start().awaitTermination()
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:6])
+    main(*sys.argv[1:5])

@@ -20,9 +20,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(400)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(cluster: BackgroundCluster, topic: str, tmp: Path, mode: str) -> subprocess.Popen[bytes]:
-    args = [cluster.namesrv_addr, topic, str(tmp / "cp"), str(tmp / "out"), mode]
-    with (tmp / f"{mode}.log").open("wb") as log:
+def start(cluster: BackgroundCluster, topic: str, tmp: Path) -> subprocess.Popen[bytes]:
+    args = [cluster.namesrv_addr, topic, str(tmp / "cp"), str(tmp / "out")]
+    with (tmp / "run.log").open("wb") as log:
         return _popen(args, log)
 
 
@@ -40,28 +40,39 @@ def _popen(args: list[str], log: Any) -> subprocess.Popen[bytes]:
 def test_a_query_killed_mid_batch_and_restarted_writes_every_message_exactly_once(
     spark: Any, cluster: BackgroundCluster, producer: Producer, topic: str, tmp_path: Path
 ) -> None:
-    send_many(producer, topic, 120)
-    running = start(cluster, topic, tmp_path, "run")
+    send_many(producer, topic, 60)
+    running = start(cluster, topic, tmp_path)
     try:
         deadline = time.monotonic() + 180
-        while not (tmp_path / "cp" / "offsets" / "2").exists():
+        while not (tmp_path / "cp" / "offsets" / "1").exists():
             assert running.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "batch 2 was never planned"
-            time.sleep(0.05)
-        assert not (tmp_path / "cp" / "commits" / "2").exists()  # killed mid-batch
+            assert time.monotonic() < deadline, "batch 1 was never planned"
+            time.sleep(0.02)
+        assert not (tmp_path / "cp" / "commits" / "1").exists()  # killed mid-batch
     finally:
         os.killpg(running.pid, signal.SIGKILL)
         running.wait(30)
 
-    finishing = start(cluster, topic, tmp_path, "finish")
-    try:
-        assert finishing.wait(240) == 0, (tmp_path / "finish.log").read_text()[-3000:]
-    finally:
-        if finishing.poll() is None:
-            os.killpg(finishing.pid, signal.SIGKILL)
-            finishing.wait(30)
+    # restart in this process's session from the same checkpoint (a stateless query may drop
+    # the slowing UDF); it replays the batch that was cut and finishes what is left
+    restarted = (
+        spark.readStream.format("rocketq")
+        .option("nameServer", cluster.namesrv_addr)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", "20")
+        .load()
+        .select("broker", "queueId", "queueOffset", "value")
+        .writeStream.format("parquet")
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .option("path", str(tmp_path / "out"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    assert restarted.awaitTermination(240)
+    assert restarted.exception() is None
 
     rows = spark.read.parquet(str(tmp_path / "out")).collect()
     keys = [(r.broker, r.queueId, r.queueOffset) for r in rows]
-    assert len(keys) == 120
-    assert len(set(keys)) == 120
+    assert len(keys) == 60
+    assert len(set(keys)) == 60
