@@ -177,7 +177,7 @@ async def test_a_non_admin_cannot_change_the_acl_and_the_file_stays_unchanged(
     assert acl_cluster.acl_file.read_bytes() == before
 
 
-async def test_hand_edits_of_the_file_are_reloaded_and_a_broken_file_keeps_the_old_accounts(
+async def test_hand_edits_are_reloaded_and_a_broken_or_missing_file_keeps_the_old_accounts(
     acl_cluster: AclCluster,
 ) -> None:
     manager = acl_cluster.broker.access_validator.manager  # type: ignore[union-attr]
@@ -188,6 +188,9 @@ async def test_hand_edits_of_the_file_are_reloaded_and_a_broken_file_keeps_the_o
     acl_cluster.acl_file.write_text("accounts: [ {accessKey: broken\n")
     assert await until(lambda: manager.last_load_error is not None, timeout_s=WAIT_S)
     assert "not valid YAML" in (manager.last_load_error or "")
+    assert (await acl_cluster.invoke(send_as(NORMAL))).code == ResponseCode.SUCCESS
+    acl_cluster.acl_file.unlink()
+    assert await until(lambda: "is missing" in (manager.last_load_error or ""), timeout_s=WAIT_S)
     assert (await acl_cluster.invoke(send_as(NORMAL))).code == ResponseCode.SUCCESS
     write_acl(acl_cluster.acl_file, [a for a in ACCOUNTS if a["accessKey"] != NORMAL[0]])
     assert await until(lambda: NORMAL[0] not in manager.config.accounts, timeout_s=WAIT_S)

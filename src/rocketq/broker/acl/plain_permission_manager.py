@@ -3,11 +3,12 @@
 Theory of operation: the manager holds one immutable ``PlainAclConfig`` snapshot; ``validate``
 reads it on the event loop. A reload (the watcher polls the file's SHA-256 every
 ``watch_interval_s``, as RocketMQ's FileWatchService compares MD5s every 500 ms) parses the
-new bytes in a worker thread and swaps the snapshot whole; a file that does not parse is
-logged and the previous snapshot stays in force (an operator's typo must not open or close
-the broker). Admin updates re-read the file (keeping hand edits), change it, bump
-``dataVersion``, parse the result (so nothing RocketMQ would refuse gets written), write it
-atomically and swap the snapshot; one asyncio lock orders updates and reloads.
+new bytes in a worker thread and swaps the snapshot whole; a file that does not parse, or
+is missing, is logged and the previous snapshot stays in force (an operator's typo or an
+editor's save must not open or close the broker). Admin updates re-read the file (keeping
+hand edits), change it, bump ``dataVersion``, parse the result (so nothing RocketMQ would
+refuse gets written), write it atomically and swap the snapshot; one asyncio lock orders
+updates and reloads.
 
 ``validate`` follows PlainPermissionManager.validate: global white list -> AccessKey present
 -> account known -> account white list -> signature -> trace-topic PUB -> admin -> resources.
@@ -73,6 +74,8 @@ class PlainPermissionManager:
         log.info("ACL: %d accounts loaded from %s", len(self.config.accounts), self.path)
 
     def _read_if_changed(self) -> PlainAclConfig | None:
+        if not self.path.exists():  # mid-save by an editor, or deleted: keep what we have
+            raise ConfigError(f"{self.path} is missing")
         data = read_file(self.path)
         fresh = parse_plain_acl(data, self.path)
         return None if fresh.digest == self.config.digest else fresh
