@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from rocketq.common.message_decoder import decode_messages
+from rocketq.remoting.acl import sign_request
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import CreateTopicRequestHeader, UpdateConsumerOffsetRequestHeader
@@ -193,3 +194,17 @@ async def test_query_by_unique_key_verifies_with_or_without_the_flag_signed(
     for cmd in (before, signed(after, NORMAL)):
         response = await acl_cluster.invoke(cmd)
         assert response.code != ResponseCode.NO_PERMISSION, response.remark
+
+
+async def test_a_security_token_is_signed_with_the_request_and_cannot_be_altered(
+    acl_cluster: AclCluster,
+) -> None:
+    cmd = send_request("TopicA", b"token", code=RequestCode.SEND_MESSAGE_V2)
+    sign_request(cmd, NORMAL[0], NORMAL[1], security_token="session-token-1")
+    assert (await acl_cluster.invoke(cmd)).code == ResponseCode.SUCCESS
+    cmd = send_request("TopicA", b"token", code=RequestCode.SEND_MESSAGE_V2)
+    sign_request(cmd, NORMAL[0], NORMAL[1], security_token="session-token-1")
+    cmd.ext_fields["SecurityToken"] = "session-token-2"
+    refused = await acl_cluster.invoke(cmd)
+    assert refused.code == ResponseCode.NO_PERMISSION
+    assert "Check signature failed for accessKey=RocketMQ" in (refused.remark or "")
