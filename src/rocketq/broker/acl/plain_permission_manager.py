@@ -2,8 +2,10 @@
 
 Theory of operation: the manager holds one immutable ``PlainAclConfig`` snapshot; ``validate``
 reads it on the event loop. A reload (the watcher polls the file's SHA-256 every
-``watch_interval_s``, as RocketMQ's FileWatchService compares MD5s every 500 ms) parses the
-new bytes in a worker thread and swaps the snapshot whole; a file that does not parse, or
+``watch_interval_s``, as RocketMQ's FileWatchService compares MD5s every 500 ms) happens once
+two polls in a row see the same new bytes, so a file caught mid-write (empty after the
+truncate, or cut at an account) is never loaded; it parses the bytes in a worker thread and
+swaps the snapshot whole; a file that does not parse, or
 is missing, is logged and the previous snapshot stays in force (an operator's typo or an
 editor's save must not open or close the broker). Admin updates re-read the file (keeping
 hand edits), change it, bump ``dataVersion``, parse the result (so nothing RocketMQ would
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -63,6 +66,7 @@ class PlainPermissionManager:
         self.config = PlainAclConfig()
         self.reload_count = 0
         self.last_load_error: str | None = None
+        self._pending_digest: str | None = None
         self._lock = asyncio.Lock()
         self._watcher: asyncio.Task[None] | None = None
 
@@ -74,11 +78,19 @@ class PlainPermissionManager:
         log.info("ACL: %d accounts loaded from %s", len(self.config.accounts), self.path)
 
     def _read_if_changed(self) -> PlainAclConfig | None:
+        """The new snapshot once two polls in a row saw the same changed bytes, else None."""
         if not self.path.exists():  # mid-save by an editor, or deleted: keep what we have
             raise ConfigError(f"{self.path} is missing")
         data = read_file(self.path)
-        fresh = parse_plain_acl(data, self.path)
-        return None if fresh.digest == self.config.digest else fresh
+        digest = hashlib.sha256(data).hexdigest()
+        if digest == self.config.digest:
+            self._pending_digest = None
+            self.last_load_error = None
+            return None
+        if digest != self._pending_digest:  # changed since the last poll: let it settle
+            self._pending_digest = digest
+            return None
+        return parse_plain_acl(data, self.path)
 
     async def reload_if_changed(self) -> bool:
         """Swap in the file's content if it changed; False when unchanged or invalid."""
@@ -90,9 +102,9 @@ class PlainPermissionManager:
                     log.error("ACL: keeping the previous accounts, %s", exc)
                 self.last_load_error = str(exc)
                 return False
-            self.last_load_error = None
             if fresh is None:
                 return False
+            self.last_load_error = None
             self.config = fresh
             self.reload_count += 1
             log.info("ACL: %s changed, %d accounts now", self.path, len(fresh.accounts))
