@@ -138,13 +138,14 @@ class PlainPermissionManager:
                 f"No accessKey is configured: request code {resource.request_code} "
                 f"from {resource.remote_ip} is not signed"
             )
+        code = resource.request_code
         account = config.accounts.get(key)
         if account is None:
-            raise AclError(f"No acl config for accessKey={key}")
+            raise AclError(f"No acl config for accessKey={key} (request code {code})")
         if account.remote_address_strategy.match(resource.remote_ip):
             return
         if not verify_signature(request, account.secret_key):
-            raise AclError(f"Check signature failed for accessKey={key}")
+            raise AclError(f"Check signature failed for accessKey={key} (request code {code})")
         if resource.resource_perm_map.get(RMQ_SYS_TRACE_TOPIC) == PUB:
             return
         check_perm(resource, account)
