@@ -19,7 +19,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from rocketq.spark.topic_source import TopicStreamReader
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(120)]
 
 
 def reader(cluster: BackgroundCluster, topic: str, **options: str) -> TopicStreamReader:

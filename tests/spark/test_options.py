@@ -16,6 +16,7 @@ pytest.importorskip("pyspark")
 
 from rocketq.spark.topic_source import rate_limit
 
+pytestmark = pytest.mark.spark
 NS = {"nameserver": "127.0.0.1:9876"}
 
 
