@@ -237,6 +237,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--rate", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--only", default="read,latency,sink", help="rows to run, comma-separated")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -253,11 +254,14 @@ def main() -> None:
             assert server.stdout is not None
             namesrv = json.loads(server.stdout.readline())["namesrv"]
             spark = session()
-            results = [
-                bench_read(spark, namesrv, args.rows, args.size, Path(tmp)),
-                bench_latency(spark, namesrv, args.rate, args.seconds, Path(tmp)),
-                bench_sink(spark, namesrv, args.rows, args.size),
-            ]
+            only = set(args.only.split(","))
+            results = []
+            if "read" in only:
+                results.append(bench_read(spark, namesrv, args.rows, args.size, Path(tmp)))
+            if "latency" in only:
+                results.append(bench_latency(spark, namesrv, args.rate, args.seconds, Path(tmp)))
+            if "sink" in only:
+                results.append(bench_sink(spark, namesrv, args.rows, args.size))
             spark.stop()
         finally:
             assert server.stdin is not None

@@ -33,7 +33,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -95,7 +99,8 @@ def row_to_message(row: dict[str, Any], options: WriteOptions) -> tuple[Message,
         raise ClientError("a row has no topic (null topic column and no topic option)")
     body = value.encode() if isinstance(value, str) else bytes(value)
     msg = Message(topic=topic, body=body)
-    for name, text in (row.get("properties") or {}).items():
+    props = row.get("properties") or {}
+    for name, text in props.items() if isinstance(props, dict) else props:
         if name not in mc.STRING_HASH_SET and text is not None:
             msg.properties[name] = str(text)
     keys = row.get("keys")
@@ -210,14 +215,18 @@ def _check(future: Future[Any]) -> None:
         raise ClientError(f"a send to {result.message_queue} ended {result.status.value}")
 
 
-def write_rows(rows: Iterator[Any], options: WriteOptions) -> SinkCommitMessage:
+def write_batches(batches: Iterator[Any], options: WriteOptions) -> SinkCommitMessage:
+    """Send every row of the Arrow record batches a task receives; checked before returning."""
     sender = _TaskSender(options)
-    for row in rows:
-        sender.add(*row_to_message(row.asDict(), options))
+    for batch in batches:
+        names = batch.schema.names
+        columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+        for values in zip(*columns, strict=True):
+            sender.add(*row_to_message(dict(zip(names, values, strict=True)), options))
     return sender.finish()
 
 
-class TopicBatchWriter(DataSourceWriter):
+class TopicBatchWriter(DataSourceArrowWriter):
     def __init__(self, options: WriteOptions, schema: StructType, overwrite: bool) -> None:
         if overwrite:
             raise SparkOptionError("a topic is append-only: use mode('append'), not overwrite")
@@ -225,7 +234,7 @@ class TopicBatchWriter(DataSourceWriter):
         self.options = options
 
     def write(self, iterator: Iterator[Any]) -> SinkCommitMessage:
-        return write_rows(iterator, self.options)
+        return write_batches(iterator, self.options)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         rows = sum(m.rows for m in messages if isinstance(m, SinkCommitMessage))
@@ -236,13 +245,13 @@ class TopicBatchWriter(DataSourceWriter):
         log.warning("rocketq sink aborted; %d rows of finished tasks stay stored", rows)
 
 
-class TopicStreamWriter(DataSourceStreamWriter):
+class TopicStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: WriteOptions, schema: StructType, overwrite: bool) -> None:
         check_input_schema(schema, options)
         self.options = options
 
     def write(self, iterator: Iterator[Any]) -> SinkCommitMessage:
-        return write_rows(iterator, self.options)
+        return write_batches(iterator, self.options)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         rows = sum(m.rows for m in messages if isinstance(m, SinkCommitMessage))
