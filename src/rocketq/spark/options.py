@@ -304,6 +304,7 @@ class WriteOptions:
     send_timeout_ms: int = 3000
     max_batch_messages: int = 128
     max_batch_bytes: int = 1024 * 1024
+    checkpoint_location: str | None = None
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> WriteOptions:
@@ -327,4 +328,5 @@ class WriteOptions:
             send_timeout_ms=_int(opts, "sendTimeoutMs", minimum=1) or 3000,
             max_batch_messages=_int(opts, "maxBatchMessages", minimum=1) or 128,
             max_batch_bytes=_int(opts, "maxBatchBytes", minimum=1) or 1024 * 1024,
+            checkpoint_location=opts.get("checkpointLocation") or None,
         )
