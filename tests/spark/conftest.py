@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 pyspark = pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
 
 from rocketq.client.blocking import Producer  # noqa: E402
 from rocketq.client.status import SendResult  # noqa: E402
@@ -45,7 +46,7 @@ def build_session(app: str) -> Any:
     from pyspark.sql import SparkSession
 
     os.environ.update(spark_env())
-    return (
+    session = (
         SparkSession.builder.master("local[2]")
         .appName(app)
         .config("spark.ui.enabled", "false")
@@ -54,6 +55,8 @@ def build_session(app: str) -> Any:
         .config("spark.sql.streaming.stopTimeout", "30s")
         .getOrCreate()
     )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
 
 
 @pytest.fixture(scope="session")
