@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -82,3 +83,38 @@ def test_latest_offset_report_shows_the_lag_behind_the_planned_end(
     assert report is not None
     assert report["lag"] == 7
     assert total(report) == 12
+
+
+def test_starting_offsets_by_timestamp_resolve_per_queue_and_the_strategy_decides_past_the_end(
+    cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    from rocketq.common.message import MessageQueue
+    from rocketq.errors import SparkOptionError
+    from rocketq.spark.offset_reader import OffsetReader
+
+    sent = send_many(producer, topic, 8)
+    mq = MessageQueue(topic, "broker-a", 0)
+    mine = [s for s in sent if s.message_queue == mq]
+    future_ms = int(time.time() * 1000) + 3_600_000
+    by_ts = json.dumps({topic: {"broker-a": {"0": 0, "1": future_ms}}})
+    options = {"nameserver": cluster.namesrv_addr, "subscribe": topic}
+    strict = OffsetReader(
+        ReadOptions.parse({**options, "startingoffsetsbytimestamp": by_ts}, streaming=False)
+    )
+    queues = [mq, MessageQueue(topic, "broker-a", 1)]
+    with pytest.raises(SparkOptionError, match="startingOffsetsByTimestampStrategy=latest"):
+        strict.resolve_start(queues, "earliest")
+    lenient = OffsetReader(
+        ReadOptions.parse(
+            {
+                **options,
+                "startingoffsetsbytimestamp": by_ts,
+                "startingoffsetsbytimestampstrategy": "latest",
+            },
+            streaming=False,
+        )
+    )
+    start = lenient.resolve_start([*queues, MessageQueue(topic, "broker-b", 0)], "earliest")
+    assert start[mq] == mine[0].queue_offset == 0  # timestamp 0: the first message
+    assert start[queues[1]] == 2  # nothing that new: the end (2 messages in that queue)
+    assert start[MessageQueue(topic, "broker-b", 0)] == 0  # not listed: the default
