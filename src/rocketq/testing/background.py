@@ -29,9 +29,11 @@ class BackgroundCluster:
         root: Path,
         broker_names: Iterable[str] = ("broker-a",),
         store_properties: dict[str, str] | None = None,
+        **broker_overrides: Any,
     ) -> None:
         self.root = root
         self.store_properties = dict(store_properties or {})
+        self.broker_overrides = broker_overrides  # BrokerConfig fields for every broker
         self.brokers: dict[str, BrokerController] = {}
         self.namesrv_addr = ""
         self._initial = list(broker_names)
@@ -67,6 +69,7 @@ class BackgroundCluster:
                 namesrv_addr=self.namesrv_addr,
                 broker_name=name,
                 store_properties=self.store_properties,
+                **self.broker_overrides,
             )
         )
         self.brokers[name] = broker
