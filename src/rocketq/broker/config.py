@@ -58,6 +58,7 @@ BROKER_KEYS: dict[str, str] = {
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
+    "storeReplyMessageEnable": "store_reply_message_enable",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -98,6 +99,8 @@ class BrokerConfig:
     pull_request_hold_check_interval_ms: int = 5_000
     notify_consumer_ids_changed_enable: bool = True
     max_message_size: int = 4 * 1024 * 1024
+    # ReplyMessageProcessor also stores each reply in <cluster>_REPLY_TOPIC
+    store_reply_message_enable: bool = True
     store_path_root_dir: str = str(Path.home() / "store")
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
