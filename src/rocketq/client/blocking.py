@@ -90,6 +90,10 @@ class Producer(_Blocking):
     def send_orderly(self, msg: Message, sharding_key: Any) -> SendResult:
         return self.loop.run(self.impl.send_orderly(msg, sharding_key))
 
+    def request(self, msg: Message, timeout_s: float = 3.0) -> MessageExt:
+        """Send ``msg`` and wait for its reply (request-reply); RequestTimeoutError if none."""
+        return self.loop.run(self.impl.request(msg, timeout_s))
+
     def send_async(
         self, msg: Message, callback: SendCallback | None = None, *, timeout_s: float | None = None
     ) -> Future[SendResult]:

@@ -98,6 +98,11 @@ class MQClientInstance:
         self.remoting.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed
         )
+        from rocketq.client.aio.client_remoting_processor import ClientRemotingProcessor
+        from rocketq.client.aio.request_reply import RequestFutureHolder
+
+        self.request_futures = RequestFutureHolder()
+        ClientRemotingProcessor(self).register()
 
     # ------------------------------------------------------------------ membership
 
