@@ -90,7 +90,7 @@ class ClientRemotingProcessor:
         if consumer is None:
             return _no_group(h.consumer_group)
         try:
-            msg = decode_message(request.body)
+            msg = decode_message(request.body, check_crc=False, decompress=True)
         except DecodeError as exc:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, f"the message in the body does not decode: {exc}"
