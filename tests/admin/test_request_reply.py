@@ -4,6 +4,7 @@ SEND_REPLY_MESSAGE_V2 (325) and the broker's PUSH_REPLY_MESSAGE_TO_CLIENT (326).
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -13,7 +14,8 @@ from rocketq.client.aio import Producer, PushConsumer
 from rocketq.client.aio.request_reply import create_reply_message, reply_topic
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
-from rocketq.errors import ClientError, RequestTimeoutError
+from rocketq.errors import BrokerResponseError, ClientError, RequestTimeoutError
+from rocketq.remoting.codes import ResponseCode
 from rocketq.testing.wait import until
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
@@ -103,8 +105,10 @@ async def test_a_reply_to_a_client_that_is_gone_is_refused_with_the_reason(
     request.put_property(mc.PROPERTY_CORRELATION_ID, "c-1")
     request.put_property(mc.PROPERTY_MESSAGE_REPLY_TO_CLIENT, "10.9.9.9@nobody")
     async with Producer("reply-pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
-        with pytest.raises(Exception, match="channel of <10.9.9.9@nobody> not found"):
+        gone = re.escape("channel of <10.9.9.9@nobody> not found")
+        with pytest.raises(BrokerResponseError, match=gone) as caught:
             await producer.send(create_reply_message(request, b"late"))
+    assert caught.value.response_code == ResponseCode.SYSTEM_ERROR
 
 
 def test_a_reply_needs_the_cluster_of_the_request() -> None:
