@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from rocketq.admin.messages import MessageAdmin
 from rocketq.common.message import MessageQueue
-from rocketq.errors import ClientError, ConsumerNotOnlineError
+from rocketq.errors import ClientError, ConsumerNotOnlineError, TopicNotExistError
 from rocketq.remoting import headers as h
 from rocketq.remoting.admin_bodies import (
     ConsumerConnection,
@@ -65,7 +65,11 @@ class ConsumerAdmin(MessageAdmin):
     async def examine_consumer_connection_info(self, group: str) -> ConsumerConnection:
         """The group's live consumers, their subscriptions and mode (from one broker)."""
         header = h.GetConsumerConnectionListRequestHeader(consumer_group=group)
-        for addr in (await self.master_addrs_of_topic(retry_topic(group))).values():
+        try:
+            masters = await self.master_addrs_of_topic(retry_topic(group))
+        except TopicNotExistError:  # no consumer of the group ever heartbeated
+            raise ConsumerNotOnlineError(f"the consumer group[{group}] not online") from None
+        for addr in masters.values():
             try:
                 response = await self.call(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, header)
             except ConsumerNotOnlineError:

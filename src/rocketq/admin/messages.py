@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from rocketq.admin.core import AdminCore
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_decoder import decode_message, decode_message_id, decode_messages
-from rocketq.errors import ClientError, DecodeError, NoMessageError
+from rocketq.errors import ClientError, NoMessageError
 from rocketq.remoting import headers as h
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.header_base import CommandCustomHeader
@@ -48,17 +48,16 @@ def nearly_time_from_uniq_key(uniq_key: str, now_ms: int | None = None) -> int:
 
 class MessageAdmin(AdminCore):
     async def view_message(self, msg_id: str, topic: str | None = None) -> MessageExt:
-        """The message of an offset msgId (store host + commitlog offset); with ``topic``, a
-        uniq key (client msgId) is accepted too, as DefaultMQAdminExt.viewMessage does."""
-        try:
-            (host, port), offset = decode_message_id(msg_id)
-        except (DecodeError, ValueError):
-            if topic is None:
-                raise
+        """The message of an offset msgId (store host + commitlog offset). With ``topic``, a
+        client msgId (UNIQ_KEY) is looked up first, since both are 32 hex characters and a
+        uniq key read as an offset msgId names a host that is no broker."""
+        if topic is not None:
             found = await self.query_message_by_uniq_key(topic, msg_id)
-            if found is None:
-                raise NoMessageError(f"no message of {topic} has the msgId {msg_id}") from None
-            return found
+            if found is not None:
+                return found
+        (host, port), offset = decode_message_id(msg_id)
+        if not 0 < port < 65536:
+            raise NoMessageError(f"{msg_id} is neither a uniq key of {topic} nor an offset msgId")
         header = h.ViewMessageRequestHeader(offset=offset)
         response = await self.call(f"{host}:{port}", RequestCode.VIEW_MESSAGE_BY_ID, header)
         return decode_message(response.body, check_crc=False, decompress=True)
