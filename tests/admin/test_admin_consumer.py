@@ -158,7 +158,8 @@ async def test_consume_stats_connections_and_offsets_describe_a_live_group(
         ].max_offset
     )
     assert len(cq.queue_data) == min(3, cq.max_queue_index)
-    assert cq.subscription_data is not None and cq.subscription_data.topic == "StatsTopic"
+    assert cq.subscription_data is not None
+    assert cq.subscription_data.topic == "StatsTopic"
 
 
 async def test_producer_connection_lists_the_live_producer(cluster: Cluster) -> None:
@@ -209,7 +210,8 @@ async def test_running_info_and_consume_directly_are_answered_by_the_consumer(
     assert info.properties["consumer_group"] == "RunningGroup"
     assert {s.topic for s in info.subscription_set} == {"RunningTopic", "%RETRY%RunningGroup"}
     assert {mq.topic for mq in info.mq_table} >= {"RunningTopic"}
-    assert info.jstack and "Thread" in info.jstack
+    assert info.jstack
+    assert "Thread" in info.jstack
     assert result.consume_result is CMResult.CR_SUCCESS
     assert [m.body for m in got.msgs].count(b"body-0") == 2
 
