@@ -13,6 +13,7 @@ from typing import Any
 
 from rocketq.client import aio
 from rocketq.client.aio.producer import MessageQueueSelector, SendCallback
+from rocketq.client.blocking_mq_admin import BlockingMQAdmin
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import ConsumeStatus, SendResult
 from rocketq.common.message import Message, MessageExt, MessageQueue
@@ -59,7 +60,7 @@ class _Blocking:
         self.shutdown()  # type: ignore[attr-defined]
 
 
-class Producer(_Blocking):
+class Producer(_Blocking, BlockingMQAdmin):
     def __init__(
         self, producer_group: str = "DEFAULT_PRODUCER", *, namesrv_addr: str = "", **kw: Any
     ) -> None:
@@ -112,7 +113,7 @@ class Producer(_Blocking):
         return self.loop.run(self.impl.fetch_publish_message_queues(topic))
 
 
-class _BlockingConsumer(_Blocking):
+class _BlockingConsumer(_Blocking, BlockingMQAdmin):
     impl: aio.PushConsumer | aio.LitePullConsumer
 
     def subscribe(self, topic: str, expression: str = "*") -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from rocketq.client.aio.api import now_ms
 from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.config import ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
 from rocketq.client.message import (
@@ -53,7 +54,7 @@ def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any
     return mqs[abs(value) % len(mqs)]
 
 
-class Producer:
+class Producer(MQAdmin):
     def __init__(
         self,
         producer_group: str = "DEFAULT_PRODUCER",
