@@ -9,8 +9,10 @@ import pytest
 
 from rocketq.admin import AdminClient, AsyncAdminClient
 from rocketq.errors import BrokerResponseError, NoPermissionError, TopicNotExistError
-from rocketq.remoting.admin_bodies import SubscriptionGroupConfig
 from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.group_bodies import (
+    SubscriptionGroupConfig,
+)
 from rocketq.remoting.route_data import PERM_READ, TopicConfig
 from rocketq.testing.wait import until
 from tests.client.conftest import Cluster

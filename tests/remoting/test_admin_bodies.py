@@ -15,13 +15,9 @@ from rocketq.remoting import object_key_json
 from rocketq.remoting.admin_bodies import (
     Connection,
     ConsumerConnection,
-    ConsumerOffsetSerializeWrapper,
     ConsumeStats,
-    DelayOffsetSerializeWrapper,
     GroupList,
     OffsetWrapper,
-    QueryConsumeQueueResponseBody,
-    SubscriptionGroupConfig,
     TopicOffset,
     TopicStatsTable,
 )
@@ -37,6 +33,12 @@ from rocketq.remoting.consumer_bodies import (
     ConsumeMessageDirectlyResult,
     ConsumerRunningInfo,
     ResetOffsetBody,
+)
+from rocketq.remoting.group_bodies import (
+    ConsumerOffsetSerializeWrapper,
+    DelayOffsetSerializeWrapper,
+    QueryConsumeQueueResponseBody,
+    SubscriptionGroupConfig,
 )
 
 MQ0 = MessageQueueData(topic="T", broker_name="broker-a", queue_id=0)

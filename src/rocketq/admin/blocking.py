@@ -17,17 +17,19 @@ from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.admin_bodies import (
     ConsumerConnection,
-    ConsumerOffsetSerializeWrapper,
     ConsumeStats,
-    DelayOffsetSerializeWrapper,
     GroupList,
     ProducerConnection,
-    QueryConsumeQueueResponseBody,
-    SubscriptionGroupConfig,
-    SubscriptionGroupWrapper,
     TopicStatsTable,
 )
 from rocketq.remoting.consumer_bodies import ConsumeMessageDirectlyResult, ConsumerRunningInfo
+from rocketq.remoting.group_bodies import (
+    ConsumerOffsetSerializeWrapper,
+    DelayOffsetSerializeWrapper,
+    QueryConsumeQueueResponseBody,
+    SubscriptionGroupConfig,
+    SubscriptionGroupWrapper,
+)
 from rocketq.remoting.route_data import TopicConfig, TopicConfigSerializeWrapper
 from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
 

@@ -8,18 +8,18 @@ import json
 from rocketq.admin.core import AdminCore
 from rocketq.common.java_properties import parse_properties
 from rocketq.remoting import headers as h
-from rocketq.remoting.admin_bodies import (
+from rocketq.remoting.admin_headers import (
+    DeleteSubscriptionGroupRequestHeader,
+    QueryConsumeQueueRequestHeader,
+)
+from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.group_bodies import (
     ConsumerOffsetSerializeWrapper,
     DelayOffsetSerializeWrapper,
     QueryConsumeQueueResponseBody,
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.admin_headers import (
-    DeleteSubscriptionGroupRequestHeader,
-    QueryConsumeQueueRequestHeader,
-)
-from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.route_data import TopicConfig, TopicConfigSerializeWrapper
 from rocketq.remoting.topic_route import KVTable
 

@@ -8,7 +8,9 @@ import threading
 from typing import Any
 
 from rocketq.broker.config_manager import ConfigManager, DataVersion
-from rocketq.remoting.admin_bodies import SubscriptionGroupConfig
+from rocketq.remoting.group_bodies import (
+    SubscriptionGroupConfig,
+)
 
 __all__ = ["BUILT_IN_GROUPS", "SubscriptionGroupConfig", "SubscriptionGroupManager"]
 

@@ -12,17 +12,11 @@ from rocketq.broker import store_bridge as sb
 from rocketq.broker.client_manager import ClientChannelInfo
 from rocketq.remoting.admin_bodies import (
     Connection,
-    ConsumeQueueData,
     ConsumerConnection,
-    ConsumerOffsetSerializeWrapper,
     ConsumeStats,
-    DelayOffsetSerializeWrapper,
     GroupList,
     OffsetWrapper,
     ProducerConnection,
-    QueryConsumeQueueResponseBody,
-    SubscriptionGroupConfig,
-    SubscriptionGroupWrapper,
     TopicOffset,
     TopicStatsTable,
 )
@@ -34,6 +28,14 @@ from rocketq.remoting.bodies import MessageQueueData
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.group_bodies import (
+    ConsumeQueueData,
+    ConsumerOffsetSerializeWrapper,
+    DelayOffsetSerializeWrapper,
+    QueryConsumeQueueResponseBody,
+    SubscriptionGroupConfig,
+    SubscriptionGroupWrapper,
+)
 from rocketq.remoting.headers import (
     GetConsumerConnectionListRequestHeader,
     GetConsumeStatsRequestHeader,
