@@ -128,3 +128,34 @@ async def test_blocking_producer_request_waits_for_the_reply(cluster: Cluster) -
         await consumer.shutdown()
         await reply_producer.shutdown()
     assert reply.body == b"re:b"
+
+
+async def test_send_reply_message_v1_without_a_requester_is_refused_but_stored(
+    cluster: Cluster,
+) -> None:
+    from rocketq.remoting.client import RemotingClient
+    from rocketq.remoting.codes import RequestCode
+    from rocketq.remoting.command import RemotingCommand
+    from rocketq.remoting.headers import SendMessageRequestHeader
+
+    topic = reply_topic("DefaultCluster")
+    header = SendMessageRequestHeader(
+        producer_group="pg",
+        topic=topic,
+        default_topic="TBW102",
+        default_topic_queue_nums=4,
+        queue_id=0,
+        sys_flag=0,
+        born_timestamp=1,
+        flag=0,
+        properties="MSG_TYPE\x01reply\x02CORRELATION_ID\x01c-9\x02",
+    )
+    request = RemotingCommand.create_request(
+        RequestCode.SEND_REPLY_MESSAGE, header.to_ext_fields(), b"orphan reply"
+    )
+    async with RemotingClient() as client:
+        response = await client.invoke(cluster.broker.broker_addr, request, 5.0)
+    assert response.code == ResponseCode.SYSTEM_ERROR
+    assert response.remark == "reply message properties[REPLY_TO_CLIENT] is null"
+    store = cluster.broker.message_store
+    assert await until(lambda: store.get_max_offset_in_queue(topic, 0) == 1, 5)
