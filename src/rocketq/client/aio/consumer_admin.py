@@ -142,10 +142,13 @@ async def reset_offset(consumer: Any, topic: str, offsets: dict[MessageQueue, in
     offsets, then rebalance at once so the queues are pulled again from there."""
     rebalance = getattr(consumer, "_rebalance", None)
     store = consumer.offset_store
+    if not hasattr(consumer, "_pull_tasks"):  # as Java: only push consumers are reset
+        log.warning("reset offset of %s ignored: %s is not a push consumer", topic, consumer.group)
+        return
     if rebalance is None or store is None:
         return
     dropped = []
-    pull_tasks: dict[MessageQueue, asyncio.Task[None]] = getattr(consumer, "_pull_tasks", {})
+    pull_tasks: dict[MessageQueue, asyncio.Task[None]] = consumer._pull_tasks
     for mq, pq in list(rebalance.process_queue_table.items()):
         if mq.topic == topic:
             pq.dropped = True

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ClassVar, Protocol
 
 from rocketq.client.aio.api import MQClientAPI
+from rocketq.client.aio.client_remoting_processor import ClientRemotingProcessor
+from rocketq.client.aio.request_reply import RequestFutureHolder
 from rocketq.client.config import ClientConfig
 from rocketq.client.fault import TopicPublishInfo
 from rocketq.common.message import MessageQueue
@@ -98,9 +100,6 @@ class MQClientInstance:
         self.remoting.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed
         )
-        from rocketq.client.aio.client_remoting_processor import ClientRemotingProcessor
-        from rocketq.client.aio.request_reply import RequestFutureHolder
-
         self.request_futures = RequestFutureHolder()
         ClientRemotingProcessor(self).register()
 
