@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from rocketq.admin import AdminClient, AsyncAdminClient
-from rocketq.errors import BrokerResponseError, NoPermissionError, TopicNotExistError
+from rocketq.errors import BrokerResponseError, ClientError, NoPermissionError, TopicNotExistError
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
@@ -172,3 +172,18 @@ async def test_a_code_this_broker_does_not_serve_is_refused_with_its_number(
             )
     assert caught.value.response_code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
     assert await until(lambda: True, 0.1)
+
+
+async def test_cluster_wide_topic_create_and_delete_reach_every_master(cluster: Cluster) -> None:
+    async with AsyncAdminClient(cluster.addr) as admin:
+        masters = await admin.create_and_update_topic_config_in_cluster(
+            "DefaultCluster", TopicConfig(topic_name="ClusterTopic", read_queue_nums=2)
+        )
+        assert masters == [cluster.broker.broker_addr]
+        route = await admin.examine_topic_route_info("ClusterTopic")
+        assert route.queue_datas[0].read_queue_nums == 2
+        await admin.delete_topic("ClusterTopic", "DefaultCluster")
+        with pytest.raises(TopicNotExistError):
+            await admin.examine_topic_route_info("ClusterTopic")
+        with pytest.raises(ClientError, match="NoCluster"):
+            await admin.master_addrs_of_cluster("NoCluster")

@@ -131,6 +131,7 @@ async def test_consume_stats_connections_and_offsets_describe_a_live_group(
         )
         async with AsyncAdminClient(cluster.addr) as admin:
             stats = await admin.examine_consume_stats("StatsGroup", "StatsTopic")
+            every_topic = await admin.examine_consume_stats("StatsGroup")
             topic_stats = await admin.examine_topic_stats("StatsTopic")
             conn = await admin.examine_consumer_connection_info("StatsGroup")
             who = await admin.query_topic_consume_by_who("StatsTopic")
@@ -141,6 +142,7 @@ async def test_consume_stats_connections_and_offsets_describe_a_live_group(
     finally:
         await consumer.shutdown()
     assert stats.compute_total_diff() == 0
+    assert set(stats.offset_table) <= set(every_topic.offset_table)
     assert sum(w.broker_offset for w in stats.offset_table.values()) == 8
     assert all(w.last_timestamp > 0 for w in stats.offset_table.values() if w.consumer_offset)
     assert sum(t.max_offset for t in topic_stats.offset_table.values()) == 8

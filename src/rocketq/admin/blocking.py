@@ -117,6 +117,17 @@ class AdminClient:
     def create_and_update_topic_config(self, broker_addr: str, config: TopicConfig) -> None:
         self._run(self.impl.create_and_update_topic_config(broker_addr, config))
 
+    def master_addrs_of_cluster(self, cluster: str) -> dict[str, str]:
+        return self._run(self.impl.master_addrs_of_cluster(cluster))
+
+    def create_and_update_topic_config_in_cluster(
+        self, cluster: str, config: TopicConfig
+    ) -> list[str]:
+        return self._run(self.impl.create_and_update_topic_config_in_cluster(cluster, config))
+
+    def delete_topic(self, topic: str, cluster: str) -> None:
+        self._run(self.impl.delete_topic(topic, cluster))
+
     def delete_topic_in_broker(self, broker_addrs: list[str], topic: str) -> None:
         self._run(self.impl.delete_topic_in_broker(broker_addrs, topic))
 
