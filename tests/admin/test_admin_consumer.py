@@ -209,7 +209,8 @@ async def test_running_info_and_consume_directly_are_answered_by_the_consumer(
     finally:
         await consumer.shutdown()
     assert info.properties[PROP_CONSUME_TYPE] == "CONSUME_PASSIVELY"
-    assert info.properties["consumer_group"] == "RunningGroup"
+    assert info.properties["consumerGroup"] == "RunningGroup"
+    assert info.properties["messageModel"] == "CLUSTERING"
     assert {s.topic for s in info.subscription_set} == {"RunningTopic", "%RETRY%RunningGroup"}
     assert {mq.topic for mq in info.mq_table} >= {"RunningTopic"}
     assert info.jstack

@@ -21,6 +21,7 @@ from rocketq.client.offset_store import ReadOffsetType
 from rocketq.client.status import ConsumeStatus
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.bodies import MessageQueueData
+from rocketq.remoting.header_base import camel_case
 from rocketq.remoting.consumer_bodies import (
     PROP_CONSUME_ORDERLY,
     PROP_CONSUMER_START_TIMESTAMP,
@@ -39,11 +40,13 @@ def _mq_data(mq: MessageQueue) -> MessageQueueData:
 
 
 def _config_properties(config: Any) -> dict[str, str]:
-    """MixAll.object2Properties of the consumer's config (snake_case names, text values)."""
+    """MixAll.object2Properties of the consumer's config: camelCase names (Java's for the
+    settings without a unit, e.g. ``consumerGroup``, ``messageModel``, ``pullBatchSize``;
+    the unit stays in the others, e.g. ``brokerSuspendMaxTimeS``), values as text."""
     props: dict[str, str] = {}
     for name in getattr(config, "__dataclass_fields__", {}):
         value = getattr(config, name)
-        props[name] = str(getattr(value, "name", value))
+        props[camel_case(name)] = str(getattr(value, "name", value))
     return props
 
 
