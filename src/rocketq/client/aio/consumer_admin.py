@@ -21,7 +21,6 @@ from rocketq.client.offset_store import ReadOffsetType
 from rocketq.client.status import ConsumeStatus
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.bodies import MessageQueueData
-from rocketq.remoting.header_base import camel_case
 from rocketq.remoting.consumer_bodies import (
     PROP_CONSUME_ORDERLY,
     PROP_CONSUMER_START_TIMESTAMP,
@@ -31,6 +30,7 @@ from rocketq.remoting.consumer_bodies import (
     ConsumerRunningInfo,
     ProcessQueueInfo,
 )
+from rocketq.remoting.header_base import camel_case
 
 log = logging.getLogger(__name__)
 
