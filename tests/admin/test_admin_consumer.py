@@ -211,6 +211,7 @@ async def test_running_info_and_consume_directly_are_answered_by_the_consumer(
     assert info.properties[PROP_CONSUME_TYPE] == "CONSUME_PASSIVELY"
     assert info.properties["consumerGroup"] == "RunningGroup"
     assert info.properties["messageModel"] == "CLUSTERING"
+    assert int(info.properties["PROP_CONSUMER_START_TIMESTAMP"]) > 0
     assert {s.topic for s in info.subscription_set} == {"RunningTopic", "%RETRY%RunningGroup"}
     assert {mq.topic for mq in info.mq_table} >= {"RunningTopic"}
     assert info.jstack

@@ -65,7 +65,7 @@ async def consumer_running_info(consumer: Any, *, with_jstack: bool) -> Consumer
     info.properties[PROP_THREADPOOL_CORE_SIZE] = str(
         getattr(consumer.config, "consume_thread_max", 1)
     )
-    info.properties[PROP_CONSUMER_START_TIMESTAMP] = str(getattr(consumer, "start_timestamp_ms", 0))
+    info.properties[PROP_CONSUMER_START_TIMESTAMP] = str(consumer.start_timestamp_ms)
     rebalance = getattr(consumer, "_rebalance", None)
     if rebalance is None:
         return info

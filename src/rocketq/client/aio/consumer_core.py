@@ -33,6 +33,7 @@ class ConsumerCore(MQAdmin):
         self._rebalance: RebalanceImpl | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._running = False
+        self.start_timestamp_ms = 0  # when start() finished (ConsumerRunningInfo)
 
     def _add_subscription(self, topic: str, expression: str) -> None:
         """Validate and record; a started consumer heartbeats it and rebalances at once."""
