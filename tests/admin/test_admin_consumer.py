@@ -212,6 +212,10 @@ async def test_running_info_and_consume_directly_are_answered_by_the_consumer(
     assert info.properties["consumerGroup"] == "RunningGroup"
     assert info.properties["messageModel"] == "CLUSTERING"
     assert int(info.properties["PROP_CONSUMER_START_TIMESTAMP"]) > 0
+    status = info.status_table["RunningTopic"]
+    assert status.consume_ok_tps > 0
+    assert status.pull_tps > 0
+    assert status.consume_failed_msgs == 0
     assert {s.topic for s in info.subscription_set} == {"RunningTopic", "%RETRY%RunningGroup"}
     assert {mq.topic for mq in info.mq_table} >= {"RunningTopic"}
     assert info.jstack

@@ -91,6 +91,9 @@ async def consumer_running_info(consumer: Any, *, with_jstack: bool) -> Consumer
             last_pull_timestamp=_wall_ms(pq.last_pull_monotonic),
             last_lock_timestamp=_wall_ms(pq.last_lock_monotonic) if pq.last_lock_monotonic else 0,
         )
+    stats = consumer._instance.consumer_stats_manager
+    for topic in sorted(rebalance.subscription_inner):
+        info.status_table[topic] = stats.consume_status(consumer.group, topic)
     if with_jstack:
         info.jstack = jstack()
     return info
