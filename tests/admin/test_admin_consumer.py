@@ -245,3 +245,34 @@ async def test_reset_offset_by_time_makes_the_live_consumer_read_again(cluster: 
     finally:
         await consumer.shutdown()
     assert sorted(m.body for m in got.msgs) == sorted([f"body-{i}".encode() for i in range(6)] * 2)
+
+
+@pytest.mark.timeout(60)
+async def test_a_lite_pull_consumer_answers_running_info_and_refuses_direct_consume(
+    cluster: Cluster,
+) -> None:
+    from rocketq.client.aio import LitePullConsumer
+
+    sent = await produce(cluster, "LiteTopic", 2)
+    consumer = LitePullConsumer("LiteGroup", namesrv_addr=cluster.addr, **FAST_CLIENT)
+    consumer.subscribe("LiteTopic")
+    await consumer.start()
+    try:
+        async with AsyncAdminClient(cluster.addr) as admin:
+            assert await until(
+                lambda: (
+                    cluster.broker.consumer_manager.get_consumer_group_info("LiteGroup") is not None
+                ),
+                10,
+            )
+            client_id = consumer.config.build_client_id()
+            info = await admin.get_consumer_running_info("LiteGroup", client_id)
+            result = await admin.consume_message_directly(
+                "LiteGroup", client_id, "LiteTopic", sent[0].offset_msg_id
+            )
+    finally:
+        await consumer.shutdown()
+    assert info.properties[PROP_CONSUME_TYPE] == "CONSUME_ACTIVELY"
+    assert "LiteTopic" in {s.topic for s in info.subscription_set}
+    assert result.consume_result is CMResult.CR_THROW_EXCEPTION
+    assert "no message listener" in (result.remark or "")
