@@ -276,3 +276,18 @@ async def test_a_lite_pull_consumer_answers_running_info_and_refuses_direct_cons
     assert "LiteTopic" in {s.topic for s in info.subscription_set}
     assert result.consume_result is CMResult.CR_THROW_EXCEPTION
     assert "no message listener" in (result.remark or "")
+
+
+@pytest.mark.timeout(60)
+async def test_reset_offset_of_an_offline_group_moves_the_broker_offsets(cluster: Cluster) -> None:
+    await produce(cluster, "OfflineReset", 4)
+    consumer, got = await start_consumer(cluster, "OfflineGroup", "OfflineReset")
+    try:
+        assert await until(lambda: len(got.msgs) == 4, 30)
+    finally:
+        await consumer.shutdown()
+    assert sum(cluster.committed("OfflineGroup", "OfflineReset").values()) == 4
+    async with AsyncAdminClient(cluster.addr) as admin:
+        table = await admin.reset_offset_by_timestamp("OfflineReset", "OfflineGroup", 0)
+    assert set(table.values()) == {0}
+    assert set(cluster.committed("OfflineGroup", "OfflineReset").values()) == {0}

@@ -138,13 +138,45 @@ class ConsumerAdmin(MessageAdmin):
         self, topic: str, group: str, timestamp_ms: int, *, is_force: bool = True
     ) -> dict[MessageQueue, int]:
         """INVOKE_BROKER_TO_RESET_OFFSET (222) on each broker of ``topic``: live consumers of
-        ``group`` move to the first offset stored at or after ``timestamp_ms`` (-1: the end)."""
+        ``group`` move to the first offset stored at or after ``timestamp_ms`` (-1: the end).
+        Where no consumer of the group is online, the broker's committed offsets are moved
+        instead (UPDATE_CONSUMER_OFFSET), as mqadmin resetOffsetByTime does. Returns the new
+        offset of each queue that moved."""
         header = h.ResetOffsetRequestHeader(
             topic=topic, group=group, timestamp=timestamp_ms, is_force=is_force
         )
         offsets: dict[MessageQueue, int] = {}
         for addr in (await self.master_addrs_of_topic(topic)).values():
-            response = await self.call(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, header)
+            try:
+                response = await self.call(addr, RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, header)
+            except ConsumerNotOnlineError:
+                offsets.update(
+                    await self._reset_offset_in_broker(addr, topic, group, timestamp_ms, is_force)
+                )
+                continue
             for mq, offset in ResetOffsetBody.decode(response.body).offset_table.items():
                 offsets[MessageQueue(mq.topic, mq.broker_name, mq.queue_id)] = offset
         return dict(sorted(offsets.items()))
+
+    async def _reset_offset_in_broker(
+        self, addr: str, topic: str, group: str, timestamp_ms: int, is_force: bool
+    ) -> dict[MessageQueue, int]:
+        """resetOffsetByTimestampOld: no consumer of the group is online, so the broker's
+        committed offsets are moved with UPDATE_CONSUMER_OFFSET, queue by queue."""
+        stats_header = h.GetConsumeStatsRequestHeader(consumer_group=group, topic=topic)
+        response = await self.call(addr, RequestCode.GET_CONSUME_STATS, stats_header)
+        offsets: dict[MessageQueue, int] = {}
+        for data, wrapper in ConsumeStats.decode(response.body).offset_table.items():
+            mq = MessageQueue(data.topic, data.broker_name, data.queue_id)
+            if timestamp_ms == -1:
+                target = await self.max_offset(mq)
+            else:
+                target = await self.search_offset(mq, timestamp_ms)
+            if not is_force and target > wrapper.consumer_offset:
+                continue
+            update = h.UpdateConsumerOffsetRequestHeader(
+                consumer_group=group, topic=topic, queue_id=mq.queue_id, commit_offset=target
+            )
+            await self.call(addr, RequestCode.UPDATE_CONSUMER_OFFSET, update)
+            offsets[mq] = target
+        return offsets
