@@ -118,3 +118,35 @@ def test_starting_offsets_by_timestamp_resolve_per_queue_and_the_strategy_decide
     assert start[mq] == mine[0].queue_offset == 0  # timestamp 0: the first message
     assert start[queues[1]] == 2  # nothing that new: the end (2 messages in that queue)
     assert start[MessageQueue(topic, "broker-b", 0)] == 0  # not listed: the default
+
+
+def test_max_bytes_per_trigger_admits_by_the_consume_queue_sizes(
+    cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    from rocketq.common.message import Message, MessageQueue
+    from rocketq.spark.queue_client import QueueClient
+    from tests.spark.conftest import wait_visible
+
+    mq = MessageQueue(topic, "broker-a", 0)
+    sent = [producer.send(Message(topic, b"x" * 100), message_queue=mq) for _ in range(12)]
+    wait_visible(producer, sent)
+    client = QueueClient(cluster.namesrv_addr)
+    try:
+        sizes = client.consume_queue_sizes(mq, 0, 12)
+    finally:
+        client.close()
+    assert len(sizes) == 12
+    assert len(set(sizes)) == 1
+    limit = sizes[0] * 3 + sizes[0] // 2
+    source = reader(cluster, topic, startingoffsets="earliest", maxbytespertrigger=str(limit))
+    start = source.initialOffset()
+    source.prepareForTriggerAvailableNow()
+    seen = []
+    while (end := source.latestOffset(start, source.getDefaultReadLimit())) is not start:
+        seen.append(total(end) - total(start))
+        start = end
+        assert len(seen) < 10
+    assert seen == [3, 3, 3, 3]
+    tiny = reader(cluster, topic, startingoffsets="earliest", maxbytespertrigger="1")
+    first = tiny.latestOffset(tiny.initialOffset(), tiny.getDefaultReadLimit())
+    assert total(first) == 1  # one message larger than the budget still moves the stream

@@ -24,6 +24,8 @@ from rocketq.spark.queue_client import QueueClient
 
 log = logging.getLogger(__name__)
 
+SIZE_CHUNK_UNITS = 256
+
 
 @dataclass(frozen=True, slots=True)
 class QueueRange:
@@ -161,6 +163,31 @@ class OffsetReader:
                 " failOnDataLoss=false to skip ahead instead of failing the query"
             )
         log.warning("skipping lost data: %s", what)
+
+    def byte_limit(
+        self, begin: Mapping[MessageQueue, int], end: Mapping[MessageQueue, int], max_bytes: int
+    ) -> OffsetMap:
+        """Ends that admit at most ``max_bytes`` of messages (sizes from the consume queues).
+
+        Queues take turns, a chunk of units each; at least one message is admitted even when
+        it alone is larger than the budget, so a stream never stalls on a big message.
+        """
+        out = {mq: begin.get(mq, end[mq]) for mq in end}
+        active = [mq for mq in sorted(end) if end[mq] > out[mq]]
+        budget = max_bytes
+        while active:
+            for mq in list(active):
+                count = min(SIZE_CHUNK_UNITS, end[mq] - out[mq])
+                taken = 0
+                for size in self.client.consume_queue_sizes(mq, out[mq], count):
+                    if size > budget and (budget < max_bytes or taken):
+                        break
+                    budget -= size
+                    taken += 1
+                out[mq] += taken
+                if taken < count or out[mq] >= end[mq]:
+                    active.remove(mq)
+        return out
 
     # ------------------------------------------------------------------ planning
 

@@ -171,6 +171,7 @@ class ReadOptions:
     max_offsets_per_trigger: int | None = None
     min_offsets_per_trigger: int | None = None
     max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
+    max_bytes_per_trigger: int | None = None
     consumer_group: str | None = None
     pull_batch_size: int = 32
     poll_timeout_ms: int = 120_000
@@ -218,11 +219,6 @@ def _check_combinations(opts: dict[str, str], streaming: bool) -> None:
         raise SparkOptionError("endingTimestamp and endingOffsetsByTimestamp contradict")
     if "maxTriggerDelay" in opts and "minOffsetsPerTrigger" not in opts:
         raise SparkOptionError("maxTriggerDelay needs minOffsetsPerTrigger")
-    if "maxBytesPerTrigger" in opts:
-        raise SparkOptionError(
-            "maxBytesPerTrigger is not supported yet: the broker does not answer"
-            " QUERY_CONSUME_QUEUE, whose size field it needs; use maxOffsetsPerTrigger"
-        )
 
 
 def _selection(opts: dict[str, str]) -> dict[str, Any]:
@@ -285,6 +281,7 @@ def _admission(opts: dict[str, str]) -> dict[str, Any]:
     if raw_delay is not None:
         delay = duration_ms("maxTriggerDelay", raw_delay)
     return {
+        "max_bytes_per_trigger": _int(opts, "maxBytesPerTrigger", minimum=1),
         "max_offsets_per_trigger": max_offsets,
         "min_offsets_per_trigger": min_offsets,
         "max_trigger_delay_ms": delay,

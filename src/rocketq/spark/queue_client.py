@@ -18,15 +18,18 @@ from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import Any, ClassVar, TypeVar
 
+from rocketq.client.aio.api import raise_for
 from rocketq.client.aio.instance import MQClientInstance, subscribe_info_of
 from rocketq.client.aio.pull_api import pull_kernel
 from rocketq.client.config import ClientConfig
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import PullResult
 from rocketq.common.message import MessageQueue
+from rocketq.remoting.admin_headers import QueryConsumeQueueRequestHeader
 from rocketq.remoting.bodies import SubscriptionData
-from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.group_bodies import QueryConsumeQueueResponseBody
 from rocketq.remoting.topic_route import TopicList
 
 T = TypeVar("T")
@@ -113,10 +116,7 @@ class QueueClient:
                 RequestCode.GET_ALL_TOPIC_LIST_FROM_NAMESERVER, {}
             )
             response = await instance.remoting.invoke(None, request, self.timeout_s)
-            if response.code != ResponseCode.SUCCESS:
-                from rocketq.errors import for_code
-
-                raise for_code(response.code, response.remark or "")
+            raise_for(response)
             return sorted(TopicList.decode(response.body).topic_list)
 
         return self._run(call())
@@ -161,6 +161,27 @@ class QueueClient:
         async def call() -> int | None:
             instance, addr = await self._addr(mq)
             return await instance.api.query_consumer_offset(addr, group, mq)
+
+        return self._run(call())
+
+    def consume_queue_sizes(self, mq: MessageQueue, index: int, count: int) -> list[int]:
+        """The message sizes of ``count`` ConsumeQueue units from ``index`` (QUERY_CONSUME_QUEUE).
+
+        Read from the consume queue's 20-byte units, so no message body is fetched.
+        """
+
+        async def call() -> list[int]:
+            instance, addr = await self._addr(mq)
+            header = QueryConsumeQueueRequestHeader(
+                topic=mq.topic, queue_id=mq.queue_id, index=index, count=count
+            )
+            request = RemotingCommand.create_request(
+                RequestCode.QUERY_CONSUME_QUEUE, header.to_ext_fields()
+            )
+            response = await instance.remoting.invoke(addr, request, self.timeout_s)
+            raise_for(response)
+            body = QueryConsumeQueueResponseBody.decode(response.body)
+            return [unit.physic_size for unit in body.queue_data]
 
         return self._run(call())
 

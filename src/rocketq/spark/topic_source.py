@@ -36,6 +36,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
+    ReadMaxBytes,
     ReadMaxRows,
     ReadMinRows,
     SupportsTriggerAvailableNow,
@@ -175,6 +176,8 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.options.max_offsets_per_trigger is not None:
             return ReadMaxRows(self.options.max_offsets_per_trigger)
+        if self.options.max_bytes_per_trigger is not None:
+            return ReadMaxBytes(self.options.max_bytes_per_trigger)
         if self.options.min_offsets_per_trigger is not None:
             return ReadMinRows(self.options.min_offsets_per_trigger)
         return ReadAllAvailable()
@@ -223,9 +226,12 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self._waiting_since_ms = waiting_since
                 return {mq: known[mq] for mq in latest}
             self._waiting_since_ms = None
+        end = latest
         if opts.max_offsets_per_trigger is not None:
-            return rate_limit(known, latest, opts.max_offsets_per_trigger)
-        return latest
+            end = rate_limit(known, end, opts.max_offsets_per_trigger)
+        if opts.max_bytes_per_trigger is not None:
+            end = self.offsets.byte_limit(known, end, opts.max_bytes_per_trigger)
+        return end
 
     def reportLatestOffset(self) -> dict[str, Any] | None:
         if not self._latest:
