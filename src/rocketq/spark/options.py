@@ -33,6 +33,7 @@ READ_OPTIONS = [
     "endingOffsetsByTimestamp",
     "startingOffsetsByTimestampStrategy",
     "subExpression",
+    "subExpressionType",
     "maxRecordsPerPartition",
     "minPartitions",
     "failOnDataLoss",
@@ -165,6 +166,7 @@ class ReadOptions:
     ending_by_timestamp: OffsetMap | None = None
     timestamp_strategy: str = "error"
     sub_expression: str = "*"
+    sub_expression_type: str = "TAG"
     max_records_per_partition: int | None = None
     min_partitions: int | None = None
     fail_on_data_loss: bool = True
@@ -185,6 +187,7 @@ class ReadOptions:
             **_selection(opts),
             **_positions(opts, streaming),
             sub_expression=opts.get("subExpression", "*").strip() or "*",
+            sub_expression_type=_expression_type(opts),
             max_records_per_partition=_int(opts, "maxRecordsPerPartition", minimum=1),
             min_partitions=_int(opts, "minPartitions", minimum=1),
             fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
@@ -219,6 +222,18 @@ def _check_combinations(opts: dict[str, str], streaming: bool) -> None:
         raise SparkOptionError("endingTimestamp and endingOffsetsByTimestamp contradict")
     if "maxTriggerDelay" in opts and "minOffsetsPerTrigger" not in opts:
         raise SparkOptionError("maxTriggerDelay needs minOffsetsPerTrigger")
+
+
+def _expression_type(opts: dict[str, str]) -> str:
+    kind = opts.get("subExpressionType", "TAG").strip().upper()
+    if kind not in ("TAG", "SQL92"):
+        raise SparkOptionError(f"subExpressionType is TAG or SQL92, got {kind!r}")
+    if kind == "SQL92":
+        raise SparkOptionError(
+            "subExpressionType=SQL92 is not supported yet: this rocketq broker has no SQL92"
+            " filter and would read the expression as tags; use a TAG subExpression"
+        )
+    return kind
 
 
 def _selection(opts: dict[str, str]) -> dict[str, Any]:

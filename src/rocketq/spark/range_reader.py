@@ -24,6 +24,7 @@ from typing import Any
 from rocketq.client.status import PullResult, PullStatus
 from rocketq.client.subscription import build_subscription_data
 from rocketq.errors import DataLossError, RocketQError
+from rocketq.remoting.bodies import EXPRESSION_TYPE_SQL92, EXPRESSION_TYPE_TAG, SubscriptionData
 from rocketq.spark.offset_reader import QueueRange
 from rocketq.spark.queue_client import QueueClient
 from rocketq.spark.schema import RecordBatchBuilder, topic_row
@@ -41,6 +42,7 @@ class ReadSettings:
 
     name_server: str
     sub_expression: str = "*"
+    sub_expression_type: str = EXPRESSION_TYPE_TAG
     pull_batch_size: int = 32
     poll_timeout_ms: int = 120_000
     fail_on_data_loss: bool = True
@@ -66,8 +68,9 @@ def pull_range(r: QueueRange, settings: ReadSettings) -> Iterator[Any]:
     discards the pulls sent after it and the window restarts where the broker says.
     """
     client = QueueClient.for_name_server(settings.name_server)
-    subscription = build_subscription_data(r.topic, settings.sub_expression)
-    depth = PULLS_IN_FLIGHT if not subscription.tags_set else 1
+    subscription = subscription_of(r.topic, settings)
+    every_offset = subscription.expression_type == EXPRESSION_TYPE_TAG and not subscription.tags_set
+    depth = PULLS_IN_FLIGHT if every_offset else 1
     window: collections.deque[tuple[int, Future[PullResult]]] = collections.deque()
     offset = planned = r.start
     stalled_since: float | None = None
@@ -98,6 +101,19 @@ def pull_range(r: QueueRange, settings: ReadSettings) -> Iterator[Any]:
         if (window[0][0] if window else planned) != offset:
             window.clear()  # answers of pulls sent past a surprise are dropped unread
             planned = offset
+
+
+def subscription_of(topic: str, settings: ReadSettings) -> SubscriptionData:
+    """A TAG subscription, or an SQL92 one that the broker evaluates on pull (its
+    ``enablePropertyFilter`` must be on; a broker without it refuses the pull, naming why)."""
+    if settings.sub_expression_type == EXPRESSION_TYPE_TAG:
+        return build_subscription_data(topic, settings.sub_expression)
+    return SubscriptionData(
+        topic=topic,
+        sub_string=settings.sub_expression,
+        sub_version=time.time_ns() // 1_000_000,
+        expression_type=EXPRESSION_TYPE_SQL92,
+    )
 
 
 def _check_stall(

@@ -84,6 +84,7 @@ def settings_of(opts: ReadOptions) -> ReadSettings:
     return ReadSettings(
         name_server=opts.name_server,
         sub_expression=opts.sub_expression,
+        sub_expression_type=opts.sub_expression_type,
         pull_batch_size=opts.pull_batch_size,
         poll_timeout_ms=opts.poll_timeout_ms,
         fail_on_data_loss=opts.fail_on_data_loss,
