@@ -108,6 +108,7 @@ def test_a_queue_added_mid_stream_is_read_from_its_start(
         while len(producer.fetch_publish_message_queues(topic)) < 4:
             assert time.monotonic() < deadline, "the producer never saw the new queues"
             producer.impl._publish_infos.pop(topic, None)  # force a route refresh
+            time.sleep(0.05)
         sent = send_many(producer, topic, 12, prefix="after")
         query.processAllAvailable()
     finally:
