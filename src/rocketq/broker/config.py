@@ -58,6 +58,11 @@ BROKER_KEYS: dict[str, str] = {
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
+    # transactions (BrokerConfig.transaction*)
+    "transactionCheckInterval": "transaction_check_interval_ms",
+    "transactionTimeOut": "transaction_time_out_ms",
+    "transactionCheckMax": "transaction_check_max",
+    "rejectTransactionMessage": "reject_transaction_message",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -99,6 +104,11 @@ class BrokerConfig:
     notify_consumer_ids_changed_enable: bool = True
     max_message_size: int = 4 * 1024 * 1024
     store_path_root_dir: str = str(Path.home() / "store")
+    # TransactionalMessageCheckService: scan period, age before a half is checked, check count
+    transaction_check_interval_ms: int = 60_000
+    transaction_time_out_ms: int = 6_000
+    transaction_check_max: int = 15
+    reject_transaction_message: bool = False
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 
@@ -118,6 +128,8 @@ class BrokerConfig:
             "register_name_server_period_ms",
             "channel_expired_timeout_ms",
             "max_message_size",
+            "transaction_check_interval_ms",
+            "transaction_check_max",
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
