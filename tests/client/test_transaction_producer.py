@@ -125,12 +125,17 @@ async def test_commit_delivers_the_message_with_its_msg_id_and_writes_rocketmq_r
     assert half.properties["PGROUP"] == "pg-tx"
     assert half.queue_id == 0
     assert MessageSysFlag.get_transaction_value(half.sys_flag) == 0
-    assert op.tags == "d" and op.body == b"0" and op.queue_id == 0
+    assert op.tags == "d"
+    assert op.body == b"0"
+    assert op.queue_id == 0
     assert final.body == b"order-1"
     assert final.queue_id == result.message_queue.queue_id
     assert final.uniq_key == result.msg_id
-    assert final.properties["a"] == "1" and final.tags == "TagA" and final.keys == ["k1"]
-    assert "TRAN_MSG" not in final.properties and "REAL_TOPIC" not in final.properties
+    assert final.properties["a"] == "1"
+    assert final.tags == "TagA"
+    assert final.keys == ["k1"]
+    assert "TRAN_MSG" not in final.properties
+    assert "REAL_TOPIC" not in final.properties
     assert MessageSysFlag.get_transaction_value(final.sys_flag) == (
         MessageSysFlag.TRANSACTION_COMMIT_TYPE
     )
@@ -224,7 +229,9 @@ async def test_a_half_unknown_fifteen_times_is_discarded_to_trans_check_max_time
     assert discarded.uniq_key == result.msg_id
     assert discarded.properties["REAL_TOPIC"] == TOPIC
     assert discarded.properties["TRANSACTION_CHECK_TIMES"] == "15"
-    assert tc is not None and tc.read_queue_nums == 1 and tc.perm == 6
+    assert tc is not None
+    assert tc.read_queue_nums == 1
+    assert tc.perm == 6
 
 
 async def test_check_progress_and_pending_halves_survive_a_broker_restart(tmp_path: Path) -> None:
@@ -362,7 +369,8 @@ def test_blocking_producer_commits_and_answers_checks_on_a_worker_thread(tmp_pat
         loop.call_soon_threadsafe(done.set)
         server.join(60)
         loop.close()
-    assert now.local_transaction_state is COMMIT and later.local_transaction_state is UNKNOWN
+    assert now.local_transaction_state is COMMIT
+    assert later.local_transaction_state is UNKNOWN
     assert threads[0] == threads[1] == threading.current_thread().name
     assert threads[2] != threading.current_thread().name
     assert sorted(m.body for m in box["finals"]) == [b"later", b"now"]
