@@ -229,9 +229,9 @@ class TransactionalMessageCheckService:
 
     def _is_ended(self, scan: _OpScan, msg: MessageExt) -> bool:
         first = first_queue_offset(msg)
-        return first != msg.queue_offset and (
-            first in scan.ended_first_offsets or first in self.s.ended
-        )
+        if first in self.s.ended:  # ended in this run (its op may still be on its way)
+            return True
+        return first != msg.queue_offset and first in scan.ended_first_offsets
 
     def _need_skip(self, msg: MessageExt) -> bool:
         config = getattr(self.c.message_store, "config", None)
