@@ -389,3 +389,31 @@ def _wait(predicate: Any, timeout_s: float = 20) -> bool:
             return True
         time.sleep(0.05)
     return bool(predicate())
+
+
+async def test_resume_check_half_message_puts_a_discarded_half_back_to_be_checked_again(
+    tmp_path: Path,
+) -> None:
+    from rocketq.remoting.codes import RequestCode, ResponseCode
+    from rocketq.remoting.command import RemotingCommand
+
+    async with cluster(tmp_path / "s", **FAST_CHECKS, transaction_check_max=2) as (addr, broker):
+        listener = Listener(execute=UNKNOWN, check=UNKNOWN)
+        async with producer(addr, listener) as p:
+            await p.send_message_in_transaction(Message(TOPIC, b"resumed"))
+            [discarded] = await stored(broker, TRANS_CHECK_MAX_TIME_TOPIC, 1)
+            listener.check = COMMIT
+            remoting = p.instance.remoting
+            bad = RemotingCommand.create_request(
+                RequestCode.RESUME_CHECK_HALF_MESSAGE, {"msgId": "not-an-id"}
+            )
+            refused = await remoting.invoke(broker.broker_addr, bad, 5)
+            assert refused.code == ResponseCode.SYSTEM_ERROR
+            resume = RemotingCommand.create_request(
+                RequestCode.RESUME_CHECK_HALF_MESSAGE, {"msgId": discarded.msg_id}
+            )
+            answer = await remoting.invoke(broker.broker_addr, resume, 5)
+            assert answer.code == ResponseCode.SUCCESS, answer.remark
+            [final] = await stored(broker, TOPIC, 1)
+    assert final.body == b"resumed"
+    assert listener.checked[-1].properties["TRANSACTION_CHECK_TIMES"] == "1"

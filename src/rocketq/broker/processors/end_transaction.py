@@ -14,6 +14,10 @@ or when the transaction was already ended the other way; SYSTEM_BUSY while anoth
 same transaction is in progress; SLAVE_NOT_AVAILABLE on a slave. RocketMQ gives no response to
 ``commitOrRollback`` = NOT_TYPE (a check answered UNKNOWN, normally oneway); a two-way request
 of that kind is answered SUCCESS with a remark, never left unanswered.
+
+RESUME_CHECK_HALF_MESSAGE (323, an admin call) puts a half discarded to
+TRANS_CHECK_MAX_TIME_TOPIC (named by its offset msgId) back into the half queue with
+TRANSACTION_CHECK_TIMES reset to 0, so the check-back asks about it again.
 """
 
 from __future__ import annotations
@@ -24,14 +28,20 @@ from typing import TYPE_CHECKING
 from rocketq.broker import store_bridge as sb
 from rocketq.broker.config import BrokerRole
 from rocketq.broker.processors.send import STATUS_TO_RESPONSE, STORED_BUT_CODES
+from rocketq.broker.topic_config import TRANS_HALF_TOPIC
 from rocketq.broker.transaction import first_queue_offset
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import decode_message_id
+from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import EndTransactionRequestHeader
+from rocketq.remoting.headers import (
+    EndTransactionRequestHeader,
+    ResumeCheckHalfMessageRequestHeader,
+)
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
@@ -88,7 +98,11 @@ class EndTransactionProcessor:
         self.c = controller
 
     def register(self) -> None:
-        self.c.remoting_server.register_processor(RequestCode.END_TRANSACTION, self.process_request)
+        server = self.c.remoting_server
+        server.register_processor(RequestCode.END_TRANSACTION, self.process_request)
+        server.register_processor(
+            RequestCode.RESUME_CHECK_HALF_MESSAGE, self.resume_check_half_message
+        )
 
     async def process_request(
         self, channel: RemotingChannel, request: RemotingCommand
@@ -157,3 +171,39 @@ class EndTransactionProcessor:
         if code in STORED_BUT_CODES:
             code, remark = ResponseCode.SUCCESS, None
         return _answer(code, remark)
+
+    async def resume_check_half_message(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """RESUME_CHECK_HALF_MESSAGE (323): put a discarded half back, its checks reset to 0."""
+        h = ResumeCheckHalfMessageRequestHeader.from_ext_fields(request.ext_fields)
+        try:
+            _host, offset = decode_message_id(h.msg_id or "")
+        except (ValueError, DecodeError) as exc:
+            return _answer(ResponseCode.SYSTEM_ERROR, f"bad msgId {h.msg_id!r}: {exc}")
+        msg = await sb.look_message_by_offset(self.c.message_store, offset)
+        if msg is None or mc.PROPERTY_REAL_TOPIC not in msg.properties:
+            return _answer(
+                ResponseCode.SYSTEM_ERROR, f"no transactional half message at msgId {h.msg_id}"
+            )
+        props = dict(msg.properties)
+        props[mc.PROPERTY_TRANSACTION_CHECK_TIMES] = "0"
+        self.c.transactional_message_service.select_topic_config(TRANS_HALF_TOPIC)
+        inner = sb.new_message(
+            topic=TRANS_HALF_TOPIC,
+            queue_id=0,
+            body=msg.body,
+            flag=msg.flag,
+            properties=props,
+            sys_flag=msg.sys_flag,
+            born_timestamp=msg.born_timestamp,
+            born_host=msg.born_host,
+            store_host=msg.store_host,
+            reconsume_times=msg.reconsume_times,
+        )
+        result = await sb.put_message(self.c.message_store, inner, wait_store_msg_ok=True)
+        if sb.put_status(result) != "PUT_OK":
+            return _answer(
+                ResponseCode.SYSTEM_ERROR, "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed."
+            )
+        return _answer(ResponseCode.SUCCESS)
