@@ -138,3 +138,62 @@ async def test_max_reconsume_times_zero_dead_letters_after_the_first_failure(
     [dead] = out["dlq"]
     assert dead.properties["cur"] == "EUR"
     assert dead.reconsume_times == 1
+
+
+async def test_old_clients_get_the_groups_retry_max_times_and_direct_retry_sends_too(
+    tmp_path: Path,
+) -> None:
+    """A send-back without maxReconsumeTimes (pre-3.4.9 clients) uses the group's
+    retryMaxTimes; a plain send to ``%RETRY%<group>`` past it (the Java client's fallback when
+    the send-back fails) is diverted to the DLQ as well."""
+    from rocketq.broker.subscription_group import SubscriptionGroupConfig
+    from rocketq.remoting.client import RemotingClient
+    from rocketq.remoting.codes import RequestCode, ResponseCode
+    from rocketq.remoting.command import RemotingCommand
+    from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
+    from tests.e2e.wire import send_request
+
+    conf = tmp_path / "broker.conf"
+    conf.write_text(BROKER_CONF)
+    group = "cg-old"
+    async with (
+        run_broker(tmp_path / "store", config=BrokerConfig.from_file(conf)) as broker,
+        RemotingClient() as client,
+    ):
+        broker.subscription_group_manager.update_subscription_group_config(
+            SubscriptionGroupConfig(group_name=group, retry_max_times=1)
+        )
+        addr = broker.broker_addr
+
+        async def invoke(request: RemotingCommand) -> RemotingCommand:
+            response = await client.invoke(addr, request, 10)
+            assert response.code == ResponseCode.SUCCESS, response.remark
+            return response
+
+        def send_back(offset: int) -> RemotingCommand:
+            header = ConsumerSendMsgBackRequestHeader(offset=offset, group=group, delay_level=0)
+            request = RemotingCommand.create_request(
+                RequestCode.CONSUMER_SEND_MSG_BACK, header.to_ext_fields()
+            )
+            request.version = 0  # an old client: the header has no maxReconsumeTimes
+            return request
+
+        await invoke(send_request(TOPIC, b"old", extra={"cur": "USD"}))
+        retry = f"%RETRY%{group}"
+        await invoke(send_back(0))  # reconsumed 0 < 1: retried through level 3
+        assert await until(lambda: broker.message_store.get_max_offset_in_queue(retry, 0) == 1, 20)
+        retried = decode_message(
+            broker.message_store.get_message("t", retry, 0, 0, 1).message_buffers[0]
+        )
+        assert retried.reconsume_times == 1
+        await invoke(send_back(retried.commitlog_offset))  # reconsumed 1 >= 1: dead letter
+        assert await until(lambda: len(dlq_records(broker, group)) == 1, 10)
+        direct = send_request(retry, b"direct", extra={"cur": "GBP"})
+        direct.ext_fields["reconsumeTimes"] = "5"
+        await invoke(direct)
+        assert await until(lambda: len(dlq_records(broker, group)) == 2, 10)
+        dead = dlq_records(broker, group)
+    assert [m.body for m in dead] == [b"old", b"direct"]
+    assert dead[0].properties["cur"] == "USD"
+    assert dead[0].properties["RETRY_TOPIC"] == TOPIC
+    assert dead[1].properties["cur"] == "GBP"
