@@ -18,7 +18,9 @@ delivered until the transaction is ended::
 
 ``send_message_in_transaction`` sends the half, runs ``execute_local_transaction(msg, arg)``
 and ends the transaction with its answer: COMMIT delivers the message to consumers, ROLLBACK
-discards it, UNKNOWN (also an exception or ``None``) leaves it to the broker's check-back. The
+discards it, UNKNOWN (also an exception or ``None``) leaves it to the broker's check-back; a
+half the broker stored but not safely (FLUSH_DISK_TIMEOUT, ...) is rolled back without running
+the local transaction, as RocketMQ's client does. The
 asyncio listener may return the state or an awaitable of it; the blocking listener runs in the
 caller's thread, its checks on a worker thread.
 

@@ -14,6 +14,7 @@ from typing import Any
 from rocketq.client import aio
 from rocketq.client.aio.transaction_producer import transaction_send_result
 from rocketq.client.blocking import Producer
+from rocketq.client.status import SendStatus
 from rocketq.client.transaction import (
     LocalTransactionState,
     TransactionHandle,
@@ -71,7 +72,10 @@ class TransactionProducer(Producer):
             raise ClientError(f"send message in transaction failed: {exc!r}") from exc
         remark = None
         try:
-            state = as_state(listener.execute_local_transaction(msg, arg))
+            if sent.status is not SendStatus.SEND_OK:  # stored, not safely: roll back
+                state = LocalTransactionState.ROLLBACK
+            else:
+                state = as_state(listener.execute_local_transaction(msg, arg))
         except Exception as exc:
             log.warning("executeLocalTransaction of %s raised: %r", handle.msg_id, exc)
             state, remark = (

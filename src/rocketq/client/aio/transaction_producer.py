@@ -57,7 +57,11 @@ class TransactionProducer(Producer):
     async def send_half_message(
         self, msg: Message, *, timeout_s: float | None = None
     ) -> TransactionHandle:
-        """Send ``msg`` as a half message; the handle ends it later, from any client."""
+        """Send ``msg`` as a half message; the handle ends it later, from any client.
+
+        A half answered FLUSH_DISK_TIMEOUT, FLUSH_SLAVE_TIMEOUT or SLAVE_NOT_AVAILABLE is stored
+        (not yet safely); its handle is returned like any other.
+        """
         return (await self.send_half(msg, timeout_s=timeout_s))[1]
 
     async def send_half(
@@ -67,8 +71,6 @@ class TransactionProducer(Producer):
         msg.put_property(mc.PROPERTY_TRANSACTION_PREPARED, "true")
         msg.put_property(mc.PROPERTY_PRODUCER_GROUP, self.group)
         result = await self.send(msg, timeout_s=timeout_s)
-        if result.status is not SendStatus.SEND_OK:
-            raise ClientError(f"the half message was stored but not safely: {result.status.name}")
         msg.transaction_id = result.msg_id
         return result, self.handle_of(result)
 
@@ -100,7 +102,10 @@ class TransactionProducer(Producer):
             raise
         except (RocketQError, OSError) as exc:
             raise ClientError(f"send message in transaction failed: {exc!r}") from exc
-        state, error = await self._execute(msg, arg)
+        if sent.status is SendStatus.SEND_OK:
+            state, error = await self._execute(msg, arg)
+        else:  # stored but not safely (FLUSH_DISK_TIMEOUT, ...): RocketMQ's client rolls back
+            state, error = LocalTransactionState.ROLLBACK, None
         remark = None if error is None else f"executeLocalTransactionBranch exception: {error!r}"
         try:
             await self.end_transaction(None, handle, state, remark=remark)
