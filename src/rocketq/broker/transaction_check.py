@@ -71,6 +71,7 @@ class CheckRound:
 @dataclasses.dataclass(slots=True)
 class _OpScan:
     half_offset: int
+    next_op_offset: int
     remove_map: dict[int, list[int]] = dataclasses.field(default_factory=dict)
     done_op_offsets: list[int] = dataclasses.field(default_factory=list)
     ended_first_offsets: set[int] = dataclasses.field(default_factory=set)
@@ -154,8 +155,8 @@ class TransactionalMessageCheckService:
         op_offset = self.s.fetch_consume_offset(TRANS_OP_HALF_TOPIC, queue_id)
         if half_offset < 0 or op_offset < 0:
             return
-        scan = _OpScan(half_offset)
-        await self._fill_op_remove_map(scan, queue_id, op_offset)
+        scan = _OpScan(half_offset, op_offset)
+        await self._fill_op_remove_map(scan, queue_id)
         new_offset = await self._scan_halves(scan, queue_id, start_ms, summary)
         if new_offset != half_offset:
             self.s.update_consume_offset(TRANS_HALF_TOPIC, queue_id, new_offset)
@@ -163,9 +164,9 @@ class TransactionalMessageCheckService:
         if new_op_offset != op_offset:
             self.s.update_consume_offset(TRANS_OP_HALF_TOPIC, queue_id, new_op_offset)
 
-    async def _fill_op_remove_map(self, scan: _OpScan, queue_id: int, op_offset: int) -> None:
-        """Read the op queue from ``op_offset`` to its end (bounded)."""
-        offset, read = op_offset, 0
+    async def _fill_op_remove_map(self, scan: _OpScan, queue_id: int) -> bool:
+        """Read the op queue from where this scan stopped to its end (bounded); True if any."""
+        offset, read = scan.next_op_offset, 0
         while read < OP_READ_MAX_COUNT:
             pull = await self.s.pull(TRANS_OP_HALF_TOPIC, queue_id, offset, OP_PULL_BATCH)
             if not pull.messages:
@@ -174,11 +175,12 @@ class TransactionalMessageCheckService:
                     self.s.update_consume_offset(
                         TRANS_OP_HALF_TOPIC, queue_id, pull.next_begin_offset
                     )
-                return
+                break
             for op in pull.messages:
                 self._add_op(scan, op)
             read += len(pull.messages)
-            offset = pull.next_begin_offset
+            offset = scan.next_op_offset = pull.next_begin_offset
+        return read > 0
 
     @staticmethod
     def _add_op(scan: _OpScan, op: MessageExt) -> None:
@@ -215,7 +217,7 @@ class TransactionalMessageCheckService:
                 i = new_offset = max(pull.next_begin_offset, i + 1)
                 continue
             msg = pull.messages[0]
-            if self._is_ended(scan, msg):
+            if self._is_ended(scan, msg) or await self._ended_meanwhile(scan, queue_id, i, msg):
                 summary.skipped_ended += 1
             elif msg.store_timestamp >= start_ms:
                 break
@@ -226,6 +228,15 @@ class TransactionalMessageCheckService:
                 break
             i = new_offset = i + 1
         return new_offset
+
+    async def _ended_meanwhile(self, scan: _OpScan, queue_id: int, i: int, msg: MessageExt) -> bool:
+        """Ops that arrived during the scan (an end racing its check) end ``msg`` too."""
+        if not await self._fill_op_remove_map(scan, queue_id):
+            return False
+        if i in scan.remove_map:
+            scan.done_op_offsets.extend(scan.remove_map.pop(i))
+            return True
+        return self._is_ended(scan, msg)
 
     def _is_ended(self, scan: _OpScan, msg: MessageExt) -> bool:
         first = first_queue_offset(msg)
