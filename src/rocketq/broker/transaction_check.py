@@ -110,7 +110,8 @@ class TransactionalMessageCheckService:
         self.listener = TransactionalMessageCheckListener(controller)
         self._task: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
-        self.rounds = 0
+        self.rounds = 0  # scans completed
+        self.checks_sent = 0  # CHECK_TRANSACTION_STATE requests, since start
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -257,4 +258,5 @@ class TransactionalMessageCheckService:
             return False
         await self.listener.resolve_half_msg(copy)
         summary.checked += 1
+        self.checks_sent += 1
         return True
