@@ -208,6 +208,7 @@ class TransactionalMessageCheckService:
             if not pull.messages:
                 null_count += 1
                 if null_count > MAX_RETRY_COUNT_WHEN_HALF_NULL + 1 or pull.no_new_message:
+                    log.debug("half scan of queue %d ends at %d: %s", queue_id, i, pull.status)
                     break
                 i = new_offset = max(pull.next_begin_offset, i + 1)
                 continue
@@ -215,11 +216,13 @@ class TransactionalMessageCheckService:
             if self._is_ended(scan, msg) or await self._ended_meanwhile(scan, queue_id, i, msg):
                 summary.skipped_ended += 1
             elif msg.store_timestamp >= start_ms:
+                log.debug("half scan of queue %d ends at %d: stored by this scan", queue_id, i)
                 break
             elif need_discard(msg, self.c.config.transaction_check_max) or self._need_skip(msg):
                 await self.listener.resolve_discard_msg(msg)
                 summary.discarded += 1
             elif not await self._check_one(msg, timeout_ms, summary):
+                log.debug("half scan of queue %d ends at %d: too young to check", queue_id, i)
                 break
             i = new_offset = i + 1
         return new_offset

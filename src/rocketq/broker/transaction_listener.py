@@ -57,6 +57,7 @@ class TransactionalMessageCheckListener:
             header.to_ext_fields(),
             bytes(encode_message(shown)),
         )
+        log.debug("check of %s (queue offset %d) to %s", uniq, msg.queue_offset, channel)
         try:
             await channel.invoke_oneway(request)
         except Exception as exc:  # a dead producer must not stop the scan
