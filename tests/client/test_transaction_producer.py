@@ -358,7 +358,6 @@ def test_blocking_producer_commits_and_answers_checks_on_a_worker_thread(tmp_pat
             box["addr"], box["broker"] = addr, broker
             ready.set()
             await done.wait()
-            box["finals"] = await stored(broker, TOPIC, 2)
 
     box: dict[str, Any] = {}
     loop = asyncio.new_event_loop()
@@ -374,6 +373,9 @@ def test_blocking_producer_commits_and_answers_checks_on_a_worker_thread(tmp_pat
             now = p.send_message_in_transaction(Message(TOPIC, b"now"), arg="now")
             later = p.send_message_in_transaction(Message(TOPIC, b"later"), arg="later")
             assert _wait(lambda: len(threads) >= 3)
+            # the check's END must arrive while the producer lives
+            assert _wait(lambda: len(records(box["broker"], TOPIC)) >= 2)
+            finals = records(box["broker"], TOPIC)
     finally:
         loop.call_soon_threadsafe(done.set)
         server.join(60)
@@ -382,7 +384,7 @@ def test_blocking_producer_commits_and_answers_checks_on_a_worker_thread(tmp_pat
     assert later.local_transaction_state is UNKNOWN
     assert threads[0] == threads[1] == threading.current_thread().name
     assert threads[2] != threading.current_thread().name
-    assert sorted(m.body for m in box["finals"]) == [b"later", b"now"]
+    assert sorted(m.body for m in finals) == [b"later", b"now"]
 
 
 def _wait_threadsafe(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> bool:
