@@ -132,3 +132,17 @@ def test_need_discard_counts_checks_in_the_message_and_stops_at_the_maximum() ->
             break
         counts.append(msg.properties["TRANSACTION_CHECK_TIMES"])
     assert counts == ["1", "2", "3", "discard"]
+
+
+async def test_a_scan_before_the_first_half_is_dispatched_does_not_skip_it(
+    cluster: Cluster,
+) -> None:
+    """Regression: the half topic exists before its consume queue does (the reput thread has
+    not dispatched the first half yet); a scan then must keep the half offset where it is."""
+    from rocketq.broker.transaction import CID_RMQ_SYS_TRANS
+
+    broker = cluster.broker
+    broker.transactional_message_service.select_topic_config(TRANS_HALF_TOPIC)
+    await broker.transactional_message_check_service.check()
+    offsets = broker.consumer_offset_manager
+    assert offsets.query_offset(CID_RMQ_SYS_TRANS, TRANS_HALF_TOPIC, 0) in (-1, 0)

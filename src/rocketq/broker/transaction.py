@@ -55,7 +55,11 @@ CID_RMQ_SYS_TRANS = "CID_RMQ_SYS_TRANS"
 REMOVETAG = "d"
 HALF_QUEUE_ID = 0
 ENDED_MEMORY_COUNT = 100_000
-NO_NEW_STATUSES = frozenset({"NO_MESSAGE_IN_QUEUE", "OFFSET_OVERFLOW_ONE"})
+# nothing (yet) at the offset: the scan stops and keeps its offset. A queue with no consume
+# queue yet (NO_MATCHED_LOGIC_QUEUE) is one whose first half is not dispatched yet.
+NO_NEW_STATUSES = frozenset(
+    {"NO_MESSAGE_IN_QUEUE", "OFFSET_OVERFLOW_ONE", "NO_MATCHED_LOGIC_QUEUE"}
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

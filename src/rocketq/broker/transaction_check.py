@@ -210,7 +210,7 @@ class TransactionalMessageCheckService:
                 if null_count > MAX_RETRY_COUNT_WHEN_HALF_NULL + 1 or pull.no_new_message:
                     log.debug("half scan of queue %d ends at %d: %s", queue_id, i, pull.status)
                     break
-                i = new_offset = max(pull.next_begin_offset, i + 1)
+                i = new_offset = pull.next_begin_offset  # past a hole, or back to the max
                 continue
             msg = pull.messages[0]
             if self._is_ended(scan, msg) or await self._ended_meanwhile(scan, queue_id, i, msg):
