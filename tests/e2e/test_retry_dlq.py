@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
 from rocketq.broker.topic_config import SCHEDULE_TOPIC, TopicConfig
@@ -197,3 +199,15 @@ async def test_old_clients_get_the_groups_retry_max_times_and_direct_retry_sends
     assert dead[0].properties["cur"] == "USD"
     assert dead[0].properties["RETRY_TOPIC"] == TOPIC
     assert dead[1].properties["cur"] == "GBP"
+
+
+@pytest.mark.slow
+async def test_the_default_is_sixteen_reconsumes_through_delay_levels_3_to_18(
+    tmp_path: Path,
+) -> None:
+    out = await run(tmp_path, max_reconsume_times=-1, expected=17)
+    assert [m.reconsume_times for _, m in out["deliveries"]] == list(range(17))
+    assert out["schedule_levels"] == dict.fromkeys(range(3, 19), 1)
+    [dead] = out["dlq"]
+    assert dead.reconsume_times == 17
+    assert dead.properties["cur"] == "EUR"
