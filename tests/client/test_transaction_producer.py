@@ -193,6 +193,8 @@ async def test_a_new_producer_of_the_group_decides_a_half_whose_producer_died(
     # "1" unless a scan ran between the two producers (a check with no one to ask still counts)
     assert int(checked.properties["TRANSACTION_CHECK_TIMES"]) >= 1
     assert {m.transaction_id for m in listener.checked} == {handle.msg_id}
+    # which half a check is about, in the handle's terms
+    assert checked.properties["TRAN_PREPARED_QUEUE_OFFSET"] == str(handle.tran_state_table_offset)
     assert final.body == b"pending"
 
 

@@ -110,6 +110,7 @@ class TransactionalMessageCheckService:
         self.listener = TransactionalMessageCheckListener(controller)
         self._task: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
+        self._scan_lock = asyncio.Lock()  # one scan at a time (the timer's, or a caller's)
         self.rounds = 0  # scans completed
         self.checks_sent = 0  # CHECK_TRANSACTION_STATE requests, since start
 
@@ -140,8 +141,9 @@ class TransactionalMessageCheckService:
     async def check(self) -> CheckRound:
         """One scan of every half queue."""
         summary = CheckRound()
-        for queue_id in self.s.half_queue_ids():
-            await self._check_queue(queue_id, summary)
+        async with self._scan_lock:
+            for queue_id in self.s.half_queue_ids():
+                await self._check_queue(queue_id, summary)
         return summary
 
     async def _check_queue(self, queue_id: int, summary: CheckRound) -> None:

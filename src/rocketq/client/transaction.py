@@ -37,7 +37,11 @@ producer of the half's group, whose listener's ``check_local_transaction(msg)`` 
 started ``TransactionProducer`` of the group answers, so a check listener is registered by
 producer group: a process that only ends transactions (a driver) starts one with its listener
 and never sends. UNKNOWN is checked again next interval; after ``transactionCheckMax`` (15)
-checks the half is moved to TRANS_CHECK_MAX_TIME_TOPIC and never delivered.
+checks the half is moved to TRANS_CHECK_MAX_TIME_TOPIC and never delivered. The message a
+check shows has its real topic, ``transaction_id`` = the msg id, and the property
+TRAN_PREPARED_QUEUE_OFFSET = ``tran_state_table_offset`` of the handle of the half as sent, so
+a listener can tell two halves with the same msg id apart (a send retried after a timeout can
+store a half twice; answer ROLLBACK for the one whose handle was not used).
 
 Guarantees
 ----------
