@@ -63,6 +63,7 @@ BROKER_KEYS: dict[str, str] = {
     "transactionTimeOut": "transaction_time_out_ms",
     "transactionCheckMax": "transaction_check_max",
     "rejectTransactionMessage": "reject_transaction_message",
+    "aclEnable": "acl_enable",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -109,6 +110,10 @@ class BrokerConfig:
     transaction_time_out_ms: int = 6_000
     transaction_check_max: int = 15
     reject_transaction_message: bool = False
+    # plain ACL: plain_acl.yml in <store>/config/ (or $ROCKETMQ_HOME/conf/), polled for changes
+    acl_enable: bool = False
+    acl_file_path: str | None = None
+    acl_watch_interval_ms: int = 500
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 
@@ -130,6 +135,7 @@ class BrokerConfig:
             "max_message_size",
             "transaction_check_interval_ms",
             "transaction_check_max",
+            "acl_watch_interval_ms",
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
