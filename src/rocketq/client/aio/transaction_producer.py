@@ -27,8 +27,6 @@ from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_decoder import decode_message_id
 from rocketq.errors import ClientError, RocketQError
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import (
     CheckTransactionStateRequestHeader,
     EndTransactionRequestHeader,
@@ -174,11 +172,9 @@ class TransactionProducer(Producer):
             from_transaction_check=True,
             transaction_id=header.transaction_id,
         )
-        request = RemotingCommand.create_request(RequestCode.END_TRANSACTION, end.to_ext_fields())
-        if error is not None:
-            request.remark = f"checkLocalTransactionState Exception: {error!r}"
-        try:
-            await channel.invoke_oneway(request)
+        remark = None if error is None else f"checkLocalTransactionState Exception: {error!r}"
+        try:  # through the client (it signs under ACL), to the broker that asked
+            await self.instance.api.end_transaction(channel.remote_addr, end, remark, oneway=True)
         except Exception as exc:
             log.info("answering the check of %s failed: %r", uniq, exc)
 
