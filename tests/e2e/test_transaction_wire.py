@@ -146,3 +146,24 @@ async def test_a_scan_before_the_first_half_is_dispatched_does_not_skip_it(
     await broker.transactional_message_check_service.check()
     offsets = broker.consumer_offset_manager
     assert offsets.query_offset(CID_RMQ_SYS_TRANS, TRANS_HALF_TOPIC, 0) in (-1, 0)
+
+
+async def test_a_committed_half_with_a_delay_level_waits_its_delay_as_rocketmq_does(
+    cluster: Cluster,
+) -> None:
+    sent = await cluster.client.invoke(
+        cluster.broker_addr,
+        send_request("TxDelay", b"later", extra={"TRAN_MSG": "true", "DELAY": "1"}),
+        WAIT,
+    )
+    assert sent.code == ResponseCode.SUCCESS
+    commit = MessageSysFlag.TRANSACTION_COMMIT_TYPE
+    ended = await cluster.client.invoke(
+        cluster.broker_addr, end_request(sent.ext_fields, commit), WAIT
+    )
+    assert ended.code == ResponseCode.SUCCESS, ended.remark
+    assert await until(lambda: len(records(cluster, "SCHEDULE_TOPIC_XXXX", 0)) == 1, WAIT)
+    assert await until(lambda: len(records(cluster, "TxDelay", 0)) == 1, WAIT)
+    [delivered] = records(cluster, "TxDelay", 0)
+    assert delivered.body == b"later"
+    assert "TRAN_MSG" not in delivered.properties

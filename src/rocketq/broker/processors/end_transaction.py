@@ -27,7 +27,11 @@ from typing import TYPE_CHECKING
 
 from rocketq.broker import store_bridge as sb
 from rocketq.broker.config import BrokerRole
-from rocketq.broker.processors.send import STATUS_TO_RESPONSE, STORED_BUT_CODES
+from rocketq.broker.processors.send import (
+    STATUS_TO_RESPONSE,
+    STORED_BUT_CODES,
+    SendMessageProcessor,
+)
 from rocketq.broker.topic_config import TRANS_HALF_TOPIC
 from rocketq.broker.transaction import first_queue_offset
 from rocketq.common import message_const as mc
@@ -164,6 +168,7 @@ class EndTransactionProcessor:
             service.finish_end(first, ended)
 
     async def _send_final_message(self, msg: MessageExt) -> RemotingCommand:
+        SendMessageProcessor.apply_delay(msg)  # a committed message with DELAY waits its level
         result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=True)
         code, remark = STATUS_TO_RESPONSE.get(
             sb.put_status(result), (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")

@@ -194,7 +194,7 @@ class SendMessageProcessor:
                 "sysFlag TRANSACTION_ROLLBACK_TYPE is written by END_TRANSACTION only",
             )
         else:
-            self._apply_delay(msg)
+            self.apply_delay(msg)
         result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=wait)
         return self._handle_put_message_result(
             result, queue_id=queue_id if tran == "half" else msg.queue_id
@@ -220,7 +220,9 @@ class SendMessageProcessor:
         props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
         return dlq
 
-    def _apply_delay(self, msg: sb.InnerMessage) -> None:
+    @staticmethod
+    def apply_delay(msg: sb.InnerMessage) -> None:
+        """A message with a delay level (not a half) goes to SCHEDULE_TOPIC_XXXX first."""
         level_text = msg.properties.get(mc.PROPERTY_DELAY_TIME_LEVEL)
         if not level_text or msg.topic.startswith(DLQ_GROUP_TOPIC_PREFIX):
             return
@@ -384,7 +386,7 @@ class SendMessageProcessor:
             store_host=self.c.store_host,
             reconsume_times=orig.reconsume_times + 1,
         )
-        self._apply_delay(msg)
+        self.apply_delay(msg)
         result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=True)
         code, remark = STATUS_TO_RESPONSE.get(
             sb.put_status(result), (ResponseCode.SYSTEM_ERROR, "put failed")
@@ -444,7 +446,7 @@ def _host(addr: str) -> tuple[str, int]:
 
 
 def _transaction_kind(props: dict[str, str], sys_flag: int) -> str:
-    """ "half" (TRAN_MSG=true or a PREPARED sysFlag), "rollback", or "none"."""
+    """Classify a send: half (TRAN_MSG=true or a PREPARED sysFlag), rollback, or none."""
     tran = MessageSysFlag.get_transaction_value(sys_flag)
     if (props.get(mc.PROPERTY_TRANSACTION_PREPARED) or "").lower() == "true":
         return "half"
