@@ -489,3 +489,34 @@ async def test_checks_round_robin_over_the_groups_producers_and_reach_one_with_a
             [final] = await stored(broker, TOPIC, 1)
     assert final.uniq_key == handle.msg_id
     assert {m.transaction_id for m in listener.checked} == {handle.msg_id}
+
+
+async def test_check_immunity_time_delays_a_halfs_first_check_without_holding_up_others(
+    tmp_path: Path,
+) -> None:
+    import time
+
+    seen: dict[str, float] = {}
+
+    def decide(_count: int) -> LocalTransactionState:
+        return COMMIT
+
+    async with cluster(tmp_path / "s", **FAST_CHECKS) as (addr, broker):
+        listener = Listener(execute=UNKNOWN, check=decide)
+        async with producer(addr, listener) as p:
+            immune = await p.send_message_in_transaction(
+                Message(TOPIC, b"immune", properties={"CHECK_IMMUNITY_TIME_IN_SECONDS": "2"})
+            )
+            sent_at = time.time()
+            normal = await p.send_message_in_transaction(Message(TOPIC, b"normal"))
+
+            def first_checks() -> bool:
+                for m in listener.checked:
+                    seen.setdefault(m.transaction_id or "", time.time())
+                return immune.msg_id in seen and normal.msg_id in seen
+
+            assert await until(first_checks, 20)
+            finals = await stored(broker, TOPIC, 2)
+    assert seen[normal.msg_id] < seen[immune.msg_id]  # the immune half did not block the queue
+    assert seen[immune.msg_id] - sent_at >= 2.0 * 0.9
+    assert sorted(m.body for m in finals) == [b"immune", b"normal"]

@@ -9,11 +9,12 @@ ended (``remove_map``: half offset -> op offsets). For each half, in order:
 - stored after this scan began (a copy made by this scan): the scan stops here. RocketMQ
   tests this after the discard rule, so it discards a half in the very scan that sent its last
   check; we leave the producer one interval to answer the last check;
+- younger than its own CHECK_IMMUNITY_TIME_IN_SECONDS: re-appended so the halves after it
+  are not held up. RocketMQ counts such a re-append as a check (TRANSACTION_CHECK_TIMES), so a
+  long immunity can use up the checks before the first one is sent; we do not count it;
 - checked ``transactionCheckMax`` times already (TRANSACTION_CHECK_TIMES), or older than the
   store keeps files: discarded to TRANS_CHECK_MAX_TIME_TOPIC;
-- younger than ``transactionTimeOut`` (or its own
-  CHECK_IMMUNITY_TIME_IN_SECONDS): the scan stops here (the queue is in time order), except
-  that an immune half is re-appended so the halves after it are not held up;
+- younger than ``transactionTimeOut``: the scan stops here (the queue is in time order);
 - otherwise: re-appended with the check count incremented, and CHECK_TRANSACTION_STATE (39,
   oneway, body = the copy as a store record with its real topic and queue) goes to a live
   producer channel of its PGROUP. The producer answers with END_TRANSACTION naming the copy.
@@ -220,6 +221,9 @@ class TransactionalMessageCheckService:
             elif msg.store_timestamp >= start_ms:
                 log.debug("half scan of queue %d ends at %d: stored by this scan", queue_id, i)
                 break
+            elif self._immune(msg, timeout_ms):  # re-appended, not checked: not counted
+                if await self.s.put_back_half_message(msg) is None:
+                    break
             elif need_discard(msg, self.c.config.transaction_check_max) or self._need_skip(msg):
                 await self.listener.resolve_discard_msg(msg)
                 summary.discarded += 1
@@ -249,14 +253,19 @@ class TransactionalMessageCheckService:
         reserved_h = getattr(config, "file_reserved_time_h", 72)
         return bool(self.c.message_store.now_ms() - msg.born_timestamp > reserved_h * 3_600_000)
 
+    def _immune(self, msg: MessageExt, timeout_ms: int) -> bool:
+        """Younger than its own CHECK_IMMUNITY_TIME_IN_SECONDS."""
+        text = msg.properties.get(mc.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS)
+        if text is None:
+            return False
+        age_ms = self.c.message_store.now_ms() - msg.born_timestamp
+        return bool(age_ms < immunity_time_ms(text, timeout_ms))
+
     async def _check_one(self, msg: MessageExt, timeout_ms: int, summary: CheckRound) -> bool:
-        """Check (or re-append an immune) half; False when the scan has to stop here."""
+        """Check a half; False when it is too young and the scan has to stop here."""
         age_ms = self.c.message_store.now_ms() - msg.born_timestamp
         immunity_text = msg.properties.get(mc.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS)
-        immunity_ms = immunity_time_ms(immunity_text, timeout_ms)
-        if immunity_text is not None and age_ms < immunity_ms:
-            return await self.s.put_back_half_message(msg) is not None
-        if 0 <= age_ms < immunity_ms:
+        if 0 <= age_ms < immunity_time_ms(immunity_text, timeout_ms):
             return False
         copy = await self.s.put_back_half_message(msg)
         if copy is None:
