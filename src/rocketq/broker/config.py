@@ -63,6 +63,7 @@ BROKER_KEYS: dict[str, str] = {
     "transactionTimeOut": "transaction_time_out_ms",
     "transactionCheckMax": "transaction_check_max",
     "rejectTransactionMessage": "reject_transaction_message",
+    "storeReplyMessageEnable": "store_reply_message_enable",
     "aclEnable": "acl_enable",
 }
 
@@ -104,6 +105,8 @@ class BrokerConfig:
     pull_request_hold_check_interval_ms: int = 5_000
     notify_consumer_ids_changed_enable: bool = True
     max_message_size: int = 4 * 1024 * 1024
+    # ReplyMessageProcessor also stores each reply in <cluster>_REPLY_TOPIC
+    store_reply_message_enable: bool = True
     store_path_root_dir: str = str(Path.home() / "store")
     # TransactionalMessageCheckService: scan period, age before a half is checked, check count
     transaction_check_interval_ms: int = 60_000
