@@ -88,10 +88,12 @@ def test_a_stream_refuses_batch_only_options_and_nameserver_is_required() -> Non
         ReadOptions.parse({"subscribe": "t"}, streaming=True)
 
 
-def test_write_options_refuse_exactly_once_until_transactions_exist() -> None:
-    assert WriteOptions.parse({**NS, "topic": "t"}).delivery_guarantee == "at_least_once"
-    with pytest.raises(SparkOptionError, match="refused rather than silently degraded"):
-        WriteOptions.parse({**NS, "deliveryguarantee": "exactly_once"})
+def test_write_options_choose_the_guarantee_and_a_producer_group_for_it() -> None:
+    plain = WriteOptions.parse({**NS, "topic": "t"})
+    assert plain.delivery_guarantee == "at_least_once"
+    exact = WriteOptions.parse({**NS, "deliveryguarantee": "exactly_once", "topic": "t"})
+    assert exact.delivery_guarantee == "exactly_once"
+    assert exact.producer_group != plain.producer_group  # check-backs need a txn producer
     with pytest.raises(SparkOptionError, match="at_least_once or exactly_once"):
         WriteOptions.parse({**NS, "deliveryguarantee": "twice"})
 

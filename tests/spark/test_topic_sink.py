@@ -88,7 +88,7 @@ def test_bad_input_is_refused_before_anything_is_sent(
     with pytest.raises(Exception, match="needs a value column"):
         write(spark.createDataFrame([("x",)], "body STRING"), cluster, topic=topic)
     one = spark.createDataFrame([("x",)], "value STRING")
-    with pytest.raises(Exception, match="exactly_once needs transactional messages"):
+    with pytest.raises(Exception, match="exactly_once needs the checkpointLocation option"):
         write(one, cluster, topic=topic, deliveryGuarantee="exactly_once")
     overwrite = one.write.format("rocketq").mode("overwrite").option("topic", topic)
     with pytest.raises(Exception, match="append-only"):

@@ -305,6 +305,12 @@ def _admission(opts: dict[str, str]) -> dict[str, Any]:
 
 AT_LEAST_ONCE = "at_least_once"
 EXACTLY_ONCE = "exactly_once"
+# separate groups: the broker sends check-backs to a producer of the half's group, and a
+# plain (at-least-once) producer could not answer them
+DEFAULT_GROUPS = {
+    AT_LEAST_ONCE: "SPARK_ROCKETQ_WRITER",
+    EXACTLY_ONCE: "SPARK_ROCKETQ_TXN_WRITER",
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -326,17 +332,11 @@ class WriteOptions:
             raise SparkOptionError(
                 f"deliveryGuarantee is at_least_once or exactly_once, got {guarantee!r}"
             )
-        if guarantee == EXACTLY_ONCE:
-            raise SparkOptionError(
-                "deliveryGuarantee=exactly_once needs transactional messages"
-                " (END_TRANSACTION and check-back), which this rocketq does not have yet;"
-                " it is refused rather than silently degraded to at_least_once"
-            )
         return cls(
             name_server=_required(opts, "nameServer"),
             topic=opts.get("topic", "").strip() or None,
             delivery_guarantee=guarantee,
-            producer_group=opts.get("producerGroup", "").strip() or "SPARK_ROCKETQ_WRITER",
+            producer_group=opts.get("producerGroup", "").strip() or DEFAULT_GROUPS[guarantee],
             send_timeout_ms=_int(opts, "sendTimeoutMs", minimum=1) or 3000,
             max_batch_messages=_int(opts, "maxBatchMessages", minimum=1) or 128,
             max_batch_bytes=_int(opts, "maxBatchBytes", minimum=1) or 1024 * 1024,

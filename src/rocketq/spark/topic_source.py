@@ -51,7 +51,7 @@ from rocketq.spark.offsets import (
     offsets_of,
     stream_offset,
 )
-from rocketq.spark.options import ReadOptions, WriteOptions
+from rocketq.spark.options import EXACTLY_ONCE, ReadOptions, WriteOptions
 from rocketq.spark.schema import TOPIC_SCHEMA_DDL
 
 if TYPE_CHECKING:  # the client is imported by the first read, not by Spark's module scan
@@ -108,14 +108,24 @@ class TopicSource(DataSource):
         return TopicStreamReader(ReadOptions.parse(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        options = WriteOptions.parse(self.options)
+        if options.delivery_guarantee == EXACTLY_ONCE:
+            from rocketq.spark.transactional_sink import TopicTxnBatchWriter
+
+            return TopicTxnBatchWriter(options, schema, overwrite)
         from rocketq.spark.topic_sink import TopicBatchWriter
 
-        return TopicBatchWriter(WriteOptions.parse(self.options), schema, overwrite)
+        return TopicBatchWriter(options, schema, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        options = WriteOptions.parse(self.options)
+        if options.delivery_guarantee == EXACTLY_ONCE:
+            from rocketq.spark.transactional_sink import TopicTxnStreamWriter
+
+            return TopicTxnStreamWriter(options, schema, overwrite)
         from rocketq.spark.topic_sink import TopicStreamWriter
 
-        return TopicStreamWriter(WriteOptions.parse(self.options), schema, overwrite)
+        return TopicStreamWriter(options, schema, overwrite)
 
 
 class TopicBatchReader(DataSourceReader):
