@@ -224,11 +224,20 @@ def bench_sink(spark: Any, namesrv: str, rows: int, size: int) -> dict[str, Any]
                 producer.send_batch(batch)
 
     theirs = timed(client_send)
+    exact = timed(
+        lambda: (
+            writer.option("deliveryGuarantee", "exactly_once")
+            .option("checkpointLocation", tempfile.mkdtemp(prefix="rocketq-eo-"))
+            .save()
+        ),
+        repeat=2,
+    )
     return {
         "row": "sink",
         "rows": rows,
         "body_bytes": size,
         "rocketq_sink_rows_per_s": round(rows / ours),
+        "exactly_once_rows_per_s": round(rows / exact),
         "client_batch_send_rows_per_s": round(rows / theirs),
         "ratio": round(theirs / ours, 3),
     }

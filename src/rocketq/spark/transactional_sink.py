@@ -53,7 +53,8 @@ from rocketq.spark.topic_sink import check_input_schema, row_to_message
 log = logging.getLogger(__name__)
 
 PROPERTY_SPARK_TXN = "SPARK_TXN"
-HALVES_IN_FLIGHT = 16
+HALVES_IN_FLIGHT = 64
+ENDS_IN_FLIGHT = 64
 END_ATTEMPTS = 3
 
 
@@ -184,18 +185,29 @@ def handles_of(messages: list[WriterCommitMessage | None]) -> list[TransactionHa
 def end_all(
     write: TxnWrite, handles: list[TransactionHandle], state: LocalTransactionState
 ) -> None:
-    """End each handle, retried; one that still fails is left to the ledger-backed check."""
+    """End every handle, ``ENDS_IN_FLIGHT`` at a time; a failed end is retried, and one that
+    still fails is left to the ledger-backed check-back."""
     producer = write.producer()
-    for handle in handles:
-        for attempt in range(END_ATTEMPTS):
-            try:
-                producer.end_transaction(None, handle, state)
-                break
-            except (RocketQError, OSError) as exc:
-                if attempt == END_ATTEMPTS - 1:
-                    log.warning(
-                        "ending %s as %s failed (%r); the check-back will", handle, state, exc
-                    )
+    pending = list(handles)
+    for attempt in range(END_ATTEMPTS):
+        failed: list[TransactionHandle] = []
+        for start in range(0, len(pending), ENDS_IN_FLIGHT):
+            chunk = pending[start : start + ENDS_IN_FLIGHT]
+            futures = [
+                producer.loop.submit(producer.tx.end_transaction(None, h, state)) for h in chunk
+            ]
+            for handle, future in zip(chunk, futures, strict=True):
+                try:
+                    future.result()
+                except (RocketQError, OSError) as exc:
+                    failed.append(handle)
+                    if attempt == END_ATTEMPTS - 1:
+                        log.warning(
+                            "ending %s as %s failed (%r); a check-back will", handle, state, exc
+                        )
+        if not failed:
+            return
+        pending = failed
 
 
 def commit_batch(
