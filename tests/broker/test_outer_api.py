@@ -4,7 +4,8 @@ from pathlib import Path
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
-from rocketq.broker.topic_config import TopicConfig, TopicConfigManager
+from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand

@@ -8,7 +8,7 @@ from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
 from rocketq.broker.filter import ExpressionMessageFilter, to_int32
 from rocketq.broker.schedule import ScheduleMessageService, parse_delay_levels
-from rocketq.remoting.bodies import SubscriptionData
+from rocketq.common.subscription import SubscriptionData
 
 
 def test_delay_levels_parse_like_rocketmq() -> None:

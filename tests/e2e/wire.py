@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from rocketq.common.subscription import SubscriptionData
 from rocketq.remoting.bodies import (
     ConsumeFromWhere,
     ConsumerData,
@@ -11,7 +12,6 @@ from rocketq.remoting.bodies import (
     HeartbeatData,
     MessageModel,
     ProducerData,
-    SubscriptionData,
 )
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from rocketq.broker.controller import BrokerController
-from rocketq.broker.topic_config import TopicConfig
+from rocketq.common.topic_config import TopicConfig
 from rocketq.namesrv.server import NamesrvController
 from rocketq.store.check import check_store
 from rocketq.testing.broker import run_broker, run_namesrv

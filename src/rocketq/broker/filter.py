@@ -10,29 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocketq.remoting.bodies import EXPRESSION_TYPE_TAG, SUB_ALL, SubscriptionData
-
-TAG_SEPARATOR = "||"
-
-
-def build_subscription_data(
-    topic: str, expression: str | None, sub_version: int = 0
-) -> SubscriptionData:
-    """FilterAPI.buildSubscriptionData for TAG expressions."""
-    text = (expression or "").strip()
-    if not text or text == SUB_ALL:
-        return SubscriptionData(topic=topic, sub_string=SUB_ALL, sub_version=sub_version)
-    from rocketq.common.hashing import java_string_hash
-
-    tags = [t.strip() for t in text.split(TAG_SEPARATOR) if t.strip()]
-    return SubscriptionData(
-        topic=topic,
-        sub_string=text,
-        tags_set=tags,
-        code_set=[java_string_hash(t) for t in tags],
-        sub_version=sub_version,
-        expression_type=EXPRESSION_TYPE_TAG,
-    )
+from rocketq.common.subscription import SUB_ALL, SubscriptionData
 
 
 def to_int32(value: int) -> int:

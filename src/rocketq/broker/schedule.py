@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rocketq.broker import store_bridge as sb
 from rocketq.broker.config_manager import ConfigManager, int_keys
 from rocketq.broker.filter import ExpressionMessageFilter
-from rocketq.broker.topic_config import SCHEDULE_QUEUE_NUMS, SCHEDULE_TOPIC
+from rocketq.common.topic import SCHEDULE_QUEUE_NUMS, SCHEDULE_TOPIC
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController

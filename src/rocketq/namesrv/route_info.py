@@ -21,8 +21,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rocketq.remoting.route_data import MASTER_ID, PERM_WRITE, DataVersion, TopicConfig
-from rocketq.remoting.topic_route import BrokerData, ClusterInfo, QueueData, TopicRouteData
+from rocketq.common.data_version import DataVersion
+from rocketq.common.topic_config import PERM_WRITE, TopicConfig
+from rocketq.remoting.topic_route import (
+    MASTER_ID,
+    BrokerData,
+    ClusterInfo,
+    QueueData,
+    TopicRouteData,
+)
 
 FLAG_UNIT = 0x1
 FLAG_UNIT_SUB = 0x2

@@ -25,6 +25,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import (
@@ -38,6 +39,7 @@ from rocketq.common.message_decoder import (
     TAIL_STRUCT,
 )
 from rocketq.common.properties import decode_properties as parse_properties
+from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile
 from rocketq.store.mapped_file_queue import MappedFileQueue
@@ -50,7 +52,6 @@ BORNHOST_V6_FLAG = MessageSysFlag.BORNHOST_V6_FLAG
 TRANSACTION_TYPE_MASK = MessageSysFlag.TRANSACTION_TYPE_MASK
 TRANSACTION_PREPARED_TYPE = MessageSysFlag.TRANSACTION_PREPARED_TYPE
 TRANSACTION_ROLLBACK_TYPE = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 
 OFFSETS_STRUCT = struct.Struct(
     ">q"  # QUEUEOFFSET
@@ -152,8 +153,8 @@ def check_message_and_return_size(
         tags_code,
         store_ts,
         queue_offset,
-        props.get("KEYS", ""),
-        props.get("UNIQ_KEY"),
+        props.get(mc.PROPERTY_KEYS, ""),
+        props.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
         sys_flag,
         prepared,
         props,
@@ -166,14 +167,14 @@ _BLANK = DispatchRequest("", 0, 0, 0, 0, 0, 0, "", None, 0, 0, {})
 
 def _tags_code(topic: str, props: dict[str, str], store_ts: int, delay: dict[int, int]) -> int:
     """Hash of TAGS; for a SCHEDULE_TOPIC_XXXX record with DELAY > 0 the delivery time."""
-    if topic == SCHEDULE_TOPIC and "DELAY" in props:
+    if topic == SCHEDULE_TOPIC and mc.PROPERTY_DELAY_TIME_LEVEL in props:
         try:
-            level = min(int(props["DELAY"]), max(delay) if delay else 1)
+            level = min(int(props[mc.PROPERTY_DELAY_TIME_LEVEL]), max(delay) if delay else 1)
         except ValueError:
             level = 0
         if level > 0:
             return store_ts + delay.get(level, 1000)
-    tags = props.get("TAGS")
+    tags = props.get(mc.PROPERTY_TAGS)
     return java_string_hash(tags) if tags else 0
 
 

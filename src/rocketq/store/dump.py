@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
+from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
@@ -51,7 +52,6 @@ from rocketq.store.format import (
 _HEAD = struct.Struct(">iI")  # TOTALSIZE, MAGICCODE
 _INT32 = struct.Struct(">i")
 FILLER_SIZE = 0x7FFFFFFF
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 DEFAULT_SLOTS = 5_000_000
 DEFAULT_ENTRIES = 20_000_000
 
@@ -286,7 +286,7 @@ def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: s
     (body_len,) = _INT32.unpack_from(view, p)
     crc = zlib.crc32(view[p + 4 : p + 4 + body_len]) & 0x7FFFFFFF if body_len > 0 else 0
     props = msg.properties
-    delay = props.get("DELAY", "0")
+    delay = props.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0")
     return RecordInfo(
         offset=base + pos,
         size=msg.store_size,
@@ -295,9 +295,9 @@ def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: s
         queue_offset=msg.queue_offset,
         sys_flag=msg.sys_flag,
         store_timestamp=msg.store_timestamp,
-        tags=props.get("TAGS", ""),
-        keys=props.get("KEYS", ""),
-        uniq_key=props.get("UNIQ_KEY", ""),
+        tags=props.get(mc.PROPERTY_TAGS, ""),
+        keys=props.get(mc.PROPERTY_KEYS, ""),
+        uniq_key=props.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, ""),
         body_size=body_len,
         crc_ok=crc == msg.body_crc,
         delay_level=int(delay) if delay.isdigit() else 0,

@@ -15,7 +15,6 @@ import errno
 import fcntl
 import logging
 import os
-import re
 import shutil
 import struct
 import threading
@@ -25,6 +24,7 @@ from typing import Any
 
 from rocketq.common.message_decoder import encode_message
 from rocketq.common.properties import encode_properties
+from rocketq.common.topic import topic_max_length, validate_topic
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
@@ -46,10 +46,6 @@ from rocketq.store.results import (
 
 log = logging.getLogger(__name__)
 
-TOPIC_PATTERN = re.compile(r"^[%|a-zA-Z0-9_-]+$")
-TOPIC_MAX_LENGTH = 127
-SYSTEM_TOPIC_MAX_LENGTH = 255
-SYSTEM_TOPIC_PREFIXES = ("%RETRY%", "%DLQ%")
 MAX_PROPERTIES_SIZE = 32_767
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
@@ -59,11 +55,6 @@ def _future(status: PutMessageStatus, append: AppendMessageResult | None = None)
     f: Future[PutMessageResult] = Future()
     f.set_result(PutMessageResult(status, append))
     return f
-
-
-def check_topic(topic: str) -> bool:
-    limit = SYSTEM_TOPIC_MAX_LENGTH if topic.startswith(SYSTEM_TOPIC_PREFIXES) else TOPIC_MAX_LENGTH
-    return bool(TOPIC_PATTERN.match(topic)) and len(topic) <= limit
 
 
 class MessageStore(MessageReader):
@@ -221,7 +212,7 @@ class MessageStore(MessageReader):
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.disk_full:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if not check_topic(msg.topic) or msg.queue_id < 0:
+        if validate_topic(msg.topic, topic_max_length(msg.topic)) or msg.queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
         if msg.body is not None and len(msg.body) > self.config.max_message_size:
             return PutMessageStatus.MESSAGE_ILLEGAL

@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import TYPE_CHECKING
 
 from rocketq.broker import store_bridge as sb
-from rocketq.broker.topic_config import TopicConfig, validate_topic
+from rocketq.common.topic import validate_topic
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -84,9 +84,7 @@ class AdminBrokerProcessor:
     async def get_all_topic_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        body = json.dumps(
-            self.c.topic_config_manager.build_serialize_wrapper(), sort_keys=True
-        ).encode()
+        body = self.c.topic_config_manager.build_serialize_wrapper().encode()
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
 
     async def get_broker_runtime_info(

@@ -11,7 +11,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from rocketq.broker.client_manager import ClientChannelInfo
-from rocketq.broker.topic_config import PERM_READ, PERM_WRITE, retry_topic
+from rocketq.common.topic import retry_topic
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.remoting.bodies import (
     ConsumerListBody,
     HeartbeatData,

@@ -19,9 +19,17 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from rocketq.broker.filter import ExpressionMessageFilter, build_subscription_data
+from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.long_polling import PullRequest
 from rocketq.broker.store_bridge import filter_by_tags, get_message
+from rocketq.common.pull_sys_flag import (
+    has_commit_offset_flag,
+    has_subscription_flag,
+    has_suspend_flag,
+)
+from rocketq.common.subscription import SubscriptionData, build_subscription_data
+from rocketq.common.topic_config import is_readable
+from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import MessageModel
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -32,10 +40,6 @@ if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
 
 log = logging.getLogger(__name__)
-
-FLAG_COMMIT_OFFSET = 0x1
-FLAG_SUSPEND = 0x2
-FLAG_SUBSCRIPTION = 0x4
 
 _RETRY_STATUSES = frozenset({"NO_MATCHED_MESSAGE", "MESSAGE_WAS_REMOVING"})
 _NOT_FOUND_STATUSES = frozenset({"OFFSET_FOUND_NULL", "OFFSET_OVERFLOW_ONE"})
@@ -73,32 +77,9 @@ class PullMessageProcessor:
         refused = self._check(h)
         if refused is not None:
             return refused
-        if h.sys_flag & FLAG_SUBSCRIPTION:
-            subscription = build_subscription_data(h.topic, h.subscription, h.sub_version)
-        else:
-            group_info = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
-            if group_info is None:
-                return _error(
-                    ResponseCode.SUBSCRIPTION_NOT_EXIST,
-                    f"the consumer's group info not exist, {h.consumer_group}",
-                )
-            found = group_info.subscription_table.get(h.topic)
-            if group_info.message_model is MessageModel.BROADCASTING:
-                cfg = self.c.subscription_group_manager.subscription_group_table.get(
-                    h.consumer_group
-                )
-                if cfg is not None and not cfg.consume_broadcast_enable:
-                    return _error(
-                        ResponseCode.NO_PERMISSION,
-                        f"the consumer group[{h.consumer_group}] can not consume by broadcast way",
-                    )
-            if found is None:
-                return _error(
-                    ResponseCode.SUBSCRIPTION_NOT_EXIST,
-                    f"the consumer's subscription not exist, {h.topic}",
-                )
-            # the C++ heartbeat's codeSet is atoi(tag): rebuild the codes from the expression
-            subscription = build_subscription_data(h.topic, found.sub_string, found.sub_version)
+        subscription = self._subscription(h)
+        if isinstance(subscription, RemotingCommand):
+            return subscription
         message_filter = ExpressionMessageFilter(subscription)
         result = await asyncio.to_thread(
             get_message,
@@ -111,7 +92,7 @@ class PullMessageProcessor:
             message_filter,
         )
         response: RemotingCommand | None = self._answer(h, result, message_filter)
-        has_suspend = bool(h.sys_flag & FLAG_SUSPEND)
+        has_suspend = has_suspend_flag(h.sys_flag)
         if (
             response is not None
             and response.code == ResponseCode.PULL_NOT_FOUND
@@ -135,14 +116,40 @@ class PullMessageProcessor:
                 )
             )
             response = None
-        if broker_allow_suspend and h.sys_flag & FLAG_COMMIT_OFFSET and h.commit_offset >= 0:
+        if broker_allow_suspend and has_commit_offset_flag(h.sys_flag) and h.commit_offset >= 0:
             self.c.consumer_offset_manager.commit_offset(
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
         return response
 
+    def _subscription(self, h: PullMessageRequestHeader) -> SubscriptionData | RemotingCommand:
+        """The pull's subscription: from the request, else from the group's heartbeat."""
+        if has_subscription_flag(h.sys_flag):
+            return _build(h.topic, h.subscription, h.sub_version)
+        group_info = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
+        if group_info is None:
+            return _error(
+                ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                f"the consumer's group info not exist, {h.consumer_group}",
+            )
+        found = group_info.subscription_table.get(h.topic)
+        if group_info.message_model is MessageModel.BROADCASTING:
+            cfg = self.c.subscription_group_manager.subscription_group_table.get(h.consumer_group)
+            if cfg is not None and not cfg.consume_broadcast_enable:
+                return _error(
+                    ResponseCode.NO_PERMISSION,
+                    f"the consumer group[{h.consumer_group}] can not consume by broadcast way",
+                )
+        if found is None:
+            return _error(
+                ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                f"the consumer's subscription not exist, {h.topic}",
+            )
+        # the C++ heartbeat's codeSet is atoi(tag): rebuild the codes from the expression
+        return _build(h.topic, found.sub_string, found.sub_version)
+
     def _check(self, h: PullMessageRequestHeader) -> RemotingCommand | None:
-        if not self.c.config.broker_permission & 0x4:
+        if not is_readable(self.c.config.broker_permission):
             return _error(
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.c.broker_addr}] pulling message is forbidden",
@@ -212,3 +219,15 @@ class PullMessageProcessor:
 
 def _error(code: int, remark: str) -> RemotingCommand:
     return RemotingCommand.create_response(code, remark)
+
+
+def _build(
+    topic: str, expression: str | None, sub_version: int
+) -> SubscriptionData | RemotingCommand:
+    try:
+        return build_subscription_data(topic, expression, sub_version)
+    except FilterExpressionError as exc:
+        return _error(
+            ResponseCode.SUBSCRIPTION_PARSE_FAILED,
+            f"parse the consumer's subscription failed: {exc}",
+        )

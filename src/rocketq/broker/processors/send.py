@@ -22,11 +22,12 @@ import zlib
 from typing import TYPE_CHECKING
 
 from rocketq.broker import store_bridge as sb
-from rocketq.broker.topic_config import (
+from rocketq.common import message_const as mc
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.properties import decode_properties
+from rocketq.common.topic import (
     DLQ_GROUP_TOPIC_PREFIX,
     NOT_ALLOWED_SEND_TOPICS,
-    PERM_READ,
-    PERM_WRITE,
     RETRY_GROUP_TOPIC_PREFIX,
     SCHEDULE_QUEUE_NUMS,
     SCHEDULE_TOPIC,
@@ -35,9 +36,7 @@ from rocketq.broker.topic_config import (
     retry_topic,
     validate_topic,
 )
-from rocketq.common import message_const as mc
-from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.properties import decode_properties
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode

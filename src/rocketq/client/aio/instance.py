@@ -20,14 +20,14 @@ from rocketq.client.aio.api import MQClientAPI
 from rocketq.client.config import ClientConfig
 from rocketq.client.fault import TopicPublishInfo
 from rocketq.common.message import MessageQueue
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumerData, HeartbeatData, ProducerData
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.route_data import MASTER_ID, PERM_READ, PERM_WRITE
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.topic_route import MASTER_ID, TopicRouteData
 
 log = logging.getLogger(__name__)
 

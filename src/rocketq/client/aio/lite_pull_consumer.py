@@ -33,8 +33,9 @@ from rocketq.client.offset_store import ReadOffsetType, default_offset_store_dir
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.rebalance import allocate_strategy
 from rocketq.client.status import PullStatus
-from rocketq.client.subscription import build_subscription_data
+from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.subscription import build_subscription_data
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeType, MessageModel
 
@@ -128,7 +129,9 @@ class LitePullConsumer(ConsumerCore):
         strategy = allocate_strategy(self.config.allocate_strategy)
         rebalance = RebalanceImpl(instance, self.group, self.config.message_model, strategy, self)
         for topic, expression in self._subscriptions.items():
-            rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+            rebalance.subscription_inner[topic] = build_subscription_data(
+                topic, expression, now_ms()
+            )
         self._rebalance, self._running = rebalance, True
         self._next_auto_commit = time.monotonic() + self.config.auto_commit_interval_s
         instance.register_consumer(self)
@@ -146,7 +149,7 @@ class LitePullConsumer(ConsumerCore):
         assigned = self._assigned or set()
         for topic in {mq.topic for mq in assigned}:
             self._rebalance.subscription_inner.setdefault(
-                topic, build_subscription_data(topic, "*")
+                topic, build_subscription_data(topic, "*", now_ms())
             )
         for topic in {mq.topic for mq in assigned} | {mq.topic for mq in self._queues}:
             mqs = {mq for mq in assigned if mq.topic == topic}
