@@ -1,25 +1,33 @@
-"""Where a consumer keeps its offsets: on the broker (clustering) or in a local file (broadcasting).
+"""Where a consumer keeps its offsets (RocketMQ's OffsetStore): on the broker (clustering) or
+in a local file (broadcasting).
 
 ``OffsetTable`` is the in-memory part both share (``update_offset`` may be increase-only).
-``LocalFileOffsetStore`` writes Java's ``offsets.json`` in fastjson's form, whose map keys are
-MessageQueue objects::
+``RemoteBrokerOffsetStore`` reads with QUERY_CONSUMER_OFFSET (``-1`` when the broker has none,
+``-2`` when it could not be asked) and persists with UPDATE_CONSUMER_OFFSET to the queue's
+master. ``LocalFileOffsetStore`` writes Java's ``offsets.json`` in fastjson's form, whose map
+keys are MessageQueue objects::
 
     {"offsetTable":{{"brokerName":"broker-a","queueId":0,"topic":"T"}:12}}
 
-under ``<dir>/<clientId>/<group>/offsets.json`` (``.bak`` holds the previous version), the layout of
-LocalFileOffsetStore + MixAll.string2File. The broker side lives in ``aio.offset_store``.
+under ``<dir>/<clientId>/<group>/offsets.json`` (``.bak`` holds the previous version), the layout
+of LocalFileOffsetStore + MixAll.string2File; ``LocalOffsetStore`` is its consumer-facing form.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 import os
 import re
 from enum import Enum
 from pathlib import Path
+from typing import Protocol
 
+from rocketq.client.aio.instance import MQClientInstance
 from rocketq.common.message import MessageQueue
-from rocketq.errors import ClientError
+from rocketq.errors import ClientError, RocketQError
 
 _ENTRY = re.compile(r"(\{[^{}]*\})\s*:\s*(-?\d+)")
 
@@ -119,3 +127,77 @@ class LocalFileOffsetStore(OffsetTable):
         if self.path.exists():
             os.replace(self.path, self.path.with_name("offsets.json.bak"))
         os.replace(tmp, self.path)
+
+
+log = logging.getLogger(__name__)
+
+OFFSET_NOT_FOUND = -1
+OFFSET_UNKNOWN = -2
+
+
+class OffsetStore(Protocol):
+    advanced: set[MessageQueue]
+
+    def load(self) -> None: ...
+    def update_offset(self, mq: MessageQueue, offset: int, *, increase_only: bool) -> None: ...
+    def load_offset(self, mq: MessageQueue, offset: int) -> None: ...
+    async def read_offset(self, mq: MessageQueue, read_type: ReadOffsetType) -> int: ...
+    async def persist_all(self, mqs: set[MessageQueue]) -> None: ...
+    def remove_offset(self, mq: MessageQueue) -> None: ...
+    def read(self, mq: MessageQueue) -> int: ...
+
+
+class RemoteBrokerOffsetStore(OffsetTable):
+    def __init__(self, instance: MQClientInstance, group: str) -> None:
+        super().__init__()
+        self.instance = instance
+        self.group = group
+
+    def load(self) -> None:
+        """Nothing to load: the broker has the offsets."""
+
+    async def read_offset(self, mq: MessageQueue, read_type: ReadOffsetType) -> int:
+        if read_type is not ReadOffsetType.READ_FROM_STORE:
+            offset = self.read(mq)
+            if offset >= 0 or read_type is ReadOffsetType.READ_FROM_MEMORY:
+                return offset
+        try:
+            addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, mq.topic)
+            stored = await self.instance.api.query_consumer_offset(addr, self.group, mq)
+        except (RocketQError, OSError) as exc:
+            log.warning("query offset of %s for %s failed: %r", mq, self.group, exc)
+            return OFFSET_UNKNOWN
+        if stored is None:
+            return OFFSET_NOT_FOUND
+        self.load_offset(mq, stored)
+        return stored
+
+    async def persist_all(self, mqs: set[MessageQueue]) -> None:
+        jobs = [self.persist(mq) for mq in sorted(mqs) if mq in self.advanced]
+        await asyncio.gather(*jobs)
+
+    async def persist(self, mq: MessageQueue) -> None:
+        offset = self.offsets.get(mq)
+        if offset is None or offset < 0:
+            return
+        addr = self.instance.find_broker_addr(mq.broker_name)
+        if addr is None:
+            return
+        with contextlib.suppress(RocketQError, OSError):
+            await self.instance.api.update_consumer_offset(addr, self.group, mq, offset)
+
+
+class LocalOffsetStore(LocalFileOffsetStore):
+    async def read_offset(self, mq: MessageQueue, read_type: ReadOffsetType) -> int:
+        if read_type is ReadOffsetType.READ_FROM_STORE:
+            stored = LocalFileOffsetStore(self.path.parents[2], "", "")
+            stored.path = self.path
+            stored.load()
+            offset = stored.read(mq)
+            if offset >= 0:
+                self.load_offset(mq, offset)
+            return offset
+        return self.read(mq)
+
+    async def persist_all(self, mqs: set[MessageQueue]) -> None:  # type: ignore[override]
+        LocalFileOffsetStore.persist_all(self, mqs)  # a small file: written in place

@@ -12,6 +12,5 @@ Modules:
     channel      RemotingChannel (one connection, opaque-matched futures), ProcessorTable
     server       RemotingServer (asyncio)
     client       RemotingClient (asyncio, connection per address, name-server selection)
-    blocking     BlockingRemotingClient (plain sockets)
     acl          ACL 1.0 request signing and verification
 """

@@ -17,11 +17,10 @@ from collections import defaultdict
 from typing import Protocol
 
 from rocketq.client.aio.instance import MQClientInstance
-from rocketq.client.aio.offset_store import OFFSET_NOT_FOUND, OffsetStore
+from rocketq.client.allocate_strategy import AllocateMessageQueueStrategy
 from rocketq.client.config import ConsumerConfig
-from rocketq.client.offset_store import ReadOffsetType
+from rocketq.client.offset_store import OFFSET_NOT_FOUND, OffsetStore, ReadOffsetType
 from rocketq.client.process_queue import ProcessQueue
-from rocketq.client.rebalance import AllocateMessageQueueStrategy
 from rocketq.common.message import MessageQueue
 from rocketq.common.subscription import SubscriptionData
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
