@@ -27,17 +27,13 @@ class ExpressionMessageFilter:
         s = self.subscription
         return s is None or s.class_filter_mode or s.sub_string == SUB_ALL
 
-    def is_matched_by_consume_queue(
-        self, tags_code: int | None, cq_ext_unit: object = None
-    ) -> bool:
+    def is_matched_by_consume_queue(self, tags_code: int | None) -> bool:
         if self.matches_all or tags_code is None:
             return True
         assert self.subscription is not None
         return to_int32(tags_code) in self.subscription.code_set
 
-    def is_matched_by_commit_log(
-        self, msg_buffer: object = None, properties: object = None
-    ) -> bool:
+    def is_matched_by_commit_log(self, record: bytes) -> bool:
         return True
 
     def is_matched_by_tags(self, tags: str | None) -> bool:

@@ -159,7 +159,7 @@ def offset_msg_id(result: Any, store_host: tuple[str, int]) -> str:
         return ""
     if append.msg_id:
         return str(append.msg_id)
-    from rocketq.common.message_decoder import create_message_id
+    from rocketq.common.message_id import create_message_id
 
     return str(create_message_id(store_host, int(append.wrote_offset)))
 

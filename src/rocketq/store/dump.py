@@ -33,7 +33,8 @@ from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import BLANK_MAGIC_CODE, decode_message
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, body_length_position
 from rocketq.errors import DecodeError
 from rocketq.store.config import StoreConfig
 from rocketq.store.format import (
@@ -49,7 +50,6 @@ from rocketq.store.format import (
     index_file_size,
 )
 
-_HEAD = struct.Struct(">iI")  # TOTALSIZE, MAGICCODE
 _INT32 = struct.Struct(">i")
 FILLER_SIZE = 0x7FFFFFFF
 DEFAULT_SLOTS = 5_000_000
@@ -263,7 +263,7 @@ def _walk_file(
     """Records of one file; returns None at its blank record, else where valid data ends."""
     size = len(view)
     while pos + 8 <= size:
-        total, magic = _HEAD.unpack_from(view, pos)
+        total, magic = BLANK_STRUCT.unpack_from(view, pos)
         if magic == BLANK_MAGIC_CODE and 8 <= total <= size - pos:
             return None
         if total == 0 and magic == 0:
@@ -280,9 +280,7 @@ def _walk_file(
 
 
 def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: str) -> RecordInfo:
-    born = 20 if msg.sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
-    store = 20 if msg.sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
-    p = pos + 48 + born + 8 + store + 12  # BODYLENGTH
+    p = pos + body_length_position(msg.sys_flag)
     (body_len,) = _INT32.unpack_from(view, p)
     crc = zlib.crc32(view[p + 4 : p + 4 + body_len]) & 0x7FFFFFFF if body_len > 0 else 0
     props = msg.properties

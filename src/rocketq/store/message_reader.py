@@ -1,8 +1,8 @@
 """The read side of MessageStore (DefaultMessageStore's getMessage and lookups).
 
 Reads go through the consume queues, so a message is served only once the reput thread has
-dispatched it. ``get_message`` scans units from the requested offset, filters by the tags code
-in the unit and then, if the filter asks, by the record's properties, and stops at
+dispatched it. ``get_message`` scans units from the requested offset, asks the filter about
+the unit's tags code and then about the record (``message_filter``), and stops at
 ``max_count`` messages or the transfer byte limit; statuses and next offsets follow
 RocketMQ (remoting.md §3.2.2).
 """
@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from rocketq.common.message_decoder import decode_message
-from rocketq.common.properties import decode_properties
 from rocketq.store.commitlog import CommitLog
 from rocketq.store.config import StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.format import CQ_STORE_UNIT_SIZE
+from rocketq.store.message_filter import MessageFilter
 from rocketq.store.results import GetMessageResult, GetMessageStatus, QueryMessageResult
 
 
@@ -37,7 +37,7 @@ class MessageReader:
         queue_id: int,
         offset: int,
         max_count: int,
-        message_filter: Any = None,
+        message_filter: MessageFilter | None = None,
     ) -> GetMessageResult:
         """Pull up to ``max_count`` records from ``offset`` (DefaultMessageStore.getMessage)."""
         cq = self.find_consume_queue(topic, queue_id, create=False)
@@ -71,7 +71,7 @@ class MessageReader:
         offset: int,
         max_offset: int,
         max_count: int,
-        message_filter: Any,
+        message_filter: MessageFilter | None,
         result: GetMessageResult,
     ) -> None:
         cfg = self.config
@@ -108,9 +108,7 @@ class MessageReader:
                 if not result.message_buffers:
                     result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 continue
-            if message_filter is not None and not message_filter.is_matched_by_commit_log(
-                data, _record_properties(data)
-            ):
+            if message_filter is not None and not message_filter.is_matched_by_commit_log(data):
                 continue
             result.message_buffers.append(data)
             result.message_queue_offsets.append(i - 1)
@@ -203,19 +201,3 @@ class MessageReader:
         """``query_message`` decoded to MessageExt objects."""
         result = self.query_message(topic, key, max_count, begin_ms, end_ms)
         return [decode_message(b, check_crc=False) for b in result.message_buffer_list]
-
-
-def _properties_length(record: bytes | bytearray) -> int:
-    sys_flag = int.from_bytes(record[36:40], "big")
-    p = 48 + (20 if sys_flag & 0x10 else 8) + 8 + (20 if sys_flag & 0x20 else 8) + 12
-    body_len = int.from_bytes(record[p : p + 4], "big", signed=True)
-    p += 4 + body_len
-    v2 = record[4:8] == b"\xda\xa3\x20\xab"
-    topic_len = int.from_bytes(record[p : p + (2 if v2 else 1)], "big")
-    p += (2 if v2 else 1) + topic_len
-    return int.from_bytes(record[p : p + 2], "big", signed=True)
-
-
-def _record_properties(record: bytes) -> dict[str, str]:
-    n = _properties_length(record)
-    return decode_properties(record[len(record) - n :]) if n > 0 else {}
