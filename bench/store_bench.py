@@ -139,7 +139,7 @@ def bench_awaited_sync_put(root: str, writers: int, seconds: float) -> float:
     """SYNC_FLUSH puts as the broker makes them: coroutines awaiting the group commit."""
     import asyncio
 
-    from rocketq.broker.store_bridge import await_put
+    from rocketq.broker.store_future import await_store_future
     from rocketq.common.message import MessageExt
     from rocketq.store.config import FlushDiskType
     from rocketq.store.message_store import MessageStore
@@ -163,7 +163,7 @@ def bench_awaited_sync_put(root: str, writers: int, seconds: float) -> float:
                 born_host=("127.0.0.1", 1),
                 store_host=("127.0.0.1", 10911),
             )
-            result = await await_put(store.async_put_message(msg))
+            result = await await_store_future(store.async_put_message(msg))
             assert result.status.name == "PUT_OK", result.status
             rts.append((time.perf_counter() - t) * 1e6)
 

@@ -12,6 +12,7 @@ from rocketq.broker.config_manager import parse_fastjson
 from rocketq.common import message_decoder as codec
 from rocketq.common.message import Message
 from rocketq.common.message_id import decode_message_id
+from rocketq.common.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND
 from rocketq.remoting.bodies import ConsumerListBody
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -19,9 +20,6 @@ from rocketq.remoting.topic_route import TopicRouteData
 from rocketq.testing.broker import run_broker
 from tests.e2e.conftest import SMALL_STORE, Cluster
 from tests.e2e.wire import (
-    FLAG_COMMIT_OFFSET,
-    FLAG_SUBSCRIPTION,
-    FLAG_SUSPEND,
     heartbeat,
     pull_request,
     request,

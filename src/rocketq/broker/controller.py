@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -25,12 +24,18 @@ from rocketq.broker.config import BrokerConfig
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.processors import register_all
 from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.common.clock import now_ms
+from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.server import RemotingServer
+from rocketq.store.config import StoreConfig
+from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +43,7 @@ CLIENT_HOUSEKEEPING_INTERVAL_S = 10.0
 
 
 class BrokerController:
-    def __init__(self, config: BrokerConfig, *, message_store: Any = None) -> None:
+    def __init__(self, config: BrokerConfig, *, message_store: MessageStore | None = None) -> None:
         self.config = config
         root = config.store_path_root_dir
         self.topic_config_manager = TopicConfigManager(config, root)
@@ -61,11 +66,11 @@ class BrokerController:
         )
         self.remoting_client = RemotingClient()
         self.outer_api = BrokerOuterAPI(self.remoting_client)
-        self.message_store: Any = message_store
+        self._message_store = message_store
         self.pull_request_hold_service = PullRequestHoldService(self._wakeup_pull)
         self.pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None = None
         self._notifier: ConsumerIdsChangeNotifier | None = None
-        self.schedule_message_service: Any = None
+        self.schedule_message_service: ScheduleMessageService | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
         self._started = False
@@ -73,6 +78,12 @@ class BrokerController:
         self.start_time_ms = 0
 
     # ------------------------------------------------------------------ identity
+
+    @property
+    def message_store(self) -> MessageStore:
+        if self._message_store is None:
+            raise IllegalStateError("the broker's message store is not open: start() first")
+        return self._message_store
 
     @property
     def broker_addr(self) -> str:
@@ -116,19 +127,17 @@ class BrokerController:
             self.config.listen_host, self.config.listen_port, serve=False
         )
         try:
-            if self.message_store is None:
-                self.message_store = await asyncio.to_thread(self._open_store)
+            if self._message_store is None:
+                self._message_store = await asyncio.to_thread(self._open_store)
             await self.remoting_server.start_serving()
         except BaseException:
             await self.remoting_server.stop()
             raise
-        from rocketq.broker.schedule import ScheduleMessageService
-
         self.schedule_message_service = ScheduleMessageService(self)
         self.schedule_message_service.start()
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
         self.topic_config_manager.persist()
-        self.start_time_ms = int(time.time() * 1000)
+        self.start_time_ms = now_ms()
         self._started = True
         await self.register_broker_all()
         self._tasks = [
@@ -154,14 +163,22 @@ class BrokerController:
         )
         return self.port
 
-    def _open_store(self) -> Any:
-        from rocketq.broker.store_bridge import open_message_store
-
-        return open_message_store(self.config, self.store_host, self._on_message_arriving)
+    def _open_store(self) -> MessageStore:
+        """Build the StoreConfig from broker.conf's store keys, open (recover), start."""
+        store_config, unknown = StoreConfig.from_properties(
+            self.config.store_properties,
+            store_path_root_dir=self.config.store_path_root_dir,
+            store_host=self.store_host,
+            max_message_size=self.config.max_message_size,
+        )
+        for key in sorted(unknown):
+            log.info("broker.conf store key %s is not used by this store", key)
+        store = MessageStore(store_config, message_arriving_listener=self._on_message_arriving)
+        store.load()
+        store.start()
+        return store
 
     def _register_processors(self) -> None:
-        from rocketq.broker.processors import register_all
-
         register_all(self)
 
     async def shutdown(self) -> None:
@@ -188,8 +205,8 @@ class BrokerController:
         self.consumer_offset_manager.persist()
         self.topic_config_manager.persist()
         self.subscription_group_manager.persist()
-        if self.message_store is not None:
-            await asyncio.to_thread(self.message_store.shutdown)
+        if self._message_store is not None:
+            await asyncio.to_thread(self._message_store.shutdown)
         log.info("broker %s on %s shut down", self.config.broker_name, self.broker_addr)
 
     async def __aenter__(self) -> BrokerController:

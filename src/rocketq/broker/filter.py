@@ -1,16 +1,16 @@
-"""Tag subscriptions (FilterAPI) and the broker's message filter (ExpressionMessageFilter).
+"""ExpressionMessageFilter: the broker's filter for a pull (RocketMQ's ExpressionMessageFilter).
 
-The consume-queue check compares the entry's tags code (the Java hashCode of TAGS, as int32)
-with the subscription's code set; ``*`` passes everything. Because hash codes collide, the
-broker also checks the TAGS string of each matched record against the subscription's tag set
-before returning it (``is_matched_by_tags``), so clients never see a foreign tag.
+For a TAG subscription the broker compares the consume-queue unit's tags code (the Java
+hashCode of TAGS, stored as a long, compared as int32) with the subscription's code set;
+``*`` passes everything. It never reads a record for that: records whose tag only shares a
+hash code are dropped by the client's exact-tag check (see ``rocketq.common.subscription``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rocketq.common.subscription import SUB_ALL, SubscriptionData
+from rocketq.common.subscription import SubscriptionData
 
 
 def to_int32(value: int) -> int:
@@ -24,8 +24,7 @@ class ExpressionMessageFilter:
 
     @property
     def matches_all(self) -> bool:
-        s = self.subscription
-        return s is None or s.class_filter_mode or s.sub_string == SUB_ALL
+        return self.subscription is None or self.subscription.matches_all
 
     def is_matched_by_consume_queue(self, tags_code: int | None) -> bool:
         if self.matches_all or tags_code is None:
@@ -34,10 +33,5 @@ class ExpressionMessageFilter:
         return to_int32(tags_code) in self.subscription.code_set
 
     def is_matched_by_commit_log(self, record: bytes) -> bool:
+        """A TAG filter decided on the tags code already."""
         return True
-
-    def is_matched_by_tags(self, tags: str | None) -> bool:
-        if self.matches_all:
-            return True
-        assert self.subscription is not None
-        return bool(tags) and tags in self.subscription.tags_set

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
 from rocketq.store.commitlog import CommitLog
 from rocketq.store.config import StoreConfig
@@ -170,7 +171,7 @@ class MessageReader:
                 return None
         return self.commit_log.get_message(commitlog_offset, size)
 
-    def look_message_by_offset(self, commitlog_offset: int) -> Any:
+    def look_message_by_offset(self, commitlog_offset: int) -> MessageExt | None:
         data = self.select_one_message_by_offset(commitlog_offset)
         if data is None:
             return None

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
 from rocketq.common.properties import encode_properties
 from rocketq.common.topic import topic_max_length, validate_topic
@@ -207,7 +208,7 @@ class MessageStore(MessageReader):
 
     # ------------------------------------------------------------------ put
 
-    def _check(self, msg: Any) -> PutMessageStatus | None:
+    def _check(self, msg: MessageExt) -> PutMessageStatus | None:
         if not self._running:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.disk_full:
@@ -218,7 +219,7 @@ class MessageStore(MessageReader):
             return PutMessageStatus.MESSAGE_ILLEGAL
         return None
 
-    def _encode(self, msg: Any) -> EncodedMessage | PutMessageStatus:
+    def _encode(self, msg: MessageExt) -> EncodedMessage | PutMessageStatus:
         try:
             record = encode_message(msg)
         except (ValueError, OverflowError, struct.error) as exc:
@@ -229,14 +230,14 @@ class MessageStore(MessageReader):
         return EncodedMessage(record, msg.topic, msg.queue_id)
 
     def _properties_or_illegal(
-        self, msg: Any, default: PutMessageStatus | None = PutMessageStatus.MESSAGE_ILLEGAL
+        self, msg: MessageExt, default: PutMessageStatus | None = PutMessageStatus.MESSAGE_ILLEGAL
     ) -> PutMessageStatus | None:
         """PROPERTIES_SIZE_EXCEEDED when the encoded properties pass 32,767 bytes."""
         if len(encode_properties(msg.properties)) > MAX_PROPERTIES_SIZE:
             return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
         return default
 
-    def _append_one(self, msg: Any) -> AppendMessageResult | PutMessageStatus:
+    def _append_one(self, msg: MessageExt) -> AppendMessageResult | PutMessageStatus:
         status = self._check(msg)
         if status is not None:
             return status
@@ -249,7 +250,7 @@ class MessageStore(MessageReader):
             log.error("create mapped file failed: %s", exc)
             return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
 
-    def _append_batch(self, msgs: Sequence[Any]) -> AppendMessageResult | PutMessageStatus:
+    def _append_batch(self, msgs: Sequence[MessageExt]) -> AppendMessageResult | PutMessageStatus:
         if not msgs:
             return PutMessageStatus.MESSAGE_ILLEGAL
         batch: list[EncodedMessage] = []
@@ -265,34 +266,46 @@ class MessageStore(MessageReader):
             log.error("create mapped file failed: %s", exc)
             return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
 
-    def async_put_message(self, msg: Any) -> Future[PutMessageResult]:
-        """Non-blocking put; the future completes after the flush in SYNC_FLUSH mode."""
+    def async_put_message(
+        self, msg: MessageExt, *, wait_store_msg_ok: bool = True
+    ) -> Future[PutMessageResult]:
+        """Non-blocking put. In SYNC_FLUSH mode the future completes after the group commit
+        msynced the record, unless ``wait_store_msg_ok`` is False (the message's WAIT=false):
+        then it completes once the record is appended and the flush is only woken up."""
         result = self._append_one(msg)
         if isinstance(result, PutMessageStatus):
             return _future(result)
-        return self._handle_disk_flush(result)
+        return self._handle_disk_flush(result, wait_store_msg_ok)
 
-    def async_put_messages(self, msgs: Sequence[Any]) -> Future[PutMessageResult]:
+    def async_put_messages(
+        self, msgs: Sequence[MessageExt], *, wait_store_msg_ok: bool = True
+    ) -> Future[PutMessageResult]:
         result = self._append_batch(msgs)
         if isinstance(result, PutMessageStatus):
             return _future(result)
-        return self._handle_disk_flush(result)
+        return self._handle_disk_flush(result, wait_store_msg_ok)
 
-    def _handle_disk_flush(self, result: AppendMessageResult) -> Future[PutMessageResult]:
+    def _handle_disk_flush(
+        self, result: AppendMessageResult, wait_store_msg_ok: bool
+    ) -> Future[PutMessageResult]:
+        """CommitLog.handleDiskFlush."""
         self.reput_service.wakeup()
         service = self.flush_service
         if not isinstance(service, GroupCommitService):
+            return _future(PutMessageStatus.PUT_OK, result)
+        if not wait_store_msg_ok:
+            service.wakeup()
             return _future(PutMessageStatus.PUT_OK, result)
         out: Future[PutMessageResult] = Future()
         flushed = service.put_request(result.wrote_offset + result.wrote_bytes)
         flushed.add_done_callback(lambda f: out.set_result(PutMessageResult(f.result(), result)))
         return out
 
-    def put_message(self, msg: Any) -> PutMessageResult:
+    def put_message(self, msg: MessageExt) -> PutMessageResult:
         """Blocking put: in SYNC_FLUSH mode returns once the record is msynced."""
         return self._put_blocking(lambda: self._append_one(msg))
 
-    def put_messages(self, msgs: Sequence[Any]) -> PutMessageResult:
+    def put_messages(self, msgs: Sequence[MessageExt]) -> PutMessageResult:
         return self._put_blocking(lambda: self._append_batch(msgs))
 
     def _put_blocking(

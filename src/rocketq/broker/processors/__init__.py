@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.processors.admin import AdminBrokerProcessor
+from rocketq.broker.processors.client_manage import ClientManageProcessor
+from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
+from rocketq.broker.processors.pull import PullMessageProcessor
+from rocketq.broker.processors.send import SendMessageProcessor
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
 
-
-def register_all(controller: BrokerController) -> None:
-    from rocketq.broker.processors.admin import AdminBrokerProcessor
-    from rocketq.broker.processors.client_manage import ClientManageProcessor
-    from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
-    from rocketq.broker.processors.pull import PullMessageProcessor
-    from rocketq.broker.processors.send import SendMessageProcessor
-
+def register_all(broker: BrokerContext) -> None:
     for processor in (
-        SendMessageProcessor(controller),
-        PullMessageProcessor(controller),
-        ClientManageProcessor(controller),
-        ConsumerManageProcessor(controller),
-        AdminBrokerProcessor(controller),
+        SendMessageProcessor(broker),
+        PullMessageProcessor(broker),
+        ClientManageProcessor(broker),
+        ConsumerManageProcessor(broker),
+        AdminBrokerProcessor(broker),
     ):
         processor.register()

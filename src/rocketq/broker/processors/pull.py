@@ -10,18 +10,19 @@ Store status -> reply code, as RocketMQ 4.9 answers:
     OFFSET_TOO_SMALL, OFFSET_OVERFLOW_BADLY PULL_OFFSET_MOVED
 
 Every reply with those codes carries all four header fields. A held pull is re-run once, by
-the hold service, without the suspend permission.
+the hold service, without the suspend permission. The broker filters by the consume queue's
+tags code only and returns the records as stored; the client checks the exact TAGS string
+(``rocketq.common.subscription`` says where each filter runs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
 
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.long_polling import PullRequest
-from rocketq.broker.store_bridge import filter_by_tags, get_message
 from rocketq.common.pull_sys_flag import (
     has_commit_offset_flag,
     has_subscription_flag,
@@ -35,20 +36,27 @@ from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+from rocketq.store.results import GetMessageResult, GetMessageStatus
 
 log = logging.getLogger(__name__)
 
-_RETRY_STATUSES = frozenset({"NO_MATCHED_MESSAGE", "MESSAGE_WAS_REMOVING"})
-_NOT_FOUND_STATUSES = frozenset({"OFFSET_FOUND_NULL", "OFFSET_OVERFLOW_ONE"})
-_EMPTY_QUEUE_STATUSES = frozenset({"NO_MESSAGE_IN_QUEUE", "NO_MATCHED_LOGIC_QUEUE"})
-_MOVED_STATUSES = frozenset({"OFFSET_TOO_SMALL", "OFFSET_OVERFLOW_BADLY"})
+#: Store status -> reply code; None: PULL_OFFSET_MOVED unless the pull asked for offset 0.
+STATUS_TO_RESPONSE: dict[GetMessageStatus, int | None] = {
+    GetMessageStatus.FOUND: ResponseCode.SUCCESS,
+    GetMessageStatus.NO_MATCHED_MESSAGE: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.MESSAGE_WAS_REMOVING: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.OFFSET_FOUND_NULL: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_OVERFLOW_ONE: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.NO_MESSAGE_IN_QUEUE: None,
+    GetMessageStatus.NO_MATCHED_LOGIC_QUEUE: None,
+    GetMessageStatus.OFFSET_TOO_SMALL: ResponseCode.PULL_OFFSET_MOVED,
+    GetMessageStatus.OFFSET_OVERFLOW_BADLY: ResponseCode.PULL_OFFSET_MOVED,
+}
+assert set(STATUS_TO_RESPONSE) == set(GetMessageStatus)
 
 
 class PullMessageProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -82,8 +90,7 @@ class PullMessageProcessor:
             return subscription
         message_filter = ExpressionMessageFilter(subscription)
         result = await asyncio.to_thread(
-            get_message,
-            self.c.message_store,
+            self.c.message_store.get_message,
             h.consumer_group,
             h.topic,
             h.queue_id,
@@ -91,7 +98,7 @@ class PullMessageProcessor:
             h.max_msg_nums,
             message_filter,
         )
-        response: RemotingCommand | None = self._answer(h, result, message_filter)
+        response: RemotingCommand | None = _answer(h, result)
         has_suspend = has_suspend_flag(h.sys_flag)
         if (
             response is not None
@@ -183,38 +190,25 @@ class PullMessageProcessor:
             )
         return None
 
-    def _answer(
-        self, h: PullMessageRequestHeader, result: Any, message_filter: ExpressionMessageFilter
-    ) -> RemotingCommand:
-        status = result.status.name
-        next_begin = result.next_begin_offset
-        body = b""
-        if status == "FOUND":
-            body = filter_by_tags(result, message_filter)
-            code = ResponseCode.SUCCESS if body else ResponseCode.PULL_RETRY_IMMEDIATELY
-        elif status in _RETRY_STATUSES:
-            code = ResponseCode.PULL_RETRY_IMMEDIATELY
-        elif status in _NOT_FOUND_STATUSES:
-            code = ResponseCode.PULL_NOT_FOUND
-        elif status in _EMPTY_QUEUE_STATUSES:
-            code = (
-                ResponseCode.PULL_OFFSET_MOVED
-                if h.queue_offset != 0
-                else ResponseCode.PULL_NOT_FOUND
-            )
-        elif status in _MOVED_STATUSES:
-            code = ResponseCode.PULL_OFFSET_MOVED
-        else:
-            code = ResponseCode.SYSTEM_ERROR
-        header = PullMessageResponseHeader(
-            suggest_which_broker_id=0,
-            next_begin_offset=next_begin,
-            min_offset=result.min_offset,
-            max_offset=result.max_offset,
+
+def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCommand:
+    code = STATUS_TO_RESPONSE[result.status]
+    if code is None:
+        code = (
+            ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
         )
-        return RemotingCommand.create_response(
-            code, status, ext_fields=header.to_ext_fields(), body=body
-        )
+    header = PullMessageResponseHeader(
+        suggest_which_broker_id=0,
+        next_begin_offset=result.next_begin_offset,
+        min_offset=result.min_offset,
+        max_offset=result.max_offset,
+    )
+    return RemotingCommand.create_response(
+        code,
+        result.status.name,
+        ext_fields=header.to_ext_fields(),
+        body=b"".join(result.message_buffers),
+    )
 
 
 def _error(code: int, remark: str) -> RemotingCommand:
