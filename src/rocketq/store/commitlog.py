@@ -178,7 +178,7 @@ class CommitLog:
         self.clock_ms = config.clock_ms
         self.store_timestamp = 0  # of the last appended record
         self._msg_id_prefix = _msg_id_prefix(config.store_host)
-        self._delay_table = config.delay_level_table_ms()
+        self.delay_table = config.delay_level_table_ms()
 
     def load(self) -> bool:
         return self.mapped_file_queue.load()
@@ -311,7 +311,7 @@ class CommitLog:
                     wrote,
                     mf.file_from_offset,
                     check_crc=check_crc,
-                    delay_table=self._delay_table,
+                    delay_table=self.delay_table,
                     read_properties=read_properties,
                 )
                 if req is None:

@@ -9,14 +9,13 @@ RocketMQ (remoting.md §3.2.2).
 
 from __future__ import annotations
 
-from typing import Any
-
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
 from rocketq.store.commitlog import CommitLog
 from rocketq.store.config import StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.format import CQ_STORE_UNIT_SIZE
+from rocketq.store.index_service import IndexService
 from rocketq.store.message_filter import MessageFilter
 from rocketq.store.results import GetMessageResult, GetMessageStatus, QueryMessageResult
 
@@ -24,7 +23,7 @@ from rocketq.store.results import GetMessageResult, GetMessageStatus, QueryMessa
 class MessageReader:
     config: StoreConfig
     commit_log: CommitLog
-    index_service: Any
+    index_service: IndexService | None
 
     def find_consume_queue(
         self, topic: str, queue_id: int, create: bool = True
@@ -68,7 +67,7 @@ class MessageReader:
 
     def _collect(
         self,
-        cq: Any,
+        cq: ConsumeQueue,
         offset: int,
         max_offset: int,
         max_count: int,
@@ -184,13 +183,9 @@ class MessageReader:
         if self.index_service is None:
             return result
         found = self.index_service.query_offset(topic, key, max_count, begin_ms, end_ms)
-        if isinstance(found, tuple):
-            offsets, result.index_last_update_timestamp, result.index_last_update_phyoffset = found
-        else:  # a QueryOffsetResult-like object
-            offsets = list(found.phy_offsets)
-            result.index_last_update_timestamp = int(found.index_last_update_timestamp)
-            result.index_last_update_phyoffset = int(found.index_last_update_phyoffset)
-        for phy in offsets:
+        result.index_last_update_timestamp = found.index_last_update_timestamp
+        result.index_last_update_phyoffset = found.index_last_update_phyoffset
+        for phy in found.phy_offsets:
             data = self.select_one_message_by_offset(phy)
             if data is not None:
                 result.message_buffer_list.append(data)
@@ -198,7 +193,7 @@ class MessageReader:
 
     def query_messages(
         self, topic: str, key: str, max_count: int, begin_ms: int, end_ms: int
-    ) -> list[Any]:
+    ) -> list[MessageExt]:
         """``query_message`` decoded to MessageExt objects."""
         result = self.query_message(topic, key, max_count, begin_ms, end_ms)
         return [decode_message(b, check_crc=False) for b in result.message_buffer_list]

@@ -17,27 +17,32 @@ import logging
 import os
 import shutil
 import struct
-import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any
 
 from rocketq.common.message import MessageExt
+from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import encode_message
 from rocketq.common.properties import encode_properties
 from rocketq.common.topic import topic_max_length, validate_topic
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
+from rocketq.store.checkpoint import StoreCheckpoint
+from rocketq.store.clean import CleanCommitLogService, CleanConsumeQueueService
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
 from rocketq.store.config import FlushDiskType, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
+from rocketq.store.consume_queue_table import ConsumeQueueTable
 from rocketq.store.flush import (
     FlushConsumeQueueService,
     FlushRealTimeService,
     GroupCommitService,
 )
+from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFileCreateError
 from rocketq.store.message_reader import MessageReader
+from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
 from rocketq.store.results import (
     AppendMessageResult,
@@ -50,9 +55,16 @@ log = logging.getLogger(__name__)
 MAX_PROPERTIES_SIZE = 32_767
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
+#: Prepared and rolled-back transaction records get no consume queue unit.
+_NOT_IN_CONSUME_QUEUE = (
+    MessageSysFlag.TRANSACTION_PREPARED_TYPE,
+    MessageSysFlag.TRANSACTION_ROLLBACK_TYPE,
+)
 
 
-def _future(status: PutMessageStatus, append: AppendMessageResult | None = None) -> Future[Any]:
+def _future(
+    status: PutMessageStatus, append: AppendMessageResult | None = None
+) -> Future[PutMessageResult]:
     f: Future[PutMessageResult] = Future()
     f.set_result(PutMessageResult(status, append))
     return f
@@ -68,10 +80,11 @@ class MessageStore(MessageReader):
         self.config = config
         self.root = config.store_path_root_dir
         self.commit_log = CommitLog(config, free_space_check=self._check_free_space)
-        self.consume_queue_table: dict[str, dict[int, Any]] = {}
-        self._cq_lock = threading.Lock()
-        self.index_service: Any = None
-        self.checkpoint: Any = None
+        self.consume_queues = ConsumeQueueTable(
+            paths.consume_queue_dir(self.root), config.mapped_file_size_consume_queue
+        )
+        self.index_service: IndexService | None = None
+        self.checkpoint: StoreCheckpoint | None = None
         mfq = self.commit_log.mapped_file_queue
         ts = self._flushed_store_timestamp
         self.flush_service: FlushRealTimeService | GroupCommitService
@@ -86,8 +99,6 @@ class MessageStore(MessageReader):
             self.commit_log, self, config.reput_fallback_wait_ms
         )
         self.reput_service.message_arriving_listener = message_arriving_listener
-        from rocketq.store.clean import CleanCommitLogService, CleanConsumeQueueService
-
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
         self.disk_full = False
@@ -116,8 +127,6 @@ class MessageStore(MessageReader):
     # ------------------------------------------------------------------ lifecycle
 
     def load(self) -> bool:
-        from rocketq.store.recovery import load_and_recover
-
         os.makedirs(self.root, exist_ok=True)
         self._lock()
         try:
@@ -145,9 +154,7 @@ class MessageStore(MessageReader):
 
     def reput_start_offset(self) -> int:
         """4.x rule (store.md §7.6): the max physical end over all consume queues."""
-        from rocketq.store.recovery import max_physic_end_in_consume_queues
-
-        return max(max_physic_end_in_consume_queues(self), max(0, self.commit_log.get_min_offset()))
+        return max(self.consume_queues.max_physic_end(), max(0, self.commit_log.get_min_offset()))
 
     def shutdown(self) -> None:
         if not self._loaded:
@@ -166,8 +173,7 @@ class MessageStore(MessageReader):
             self.checkpoint.shutdown()
         if self.index_service is not None:
             self.index_service.shutdown()
-        for cq in self._all_consume_queues():
-            cq.shutdown()
+        self.consume_queues.shutdown()
         self.commit_log.shutdown()
         abort = paths.abort_path(self.root)
         if was_running and caught_up and os.path.exists(abort):
@@ -323,35 +329,17 @@ class MessageStore(MessageReader):
 
     # ------------------------------------------------------------------ consume queues
 
-    def find_consume_queue(self, topic: str, queue_id: int, create: bool = True) -> Any:
-        queues = self.consume_queue_table.get(topic)
-        cq = queues.get(queue_id) if queues is not None else None
-        if cq is not None or not create:
-            return cq
-        with self._cq_lock:
-            queues = self.consume_queue_table.setdefault(topic, {})
-            cq = queues.get(queue_id)
-            if cq is None:
-                cq = self.new_consume_queue(topic, queue_id)
-                queues[queue_id] = cq
-        return cq
-
-    def new_consume_queue(self, topic: str, queue_id: int) -> Any:
-        return ConsumeQueue(
-            topic,
-            queue_id,
-            paths.consume_queue_dir(self.root),
-            self.config.mapped_file_size_consume_queue,
-        )
-
-    def _all_consume_queues(self) -> list[Any]:
-        return [cq for queues in list(self.consume_queue_table.values()) for cq in queues.values()]
+    def find_consume_queue(
+        self, topic: str, queue_id: int, create: bool = True
+    ) -> ConsumeQueue | None:
+        if create:
+            return self.consume_queues.find_or_create(topic, queue_id)
+        return self.consume_queues.find(topic, queue_id)
 
     def flush_consume_queues(self, least_pages: int = 0) -> None:
         """Flush CQs (and on a full flush the index and the checkpoint, store.md §6)."""
         logics_ts = self._last_dispatched_ts
-        for cq in self._all_consume_queues():
-            cq.flush(least_pages)
+        self.consume_queues.flush(least_pages)
         if least_pages == 0 and self.checkpoint is not None:
             if logics_ts > 0:
                 self.checkpoint.logics_msg_timestamp = logics_ts
@@ -363,9 +351,9 @@ class MessageStore(MessageReader):
         """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
         index = self.index_service if self.config.message_index_enable else None
         for req in requests:
-            tran = req.sys_flag & 0x0C
-            if tran != 0x04 and tran != 0x0C:
-                cq = self.find_consume_queue(req.topic, req.queue_id)
+            tran = req.sys_flag & MessageSysFlag.TRANSACTION_TYPE_MASK
+            if tran not in _NOT_IN_CONSUME_QUEUE:
+                cq = self.consume_queues.find_or_create(req.topic, req.queue_id)
                 cq.put_message_position_info_wrapper(req)
             if index is not None:
                 index.build_index(req)
@@ -394,8 +382,6 @@ class MessageStore(MessageReader):
 
     def wait_for_dispatch(self, timeout_s: float = 10.0) -> bool:
         """Test and shutdown helper: wait until every committed byte is dispatched."""
-        import time
-
         deadline = time.monotonic() + timeout_s
         while self.dispatch_behind_bytes() > 0:
             if time.monotonic() > deadline:
