@@ -17,10 +17,10 @@ with its routes; so is a broker whose connection closes. Time comes from an inje
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rocketq.common.clock import now_ms
 from rocketq.common.data_version import DataVersion
 from rocketq.common.topic_config import PERM_WRITE, TopicConfig
 from rocketq.remoting.topic_route import (
@@ -33,10 +33,6 @@ from rocketq.remoting.topic_route import (
 
 FLAG_UNIT = 0x1
 FLAG_UNIT_SUB = 0x2
-
-
-def system_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(slots=True)
@@ -58,7 +54,7 @@ class RouteInfoManager:
         self,
         *,
         broker_channel_expired_time_ms: int = 120_000,
-        clock: Callable[[], int] = system_clock_ms,
+        clock: Callable[[], int] = now_ms,
     ) -> None:
         self.broker_channel_expired_time_ms = broker_channel_expired_time_ms
         self._clock = clock

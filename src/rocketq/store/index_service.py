@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rocketq.common import clock
 from rocketq.common.message_const import KEY_SEPARATOR, MessageSysFlag
 from rocketq.store.index_file import IndexFile
 from rocketq.store.paths import fsync_dir
@@ -135,7 +136,7 @@ class IndexService:
         return f
 
     def _new_file_path(self) -> str:
-        now_ms = time.time_ns() // 1_000_000
+        now_ms = clock.now_ms()
         last = os.path.basename(self.index_file_list[-1].file_name) if self.index_file_list else ""
         while True:
             name = index_file_name(now_ms)

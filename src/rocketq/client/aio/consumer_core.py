@@ -16,9 +16,9 @@ from rocketq.remoting.bodies import ConsumerData, ConsumeType
 
 if TYPE_CHECKING:
     from rocketq.client.aio.instance import MQClientInstance
+    from rocketq.client.aio.offset_store import OffsetStore
     from rocketq.client.aio.rebalance_impl import RebalanceImpl
     from rocketq.client.config import LitePullConsumerConfig, PushConsumerConfig
-    from rocketq.client.offset_store import OffsetStore
 
 
 class ConsumerCore:

@@ -23,19 +23,19 @@ from typing import Any
 
 from rocketq.client.aio.consumer_core import ConsumerCore
 from rocketq.client.aio.instance import MQClientInstance
-from rocketq.client.aio.pull_api import pull_kernel
-from rocketq.client.aio.push_consumer import consumer_config
-from rocketq.client.aio.rebalance_impl import RebalanceImpl
-from rocketq.client.allocate_strategy import allocate_strategy
-from rocketq.client.config import LitePullConsumerConfig
-from rocketq.client.message import restore_retry_topic
-from rocketq.client.offset_store import (
+from rocketq.client.aio.offset_store import (
     LocalOffsetStore,
     OffsetStore,
     ReadOffsetType,
     RemoteBrokerOffsetStore,
     default_offset_store_dir,
 )
+from rocketq.client.aio.pull_api import pull_kernel
+from rocketq.client.aio.push_consumer import consumer_config
+from rocketq.client.aio.rebalance_impl import RebalanceImpl
+from rocketq.client.allocate_strategy import allocate_strategy
+from rocketq.client.config import LitePullConsumerConfig
+from rocketq.client.message import restore_retry_topic
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import PullStatus
 from rocketq.common.clock import now_ms

@@ -24,16 +24,16 @@ from typing import Any
 from rocketq.client.aio.consume_service import ConsumeService, MessageListener
 from rocketq.client.aio.consumer_core import ConsumerCore
 from rocketq.client.aio.instance import MQClientInstance
-from rocketq.client.aio.pull_api import pull_kernel
-from rocketq.client.aio.rebalance_impl import RebalanceImpl
-from rocketq.client.allocate_strategy import allocate_strategy
-from rocketq.client.config import PushConsumerConfig
-from rocketq.client.offset_store import (
+from rocketq.client.aio.offset_store import (
     LocalOffsetStore,
     OffsetStore,
     RemoteBrokerOffsetStore,
     default_offset_store_dir,
 )
+from rocketq.client.aio.pull_api import pull_kernel
+from rocketq.client.aio.rebalance_impl import RebalanceImpl
+from rocketq.client.allocate_strategy import allocate_strategy
+from rocketq.client.config import PushConsumerConfig
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import PullStatus
 from rocketq.common.clock import now_ms

@@ -17,9 +17,9 @@ from collections import defaultdict
 from typing import Protocol
 
 from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.offset_store import OFFSET_NOT_FOUND, OffsetStore, ReadOffsetType
 from rocketq.client.allocate_strategy import AllocateMessageQueueStrategy
 from rocketq.client.config import ConsumerConfig
-from rocketq.client.offset_store import OFFSET_NOT_FOUND, OffsetStore, ReadOffsetType
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.common.message import MessageQueue
 from rocketq.common.subscription import SubscriptionData
