@@ -14,3 +14,22 @@ Modules:
     client       RemotingClient (asyncio, connection per address, name-server selection)
     acl          ACL 1.0 request signing and verification
 """
+
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.codec import FrameDecoder, decode, encode
+from rocketq.remoting.codes import LanguageCode, RequestCode, ResponseCode, SerializeType
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.server import RemotingServer
+
+__all__ = [
+    "FrameDecoder",
+    "LanguageCode",
+    "RemotingClient",
+    "RemotingCommand",
+    "RemotingServer",
+    "RequestCode",
+    "ResponseCode",
+    "SerializeType",
+    "decode",
+    "encode",
+]
