@@ -14,13 +14,13 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import body_crc as message_body_crc
 from rocketq.common.message_id import host_to_bytes
 from rocketq.common.properties import decode_properties as parse_properties
 from rocketq.common.record_layout import (
@@ -107,7 +107,7 @@ def check_message_and_return_size(
     end = pos + total
     if body_len < 0 or p + body_len > end or phy != file_from_offset + pos:
         return None
-    if check_crc and (zlib.crc32(view[p : p + body_len]) & 0x7FFFFFFF) != body_crc:
+    if check_crc and message_body_crc(view[p : p + body_len]) != body_crc:
         return None
     try:
         topic_pos, topic_len, props_pos, _props_len = locate_topic_and_properties(

@@ -24,7 +24,6 @@ import mmap
 import os
 import struct
 import sys
-import zlib
 from collections import OrderedDict
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
@@ -33,11 +32,12 @@ from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import decode_message
+from rocketq.common.message_decoder import body_crc, decode_message
 from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, body_length_position
 from rocketq.errors import DecodeError
 from rocketq.store.config import StoreConfig
 from rocketq.store.format import (
+    CQ_FILLER_SIZE,
     CQ_STORE_UNIT_SIZE,
     CQ_STORE_UNIT_STRUCT,
     FILE_NAME_DIGITS,
@@ -51,7 +51,6 @@ from rocketq.store.format import (
 )
 
 _INT32 = struct.Struct(">i")
-FILLER_SIZE = 0x7FFFFFFF
 DEFAULT_SLOTS = 5_000_000
 DEFAULT_ENTRIES = 20_000_000
 
@@ -111,7 +110,7 @@ class CqUnit:
 
     @property
     def is_filler(self) -> bool:
-        return self.commit_log_offset == 0 and self.size == FILLER_SIZE
+        return self.commit_log_offset == 0 and self.size == CQ_FILLER_SIZE
 
 
 @dataclass(slots=True)
@@ -282,7 +281,7 @@ def _walk_file(
 def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: str) -> RecordInfo:
     p = pos + body_length_position(msg.sys_flag)
     (body_len,) = _INT32.unpack_from(view, p)
-    crc = zlib.crc32(view[p + 4 : p + 4 + body_len]) & 0x7FFFFFFF if body_len > 0 else 0
+    crc = body_crc(view[p + 4 : p + 4 + body_len]) if body_len > 0 else 0
     props = msg.properties
     delay = props.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0")
     return RecordInfo(
