@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from rocketq.broker.acl.access_validator import PlainAccessValidator
 from rocketq.broker.client_manager import ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
@@ -32,6 +33,7 @@ class BrokerContext(Protocol):
     remoting_server: RemotingServer
     pull_request_hold_service: PullRequestHoldService
     pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None
+    access_validator: PlainAccessValidator | None
     start_time_ms: int
 
     @property

@@ -2,7 +2,7 @@
 
 Enums are read by name (Java, ali-ons) or by ordinal (C++) and written by name, as fastjson
 does. ``subVersion`` may be a number (Java) or a string (C++). Route and registration bodies
-live in ``route_data`` and ``topic_route``.
+live in ``register_broker_body`` and ``topic_route``.
 """
 
 from __future__ import annotations

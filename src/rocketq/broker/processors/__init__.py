@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rocketq.broker.acl.processor import AclAdminProcessor
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.processors.admin import AdminBrokerProcessor
 from rocketq.broker.processors.client_manage import ClientManageProcessor
@@ -17,5 +18,6 @@ def register_all(broker: BrokerContext) -> None:
         ClientManageProcessor(broker),
         ConsumerManageProcessor(broker),
         AdminBrokerProcessor(broker),
+        AclAdminProcessor(broker),
     ):
         processor.register()
