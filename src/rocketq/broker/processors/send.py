@@ -37,7 +37,6 @@ from rocketq.common.topic import (
     RETRY_GROUP_TOPIC_PREFIX,
     SCHEDULE_QUEUE_NUMS,
     SCHEDULE_TOPIC,
-    TOPIC_MAX_LENGTH,
     dlq_topic,
     retry_topic,
     validate_topic,
@@ -233,10 +232,7 @@ class SendMessageProcessor:
         h: SendMessageRequestHeader,
         queue_id: int,
     ) -> RemotingCommand:
-        if len(h.topic) > TOPIC_MAX_LENGTH:
-            return _error(
-                ResponseCode.MESSAGE_ILLEGAL, f"message topic length too long {len(h.topic)}"
-            )
+        # the topic's length was checked with its name (_msg_check -> validate_topic)
         body = request.body
         if h.sys_flag & MessageSysFlag.COMPRESSED_FLAG:
             try:
