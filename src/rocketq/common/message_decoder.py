@@ -149,18 +149,20 @@ def _decode_at(
     limit = len(buf)
     if limit - offset < MIN_RECORD_SIZE:
         raise DecodeError(f"{limit - offset} bytes left, a record needs at least 91", offset)
-    (total, magic, crc, queue_id, flag, queue_offset, phy, sys_flag, born_ts) = (
-        HEAD_STRUCT.unpack_from(buf, offset)
-    )
+    # one unpack for the usual two IPv4 hosts; its head fields are right for any record
+    fixed = FIXED_V4_STRUCT.unpack_from(buf, offset)
+    (total, magic, crc, queue_id, flag, queue_offset, phy, sys_flag, born_ts) = fixed[:9]
     if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
         raise DecodeError(f"bad magic code 0x{magic:08X}", offset)
     end = offset + total
     if total < MIN_RECORD_SIZE or end > limit:
         raise DecodeError(f"TOTALSIZE {total} outside the {limit - offset} bytes left", offset)
-    if sys_flag & _V6_FLAGS and total < fixed_size(sys_flag) + MIN_RECORD_SIZE - FIXED_V4_SIZE:
-        raise DecodeError(f"TOTALSIZE {total} is too small for IPv6 hosts", offset)
-    fixed = unpack_fixed(buf, offset, sys_flag)
-    born_raw, store_ts, store_raw, reconsume, prepared, body_len, p = fixed[9:]
+    p = offset + FIXED_V4_SIZE
+    if sys_flag & _V6_FLAGS:
+        if total < fixed_size(sys_flag) + MIN_RECORD_SIZE - FIXED_V4_SIZE:
+            raise DecodeError(f"TOTALSIZE {total} is too small for IPv6 hosts", offset)
+        fixed, p = unpack_fixed(buf, offset, sys_flag)
+    born_raw, store_ts, store_raw, reconsume, prepared, body_len = fixed[9:]
     if body_len < 0 or p + body_len > end:
         raise DecodeError(f"BODYLENGTH {body_len} runs past the record end", offset)
     body = b""

@@ -93,10 +93,18 @@ _V6_FLAGS = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6
 
 #: (TOTALSIZE, MAGICCODE, BODYCRC, QUEUEID, FLAG, QUEUEOFFSET, PHYSICALOFFSET, SYSFLAG,
 #: BORNTIMESTAMP, BORNHOST bytes, STORETIMESTAMP, STOREHOST bytes, RECONSUMETIMES,
-#: PREPARED_TX_OFFSET, BODYLENGTH, position of BODY)
-FixedFields = tuple[
-    int, int, int, int, int, int, int, int, int, bytes, int, bytes, int, int, int, int
-]
+#: PREPARED_TX_OFFSET, BODYLENGTH)
+FixedFields = tuple[int, int, int, int, int, int, int, int, int, bytes, int, bytes, int, int, int]
+
+
+_FIXED_SIZES = tuple(
+    HEAD_SIZE + STORE_TIMESTAMP_STRUCT.size + TAIL_SIZE + born + store
+    for store in (IPV4_HOST_SIZE, IPV6_HOST_SIZE)
+    for born in (IPV4_HOST_SIZE, IPV6_HOST_SIZE)
+)  # indexed by the two host bits of SYSFLAG, shifted down
+assert _FIXED_SIZES == (88, 100, 100, 112)
+assert MessageSysFlag.BORNHOST_V6_FLAG >> 4 == 1
+assert MessageSysFlag.STOREHOSTADDRESS_V6_FLAG >> 4 == 2
 
 
 def born_host_size(sys_flag: int) -> int:
@@ -124,22 +132,29 @@ def calc_msg_length(
     sys_flag: int, body_length: int, topic_length: int, properties_length: int, *, v2: bool = False
 ) -> int:
     """MessageExtEncoder.calMsgLength."""
-    hosts = born_host_size(sys_flag) + store_host_size(sys_flag)
-    fixed = HEAD_SIZE + STORE_TIMESTAMP_STRUCT.size + TAIL_SIZE + hosts
     topic_len_size = 2 if v2 else 1
-    return fixed + body_length + topic_len_size + topic_length + 2 + properties_length
+    return (
+        _FIXED_SIZES[(sys_flag & _V6_FLAGS) >> 4]
+        + body_length
+        + topic_len_size
+        + topic_length
+        + PROPERTIES_LENGTH_SIZE
+        + properties_length
+    )
 
 
 def fixed_size(sys_flag: int) -> int:
-    """The bytes before BODY: 88 with two IPv4 hosts."""
-    return calc_msg_length(sys_flag, 0, 0, 0) - 1 - PROPERTIES_LENGTH_SIZE
+    """The bytes before BODY: 88 with two IPv4 hosts, 12 more per IPv6 host."""
+    return _FIXED_SIZES[(sys_flag & _V6_FLAGS) >> 4]
 
 
-def unpack_fixed(buf: bytes | bytearray | memoryview, offset: int, sys_flag: int) -> FixedFields:
+def unpack_fixed(
+    buf: bytes | bytearray | memoryview, offset: int, sys_flag: int
+) -> tuple[FixedFields, int]:
     """The fields before BODY of the record at ``offset`` (whose SYSFLAG the caller read from
-    HEAD_STRUCT) and where BODY starts; the caller checked that ``fixed_size`` bytes are there."""
+    HEAD_STRUCT) and the position of BODY; the caller checked ``fixed_size`` bytes are there."""
     if not sys_flag & _V6_FLAGS:
-        return (*FIXED_V4_STRUCT.unpack_from(buf, offset), offset + FIXED_V4_SIZE)
+        return FIXED_V4_STRUCT.unpack_from(buf, offset), offset + FIXED_V4_SIZE
     head = HEAD_STRUCT.unpack_from(buf, offset)
     p = offset + BORN_HOST_POSITION
     born_len = born_host_size(sys_flag)
@@ -151,7 +166,7 @@ def unpack_fixed(buf: bytes | bytearray | memoryview, offset: int, sys_flag: int
     store_raw = bytes(buf[p : p + store_len])
     p += store_len
     tail = TAIL_STRUCT.unpack_from(buf, p)
-    return (*head, born_raw, store_ts, store_raw, *tail, p + TAIL_SIZE)
+    return (*head, born_raw, store_ts, store_raw, *tail), p + TAIL_SIZE
 
 
 def locate_topic_and_properties(

@@ -27,6 +27,8 @@ from rocketq.common.record_layout import (
     BLANK_MAGIC_CODE,
     BLANK_SIZE,
     BLANK_STRUCT,
+    FIXED_V4_SIZE,
+    FIXED_V4_STRUCT,
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
     MIN_RECORD_SIZE,
@@ -58,6 +60,7 @@ OFFSETS_STRUCT = struct.Struct(
 )
 assert OFFSETS_STRUCT.size == 16
 _SYSFLAG = struct.Struct(">i")
+_V6_FLAGS = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
 
 
 @dataclass(slots=True)
@@ -99,11 +102,16 @@ def check_message_and_return_size(
         return None
     if total < MIN_RECORD_SIZE or total > limit - pos:
         return None
-    (sys_flag,) = _SYSFLAG.unpack_from(view, pos + SYSFLAG_POSITION)
-    if total < fixed_size(sys_flag):
-        return None
+    # one unpack for the usual two IPv4 hosts; its head fields are right for any record
+    fixed = FIXED_V4_STRUCT.unpack_from(view, pos)
+    sys_flag = fixed[7]
+    p = pos + FIXED_V4_SIZE
+    if sys_flag & _V6_FLAGS:
+        if total < fixed_size(sys_flag) + MIN_RECORD_SIZE - FIXED_V4_SIZE:
+            return None
+        fixed, p = unpack_fixed(view, pos, sys_flag)
     (_t, _m, body_crc, queue_id, _f, queue_offset, phy, _s, _born_ts, _born, store_ts, _store, _r,
-     prepared, body_len, p) = unpack_fixed(view, pos, sys_flag)  # fmt: skip
+     prepared, body_len) = fixed  # fmt: skip
     end = pos + total
     if body_len < 0 or p + body_len > end or phy != file_from_offset + pos:
         return None
