@@ -13,10 +13,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
 from rocketq.broker.client_manager import (
+    ConsumerGroupEvent,
     ConsumerIdsChangeNotifier,
     ConsumerManager,
     ProducerManager,
@@ -272,13 +272,19 @@ class BrokerController:
         self.consumer_manager.do_channel_close_event(channel)
 
     def _on_consumer_ids_changed(
-        self, event: Any, group: str, channels: list[RemotingChannel]
+        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
     ) -> None:
         if self._notifier is not None:
             self._notifier(event, group, channels)
 
     def _on_message_arriving(
-        self, topic: str, queue_id: int, logic_offset: int, tags_code: int | None, *_: Any
+        self,
+        topic: str,
+        queue_id: int,
+        logic_offset: int,
+        tags_code: int,
+        store_timestamp: int,
+        properties: dict[str, str],
     ) -> None:
         """The store's arriving listener (reput thread): wake held pulls on the loop."""
         self.pull_request_hold_service.notify_message_arriving_threadsafe(

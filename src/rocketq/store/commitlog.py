@@ -50,9 +50,6 @@ from rocketq.store.results import AppendMessageResult, AppendMessageStatus
 log = logging.getLogger(__name__)
 
 END_FILE_MIN_BLANK_LENGTH = BLANK_SIZE
-TRANSACTION_TYPE_MASK = MessageSysFlag.TRANSACTION_TYPE_MASK
-TRANSACTION_PREPARED_TYPE = MessageSysFlag.TRANSACTION_PREPARED_TYPE
-TRANSACTION_ROLLBACK_TYPE = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
 
 OFFSETS_STRUCT = struct.Struct(
     ">q"  # QUEUEOFFSET
@@ -162,14 +159,14 @@ def _tags_code(topic: str, props: dict[str, str], store_ts: int, delay: dict[int
 class EncodedMessage:
     """A record encoded outside the lock, with what the lock holder needs to patch it."""
 
-    __slots__ = ("key", "record", "store_ts_pos", "tran_type")
+    __slots__ = ("has_cq_unit", "key", "record", "store_ts_pos")
 
     def __init__(self, record: bytearray, topic: str, queue_id: int) -> None:
         self.record = record
         self.key = f"{topic}-{queue_id}"
         (sys_flag,) = _SYSFLAG.unpack_from(record, SYSFLAG_POSITION)
         self.store_ts_pos = store_timestamp_position(sys_flag)
-        self.tran_type = sys_flag & TRANSACTION_TYPE_MASK
+        self.has_cq_unit = MessageSysFlag.has_consume_queue_unit(sys_flag)
 
 
 class CommitLog:
@@ -228,7 +225,7 @@ class CommitLog:
         table = self.topic_queue_table
         key = encoded.key
         queue_offset = table.get(key, 0)
-        skip_cq = encoded.tran_type in (TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE)
+        skip_cq = not encoded.has_cq_unit
         pos = mf.wrote_position
         phy = mf.file_from_offset + pos
         OFFSETS_STRUCT.pack_into(record, QUEUE_OFFSET_POSITION, 0 if skip_cq else queue_offset, phy)

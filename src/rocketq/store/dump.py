@@ -76,11 +76,7 @@ class RecordInfo:
     @property
     def in_consume_queue(self) -> bool:
         """Prepared and rolled-back transaction records get no consume queue unit."""
-        tran = self.sys_flag & MessageSysFlag.TRANSACTION_TYPE_MASK
-        return tran not in (
-            MessageSysFlag.TRANSACTION_PREPARED_TYPE,
-            MessageSysFlag.TRANSACTION_ROLLBACK_TYPE,
-        )
+        return MessageSysFlag.has_consume_queue_unit(self.sys_flag)
 
     @property
     def tags_code(self) -> int:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from rocketq.common import clock
 from rocketq.common.message_const import KEY_SEPARATOR, MessageSysFlag
+from rocketq.store.format import index_file_size
 from rocketq.store.index_file import IndexFile
 from rocketq.store.paths import fsync_dir
 
@@ -87,8 +88,6 @@ class IndexService:
         return True
 
     def _open(self, path: str) -> IndexFile | None:
-        from rocketq.store.format import index_file_size
-
         if os.path.getsize(path) != index_file_size(self.hash_slot_num, self.index_num):
             return None
         f = IndexFile(path, self.hash_slot_num, self.index_num)

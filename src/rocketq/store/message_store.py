@@ -55,11 +55,6 @@ log = logging.getLogger(__name__)
 MAX_PROPERTIES_SIZE = 32_767
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
-#: Prepared and rolled-back transaction records get no consume queue unit.
-_NOT_IN_CONSUME_QUEUE = (
-    MessageSysFlag.TRANSACTION_PREPARED_TYPE,
-    MessageSysFlag.TRANSACTION_ROLLBACK_TYPE,
-)
 
 
 def _future(
@@ -351,8 +346,7 @@ class MessageStore(MessageReader):
         """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
         index = self.index_service if self.config.message_index_enable else None
         for req in requests:
-            tran = req.sys_flag & MessageSysFlag.TRANSACTION_TYPE_MASK
-            if tran not in _NOT_IN_CONSUME_QUEUE:
+            if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
                 cq = self.consume_queues.find_or_create(req.topic, req.queue_id)
                 cq.put_message_position_info_wrapper(req)
             if index is not None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.client.aio.consumer_core import ConsumerCore
-from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.instance import MQClientInstance, subscribe_info_of
 from rocketq.client.aio.offset_store import (
     LocalOffsetStore,
     OffsetStore,
@@ -112,8 +112,6 @@ class LitePullConsumer(ConsumerCore):
         return self._instance
 
     async def fetch_message_queues(self, topic: str) -> set[MessageQueue]:
-        from rocketq.client.aio.instance import subscribe_info_of
-
         if not await self.instance.update_topic_route(topic):
             raise ClientError(f"no route info of this topic: {topic}")
         return subscribe_info_of(topic, self.instance.topic_route_table[topic])
