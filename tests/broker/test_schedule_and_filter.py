@@ -4,8 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.config import BrokerConfig
-from rocketq.broker.controller import BrokerController
+from rocketq.broker import BrokerConfig, BrokerController
 from rocketq.broker.filter import ExpressionMessageFilter, to_int32
 from rocketq.broker.schedule import ScheduleMessageService, parse_delay_levels
 from rocketq.common.subscription import SubscriptionData

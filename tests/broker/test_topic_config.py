@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocketq.broker.config import BrokerConfig
+from rocketq.broker import BrokerConfig
 from rocketq.broker.config_manager import parse_fastjson
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.common.topic import validate_topic

@@ -17,7 +17,7 @@ from rocketq.remoting.bodies import ConsumerListBody
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.topic_route import TopicRouteData
-from rocketq.testing.broker import run_broker
+from rocketq.testing import run_broker
 from tests.e2e.conftest import SMALL_STORE, Cluster
 from tests.e2e.wire import (
     heartbeat,

@@ -12,8 +12,7 @@ from pathlib import Path
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
 from rocketq.store.flush import GroupCommitService
-from rocketq.testing.broker import run_broker
-from rocketq.testing.wait import until
+from rocketq.testing import run_broker, until
 from tests.e2e.conftest import SMALL_STORE
 from tests.e2e.wire import send_request
 

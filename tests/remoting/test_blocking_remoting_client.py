@@ -12,7 +12,7 @@ from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
-from rocketq.testing.blocking_remoting_client import BlockingRemotingClient
+from rocketq.testing import BlockingRemotingClient
 
 WAIT = 5.0
 

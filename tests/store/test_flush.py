@@ -4,9 +4,9 @@ import threading
 import time
 from pathlib import Path
 
+from rocketq.store import PutMessageStatus
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService
-from rocketq.store.results import PutMessageStatus
 from tests.store.records import build_record
 from tests.store.store_support import new_msg, open_store
 from tests.store.test_commitlog import make_config

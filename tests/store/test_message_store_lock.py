@@ -9,8 +9,7 @@ import pytest
 
 from rocketq.common.topic import topic_max_length, validate_topic
 from rocketq.errors import StoreLockedError
-from rocketq.store.config import StoreConfig
-from rocketq.store.message_store import MessageStore
+from rocketq.store import MessageStore, StoreConfig
 
 
 def check_topic(topic: str) -> bool:
