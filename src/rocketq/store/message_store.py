@@ -4,9 +4,10 @@
 (``recovery.py``); ``start`` starts the flush, reput and clean services and creates ``abort``;
 ``shutdown`` stops them, waits for dispatch to catch up and removes ``abort`` only then (§7.2).
 Puts encode outside the CommitLog lock; in SYNC_FLUSH mode a put's future completes only
-after its bytes are msynced (``flush.py``). Reads go through the consume queues, so a message
-is served only once dispatched. Consume-queue and index work is delegated to
-``rocketq.store.consume_queue`` / ``index_service``; the pull loop is in ``_get_message``.
+after its bytes are msynced (``flush.py``), unless the put does not wait for the store
+(WAIT=false): then it completes once appended. Reads go through the consume queues, so a
+message is served only once dispatched. The queues live in ``consume_queue_table``, the index
+in ``index_service``; the read side (``get_message`` and lookups) is ``message_reader``.
 """
 
 from __future__ import annotations
