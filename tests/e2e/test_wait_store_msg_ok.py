@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from rocketq.common.message import Message
+from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.store.flush import GroupCommitService
 from rocketq.testing import run_broker, until
 from tests.e2e.conftest import SMALL_STORE
@@ -19,7 +21,7 @@ from tests.e2e.wire import send_request
 TIMEOUT_S = 10.0
 
 
-async def test_a_wait_false_send_is_answered_before_the_group_commit_and_wait_true_after(
+async def test_wait_false_sends_are_answered_before_the_group_commit_and_wait_true_after(
     tmp_path: Path,
 ) -> None:
     props = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH")
@@ -40,6 +42,16 @@ async def test_a_wait_false_send_is_answered_before_the_group_commit_and_wait_tr
             answered = await client.invoke(addr, no_wait, TIMEOUT_S)
             assert answered.code == ResponseCode.SUCCESS, answered.remark
             assert queue.flushed_where < queue.get_max_offset()  # answered, not yet msynced
+            batch = send_request(
+                "WaitT",
+                encode_batch_messages([Message("WaitT", b"b1"), Message("WaitT", b"b2")]),
+                extra={"WAIT": "false"},
+                batch=True,
+                code=RequestCode.SEND_BATCH_MESSAGE,
+            )
+            answered = await client.invoke(addr, batch, TIMEOUT_S)
+            assert answered.code == ResponseCode.SUCCESS, answered.remark
+            assert queue.flushed_where < queue.get_max_offset()
 
             appended = queue.get_max_offset()
             waiting = asyncio.ensure_future(
@@ -53,4 +65,4 @@ async def test_a_wait_false_send_is_answered_before_the_group_commit_and_wait_tr
         response = await waiting
         assert response.code == ResponseCode.SUCCESS, response.remark
         assert queue.flushed_where >= queue.get_max_offset()
-        assert int(response.ext_fields["queueOffset"]) == 2
+        assert int(response.ext_fields["queueOffset"]) == 4

@@ -276,12 +276,8 @@ class SendMessageProcessor:
                     reconsume_times=h.reconsume_times or 0,
                 )
             )
-        wait = (
-            decode_properties((h.properties or "").encode()).get(
-                mc.PROPERTY_WAIT_STORE_MSG_OK, "true"
-            )
-            != "false"
-        )
+        header_props = decode_properties((h.properties or "").encode())
+        wait = header_props.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
         store = self.c.message_store
         result = await await_store_future(store.async_put_messages(msgs, wait_store_msg_ok=wait))
         return self._handle_put_message_result(result, queue_id=queue_id)
