@@ -22,6 +22,13 @@ from rocketq.remoting.server import RemotingServer
 from rocketq.store.message_store import MessageStore
 
 
+class DelayOffsets(Protocol):
+    """What admin calls read of the ScheduleMessageService: the delay-level offsets."""
+
+    @property
+    def offset_table(self) -> dict[int, int]: ...
+
+
 class BrokerContext(Protocol):
     config: BrokerConfig
     topic_config_manager: TopicConfigManager
@@ -38,6 +45,9 @@ class BrokerContext(Protocol):
 
     @property
     def message_store(self) -> MessageStore: ...
+
+    @property
+    def schedule_message_service(self) -> DelayOffsets | None: ...
 
     @property
     def broker_addr(self) -> str: ...

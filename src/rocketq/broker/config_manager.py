@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ class ConfigManager:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        # a periodic persist (in a thread) and the one at shutdown must not share the .tmp file
+        self._file_lock = threading.RLock()
 
     def encode(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -93,6 +96,10 @@ class ConfigManager:
         return obj
 
     def persist(self) -> None:
+        with self._file_lock:
+            self._persist()
+
+    def _persist(self) -> None:
         text = to_fastjson(self.encode())
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")

@@ -22,6 +22,7 @@ from rocketq.broker.client_manager import (
     ProducerManager,
 )
 from rocketq.broker.config import BrokerConfig
+from rocketq.broker.configuration import apply_broker_permission
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
@@ -237,6 +238,7 @@ class BrokerController:
         if not addrs or not self._started:
             return
         wrapper = self.topic_config_manager.build_serialize_wrapper()
+        wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
         await self.outer_api.register_broker_all(addrs, self.identity(), wrapper)
 
     def register_broker_all_soon(self) -> None:

@@ -129,6 +129,22 @@ class MessageReader:
         unit = cq.get_unit(offset) if cq is not None else None
         return int(unit[0]) if unit is not None else 0
 
+    def query_consume_queue(
+        self, topic: str, queue_id: int, index: int, count: int
+    ) -> tuple[int, int, list[tuple[int, int, int]]] | None:
+        """(min offset, max offset, up to ``count`` units from ``index``) of an existing consume
+        queue, each unit (commitlog offset, size, tags code); None when it does not exist."""
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        if cq is None:
+            return None
+        units = []
+        for i in range(index, index + max(0, count)):
+            unit = cq.get_unit(i)
+            if unit is None:
+                break
+            units.append(unit)
+        return cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue(), units
+
     def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
         """The first queue offset whose store time is >= ``timestamp`` (binary search)."""
         cq = self.find_consume_queue(topic, queue_id, create=False)

@@ -5,9 +5,13 @@ from __future__ import annotations
 from rocketq.broker.acl.processor import AclAdminProcessor
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.processors.admin import AdminBrokerProcessor
+from rocketq.broker.processors.broker_config import BrokerConfigProcessor
+from rocketq.broker.processors.client_call import ClientCallProcessor
 from rocketq.broker.processors.client_manage import ClientManageProcessor
+from rocketq.broker.processors.consumer_admin import ConsumerAdminProcessor
 from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
 from rocketq.broker.processors.pull import PullMessageProcessor
+from rocketq.broker.processors.reply import ReplyMessageProcessor
 from rocketq.broker.processors.send import SendMessageProcessor
 
 
@@ -19,5 +23,10 @@ def register_all(broker: BrokerContext) -> None:
         ConsumerManageProcessor(broker),
         AdminBrokerProcessor(broker),
         AclAdminProcessor(broker),
+        # consumer admin calls, broker config, client calls and request-reply (issue 9)
+        ConsumerAdminProcessor(broker),
+        BrokerConfigProcessor(broker),
+        ClientCallProcessor(broker),
+        ReplyMessageProcessor(broker),
     ):
         processor.register()

@@ -25,7 +25,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
-from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.api import MQClientAPI
 from rocketq.common.message import MessageQueue
 from rocketq.errors import ClientError, RocketQError
 
@@ -147,8 +147,19 @@ class OffsetStore(Protocol):
     def read(self, mq: MessageQueue) -> int: ...
 
 
+class BrokerFinder(Protocol):
+    """What the broker-side offset store uses of the MQClientInstance: where a queue's master
+    is, and the API to ask it."""
+
+    api: MQClientAPI
+
+    def find_broker_addr(self, broker_name: str, *, only_master: bool = True) -> str | None: ...
+
+    async def find_broker_addr_or_refresh(self, broker_name: str, topic: str) -> str: ...
+
+
 class RemoteBrokerOffsetStore(OffsetTable):
-    def __init__(self, instance: MQClientInstance, group: str) -> None:
+    def __init__(self, instance: BrokerFinder, group: str) -> None:
         super().__init__()
         self.instance = instance
         self.group = group
