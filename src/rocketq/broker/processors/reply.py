@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
+from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt
 from rocketq.common.properties import decode_properties, properties_to_string
 from rocketq.errors import RemotingError
@@ -97,7 +97,7 @@ class ReplyMessageProcessor:
         if target is None:
             return False, f"push reply message fail, channel of <{sender}> not found."
         pushed = dict(props)
-        pushed[mc.PROPERTY_PUSH_REPLY_TIME] = str(int(time.time() * 1000))
+        pushed[mc.PROPERTY_PUSH_REPLY_TIME] = str(now_ms())
         header = ReplyMessageRequestHeader(
             producer_group=h.producer_group,
             topic=h.topic,
@@ -112,7 +112,7 @@ class ReplyMessageProcessor:
             unit_mode=h.unit_mode,
             born_host=channel.remote_addr,
             store_host=self.c.broker_addr,
-            store_timestamp=int(time.time() * 1000),
+            store_timestamp=now_ms(),
         )
         push = RemotingCommand.create_request(
             RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, header.to_ext_fields(), body

@@ -157,7 +157,7 @@ class PushConsumer(ConsumerCore):
         if self._orderly and self.clustering:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_loop())
         instance.rebalance_immediately()
-        self.start_timestamp_ms = time.time_ns() // 1_000_000
+        self.start_timestamp_ms = now_ms()
 
     async def shutdown(self, await_termination_s: float = 10.0) -> None:
         instance = self._instance
