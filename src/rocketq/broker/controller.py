@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
+from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.client_manager import (
     ConsumerIdsChangeNotifier,
     ConsumerManager,
@@ -31,11 +32,13 @@ from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
 
 log = logging.getLogger(__name__)
 
 CLIENT_HOUSEKEEPING_INTERVAL_S = 10.0
+STATS_SAMPLE_INTERVAL_S = 1.0
 
 
 class BrokerController:
@@ -68,6 +71,10 @@ class BrokerController:
         self._notifier: ConsumerIdsChangeNotifier | None = None
         self.schedule_message_service: Any = None
         self.access_validator: PlainAccessValidator | None = None
+        self.broker_stats_manager = BrokerStatsManager(config.broker_cluster_name)
+        self.metrics_exporter: Any = None
+        self.rpc_latency_stats = RpcLatencyStats()
+        self.remoting_server.add_response_listener(self.rpc_latency_stats.on_response)
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
         self._started = False
@@ -148,7 +155,11 @@ class BrokerController:
                 )
             ),
             loop.create_task(self._every(CLIENT_HOUSEKEEPING_INTERVAL_S, self._scan_clients)),
+            loop.create_task(
+                self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats_manager.sample)
+            ),
         ]
+        self._start_metrics()
         log.info(
             "broker %s (cluster %s) listening on %s, store %s, name servers %s",
             self.config.broker_name,
@@ -171,6 +182,18 @@ class BrokerController:
         self.access_validator = create_access_validator(self.config)
         self.remoting_server.register_rpc_hook(self.access_validator)
 
+    def _start_metrics(self) -> None:
+        """metricsExporterType=PROM: /metrics on metricsPromExporterHost:Port."""
+        if self.config.metrics_exporter_type.upper() != "PROM":
+            return
+        from rocketq.broker.metrics import BrokerMetricsCollector, MetricsExporter
+
+        self.metrics_exporter = MetricsExporter(BrokerMetricsCollector(self))
+        self.metrics_exporter.start(
+            self.config.metrics_prom_exporter_host or self.config.broker_ip1,
+            self.config.metrics_prom_exporter_port,
+        )
+
     def _register_processors(self) -> None:
         from rocketq.broker.processors import register_all
 
@@ -186,6 +209,8 @@ class BrokerController:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.remoting_server.stop()
+        if self.metrics_exporter is not None:
+            await asyncio.to_thread(self.metrics_exporter.stop)
         if self.access_validator is not None:
             await self.access_validator.manager.shutdown()
         await self.pull_request_hold_service.shutdown()

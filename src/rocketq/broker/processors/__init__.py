@@ -42,3 +42,11 @@ def _register_issue9(controller: BrokerController) -> None:
         ReplyMessageProcessor(controller),
     ):
         processor.register()
+    _register_issue12(controller)
+
+
+def _register_issue12(controller: BrokerController) -> None:
+    """The broker's statistics (issue 12)."""
+    from rocketq.broker.processors.broker_stats import BrokerStatsProcessor
+
+    BrokerStatsProcessor(controller).register()

@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketq.broker import store_bridge as sb
+from rocketq.broker.disk_info import disk_runtime_info
 from rocketq.broker.topic_config import TopicConfig, validate_topic
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -77,6 +78,7 @@ class AdminBrokerProcessor:
         h = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
         await asyncio.to_thread(self.c.topic_config_manager.delete_topic_config, h.topic)
         self.c.consumer_offset_manager.clean_offset_by_topic(h.topic)
+        self.c.broker_stats_manager.on_topic_deleted(h.topic)
         await asyncio.to_thread(sb.delete_topics, self.c.message_store, {h.topic})
         await self.c.register_broker_all()
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
@@ -99,10 +101,10 @@ class AdminBrokerProcessor:
             "runtime": _runtime_text(self.c.start_time_ms),
             "brokerName": self.c.config.broker_name,
             "brokerAddr": self.c.broker_addr,
-            "msgPutTotalTodayNow": "0",
-            "msgGetTotalTodayNow": "0",
         }
         table.update(sb.runtime_info(self.c.message_store))
+        table.update(self.c.broker_stats_manager.runtime_info())
+        table.update(await asyncio.to_thread(disk_runtime_info, self.c))
         return RemotingCommand.create_response(
             ResponseCode.SUCCESS, body=KVTable(table=table).encode()
         )

@@ -111,6 +111,7 @@ class PullMessageProcessor:
             message_filter,
         )
         response: RemotingCommand | None = self._answer(h, result, message_filter)
+        self._record_get(h, result, response)
         has_suspend = bool(h.sys_flag & FLAG_SUSPEND)
         if (
             response is not None
@@ -140,6 +141,23 @@ class PullMessageProcessor:
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
         return response
+
+    def _record_get(
+        self, h: PullMessageRequestHeader, result: Any, response: RemotingCommand | None
+    ) -> None:
+        """BrokerStatsManager's get figures: found pulls with what they carried, misses."""
+        stats = self.c.broker_stats_manager
+        if response is not None and response.code == ResponseCode.SUCCESS:
+            stats.record_get(
+                h.consumer_group,
+                h.topic,
+                h.queue_id,
+                result.message_count,
+                len(response.body),
+                result.next_begin_offset,
+            )
+        elif response is None or response.code == ResponseCode.PULL_NOT_FOUND:
+            stats.record_get_miss()
 
     def _check(self, h: PullMessageRequestHeader) -> RemotingCommand | None:
         if not self.c.config.broker_permission & 0x4:

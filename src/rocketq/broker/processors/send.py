@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 import zlib
 from typing import TYPE_CHECKING
 
@@ -178,7 +179,9 @@ class SendMessageProcessor:
             reconsume_times=reconsume_times,
         )
         self._apply_delay(msg)
+        started = time.perf_counter()
         result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=wait)
+        self._record_put(h.topic, result, started, _message_type(msg))
         return self._handle_put_message_result(result, queue_id=msg.queue_id)
 
     def _retry_or_dlq(
@@ -276,8 +279,19 @@ class SendMessageProcessor:
                     reconsume_times=h.reconsume_times or 0,
                 )
             )
+        started = time.perf_counter()
         result = await sb.put_messages(self.c.message_store, msgs)
+        self._record_put(h.topic, result, started, "Normal")
         return self._handle_put_message_result(result, queue_id=queue_id)
+
+    def _record_put(self, topic: str, result: object, started: float, message_type: str) -> None:
+        """BrokerStatsManager's put figures, for puts the store accepted."""
+        stats = self.c.broker_stats_manager
+        stats.record_put_latency((time.perf_counter() - started) * 1000)
+        append = getattr(result, "append_result", None)
+        if append is None or sb.put_status(result) not in _STORED_STATUSES:
+            return
+        stats.record_put(topic, append.msg_num, append.wrote_bytes, message_type=message_type)
 
     def _handle_put_message_result(self, result: object, *, queue_id: int) -> RemotingCommand:
         status = sb.put_status(result)
@@ -361,6 +375,7 @@ class SendMessageProcessor:
         )
         self._apply_delay(msg)
         result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=True)
+        self.c.broker_stats_manager.record_send_back(h.group, orig.topic)
         code, remark = STATUS_TO_RESPONSE.get(
             sb.put_status(result), (ResponseCode.SYSTEM_ERROR, "put failed")
         )
@@ -416,3 +431,18 @@ def _host(addr: str) -> tuple[str, int]:
         return (host or "127.0.0.1", int(port))
     except ValueError:
         return ("127.0.0.1", 0)
+
+
+_STORED_STATUSES = frozenset(
+    {"PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE"}
+)
+
+
+def _message_type(msg: sb.InnerMessage) -> str:
+    """The message_type label of RocketMQ 5's metrics: Delay, Transaction or Normal."""
+    if msg.topic == SCHEDULE_TOPIC:
+        return "Delay"
+    tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
+    if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:
+        return "Transaction"
+    return "Normal"

@@ -1,0 +1,61 @@
+"""The disk keys of GET_BROKER_RUNTIME_INFO: how full the commit log's and consume queues'
+file systems are (``commitLogDiskRatio``, ``consumeQueueDiskRatio``, ``commitLogDirCapacity``)
+and the store size, as DefaultMessageStore.getRuntimeInfo reports them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+
+def disk_ratio(path: str) -> float:
+    """Used / total of the file system holding ``path`` (the nearest existing parent)."""
+    probe = path
+    while probe and not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    try:
+        usage = shutil.disk_usage(probe or ".")
+    except OSError:
+        return -1.0
+    return usage.used / usage.total if usage.total else -1.0
+
+
+def human_size(size: int) -> str:
+    """RocketMQ's ``UtilAll.humanReadableByteCount(size, false)``: 1024-based, one decimal."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024:
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} PiB"
+
+
+def store_dirs(controller: BrokerController) -> tuple[str, str]:
+    """The commit log directory and the consume queue directory of the broker's store."""
+    root = controller.config.store_path_root_dir
+    store_config: Any = getattr(controller.message_store, "config", None)
+    commit_log = getattr(store_config, "commit_log_dir", None) or os.path.join(root, "commitlog")
+    return str(commit_log), os.path.join(root, "consumequeue")
+
+
+def disk_runtime_info(controller: BrokerController) -> dict[str, str]:
+    commit_log, consume_queue = store_dirs(controller)
+    try:
+        usage = shutil.disk_usage(commit_log)
+        capacity = f"Total : {human_size(usage.total)}, Free : {human_size(usage.free)}."
+    except OSError as exc:
+        capacity = f"unknown: {exc}"
+    return {
+        "commitLogDiskRatio": f"{disk_ratio(commit_log)}",
+        "consumeQueueDiskRatio": f"{disk_ratio(consume_queue)}",
+        "commitLogDirCapacity": capacity,
+        "startAcceptSendRequestTimeStamp": "0",
+        "pageCacheLockTimeMills": "0",
+    }
