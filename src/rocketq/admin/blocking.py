@@ -31,6 +31,7 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupWrapper,
 )
 from rocketq.remoting.route_data import TopicConfig, TopicConfigSerializeWrapper
+from rocketq.remoting.stats_bodies import BrokerStatsData
 from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
 
 T = TypeVar("T")
@@ -242,3 +243,18 @@ class AdminClient:
 
     def earliest_msg_store_time(self, mq: MessageQueue) -> int:
         return self._run(self.impl.earliest_msg_store_time(mq))
+
+    # ------------------------------------------------------------------ operations (issue 12)
+
+    def view_broker_stats_data(
+        self, broker_addr: str, stats_name: str, stats_key: str
+    ) -> BrokerStatsData:
+        return self._run(self.impl.view_broker_stats_data(broker_addr, stats_name, stats_key))
+
+    def messages_of_queue(
+        self, mq: MessageQueue, begin_offset: int, count: int
+    ) -> list[MessageExt]:
+        return self._run(self.impl.messages_of_queue(mq, begin_offset, count))
+
+    def query_msg_by_offset(self, mq: MessageQueue, offset: int) -> MessageExt:
+        return self._run(self.impl.query_msg_by_offset(mq, offset))

@@ -19,11 +19,12 @@ from __future__ import annotations
 from rocketq.admin.broker import BrokerAdmin
 from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.admin.namesrv import NamesrvAdmin
+from rocketq.admin.stats import StatsAdmin
 from rocketq.errors import ClientError
 from rocketq.remoting.route_data import MASTER_ID, TopicConfig
 
 
-class AsyncAdminClient(ConsumerAdmin, NamesrvAdmin, BrokerAdmin):
+class AsyncAdminClient(StatsAdmin, ConsumerAdmin, NamesrvAdmin, BrokerAdmin):
     async def __aenter__(self) -> AsyncAdminClient:
         return self
 
