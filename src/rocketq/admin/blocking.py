@@ -15,6 +15,11 @@ from rocketq.admin.messages import MAX_TIMESTAMP, QueryResult
 from rocketq.client.loop_thread import LoopThread
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import IllegalStateError
+from rocketq.remoting.acl_headers import (
+    GetBrokerAclConfigResponseHeader,
+    GetBrokerClusterAclConfigResponseBody,
+    PlainAccessConfig,
+)
 from rocketq.remoting.admin_bodies import (
     ConsumerConnection,
     ConsumeStats,
@@ -38,9 +43,17 @@ T = TypeVar("T")
 
 
 class AdminClient:
-    def __init__(self, namesrv_addr: str = "", *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        namesrv_addr: str = "",
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        access_key: str = "",
+        secret_key: str = "",
+    ) -> None:
         self._namesrv_addr = namesrv_addr
         self._timeout_s = timeout_s
+        self._credentials = (access_key, secret_key)
         self._loop: LoopThread | None = None
         self._impl: AsyncAdminClient | None = None
 
@@ -48,7 +61,13 @@ class AdminClient:
         if self._loop is not None:
             raise IllegalStateError("the AdminClient is already started")
         self._loop = LoopThread.acquire()
-        self._impl = AsyncAdminClient(self._namesrv_addr, timeout_s=self._timeout_s)
+        access_key, secret_key = self._credentials
+        self._impl = AsyncAdminClient(
+            self._namesrv_addr,
+            timeout_s=self._timeout_s,
+            access_key=access_key,
+            secret_key=secret_key,
+        )
 
     def shutdown(self) -> None:
         loop, impl, self._loop, self._impl = self._loop, self._impl, None, None
@@ -243,6 +262,29 @@ class AdminClient:
 
     def earliest_msg_store_time(self, mq: MessageQueue) -> int:
         return self._run(self.impl.earliest_msg_store_time(mq))
+
+    # ------------------------------------------------------------------ ACL
+
+    def create_and_update_plain_access_config(
+        self, broker_addr: str, config: PlainAccessConfig
+    ) -> None:
+        self._run(self.impl.create_and_update_plain_access_config(broker_addr, config))
+
+    def delete_plain_access_config(self, broker_addr: str, access_key: str) -> None:
+        self._run(self.impl.delete_plain_access_config(broker_addr, access_key))
+
+    def update_global_white_addr_config(self, broker_addr: str, addrs: list[str]) -> None:
+        self._run(self.impl.update_global_white_addr_config(broker_addr, addrs))
+
+    def examine_broker_cluster_acl_version_info(
+        self, broker_addr: str
+    ) -> tuple[GetBrokerAclConfigResponseHeader, dict[str, int]]:
+        return self._run(self.impl.examine_broker_cluster_acl_version_info(broker_addr))
+
+    def get_broker_cluster_acl_config(
+        self, broker_addr: str
+    ) -> GetBrokerClusterAclConfigResponseBody:
+        return self._run(self.impl.get_broker_cluster_acl_config(broker_addr))
 
     # ------------------------------------------------------------------ operations (issue 12)
 

@@ -2,7 +2,7 @@
 
 One object holding every admin call, grouped by where it goes: name servers
 (``NamesrvAdmin``), brokers (``BrokerAdmin``), consumers through brokers
-(``ConsumerAdmin``) and messages (``MessageAdmin``)::
+(``ConsumerAdmin``), messages (``MessageAdmin``) and ACL accounts (``AclAdmin``)::
 
     async with AsyncAdminClient("127.0.0.1:9876") as admin:
         stats = await admin.examine_consume_stats("group")
@@ -16,6 +16,7 @@ threads and scripts.
 
 from __future__ import annotations
 
+from rocketq.admin.acl_admin import AclAdmin
 from rocketq.admin.broker import BrokerAdmin
 from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.admin.namesrv import NamesrvAdmin
@@ -24,7 +25,7 @@ from rocketq.errors import ClientError
 from rocketq.remoting.route_data import MASTER_ID, TopicConfig
 
 
-class AsyncAdminClient(StatsAdmin, ConsumerAdmin, NamesrvAdmin, BrokerAdmin):
+class AsyncAdminClient(StatsAdmin, ConsumerAdmin, NamesrvAdmin, BrokerAdmin, AclAdmin):
     async def __aenter__(self) -> AsyncAdminClient:
         return self
 

@@ -9,6 +9,7 @@ where DefaultMQAdminExtImpl sends per-broker admin requests.
 from __future__ import annotations
 
 from rocketq.errors import ClientError, for_code
+from rocketq.remoting.acl import AclClientRPCHook
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -21,9 +22,18 @@ DEFAULT_TIMEOUT_S = 5.0
 
 
 class AdminCore:
-    def __init__(self, namesrv_addr: str = "", *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        namesrv_addr: str = "",
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        access_key: str = "",
+        secret_key: str = "",
+    ) -> None:
+        """``access_key``/``secret_key``: an ACL account; every request is then signed."""
         addrs = [a.strip() for a in namesrv_addr.split(";") if a.strip()]
-        self.remoting = RemotingClient(namesrv_addrs=addrs)
+        hook = AclClientRPCHook(access_key, secret_key) if access_key else None
+        self.remoting = RemotingClient(namesrv_addrs=addrs, rpc_hook=hook)
         self.timeout_s = timeout_s
 
     async def close(self) -> None:

@@ -84,7 +84,7 @@ class ConfigManager:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         # a periodic persist (in a thread) and the one at shutdown must not share the .tmp file
-        self._persist_lock = threading.Lock()
+        self._file_lock = threading.RLock()
 
     def encode(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -119,7 +119,7 @@ class ConfigManager:
         return obj
 
     def persist(self) -> None:
-        with self._persist_lock:
+        with self._file_lock:
             self._persist()
 
     def _persist(self) -> None:
