@@ -7,7 +7,7 @@ and VIEW_MESSAGE_BY_ID reads it."""
 from __future__ import annotations
 
 from rocketq.admin.broker import BrokerAdmin
-from rocketq.admin.messages import MessageAdmin
+from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_decoder import create_message_id
 from rocketq.errors import ClientError
@@ -22,7 +22,7 @@ def _host(addr: str) -> tuple[str, int]:
     return host, int(port)
 
 
-class StatsAdmin(MessageAdmin, BrokerAdmin):
+class StatsAdmin(ConsumerAdmin, BrokerAdmin):
     async def view_broker_stats_data(
         self, broker_addr: str, stats_name: str, stats_key: str
     ) -> BrokerStatsData:
@@ -57,3 +57,26 @@ class StatsAdmin(MessageAdmin, BrokerAdmin):
                 f"no message at offset {offset} of {mq.topic}:{mq.broker_name}:{mq.queue_id}"
             )
         return found[0]
+
+    async def messages_of_topic(
+        self, topic: str, begin_ms: int | None, end_ms: int | None, limit: int
+    ) -> list[MessageExt]:
+        """Up to ``limit`` messages of ``topic`` stored in [begin_ms, end_ms) (None: open),
+        queue by queue (the dashboard's message search by topic and time)."""
+        stats = await self.examine_topic_stats(topic)
+        found: list[MessageExt] = []
+        for data, off in sorted(
+            stats.offset_table.items(), key=lambda kv: (kv[0].broker_name, kv[0].queue_id)
+        ):
+            mq = MessageQueue(data.topic, data.broker_name, data.queue_id)
+            start = off.min_offset if begin_ms is None else await self.search_offset(mq, begin_ms)
+            stop = off.max_offset if end_ms is None else await self.search_offset(mq, end_ms)
+            offset = max(start, off.min_offset)
+            stop = min(stop, off.max_offset)
+            while offset < stop and len(found) < limit:
+                chunk = await self.messages_of_queue(mq, offset, min(32, stop - offset))
+                if not chunk:
+                    break
+                found.extend(chunk[: limit - len(found)])
+                offset += len(chunk)
+        return found
