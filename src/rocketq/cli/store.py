@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -122,14 +123,31 @@ def check(
     max_hash_slot_num: int | None,
     require_consume_queues: bool,
 ) -> None:
-    """Verify CRCs, consume queue units and index entries; exit 1 on any mismatch."""
+    """Verify CRCs, consume queue units and index entries; exit 1 on any mismatch.
+
+    Progress of the commit log scan goes to stderr.
+
+    \b
+    Example:
+      rocketq store check --store ~/store
+    """
     config = _config(config_file)
-    report = check_store(
-        store_dir,
-        config=config,
-        require_consume_queues=require_consume_queues,
-        index_layout=IndexLayout.of(config, max_hash_slot_num),
-    )
+    bar: Any = click.progressbar(length=1, label="checking the commit log", file=sys.stderr)
+    seen = [0]
+
+    def progress(done: int, total: int) -> None:
+        bar.length = max(total, 1)
+        bar.update(done - seen[0])
+        seen[0] = done
+
+    with bar:
+        report = check_store(
+            store_dir,
+            config=config,
+            require_consume_queues=require_consume_queues,
+            index_layout=IndexLayout.of(config, max_hash_slot_num),
+            progress=progress,
+        )
     click.echo(str(report))
     sys.exit(0 if report.ok else 1)
 
