@@ -128,11 +128,8 @@ class ConsumerAdmin(MessageAdmin):
     async def _call_consumer(
         self, addr: str, code: int, header: CommandCustomHeader
     ) -> RemotingCommand:
-        saved, self.timeout_s = self.timeout_s, max(self.timeout_s, CALL_CONSUMER_TIMEOUT_S)
-        try:
-            return await self.call(addr, code, header)
-        finally:
-            self.timeout_s = saved
+        timeout = max(self.timeout_s, CALL_CONSUMER_TIMEOUT_S)  # the broker waits up to 10 s
+        return await self.call(addr, code, header, timeout_s=timeout)
 
     async def reset_offset_by_timestamp(
         self, topic: str, group: str, timestamp_ms: int, *, is_force: bool = True

@@ -54,12 +54,14 @@ class AdminCore:
         *,
         accept: tuple[int, ...] = (),
         ext_fields: dict[str, str] | None = None,
+        timeout_s: float | None = None,
     ) -> RemotingCommand:
         """Invoke ``code`` on ``addr`` (None: a name server); non-success codes raise."""
         fields = header.to_ext_fields() if header is not None else {}
         fields.update(ext_fields or {})
         request = RemotingCommand.create_request(code, fields, body)
-        response = await self.remoting.invoke(addr, request, self.timeout_s)
+        timeout = self.timeout_s if timeout_s is None else timeout_s
+        response = await self.remoting.invoke(addr, request, timeout)
         if response.code != ResponseCode.SUCCESS and response.code not in accept:
             raise for_code(response.code, response.remark or "")
         return response

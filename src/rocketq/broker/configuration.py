@@ -9,6 +9,8 @@ running broker) or a key that only takes effect at start (ports, names, paths) i
 with a remark naming it; a value that does not convert or validate is refused with the
 config error. Accepted changes replace ``controller.config`` and bump the data version;
 ``brokerPermission`` also re-registers with the name servers, whose routes then carry it.
+Changes last until the broker stops: unlike 4.9.8, which rewrites the broker's config file
+with every setting, nothing is written to disk (broker.conf stays as the operator wrote it).
 """
 
 from __future__ import annotations

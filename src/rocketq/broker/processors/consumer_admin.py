@@ -49,6 +49,10 @@ if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
 
 
+# Java reads at most to the end of one consume queue file (300,000 units by default)
+MAX_QUERY_CONSUME_QUEUE_UNITS = 300_000
+
+
 def ok(body: bytes = b"") -> RemotingCommand:
     return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
 
@@ -201,8 +205,9 @@ class ConsumerAdminProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = QueryConsumeQueueRequestHeader.from_ext_fields(request.ext_fields)
+        count = min(h.count, MAX_QUERY_CONSUME_QUEUE_UNITS)
         found = await asyncio.to_thread(
-            sb.consume_queue_units, self.c.message_store, h.topic, h.queue_id, h.index, h.count
+            sb.consume_queue_units, self.c.message_store, h.topic, h.queue_id, h.index, count
         )
         if found is None:
             return error(ResponseCode.SYSTEM_ERROR, f"{h.queue_id}@{h.topic} is not exist!")
