@@ -89,7 +89,12 @@ def dump(
     from_offset: int,
     limit: int,
 ) -> None:
-    """Print commitlog records (from --from-offset), or a consume queue, or the index files."""
+    """Print commitlog records (from --from-offset), or a consume queue, or the index files.
+
+    \b
+    Example:
+      rocketq store dump --store ~/store --consume-queue TopicTest:0 --limit 20
+    """
     config = _config(config_file)
     if queue is not None:
         topic, _, qid = queue.rpartition(":")
