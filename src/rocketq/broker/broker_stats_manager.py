@@ -10,13 +10,15 @@
   become yesterday's (``msgPutTotalYesterdayMorning`` ...).
 
 Everything is counted once here; GET_BROKER_RUNTIME_INFO and the Prometheus collector
-(``rocketq.broker.metrics``) only read it.
+(``rocketq.broker.metrics``) only read it. Threading: every ``record_*`` and ``sample`` call
+runs on the broker's event loop thread, so the hot path takes no lock; the collector's thread
+only reads ints and copies dicts (consistent under the GIL).
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -82,7 +84,9 @@ class BrokerStatsManager:
         self.cluster_name = cluster_name
         self.clock_ms = clock_ms
         self.sets = {name: StatsItemSet(name, clock_ms) for name in STATS_NAMES}
-        self._lock = threading.Lock()
+        self._topic_put_nums = self.sets[TOPIC_PUT_NUMS]
+        self._topic_put_size = self.sets[TOPIC_PUT_SIZE]
+        self._broker_put_nums = self.sets[BROKER_PUT_NUMS]
         self.put_message_times_total = 0
         self.put_message_size_total = 0
         self.put_message_entire_time_max_ms = 0
@@ -107,30 +111,25 @@ class BrokerStatsManager:
         self, topic: str, msg_num: int, wrote_bytes: int, *, message_type: str = "Normal"
     ) -> None:
         """A successful put (SendMessageProcessor.handlePutMessageResult)."""
-        self.sets[TOPIC_PUT_NUMS].add_value(topic, msg_num, 1)
-        self.sets[TOPIC_PUT_SIZE].add_value(topic, wrote_bytes, 1)
-        self.sets[BROKER_PUT_NUMS].add_value(self.cluster_name, msg_num, 1)
-        with self._lock:
-            self.put_message_times_total += msg_num
-            self.put_message_size_total += wrote_bytes
-            pair = self.put_by_type.setdefault((topic, message_type), [0, 0])
-            pair[0] += msg_num
-            pair[1] += wrote_bytes
+        self._topic_put_nums.add_value(topic, msg_num, 1)
+        self._topic_put_size.add_value(topic, wrote_bytes, 1)
+        self._broker_put_nums.add_value(self.cluster_name, msg_num, 1)
+        self.put_message_times_total += msg_num
+        self.put_message_size_total += wrote_bytes
+        pair = self.put_by_type.get((topic, message_type))
+        if pair is None:
+            pair = self.put_by_type[(topic, message_type)] = [0, 0]
+        pair[0] += msg_num
+        pair[1] += wrote_bytes
 
     def record_put_latency(self, elapsed_ms: float) -> None:
         """StoreStatsService.setPutMessageEntireTimeMax: the distribution and the maximum."""
         value = int(elapsed_ms)
-        index = len(PUT_LATENCY_BOUNDS_MS)
-        if value <= 0:
-            index = 0
-        else:
-            for i, bound in enumerate(PUT_LATENCY_BOUNDS_MS[1:], start=1):
-                if value < bound:
-                    index = i
-                    break
-        with self._lock:
-            self.put_latency_counts[index] += 1
-            self.put_message_entire_time_max_ms = max(self.put_message_entire_time_max_ms, value)
+        # <=0 -> 0; then the first bucket whose bound is above the value (10s~ past the last)
+        index = 0 if value <= 0 else bisect.bisect_right(PUT_LATENCY_BOUNDS_MS, value, lo=1)
+        self.put_latency_counts[index] += 1
+        if value > self.put_message_entire_time_max_ms:
+            self.put_message_entire_time_max_ms = value
 
     def record_send_back(self, group: str, topic: str) -> None:
         self.sets[SNDBCK_PUT_NUMS].add_value(f"{topic}@{group}", 1, 1)
@@ -149,14 +148,12 @@ class BrokerStatsManager:
         self.sets[GROUP_GET_NUMS].add_value(key, msg_count, 1)
         self.sets[GROUP_GET_SIZE].add_value(key, size_bytes, 1)
         self.sets[BROKER_GET_NUMS].add_value(self.cluster_name, msg_count, 1)
-        with self._lock:
-            self.get_message_times_total_found += 1
-            self.get_message_transfered_msg_count += msg_count
-            self.pull_offsets[(topic, group, queue_id)] = next_offset
+        self.get_message_times_total_found += 1
+        self.get_message_transfered_msg_count += msg_count
+        self.pull_offsets[(topic, group, queue_id)] = next_offset
 
     def record_get_miss(self) -> None:
-        with self._lock:
-            self.get_message_times_total_miss += 1
+        self.get_message_times_total_miss += 1
 
     def on_topic_deleted(self, topic: str) -> None:
         """DELETE_TOPIC_IN_BROKER: the topic's items go (RocketMQ's onTopicDeleted)."""
@@ -164,11 +161,10 @@ class BrokerStatsManager:
             self.sets[name].remove(topic)
         for name in (GROUP_GET_NUMS, GROUP_GET_SIZE, SNDBCK_PUT_NUMS):
             self.sets[name].remove_by_prefix(f"{topic}@")
-        with self._lock:
-            for key in [k for k in self.pull_offsets if k[0] == topic]:
-                del self.pull_offsets[key]
-            for pair in [k for k in self.put_by_type if k[0] == topic]:
-                del self.put_by_type[pair]
+        for key in [k for k in self.pull_offsets if k[0] == topic]:
+            del self.pull_offsets[key]
+        for pair in [k for k in self.put_by_type if k[0] == topic]:
+            del self.put_by_type[pair]
 
     # ------------------------------------------------------------------ sampling
 
@@ -177,15 +173,14 @@ class BrokerStatsManager:
         now = self.clock_ms()
         for stats in self.sets.values():
             stats.sample(now)
-        with self._lock:
-            self._ring.append(self._counts(now))
-            day = self._local_day(now)
-            if day != self._day:  # BrokerStats.record at midnight
-                self._day = day
-                self.msg_put_total_yesterday_morning = self.msg_put_total_today_morning
-                self.msg_get_total_yesterday_morning = self.msg_get_total_today_morning
-                self.msg_put_total_today_morning = self.put_message_times_total
-                self.msg_get_total_today_morning = self.get_message_transfered_msg_count
+        self._ring.append(self._counts(now))
+        day = self._local_day(now)
+        if day != self._day:  # BrokerStats.record at midnight
+            self._day = day
+            self.msg_put_total_yesterday_morning = self.msg_put_total_today_morning
+            self.msg_get_total_yesterday_morning = self.msg_get_total_today_morning
+            self.msg_put_total_today_morning = self.put_message_times_total
+            self.msg_get_total_today_morning = self.get_message_transfered_msg_count
 
     def _counts(self, now_ms: int | None = None) -> CallCounts:
         return CallCounts(
@@ -202,12 +197,11 @@ class BrokerStatsManager:
 
     def tps(self, field: str, window_s: int) -> float:
         """Per-second rate of a CallCounts field over the last ``window_s`` seconds."""
-        with self._lock:
-            last = self._counts()
-            first = next(
-                (c for c in self._ring if last.timestamp_ms - c.timestamp_ms <= window_s * 1000),
-                self._ring[-1],
-            )
+        last = self._counts()
+        first = next(
+            (c for c in self._ring if last.timestamp_ms - c.timestamp_ms <= window_s * 1000),
+            self._ring[-1],
+        )
         elapsed_ms = max(last.timestamp_ms - first.timestamp_ms, 1)
         delta = int(getattr(last, field)) - int(getattr(first, field))
         return delta * 1000.0 / elapsed_ms
@@ -225,29 +219,28 @@ class BrokerStatsManager:
 
     def runtime_info(self) -> dict[str, str]:
         """The keys of GET_BROKER_RUNTIME_INFO that the broker's stats answer."""
-        with self._lock:
-            distribution = " ".join(
-                f"[{label}]:{count}"
-                for label, count in zip(PUT_LATENCY_LABELS, self.put_latency_counts, strict=True)
-            )
-            put_total, put_size = self.put_message_times_total, self.put_message_size_total
-            get_total = self.get_message_transfered_msg_count
-            info = {
-                "msgPutTotalYesterdayMorning": str(self.msg_put_total_yesterday_morning),
-                "msgPutTotalTodayMorning": str(self.msg_put_total_today_morning),
-                "msgPutTotalTodayNow": str(put_total),
-                "msgGetTotalYesterdayMorning": str(self.msg_get_total_yesterday_morning),
-                "msgGetTotalTodayMorning": str(self.msg_get_total_today_morning),
-                "msgGetTotalTodayNow": str(get_total),
-                "putMessageTimesTotal": str(put_total),
-                "putMessageSizeTotal": str(put_size),
-                "putMessageAverageSize": f"{put_size / put_total if put_total else 0.0:.1f}",
-                "putMessageEntireTimeMax": str(self.put_message_entire_time_max_ms),
-                "putMessageDistributeTime": distribution,
-                "getMessageTimesTotalFound": str(self.get_message_times_total_found),
-                "getMessageTimesTotalMiss": str(self.get_message_times_total_miss),
-                "getMessageTransferedMsgCount": str(get_total),
-            }
+        distribution = " ".join(
+            f"[{label}]:{count}"
+            for label, count in zip(PUT_LATENCY_LABELS, self.put_latency_counts, strict=True)
+        )
+        put_total, put_size = self.put_message_times_total, self.put_message_size_total
+        get_total = self.get_message_transfered_msg_count
+        info = {
+            "msgPutTotalYesterdayMorning": str(self.msg_put_total_yesterday_morning),
+            "msgPutTotalTodayMorning": str(self.msg_put_total_today_morning),
+            "msgPutTotalTodayNow": str(put_total),
+            "msgGetTotalYesterdayMorning": str(self.msg_get_total_yesterday_morning),
+            "msgGetTotalTodayMorning": str(self.msg_get_total_today_morning),
+            "msgGetTotalTodayNow": str(get_total),
+            "putMessageTimesTotal": str(put_total),
+            "putMessageSizeTotal": str(put_size),
+            "putMessageAverageSize": f"{put_size / put_total if put_total else 0.0:.1f}",
+            "putMessageEntireTimeMax": str(self.put_message_entire_time_max_ms),
+            "putMessageDistributeTime": distribution,
+            "getMessageTimesTotalFound": str(self.get_message_times_total_found),
+            "getMessageTimesTotalMiss": str(self.get_message_times_total_miss),
+            "getMessageTransferedMsgCount": str(get_total),
+        }
         info["putTps"] = self._tps_text("put_times")
         info["getFoundTps"] = self._tps_text("get_found")
         info["getMissTps"] = self._tps_text("get_miss")

@@ -7,11 +7,14 @@ for the last day; ``stats_in_minute`` / ``_hour`` / ``_day`` give the ``StatsSna
 tps, average per call) over that window. Deliberate difference: RocketMQ computes a window
 from its snapshots only, so a counter is blind for the first 10 s; here the live value is the
 window's last point, so a figure is there from the first message.
+
+Threading: every write (``add``, ``sample``) happens on the broker's event loop thread, so
+there is no lock on the hot path; readers on other threads (the Prometheus collector) read
+``value``/``times`` and copy the item table, which the GIL keeps consistent.
 """
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,33 +48,29 @@ class StatsItem:
         self.stats_key = stats_key
         self.value = 0
         self.times = 0
-        self._lock = threading.Lock()
         first = CallSnapshot(now_ms, 0, 0)
         self._minute: deque[CallSnapshot] = deque([first], maxlen=7)
         self._hour: deque[CallSnapshot] = deque([first], maxlen=7)
         self._day: deque[CallSnapshot] = deque([first], maxlen=25)
 
     def add(self, inc_value: int, inc_times: int = 1) -> None:
-        with self._lock:
-            self.value += inc_value
-            self.times += inc_times
+        self.value += inc_value
+        self.times += inc_times
 
     def sample(self, now_ms: int) -> None:
         """Take the snapshots that are due (called every few seconds by the manager)."""
-        with self._lock:
-            now = CallSnapshot(now_ms, self.value, self.times)
-            for ring, period in (
-                (self._minute, MINUTE_SAMPLE_MS),
-                (self._hour, HOUR_SAMPLE_MS),
-                (self._day, DAY_SAMPLE_MS),
-            ):
-                if now_ms - ring[-1].timestamp_ms >= period:
-                    ring.append(now)
+        now = CallSnapshot(now_ms, self.value, self.times)
+        for ring, period in (
+            (self._minute, MINUTE_SAMPLE_MS),
+            (self._hour, HOUR_SAMPLE_MS),
+            (self._day, DAY_SAMPLE_MS),
+        ):
+            if now_ms - ring[-1].timestamp_ms >= period:
+                ring.append(now)
 
     def _stats(self, ring: deque[CallSnapshot], window_ms: int, now_ms: int) -> StatsSnapshot:
-        with self._lock:
-            last = CallSnapshot(now_ms, self.value, self.times)
-            first = next((s for s in ring if now_ms - s.timestamp_ms <= window_ms), ring[-1])
+        last = CallSnapshot(now_ms, self.value, self.times)
+        first = next((s for s in ring if now_ms - s.timestamp_ms <= window_ms), ring[-1])
         total = last.value - first.value
         times = last.times - first.times
         elapsed_ms = max(last.timestamp_ms - first.timestamp_ms, 1)
@@ -99,37 +98,31 @@ class StatsItemSet:
         self.stats_name = stats_name
         self._clock_ms = clock_ms
         self._items: dict[str, StatsItem] = {}
-        self._lock = threading.Lock()
 
     def get_and_create(self, stats_key: str) -> StatsItem:
         item = self._items.get(stats_key)
         if item is None:
-            with self._lock:
-                item = self._items.get(stats_key)
-                if item is None:
-                    item = StatsItem(self.stats_name, stats_key, self._clock_ms())
-                    self._items[stats_key] = item
+            item = self._items[stats_key] = StatsItem(self.stats_name, stats_key, self._clock_ms())
         return item
 
     def add_value(self, stats_key: str, inc_value: int, inc_times: int = 1) -> None:
-        self.get_and_create(stats_key).add(inc_value, inc_times)
+        item = self._items.get(stats_key) or self.get_and_create(stats_key)
+        item.value += inc_value
+        item.times += inc_times
 
     def get(self, stats_key: str) -> StatsItem | None:
         return self._items.get(stats_key)
 
     def items(self) -> list[StatsItem]:
-        with self._lock:
-            return list(self._items.values())
+        return list(self._items.values())
 
     def sample(self, now_ms: int) -> None:
         for item in self.items():
             item.sample(now_ms)
 
     def remove(self, stats_key: str) -> None:
-        with self._lock:
-            self._items.pop(stats_key, None)
+        self._items.pop(stats_key, None)
 
     def remove_by_prefix(self, prefix: str) -> None:
-        with self._lock:
-            for key in [k for k in self._items if k.startswith(prefix)]:
-                del self._items[key]
+        for key in [k for k in list(self._items) if k.startswith(prefix)]:
+            del self._items[key]
