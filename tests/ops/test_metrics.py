@@ -50,6 +50,8 @@ async def test_broker_metrics_count_messages_in_and_out_and_the_groups_lag(
     assert 0 < sample(broker, "rocketmq_brokeruntime_commitlog_disk_ratio") < 1
     assert sample(broker, "rocketmq_storage_size", storage_type="local") > 0
     assert sample(broker, "rocketmq_storage_dispatch_behind_bytes") >= 0
+    assert sample(broker, "rocketmq_message_size_bucket", topic=TOPIC, le="1024") == total
+    assert sample(broker, "rocketmq_message_size_count", topic=TOPIC) == total
     sends = sample(broker, "rocketmq_rpc_latency_count", request_code="310", response_code="0")
     assert sends == total  # SEND_MESSAGE_V2 answered SUCCESS, once per message
     assert sample(broker, "rocketmq_rpc_latency_bucket", request_code="310", le="+Inf") == total
@@ -122,3 +124,22 @@ async def test_a_real_prometheus_scrapes_our_series_from_broker_and_name_server(
     assert float(series[0]["value"][1]) == CONSUMED + BEHIND  # type: ignore[index]
     assert float(lag[0]["value"][1]) == BEHIND  # type: ignore[index]
     assert series[0]["metric"]["node_type"] == "broker"  # type: ignore[index]
+
+
+async def test_broker_conf_keys_turn_metrics_on_and_choose_the_port(tmp_path: Path) -> None:
+    from rocketq.broker.config import BrokerConfig
+    from rocketq.testing.broker import run_broker
+
+    config = BrokerConfig.from_properties(
+        {
+            "metricsExporterType": "PROM",
+            "metricsPromExporterHost": "127.0.0.1",
+            "metricsPromExporterPort": "0",
+        }
+    )
+    assert BrokerConfig().metrics_exporter_type == "DISABLE"
+    async with run_broker(tmp_path / "store", config=config) as broker:
+        assert broker.metrics_exporter is not None
+        families = scrape(broker.metrics_exporter.url)
+    assert sample(families, "rocketmq_broker_permission") == 6
+    assert broker.metrics_exporter is None or broker.metrics_exporter.port > 0

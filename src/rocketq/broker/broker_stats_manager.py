@@ -61,6 +61,8 @@ PUT_LATENCY_LABELS = (
     "10s~",
 )
 TPS_WINDOWS_S = (10, 60, 600)
+# rocketmq_message_size buckets (bytes): 1 KB, 4 KB, 512 KB, 1 MB, 2 MB, 4 MB, then overflow
+MESSAGE_SIZE_BOUNDS = (1024, 4096, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 * 1024 * 1024)
 SAMPLE_RING_SIZE = 601
 
 
@@ -96,6 +98,8 @@ class BrokerStatsManager:
         self.get_message_transfered_msg_count = 0
         # (topic, message_type) -> [messages, bytes]: the message_type label of the metrics
         self.put_by_type: dict[tuple[str, str], list[int]] = {}
+        # topic -> message counts per MESSAGE_SIZE_BOUNDS bucket (a batch: its average size)
+        self.message_sizes: dict[str, list[int]] = {}
         # (topic, group, queue id) -> next offset handed out by a pull (in-flight = it - commit)
         self.pull_offsets: dict[tuple[str, str, int], int] = {}
         self._ring: deque[CallCounts] = deque([self._counts()], maxlen=SAMPLE_RING_SIZE)
@@ -121,6 +125,10 @@ class BrokerStatsManager:
             pair = self.put_by_type[(topic, message_type)] = [0, 0]
         pair[0] += msg_num
         pair[1] += wrote_bytes
+        sizes = self.message_sizes.get(topic)
+        if sizes is None:
+            sizes = self.message_sizes[topic] = [0] * (len(MESSAGE_SIZE_BOUNDS) + 1)
+        sizes[bisect.bisect_left(MESSAGE_SIZE_BOUNDS, wrote_bytes // max(msg_num, 1))] += msg_num
 
     def record_put_latency(self, elapsed_ms: float) -> None:
         """StoreStatsService.setPutMessageEntireTimeMax: the distribution and the maximum."""

@@ -13,12 +13,16 @@ import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from rocketq.broker import store_bridge as sb
-from rocketq.broker.broker_stats_manager import GROUP_GET_NUMS, GROUP_GET_SIZE
+from rocketq.broker.broker_stats_manager import (
+    GROUP_GET_NUMS,
+    GROUP_GET_SIZE,
+    MESSAGE_SIZE_BOUNDS,
+)
 from rocketq.broker.disk_info import disk_ratio, store_dirs
 from rocketq.remoting.metrics_exporter import NODE_LABELS, MetricsExporter, rpc_latency_family
 
@@ -81,7 +85,20 @@ class BrokerMetricsCollector(Collector):
                 topic, _, group = item.stats_key.partition("@")
                 retry = "true" if topic.startswith(RETRY_PREFIX) else "false"
                 family.add_metric([*node, topic, group, retry, _is_system(topic)], item.value)
-        yield from (msgs_in, bytes_in, msgs_out, bytes_out)
+        sizes = HistogramMetricFamily(
+            "rocketmq_message_size",
+            "Size of the messages put, in bytes",
+            labels=(*NODE_LABELS, "topic"),
+        )
+        put_by_type = dict(stats.put_by_type)
+        for topic, counts in sorted(dict(stats.message_sizes).items()):
+            total_bytes = sum(size for (t, _), (_, size) in put_by_type.items() if t == topic)
+            cumulative, buckets = 0, []
+            for bound, count in zip((*MESSAGE_SIZE_BOUNDS, float("inf")), counts, strict=True):
+                cumulative += count
+                buckets.append(("+Inf" if bound == float("inf") else str(bound), cumulative))
+            sizes.add_metric([*node, topic], buckets=buckets, sum_value=total_bytes)
+        yield from (msgs_in, bytes_in, msgs_out, bytes_out, sizes)
 
     def _consumers(self) -> Iterator[Metric]:
         node = self.node

@@ -40,7 +40,12 @@ from rocketq.namesrv.config import NamesrvConfig
     default=None,
     help="Serve the broker's /metrics here and the name server's on the next port.",
 )
-@click.option("--dashboard-port", type=int, default=None, help="Serve the web dashboard here too.")
+@click.option(
+    "--dashboard-port",
+    type=int,
+    default=None,
+    help="Serve the web dashboard on 127.0.0.1:PORT too.",
+)
 def server(
     store: str,
     namesrv_port: int,
@@ -94,7 +99,7 @@ async def _run(
             click.echo(f"metrics: {broker.metrics_exporter.url} and {namesrv.metrics_exporter.url}")
         if dashboard_port is not None:
             dashboard = loop.create_task(
-                _serve_dashboard(f"127.0.0.1:{namesrv.port}", host, dashboard_port, stop)
+                _serve_dashboard(f"127.0.0.1:{namesrv.port}", "127.0.0.1", dashboard_port, stop)
             )
             click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}")
         await stop.wait()
