@@ -4,6 +4,7 @@ and through a real broker: GET_BROKER_RUNTIME_INFO's totals and VIEW_BROKER_STAT
 from __future__ import annotations
 
 import datetime
+import time
 
 import pytest
 
@@ -94,5 +95,6 @@ async def test_runtime_info_and_stats_data_count_what_producers_sent(cluster: Cl
     assert float(info["putTps"].split()[0]) > 0
     assert 0.0 < float(info["commitLogDiskRatio"]) < 1.0
     assert info["commitLogDirCapacity"].startswith("Total : ")
+    assert 0 < int(info["earliestMessageTimeStamp"]) <= int(time.time() * 1000)
     data = BrokerStatsData.decode(response.body)
     assert (data.stats_minute.sum, data.stats_hour.sum, data.stats_day.sum) == (7, 7, 7)

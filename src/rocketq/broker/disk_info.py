@@ -53,9 +53,30 @@ def disk_runtime_info(controller: BrokerController) -> dict[str, str]:
     except OSError as exc:
         capacity = f"unknown: {exc}"
     return {
+        "earliestMessageTimeStamp": str(earliest_message_time(controller)),
         "commitLogDiskRatio": f"{disk_ratio(commit_log)}",
         "consumeQueueDiskRatio": f"{disk_ratio(consume_queue)}",
         "commitLogDirCapacity": capacity,
         "startAcceptSendRequestTimeStamp": "0",
         "pageCacheLockTimeMills": "0",
     }
+
+
+def earliest_message_time(controller: BrokerController) -> int:
+    """Store time of the oldest message in the commit log (0 when it is empty), as
+    ``earliestMessageTimeStamp``: mqadmin clusterList's #Hour is how long ago that was."""
+    from rocketq.broker import store_bridge as sb
+    from rocketq.common.message_decoder import decode_message
+
+    store = controller.message_store
+    info = sb.runtime_info(store)
+    min_offset = int(info.get("commitLogMinOffset") or 0)
+    if int(info.get("commitLogMaxOffset") or 0) <= min_offset:
+        return 0
+    record = sb.select_one_message_by_offset(store, min_offset)
+    if record is None:
+        return 0
+    try:
+        return int(decode_message(record, check_crc=False, read_body=False).store_timestamp)
+    except ValueError:
+        return 0

@@ -3,6 +3,7 @@ updateBrokerConfig, wipeWritePerm, addWritePerm, updateKvConfig, deleteKvConfig,
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import click
@@ -53,6 +54,8 @@ def cluster_list(ctx: AdminContext) -> None:
                         kv = {}
                     ratio = kv.get("commitLogDiskRatio")
                     space = f"{float(ratio):.4f}" if ratio else None
+                    earliest = int(kv.get("earliestMessageTimeStamp") or 0)
+                    hours = (time.time() * 1000 - earliest) / 3_600_000 if earliest else None
                     rows.append(
                         (
                             cluster,
@@ -63,6 +66,7 @@ def cluster_list(ctx: AdminContext) -> None:
                             _first(kv.get("putTps")),
                             _first(kv.get("getTransferedTps")),
                             kv.get("pageCacheLockTimeMills"),
+                            hours,
                             space,
                         )
                     )
@@ -78,6 +82,7 @@ def cluster_list(ctx: AdminContext) -> None:
             "#InTPS",
             "#OutTPS",
             "#PCWait(ms)",
+            "#Hour",
             "#SPACE",
         ],
         ctx.run(call),
