@@ -163,6 +163,10 @@ async def test_group_commands_show_progress_connections_and_reset(cluster: Clust
         assert await until(lambda: cluster.committed("CliGroup", "CliGroupTopic") == {0: 4}, 30)
         progress = ok(await run(cluster, "consumerProgress", "-g", "CliGroup"))
         assert "Diff Total: 0" in progress
+        assert "#Client IP" in progress.splitlines()[0]
+        assert re.search(
+            r"^CliGroupTopic\s+broker-a\s+0\s+4\s+4\s+127\.0\.0\.1:\d+\s+0\s", progress, re.M
+        )
         conn = ok(await run(cluster, "consumerConnection", "-g", "CliGroup"))
         assert "CliGroupTopic" in conn
         assert "MessageModel: CLUSTERING" in conn

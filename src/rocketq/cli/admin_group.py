@@ -9,7 +9,7 @@ import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms, parse_timestamp
-from rocketq.errors import ClientError, ConsumerNotOnlineError
+from rocketq.errors import ClientError, ConsumerNotOnlineError, RocketQError
 from rocketq.remoting.admin_bodies import ConsumerConnection, ConsumeStats
 from rocketq.remoting.group_bodies import SubscriptionGroupConfig
 
@@ -97,7 +97,9 @@ def delete_sub_group(
         ctx.done(f"delete subscription group [{group}] from broker [{addr}] success.")
 
 
-def _progress_rows(stats: ConsumeStats) -> list[tuple[Any, ...]]:
+def _progress_rows(
+    stats: ConsumeStats, owners: dict[tuple[str, str, int], str]
+) -> list[tuple[Any, ...]]:
     rows = []
     for mq, w in sorted(
         stats.offset_table.items(), key=lambda kv: (kv[0].topic, kv[0].broker_name, kv[0].queue_id)
@@ -109,11 +111,30 @@ def _progress_rows(stats: ConsumeStats) -> list[tuple[Any, ...]]:
                 mq.queue_id,
                 w.broker_offset,
                 w.consumer_offset,
+                owners.get((mq.topic, mq.broker_name, mq.queue_id)),
                 w.broker_offset - w.consumer_offset,
                 format_ms(w.last_timestamp),
             )
         )
     return rows
+
+
+async def _queue_owners(admin: AsyncAdminClient, group: str) -> dict[tuple[str, str, int], str]:
+    """Which client address holds each queue (from the consumers' running info), as
+    mqadmin's #Client IP column; empty when no consumer of the group is online."""
+    owners: dict[tuple[str, str, int], str] = {}
+    try:
+        conn = await admin.examine_consumer_connection_info(group)
+    except ConsumerNotOnlineError:
+        return owners
+    for c in conn.connection_set:
+        try:
+            info = await admin.get_consumer_running_info(group, c.client_id)
+        except RocketQError:
+            continue
+        for mq in info.mq_table:
+            owners[(mq.topic, mq.broker_name, mq.queue_id)] = c.client_addr
+    return owners
 
 
 @click.command("consumerProgress")
@@ -128,13 +149,23 @@ def consumer_progress(ctx: AdminContext, group: str | None, topic: str | None) -
       rocketq admin consumerProgress -n 127.0.0.1:9876 -g GroupA
     """
     if group is not None:
-        stats = ctx.run(lambda admin: admin.examine_consume_stats(group, topic))
+
+        async def one_group(
+            admin: AsyncAdminClient,
+        ) -> tuple[ConsumeStats, dict[tuple[str, str, int], str]]:
+            assert group is not None
+            return await admin.examine_consume_stats(group, topic), await _queue_owners(
+                admin, group
+            )
+
+        stats, owners = ctx.run(one_group)
         headers = [
             "#Topic",
             "#Broker Name",
             "#QID",
             "#Broker Offset",
             "#Consumer Offset",
+            "#Client IP",
             "#Diff",
             "#LastTime",
         ]
@@ -145,12 +176,12 @@ def consumer_progress(ctx: AdminContext, group: str | None, topic: str | None) -
                     "diffTotal": stats.compute_total_diff(),
                     "queues": [
                         dict(zip([h.lstrip("#") for h in headers], r, strict=True))
-                        for r in _progress_rows(stats)
+                        for r in _progress_rows(stats, owners)
                     ],
                 }
             )
             return
-        ctx.table(headers, _progress_rows(stats))
+        ctx.table(headers, _progress_rows(stats, owners))
         click.echo("")
         click.echo(f"Consume TPS: {stats.consume_tps:.2f}")
         click.echo(f"Diff Total: {stats.compute_total_diff()}")
@@ -170,14 +201,26 @@ def consumer_progress(ctx: AdminContext, group: str | None, topic: str | None) -
                 conn = await admin.examine_consumer_connection_info(g)
                 count, model = len(conn.connection_set), conn.message_model
                 kind = conn.consume_type
+                version = max((c.version for c in conn.connection_set), default=None)
             except ConsumerNotOnlineError:
-                count, model, kind = 0, None, None
+                count, model, kind, version = 0, None, None, None
             rows.append(
-                (g, count, _name(kind), _name(model), stats.consume_tps, stats.compute_total_diff())
+                (
+                    g,
+                    count,
+                    version,
+                    _name(kind),
+                    _name(model),
+                    stats.consume_tps,
+                    stats.compute_total_diff(),
+                )
             )
         return rows
 
-    ctx.table(["#Group", "#Count", "#Type", "#Model", "#TPS", "#Diff Total"], ctx.run(every_group))
+    ctx.table(
+        ["#Group", "#Count", "#Version", "#Type", "#Model", "#TPS", "#Diff Total"],
+        ctx.run(every_group),
+    )
 
 
 def _name(value: object) -> str | None:
