@@ -21,6 +21,8 @@ from rocketq.testing.wait import until
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 playwright_api = pytest.importorskip("playwright.async_api")
+# generous: a shared 2-core machine under load; charts poll every 2 s
+playwright_api.expect.set_options(timeout=30_000)
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
