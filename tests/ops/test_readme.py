@@ -56,3 +56,12 @@ async def test_every_readme_block_runs_against_live_servers(cluster: Cluster) ->
     assert "b'hello asyncio'" in text
     assert "DefaultCluster" in text
     assert '"msgPutTotalTodayNow"' in text
+
+
+def test_docs_configuration_lists_every_broker_conf_key_we_honour() -> None:
+    from rocketq.broker.config import BROKER_KEYS
+    from rocketq.store.config import STORE_KEYS
+
+    doc = (README.parent / "docs" / "configuration.md").read_text()
+    missing = [key for key in [*BROKER_KEYS, *STORE_KEYS] if f"`{key}`" not in doc]
+    assert not missing, f"docs/configuration.md lacks {missing}"
