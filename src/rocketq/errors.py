@@ -228,6 +228,11 @@ def for_code(code: int, remark: str = "") -> BrokerResponseError:
     return cls(remark, code=code)
 
 
+class FilterExpressionError(RocketQError, ValueError):
+    """A subscription expression does not parse (FilterAPI's "subString split error");
+    the client raises it, the broker answers SUBSCRIPTION_PARSE_FAILED with its reason."""
+
+
 # ---------------------------------------------------------------- Spark connector (issue 10)
 
 
