@@ -25,8 +25,8 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import PullResult
 from rocketq.common.message import MessageQueue
+from rocketq.common.subscription import SubscriptionData
 from rocketq.remoting.admin_headers import QueryConsumeQueueRequestHeader
-from rocketq.remoting.bodies import SubscriptionData
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.group_bodies import QueryConsumeQueueResponseBody

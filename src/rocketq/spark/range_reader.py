@@ -22,9 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocketq.client.status import PullResult, PullStatus
-from rocketq.client.subscription import build_subscription_data
+from rocketq.common.subscription import (
+    EXPRESSION_TYPE_SQL92,
+    EXPRESSION_TYPE_TAG,
+    SubscriptionData,
+    build_subscription_data,
+)
 from rocketq.errors import DataLossError, RocketQError
-from rocketq.remoting.bodies import EXPRESSION_TYPE_SQL92, EXPRESSION_TYPE_TAG, SubscriptionData
 from rocketq.spark.offset_reader import QueueRange
 from rocketq.spark.queue_client import QueueClient
 from rocketq.spark.schema import RecordBatchBuilder, topic_row
@@ -107,7 +111,7 @@ def subscription_of(topic: str, settings: ReadSettings) -> SubscriptionData:
     """A TAG subscription, or an SQL92 one that the broker evaluates on pull (its
     ``enablePropertyFilter`` must be on; a broker without it refuses the pull, naming why)."""
     if settings.sub_expression_type == EXPRESSION_TYPE_TAG:
-        return build_subscription_data(topic, settings.sub_expression)
+        return build_subscription_data(topic, settings.sub_expression, time.time_ns() // 1_000_000)
     return SubscriptionData(
         topic=topic,
         sub_string=settings.sub_expression,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rocketq.broker.controller import BrokerController
-from rocketq.broker.topic_config import TopicConfig
+from rocketq.common.topic_config import TopicConfig
 from rocketq.testing.broker import run_broker, run_namesrv
 
 T = TypeVar("T")
