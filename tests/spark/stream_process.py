@@ -1,7 +1,7 @@
 """A streaming query in its own process, for the SIGKILL test.
 
 ``python -m tests.spark.stream_process NAMESRV TOPIC CHECKPOINT OUT`` keeps a slow query
-going (batches of 20 offsets, 20 ms a row) into a Parquet sink until the process is killed.
+going (batches of 20 offsets, 50 ms a row) into a Parquet sink until the process is killed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pyspark.sql.types import BinaryType
 
 
 def slow_identity(value: bytes) -> bytes:
-    time.sleep(0.02)
+    time.sleep(0.05)
     return value
 
 

@@ -42,8 +42,8 @@ def test_min_offsets_per_trigger_holds_a_trigger_until_enough_or_the_delay_passe
     batch0 = source.latestOffset(source.initialOffset(), limit)
     assert "init" in batch0  # batch 0 always runs: it carries the resolved start
     send_many(producer, topic, 4)
+    started = time.monotonic()  # before the first held trigger starts the delay
     assert source.latestOffset(batch0, limit) is batch0  # 4 < 10: no new batch yet
-    started = time.monotonic()
     while (end := source.latestOffset(batch0, limit)) is batch0:
         assert time.monotonic() - started < 30, "maxTriggerDelay never fired"
         time.sleep(0.05)
