@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from rocketq.admin import AdminClient
 from rocketq.client.blocking import Producer
 from rocketq.common.message import Message, MessageQueue
 from rocketq.spark.queue_client import QueueClient
@@ -154,6 +155,10 @@ def test_lag_is_reported_in_progress_and_consumer_group_offsets_reach_the_broker
                 time.sleep(0.2)
         finally:
             client.close()
+        with AdminClient(cluster.namesrv_addr) as admin:  # what RocketMQ's tools read
+            stats = admin.examine_consume_stats(group, topic)
+        assert len(stats.offset_table) == 4
+        assert stats.compute_total_diff() == 0
     finally:
         query.stop()
 

@@ -25,8 +25,9 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import PullResult
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import SubscriptionData
+from rocketq.common.subscription import SubscriptionData, build_subscription_data
 from rocketq.remoting.admin_headers import QueryConsumeQueueRequestHeader
+from rocketq.remoting.bodies import ConsumerData, ConsumeType, HeartbeatData
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.group_bodies import QueryConsumeQueueResponseBody
@@ -154,6 +155,33 @@ class QueueClient:
         async def call() -> None:
             instance, addr = await self._addr(mq)
             await instance.api.update_consumer_offset(addr, group, mq, offset)
+
+        self._run(call())
+
+    def announce_group(self, group: str, topics: list[str]) -> None:
+        """One HEART_BEAT naming ``group`` as a CONSUME_ACTIVELY consumer of ``topics``.
+
+        The broker then creates the group's %RETRY% topic and registers it, which is how
+        RocketMQ's tools (and ``rocketq.admin``'s consume stats) find a group's brokers; the
+        offsets themselves come from UPDATE_CONSUMER_OFFSET.
+        """
+
+        async def call() -> None:
+            instance = await self._get_instance()
+            data = HeartbeatData(
+                client_id=instance.client_id,
+                consumer_data_set=[
+                    ConsumerData(
+                        group_name=group,
+                        consume_type=ConsumeType.CONSUME_ACTIVELY,
+                        subscription_data_set=[build_subscription_data(t, "*") for t in topics],
+                    )
+                ],
+            )
+            for topic in topics:
+                await instance.update_topic_route(topic)
+            for addr in instance.all_broker_addrs():
+                await instance.api.send_heartbeat(addr, data)
 
         self._run(call())
 

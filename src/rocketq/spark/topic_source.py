@@ -276,6 +276,11 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if group is None:
             return
         client = self.offsets.client
+        if not self._group_committed:
+            try:  # first commit of this reader: make the group visible to admin tools
+                client.announce_group(group, sorted({mq.topic for mq in done}))
+            except Exception as exc:
+                log.warning("could not announce %s to the brokers: %r", group, exc)
         for mq, offset in done.items():
             if self._group_committed.get(mq) == offset:
                 continue
