@@ -217,3 +217,7 @@ def for_code(code: int, remark: str = "") -> BrokerResponseError:
     """Build the error that a non-success response code stands for."""
     cls = RESPONSE_ERRORS.get(code, BrokerResponseError)
     return cls(remark, code=code)
+
+
+class FilterExpressionError(RocketQError, ValueError):
+    """An SQL92 message selector does not compile (RocketMQ's MQFilterException)."""
