@@ -58,6 +58,7 @@ BROKER_KEYS: dict[str, str] = {
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
+    "enablePropertyFilter": "enable_property_filter",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -99,6 +100,8 @@ class BrokerConfig:
     notify_consumer_ids_changed_enable: bool = True
     max_message_size: int = 4 * 1024 * 1024
     store_path_root_dir: str = str(Path.home() / "store")
+    # SQL92 subscriptions (property filters); off, as in RocketMQ, refuses them
+    enable_property_filter: bool = False
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 

@@ -183,7 +183,7 @@ def _buffers(result: Any) -> list[bytes]:
 def filter_by_tags(result: Any, message_filter: ExpressionMessageFilter) -> bytes:
     """The FOUND records whose TAGS string matches (hash collisions are dropped), concatenated."""
     buffers = _buffers(result)
-    if message_filter.matches_all:
+    if not message_filter.checks_tags:
         return b"".join(buffers)
     from rocketq.common import message_const as mc
     from rocketq.common.message_decoder import decode_message

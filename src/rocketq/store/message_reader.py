@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from rocketq.common.message_decoder import decode_message
-from rocketq.common.properties import decode_properties
 from rocketq.store.commitlog import CommitLog
 from rocketq.store.config import StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
@@ -109,7 +108,7 @@ class MessageReader:
                     result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 continue
             if message_filter is not None and not message_filter.is_matched_by_commit_log(
-                data, _record_properties(data)
+                data, None
             ):
                 continue
             result.message_buffers.append(data)
@@ -203,19 +202,3 @@ class MessageReader:
         """``query_message`` decoded to MessageExt objects."""
         result = self.query_message(topic, key, max_count, begin_ms, end_ms)
         return [decode_message(b, check_crc=False) for b in result.message_buffer_list]
-
-
-def _properties_length(record: bytes | bytearray) -> int:
-    sys_flag = int.from_bytes(record[36:40], "big")
-    p = 48 + (20 if sys_flag & 0x10 else 8) + 8 + (20 if sys_flag & 0x20 else 8) + 12
-    body_len = int.from_bytes(record[p : p + 4], "big", signed=True)
-    p += 4 + body_len
-    v2 = record[4:8] == b"\xda\xa3\x20\xab"
-    topic_len = int.from_bytes(record[p : p + (2 if v2 else 1)], "big")
-    p += (2 if v2 else 1) + topic_len
-    return int.from_bytes(record[p : p + 2], "big", signed=True)
-
-
-def _record_properties(record: bytes) -> dict[str, str]:
-    n = _properties_length(record)
-    return decode_properties(record[len(record) - n :]) if n > 0 else {}

@@ -19,10 +19,16 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from rocketq.broker.filter import ExpressionMessageFilter, build_subscription_data
+from rocketq.broker.filter import (
+    ExpressionMessageFilter,
+    build_subscription_data,
+    is_tag_type,
+    property_filter_disabled_remark,
+)
 from rocketq.broker.long_polling import PullRequest
 from rocketq.broker.store_bridge import filter_by_tags, get_message
-from rocketq.remoting.bodies import MessageModel
+from rocketq.errors import FilterExpressionError
+from rocketq.remoting.bodies import MessageModel, SubscriptionData
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -74,7 +80,9 @@ class PullMessageProcessor:
         if refused is not None:
             return refused
         if h.sys_flag & FLAG_SUBSCRIPTION:
-            subscription = build_subscription_data(h.topic, h.subscription, h.sub_version)
+            subscription = build_subscription_data(
+                h.topic, h.subscription, h.sub_version, h.expression_type
+            )
         else:
             group_info = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
             if group_info is None:
@@ -98,8 +106,12 @@ class PullMessageProcessor:
                     f"the consumer's subscription not exist, {h.topic}",
                 )
             # the C++ heartbeat's codeSet is atoi(tag): rebuild the codes from the expression
-            subscription = build_subscription_data(h.topic, found.sub_string, found.sub_version)
-        message_filter = ExpressionMessageFilter(subscription)
+            subscription = build_subscription_data(
+                h.topic, found.sub_string, found.sub_version, found.expression_type
+            )
+        message_filter = self._message_filter(subscription)
+        if isinstance(message_filter, RemotingCommand):
+            return message_filter
         result = await asyncio.to_thread(
             get_message,
             self.c.message_store,
@@ -140,6 +152,23 @@ class PullMessageProcessor:
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
         return response
+
+    def _message_filter(
+        self, subscription: SubscriptionData
+    ) -> ExpressionMessageFilter | RemotingCommand:
+        """The filter, or the refusal of a property filter that is off or does not compile."""
+        expression_type = subscription.expression_type
+        if not is_tag_type(expression_type) and not self.c.config.enable_property_filter:
+            return _error(
+                ResponseCode.SYSTEM_ERROR, property_filter_disabled_remark(expression_type)
+            )
+        try:
+            return ExpressionMessageFilter.of(subscription)
+        except FilterExpressionError as exc:
+            return _error(
+                ResponseCode.SUBSCRIPTION_PARSE_FAILED,
+                f"parse the consumer's subscription[{subscription.sub_string}] failed: {exc}",
+            )
 
     def _check(self, h: PullMessageRequestHeader) -> RemotingCommand | None:
         if not self.c.config.broker_permission & 0x4:
