@@ -17,6 +17,7 @@ from rocketq.client.config import (
 )
 from rocketq.client.message import Message
 from rocketq.client.status import ConsumeStatus, PullStatus, SendResult, SendStatus
+from rocketq.client.subscription import MessageSelector
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
 
@@ -30,6 +31,7 @@ __all__ = [
     "MessageExt",
     "MessageModel",
     "MessageQueue",
+    "MessageSelector",
     "Producer",
     "ProducerConfig",
     "PullStatus",

@@ -15,6 +15,7 @@ from rocketq.client import aio
 from rocketq.client.aio.producer import MessageQueueSelector, SendCallback
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import ConsumeStatus, SendResult
+from rocketq.client.subscription import Subscription
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.errors import IllegalStateError
 
@@ -111,7 +112,7 @@ class Producer(_Blocking):
 class _BlockingConsumer(_Blocking):
     impl: aio.PushConsumer | aio.LitePullConsumer
 
-    def subscribe(self, topic: str, expression: str = "*") -> None:
+    def subscribe(self, topic: str, expression: Subscription = "*") -> None:
         if self._loop is None:
             self.impl.subscribe(topic, expression)
             return

@@ -33,7 +33,7 @@ from rocketq.client.offset_store import ReadOffsetType, default_offset_store_dir
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.rebalance import allocate_strategy
 from rocketq.client.status import PullStatus
-from rocketq.client.subscription import build_subscription_data
+from rocketq.client.subscription import Subscription, build_subscription_data
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeType, MessageModel
@@ -83,7 +83,7 @@ class LitePullConsumer(ConsumerCore):
 
     # ------------------------------------------------------------------ setup
 
-    def subscribe(self, topic: str, expression: str = "*") -> None:
+    def subscribe(self, topic: str, expression: Subscription = "*") -> None:
         if self._assigned is not None:
             raise IllegalStateError("subscribe and assign are mutually exclusive")
         self._add_subscription(topic, expression)
@@ -135,6 +135,11 @@ class LitePullConsumer(ConsumerCore):
         for topic in list(rebalance.subscription_inner):
             with contextlib.suppress(RocketQError, OSError):
                 await instance.update_topic_route(topic)
+        try:
+            await self.check_client_in_broker()
+        except RocketQError:
+            await self.shutdown()
+            raise
         await instance.send_heartbeat_to_all()
         if self._assigned is not None:
             await self._update_assigned()

@@ -33,7 +33,7 @@ from rocketq.client.offset_store import default_offset_store_dir
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.rebalance import allocate_strategy
 from rocketq.client.status import PullStatus
-from rocketq.client.subscription import build_subscription_data
+from rocketq.client.subscription import Subscription, build_subscription_data
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
@@ -84,7 +84,7 @@ class PushConsumer(ConsumerCore):
 
     # ------------------------------------------------------------------ setup
 
-    def subscribe(self, topic: str, expression: str = "*") -> None:
+    def subscribe(self, topic: str, expression: Subscription = "*") -> None:
         self._add_subscription(topic, expression)
 
     def unsubscribe(self, topic: str) -> None:
@@ -145,6 +145,11 @@ class PushConsumer(ConsumerCore):
         for topic in list(rebalance.subscription_inner):
             with contextlib.suppress(RocketQError, OSError):
                 await instance.update_topic_route(topic)
+        try:
+            await self.check_client_in_broker()
+        except RocketQError:
+            await self.shutdown()
+            raise
         await instance.send_heartbeat_to_all()
         if self._orderly and self.clustering:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_loop())
