@@ -6,6 +6,7 @@ first send to a new topic fails with "No topic route info in name server".
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,12 +17,14 @@ from rocketq.namesrv.auto_create_route import is_auto_creatable_topic
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController, start_namesrv
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.codec import FrameDecoder, decode
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.topic_route import TopicRouteData
 from rocketq.testing.broker import run_broker, run_namesrv
 
 WAIT = 5.0
+FIXTURES = Path(__file__).resolve().parents[1] / "remoting" / "fixtures"
 
 
 def route_request(topic: str) -> RemotingCommand:
@@ -93,3 +96,28 @@ def test_ordinary_topic_names_are_auto_creatable() -> None:
     assert not is_auto_creatable_topic("x" * 128)
     assert not is_auto_creatable_topic("")
     assert not is_auto_creatable_topic("SCHEDULE_TOPIC_XXXX")
+
+
+async def test_ali_ons_route_frame_for_a_new_topic_gets_a_route(
+    cluster: tuple[NamesrvController, BrokerController],
+) -> None:
+    """The bytes ali-ons 3.12.0 wrote (fixture 01-ns-producer) are answered with a route."""
+    ns, _ = cluster
+    frame = (FIXTURES / "ali-ons" / "01-ns-producer" / "0001-code105.bin").read_bytes()
+    request = decode(frame)
+    reader, writer = await asyncio.open_connection("127.0.0.1", ns.port)
+    try:
+        writer.write(frame)
+        await writer.drain()
+        decoder = FrameDecoder()
+        replies: list[RemotingCommand] = []
+        async with asyncio.timeout(WAIT):
+            while not replies:
+                replies = decoder.feed(await reader.read(65536))
+    finally:
+        writer.close()
+    (reply,) = replies
+    assert reply.opaque == request.opaque
+    assert reply.code == ResponseCode.SUCCESS, reply.remark
+    route = TopicRouteData.decode(reply.body)
+    assert route.queue_datas[0].write_queue_nums == 4
