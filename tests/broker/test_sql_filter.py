@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from rocketq.broker.config import BrokerConfig
 from rocketq.broker.filter import ExpressionMessageFilter, build_subscription_data
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
-from rocketq.errors import FilterExpressionError
+from rocketq.errors import ConfigError, FilterExpressionError
 
 
 def record(**props: str) -> bytes:
@@ -45,3 +46,10 @@ def test_sql92_subscription_keeps_its_expression_and_type() -> None:
 def test_bad_sql92_subscription_does_not_compile(expression: str) -> None:
     with pytest.raises(FilterExpressionError):
         sql(expression)
+
+
+def test_enable_property_filter_loads_from_broker_conf_and_is_off_by_default() -> None:
+    assert BrokerConfig().enable_property_filter is False
+    assert BrokerConfig.from_properties({"enablePropertyFilter": "true"}).enable_property_filter
+    with pytest.raises(ConfigError, match="enablePropertyFilter"):
+        BrokerConfig.from_properties({"enablePropertyFilter": "yes"})
