@@ -222,3 +222,18 @@ async def test_sql92_subscription_delivers_exactly_the_matching_messages(env: En
         ("eu", 5),
     ]
     assert await until(lambda: env.committed("AliSqlGroup", "AliSql") == 16, 10)
+
+
+async def test_a_body_over_max_message_size_is_refused_with_the_reason(tmp_path: Path) -> None:
+    async with cluster(tmp_path, max_message_size=256 * 1024) as small:
+        await small.produce("AliLimit", 1, "--body-size", str(200 * 1024))
+        args = ["produce", "--namesrv", small.namesrv.addr, "--topic", "AliLimit"]
+        events = await run_ali(
+            small.home("big"), PRODUCE_TIMEOUT_S, *args, "--body-size", str(300 * 1024)
+        )
+        (refused,) = [e for e in events if e["event"] == "send_error"]
+        assert "the message body size over max value, MAX: 262144" in refused["error"]
+        stored = [
+            small.broker.message_store.get_max_offset_in_queue("AliLimit", q) for q in range(4)
+        ]
+        assert sum(stored) == 1  # only the message under the limit

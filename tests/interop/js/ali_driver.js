@@ -53,13 +53,7 @@ function makeBody(i, size, compressible) {
     const unit = `compressible-${i}-`;
     return Buffer.from(unit.repeat(Math.ceil(size / unit.length)).slice(0, size));
   }
-  const out = Buffer.alloc(size);
-  let x = (i + 1) * 2654435761 >>> 0;
-  for (let k = 0; k < size; k++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    out[k] = 97 + (x >>> 16) % 26;
-  }
-  return out;
+  return crypto.randomBytes(size); // binary, incompressible: zlib cannot shrink it
 }
 
 function sha256(buf) {
