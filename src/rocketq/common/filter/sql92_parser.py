@@ -157,7 +157,7 @@ class _Parser:
             elif self._take("IN"):
                 left = self._in(left, negated)
             elif (tok := self._take(*_STRING_TESTS)) is not None:
-                left = _string_test(tok.kind, left, self._string(), negated)
+                left = ex.StringTest(tok.kind, left, self._string(), negated)
             else:
                 return left
 
@@ -264,9 +264,3 @@ def _between(
                 f"right value({high})"
             )
     return ex.And(_relation(">=", value, low), _relation("<=", value, high))
-
-
-def _string_test(
-    operator: str, operand: ex.Expression, text: str, negated: bool
-) -> ex.BooleanExpression:
-    return ex.StringTest(operator, operand, text, negated)
