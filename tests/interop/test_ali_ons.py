@@ -94,8 +94,7 @@ async def cluster(tmp: Path, **broker_options: Any) -> AsyncIterator[Env]:
             tmp / "store",
             namesrv_addr=ns.addr,
             store_properties=dict(STORE),
-            enable_property_filter=True,
-            **broker_options,
+            **{"enable_property_filter": True, **broker_options},
         ) as broker,
     ):
         yield Env(ns, broker, tmp)
@@ -237,3 +236,30 @@ async def test_a_body_over_max_message_size_is_refused_with_the_reason(tmp_path:
             small.broker.message_store.get_max_offset_in_queue("AliLimit", q) for q in range(4)
         ]
         assert sum(stored) == 1  # only the message under the limit
+
+
+async def test_a_bad_sql92_subscription_is_refused_with_the_parsers_message(env: Env) -> None:
+    await env.produce("AliBadSql", 2, "--props", json.dumps({"a": "1"}))
+    run = await env.start_consumer(
+        "AliBadSql", "AliBadSqlGroup", 1, "--sql", "a >", "--max-ms", "4000"
+    )
+    assert await finish(run) == []
+    errors = [e["error"] for e in run.events if e["event"] == "error"]
+    assert errors
+    assert "Encountered <EOF> at line 1, column 4" in errors[0]
+    offsets = env.broker.consumer_offset_manager.query_offsets("AliBadSqlGroup", "AliBadSql")
+    assert all(v <= 0 for v in offsets.values()), offsets  # ali-ons commits -1: never consumed
+
+
+async def test_sql92_is_refused_naming_the_setting_when_property_filters_are_off(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path, enable_property_filter=False) as off:
+        await off.produce("AliOff", 2)
+        run = await off.start_consumer(
+            "AliOff", "AliOffGroup", 1, "--sql", "a > 1", "--max-ms", "4000"
+        )
+        assert await finish(run) == []
+        errors = [e["error"] for e in run.events if e["event"] == "error"]
+        assert errors
+        assert "by SQL92 (enablePropertyFilter=false in broker.conf)" in errors[0]
