@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -165,3 +167,32 @@ def test_numeric_comparisons_agree_with_python(value: int, bound: int) -> None:
         min(bound, 0) <= value <= max(bound, 0)
     )
     assert matches(f"v = {value}", props)
+
+
+WORDS = [
+    "a", "b", "TAGS", "NOT", "AND", "OR", "BETWEEN", "IN", "IS", "NULL", "TRUE", "FALSE",
+    "CONTAINS", "=", "<>", ">", ">=", "<", "<=", "(", ")", ",", "+", "-", "1", "2.5", "'x'",
+    "'1'", "0", "--c\n", "/*c*/",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=12), st.dictionaries(
+    st.sampled_from(["a", "b", "TAGS"]), st.sampled_from(["1", "x", "2.5", "true", ""])
+))  # fmt: skip
+def test_any_token_sequence_parses_or_fails_with_a_filter_error(
+    words: list[str], props: dict[str, str]
+) -> None:
+    try:
+        selector = parse_sql92(" ".join(words))
+    except FilterExpressionError as exc:
+        message = str(exc)
+    else:
+        assert selector.matches(props) in (True, False)
+        return
+    assert message.startswith("Invalid MessageSelector. ")
+
+
+@given(st.text(max_size=40))
+def test_arbitrary_text_never_raises_anything_but_a_filter_error(text: str) -> None:
+    with contextlib.suppress(FilterExpressionError):
+        parse_sql92(text)
