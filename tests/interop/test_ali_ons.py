@@ -263,3 +263,39 @@ async def test_sql92_is_refused_naming_the_setting_when_property_filters_are_off
         errors = [e["error"] for e in run.events if e["event"] == "error"]
         assert errors
         assert "by SQL92 (enablePropertyFilter=false in broker.conf)" in errors[0]
+
+
+async def test_two_clustering_consumers_of_one_group_share_the_queues(env: Env) -> None:
+    await env.produce("AliShare", 4)  # creates the topic's 4 queues
+    runs = [
+        await env.start_consumer("AliShare", "AliShareGroup", 10_000, name=f"share{n}")
+        for n in range(2)
+    ]
+    try:
+
+        def queues_split_between_two_consumers() -> bool:
+            holders: defaultdict[int, set[object]] = defaultdict(set)
+            for pulls in env.broker.pull_request_hold_service._table.values():
+                for p in pulls:
+                    if p.topic == "AliShare":
+                        holders[p.queue_id].add(p.channel)
+            channels = set().union(*holders.values()) if holders else set()
+            return (
+                len(holders) == 4
+                and len(channels) == 2
+                and all(len(c) == 1 for c in holders.values())
+            )
+
+        # both consumers have rebalanced: each queue's long poll comes from one of them
+        assert await until(queues_split_between_two_consumers, CONSUME_TIMEOUT_S)
+        await env.produce("AliShare", 40, "--keys-prefix", "shared-")
+
+        def shared(run: DriverRun) -> set[str]:
+            return {str(m["keys"]) for m in run.messages() if "shared-" in str(m["keys"])}
+
+        assert await until(lambda: len(shared(runs[0]) | shared(runs[1])) == 40, 60)
+        assert all(shared(run) for run in runs)  # each consumer got a share
+        assert not shared(runs[0]) & shared(runs[1])  # and no message went to both
+    finally:
+        for run in runs:
+            await run.kill()
