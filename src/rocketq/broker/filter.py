@@ -140,6 +140,6 @@ class ExpressionMessageFilter:
 
 
 def _record_properties(record: bytes) -> Mapping[str, str]:
-    from rocketq.common.message_decoder import decode_message
+    from rocketq.common.message_decoder import decode_record_properties
 
-    return decode_message(record, check_crc=False, read_body=False).properties
+    return decode_record_properties(record)

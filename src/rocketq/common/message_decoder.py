@@ -244,6 +244,28 @@ def decode_messages(
     return out
 
 
+def decode_record_properties(buf: bytes | bytearray | memoryview) -> dict[str, str]:
+    """Only the properties of the record at the start of ``buf`` (the broker's SQL92 filter).
+
+    Reads the lengths on the way (hosts, BODYLENGTH, TOPICLEN) and decodes nothing else;
+    DecodeError when a length runs past the record.
+    """
+    head = HEAD_STRUCT.unpack_from(buf, 0)
+    total, magic, sys_flag = head[0], head[1], head[7]
+    p = BORN_HOST_POSITION + (20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8) + 8
+    p += 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
+    body_len = TAIL_STRUCT.unpack_from(buf, p)[2]
+    p += TAIL_SIZE + body_len
+    if magic == MESSAGE_MAGIC_CODE_V2:
+        p += 2 + _UINT16.unpack_from(buf, p)[0]
+    else:
+        p += 1 + _INT8.unpack_from(buf, p)[0]
+    (props_len,) = _INT16.unpack_from(buf, p)
+    if body_len < 0 or props_len < 0 or p + 2 + props_len > min(total, len(buf)):
+        raise DecodeError(f"the properties run past the record end ({total} bytes)")
+    return decode_properties(buf[p + 2 : p + 2 + props_len])
+
+
 def _decode_at(
     buf: bytes | bytearray | memoryview,
     offset: int,
