@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import shutil
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +21,6 @@ from typing import Any
 from rocketq.remoting.json_text import quote_numeric_keys
 
 log = logging.getLogger(__name__)
-
-# persists of one file may overlap (a periodic persist in a thread still running when shutdown
-# persists); they share ``<file>.tmp``, so they take turns
-_PERSIST_LOCK = threading.Lock()
 
 
 def to_fastjson(value: Any, indent: int = 0) -> str:
@@ -121,10 +116,6 @@ class ConfigManager:
         return obj
 
     def persist(self) -> None:
-        with _PERSIST_LOCK:
-            self._persist()
-
-    def _persist(self) -> None:
         text = to_fastjson(self.encode())
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
