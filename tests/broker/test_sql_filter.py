@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.broker.filter import ExpressionMessageFilter, build_subscription_data
+from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.property_filter import (
+    PropertyMessageFilter,
+    build_subscription_data,
+    message_filter_of,
+)
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
 from rocketq.errors import ConfigError, FilterExpressionError
@@ -16,7 +21,7 @@ def record(**props: str) -> bytes:
 
 
 def sql(expression: str) -> ExpressionMessageFilter:
-    return ExpressionMessageFilter.of(build_subscription_data("T", expression, 1, "SQL92"))
+    return message_filter_of(build_subscription_data("T", expression, 1, "SQL92"))
 
 
 def test_sql92_filter_ignores_the_tags_code_and_evaluates_the_record_properties() -> None:
@@ -31,8 +36,8 @@ def test_sql92_filter_ignores_the_tags_code_and_evaluates_the_record_properties(
 
 
 def test_tag_filter_never_reads_the_record() -> None:
-    f = ExpressionMessageFilter.of(build_subscription_data("T", "TagA", 1, "TAG"))
-    assert f.selector is None
+    f = message_filter_of(build_subscription_data("T", "TagA", 1, "TAG"))
+    assert not isinstance(f, PropertyMessageFilter)
     assert f.is_matched_by_commit_log(b"not a record")
 
 

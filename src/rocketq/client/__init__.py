@@ -16,8 +16,8 @@ from rocketq.client.config import (
     PushConsumerConfig,
 )
 from rocketq.client.message import Message
+from rocketq.client.message_selector import MessageSelector
 from rocketq.client.status import ConsumeStatus, PullStatus, SendResult, SendStatus
-from rocketq.client.subscription import MessageSelector
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
 

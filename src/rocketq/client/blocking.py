@@ -14,8 +14,8 @@ from typing import Any
 from rocketq.client import aio
 from rocketq.client.aio.producer import MessageQueueSelector, SendCallback
 from rocketq.client.loop_thread import LoopThread
+from rocketq.client.message_selector import Subscription
 from rocketq.client.status import ConsumeStatus, SendResult
-from rocketq.client.subscription import Subscription
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.errors import IllegalStateError
 

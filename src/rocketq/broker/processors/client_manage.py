@@ -11,7 +11,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from rocketq.broker.client_manager import ClientChannelInfo
-from rocketq.broker.filter import compile_selector, is_tag_type, property_filter_disabled_remark
+from rocketq.broker.property_filter import (
+    compile_selector,
+    is_tag_type,
+    property_filter_disabled_remark,
+)
 from rocketq.broker.topic_config import PERM_READ, PERM_WRITE, retry_topic
 from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import (

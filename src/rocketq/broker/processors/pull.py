@@ -19,13 +19,14 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from rocketq.broker.filter import (
-    ExpressionMessageFilter,
+from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.long_polling import PullRequest
+from rocketq.broker.property_filter import (
     build_subscription_data,
     is_tag_type,
+    message_filter_of,
     property_filter_disabled_remark,
 )
-from rocketq.broker.long_polling import PullRequest
 from rocketq.broker.store_bridge import filter_by_tags, get_message
 from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import MessageModel, SubscriptionData
@@ -163,7 +164,7 @@ class PullMessageProcessor:
                 ResponseCode.SYSTEM_ERROR, property_filter_disabled_remark(expression_type)
             )
         try:
-            return ExpressionMessageFilter.of(subscription)
+            return message_filter_of(subscription)
         except FilterExpressionError as exc:
             return _error(
                 ResponseCode.SUBSCRIPTION_PARSE_FAILED,

@@ -8,7 +8,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from rocketq.client.aio.rebalance_impl import compute_pull_from_where
-from rocketq.client.subscription import Subscription, build_subscription_data
+from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.common.message import MessageQueue
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import EXPRESSION_TYPE_TAG, ConsumerData, ConsumeType
@@ -36,7 +36,7 @@ class ConsumerCore:
 
     def _add_subscription(self, topic: str, expression: Subscription) -> None:
         """Validate and record; a started consumer heartbeats it and rebalances at once."""
-        data = build_subscription_data(topic, expression)
+        data = build_subscription(topic, expression)
         self._subscriptions[topic] = expression
         if self._rebalance is not None and self._instance is not None:
             self._rebalance.subscription_inner[topic] = data

@@ -29,11 +29,12 @@ from rocketq.client.aio.push_consumer import consumer_config
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.config import LitePullConsumerConfig
 from rocketq.client.message import restore_retry_topic
+from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.client.offset_store import ReadOffsetType, default_offset_store_dir
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.rebalance import allocate_strategy
 from rocketq.client.status import PullStatus
-from rocketq.client.subscription import Subscription, build_subscription_data
+from rocketq.client.subscription import build_subscription_data
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeType, MessageModel
@@ -128,7 +129,7 @@ class LitePullConsumer(ConsumerCore):
         strategy = allocate_strategy(self.config.allocate_strategy)
         rebalance = RebalanceImpl(instance, self.group, self.config.message_model, strategy, self)
         for topic, expression in self._subscriptions.items():
-            rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+            rebalance.subscription_inner[topic] = build_subscription(topic, expression)
         self._rebalance, self._running = rebalance, True
         self._next_auto_commit = time.monotonic() + self.config.auto_commit_interval_s
         instance.register_consumer(self)

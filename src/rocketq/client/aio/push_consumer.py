@@ -29,11 +29,12 @@ from rocketq.client.aio.pull_api import pull_kernel
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.config import PushConsumerConfig
 from rocketq.client.message import get_retry_topic
+from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.client.offset_store import default_offset_store_dir
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.rebalance import allocate_strategy
 from rocketq.client.status import PullStatus
-from rocketq.client.subscription import Subscription, build_subscription_data
+from rocketq.client.subscription import build_subscription_data
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
@@ -130,7 +131,7 @@ class PushConsumer(ConsumerCore):
         )
         rebalance.lock_max_live_time_s = self.config.lock_max_live_time_s
         for topic, expression in self._subscriptions.items():
-            rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+            rebalance.subscription_inner[topic] = build_subscription(topic, expression)
         if self.clustering:
             retry = get_retry_topic(self.group)
             rebalance.subscription_inner[retry] = build_subscription_data(retry, "*")
