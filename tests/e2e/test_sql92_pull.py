@@ -27,8 +27,9 @@ from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.wait import until
 from tests.e2e.conftest import SMALL_STORE, Cluster
-from tests.e2e.wire import FLAG_SUBSCRIPTION, send_request
+from tests.e2e.wire import FLAG_SUBSCRIPTION, FLAG_SUSPEND, send_request
 
 pytestmark = pytest.mark.e2e
 WAIT = 10.0
@@ -253,3 +254,19 @@ async def test_property_filter_off_is_refused_naming_the_setting(tmp_path: Path)
         assert pull.remark == check.remark
         tag = await c.client.invoke(c.broker_addr, check_client("*", "TAG"), WAIT)
         assert tag.code == ResponseCode.SUCCESS
+
+
+async def test_a_held_sql92_pull_is_answered_by_the_first_matching_arrival(
+    cluster: Cluster,
+) -> None:
+    held = sql_pull("color = 'purple'", MESSAGES, sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND)
+    held.ext_fields["suspendTimeoutMillis"] = "15000"
+    answer = asyncio.create_task(cluster.client.invoke(cluster.broker_addr, held, 20))
+    hold = cluster.broker.pull_request_hold_service
+    assert await until(lambda: hold.held_count == 1, 5)
+    for body, color in ((b"grey", "grey"), (b"purple", "purple")):
+        request = send_request(TOPIC, body, extra={"color": color})
+        assert (await cluster.client.invoke(cluster.broker_addr, request, WAIT)).code == 0
+    response = await answer
+    assert response.code == ResponseCode.SUCCESS
+    assert [m.body for m in codec.decode_messages(response.body)] == [b"purple"]

@@ -261,11 +261,18 @@ class BrokerController:
             self._notifier(event, group, channels)
 
     def _on_message_arriving(
-        self, topic: str, queue_id: int, logic_offset: int, tags_code: int | None, *_: Any
+        self,
+        topic: str,
+        queue_id: int,
+        logic_offset: int,
+        tags_code: int | None,
+        store_timestamp: int = 0,
+        properties: dict[str, str] | None = None,
+        *_: Any,
     ) -> None:
         """The store's arriving listener (reput thread): wake held pulls on the loop."""
         self.pull_request_hold_service.notify_message_arriving_threadsafe(
-            topic, queue_id, logic_offset + 1, tags_code
+            topic, queue_id, logic_offset + 1, tags_code, properties
         )
 
     async def _wakeup_pull(self, pull: PullRequest) -> None:

@@ -70,6 +70,10 @@ class ExpressionMessageFilter:
     ) -> bool:
         return True
 
+    def is_matched_by_properties(self, properties: Mapping[str, str]) -> bool:
+        """An arriving message's properties (long polling); a TAG filter does not look."""
+        return True
+
     def is_matched_by_tags(self, tags: str | None) -> bool:
         if self.matches_all:
             return True

@@ -101,5 +101,8 @@ class PropertyMessageFilter(ExpressionMessageFilter):
             properties = decode_record_properties(msg_buffer)
         return self.selector.matches(properties)
 
+    def is_matched_by_properties(self, properties: Mapping[str, str]) -> bool:
+        return self.selector.matches(properties)
+
     def is_matched_by_tags(self, tags: str | None) -> bool:
         return True

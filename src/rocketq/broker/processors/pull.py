@@ -145,6 +145,7 @@ class PullMessageProcessor:
                     pull_from_this_offset=h.queue_offset,
                     timeout_ms=timeout_ms,
                     matches_tags_code=message_filter.is_matched_by_consume_queue,
+                    matches_properties=message_filter.is_matched_by_properties,
                 )
             )
             response = None
