@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.rebalance_impl import compute_pull_from_where
 from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.common.message import MessageQueue
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from rocketq.client.config import LitePullConsumerConfig, PushConsumerConfig
 
 
-class ConsumerCore:
+class ConsumerCore(MQAdmin):
     consume_type: ConsumeType
     config: PushConsumerConfig | LitePullConsumerConfig
     group: str
@@ -33,6 +34,7 @@ class ConsumerCore:
         self._rebalance: RebalanceImpl | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._running = False
+        self.start_timestamp_ms = 0  # when start() finished (ConsumerRunningInfo)
 
     def _add_subscription(self, topic: str, expression: Subscription) -> None:
         """Validate and record; a started consumer heartbeats it and rebalances at once."""
