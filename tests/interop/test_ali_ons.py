@@ -3,7 +3,8 @@
 Each scenario runs the client under node in a subprocess (``js/ali_driver.js``) with a
 deadline; the name server and broker run in this process on 127.0.0.1 port 0. ali-ons has no
 TBW102 fallback, so the first scenario also proves that a send to a topic nobody created works
-(the name server answers TBW102's route, namesrv/auto_create_route.py).
+(the name server answers TBW102's route, namesrv/auto_create_route.py, on as in
+``rocketq namesrv``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from rocketq.broker.controller import BrokerController
 from rocketq.common.filter import parse_sql92
+from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
 from rocketq.store.check import check_store
 from rocketq.testing.broker import run_broker, run_namesrv
@@ -89,7 +91,7 @@ async def finish(run: DriverRun) -> list[dict[str, Any]]:
 @contextlib.asynccontextmanager
 async def cluster(tmp: Path, **broker_options: Any) -> AsyncIterator[Env]:
     async with (
-        run_namesrv() as ns,
+        run_namesrv(config=NamesrvConfig(auto_create_topic_route_enable=True)) as ns,
         run_broker(
             tmp / "store",
             namesrv_addr=ns.addr,

@@ -24,6 +24,7 @@ from rocketq.remoting.topic_route import TopicRouteData
 from rocketq.testing.broker import run_broker, run_namesrv
 
 WAIT = 5.0
+AUTO_ROUTE = NamesrvConfig(auto_create_topic_route_enable=True)
 FIXTURES = Path(__file__).resolve().parents[1] / "remoting" / "fixtures"
 
 
@@ -34,7 +35,7 @@ def route_request(topic: str) -> RemotingCommand:
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[tuple[NamesrvController, BrokerController]]:
     async with (
-        run_namesrv() as ns,
+        run_namesrv(config=AUTO_ROUTE) as ns,
         run_broker(tmp_path / "store", namesrv_addr=ns.addr, auto_create_topic_enable=True) as b,
     ):
         yield ns, b
@@ -64,8 +65,8 @@ async def test_retry_and_system_topics_are_still_unknown(
             assert reply.code == ResponseCode.TOPIC_NOT_EXIST, topic
 
 
-async def test_route_is_not_made_up_when_the_name_server_option_is_off(tmp_path: Path) -> None:
-    ns = await start_namesrv(0, config=NamesrvConfig(auto_create_topic_route_enable=False))
+async def test_route_is_not_made_up_by_default_as_in_rocketmq(tmp_path: Path) -> None:
+    ns = await start_namesrv(0)
     try:
         async with (
             run_broker(tmp_path / "store", namesrv_addr=ns.addr, auto_create_topic_enable=True),
@@ -82,7 +83,7 @@ async def test_route_is_not_made_up_when_the_name_server_option_is_off(tmp_path:
 
 async def test_broker_without_auto_create_gives_no_route(tmp_path: Path) -> None:
     async with (
-        run_namesrv() as ns,
+        run_namesrv(config=AUTO_ROUTE) as ns,
         run_broker(tmp_path / "store", namesrv_addr=ns.addr, auto_create_topic_enable=False),
         RemotingClient() as client,
     ):
@@ -121,3 +122,11 @@ async def test_ali_ons_route_frame_for_a_new_topic_gets_a_route(
     assert reply.code == ResponseCode.SUCCESS, reply.remark
     route = TopicRouteData.decode(reply.body)
     assert route.queue_datas[0].write_queue_nums == 4
+
+
+def test_the_rocketq_namesrv_command_answers_new_topics_by_default() -> None:
+    from rocketq.cli.namesrv import namesrv
+
+    option = next(p for p in namesrv.params if p.name == "auto_create_topic_route")
+    assert option.default is True
+    assert NamesrvConfig().auto_create_topic_route_enable is False  # the library: RocketMQ's

@@ -49,7 +49,11 @@ async def _run(root: str, namesrv_port: int, broker_port: int, host: str, broker
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    namesrv = NamesrvController(NamesrvConfig(listen_host=host, listen_port=namesrv_port))
+    namesrv = NamesrvController(
+        NamesrvConfig(
+            listen_host=host, listen_port=namesrv_port, auto_create_topic_route_enable=True
+        )
+    )
     await namesrv.start()
     config = dataclasses.replace(
         BrokerConfig(),

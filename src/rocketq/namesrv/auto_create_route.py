@@ -11,7 +11,9 @@ name server can answer, for an unknown ordinary topic, what those clients would 
 themselves: TBW102's brokers, with the queue counts cut to the clients' default
 ``defaultTopicQueueNums`` (4, the count the broker creates the topic with) and PERM_INHERIT
 cleared. Once the broker has created the topic and registered it, the real route answers.
-``autoCreateTopicRouteEnable=false`` in the name server's config restores RocketMQ's answer.
+``NamesrvConfig.auto_create_topic_route_enable`` turns this on; it is off by default (RocketMQ's
+answer, which tools such as ``examineTopicRouteInfo`` after a topic's deletion rely on) and on
+in the ``rocketq namesrv`` and ``rocketq server`` commands (``--no-auto-create-topic-route``).
 """
 
 from __future__ import annotations

@@ -20,9 +20,10 @@ class NamesrvConfig:
     order_message_enable: bool = False
     # where KV config persists (RocketMQ: ~/namesrv/kvConfig.json); None keeps it in memory
     kv_config_path: str | None = None
-    # answer an unknown ordinary topic with TBW102's route (namesrv/auto_create_route.py);
-    # False answers TOPIC_NOT_EXIST as RocketMQ does
-    auto_create_topic_route_enable: bool = True
+    # answer an unknown ordinary topic with TBW102's route (namesrv/auto_create_route.py) for
+    # clients without a TBW102 fallback (ali-ons); off answers TOPIC_NOT_EXIST as RocketMQ does.
+    # The `rocketq namesrv` and `rocketq server` commands turn it on.
+    auto_create_topic_route_enable: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.listen_port <= 65535:
