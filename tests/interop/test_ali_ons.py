@@ -9,8 +9,11 @@ TBW102 fallback, so the first scenario also proves that a send to a topic nobody
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import signal
+import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
@@ -27,6 +30,7 @@ from rocketq.namesrv.server import NamesrvController
 from rocketq.store.check import check_store
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
+from tests.e2e.test_server_cli import SERVER, read_until
 from tests.interop.ali_runner import ali_ons_missing, run_ali, start_ali
 from tests.interop.cpp_runner import DriverRun
 
@@ -301,3 +305,35 @@ async def test_two_clustering_consumers_of_one_group_share_the_queues(env: Env) 
     finally:
         for run in runs:
             await run.kill()
+
+
+async def test_ali_ons_against_the_rocketq_server_command_sends_to_a_new_topic(
+    tmp_path: Path,
+) -> None:
+    """The issue's setup: ``rocketq server`` (name server + broker, autoCreateTopicEnable)."""
+    args = ["server", "--store", str(tmp_path / "store"), "--host", "127.0.0.1"]
+    args += ["--namesrv-port", "0", "--broker-port", "0"]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        SERVER,
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        assert proc.stdout is not None
+        found = await read_until(proc.stdout, r"name server listening on .*:(\d+)", 30)
+        namesrv = f"127.0.0.1:{found.group(1)}"
+        produce = ["produce", "--namesrv", namesrv, "--topic", "CliNew", "--count", "3"]
+        events = await run_ali(tmp_path / "homes" / "p", PRODUCE_TIMEOUT_S, *produce)
+        assert [e["status"] for e in events if e["event"] == "sent"] == ["SEND_OK"] * 3, events
+        consume = ["consume", "--namesrv", namesrv, "--topic", "CliNew", "--group", "CliG"]
+        run = await start_ali(tmp_path / "homes" / "c", *consume, "--expect", "3", "--from-first")
+        assert seqs(await finish(run)) == Counter(range(3))
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
