@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 STORE ?= $(HOME)/store
 ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 
-.PHONY: run test lint typecheck bench clean venv interop-js
+.PHONY: run test lint typecheck bench clean venv system-deps interop-js
 
 venv: $(STAMP)
 
@@ -17,15 +17,29 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/rocketq server --store $(STORE)
+	$(BIN)/rocketq server --store $(STORE) --metrics-port 5557 --dashboard-port 8080
 
-test: lint $(ALI_ONS)
+test: lint system-deps $(ALI_ONS)
 	$(BIN)/python -m pytest -q
+
+# Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
+# (the dashboard's browser tests); installed only when missing
+SYSTEM_TOOLS := prometheus chromium
+system-deps:
+	@missing=""; for tool in $(SYSTEM_TOOLS); do \
+	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  $$sudo apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
@@ -37,7 +51,10 @@ bench: $(STAMP)
 interop-js: $(ALI_ONS)
 
 $(ALI_ONS): tests/interop/js/package.json
-	command -v npm >/dev/null 2>&1 || (apt-get update && apt-get install -y nodejs npm)
+	@command -v npm >/dev/null 2>&1 || { \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  $$sudo apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends nodejs npm; }
 	cd tests/interop/js && npm install --no-package-lock --no-audit --no-fund --loglevel=error
 	touch $(ALI_ONS)
 

@@ -28,17 +28,18 @@ def test_sql92_filter_ignores_the_tags_code_and_evaluates_the_record_properties(
     f = sql("a > 2 AND TAGS = 'x'")
     assert not f.matches_all
     assert f.is_matched_by_consume_queue(12345)
-    assert f.is_matched_by_tags(None)
     assert f.is_matched_by_commit_log(record(a="3", TAGS="x"))
     assert not f.is_matched_by_commit_log(record(a="1", TAGS="x"))
     assert not f.is_matched_by_commit_log(record(TAGS="x"))
-    assert f.is_matched_by_commit_log(None, {"a": "9", "TAGS": "x"})
+    assert f.is_matched_by_properties({"a": "9", "TAGS": "x"})
+    assert not f.is_matched_by_properties({"a": "9"})
 
 
 def test_tag_filter_never_reads_the_record() -> None:
     f = message_filter_of(build_subscription_data("T", "TagA", 1, "TAG"))
     assert not isinstance(f, PropertyMessageFilter)
     assert f.is_matched_by_commit_log(b"not a record")
+    assert f.is_matched_by_properties({})
 
 
 def test_sql92_subscription_keeps_its_expression_and_type() -> None:

@@ -16,11 +16,9 @@ import pytest
 
 from rocketq.common import message_decoder as codec
 from rocketq.common.filter import parse_sql92
-from rocketq.remoting.bodies import (
-    ConsumerData,
-    HeartbeatData,
-    SubscriptionData,
-)
+from rocketq.common.pull_sys_flag import FLAG_SUBSCRIPTION, FLAG_SUSPEND
+from rocketq.common.subscription import SubscriptionData
+from rocketq.remoting.bodies import ConsumerData, HeartbeatData
 from rocketq.remoting.check_client import CheckClientRequestBody
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -29,7 +27,7 @@ from rocketq.remoting.headers import PullMessageRequestHeader
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
 from tests.e2e.conftest import SMALL_STORE, Cluster
-from tests.e2e.wire import FLAG_SUBSCRIPTION, FLAG_SUSPEND, send_request
+from tests.e2e.wire import send_request
 
 pytestmark = pytest.mark.e2e
 WAIT = 10.0

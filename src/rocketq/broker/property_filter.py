@@ -16,10 +16,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rocketq.broker.filter import ExpressionMessageFilter
-from rocketq.broker.filter import build_subscription_data as build_tag_subscription_data
 from rocketq.common.filter import BooleanExpression, compile_sql92
+from rocketq.common.message_decoder import decode_record_properties
+from rocketq.common.subscription import (
+    EXPRESSION_TYPE_SQL92,
+    EXPRESSION_TYPE_TAG,
+    SubscriptionData,
+)
+from rocketq.common.subscription import build_subscription_data as build_tag_subscription_data
 from rocketq.errors import FilterExpressionError
-from rocketq.remoting.bodies import EXPRESSION_TYPE_SQL92, EXPRESSION_TYPE_TAG, SubscriptionData
 
 PROPERTY_FILTER_SETTING = "enablePropertyFilter"
 
@@ -81,28 +86,12 @@ class PropertyMessageFilter(ExpressionMessageFilter):
     def matches_all(self) -> bool:
         return False
 
-    @property
-    def checks_tags(self) -> bool:
-        return False
-
-    def is_matched_by_consume_queue(
-        self, tags_code: int | None, cq_ext_unit: object = None
-    ) -> bool:
+    def is_matched_by_consume_queue(self, tags_code: int | None) -> bool:
         return True  # the tags code says nothing about properties
 
-    def is_matched_by_commit_log(
-        self, msg_buffer: bytes | None = None, properties: Mapping[str, str] | None = None
-    ) -> bool:
-        if properties is None:
-            if msg_buffer is None:
-                return True
-            from rocketq.common.message_decoder import decode_record_properties
-
-            properties = decode_record_properties(msg_buffer)
-        return self.selector.matches(properties)
+    def is_matched_by_commit_log(self, record: bytes) -> bool:
+        """Only the record's properties are read (``decode_record_properties``)."""
+        return self.selector.matches(decode_record_properties(record))
 
     def is_matched_by_properties(self, properties: Mapping[str, str]) -> bool:
         return self.selector.matches(properties)
-
-    def is_matched_by_tags(self, tags: str | None) -> bool:
-        return True

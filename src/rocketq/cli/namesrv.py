@@ -32,7 +32,12 @@ def namesrv(
     order_message_enable: bool,
     auto_create_topic_route: bool,
 ) -> None:
-    """Run the name server until SIGTERM/SIGINT."""
+    """Run the name server until SIGTERM/SIGINT.
+
+    \b
+    Example:
+      rocketq namesrv -p 9876
+    """
     if not logging.getLogger().handlers:
         logging.basicConfig(
             level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s"

@@ -9,13 +9,16 @@ record it is sent (no tags set to check).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
-from rocketq.client.subscription import build_subscription_data
 from rocketq.common.filter import compile_sql92
+from rocketq.common.subscription import (
+    EXPRESSION_TYPE_SQL92,
+    EXPRESSION_TYPE_TAG,
+    SubscriptionData,
+    build_subscription_data,
+)
 from rocketq.errors import ClientError
-from rocketq.remoting.bodies import EXPRESSION_TYPE_SQL92, EXPRESSION_TYPE_TAG, SubscriptionData
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +43,14 @@ class MessageSelector:
 Subscription = str | MessageSelector
 
 
-def build_subscription(topic: str, subscription: Subscription | None) -> SubscriptionData:
+def build_subscription(
+    topic: str, subscription: Subscription | None, sub_version: int
+) -> SubscriptionData:
     """FilterAPI.build on the client: a TAG expression or an SQL92 selector."""
     if not isinstance(subscription, MessageSelector):
-        return build_subscription_data(topic, subscription)
+        return build_subscription_data(topic, subscription, sub_version)
     if subscription.expression_type == EXPRESSION_TYPE_TAG:
-        return build_subscription_data(topic, subscription.expression)
+        return build_subscription_data(topic, subscription.expression, sub_version)
     if subscription.expression_type != EXPRESSION_TYPE_SQL92:
         raise ClientError(f"unsupported expression type {subscription.expression_type!r}")
     if not topic:
@@ -53,6 +58,6 @@ def build_subscription(topic: str, subscription: Subscription | None) -> Subscri
     return SubscriptionData(
         topic=topic,
         sub_string=MessageSelector.by_sql(subscription.expression).expression,
-        sub_version=time.time_ns() // 1_000_000,
+        sub_version=sub_version,
         expression_type=EXPRESSION_TYPE_SQL92,
     )

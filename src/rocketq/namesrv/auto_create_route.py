@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 
+from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
+from rocketq.common.topic_config import PERM_INHERIT
 from rocketq.namesrv.route_info import RouteInfoManager
-from rocketq.remoting.route_data import PERM_INHERIT
 from rocketq.remoting.topic_route import QueueData, TopicRouteData
 
-AUTO_CREATE_TOPIC_KEY_TOPIC = "TBW102"
 DEFAULT_TOPIC_QUEUE_NUMS = 4  # DefaultMQProducer.defaultTopicQueueNums, ali-ons' too
 TOPIC_MAX_LENGTH = 127
 _ORDINARY_TOPIC = re.compile(r"^[a-zA-Z0-9_-][|a-zA-Z0-9_-]*$")

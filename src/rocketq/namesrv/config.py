@@ -20,6 +20,10 @@ class NamesrvConfig:
     order_message_enable: bool = False
     # where KV config persists (RocketMQ: ~/namesrv/kvConfig.json); None keeps it in memory
     kv_config_path: str | None = None
+    # PROM: /metrics (rocketmq_rpc_latency, live brokers, topics) on this host and port
+    metrics_exporter_type: str = "DISABLE"
+    metrics_prom_exporter_host: str = "127.0.0.1"
+    metrics_prom_exporter_port: int = 5558
     # answer an unknown ordinary topic with TBW102's route (namesrv/auto_create_route.py) for
     # clients without a TBW102 fallback (ali-ons); off answers TOPIC_NOT_EXIST as RocketMQ does.
     # The `rocketq namesrv` and `rocketq server` commands turn it on.

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Self
 
-from rocketq.remoting.bodies import SubscriptionData
-from rocketq.remoting.route_data import JsonBody, as_object, as_str
+from rocketq.common.json_body import JsonBody, as_object, as_str
+from rocketq.common.subscription import SubscriptionData
 
 
 @dataclass(slots=True, kw_only=True)

@@ -8,15 +8,16 @@ retry topic is new, registers with the name servers at once: the C++ push consum
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
 from rocketq.broker.property_filter import (
     compile_selector,
     is_tag_type,
     property_filter_disabled_remark,
 )
-from rocketq.broker.topic_config import PERM_READ, PERM_WRITE, retry_topic
+from rocketq.common.topic import retry_topic
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import (
     ConsumerListBody,
@@ -35,9 +36,6 @@ from rocketq.remoting.headers import (
     UnregisterClientRequestHeader,
 )
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 log = logging.getLogger(__name__)
 
 
@@ -50,7 +48,7 @@ def error(code: int, remark: str) -> RemotingCommand:
 
 
 class ClientManageProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:

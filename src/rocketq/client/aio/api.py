@@ -6,10 +6,9 @@ into a result or raises ``rocketq.errors.for_code(code, remark)``.
 
 from __future__ import annotations
 
-import time
-
 from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
 from rocketq.common.message import MessageQueue
+from rocketq.common.subscription import SubscriptionData
 from rocketq.errors import for_code
 from rocketq.remoting import headers as h
 from rocketq.remoting.bodies import (
@@ -18,7 +17,6 @@ from rocketq.remoting.bodies import (
     LockBatchRequestBody,
     LockBatchResponseBody,
     MessageQueueData,
-    SubscriptionData,
     UnlockBatchRequestBody,
 )
 from rocketq.remoting.check_client import CheckClientRequestBody
@@ -248,8 +246,4 @@ class MQClientAPI:
         raise_for(await self._call(addr, RequestCode.UNREGISTER_CLIENT, ext))
 
 
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-__all__ = ["MQClientAPI", "now_ms", "raise_for"]
+__all__ = ["MQClientAPI", "raise_for"]

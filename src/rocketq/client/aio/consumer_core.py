@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.rebalance_impl import compute_pull_from_where
 from rocketq.client.message_selector import Subscription, build_subscription
+from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageQueue
+from rocketq.common.subscription import EXPRESSION_TYPE_TAG
 from rocketq.errors import RocketQError
-from rocketq.remoting.bodies import EXPRESSION_TYPE_TAG, ConsumerData, ConsumeType
-from rocketq.remoting.route_data import MASTER_ID
+from rocketq.remoting.bodies import ConsumerData, ConsumeType
+from rocketq.remoting.topic_route import MASTER_ID
 
 if TYPE_CHECKING:
     from rocketq.client.aio.instance import MQClientInstance
@@ -38,7 +40,7 @@ class ConsumerCore(MQAdmin):
 
     def _add_subscription(self, topic: str, expression: Subscription) -> None:
         """Validate and record; a started consumer heartbeats it and rebalances at once."""
-        data = build_subscription(topic, expression)
+        data = build_subscription(topic, expression, now_ms())
         self._subscriptions[topic] = expression
         if self._rebalance is not None and self._instance is not None:
             self._rebalance.subscription_inner[topic] = data
