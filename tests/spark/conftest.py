@@ -71,7 +71,9 @@ def spark() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundCluster]:
     root = tmp_path_factory.mktemp("spark-cluster")
-    with BackgroundCluster(root, ("broker-a", "broker-b"), SMALL_STORE) as running:
+    with BackgroundCluster(
+        root, ("broker-a", "broker-b"), SMALL_STORE, enable_property_filter=True
+    ) as running:
         yield running
 
 

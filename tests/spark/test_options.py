@@ -58,7 +58,10 @@ def test_lower_cased_options_map_to_their_documented_names_and_types() -> None:
         ({"subscribe": "t", "failondataloss": "maybe"}, "failOnDataLoss"),
         ({"subscribe": "t", "subscribepattern": "("}, "subscribe, subscribePattern"),
         ({"assign": '{"t": {"b": "0"}}'}, "list of queue ids"),
-        ({"subscribe": "t", "subexpressiontype": "SQL92"}, "no SQL92 filter"),
+        (
+            {"subscribe": "t", "subexpressiontype": "SQL92", "subexpression": "a >"},
+            "not an SQL92 filter",
+        ),
         ({"subscribe": "t", "subexpressiontype": "XPATH"}, "TAG or SQL92"),
         ({"subscribe": "t", "maxbytespertrigger": "0"}, "maxBytesPerTrigger must be at least 1"),
         (

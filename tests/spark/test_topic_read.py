@@ -94,6 +94,16 @@ def test_tag_filter_reads_only_matching_messages(
     assert {r.tags for r in rows} == {"odd"}
 
 
+def test_an_sql92_filter_reads_only_messages_whose_properties_match(
+    spark: Any, cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    send_many(producer, topic, 40)  # property seq = 0..39
+    rows = read(
+        spark, cluster, subscribe=topic, subExpressionType="SQL92", subExpression="seq >= 30"
+    ).collect()
+    assert sorted(int(r.properties["seq"]) for r in rows) == list(range(30, 40))
+
+
 def test_starting_timestamp_starts_at_the_first_message_stored_at_or_after_it(
     spark: Any, cluster: BackgroundCluster, producer: Producer, topic: str
 ) -> None:

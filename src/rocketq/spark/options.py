@@ -229,10 +229,13 @@ def _expression_type(opts: dict[str, str]) -> str:
     if kind not in ("TAG", "SQL92"):
         raise SparkOptionError(f"subExpressionType is TAG or SQL92, got {kind!r}")
     if kind == "SQL92":
-        raise SparkOptionError(
-            "subExpressionType=SQL92 is not supported yet: this rocketq broker has no SQL92"
-            " filter and would read the expression as tags; use a TAG subExpression"
-        )
+        from rocketq.client.message_selector import MessageSelector
+        from rocketq.errors import FilterExpressionError
+
+        try:
+            MessageSelector.by_sql(opts.get("subExpression", ""))
+        except FilterExpressionError as exc:
+            raise SparkOptionError(f"subExpression is not an SQL92 filter: {exc}") from None
     return kind
 
 

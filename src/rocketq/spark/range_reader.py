@@ -21,13 +21,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from rocketq.client.message_selector import MessageSelector, Subscription, build_subscription
 from rocketq.client.status import PullResult, PullStatus
-from rocketq.common.subscription import (
-    EXPRESSION_TYPE_SQL92,
-    EXPRESSION_TYPE_TAG,
-    SubscriptionData,
-    build_subscription_data,
-)
+from rocketq.common.subscription import EXPRESSION_TYPE_SQL92, EXPRESSION_TYPE_TAG, SubscriptionData
 from rocketq.errors import DataLossError, RocketQError
 from rocketq.spark.offset_reader import QueueRange
 from rocketq.spark.queue_client import QueueClient
@@ -108,16 +104,12 @@ def pull_range(r: QueueRange, settings: ReadSettings) -> Iterator[Any]:
 
 
 def subscription_of(topic: str, settings: ReadSettings) -> SubscriptionData:
-    """A TAG subscription, or an SQL92 one that the broker evaluates on pull (its
-    ``enablePropertyFilter`` must be on; a broker without it refuses the pull, naming why)."""
-    if settings.sub_expression_type == EXPRESSION_TYPE_TAG:
-        return build_subscription_data(topic, settings.sub_expression, time.time_ns() // 1_000_000)
-    return SubscriptionData(
-        topic=topic,
-        sub_string=settings.sub_expression,
-        sub_version=time.time_ns() // 1_000_000,
-        expression_type=EXPRESSION_TYPE_SQL92,
-    )
+    """A TAG subscription, or an SQL92 one that the broker evaluates on pull (it needs
+    ``enablePropertyFilter=true``; a broker without it refuses the pull and says so)."""
+    expression: Subscription = settings.sub_expression
+    if settings.sub_expression_type == EXPRESSION_TYPE_SQL92:
+        expression = MessageSelector.by_sql(settings.sub_expression)
+    return build_subscription(topic, expression, time.time_ns() // 1_000_000)
 
 
 def _check_stall(
