@@ -65,12 +65,21 @@ class RemotingTimeoutError(RemotingError, TimeoutError):
     """A request got no response in time."""
 
 
+class RequestTimeoutError(RemotingTimeoutError):
+    """No reply arrived for a request-reply ``Producer.request`` within its timeout."""
+
+
 class RemotingTooMuchRequestError(RemotingError):
     """Too many requests are in flight on a connection."""
 
 
 class ClientError(RocketQError):
     """A client-side failure that is not a broker response."""
+
+
+class AclError(RocketQError):
+    """A request failed the broker's access check (RocketMQ's AclException); the message
+    names the account and the resource and becomes the NO_PERMISSION remark."""
 
 
 class BrokerResponseError(RocketQError):

@@ -17,7 +17,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ClassVar, Protocol
 
 from rocketq.client.aio.api import MQClientAPI
+from rocketq.client.aio.client_remoting_processor import ClientRemotingProcessor
+from rocketq.client.aio.request_reply import RequestFutureHolder
 from rocketq.client.config import ClientConfig
+from rocketq.client.consumer_stats import ConsumerStatsManager
 from rocketq.client.fault import TopicPublishInfo
 from rocketq.common.message import MessageQueue
 from rocketq.errors import RocketQError
@@ -70,12 +73,13 @@ def subscribe_info_of(topic: str, route: TopicRouteData) -> set[MessageQueue]:
 
 
 class MQClientInstance:
-    _instances: ClassVar[dict[tuple[int, str], MQClientInstance]] = {}
+    _instances: ClassVar[dict[tuple[int, str, str], MQClientInstance]] = {}
 
     @classmethod
     def get(cls, config: ClientConfig) -> MQClientInstance:
         loop = asyncio.get_running_loop()
-        key = (id(loop), config.build_client_id())
+        # clients with other credentials must not share a connection signed with these
+        key = (id(loop), config.build_client_id(), config.access_key)
         instance = cls._instances.get(key)
         if instance is None:
             instance = cls._instances[key] = cls(config, key[1])
@@ -85,19 +89,24 @@ class MQClientInstance:
     def __init__(self, config: ClientConfig, client_id: str) -> None:
         self.config = config
         self.client_id = client_id
-        self.remoting = RemotingClient(namesrv_addrs=config.namesrv_addrs)
+        self.remoting = RemotingClient(
+            namesrv_addrs=config.namesrv_addrs, rpc_hook=config.rpc_hook()
+        )
         self.api = MQClientAPI(self.remoting, config.request_timeout_s)
         self.topic_route_table: dict[str, TopicRouteData] = {}
         self.broker_addr_table: dict[str, dict[int, str]] = {}
         self.producers: dict[str, ProducerMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
-        self._key: tuple[int, str] = (0, client_id)
+        self._key: tuple[int, str, str] = (0, client_id, config.access_key)
         self._tasks: list[asyncio.Task[None]] = []
         self._rebalance_wakeup = asyncio.Event()
         self._route_lock = asyncio.Lock()
         self.remoting.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed
         )
+        self.request_futures = RequestFutureHolder()
+        self.consumer_stats_manager = ConsumerStatsManager()
+        ClientRemotingProcessor(self).register()
 
     # ------------------------------------------------------------------ membership
 
