@@ -45,6 +45,7 @@ from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import Message as WireMessage
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_batch_messages
+from rocketq.remoting import event_loop
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -212,7 +213,7 @@ SERVERS = {
 
 def run_system(name: str, plan: Plan) -> list[Figures]:
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as d, SERVERS[name](d) as server:
-        return asyncio.run(SYSTEMS[name](server, plan))
+        return event_loop.run(SYSTEMS[name](server, plan))
 
 
 def print_table(rows: list[Figures]) -> None:
@@ -267,6 +268,8 @@ def main() -> None:
     else:
         plan = Plan(args.size, (1, 8, 32), 2_000, 20_000, 100_000, 20.0, 1_000, 5_000)
     peers.ensure_installed(systems)
+    kind = "uvloop" if event_loop.uvloop_wanted() and event_loop.uvloop_installed() else "asyncio"
+    print(f"event loop of the load generator and the rocketq servers: {kind}", flush=True)
     rows: list[Figures] = []
     for name in systems:
         print(f"running {name} ...", flush=True)

@@ -10,6 +10,7 @@ import click
 
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
+from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -31,7 +32,7 @@ def namesrv(port: int, host: str, kv_config: str | None, order_message_enable: b
         kv_config_path=kv_config,
         order_message_enable=order_message_enable,
     )
-    asyncio.run(_run(config))
+    event_loop.run(_run(config))
 
 
 async def _run(config: NamesrvConfig) -> None:

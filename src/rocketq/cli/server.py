@@ -15,6 +15,7 @@ import click
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
+from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -37,7 +38,7 @@ def server(store: str, namesrv_port: int, broker_port: int, host: str, broker_ip
     """Run a name server and a broker in one process until SIGTERM/SIGINT."""
     setup_logging()
     root = str(Path(store).expanduser())
-    asyncio.run(_run(root, namesrv_port, broker_port, host, broker_ip))
+    event_loop.run(_run(root, namesrv_port, broker_port, host, broker_ip))
 
 
 async def _run(root: str, namesrv_port: int, broker_port: int, host: str, broker_ip: str) -> None:
