@@ -96,27 +96,37 @@ async def sync_phases(
 async def bench_rocketq(server: peers.Server, plan: Plan) -> list[Figures]:
     addr = f"127.0.0.1:{server.port}"
     probe = Probe(server.cpu_s)
+    async with RemotingClient() as client:
+        out = await sync_phases(client, addr, "rocketq", plan.senders, plan, probe)
+        fig = await batch_rocketq(client, server, plan, probe)
+        out.append(fig)
+        out.append(await drain_rocketq(client, addr, fig.messages + 1, plan, probe))
+    out.append(await latency_rocketq(server, plan, os.urandom(plan.size)))
+    return out
+
+
+async def batch_rocketq(
+    client: RemotingClient, server: peers.Server, plan: Plan, probe: Probe
+) -> Figures:
+    """8 senders of 32-message batches build the backlog (one message first creates the
+    topic); the server's RssAnon is read once it is stored."""
+    addr = f"127.0.0.1:{server.port}"
     body = os.urandom(plan.size)
     batch_body = encode_batch_messages(
         [WireMessage("BenchBacklog", body, properties={"WAIT": "true"})] * BATCH
     )
-    async with RemotingClient() as client:
-        out = await sync_phases(client, addr, "rocketq", plan.senders, plan, probe)
-        r = await client.invoke(addr, send_command("BenchBacklog", 0, body), TIMEOUT_S)
+    r = await client.invoke(addr, send_command("BenchBacklog", 0, body), TIMEOUT_S)
+    assert r.code == ResponseCode.SUCCESS, r.remark
+    fig = Figures("rocketq", "batch 32")
+
+    async def send_batch(sender: int, seq: int) -> None:
+        cmd = send_command("BenchBacklog", (seq // BATCH) % QUEUES, batch_body, batch=True)
+        r = await client.invoke(addr, cmd, TIMEOUT_S)
         assert r.code == ResponseCode.SUCCESS, r.remark
-        fig = Figures("rocketq", "batch 32")
 
-        async def send_batch(sender: int, seq: int) -> None:
-            cmd = send_command("BenchBacklog", (seq // BATCH) % QUEUES, batch_body, batch=True)
-            r = await client.invoke(addr, cmd, TIMEOUT_S)
-            assert r.code == ResponseCode.SUCCESS, r.remark
-
-        await run_senders(fig, 8, plan.backlog, BATCH, plan.cap_s * 3, send_batch, probe)
-        fig.rss_mb = server.rss_anon_mb()
-        out.append(fig)
-        out.append(await drain_rocketq(client, addr, fig.messages + 1, plan, probe))
-    out.append(await latency_rocketq(server, plan, body))
-    return out
+    await run_senders(fig, 8, plan.backlog, BATCH, plan.cap_s * 3, send_batch, probe)
+    fig.rss_mb = server.rss_anon_mb()
+    return fig
 
 
 async def bench_rocketq_sync_flush(server: peers.Server, plan: Plan) -> list[Figures]:

@@ -103,16 +103,20 @@ async def paced(
     figures: Figures, plan: Plan, send: Callable[[int, float], Awaitable[None]],
     received: Callable[[], int],
 ) -> None:  # fmt: skip
-    """Send ``plan.latency_count`` messages at ``plan.latency_rate`` a second, one sender,
-    then wait (bounded) until the consumer has them all. ``send(seq, t_sent)`` sends one
-    message carrying ``t_sent``; the consumer appends send-to-receive times to ``rts_ms``."""
+    """Send ``plan.latency_count`` messages at ``plan.latency_rate`` a second, then wait
+    (bounded) until the consumer has them all. ``send(seq, t_sent)`` sends one message
+    carrying ``t_sent``; the consumer appends send-to-receive times to ``rts_ms``. Each send
+    is its own task, so a system whose send waits longer than the interval (RabbitMQ's
+    confirms) still gets the paced rate, not one send per reply."""
     interval = 1.0 / plan.latency_rate
     start = time.perf_counter()
+    sending: list[asyncio.Future[None]] = []
     for seq in range(plan.latency_count):
         delay = start + seq * interval - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        await send(seq, time.perf_counter())
+        sending.append(asyncio.ensure_future(send(seq, time.perf_counter())))
+    await asyncio.gather(*sending)
     deadline = time.perf_counter() + TIMEOUT_S
     while received() < plan.latency_count and time.perf_counter() < deadline:
         await asyncio.sleep(0.05)
