@@ -91,13 +91,13 @@ def encode_json_header(cmd: RemotingCommand) -> bytes:
     obj["serializeTypeCurrentRPC"] = _SERIALIZE_NAMES[cmd.serialize_type]
     obj["version"] = cmd.version
     try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        text = _JSON_ENCODER.encode(obj)
     except (TypeError, ValueError) as exc:
         raise RemotingCommandError(f"header does not encode: {exc}") from exc
     try:
         return text.encode()
     except UnicodeEncodeError:  # lone surrogates (from \uD800 escapes): keep them escaped
-        return json.dumps(obj, separators=(",", ":")).encode()
+        return _JSON_ASCII_ENCODER.encode(obj).encode()
 
 
 def encode_binary_header(cmd: RemotingCommand) -> bytes:
@@ -166,7 +166,13 @@ def decode_frame_body(view: memoryview) -> RemotingCommand:
 def decode_json_header(data: bytes) -> RemotingCommand:
     """Parse a JSON header (Java fastjson, C++ jsoncpp or JavaScript output)."""
     try:
-        obj = json.loads(data, parse_int=str, parse_float=str, parse_constant=_reject_constant)
+        # json.loads(bytes) without its per-call decoder and encoding sniffing: a header
+        # starting with "{" and a non-zero byte is UTF-8 (UTF-16/32 would have zero bytes)
+        if data[:1] == b"{" and data[1:2] != b"\x00":
+            text = data.decode("utf-8", "surrogatepass")
+        else:
+            text = data.decode(json.detect_encoding(data), "surrogatepass")
+        obj = _JSON_DECODER.decode(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RemotingCommandError(f"header is not JSON: {exc}") from exc
     except RecursionError:
@@ -190,6 +196,12 @@ def decode_json_header(data: bytes) -> RemotingCommand:
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
+
+
+# Built once: json.loads / json.dumps with options build a new decoder / encoder every call.
+_JSON_DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=_reject_constant)
+_JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_JSON_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def _int_field(obj: dict[str, Any], key: str, *, required: bool = False) -> int:
