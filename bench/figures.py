@@ -12,6 +12,7 @@ from typing import Any
 QUEUES = 4
 BATCH = 32
 TIMEOUT_S = 30.0
+LATENCY_IN_FLIGHT = 32  # sends of the paced phase waiting for their reply, at most
 
 
 @dataclass(frozen=True)
@@ -107,15 +108,22 @@ async def paced(
     (bounded) until the consumer has them all. ``send(seq, t_sent)`` sends one message
     carrying ``t_sent``; the consumer appends send-to-receive times to ``rts_ms``. Each send
     is its own task, so a system whose send waits longer than the interval (RabbitMQ's
-    confirms) still gets the paced rate, not one send per reply."""
+    confirms) still gets the paced rate, not one send per reply (up to
+    LATENCY_IN_FLIGHT sends wait at once)."""
     interval = 1.0 / plan.latency_rate
     start = time.perf_counter()
+    in_flight = asyncio.Semaphore(LATENCY_IN_FLIGHT)
     sending: list[asyncio.Future[None]] = []
+
+    async def send_one(seq: int) -> None:
+        async with in_flight:
+            await send(seq, time.perf_counter())
+
     for seq in range(plan.latency_count):
         delay = start + seq * interval - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        sending.append(asyncio.ensure_future(send(seq, time.perf_counter())))
+        sending.append(asyncio.ensure_future(send_one(seq)))
     await asyncio.gather(*sending)
     deadline = time.perf_counter() + TIMEOUT_S
     while received() < plan.latency_count and time.perf_counter() < deadline:

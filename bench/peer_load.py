@@ -97,7 +97,7 @@ async def latency_redis(server: Server, plan: Plan, body: bytes) -> Figures:
     import redis.asyncio as aioredis
 
     fig = Figures("redis", "latency")
-    producer = aioredis.Redis(host="127.0.0.1", port=server.port)
+    producer = aioredis.Redis(host="127.0.0.1", port=server.port, max_connections=64)
     reader = aioredis.Redis(host="127.0.0.1", port=server.port)
 
     async def consume() -> None:
