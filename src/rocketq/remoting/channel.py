@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from rocketq.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
-from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode
+from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode_head
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
 
@@ -249,6 +249,7 @@ class RemotingChannel:
     async def send(self, cmd: RemotingCommand) -> None:
         """Write one command (request or response); wait while the socket buffer is full.
 
+        The head and the body leave as two buffers (no copy of the body into a frame).
         Writes are coalesced: the first frame of a loop iteration goes out at once, frames
         that follow it in the same iteration (32 responses finishing together) are queued
         and written with one ``writelines`` (one writev) when the iteration's ready
@@ -256,12 +257,17 @@ class RemotingChannel:
         """
         if self.is_closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
-        frame = encode(cmd)
+        head, body = encode_head(cmd), cmd.body
         try:
             if self._write_window_open:
-                self._unwritten.append(frame)
+                self._unwritten.append(head)
+                if body:
+                    self._unwritten.append(body)
             else:
-                self._writer.write(frame)
+                if body:
+                    self._writer.writelines((head, body))
+                else:
+                    self._writer.write(head)
                 self._write_window_open = True
                 asyncio.get_running_loop().call_soon(self._write_unwritten)
             if self._writer.transport.get_write_buffer_size():

@@ -66,6 +66,12 @@ _SERIALIZE_NAMES = {SerializeType.JSON: "JSON", SerializeType.ROCKETMQ: "ROCKETM
 
 def encode(cmd: RemotingCommand) -> bytes:
     """The whole frame of ``cmd`` in its own serialize type."""
+    return encode_head(cmd) + cmd.body
+
+
+def encode_head(cmd: RemotingCommand) -> bytes:
+    """The frame of ``cmd`` up to its body (length, header word, header): a writer sends it
+    and ``cmd.body`` as two buffers of one writev instead of copying the body into a frame."""
     if cmd.serialize_type == SerializeType.ROCKETMQ:
         header = encode_binary_header(cmd)
     else:
@@ -74,8 +80,7 @@ def encode(cmd: RemotingCommand) -> bytes:
     if header_length > HEADER_LENGTH_MASK:
         raise RemotingCommandError(f"header of {header_length} bytes is too long")
     word = (int(cmd.serialize_type) << 24) | header_length
-    prefix = FRAME_PREFIX_STRUCT.pack(4 + header_length + len(cmd.body), word)
-    return b"".join((prefix, header, cmd.body))
+    return FRAME_PREFIX_STRUCT.pack(4 + header_length + len(cmd.body), word) + header
 
 
 def encode_json_header(cmd: RemotingCommand) -> bytes:
