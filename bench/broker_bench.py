@@ -176,7 +176,9 @@ async def latency_rocketq(server: peers.Server, plan: Plan, body: bytes) -> Figu
     fig = Figures("rocketq", "latency")
     namesrv = f"127.0.0.1:{server.namesrv_port}"
 
-    def on_messages(msgs: list[MessageExt]) -> ConsumeStatus:
+    async def on_messages(msgs: list[MessageExt]) -> ConsumeStatus:
+        # an asyncio listener, as the peers' consumers are tasks of the same loop (a plain
+        # function would run in the consumer's thread pool: one more thread hop)
         for msg in msgs:
             if len(msg.body) == plan.size:  # not the message that created the topic
                 fig.rts_ms.append(peer_load.latency_of(msg.body))
