@@ -14,6 +14,7 @@ from rocketq.admin.core import DEFAULT_TIMEOUT_S
 from rocketq.admin.messages import MAX_TIMESTAMP, QueryResult
 from rocketq.client.loop_thread import LoopThread
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.acl_headers import (
     GetBrokerAclConfigResponseHeader,
@@ -35,7 +36,8 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.route_data import TopicConfig, TopicConfigSerializeWrapper
+from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
+from rocketq.remoting.stats_bodies import BrokerStatsData
 from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
 
 T = TypeVar("T")
@@ -284,3 +286,18 @@ class AdminClient:
         self, broker_addr: str
     ) -> GetBrokerClusterAclConfigResponseBody:
         return self._run(self.impl.get_broker_cluster_acl_config(broker_addr))
+
+    # ------------------------------------------------------------------ operations (issue 12)
+
+    def view_broker_stats_data(
+        self, broker_addr: str, stats_name: str, stats_key: str
+    ) -> BrokerStatsData:
+        return self._run(self.impl.view_broker_stats_data(broker_addr, stats_name, stats_key))
+
+    def messages_of_queue(
+        self, mq: MessageQueue, begin_offset: int, count: int
+    ) -> list[MessageExt]:
+        return self._run(self.impl.messages_of_queue(mq, begin_offset, count))
+
+    def query_msg_by_offset(self, mq: MessageQueue, offset: int) -> MessageExt:
+        return self._run(self.impl.query_msg_by_offset(mq, offset))
