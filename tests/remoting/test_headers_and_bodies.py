@@ -355,3 +355,21 @@ def test_heartbeat_data_round_trips(
         ],
     )
     assert HeartbeatData.decode(data.encode()) == data
+
+
+@given(
+    msg_id=st.text(max_size=40),
+    queue_id=st.integers(-(2**31), 2**31 - 1),
+    queue_offset=st.integers(-(2**63), 2**63 - 1),
+    transaction_id=st.none() | st.text(max_size=40),
+)
+def test_send_response_header_s_written_out_fields_match_the_generic_walk(
+    msg_id: str, queue_id: int, queue_offset: int, transaction_id: str | None
+) -> None:
+    header = h.SendMessageResponseHeader(
+        msg_id=msg_id, queue_id=queue_id, queue_offset=queue_offset, transaction_id=transaction_id
+    )
+    fast = header.to_ext_fields()
+    generic = h.CommandCustomHeader.to_ext_fields(header)
+    assert list(fast.items()) == list(generic.items())
+    assert h.SendMessageResponseHeader.from_ext_fields(fast) == header

@@ -91,6 +91,17 @@ class SendMessageResponseHeader(CommandCustomHeader):
     queue_offset: int
     transaction_id: str | None = None
 
+    def to_ext_fields(self) -> dict[str, str]:
+        """The generic walk's fields in its order, written out: every send reply builds one."""
+        fields = {
+            "msgId": self.msg_id,
+            "queueId": str(self.queue_id),
+            "queueOffset": str(self.queue_offset),
+        }
+        if self.transaction_id is not None:
+            fields["transactionId"] = self.transaction_id
+        return fields
+
 
 # ----------------------------------------------------------------------------- pull
 
