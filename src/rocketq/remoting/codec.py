@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from rocketq.errors import RemotingCommandError
@@ -84,7 +85,38 @@ def encode_head(cmd: RemotingCommand) -> bytes:
 
 
 def encode_json_header(cmd: RemotingCommand) -> bytes:
-    """fastjson's shape: top-level keys sorted, compact, extFields values as strings."""
+    """fastjson's shape: top-level keys sorted, compact, extFields values as strings.
+
+    Written out with the json module's own string escaper (the bytes ``json.dumps`` gives,
+    without building a dict and walking it); a value that is not a string, or text that does
+    not encode as UTF-8, goes through :func:`_encode_json_header_object`."""
+    try:
+        text = _json_header_text(cmd)
+    except TypeError:
+        return _encode_json_header_object(cmd)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _encode_json_header_object(cmd)
+
+
+def _json_header_text(cmd: RemotingCommand) -> str:
+    quote = _QUOTE
+    parts = ['{"code":', int.__repr__(cmd.code)]
+    if cmd.ext_fields:
+        fields = ",".join([quote(k) + ":" + quote(v) for k, v in cmd.ext_fields.items()])
+        parts += [',"extFields":{', fields, "}"]
+    parts += [',"flag":', int.__repr__(cmd.flag), ',"language":', quote(cmd.language.name)]
+    parts += [',"opaque":', int.__repr__(cmd.opaque)]
+    if cmd.remark is not None:
+        parts += [',"remark":', quote(cmd.remark)]
+    parts += [',"serializeTypeCurrentRPC":', quote(_SERIALIZE_NAMES[cmd.serialize_type])]
+    parts += [',"version":', int.__repr__(cmd.version), "}"]
+    return "".join(parts)
+
+
+def _encode_json_header_object(cmd: RemotingCommand) -> bytes:
+    """The header through ``json``'s encoder (any JSON value type, lone surrogates)."""
     obj: dict[str, Any] = {"code": cmd.code}
     if cmd.ext_fields:
         obj["extFields"] = cmd.ext_fields
@@ -207,6 +239,8 @@ def _reject_constant(name: str) -> None:
 _JSON_DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=_reject_constant)
 _JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _JSON_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
+# what _JSON_ENCODER quotes a string with (ensure_ascii=False): C's when available
+_QUOTE: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _int_field(obj: dict[str, Any], key: str, *, required: bool = False) -> int:
