@@ -105,6 +105,11 @@ class CommandCustomHeader:
     @classmethod
     def from_ext_fields(cls, ext_fields: Mapping[str, str] | None) -> Self:
         """Build the header; a missing required or malformed field raises with its name."""
+        return cls(**cls.parse_ext_fields(ext_fields))
+
+    @classmethod
+    def parse_ext_fields(cls, ext_fields: Mapping[str, str] | None) -> dict[str, Any]:
+        """The header's field values by attribute name, as :meth:`from_ext_fields` reads them."""
         fields = ext_fields or {}
         values: dict[str, Any] = {}
         for spec in cls._field_specs():
@@ -118,7 +123,7 @@ class CommandCustomHeader:
                 values[spec.attr] = text
             elif text or spec.required:
                 values[spec.attr] = parse(spec.wire, text)
-        return cls(**values)
+        return values
 
     def to_ext_fields(self) -> dict[str, str]:
         """The header as wire ``extFields`` (None fields left out)."""
