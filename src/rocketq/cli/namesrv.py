@@ -20,7 +20,19 @@ from rocketq.remoting import event_loop
     "--kv-config", type=click.Path(dir_okay=False), default=None, help="kvConfig.json path."
 )
 @click.option("--order-message-enable", is_flag=True, help="Answer orderTopicConf in routes.")
-def namesrv(port: int, host: str, kv_config: str | None, order_message_enable: bool) -> None:
+@click.option(
+    "--auto-create-topic-route/--no-auto-create-topic-route",
+    default=True,
+    show_default=True,
+    help="Answer an unknown topic with TBW102's route (brokers that auto-create topics).",
+)
+def namesrv(
+    port: int,
+    host: str,
+    kv_config: str | None,
+    order_message_enable: bool,
+    auto_create_topic_route: bool,
+) -> None:
     """Run the name server until SIGTERM/SIGINT.
 
     \b
@@ -36,6 +48,7 @@ def namesrv(port: int, host: str, kv_config: str | None, order_message_enable: b
         listen_port=port,
         kv_config_path=kv_config,
         order_message_enable=order_message_enable,
+        auto_create_topic_route_enable=auto_create_topic_route,
     )
     event_loop.run(_run(config))
 

@@ -122,7 +122,10 @@ def _configs(
 ) -> tuple[NamesrvConfig, BrokerConfig]:
     """The name server's and broker's settings; ``metrics_port``: the broker's /metrics there
     and the name server's on the next port (metricsExporterType=PROM)."""
-    ns_config = NamesrvConfig(listen_host=host, listen_port=namesrv_port)
+    # clients without a TBW102 fallback (ali-ons) get a route for a topic not created yet
+    ns_config = NamesrvConfig(
+        listen_host=host, listen_port=namesrv_port, auto_create_topic_route_enable=True
+    )
     config = dataclasses.replace(
         BrokerConfig(),
         listen_host=host,

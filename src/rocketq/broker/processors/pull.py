@@ -24,12 +24,18 @@ import logging
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.long_polling import PullRequest
+from rocketq.broker.property_filter import (
+    build_subscription_data,
+    is_tag_type,
+    message_filter_of,
+    property_filter_disabled_remark,
+)
 from rocketq.common.pull_sys_flag import (
     has_commit_offset_flag,
     has_subscription_flag,
     has_suspend_flag,
 )
-from rocketq.common.subscription import SubscriptionData, build_subscription_data
+from rocketq.common.subscription import SubscriptionData
 from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import MessageModel
@@ -94,7 +100,9 @@ class PullMessageProcessor:
         subscription = self._subscription(h)
         if isinstance(subscription, RemotingCommand):
             return subscription
-        message_filter = ExpressionMessageFilter(subscription)
+        message_filter = self._message_filter(subscription)
+        if isinstance(message_filter, RemotingCommand):
+            return message_filter
         store = self.c.message_store
         read = functools.partial(
             store.get_message,
@@ -132,6 +140,7 @@ class PullMessageProcessor:
                     pull_from_this_offset=h.queue_offset,
                     timeout_ms=timeout_ms,
                     matches_tags_code=message_filter.is_matched_by_consume_queue,
+                    matches_properties=message_filter.is_matched_by_properties,
                 )
             )
             response = None
@@ -164,7 +173,7 @@ class PullMessageProcessor:
     def _subscription(self, h: PullMessageRequestHeader) -> SubscriptionData | RemotingCommand:
         """The pull's subscription: from the request, else from the group's heartbeat."""
         if has_subscription_flag(h.sys_flag):
-            return _build(h.topic, h.subscription, h.sub_version)
+            return _build(h.topic, h.subscription, h.sub_version, h.expression_type)
         group_info = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
         if group_info is None:
             return _error(
@@ -185,7 +194,24 @@ class PullMessageProcessor:
                 f"the consumer's subscription not exist, {h.topic}",
             )
         # the C++ heartbeat's codeSet is atoi(tag): rebuild the codes from the expression
-        return _build(h.topic, found.sub_string, found.sub_version)
+        return _build(h.topic, found.sub_string, found.sub_version, found.expression_type)
+
+    def _message_filter(
+        self, subscription: SubscriptionData
+    ) -> ExpressionMessageFilter | RemotingCommand:
+        """The filter, or the refusal of a property filter that is off or does not compile."""
+        expression_type = subscription.expression_type
+        if not is_tag_type(expression_type) and not self.c.config.enable_property_filter:
+            return _error(
+                ResponseCode.SYSTEM_ERROR, property_filter_disabled_remark(expression_type)
+            )
+        try:
+            return message_filter_of(subscription)
+        except FilterExpressionError as exc:
+            return _error(
+                ResponseCode.SUBSCRIPTION_PARSE_FAILED,
+                f"parse the consumer's subscription[{subscription.sub_string}] failed: {exc}",
+            )
 
     def _check(self, h: PullMessageRequestHeader) -> RemotingCommand | None:
         if not is_readable(self.c.config.broker_permission):
@@ -248,10 +274,10 @@ def _error(code: int, remark: str) -> RemotingCommand:
 
 
 def _build(
-    topic: str, expression: str | None, sub_version: int
+    topic: str, expression: str | None, sub_version: int, expression_type: str | None
 ) -> SubscriptionData | RemotingCommand:
     try:
-        return build_subscription_data(topic, expression, sub_version)
+        return build_subscription_data(topic, expression, sub_version, expression_type)
     except FilterExpressionError as exc:
         return _error(
             ResponseCode.SUBSCRIPTION_PARSE_FAILED,
