@@ -10,6 +10,7 @@ import click
 
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
+from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -49,7 +50,7 @@ def namesrv(
         order_message_enable=order_message_enable,
         auto_create_topic_route_enable=auto_create_topic_route,
     )
-    asyncio.run(_run(config))
+    event_loop.run(_run(config))
 
 
 async def _run(config: NamesrvConfig) -> None:

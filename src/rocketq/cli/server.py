@@ -16,6 +16,7 @@ import click
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
 from rocketq.namesrv.config import NamesrvConfig
+from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -63,7 +64,7 @@ def server(
     """
     setup_logging()
     root = str(Path(store).expanduser())
-    asyncio.run(
+    event_loop.run(
         _run(root, namesrv_port, broker_port, host, broker_ip, metrics_port, dashboard_port)
     )
 

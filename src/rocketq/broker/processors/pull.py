@@ -18,6 +18,7 @@ tags code only and returns the records as stored; the client checks the exact TA
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 from rocketq.broker.broker_context import BrokerContext
@@ -43,6 +44,11 @@ from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
 from rocketq.store.results import GetMessageResult, GetMessageStatus
+
+# A pull within this many units of its queue's end (a live consumer, a held pull woken by an
+# arrival) reads on the loop: those records were just written and sit in the page cache, and
+# a thread hop would cost more than the read. Pulls further back (a backlog) read in a thread.
+HOT_READ_UNITS = 32
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +103,9 @@ class PullMessageProcessor:
         message_filter = self._message_filter(subscription)
         if isinstance(message_filter, RemotingCommand):
             return message_filter
-        result = await asyncio.to_thread(
-            self.c.message_store.get_message,
+        store = self.c.message_store
+        read = functools.partial(
+            store.get_message,
             h.consumer_group,
             h.topic,
             h.queue_id,
@@ -106,6 +113,10 @@ class PullMessageProcessor:
             h.max_msg_nums,
             message_filter,
         )
+        if store.get_max_offset_in_queue(h.topic, h.queue_id) - h.queue_offset <= HOT_READ_UNITS:
+            result = read()  # the queue's newest records, just written: in the page cache
+        else:
+            result = await asyncio.to_thread(read)  # a backlog may have to come from disk
         response: RemotingCommand | None = _answer(h, result)
         self._record_get(h, result, response)
         has_suspend = has_suspend_flag(h.sys_flag)
