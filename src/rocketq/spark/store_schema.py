@@ -1,0 +1,28 @@
+"""Column lists of the ``rocketq-store`` source: the shared read schema plus the store's
+own fields, and the ``dispatch`` output (what the ConsumeQueue and IndexFile writers need).
+
+Kept apart from the readers so that resolving a schema imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from rocketq.spark.schema import READ_COLUMNS, STORE_EXTRA_COLUMNS, ddl
+
+STORE_COLUMNS = READ_COLUMNS + STORE_EXTRA_COLUMNS
+STORE_SCHEMA_DDL = ddl(STORE_COLUMNS)
+
+#: One row per committed record as the dispatchers see it (``DispatchRequest``).
+DISPATCH_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("broker", "STRING"),
+    ("topic", "STRING"),
+    ("queueId", "INT"),
+    ("queueOffset", "BIGINT"),
+    ("commitLogOffset", "BIGINT"),
+    ("storeSize", "INT"),
+    ("tagsCode", "BIGINT"),
+    ("storeTimestampMs", "BIGINT"),
+    ("keys", "STRING"),
+    ("uniqKey", "STRING"),
+    ("sysFlag", "INT"),
+)
+DISPATCH_SCHEMA_DDL = ddl(DISPATCH_COLUMNS)
