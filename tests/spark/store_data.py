@@ -26,7 +26,7 @@ def store_config(root: Path) -> StoreConfig:
         StoreConfig(),
         store_path_root_dir=str(root),
         mapped_file_size_commit_log=SEGMENT_BYTES,
-        mapped_file_size_consume_queue=50 * 20,
+        mapped_file_size_consume_queue=20 * 20,
         max_hash_slot_num=64,
         max_index_num=256,
         store_host=("127.0.0.1", 10911),
