@@ -11,14 +11,20 @@ import random
 from pathlib import Path
 
 from rocketq.common.message import MessageExt
-from rocketq.common.message_decoder import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2
+from rocketq.common.message_decoder import (
+    BLANK_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+)
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
 
 SEGMENT_BYTES = 64 * 1024
 TOPICS = ("Orders", "Payments", "Audit")
 QUEUES = 4
-MAGICS = tuple(m.to_bytes(4, "big") for m in (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC_CODE))
+MAGICS = tuple(
+    m.to_bytes(4, "big") for m in (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC_CODE)
+)
 
 
 def store_config(root: Path) -> StoreConfig:

@@ -37,7 +37,9 @@ def run(*args: str) -> str:
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_rebuilt_consume_queues_and_index_files_equal_the_originals_byte_for_byte(
@@ -47,8 +49,15 @@ def test_rebuilt_consume_queues_and_index_files_equal_the_originals_byte_for_byt
     conf.write_text(BROKER_CONF)
     out = tmp_path / "rebuilt"
     output = run(
-        "rebuild", "--store", str(store_root), "--out", str(out), "-c", str(conf),
-        "--split-bytes", "40000",
+        "rebuild",
+        "--store",
+        str(store_root),
+        "--out",
+        str(out),
+        "-c",
+        str(conf),
+        "--split-bytes",
+        "40000",
     )
     original_cq = tree_bytes(store_root / "consumequeue")
     assert len(original_cq) > len(TOPICS) * 4  # several files per queue
@@ -84,7 +93,9 @@ def test_export_writes_parquet_partitioned_by_topic_and_date(
     back = spark.read.parquet(str(out))
     assert back.count() == 500
     offsets = sorted(r[0] for r in back.select("commitLogOffset").collect())
-    walked = [r.offset for r in iter_commitlog_records(str(store_root)) if isinstance(r, RecordInfo)]
+    walked = [
+        r.offset for r in iter_commitlog_records(str(store_root)) if isinstance(r, RecordInfo)
+    ]
     assert offsets == walked
 
 

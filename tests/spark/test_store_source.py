@@ -72,7 +72,9 @@ def test_store_rows_equal_the_stores_own_decode_across_two_brokers(
         assert mine == row, key
 
 
-def test_unknown_and_bad_options_are_refused_by_name(spark: Any, two_stores: tuple[Path, Path]) -> None:
+def test_unknown_and_bad_options_are_refused_by_name(
+    spark: Any, two_stores: tuple[Path, Path]
+) -> None:
     a, _ = two_stores
     reader = spark.read.format("rocketq-store")
     with pytest.raises(Exception, match="unknown option 'splitbyte'"):

@@ -168,9 +168,11 @@ def rebuild(
             session, store_dir, out, config, progress=_progress, split_bytes=split_bytes
         )
     click.echo(f"{len(result.queues)} consume queues, {result.units} units")
-    for topic, qid, units, gaps in result.queues:
+    for topic, qid, _units, gaps in result.queues:
         if gaps:
-            click.echo(f"  {topic}:{qid}: {gaps} gaps filled with blank units (commitlog data lost)")
+            click.echo(
+                f"  {topic}:{qid}: {gaps} gaps filled with blank units (commitlog data lost)"
+            )
     click.echo(f"{len(result.index_files)} index files, {result.index_records} records indexed")
 
 

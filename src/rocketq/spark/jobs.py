@@ -172,7 +172,9 @@ def store_stats(spark: Any, stores: Sequence[str], **read_options: Any) -> Store
         queued = df.where(f"NOT {TRANSACTION_SKIPPED}")
         q = ["broker", "topic", "queueId"]
         summary = queued.groupBy(*q).agg(
-            F.count("*").alias("n"), F.min("queueOffset").alias("lo"), F.max("queueOffset").alias("hi")
+            F.count("*").alias("n"),
+            F.min("queueOffset").alias("lo"),
+            F.max("queueOffset").alias("hi"),
         )
         stats.queues = [
             (r.broker, r.topic, r.queueId, r.n, r.lo, r.hi) for r in summary.orderBy(*q).collect()

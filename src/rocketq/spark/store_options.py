@@ -105,9 +105,7 @@ def _stores(raw: dict[str, str]) -> tuple[StoreInput, ...]:
     names_text = raw.get("brokerNames", raw.get("brokerName", ""))
     names = [n.strip() for n in names_text.split(",")] if names_text else []
     if names and len(names) != len(roots):
-        raise ConfigError(
-            f"rocketq-store: {len(names)} broker names for {len(roots)} store paths"
-        )
+        raise ConfigError(f"rocketq-store: {len(names)} broker names for {len(roots)} store paths")
     out = []
     for i, root in enumerate(roots):
         if not os.path.isdir(root):

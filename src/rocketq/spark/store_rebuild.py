@@ -109,8 +109,12 @@ def _write_consume_queues(df: Any, tmp: str, file_size: int) -> list[tuple[str, 
         yield pa.RecordBatch.from_pylist(
             [dict(zip(("topic", "queueId", "units", "gaps"), r, strict=True)) for r in rows],
             schema=pa.schema(
-                [("topic", pa.string()), ("queueId", pa.int32()), ("units", pa.int64()),
-                 ("gaps", pa.int64())]
+                [
+                    ("topic", pa.string()),
+                    ("queueId", pa.int32()),
+                    ("units", pa.int64()),
+                    ("gaps", pa.int64()),
+                ]
             ),
         )
 
@@ -192,8 +196,18 @@ def _write_index(df: Any, tmp: str, config: StoreConfig) -> tuple[int, list[str]
             last = r.commitLogOffset
             service.now_ms = r.storeTimestampMs
             req = DispatchRequest(
-                r.topic, 0, r.commitLogOffset, r.storeSize, 0, r.storeTimestampMs, 0,
-                r.keys or "", r.uniqKey, r.sysFlag, 0, {},
+                r.topic,
+                0,
+                r.commitLogOffset,
+                r.storeSize,
+                0,
+                r.storeTimestampMs,
+                0,
+                r.keys or "",
+                r.uniqKey,
+                r.sysFlag,
+                0,
+                {},
             )
             service.build_index(req)
             count += 1

@@ -132,7 +132,7 @@ def _head_is_zero(path: str) -> bool:
 
 def recovered_end(path: str, base: int) -> int:
     """Where recovery stops in this segment: the first record that fails the store's check."""
-    with _mapped(path) as (_mm, view):
+    with _MappedSegment(path) as (_mm, view):
         pos = 0
         size = len(view)
         while pos < size:
@@ -157,7 +157,7 @@ def is_record_start(view: memoryview, base: int, pos: int) -> bool:
         return False
     total, magic = RECORD_HEAD_STRUCT.unpack_from(view, pos)
     if magic == BLANK_MAGIC_CODE:
-        return total == size - pos
+        return bool(total == size - pos)
     if total < MIN_RECORD_SIZE or total > size - pos:
         return False
     (phy,) = PHYSICAL_OFFSET_STRUCT.unpack_from(view, pos + PHYSICAL_OFFSET_POSITION)
@@ -192,7 +192,7 @@ def iter_split(
     split: CommitLogSplit, decode: Decoder[T], *, skip_corrupt: bool = False
 ) -> Iterator[T]:
     """The items ``decode`` makes of the records of ``split`` (see the module docstring)."""
-    with _mapped(split.path) as (mm, view):
+    with _MappedSegment(split.path) as (mm, view):
         limit = min(split.end, split.data_end, len(view))
         pos = split.start
         walked = False
@@ -257,7 +257,7 @@ def dispatch_decoder(verify_crc: bool, delay_table: dict[int, int]) -> Decoder[D
     return decode
 
 
-class _mapped:  # noqa: N801 - a context manager used like a function
+class _MappedSegment:
     """A read-only map of a whole file and a view on it; both released on exit."""
 
     def __init__(self, path: str) -> None:
