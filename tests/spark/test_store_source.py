@@ -38,6 +38,7 @@ def expected_row(msg: MessageExt, broker: str) -> dict[str, Any]:
         "properties": msg.properties,
         "bornMs": msg.born_timestamp,
         "storeMs": msg.store_timestamp,
+        "timestampType": 1,
         "bornHost": f"{msg.born_host[0]}:{msg.born_host[1]}",
         "storeHost": f"{msg.store_host[0]}:{msg.store_host[1]}",
         "reconsumeTimes": msg.reconsume_times,
