@@ -8,11 +8,12 @@ turns ``DispatchRequest``s (the reput thread's view of a record) into rows of
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from rocketq.common.message import MessageExt
-from rocketq.spark.schema import RecordBatchBuilder, store_row
+from rocketq.spark.schema import arrow_schema, store_row
 from rocketq.spark.store_schema import DISPATCH_COLUMNS, STORE_COLUMNS
 from rocketq.store.commitlog import DispatchRequest
 
@@ -56,11 +57,13 @@ def _batches(
     columns: tuple[tuple[str, str], ...],
     batch_rows: int,
 ) -> Iterator[Any]:
-    builder = RecordBatchBuilder(columns)
-    append = builder.append
-    for item in items:
-        append(row(item, broker))
-        if len(builder) >= batch_rows:
-            yield builder.flush()
-    if len(builder):
-        yield builder.flush()
+    """Rows cut into batches; columns come from one C-level transpose (``zip(*rows)``)."""
+    import pyarrow as pa
+
+    schema = arrow_schema(columns)
+    types = [field.type for field in schema]
+    it = iter(items)
+    while rows := [row(item, broker) for item in itertools.islice(it, batch_rows)]:
+        transposed = zip(*rows, strict=True)
+        arrays = [pa.array(col, type=kind) for col, kind in zip(transposed, types, strict=True)]
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
