@@ -18,7 +18,7 @@ from rocketq.spark.store_split import (
     plan_splits,
 )
 from rocketq.store.dump import RecordInfo, iter_commitlog_records
-from tests.spark.store_data import SEGMENT_BYTES, store_decoded, write_store
+from tests.spark.store_data import MAGICS, SEGMENT_BYTES, store_decoded, write_store
 
 pytestmark = pytest.mark.spark
 
@@ -51,6 +51,12 @@ def test_splits_read_exactly_the_records_of_a_sequential_scan(
     assert len(os.listdir(store_root / "commitlog")) >= 6
     assert len(expected) == 500
     assert offsets == expected
+
+
+def test_the_fixture_store_plants_magic_codes_inside_bodies(store_root: Path) -> None:
+    bodies = [m.body for m in store_decoded(store_root).values()]
+    planted = [b for b in bodies if any(magic in b for magic in MAGICS)]
+    assert len(planted) >= 50
 
 
 def test_split_records_equal_the_stores_own_decode_field_by_field(store_root: Path) -> None:
@@ -155,3 +161,37 @@ def test_a_torn_tail_in_the_last_segment_ends_the_data_as_recovery_does(
     splits = plan_splits([StoreInput(str(root), "b")], 1500)
     assert [m.commitlog_offset for m in read_all(splits)] == expected[:-5]
     assert sequential_offsets(root) == expected[:-5]
+
+
+def test_a_whole_record_copied_into_a_body_never_starts_a_split(
+    store_root: Path, tmp_path: Path
+) -> None:
+    from rocketq.store.message_store import MessageStore
+    from tests.spark.store_data import message_for, store_config
+
+    root = _copy(store_root, tmp_path / "broker-a")
+    first = sequential_offsets(root)[0]
+    fake = _record(root, first)  # a genuine record, magic code and all, as a body
+    store = MessageStore(store_config(root))
+    store.load()
+    store.start()
+    try:
+        import random
+
+        msg = message_for(random.Random(1), 3)
+        msg.body = fake + fake[:120]
+        assert store.put_message(msg).status.name == "PUT_OK"
+    finally:
+        store.shutdown()
+    expected = sequential_offsets(root)
+    host = expected[-1]
+    seg = root / "commitlog" / f"{host - host % SEGMENT_BYTES:020d}"
+    base = int(seg.name)
+    (whole,) = plan_splits([StoreInput(str(root), "b")], 1 << 30)[-1:]
+    assert whole.path == str(seg)
+    decode = message_decoder(True)
+    for start in range(host - base, host - base + len(msg.body) + 100):
+        head = CommitLogSplit("b", str(seg), base, 0, start, whole.data_end)
+        tail = CommitLogSplit("b", str(seg), base, start, whole.end, whole.data_end)
+        got = [m.commitlog_offset for s in (head, tail) for m in iter_split(s, decode)]
+        assert got == [o for o in expected if o >= base], start
