@@ -58,6 +58,7 @@ BROKER_KEYS: dict[str, str] = {
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
+    "aclEnable": "acl_enable",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -99,6 +100,10 @@ class BrokerConfig:
     notify_consumer_ids_changed_enable: bool = True
     max_message_size: int = 4 * 1024 * 1024
     store_path_root_dir: str = str(Path.home() / "store")
+    # plain ACL: plain_acl.yml in <store>/config/ (or $ROCKETMQ_HOME/conf/), polled for changes
+    acl_enable: bool = False
+    acl_file_path: str | None = None
+    acl_watch_interval_ms: int = 500
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 
@@ -118,6 +123,7 @@ class BrokerConfig:
             "register_name_server_period_ms",
             "channel_expired_timeout_ms",
             "max_message_size",
+            "acl_watch_interval_ms",
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
