@@ -195,3 +195,13 @@ def test_a_whole_record_copied_into_a_body_never_starts_a_split(
         tail = CommitLogSplit("b", str(seg), base, start, whole.end, whole.data_end)
         got = [m.commitlog_offset for s in (head, tail) for m in iter_split(s, decode)]
         assert got == [o for o in expected if o >= base], start
+
+
+def test_store_columns_are_the_shared_store_rows_transposed(store_root: Path) -> None:
+    from rocketq.spark.schema import store_row
+    from rocketq.spark.store_rows import message_columns
+
+    splits = plan_splits([StoreInput(str(store_root), "broker-a")], 1 << 30)
+    msgs = read_all(splits)
+    rows = [store_row(m, "broker-a") for m in msgs]
+    assert message_columns(msgs, "broker-a") == [list(c) for c in zip(*rows, strict=True)]
