@@ -142,6 +142,17 @@ def export_store(spark: Any, root: Path, out: Path, split_mib: int) -> float:
     return time.perf_counter() - t0
 
 
+def scan_noop(spark: Any, root: Path, split_mib: int) -> float:
+    t0 = time.perf_counter()
+    df = (
+        spark.read.format("rocketq-store")
+        .option("splitBytes", str(split_mib * MIB))
+        .load(str(root))
+    )
+    df.write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - t0
+
+
 def export_json(spark: Any, src: Path, out: Path) -> float:
     from pyspark.sql import functions as F
 
@@ -189,8 +200,14 @@ def bench_store(args: argparse.Namespace, spark: Any, work: Path) -> None:
     write_json_copy(root, work / "jsonl")
     json_mib = sum(p.stat().st_size for p in (work / "jsonl").iterdir()) / MIB
     print(f"json copy: {json_mib:.0f} MiB in {time.perf_counter() - t0:.1f} s", flush=True)
-    spark.read.format("rocketq-store").load(str(root)).limit(1).collect()  # warm-up
-    spark.read.schema(JSON_DDL).json(str(work / "jsonl")).limit(1).collect()
+    spark.read.format("rocketq-store").load(str(root)).count()  # warm-up: workers started
+    spark.read.schema(JSON_DDL).json(str(work / "jsonl")).count()
+    noop = [scan_noop(spark, root, args.split_mib) for _ in range(args.runs)]
+    print(
+        f"store-file scan to the noop sink (decode + Arrow, no Parquet): "
+        f"{scanned / MIB / min(noop):.1f} MiB/s (best of {[round(t, 2) for t in noop]} s)",
+        flush=True,
+    )
     mine = [export_store(spark, root, work / "out-store", args.split_mib) for _ in range(args.runs)]
     theirs = [export_json(spark, work / "jsonl", work / "out-json") for _ in range(args.runs)]
     rows_mine = spark.read.parquet(str(work / "out-store")).count()
