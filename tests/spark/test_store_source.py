@@ -100,3 +100,13 @@ def test_topics_option_and_end_offset_select_a_deterministic_subset(
     got = sorted(r[0] for r in df.select("commitLogOffset").collect())
     want = [m.commitlog_offset for m in decoded[:200] if m.topic in ("Orders", "Audit")]
     assert got == want
+
+
+def test_a_store_with_no_records_reads_as_an_empty_frame(spark: Any, tmp_path: Path) -> None:
+    empty = tmp_path / "broker-c"
+    (empty / "commitlog").mkdir(parents=True)
+    (empty / "commitlog" / f"{0:020d}").write_bytes(bytes(64 * 1024))  # preallocated, unwritten
+    df = spark.read.format("rocketq-store").load(str(empty))
+    assert df.count() == 0
+    with pytest.raises(Exception, match="is not a directory"):
+        spark.read.format("rocketq-store").load(str(tmp_path / "missing")).count()
