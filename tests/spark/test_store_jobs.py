@@ -120,6 +120,11 @@ def test_export_writes_parquet_partitioned_by_topic_and_date(
         f"topic={t}" for t in TOPICS
     )
     assert all(p.name.startswith("date=20") for p in (out / "topic=Orders").iterdir() if p.is_dir())
+    again = CliRunner().invoke(
+        cli, ["spark", "export", "--store", str(store_root), "--out", str(out)]
+    )
+    assert again.exit_code != 0
+    assert "exists; pass --overwrite" in again.output
     back = spark.read.parquet(str(out))
     assert back.count() == 500
     offsets = sorted(r[0] for r in back.select("commitLogOffset").collect())

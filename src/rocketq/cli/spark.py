@@ -73,6 +73,8 @@ def export(
     """Write every record as Parquet partitioned by topic and (UTC) date."""
     from rocketq.spark.jobs import export_parquet
 
+    if os.path.exists(out) and not overwrite:
+        raise click.ClickException(f"{out} exists; pass --overwrite to replace it")
     with _session(master) as session:
         result = export_parquet(
             session,
