@@ -164,6 +164,11 @@ def rebuild(
     from rocketq.spark.store_rebuild import rebuild as run_rebuild
 
     config = StoreConfig() if config_file is None else StoreConfig.from_broker_conf(config_file)
+    for name in ("consumequeue", "index"):
+        if os.path.exists(os.path.join(out, name)):
+            raise click.ClickException(
+                f"{os.path.join(out, name)} exists; rebuild writes a fresh tree"
+            )
     os.makedirs(out, exist_ok=True)
     with _session(master) as session:
         result = run_rebuild(
