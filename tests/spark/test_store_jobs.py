@@ -100,9 +100,7 @@ def test_rebuilt_consume_queues_and_index_files_equal_the_originals_byte_for_byt
     assert keyed_offsets(lost, "order-5") == keyed_offsets(store_root, "order-5") != []
 
 
-def test_rebuild_refuses_an_out_folder_that_already_holds_queues(
-    spark: Any, store_root: Path
-) -> None:
+def test_rebuild_refuses_an_out_folder_that_already_holds_queues(store_root: Path) -> None:
     result = CliRunner().invoke(
         cli, ["spark", "rebuild", "--store", str(store_root), "--out", str(store_root)]
     )
