@@ -230,11 +230,11 @@ def bench_store(args: argparse.Namespace, spark: Any, work: Path) -> None:
 
 
 def check_exact(spark: Any, root: Path) -> None:
-    """Record offsets read with 1 MiB and with 7,777-byte splits against the sequential walk."""
+    """Record offsets read with 1 MiB and (4 MiB + 777)-byte splits against the walk."""
     from rocketq.store.dump import RecordInfo, iter_commitlog_records
 
     walked = [r.offset for r in iter_commitlog_records(str(root)) if isinstance(r, RecordInfo)]
-    for split_bytes in (MIB, 7777):
+    for split_bytes in (MIB, 4 * MIB + 777):
         df = spark.read.format("rocketq-store").option("splitBytes", str(split_bytes))
         rows = df.load(str(root)).select("commitLogOffset").collect()
         got = sorted(r[0] for r in rows)
