@@ -128,10 +128,9 @@ def json_row(msg: MessageExt, broker: str) -> dict[str, Any]:
     }
 
 
-def export_store(spark: Any, root: Path, out: Path, split_mib: int) -> float:
+def export_store(spark: Any, root: Path, out: Path, split_mib: int) -> None:
     from pyspark.sql import functions as F
 
-    t0 = time.perf_counter()
     df = (
         spark.read.format("rocketq-store")
         .option("splitBytes", str(split_mib * MIB))
@@ -139,24 +138,20 @@ def export_store(spark: Any, root: Path, out: Path, split_mib: int) -> float:
     )
     df = df.withColumn("date", F.expr(DATE_SQL))
     df.write.mode("overwrite").partitionBy("topic", "date").parquet(str(out))
-    return time.perf_counter() - t0
 
 
-def scan_noop(spark: Any, root: Path, split_mib: int) -> float:
-    t0 = time.perf_counter()
+def scan_noop(spark: Any, root: Path, split_mib: int) -> None:
     df = (
         spark.read.format("rocketq-store")
         .option("splitBytes", str(split_mib * MIB))
         .load(str(root))
     )
     df.write.format("noop").mode("overwrite").save()
-    return time.perf_counter() - t0
 
 
-def export_json(spark: Any, src: Path, out: Path) -> float:
+def export_json(spark: Any, src: Path, out: Path) -> None:
     from pyspark.sql import functions as F
 
-    t0 = time.perf_counter()
     df = spark.read.schema(JSON_DDL).json(str(src))
     df = df.selectExpr(
         "key",
@@ -180,7 +175,62 @@ def export_json(spark: Any, src: Path, out: Path) -> float:
         "storeSize",
     ).withColumn("date", F.expr(DATE_SQL))
     df.write.mode("overwrite").partitionBy("topic", "date").parquet(str(out))
-    return time.perf_counter() - t0
+
+
+def tree_cpu_seconds(root_pid: int) -> float:
+    """User + system CPU of ``root_pid`` and its descendants, reaped ones included (/proc)."""
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(name)] = int(fields[1])
+        ticks[int(name)] = sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+    total = 0
+    for pid, t in ticks.items():
+        p = pid
+        while p > 1 and p != root_pid:
+            p = parent.get(p, 0)
+        if p == root_pid:
+            total += t
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+class Meter:
+    """Wall time and the CPU seconds of this process plus the JVM and its Python workers."""
+
+    def __init__(self, spark: Any) -> None:
+        self.jvm_pid = int(spark.sparkContext._gateway.proc.pid)
+
+    def cpu(self) -> float:
+        own = time.process_time()
+        return own + tree_cpu_seconds(self.jvm_pid)
+
+    def runs(self, count: int, fn: Any, *args: Any) -> list[tuple[float, float]]:
+        out = []
+        for _ in range(count):
+            wall, cpu = time.perf_counter(), self.cpu()
+            fn(*args)
+            out.append((time.perf_counter() - wall, self.cpu() - cpu))
+        return out
+
+
+def report(label: str, mib: float, runs: list[tuple[float, float]]) -> float:
+    """Prints the best wall rate and the CPU cost; returns the best wall time."""
+    best = min(w for w, _ in runs)
+    cpu = min(c for _, c in runs)
+    walls = [round(w, 2) for w, _ in runs]
+    print(
+        f"{label}: {mib / best:.1f} MiB/s (best of {walls} s); "
+        f"{mib / cpu:.1f} MiB per CPU-second ({cpu:.1f} CPU-s)",
+        flush=True,
+    )
+    return best
 
 
 def bench_store(args: argparse.Namespace, spark: Any, work: Path) -> None:
@@ -202,30 +252,23 @@ def bench_store(args: argparse.Namespace, spark: Any, work: Path) -> None:
     print(f"json copy: {json_mib:.0f} MiB in {time.perf_counter() - t0:.1f} s", flush=True)
     spark.read.format("rocketq-store").load(str(root)).count()  # warm-up: workers started
     spark.read.schema(JSON_DDL).json(str(work / "jsonl")).count()
-    noop = [scan_noop(spark, root, args.split_mib) for _ in range(args.runs)]
-    print(
-        f"store-file scan to the noop sink (decode + Arrow, no Parquet): "
-        f"{scanned / MIB / min(noop):.1f} MiB/s (best of {[round(t, 2) for t in noop]} s)",
-        flush=True,
-    )
-    mine = [export_store(spark, root, work / "out-store", args.split_mib) for _ in range(args.runs)]
-    theirs = [export_json(spark, work / "jsonl", work / "out-json") for _ in range(args.runs)]
+    meter = Meter(spark)
+    mib = scanned / MIB
+    noop = meter.runs(args.runs, scan_noop, spark, root, args.split_mib)
+    report("store-file scan to the noop sink (decode + Arrow, no Parquet)", mib, noop)
+    mine = meter.runs(args.runs, export_store, spark, root, work / "out-store", args.split_mib)
+    theirs = meter.runs(args.runs, export_json, spark, work / "jsonl", work / "out-json")
     rows_mine = spark.read.parquet(str(work / "out-store")).count()
     rows_theirs = spark.read.parquet(str(work / "out-json")).count()
     assert rows_mine == rows_theirs == count, (rows_mine, rows_theirs, count)
-    best_mine, best_theirs = min(mine), min(theirs)
-    mib = scanned / MIB
+    best_mine = report("store-file scan to Parquet, local[2]", mib, mine)
+    best_theirs = report("JSON-lines copy to Parquet (built-in json source)", mib, theirs)
+    cpu_ratio = min(c for _, c in theirs) / min(c for _, c in mine)
     print(
-        f"store-file scan to Parquet, local[2]: {mib / best_mine:.1f} MiB/s "
-        f"(best of {[round(t, 2) for t in mine]} s)",
+        f"ratio store source / json source: {best_theirs / best_mine:.2f}x wall, "
+        f"{cpu_ratio:.2f}x CPU",
         flush=True,
     )
-    print(
-        f"JSON-lines copy to Parquet (built-in json source): {mib / best_theirs:.1f} MiB/s "
-        f"of the same records (best of {[round(t, 2) for t in theirs]} s)",
-        flush=True,
-    )
-    print(f"ratio store source / json source: {best_theirs / best_mine:.2f}x", flush=True)
     check_exact(spark, root)
 
 
