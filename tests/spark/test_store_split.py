@@ -200,8 +200,14 @@ def test_a_whole_record_copied_into_a_body_never_starts_a_split(
 def test_store_columns_are_the_shared_store_rows_transposed(store_root: Path) -> None:
     from rocketq.spark.schema import store_row
     from rocketq.spark.store_rows import message_columns
+    from rocketq.spark.store_schema import STORE_COLUMNS
 
     splits = plan_splits([StoreInput(str(store_root), "broker-a")], 1 << 30)
     msgs = read_all(splits)
     rows = [store_row(m, "broker-a") for m in msgs]
-    assert message_columns(msgs, "broker-a") == [list(c) for c in zip(*rows, strict=True)]
+    expected = [list(c) for c in zip(*rows, strict=True)]
+    properties = [n for n, (name, _) in enumerate(STORE_COLUMNS) if name == "properties"]
+    for n in properties:  # item lists in store_row, the dicts themselves in the columns
+        expected[n] = [dict(items) for items in expected[n]]
+    assert properties
+    assert message_columns(msgs, "broker-a") == expected
