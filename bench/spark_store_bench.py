@@ -1,6 +1,6 @@
-"""Spark benchmarks on ``local[2]``.
+"""Spark benchmark of the store-file jobs on ``local[2]`` (the ``store`` row of spark_bench).
 
-Store-file scan to Parquet (``--only store``): a store of ``--mib`` MiB is written through
+Store-file scan to Parquet: a store of ``--mib`` MiB is written through
 the real MessageStore (64 MiB segments, 4 topics x 4 queues, random bodies of 200-2,000 bytes,
 1 % of them carrying a magic code), then exported to Parquet partitioned by topic and UTC
 date twice: by the ``rocketq-store`` source (byte-range splits of ``--split-mib``), and by
@@ -8,8 +8,8 @@ Spark's built-in JSON source from a JSON-lines copy of the same records (bodies 
 an explicit schema, so no inference pass) into the same columns. Reported: commitlog MiB/s
 of each and the ratio; each figure is the best of ``--runs`` after a warm-up read.
 
-Run: ``.venv/bin/python bench/spark_bench.py [--mib 256] [--runs 3] [--dir DIR]``. Bounded
-by the store size: about 2 minutes for 256 MiB on 2 cores.
+Run: ``.venv/bin/python bench/spark_store_bench.py [--mib 256] [--runs 3] [--dir DIR]``.
+Bounded by the store size: about 2 minutes for 256 MiB on 2 cores.
 """
 
 from __future__ import annotations
@@ -290,14 +290,13 @@ def check_exact(spark: Any, root: Path) -> None:
         )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("store",), default="store")
     parser.add_argument("--mib", type=int, default=256, help="commitlog size to write")
     parser.add_argument("--split-mib", type=int, default=16, help="store source split size")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", default=None, help="work folder (default: a temporary one)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
