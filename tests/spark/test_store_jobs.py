@@ -63,6 +63,7 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_rebuilt_consume_queues_and_index_files_equal_the_originals_byte_for_byte(
     spark: Any, store_root: Path, tmp_path: Path
 ) -> None:
