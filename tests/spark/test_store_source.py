@@ -110,3 +110,28 @@ def test_a_store_with_no_records_reads_as_an_empty_frame(spark: Any, tmp_path: P
     assert df.count() == 0
     with pytest.raises(Exception, match="is not a directory"):
         spark.read.format("rocketq-store").load(str(tmp_path / "missing")).count()
+
+
+def test_a_corrupt_body_fails_the_read_with_its_offset_or_is_skipped(
+    spark: Any, two_stores: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    from tests.spark.store_data import SEGMENT_BYTES
+
+    root = tmp_path / "broker-a"
+    shutil.copytree(two_stores[0], root)
+    decoded = store_decoded(root)
+    victim = next(m for m in sorted(decoded.values(), key=lambda m: -m.commitlog_offset) if m.body)
+    segment = (
+        root / "commitlog" / f"{victim.commitlog_offset // SEGMENT_BYTES * SEGMENT_BYTES:020d}"
+    )
+    data = bytearray(segment.read_bytes())
+    at = data.index(victim.body, victim.commitlog_offset % SEGMENT_BYTES)
+    data[at] ^= 0xFF
+    segment.write_bytes(bytes(data))
+    reader = spark.read.format("rocketq-store").option("splitBytes", "30000")
+    with pytest.raises(Exception, match=f"at offset {victim.commitlog_offset}: body CRC mismatch"):
+        reader.load(str(root)).count()
+    skipped = reader.option("onCorruptRecord", "skip").load(str(root))
+    assert skipped.count() == len(decoded) - 1
