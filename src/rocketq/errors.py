@@ -65,6 +65,10 @@ class RemotingTimeoutError(RemotingError, TimeoutError):
     """A request got no response in time."""
 
 
+class RequestTimeoutError(RemotingTimeoutError):
+    """No reply arrived for a request-reply ``Producer.request`` within its timeout."""
+
+
 class RemotingTooMuchRequestError(RemotingError):
     """Too many requests are in flight on a connection."""
 

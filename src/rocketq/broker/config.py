@@ -58,6 +58,7 @@ BROKER_KEYS: dict[str, str] = {
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
+    "storeReplyMessageEnable": "store_reply_message_enable",
     "aclEnable": "acl_enable",
 }
 
@@ -99,6 +100,8 @@ class BrokerConfig:
     pull_request_hold_check_interval_ms: int = 5_000
     notify_consumer_ids_changed_enable: bool = True
     max_message_size: int = 4 * 1024 * 1024
+    # ReplyMessageProcessor also stores each reply in <cluster>_REPLY_TOPIC
+    store_reply_message_enable: bool = True
     store_path_root_dir: str = str(Path.home() / "store")
     # plain ACL: plain_acl.yml in <store>/config/ (or $ROCKETMQ_HOME/conf/), polled for changes
     acl_enable: bool = False

@@ -219,7 +219,10 @@ class BrokerController:
         addrs = self.config.namesrv_addr_list
         if not addrs or not self._started:
             return
+        from rocketq.broker.configuration import apply_broker_permission
+
         wrapper = self.topic_config_manager.build_serialize_wrapper()
+        wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
         await self.outer_api.register_broker_all(addrs, self.identity(), wrapper)
 
     def register_broker_all_soon(self) -> None:

@@ -248,3 +248,27 @@ def delete_topics(store: Any, topics: set[str]) -> None:
 def runtime_info(store: Any) -> dict[str, str]:
     info = getattr(store, "get_runtime_info", None)
     return {str(k): str(v) for k, v in (info() if info is not None else {}).items()}
+
+
+# ---------------------------------------------------------------- admin queries (issue 9)
+
+
+def get_message_store_timestamp(store: Any, topic: str, queue_id: int, offset: int) -> int:
+    return int(store.get_message_store_timestamp(topic, queue_id, offset))
+
+
+def consume_queue_units(
+    store: Any, topic: str, queue_id: int, index: int, count: int
+) -> tuple[int, int, list[tuple[int, int, int]]] | None:
+    """(min offset, max offset, up to ``count`` units from ``index``) of an existing consume
+    queue, each unit (commitlog offset, size, tags code); None when the queue does not exist."""
+    cq = store.find_consume_queue(topic, queue_id, create=False)
+    if cq is None:
+        return None
+    units = []
+    for i in range(index, index + max(0, count)):
+        unit = cq.get_unit(i)
+        if unit is None:
+            break
+        units.append(tuple(int(v) for v in unit))
+    return int(cq.get_min_offset_in_queue()), int(cq.get_max_offset_in_queue()), units  # type: ignore[return-value]

@@ -97,3 +97,10 @@ class MessageSysFlag:
     @staticmethod
     def reset_transaction_value(sys_flag: int, tran_type: int) -> int:
         return (sys_flag & ~MessageSysFlag.TRANSACTION_TYPE_MASK) | tran_type
+
+
+# request-reply (4.6+): set by the requester, the replier and the broker
+PROPERTY_MESSAGE_TYPE = "MSG_TYPE"
+PROPERTY_PUSH_REPLY_TIME = "PUSH_REPLY_TIME"
+PROPERTY_MESSAGE_REPLY_ARRIVE_TIME = "ARRIVE_TIME"
+REPLY_MESSAGE_FLAG = "reply"

@@ -25,3 +25,20 @@ def register_all(controller: BrokerController) -> None:
         AclAdminProcessor(controller),
     ):
         processor.register()
+    _register_issue9(controller)
+
+
+def _register_issue9(controller: BrokerController) -> None:
+    """Consumer admin calls, broker config, client calls and request-reply (issue 9)."""
+    from rocketq.broker.processors.broker_config import BrokerConfigProcessor
+    from rocketq.broker.processors.client_call import ClientCallProcessor
+    from rocketq.broker.processors.consumer_admin import ConsumerAdminProcessor
+    from rocketq.broker.processors.reply import ReplyMessageProcessor
+
+    for processor in (
+        ConsumerAdminProcessor(controller),
+        BrokerConfigProcessor(controller),
+        ClientCallProcessor(controller),
+        ReplyMessageProcessor(controller),
+    ):
+        processor.register()

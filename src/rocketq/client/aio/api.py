@@ -76,8 +76,12 @@ class MQClientAPI:
         body: bytes,
         uniq_id: str,
         timeout_s: float,
+        *,
+        reply: bool = False,
     ) -> SendResult:
         code = RequestCode.SEND_BATCH_MESSAGE if header.batch else RequestCode.SEND_MESSAGE_V2
+        if reply:
+            code = RequestCode.SEND_REPLY_MESSAGE_V2
         request = RemotingCommand.create_request(code, header.to_v2().to_ext_fields(), body)
         response = await self.remoting.invoke(addr, request, timeout_s)
         status = _SEND_STATUS.get(response.code)  # type: ignore[call-overload]

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.rebalance_impl import compute_pull_from_where
 from rocketq.client.subscription import build_subscription_data
 from rocketq.common.message import MessageQueue
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from rocketq.client.config import LitePullConsumerConfig, PushConsumerConfig
 
 
-class ConsumerCore:
+class ConsumerCore(MQAdmin):
     consume_type: ConsumeType
     config: PushConsumerConfig | LitePullConsumerConfig
     group: str
@@ -32,6 +33,7 @@ class ConsumerCore:
         self._rebalance: RebalanceImpl | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._running = False
+        self.start_timestamp_ms = 0  # when start() finished (ConsumerRunningInfo)
 
     def _add_subscription(self, topic: str, expression: str) -> None:
         """Validate and record; a started consumer heartbeats it and rebalances at once."""

@@ -17,7 +17,10 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ClassVar, Protocol
 
 from rocketq.client.aio.api import MQClientAPI
+from rocketq.client.aio.client_remoting_processor import ClientRemotingProcessor
+from rocketq.client.aio.request_reply import RequestFutureHolder
 from rocketq.client.config import ClientConfig
+from rocketq.client.consumer_stats import ConsumerStatsManager
 from rocketq.client.fault import TopicPublishInfo
 from rocketq.common.message import MessageQueue
 from rocketq.errors import RocketQError
@@ -101,6 +104,9 @@ class MQClientInstance:
         self.remoting.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed
         )
+        self.request_futures = RequestFutureHolder()
+        self.consumer_stats_manager = ConsumerStatsManager()
+        ClientRemotingProcessor(self).register()
 
     # ------------------------------------------------------------------ membership
 

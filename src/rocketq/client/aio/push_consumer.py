@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,7 @@ class PushConsumer(ConsumerCore):
         if self._orderly and self.clustering:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_loop())
         instance.rebalance_immediately()
+        self.start_timestamp_ms = time.time_ns() // 1_000_000
 
     async def shutdown(self, await_termination_s: float = 10.0) -> None:
         instance = self._instance
@@ -254,6 +256,10 @@ class PushConsumer(ConsumerCore):
             return False
         return True
 
+    def record_consume(self, topic: str, rt_ms: float, ok: int, failed: int) -> None:
+        if self._instance is not None:
+            self._instance.consumer_stats_manager.inc_consume(self.group, topic, rt_ms, ok, failed)
+
     def lock_valid(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
         return not self.clustering or self.rebalance.lock_valid(pq)
 
@@ -286,6 +292,7 @@ class PushConsumer(ConsumerCore):
                 continue
             store = self.offset_store
             commit = store.read(mq) if self.clustering and mq in store.advanced else 0
+            pull_started = time.monotonic()
             try:
                 result = await pull_kernel(
                     instance,
@@ -302,6 +309,9 @@ class PushConsumer(ConsumerCore):
                 log.info("pull of %s failed: %r", mq, exc)
                 await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
+            pulled = len(result.msg_found_list or [])
+            pull_ms = (time.monotonic() - pull_started) * 1000
+            instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, pulled)
             if pq.is_dropped():
                 return
             offset = result.next_begin_offset
