@@ -35,6 +35,7 @@ from rocketq.store.commitlog import DispatchRequest
 from rocketq.store.config import StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.index_service import IndexService, index_file_name
+from rocketq.store.paths import fsync_dir
 
 QUEUE_RESULT_DDL = "topic STRING, queueId INT, units BIGINT, gaps BIGINT"
 
@@ -79,6 +80,7 @@ def rebuild(
         for name in ("consumequeue", "index"):
             if os.path.isdir(os.path.join(tmp, name)):
                 os.rename(os.path.join(tmp, name), os.path.join(out, name))
+        fsync_dir(out)
         result.index_files = [os.path.join(out, "index", f) for f in result.index_files]
         return result
     finally:
