@@ -180,7 +180,7 @@ def rebuild(
             click.echo(
                 f"  {topic}:{qid}: {gaps} gaps filled with blank units (commitlog data lost)"
             )
-    click.echo(f"{len(result.index_files)} index files, {result.index_records} records indexed")
+    click.echo(f"{len(result.index_files)} index files, {result.index_keys} keys")
 
 
 def _progress(line: str) -> None:

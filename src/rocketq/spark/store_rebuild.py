@@ -9,11 +9,8 @@ so tags codes, keys and transaction flags are exactly what the store dispatched)
   fillers before a queue's first surviving offset included) and reports each queue's count
   and gaps (a gap means commitlog data is missing; the writer fills it with blank units, as
   the store's dispatch would);
-* index files: their hash chains depend on insertion order over the whole store, so the
-  driver feeds the key-carrying rows in commitlog order (the splits are planned in offset
-  order and nothing is shuffled, so ``toLocalIterator`` yields them in order; checked) to the
-  store's own ``IndexService``. A new file is named by the store time of the record that
-  opened it, where the broker uses the wall clock at that moment.
+* index files: one task per file (``index_rebuild``): a key's file follows from its number
+  in the store-wide key sequence, which the splits count first.
 
 Everything is written under ``<out>/.rebuild-<id>`` first and renamed to ``<out>/consumequeue``
 and ``<out>/index`` at the end, so a failed job leaves no half-written tree. Installing the
@@ -29,12 +26,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocketq.errors import ConfigError, IllegalStateError
+from rocketq.errors import ConfigError
+from rocketq.spark.index_rebuild import write_index_files
 from rocketq.spark.jobs import TRANSACTION_SKIPPED, Progress, StageProgress, read_store
 from rocketq.store.commitlog import DispatchRequest
 from rocketq.store.config import StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
-from rocketq.store.index_service import IndexService, index_file_name
 from rocketq.store.paths import fsync_dir
 
 QUEUE_RESULT_DDL = "topic STRING, queueId INT, units BIGINT, gaps BIGINT"
@@ -44,7 +41,7 @@ QUEUE_RESULT_DDL = "topic STRING, queueId INT, units BIGINT, gaps BIGINT"
 class RebuildResult:
     queues: list[tuple[str, int, int, int]] = field(default_factory=list)  # topic, id, units, gaps
     index_files: list[str] = field(default_factory=list)
-    index_records: int = 0
+    index_keys: int = 0
 
     @property
     def units(self) -> int:
@@ -73,10 +70,13 @@ def rebuild(
         with StageProgress(spark, progress, "rebuild consume queues"):
             result.queues = _write_consume_queues(df, tmp, config.mapped_file_size_consume_queue)
         if config.message_index_enable:
-            # whole segments: the driver pulls the rows partition by partition, in order
-            whole = read_store(spark, [store], split_bytes=1 << 62, output="dispatch", extra=extra)
             with StageProgress(spark, progress, "rebuild index"):
-                result.index_records, result.index_files = _write_index(whole, tmp, config)
+                result.index_keys, result.index_files = write_index_files(
+                    df,
+                    os.path.join(tmp, "index"),
+                    config.max_hash_slot_num,
+                    config.max_index_num,
+                )
         for name in ("consumequeue", "index"):
             if os.path.isdir(os.path.join(tmp, name)):
                 os.rename(os.path.join(tmp, name), os.path.join(out, name))
@@ -164,56 +164,3 @@ class _QueueWriter:
         cq.shutdown()
         self.results.append((cq.topic, cq.queue_id, self.units, self.gaps))
         self.cq, self.last, self.units, self.gaps = None, -1, 0, 0
-
-
-class _RebuildIndexService(IndexService):
-    """The store's IndexService, naming each new file by the store time that opened it."""
-
-    now_ms = 0
-
-    def _new_file_path(self) -> str:
-        last = os.path.basename(self.index_file_list[-1].file_name) if self.index_file_list else ""
-        now_ms = self.now_ms
-        while True:
-            name = index_file_name(now_ms)
-            path = os.path.join(self.index_dir, name)
-            if name > last and not os.path.exists(path):
-                return path
-            now_ms += 1
-
-
-def _write_index(df: Any, tmp: str, config: StoreConfig) -> tuple[int, list[str]]:
-    service = _RebuildIndexService(
-        os.path.join(tmp, "index"), config.max_hash_slot_num, config.max_index_num, None
-    )
-    keyed = df.where("uniqKey IS NOT NULL OR keys IS NOT NULL").select(
-        "topic", "commitLogOffset", "storeSize", "storeTimestampMs", "keys", "uniqKey", "sysFlag"
-    )
-    count = 0
-    last = -1
-    try:
-        for r in keyed.toLocalIterator(prefetchPartitions=True):
-            if r.commitLogOffset <= last:
-                raise IllegalStateError(f"index rows out of order at offset {r.commitLogOffset}")
-            last = r.commitLogOffset
-            service.now_ms = r.storeTimestampMs
-            req = DispatchRequest(
-                r.topic,
-                0,
-                r.commitLogOffset,
-                r.storeSize,
-                0,
-                r.storeTimestampMs,
-                0,
-                r.keys or "",
-                r.uniqKey,
-                r.sysFlag,
-                0,
-                {},
-            )
-            service.build_index(req)
-            count += 1
-        names = [os.path.basename(f.file_name) for f in service.index_file_list]
-    finally:
-        service.shutdown()
-    return count, names
