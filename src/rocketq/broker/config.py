@@ -58,6 +58,11 @@ BROKER_KEYS: dict[str, str] = {
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
+    # transactions (BrokerConfig.transaction*)
+    "transactionCheckInterval": "transaction_check_interval_ms",
+    "transactionTimeOut": "transaction_time_out_ms",
+    "transactionCheckMax": "transaction_check_max",
+    "rejectTransactionMessage": "reject_transaction_message",
     "storeReplyMessageEnable": "store_reply_message_enable",
     "aclEnable": "acl_enable",
 }
@@ -103,6 +108,11 @@ class BrokerConfig:
     # ReplyMessageProcessor also stores each reply in <cluster>_REPLY_TOPIC
     store_reply_message_enable: bool = True
     store_path_root_dir: str = str(Path.home() / "store")
+    # TransactionalMessageCheckService: scan period, age before a half is checked, check count
+    transaction_check_interval_ms: int = 60_000
+    transaction_time_out_ms: int = 6_000
+    transaction_check_max: int = 15
+    reject_transaction_message: bool = False
     # plain ACL: plain_acl.yml in <store>/config/ (or $ROCKETMQ_HOME/conf/), polled for changes
     acl_enable: bool = False
     acl_file_path: str | None = None
@@ -126,6 +136,8 @@ class BrokerConfig:
             "register_name_server_period_ms",
             "channel_expired_timeout_ms",
             "max_message_size",
+            "transaction_check_interval_ms",
+            "transaction_check_max",
             "acl_watch_interval_ms",
         ):
             if getattr(self, name) <= 0:

@@ -67,6 +67,10 @@ class BrokerController:
         self.pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None = None
         self._notifier: ConsumerIdsChangeNotifier | None = None
         self.schedule_message_service: Any = None
+        from rocketq.broker.transaction import TransactionalMessageService
+
+        self.transactional_message_service = TransactionalMessageService(self)
+        self.transactional_message_check_service: Any = None
         self.access_validator: PlainAccessValidator | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
@@ -129,6 +133,12 @@ class BrokerController:
 
         self.schedule_message_service = ScheduleMessageService(self)
         self.schedule_message_service.start()
+        from rocketq.broker.transaction_check import TransactionalMessageCheckService
+
+        self.transactional_message_check_service = TransactionalMessageCheckService(
+            self, self.transactional_message_service
+        )
+        self.transactional_message_check_service.start()
         if self.access_validator is not None:
             self.access_validator.manager.start()  # reload plain_acl.yml when it changes
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
@@ -191,6 +201,8 @@ class BrokerController:
         await self.pull_request_hold_service.shutdown()
         if self.schedule_message_service is not None:
             await self.schedule_message_service.shutdown()
+        if self.transactional_message_check_service is not None:
+            await self.transactional_message_check_service.shutdown()
         if self._register_task is not None:
             with contextlib.suppress(Exception):
                 await self._register_task

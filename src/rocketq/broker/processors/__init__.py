@@ -13,6 +13,7 @@ def register_all(controller: BrokerController) -> None:
     from rocketq.broker.processors.admin import AdminBrokerProcessor
     from rocketq.broker.processors.client_manage import ClientManageProcessor
     from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
+    from rocketq.broker.processors.end_transaction import EndTransactionProcessor
     from rocketq.broker.processors.pull import PullMessageProcessor
     from rocketq.broker.processors.send import SendMessageProcessor
 
@@ -22,6 +23,7 @@ def register_all(controller: BrokerController) -> None:
         ClientManageProcessor(controller),
         ConsumerManageProcessor(controller),
         AdminBrokerProcessor(controller),
+        EndTransactionProcessor(controller),
         AclAdminProcessor(controller),
     ):
         processor.register()

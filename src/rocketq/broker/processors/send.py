@@ -177,9 +177,28 @@ class SendMessageProcessor:
             store_host=self.c.store_host,
             reconsume_times=reconsume_times,
         )
-        self._apply_delay(msg)
+        tran = _transaction_kind(props, h.sys_flag)
+        if tran == "half":
+            if self.c.config.reject_transaction_message:
+                return _error(
+                    ResponseCode.NO_PERMISSION,
+                    f"the broker[{self.c.config.broker_ip1}] sending transaction message "
+                    "is forbidden",
+                )
+            msg.properties[mc.PROPERTY_TRANSACTION_PREPARED] = "true"
+            msg.properties.setdefault(mc.PROPERTY_PRODUCER_GROUP, h.producer_group)
+            self.c.transactional_message_service.parse_half_message(msg)
+        elif tran == "rollback":
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL,
+                "sysFlag TRANSACTION_ROLLBACK_TYPE is written by END_TRANSACTION only",
+            )
+        else:
+            self.apply_delay(msg)
         result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=wait)
-        return self._handle_put_message_result(result, queue_id=msg.queue_id)
+        return self._handle_put_message_result(
+            result, queue_id=queue_id if tran == "half" else msg.queue_id
+        )
 
     def _retry_or_dlq(
         self, topic: str, reconsume_times: int, max_from_header: int | None, props: dict[str, str]
@@ -201,7 +220,9 @@ class SendMessageProcessor:
         props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
         return dlq
 
-    def _apply_delay(self, msg: sb.InnerMessage) -> None:
+    @staticmethod
+    def apply_delay(msg: sb.InnerMessage) -> None:
+        """A message with a delay level (not a half) goes to SCHEDULE_TOPIC_XXXX first."""
         level_text = msg.properties.get(mc.PROPERTY_DELAY_TIME_LEVEL)
         if not level_text or msg.topic.startswith(DLQ_GROUP_TOPIC_PREFIX):
             return
@@ -247,6 +268,12 @@ class SendMessageProcessor:
             return _error(ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not decode: {exc}")
         if not inner:
             return _error(ResponseCode.MESSAGE_ILLEGAL, "the batch is empty")
+        if _transaction_kind({}, h.sys_flag) != "none" or any(
+            _transaction_kind(m.properties, 0) != "none" for m in inner
+        ):
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL, "transactional messages cannot be sent in a batch"
+            )
         msgs = []
         for m in inner:
             if len(m.body) > self.c.config.max_message_size:
@@ -359,7 +386,7 @@ class SendMessageProcessor:
             store_host=self.c.store_host,
             reconsume_times=orig.reconsume_times + 1,
         )
-        self._apply_delay(msg)
+        self.apply_delay(msg)
         result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=True)
         code, remark = STATUS_TO_RESPONSE.get(
             sb.put_status(result), (ResponseCode.SYSTEM_ERROR, "put failed")
@@ -416,3 +443,15 @@ def _host(addr: str) -> tuple[str, int]:
         return (host or "127.0.0.1", int(port))
     except ValueError:
         return ("127.0.0.1", 0)
+
+
+def _transaction_kind(props: dict[str, str], sys_flag: int) -> str:
+    """Classify a send: half (TRAN_MSG=true or a PREPARED sysFlag), rollback, or none."""
+    tran = MessageSysFlag.get_transaction_value(sys_flag)
+    if (props.get(mc.PROPERTY_TRANSACTION_PREPARED) or "").lower() == "true":
+        return "half"
+    if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:
+        return "half"
+    if tran == MessageSysFlag.TRANSACTION_ROLLBACK_TYPE:
+        return "rollback"
+    return "none"

@@ -206,6 +206,25 @@ class MQClientAPI:
         ).encode()
         raise_for(await self._call(addr, RequestCode.UNLOCK_BATCH_MQ, {}, body))
 
+    async def end_transaction(
+        self,
+        addr: str,
+        header: h.EndTransactionRequestHeader,
+        remark: str | None = None,
+        *,
+        oneway: bool = False,
+    ) -> None:
+        """END_TRANSACTION; two-way unless ``oneway`` (how RocketMQ's client sends it)."""
+        request = RemotingCommand.create_request(
+            RequestCode.END_TRANSACTION, header.to_ext_fields()
+        )
+        request.remark = remark
+        if oneway:
+            request.mark_oneway_rpc()
+            await self.remoting.invoke_oneway(addr, request)
+            return
+        raise_for(await self.remoting.invoke(addr, request, self.timeout_s))
+
     async def send_heartbeat(self, addr: str, data: HeartbeatData) -> None:
         raise_for(await self._call(addr, RequestCode.HEART_BEAT, {}, data.encode()))
 

@@ -104,6 +104,10 @@ class MQClientInstance:
         self.remoting.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed
         )
+        self.remoting.register_processor(
+            RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction_state
+        )
+        self._checks: set[asyncio.Task[None]] = set()
         self.request_futures = RequestFutureHolder()
         self.consumer_stats_manager = ConsumerStatsManager()
         ClientRemotingProcessor(self).register()
@@ -195,6 +199,27 @@ class MQClientInstance:
     ) -> RemotingCommand | None:
         log.info("consumer ids of %s changed", request.ext_fields.get("consumerGroup"))
         self.rebalance_immediately()
+        return None
+
+    async def _on_check_transaction_state(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        """ClientRemotingProcessor.checkTransactionState: the half's group's producer decides.
+
+        The listener runs in its own task so a slow check never holds the connection's reader.
+        """
+        from rocketq.common import message_const as mc
+        from rocketq.common.message_decoder import decode_message
+
+        msg = decode_message(request.body, check_crc=False, decompress=True)
+        group = msg.properties.get(mc.PROPERTY_PRODUCER_GROUP, "")
+        check = getattr(self.producers.get(group), "check_transaction_state", None)
+        if check is None:
+            log.warning("transaction check for group %r: no transaction producer here", group)
+            return None
+        task = asyncio.get_running_loop().create_task(check(channel, msg, request.ext_fields))
+        self._checks.add(task)
+        task.add_done_callback(self._checks.discard)
         return None
 
     # ------------------------------------------------------------------ routes
