@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 
 from rocketq.common.message import MessageExt
+from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import (
     BLANK_MAGIC_CODE,
     MESSAGE_MAGIC_CODE,
@@ -66,8 +67,13 @@ def message_for(rng: random.Random, n: int) -> MessageExt:
     )
 
 
-def write_store(root: Path, count: int, seed: int = 7) -> list[MessageExt]:
-    """Put ``count`` messages through a real MessageStore, shut it down; returns what was sent."""
+def write_store(
+    root: Path, count: int, seed: int = 7, *, transactional: bool = False
+) -> list[MessageExt]:
+    """Put ``count`` messages through a real MessageStore, shut it down; returns what was sent.
+
+    ``transactional``: every 23rd message is a prepared half and every 37th a rollback
+    marker (no consume queue unit; a rollback gets no index keys either)."""
     rng = random.Random(seed)
     store = MessageStore(store_config(root))
     store.load()
@@ -76,6 +82,10 @@ def write_store(root: Path, count: int, seed: int = 7) -> list[MessageExt]:
     try:
         for n in range(count):
             msg = message_for(rng, n)
+            if transactional and n % 23 == 5:
+                msg.sys_flag = MessageSysFlag.TRANSACTION_PREPARED_TYPE
+            if transactional and n % 37 == 6:
+                msg.sys_flag = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
             result = store.put_message(msg)
             assert result.status.name == "PUT_OK", result
             sent.append(msg)

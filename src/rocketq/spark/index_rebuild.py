@@ -30,7 +30,15 @@ from rocketq.store.commitlog import DispatchRequest
 from rocketq.store.index_file import IndexFile
 from rocketq.store.index_service import IndexService, index_file_name
 
-KEYED_COLUMNS = ("commitLogOffset", "storeSize", "storeTimestampMs", "topic", "keys", "uniqKey")
+KEYED_COLUMNS = (
+    "commitLogOffset",
+    "storeSize",
+    "storeTimestampMs",
+    "topic",
+    "keys",
+    "uniqKey",
+    "sysFlag",
+)
 COUNT_DDL = "firstOffset BIGINT, keyCount BIGINT"
 KEY_DDL = "fileNo BIGINT, keyNo BIGINT, key STRING, phyOffset BIGINT, storeTimestampMs BIGINT"
 FILE_DDL = "fileNo BIGINT, openedMs BIGINT, keyCount BIGINT"
@@ -54,8 +62,8 @@ class _KeyRecorder(IndexService):
         return f
 
     def keys_of(self, row: tuple[Any, ...]) -> list[str]:
-        phy, size, ts, topic, keys, uniq = row
-        req = DispatchRequest(topic, 0, phy, size, 0, ts, 0, keys or "", uniq, 0, 0, {})
+        phy, size, ts, topic, keys, uniq, sys_flag = row
+        req = DispatchRequest(topic, 0, phy, size, 0, ts, 0, keys or "", uniq, sys_flag, 0, {})
         self.keys = []
         self.build_index(req)
         return self.keys
