@@ -23,6 +23,7 @@ from rocketq.store.message_store import MessageStore
 SEGMENT_BYTES = 64 * 1024
 TOPICS = ("Orders", "Payments", "Audit")
 QUEUES = 4
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 MAGICS = tuple(
     m.to_bytes(4, "big") for m in (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC_CODE)
 )
@@ -73,7 +74,8 @@ def write_store(
     """Put ``count`` messages through a real MessageStore, shut it down; returns what was sent.
 
     ``transactional``: every 23rd message is a prepared half and every 37th a rollback
-    marker (no consume queue unit; a rollback gets no index keys either)."""
+    marker (no consume queue unit; a rollback gets no index keys either), and every 41st
+    waits in SCHEDULE_TOPIC_XXXX (its unit's tags code is the delivery time)."""
     rng = random.Random(seed)
     store = MessageStore(store_config(root))
     store.load()
@@ -86,6 +88,9 @@ def write_store(
                 msg.sys_flag = MessageSysFlag.TRANSACTION_PREPARED_TYPE
             if transactional and n % 37 == 6:
                 msg.sys_flag = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
+            if transactional and n % 41 == 7 and not msg.sys_flag:
+                msg.topic, msg.queue_id = SCHEDULE_TOPIC, 1  # delay level 2: tags code = due time
+                msg.properties["DELAY"] = "2"
             result = store.put_message(msg)
             assert result.status.name == "PUT_OK", result
             sent.append(msg)

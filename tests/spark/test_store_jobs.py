@@ -13,6 +13,7 @@ from rocketq.cli.main import cli
 from rocketq.store.dump import RecordInfo, iter_commitlog_records
 from rocketq.store.message_store import MessageStore
 from tests.spark.store_data import (
+    SCHEDULE_TOPIC,
     SEGMENT_BYTES,
     TOPICS,
     store_config,
@@ -35,6 +36,7 @@ def store_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("jobs") / "broker-a"
     sent = write_store(root, 500, seed=3, transactional=True)
     assert sum(1 for m in sent if m.sys_flag) == 36
+    assert sum(1 for m in sent if m.topic == SCHEDULE_TOPIC) == 11
     return root
 
 
@@ -89,7 +91,7 @@ def test_rebuilt_consume_queues_and_index_files_equal_the_originals_byte_for_byt
     rebuilt_index = sorted((out / "index").iterdir())
     assert len(original_index) >= 3
     assert [p.read_bytes() for p in rebuilt_index] == [p.read_bytes() for p in original_index]
-    assert f"{len(TOPICS) * 4} consume queues, {500 - 36} units" in output
+    assert f"{len(TOPICS) * 4 + 1} consume queues, {500 - 36} units" in output
     assert not [p for p in out.iterdir() if p.name.startswith(".rebuild")]
     # the recovery use: a store that lost its queues and index serves everything again
     lost = tmp_path / "lost" / "broker-a"
@@ -117,7 +119,7 @@ def test_export_writes_parquet_partitioned_by_topic_and_date(
     output = run("export", "--store", str(store_root), "--out", str(out), "--split-bytes", "40000")
     assert "exported 500 records" in output
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted(
-        f"topic={t}" for t in TOPICS
+        f"topic={t}" for t in (*TOPICS, SCHEDULE_TOPIC)
     )
     assert all(p.name.startswith("date=20") for p in (out / "topic=Orders").iterdir() if p.is_dir())
     again = CliRunner().invoke(
