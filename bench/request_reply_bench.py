@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.admin import AsyncAdminClient
-from rocketq.broker.topic_config import TopicConfig
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.client.aio.request_reply import create_reply_message
 from rocketq.common.message import MessageExt
+from rocketq.common.topic_config import TopicConfig
 from rocketq.testing.broker import run_broker, run_namesrv
 
 FAST = {"poll_name_server_interval_s": 1.0, "heartbeat_broker_interval_s": 1.0}

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.common.message import MessageExt
-from rocketq.common.message_decoder import MESSAGE_MAGIC_CODE
+from rocketq.common.record_layout import MESSAGE_MAGIC_CODE
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
 

@@ -226,3 +226,8 @@ def for_code(code: int, remark: str = "") -> BrokerResponseError:
     """Build the error that a non-success response code stands for."""
     cls = RESPONSE_ERRORS.get(code, BrokerResponseError)
     return cls(remark, code=code)
+
+
+class FilterExpressionError(RocketQError, ValueError):
+    """A subscription expression does not parse (FilterAPI's "subString split error");
+    the client raises it, the broker answers SUBSCRIPTION_PARSE_FAILED with its reason."""

@@ -8,12 +8,12 @@ import asyncio
 import pytest
 
 from rocketq.admin import AdminClient, AsyncAdminClient
+from rocketq.common.topic_config import PERM_READ, TopicConfig
 from rocketq.errors import BrokerResponseError, ClientError, NoPermissionError, TopicNotExistError
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
 )
-from rocketq.remoting.route_data import PERM_READ, TopicConfig
 from rocketq.testing.wait import until
 from tests.client.conftest import Cluster
 

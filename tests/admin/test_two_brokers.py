@@ -11,7 +11,7 @@ from rocketq.admin import AsyncAdminClient
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
-from rocketq.remoting.route_data import TopicConfig
+from rocketq.common.topic_config import TopicConfig
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE

@@ -13,12 +13,6 @@ from typing import Any
 import pytest
 
 from rocketq.broker.controller import BrokerController
-from rocketq.broker.topic_config import (
-    TRANS_CHECK_MAX_TIME_TOPIC,
-    TRANS_HALF_TOPIC,
-    TRANS_OP_HALF_TOPIC,
-    TopicConfig,
-)
 from rocketq.broker.transaction import CID_RMQ_SYS_TRANS
 from rocketq.client import (
     ConsumeStatus,
@@ -31,6 +25,12 @@ from rocketq.client.aio import PushConsumer, TransactionProducer
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_message
+from rocketq.common.topic import (
+    TRANS_CHECK_MAX_TIME_TOPIC,
+    TRANS_HALF_TOPIC,
+    TRANS_OP_HALF_TOPIC,
+)
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import SystemError_
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until

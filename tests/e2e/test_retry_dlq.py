@@ -14,11 +14,12 @@ import pytest
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
-from rocketq.broker.topic_config import SCHEDULE_TOPIC, TopicConfig
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
+from rocketq.common.topic import SCHEDULE_TOPIC
+from rocketq.common.topic_config import TopicConfig
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.broker.topic_config import TRANS_HALF_TOPIC
 from rocketq.broker.transaction_check import calculate_op_offset, need_discard
 from rocketq.common import message_decoder as codec
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import encode_batch_messages
+from rocketq.common.message_id import decode_message_id
+from rocketq.common.topic import TRANS_HALF_TOPIC
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import EndTransactionRequestHeader
@@ -28,7 +29,7 @@ def records(c: Cluster, topic: str, queue_id: int = 0) -> list[MessageExt]:
 
 
 def end_request(fields: dict[str, str], tran: int, group: str = "PG") -> RemotingCommand:
-    _host, phy = codec.decode_message_id(fields["msgId"])
+    _host, phy = decode_message_id(fields["msgId"])
     header = EndTransactionRequestHeader(
         producer_group=group,
         tran_state_table_offset=int(fields["queueOffset"]),

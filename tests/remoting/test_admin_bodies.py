@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rocketq.common.subscription import SubscriptionData
 from rocketq.errors import RemotingCommandError
 from rocketq.remoting import object_key_json
 from rocketq.remoting.admin_bodies import (
@@ -21,13 +22,7 @@ from rocketq.remoting.admin_bodies import (
     TopicOffset,
     TopicStatsTable,
 )
-from rocketq.remoting.bodies import (
-    ConsumeFromWhere,
-    ConsumeType,
-    MessageModel,
-    MessageQueueData,
-    SubscriptionData,
-)
+from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel, MessageQueueData
 from rocketq.remoting.consumer_bodies import (
     CMResult,
     ConsumeMessageDirectlyResult,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import (
+from rocketq.common.record_layout import (
     BLANK_MAGIC_CODE,
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
@@ -108,16 +108,15 @@ def store_decoded(root: Path) -> dict[int, MessageExt]:
     store.load()
     out: dict[int, MessageExt] = {}
     try:
-        for topic, queues in store.consume_queue_table.items():
-            for queue_id in queues:
-                offset = 0
-                while True:
-                    got = store.get_message("g", topic, queue_id, offset, 64)
-                    if not got.message_buffers:
-                        break
-                    for msg in decode_messages(b"".join(got.message_buffers)):
-                        out[msg.commitlog_offset] = msg
-                    offset = got.next_begin_offset
+        for cq in store.consume_queues.all_queues():
+            offset = 0
+            while True:
+                got = store.get_message("g", cq.topic, cq.queue_id, offset, 64)
+                if not got.message_buffers:
+                    break
+                for msg in decode_messages(b"".join(got.message_buffers)):
+                    out[msg.commitlog_offset] = msg
+                offset = got.next_begin_offset
     finally:
         store.shutdown()
     return out

@@ -8,6 +8,7 @@ thread for blocking callers. The result and argument types are re-exported here.
 from rocketq.admin.blocking import AdminClient
 from rocketq.admin.client import AsyncAdminClient
 from rocketq.admin.messages import QueryResult
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.admin_bodies import (
     Connection,
     ConsumerConnection,
@@ -33,7 +34,7 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.route_data import TopicConfig, TopicConfigSerializeWrapper
+from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
 
 __all__ = [

@@ -14,6 +14,7 @@ from rocketq.admin.core import DEFAULT_TIMEOUT_S
 from rocketq.admin.messages import MAX_TIMESTAMP, QueryResult
 from rocketq.client.loop_thread import LoopThread
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.acl_headers import (
     GetBrokerAclConfigResponseHeader,
@@ -35,7 +36,7 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.route_data import TopicConfig, TopicConfigSerializeWrapper
+from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
 
 T = TypeVar("T")

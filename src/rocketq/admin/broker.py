@@ -7,6 +7,7 @@ import json
 
 from rocketq.admin.core import AdminCore
 from rocketq.common.java_properties import parse_properties
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting import headers as h
 from rocketq.remoting.admin_headers import (
     DeleteSubscriptionGroupRequestHeader,
@@ -20,7 +21,7 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.route_data import TopicConfig, TopicConfigSerializeWrapper
+from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.remoting.topic_route import KVTable
 
 DEFAULT_TOPIC = "TBW102"

@@ -20,8 +20,9 @@ from rocketq.admin.acl_admin import AclAdmin
 from rocketq.admin.broker import BrokerAdmin
 from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.admin.namesrv import NamesrvAdmin
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ClientError
-from rocketq.remoting.route_data import MASTER_ID, TopicConfig
+from rocketq.remoting.topic_route import MASTER_ID
 
 
 class AsyncAdminClient(ConsumerAdmin, NamesrvAdmin, BrokerAdmin, AclAdmin):

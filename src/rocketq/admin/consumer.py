@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rocketq.admin.messages import MessageAdmin
 from rocketq.common.message import MessageQueue
+from rocketq.common.topic import retry_topic
 from rocketq.errors import ClientError, ConsumerNotOnlineError, TopicNotExistError
 from rocketq.remoting import headers as h
 from rocketq.remoting.admin_bodies import (
@@ -28,12 +29,7 @@ from rocketq.remoting.consumer_bodies import (
 )
 from rocketq.remoting.header_base import CommandCustomHeader
 
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
 CALL_CONSUMER_TIMEOUT_S = 15.0
-
-
-def retry_topic(group: str) -> str:
-    return RETRY_GROUP_TOPIC_PREFIX + group
 
 
 class ConsumerAdmin(MessageAdmin):

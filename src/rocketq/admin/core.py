@@ -15,8 +15,7 @@ from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.header_base import CommandCustomHeader
 from rocketq.remoting.headers import GetRouteInfoRequestHeader
-from rocketq.remoting.route_data import MASTER_ID
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.topic_route import MASTER_ID, TopicRouteData
 
 DEFAULT_TIMEOUT_S = 5.0
 

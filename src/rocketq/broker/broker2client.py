@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.common import json_text
 from rocketq.errors import RemotingError, RemotingTimeoutError
-from rocketq.remoting import json_text
 from rocketq.remoting.bodies import MessageQueueData
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import VERSION_V3_1_8, RequestCode, ResponseCode
@@ -25,16 +24,13 @@ from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.consumer_bodies import ResetOffsetBody
 from rocketq.remoting.headers import ResetOffsetRequestHeader
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 log = logging.getLogger(__name__)
 
 CALL_CLIENT_TIMEOUT_S = 10.0
 
 
 class Broker2Client:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     async def call_client(
@@ -86,9 +82,9 @@ class Broker2Client:
             if consumer_offset == -1:
                 return f"THe consumer group <{group}> not exist"
             if timestamp == -1:
-                target = sb.get_max_offset_in_queue(store, topic, qid)
+                target = store.get_max_offset_in_queue(topic, qid)
             else:
-                target = sb.get_offset_in_queue_by_time(store, topic, qid, timestamp)
+                target = store.get_offset_in_queue_by_time(topic, qid, timestamp)
             target = max(0, target)
             table[mq] = target if is_force or target < consumer_offset else consumer_offset
         return table

@@ -12,24 +12,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel, SubscriptionData
+from rocketq.common.clock import Clock, now_ms
+from rocketq.common.subscription import SubscriptionData
+from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 
 log = logging.getLogger(__name__)
-
-Clock = Callable[[], int]
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class ConsumerGroupEvent(Enum):

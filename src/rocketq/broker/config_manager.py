@@ -14,12 +14,10 @@ import logging
 import os
 import shutil
 import threading
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketq.remoting.json_text import quote_numeric_keys
+from rocketq.common.json_text import quote_numeric_keys
 
 log = logging.getLogger(__name__)
 
@@ -55,27 +53,6 @@ def parse_fastjson(text: str) -> Any:
 def int_keys(table: dict[str, Any]) -> dict[int, Any]:
     """``{"0": 5}`` or ``{0: 5}`` (after parsing) -> ``{0: 5}``."""
     return {int(k): v for k, v in table.items()}
-
-
-@dataclass(slots=True)
-class DataVersion:
-    """4.x DataVersion: a counter bumped on every change, and when."""
-
-    counter: int = 0
-    timestamp: int = 0
-
-    def next_version(self) -> None:
-        self.counter += 1
-        self.timestamp = int(time.time() * 1000)
-
-    def to_json(self) -> dict[str, int]:
-        return {"counter": self.counter, "timestamp": self.timestamp}
-
-    @classmethod
-    def from_json(cls, obj: Any) -> DataVersion:
-        if not isinstance(obj, dict):
-            return cls()
-        return cls(counter=int(obj.get("counter", 0)), timestamp=int(obj.get("timestamp", 0)))
 
 
 class ConfigManager:

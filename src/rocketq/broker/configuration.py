@@ -18,16 +18,15 @@ from __future__ import annotations
 import dataclasses
 import threading
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.config import BROKER_KEYS, STORE_KEYS, BrokerConfig
-from rocketq.broker.config_manager import DataVersion
+from rocketq.common.data_version import DataVersion
 from rocketq.common.java_properties import parse_properties
+from rocketq.common.topic_config import is_readable, is_writeable
 from rocketq.errors import ConfigError
-from rocketq.remoting.route_data import PERM_READ, PERM_WRITE
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
 
 CONFIG_BLACK_LIST = frozenset({"configBlackList", "brokerConfigPath"})
 START_ONLY_KEYS = frozenset(
@@ -62,7 +61,7 @@ def string_to_properties(text: str) -> dict[str, str]:
 
 
 class Configuration:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
         self.data_version = DataVersion()
         self._lock = threading.Lock()
@@ -108,13 +107,15 @@ class Configuration:
         return updated
 
 
-def apply_broker_permission(wrapper: dict[str, Any], broker_permission: int) -> dict[str, Any]:
+def apply_broker_permission(
+    wrapper: TopicConfigSerializeWrapper, broker_permission: int
+) -> TopicConfigSerializeWrapper:
     """registerBrokerAll: a broker that is not both readable and writable registers every
     topic with its own permission."""
-    if broker_permission & PERM_READ and broker_permission & PERM_WRITE:
+    if is_readable(broker_permission) and is_writeable(broker_permission):
         return wrapper
     table = {
-        name: {**tc, "perm": broker_permission}
-        for name, tc in wrapper.get("topicConfigTable", {}).items()
+        name: dataclasses.replace(tc, perm=broker_permission)
+        for name, tc in wrapper.topic_config_table.items()
     }
-    return {**wrapper, "topicConfigTable": table}
+    return TopicConfigSerializeWrapper(topic_config_table=table, data_version=wrapper.data_version)

@@ -12,26 +12,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
 from rocketq.broker.client_manager import (
+    ConsumerGroupEvent,
     ConsumerIdsChangeNotifier,
     ConsumerManager,
     ProducerManager,
 )
 from rocketq.broker.config import BrokerConfig
+from rocketq.broker.configuration import apply_broker_permission
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.processors import register_all
 from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.broker.transaction import TransactionalMessageService
+from rocketq.broker.transaction_check import TransactionalMessageCheckService
+from rocketq.common.clock import now_ms
+from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.server import RemotingServer
+from rocketq.store.config import StoreConfig
+from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +47,7 @@ CLIENT_HOUSEKEEPING_INTERVAL_S = 10.0
 
 
 class BrokerController:
-    def __init__(self, config: BrokerConfig, *, message_store: Any = None) -> None:
+    def __init__(self, config: BrokerConfig, *, message_store: MessageStore | None = None) -> None:
         self.config = config
         root = config.store_path_root_dir
         self.topic_config_manager = TopicConfigManager(config, root)
@@ -62,15 +70,13 @@ class BrokerController:
         )
         self.remoting_client = RemotingClient()
         self.outer_api = BrokerOuterAPI(self.remoting_client)
-        self.message_store: Any = message_store
+        self._message_store = message_store
         self.pull_request_hold_service = PullRequestHoldService(self._wakeup_pull)
         self.pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None = None
         self._notifier: ConsumerIdsChangeNotifier | None = None
-        self.schedule_message_service: Any = None
-        from rocketq.broker.transaction import TransactionalMessageService
-
+        self.schedule_message_service: ScheduleMessageService | None = None
         self.transactional_message_service = TransactionalMessageService(self)
-        self.transactional_message_check_service: Any = None
+        self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         self.access_validator: PlainAccessValidator | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
@@ -79,6 +85,12 @@ class BrokerController:
         self.start_time_ms = 0
 
     # ------------------------------------------------------------------ identity
+
+    @property
+    def message_store(self) -> MessageStore:
+        if self._message_store is None:
+            raise IllegalStateError("the broker's message store is not open: start() first")
+        return self._message_store
 
     @property
     def broker_addr(self) -> str:
@@ -123,18 +135,14 @@ class BrokerController:
             self.config.listen_host, self.config.listen_port, serve=False
         )
         try:
-            if self.message_store is None:
-                self.message_store = await asyncio.to_thread(self._open_store)
+            if self._message_store is None:
+                self._message_store = await asyncio.to_thread(self._open_store)
             await self.remoting_server.start_serving()
         except BaseException:
             await self.remoting_server.stop()
             raise
-        from rocketq.broker.schedule import ScheduleMessageService
-
         self.schedule_message_service = ScheduleMessageService(self)
         self.schedule_message_service.start()
-        from rocketq.broker.transaction_check import TransactionalMessageCheckService
-
         self.transactional_message_check_service = TransactionalMessageCheckService(
             self, self.transactional_message_service
         )
@@ -143,7 +151,7 @@ class BrokerController:
             self.access_validator.manager.start()  # reload plain_acl.yml when it changes
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
         self.topic_config_manager.persist()
-        self.start_time_ms = int(time.time() * 1000)
+        self.start_time_ms = now_ms()
         self._started = True
         await self.register_broker_all()
         self._tasks = [
@@ -169,10 +177,20 @@ class BrokerController:
         )
         return self.port
 
-    def _open_store(self) -> Any:
-        from rocketq.broker.store_bridge import open_message_store
-
-        return open_message_store(self.config, self.store_host, self._on_message_arriving)
+    def _open_store(self) -> MessageStore:
+        """Build the StoreConfig from broker.conf's store keys, open (recover), start."""
+        store_config, unknown = StoreConfig.from_properties(
+            self.config.store_properties,
+            store_path_root_dir=self.config.store_path_root_dir,
+            store_host=self.store_host,
+            max_message_size=self.config.max_message_size,
+        )
+        for key in sorted(unknown):
+            log.info("broker.conf store key %s is not used by this store", key)
+        store = MessageStore(store_config, message_arriving_listener=self._on_message_arriving)
+        store.load()
+        store.start()
+        return store
 
     def _start_acl(self) -> None:
         """aclEnable: one hook checks every request before its processor (RocketMQ's RPC hook)."""
@@ -182,8 +200,6 @@ class BrokerController:
         self.remoting_server.register_rpc_hook(self.access_validator)
 
     def _register_processors(self) -> None:
-        from rocketq.broker.processors import register_all
-
         register_all(self)
 
     async def shutdown(self) -> None:
@@ -214,8 +230,8 @@ class BrokerController:
         self.consumer_offset_manager.persist()
         self.topic_config_manager.persist()
         self.subscription_group_manager.persist()
-        if self.message_store is not None:
-            await asyncio.to_thread(self.message_store.shutdown)
+        if self._message_store is not None:
+            await asyncio.to_thread(self._message_store.shutdown)
         log.info("broker %s on %s shut down", self.config.broker_name, self.broker_addr)
 
     async def __aenter__(self) -> BrokerController:
@@ -231,8 +247,6 @@ class BrokerController:
         addrs = self.config.namesrv_addr_list
         if not addrs or not self._started:
             return
-        from rocketq.broker.configuration import apply_broker_permission
-
         wrapper = self.topic_config_manager.build_serialize_wrapper()
         wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
         await self.outer_api.register_broker_all(addrs, self.identity(), wrapper)
@@ -270,13 +284,19 @@ class BrokerController:
         self.consumer_manager.do_channel_close_event(channel)
 
     def _on_consumer_ids_changed(
-        self, event: Any, group: str, channels: list[RemotingChannel]
+        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
     ) -> None:
         if self._notifier is not None:
             self._notifier(event, group, channels)
 
     def _on_message_arriving(
-        self, topic: str, queue_id: int, logic_offset: int, tags_code: int | None, *_: Any
+        self,
+        topic: str,
+        queue_id: int,
+        logic_offset: int,
+        tags_code: int,
+        store_timestamp: int,
+        properties: dict[str, str],
     ) -> None:
         """The store's arriving listener (reput thread): wake held pulls on the loop."""
         self.pull_request_hold_service.notify_message_arriving_threadsafe(

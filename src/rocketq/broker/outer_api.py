@@ -10,13 +10,12 @@ import asyncio
 import logging
 import zlib
 from dataclasses import dataclass
-from typing import Any
 
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import RegisterBrokerRequestHeader, UnRegisterBrokerRequestHeader
-from rocketq.remoting.route_data import RegisterBrokerBody, TopicConfigSerializeWrapper
+from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +35,10 @@ class BrokerOuterAPI:
         self.timeout_s = timeout_s
 
     async def register_broker_all(
-        self, namesrv_addrs: list[str], who: BrokerIdentity, wrapper: dict[str, Any]
+        self, namesrv_addrs: list[str], who: BrokerIdentity, wrapper: TopicConfigSerializeWrapper
     ) -> dict[str, bool]:
         """Register with every name server; returns addr -> success."""
-        body = RegisterBrokerBody(
-            topic_config_serialize_wrapper=TopicConfigSerializeWrapper.from_json(wrapper)
-        ).encode()
+        body = RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
         header = RegisterBrokerRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,

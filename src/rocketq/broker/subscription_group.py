@@ -7,7 +7,8 @@ import os
 import threading
 from typing import Any
 
-from rocketq.broker.config_manager import ConfigManager, DataVersion
+from rocketq.broker.config_manager import ConfigManager
+from rocketq.common.data_version import DataVersion
 from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
 )
@@ -74,4 +75,7 @@ class SubscriptionGroupManager(ConfigManager):
                     self.subscription_group_table[str(name)] = SubscriptionGroupConfig.from_json(
                         item
                     )
-            self.data_version = DataVersion.from_json(obj.get("dataVersion"))
+            version = obj.get("dataVersion")
+            self.data_version = (
+                DataVersion.from_json(version) if isinstance(version, dict) else DataVersion()
+            )

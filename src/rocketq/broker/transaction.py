@@ -31,23 +31,40 @@ import asyncio
 import collections
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Protocol
 
-from rocketq.broker import store_bridge as sb
-from rocketq.broker.filter import ExpressionMessageFilter
-from rocketq.broker.topic_config import (
-    PERM_READ,
-    PERM_WRITE,
-    TRANS_HALF_TOPIC,
-    TRANS_OP_HALF_TOPIC,
-)
+from rocketq.broker.offsets import ConsumerOffsetManager
+from rocketq.broker.store_future import await_store_future
+from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_client_id import create_uniq_id
 from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.message_id import create_message_id
+from rocketq.common.topic import TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE, TopicConfig
+from rocketq.store.message_store import MessageStore
+from rocketq.store.results import GetMessageStatus, PutMessageResult, PutMessageStatus
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+
+class TransactionBroker(Protocol):
+    """What the transactional message service uses of the broker (BrokerContext has it all)."""
+
+    topic_config_manager: TopicConfigManager
+    consumer_offset_manager: ConsumerOffsetManager
+
+    @property
+    def message_store(self) -> MessageStore: ...
+
+    @property
+    def broker_addr(self) -> str: ...
+
+    @property
+    def store_host(self) -> tuple[str, int]: ...
+
+    def register_broker_all_soon(self) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +75,11 @@ ENDED_MEMORY_COUNT = 100_000
 # nothing (yet) at the offset: the scan stops and keeps its offset. A queue with no consume
 # queue yet (NO_MATCHED_LOGIC_QUEUE) is one whose first half is not dispatched yet.
 NO_NEW_STATUSES = frozenset(
-    {"NO_MESSAGE_IN_QUEUE", "OFFSET_OVERFLOW_ONE", "NO_MATCHED_LOGIC_QUEUE"}
+    {
+        GetMessageStatus.NO_MESSAGE_IN_QUEUE,
+        GetMessageStatus.OFFSET_OVERFLOW_ONE,
+        GetMessageStatus.NO_MATCHED_LOGIC_QUEUE,
+    }
 )
 
 
@@ -66,7 +87,7 @@ NO_NEW_STATUSES = frozenset(
 class HalfPull:
     """One read of the half or op queue (TransactionalMessageBridge.getMessage)."""
 
-    status: str
+    status: GetMessageStatus
     next_begin_offset: int
     messages: list[MessageExt]
 
@@ -85,7 +106,7 @@ def first_queue_offset(msg: MessageExt) -> int:
 
 
 class TransactionalMessageService:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: TransactionBroker) -> None:
         self.c = controller
         # first half queue offset -> TRANSACTION_COMMIT_TYPE / TRANSACTION_ROLLBACK_TYPE
         self.ended: collections.OrderedDict[int, int] = collections.OrderedDict()
@@ -104,7 +125,7 @@ class TransactionalMessageService:
         msg.queue_id = HALF_QUEUE_ID
         self.select_topic_config(TRANS_HALF_TOPIC)
 
-    def select_topic_config(self, topic: str) -> Any:
+    def select_topic_config(self, topic: str) -> TopicConfig:
         tm = self.c.topic_config_manager
         tc = tm.select_topic_config(topic)
         if tc is None:
@@ -113,17 +134,17 @@ class TransactionalMessageService:
         return tc
 
     async def look_half_message(self, commit_log_offset: int) -> MessageExt | None:
-        msg = await sb.look_message_by_offset(self.c.message_store, commit_log_offset)
+        store = self.c.message_store
+        msg = await asyncio.to_thread(store.look_message_by_offset, commit_log_offset)
         if msg is None or msg.topic != TRANS_HALF_TOPIC:
             return None
-        assert isinstance(msg, MessageExt)
         return msg
 
     def renew_half_message(self, msg: MessageExt) -> MessageExt:
         """renewHalfMessageInner: the same half again, remembering the first queue offset."""
         props = dict(msg.properties)
         props[mc.PROPERTY_TRANSACTION_PREPARED_QUEUE_OFFSET] = str(first_queue_offset(msg))
-        copy: MessageExt = sb.new_message(
+        return MessageExt(
             topic=msg.topic,
             queue_id=msg.queue_id,
             body=msg.body,
@@ -135,20 +156,19 @@ class TransactionalMessageService:
             store_host=msg.store_host,
             reconsume_times=msg.reconsume_times,
         )
-        return copy
 
     async def put_back_half_message(self, msg: MessageExt) -> MessageExt | None:
         """Append a renewed copy; the copy with its new offsets, or None when the put failed."""
         inner = self.renew_half_message(msg)
-        result = await sb.put_message(self.c.message_store, inner, wait_store_msg_ok=False)
+        result = await self._put(inner)
         append = result.append_result
-        if sb.put_status(result) != "PUT_OK" or append is None:
-            log.error("renewing half message %s failed: %s", msg.msg_id, sb.put_status(result))
+        if result.status is not PutMessageStatus.PUT_OK or append is None:
+            log.error("renewing half message %s failed: %s", msg.msg_id, result.status.name)
             return None
         inner.queue_offset = int(append.queue_offset)
         inner.commitlog_offset = int(append.wrote_offset)
         inner.store_timestamp = int(append.store_timestamp)
-        inner.msg_id = sb.offset_msg_id(result, self.c.store_host)
+        inner.msg_id = append.msg_id or create_message_id(self.c.store_host, append.wrote_offset)
         return inner
 
     # ------------------------------------------------------------------ op messages
@@ -163,7 +183,7 @@ class TransactionalMessageService:
 
     async def _put_op(self, queue_id: int, half_queue_offset: int) -> bool:
         self.select_topic_config(TRANS_OP_HALF_TOPIC)
-        op = sb.new_message(
+        op = MessageExt(
             topic=TRANS_OP_HALF_TOPIC,
             queue_id=queue_id,
             body=str(half_queue_offset).encode("utf-8"),
@@ -179,11 +199,16 @@ class TransactionalMessageService:
             store_host=self.c.store_host,
             reconsume_times=0,
         )
-        result = await sb.put_message(self.c.message_store, op, wait_store_msg_ok=False)
-        if sb.put_status(result) != "PUT_OK":
+        result = await self._put(op)
+        if result.status is not PutMessageStatus.PUT_OK:
             log.error("op message for half offset %d failed: %s", half_queue_offset, result)
             return False
         return True
+
+    async def _put(self, msg: MessageExt) -> PutMessageResult:
+        """Append without waiting for a flush (halves re-put and op messages)."""
+        store = self.c.message_store
+        return await await_store_future(store.async_put_message(msg, wait_store_msg_ok=False))
 
     # ------------------------------------------------------------------ end bookkeeping
 
@@ -209,22 +234,19 @@ class TransactionalMessageService:
 
     async def pull(self, topic: str, queue_id: int, offset: int, max_count: int) -> HalfPull:
         result = await asyncio.to_thread(
-            sb.get_message,
-            self.c.message_store,
-            CID_RMQ_SYS_TRANS,
-            topic,
-            queue_id,
-            offset,
-            max_count,
-            ExpressionMessageFilter(None),
+            self.c.message_store.get_message, CID_RMQ_SYS_TRANS, topic, queue_id, offset, max_count
         )
-        msgs = sb.decode_records(result) if result.status.name == "FOUND" else []
-        return HalfPull(result.status.name, int(result.next_begin_offset), msgs)
+        found = result.status is GetMessageStatus.FOUND
+        msgs = [
+            decode_message(buf, check_crc=False, decompress=False)
+            for buf in (result.message_buffers if found else [])
+        ]
+        return HalfPull(result.status, result.next_begin_offset, msgs)
 
     def fetch_consume_offset(self, topic: str, queue_id: int) -> int:
         offset = self.c.consumer_offset_manager.query_offset(CID_RMQ_SYS_TRANS, topic, queue_id)
         if offset == -1:  # a queue not created yet has -1 here, 0 in RocketMQ (it creates it)
-            offset = max(0, sb.get_min_offset_in_queue(self.c.message_store, topic, queue_id))
+            offset = max(0, self.c.message_store.get_min_offset_in_queue(topic, queue_id))
         return offset
 
     def update_consume_offset(self, topic: str, queue_id: int, offset: int) -> None:

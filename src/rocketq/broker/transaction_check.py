@@ -33,17 +33,17 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
-from rocketq.broker.topic_config import (
-    TRANS_HALF_TOPIC,
-    TRANS_OP_HALF_TOPIC,
-)
 from rocketq.broker.transaction import REMOVETAG, TransactionalMessageService, first_queue_offset
 from rocketq.broker.transaction_listener import TransactionalMessageCheckListener
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
+from rocketq.common.topic import (
+    TRANS_HALF_TOPIC,
+    TRANS_OP_HALF_TOPIC,
+)
 
 if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+    from rocketq.broker.broker_context import BrokerContext
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def immunity_time_ms(text: str | None, timeout_ms: int) -> int:
 
 
 class TransactionalMessageCheckService:
-    def __init__(self, controller: BrokerController, service: TransactionalMessageService) -> None:
+    def __init__(self, controller: BrokerContext, service: TransactionalMessageService) -> None:
         self.c = controller
         self.s = service
         self.listener = TransactionalMessageCheckListener(controller)

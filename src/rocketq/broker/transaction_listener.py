@@ -12,23 +12,24 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
-from rocketq.broker.topic_config import PERM_READ, PERM_WRITE, TRANS_CHECK_MAX_TIME_TOPIC
+from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
+from rocketq.common.topic import TRANS_CHECK_MAX_TIME_TOPIC
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import CheckTransactionStateRequestHeader
 
 if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+    from rocketq.broker.broker_context import BrokerContext
 
 log = logging.getLogger(__name__)
 
 
 class TransactionalMessageCheckListener:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     async def resolve_half_msg(self, msg: MessageExt) -> None:
@@ -71,7 +72,7 @@ class TransactionalMessageCheckListener:
                 TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE
             )
             self.c.register_broker_all_soon()
-        inner = sb.new_message(
+        inner = MessageExt(
             topic=TRANS_CHECK_MAX_TIME_TOPIC,
             queue_id=0,
             body=msg.body,
@@ -83,10 +84,11 @@ class TransactionalMessageCheckListener:
             store_host=msg.store_host,
             reconsume_times=msg.reconsume_times,
         )
-        result = await sb.put_message(self.c.message_store, inner, wait_store_msg_ok=False)
+        store = self.c.message_store
+        result = await await_store_future(store.async_put_message(inner, wait_store_msg_ok=False))
         log.warning(
             "half message %s (real topic %s) discarded after its checks: %s",
             msg.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
             msg.properties.get(mc.PROPERTY_REAL_TOPIC),
-            sb.put_status(result),
+            result.status.name,
         )

@@ -13,11 +13,12 @@ import dataclasses
 import logging
 from collections.abc import Callable
 
+from rocketq.common.clock import now_ms
 from rocketq.errors import IllegalStateError
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processor import DefaultRequestProcessor
-from rocketq.namesrv.route_info import RouteInfoManager, system_clock_ms
+from rocketq.namesrv.route_info import RouteInfoManager
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.server import RemotingServer
 
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 
 class NamesrvController:
     def __init__(
-        self, config: NamesrvConfig | None = None, *, clock: Callable[[], int] = system_clock_ms
+        self, config: NamesrvConfig | None = None, *, clock: Callable[[], int] = now_ms
     ) -> None:
         self.config = config or NamesrvConfig()
         self.route_info_manager = RouteInfoManager(
@@ -111,7 +112,7 @@ async def start_namesrv(
     port: int = 0,
     *,
     config: NamesrvConfig | None = None,
-    clock: Callable[[], int] = system_clock_ms,
+    clock: Callable[[], int] = now_ms,
 ) -> NamesrvController:
     """Start a name server on 127.0.0.1 (port 0: any free port); call ``shutdown()`` after."""
     base = config or NamesrvConfig()

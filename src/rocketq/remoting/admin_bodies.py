@@ -11,17 +11,17 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Self, TypeVar
 
+from rocketq.common.json_body import JsonBody, as_int, as_object, as_str
+from rocketq.common.subscription import SubscriptionData
 from rocketq.remoting import object_key_json
 from rocketq.remoting.bodies import (
     ConsumeFromWhere,
     ConsumeType,
     MessageModel,
     MessageQueueData,
-    SubscriptionData,
     as_enum,
 )
 from rocketq.remoting.object_key_json import ObjectKeyMap, key_object
-from rocketq.remoting.route_data import JsonBody, as_int, as_object, as_str
 
 _E = TypeVar("_E", bound=IntEnum)
 

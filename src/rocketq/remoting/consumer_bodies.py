@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Self
 
+from rocketq.common.json_body import JsonBody, as_bool, as_int, as_object
+from rocketq.common.subscription import SubscriptionData
 from rocketq.remoting.admin_bodies import ObjectKeyBody, mq_map, read_mq_map
-from rocketq.remoting.bodies import MessageQueueData, SubscriptionData
-from rocketq.remoting.route_data import JsonBody, as_bool, as_int, as_object
+from rocketq.remoting.bodies import MessageQueueData
 
 PROP_NAMESERVER_ADDR = "PROP_NAMESERVER_ADDR"
 PROP_THREADPOOL_CORE_SIZE = "PROP_THREADPOOL_CORE_SIZE"

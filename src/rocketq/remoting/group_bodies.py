@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from rocketq.common.data_version import DataVersion
+from rocketq.common.json_body import JsonBody, as_bool, as_int, as_object, as_str
+from rocketq.common.subscription import SubscriptionData
 from rocketq.remoting.admin_bodies import ObjectKeyBody, sorted_objects
-from rocketq.remoting.bodies import SubscriptionData
-from rocketq.remoting.route_data import DataVersion, JsonBody, as_bool, as_int, as_object, as_str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

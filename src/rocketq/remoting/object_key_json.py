@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from rocketq.common.json_text import text_of
 from rocketq.errors import RemotingCommandError
 
 _DECODER = json.JSONDecoder()
@@ -74,10 +75,7 @@ def dumps(value: Any) -> bytes:
 
 def loads(data: bytes | bytearray | memoryview | str, what: str = "body") -> Any:
     """Parse JSON in which object keys may be objects or bare numbers."""
-    try:
-        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RemotingCommandError(f"{what} is not UTF-8: {exc}") from exc
+    text = text_of(data, what)
     try:
         value, pos = _parse(text, _skip(text, 0), 0)
     except (ValueError, IndexError) as exc:

@@ -35,7 +35,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from rocketq.common import message_const as mc
-from rocketq.common.message import Host, MessageExt
+from rocketq.common.message import MessageExt
+from rocketq.common.message_id import Host
 
 TIMESTAMP_TYPE_LOG_APPEND = 1
 

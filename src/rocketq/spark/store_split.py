@@ -30,23 +30,20 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from rocketq.common.message import MessageExt
-from rocketq.common.message_decoder import (
+from rocketq.common.message_decoder import body_crc, decode_message
+from rocketq.common.record_layout import (
     BLANK_MAGIC_CODE,
+    BLANK_STRUCT,
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
     MIN_RECORD_SIZE,
     PHYSICAL_OFFSET_POSITION,
-    body_crc,
-    decode_message,
 )
 from rocketq.errors import ConfigError, CorruptionError, DecodeError
 from rocketq.store.commitlog import DispatchRequest, check_message_and_return_size
 from rocketq.store.dump import data_files, store_paths
 
-RECORD_HEAD_STRUCT = struct.Struct(
-    ">i"  # TOTALSIZE
-    "I"  # MAGICCODE
-)
+RECORD_HEAD_STRUCT = BLANK_STRUCT  # TOTALSIZE i4 | MAGICCODE u4: how every record starts
 RECORD_HEAD_SIZE = RECORD_HEAD_STRUCT.size
 assert RECORD_HEAD_SIZE == 8
 PHYSICAL_OFFSET_STRUCT = struct.Struct(">q")  # PHYSICALOFFSET at byte 28

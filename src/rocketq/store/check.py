@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from rocketq.common.hashing import index_key_hash
+from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
-    SCHEDULE_TOPIC,
     CommitLogReader,
     CqUnit,
     DataEnd,

@@ -12,13 +12,13 @@ import dataclasses
 import logging
 import os
 import re
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from rocketq.common.clock import now_ms
 from rocketq.common.java_properties import parse_properties as parse_properties
 from rocketq.errors import ConfigError
 
@@ -33,10 +33,6 @@ _DELAY_UNITS_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 class FlushDiskType(Enum):
     ASYNC_FLUSH = "ASYNC_FLUSH"
     SYNC_FLUSH = "SYNC_FLUSH"
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +66,7 @@ class StoreConfig:
     max_transfer_count_on_message_in_memory: int = 32
     reput_fallback_wait_ms: int = 10
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
-    clock_ms: Callable[[], int] = field(default=wall_clock_ms, compare=False, repr=False)
+    clock_ms: Callable[[], int] = field(default=now_ms, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         positive = (

@@ -8,9 +8,10 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from rocketq.broker.topic_config import TRANS_HALF_TOPIC, TopicConfig
 from rocketq.client import LocalTransactionState, Message, MessageExt
 from rocketq.client.aio import TransactionProducer
+from rocketq.common.topic import TRANS_HALF_TOPIC
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import EndTransactionRequestHeader

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING
 
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.configuration import (
     ConfigUpdateRefused,
     Configuration,
@@ -17,14 +17,11 @@ from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 log = logging.getLogger(__name__)
 
 
 class BrokerConfigProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
         self.configuration = Configuration(controller)
 

@@ -6,11 +6,10 @@ consumer of the group (``Broker2Client``)."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
 from rocketq.broker.broker2client import Broker2Client
-from rocketq.common.message_decoder import decode_message_id
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.common.message_id import decode_message_id
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -20,12 +19,9 @@ from rocketq.remoting.headers import (
     ResetOffsetRequestHeader,
 )
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 
 class ClientCallProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
         self.broker2client = Broker2Client(controller)
 
@@ -57,9 +53,7 @@ class ClientCallProcessor:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, f"the msgId {h.msg_id} is not an offset msgId: {exc}"
             )
-        record = await asyncio.to_thread(
-            sb.select_one_message_by_offset, self.c.message_store, offset
-        )
+        record = await asyncio.to_thread(self.c.message_store.select_one_message_by_offset, offset)
         if record is None:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, f"can not find message by the msgId {h.msg_id}"

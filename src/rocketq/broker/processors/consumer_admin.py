@@ -6,10 +6,10 @@ and the subscription groups (200, 201, 207). Each answers as 4.9.8's AdminBroker
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
+from rocketq.common.data_version import DataVersion
 from rocketq.remoting.admin_bodies import (
     Connection,
     ConsumerConnection,
@@ -43,11 +43,6 @@ from rocketq.remoting.headers import (
     GetTopicStatsInfoRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
 )
-from rocketq.remoting.route_data import DataVersion
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 
 # Java reads at most to the end of one consume queue file (300,000 units by default)
 MAX_QUERY_CONSUME_QUEUE_UNITS = 300_000
@@ -71,7 +66,7 @@ def connection_of(info: ClientChannelInfo) -> Connection:
 
 
 class ConsumerAdminProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -170,11 +165,11 @@ class ConsumerAdminProcessor:
 
     def _offset_wrapper(self, group: str, topic: str, qid: int) -> OffsetWrapper:
         store = self.c.message_store
-        broker_offset = max(0, sb.get_max_offset_in_queue(store, topic, qid))
+        broker_offset = max(0, store.get_max_offset_in_queue(topic, qid))
         consumer_offset = max(0, self.c.consumer_offset_manager.query_offset(group, topic, qid))
         last = 0
         if consumer_offset > 0:
-            last = max(0, sb.get_message_store_timestamp(store, topic, qid, consumer_offset - 1))
+            last = max(0, store.get_message_store_timestamp(topic, qid, consumer_offset - 1))
         return OffsetWrapper(
             broker_offset=broker_offset, consumer_offset=consumer_offset, last_timestamp=last
         )
@@ -193,9 +188,9 @@ class ConsumerAdminProcessor:
         store = self.c.message_store
         table = TopicStatsTable()
         for qid in range(queues):
-            low = max(0, sb.get_min_offset_in_queue(store, topic, qid))
-            high = max(0, sb.get_max_offset_in_queue(store, topic, qid))
-            ts = sb.get_message_store_timestamp(store, topic, qid, high - 1) if high > 0 else 0
+            low = max(0, store.get_min_offset_in_queue(topic, qid))
+            high = max(0, store.get_max_offset_in_queue(topic, qid))
+            ts = store.get_message_store_timestamp(topic, qid, high - 1) if high > 0 else 0
             table.offset_table[self._mq(topic, qid)] = TopicOffset(
                 min_offset=low, max_offset=high, last_update_timestamp=max(0, ts)
             )
@@ -207,7 +202,7 @@ class ConsumerAdminProcessor:
         h = QueryConsumeQueueRequestHeader.from_ext_fields(request.ext_fields)
         count = min(h.count, MAX_QUERY_CONSUME_QUEUE_UNITS)
         found = await asyncio.to_thread(
-            sb.consume_queue_units, self.c.message_store, h.topic, h.queue_id, h.index, count
+            self.c.message_store.query_consume_queue, h.topic, h.queue_id, h.index, count
         )
         if found is None:
             return error(ResponseCode.SYSTEM_ERROR, f"{h.queue_id}@{h.topic} is not exist!")

@@ -22,22 +22,19 @@ TRANSACTION_CHECK_TIMES reset to 0, so the check-back asks about it again.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
 from rocketq.broker.config import BrokerRole
-from rocketq.broker.processors.send import (
-    STATUS_TO_RESPONSE,
-    STORED_BUT_CODES,
-    SendMessageProcessor,
-)
-from rocketq.broker.topic_config import TRANS_HALF_TOPIC
+from rocketq.broker.processors.send import STATUS_TO_RESPONSE, SendMessageProcessor
+from rocketq.broker.store_future import await_store_future
 from rocketq.broker.transaction import first_queue_offset
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import decode_message_id
+from rocketq.common.message_id import decode_message_id
+from rocketq.common.topic import TRANS_HALF_TOPIC
 from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -46,9 +43,10 @@ from rocketq.remoting.headers import (
     EndTransactionRequestHeader,
     ResumeCheckHalfMessageRequestHeader,
 )
+from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+    from rocketq.broker.broker_context import BrokerContext
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +78,7 @@ def end_message_transaction(half: MessageExt, h: EndTransactionRequestHeader) ->
     topic = props.pop(mc.PROPERTY_REAL_TOPIC, "")
     queue_id = int(props.pop(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
     props.pop(mc.PROPERTY_TRANSACTION_PREPARED, None)
-    msg: MessageExt = sb.new_message(
+    msg = MessageExt(
         topic=topic,
         queue_id=queue_id,
         body=half.body,
@@ -98,7 +96,7 @@ def end_message_transaction(half: MessageExt, h: EndTransactionRequestHeader) ->
 
 
 class EndTransactionProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -169,13 +167,14 @@ class EndTransactionProcessor:
 
     async def _send_final_message(self, msg: MessageExt) -> RemotingCommand:
         SendMessageProcessor.apply_delay(msg)  # a committed message with DELAY waits its level
-        result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=True)
-        code, remark = STATUS_TO_RESPONSE.get(
-            sb.put_status(result), (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT")
-        )
-        if code in STORED_BUT_CODES:
-            code, remark = ResponseCode.SUCCESS, None
+        result = await self._put(msg)
+        if result.is_ok:  # a flush or slave timeout still stored it
+            return _answer(ResponseCode.SUCCESS)
+        code, remark = STATUS_TO_RESPONSE[result.status]
         return _answer(code, remark)
+
+    async def _put(self, msg: MessageExt) -> PutMessageResult:
+        return await await_store_future(self.c.message_store.async_put_message(msg))
 
     async def resume_check_half_message(
         self, channel: RemotingChannel, request: RemotingCommand
@@ -186,7 +185,7 @@ class EndTransactionProcessor:
             _host, offset = decode_message_id(h.msg_id or "")
         except (ValueError, DecodeError) as exc:
             return _answer(ResponseCode.SYSTEM_ERROR, f"bad msgId {h.msg_id!r}: {exc}")
-        msg = await sb.look_message_by_offset(self.c.message_store, offset)
+        msg = await asyncio.to_thread(self.c.message_store.look_message_by_offset, offset)
         if msg is None or mc.PROPERTY_REAL_TOPIC not in msg.properties:
             return _answer(
                 ResponseCode.SYSTEM_ERROR, f"no transactional half message at msgId {h.msg_id}"
@@ -194,7 +193,7 @@ class EndTransactionProcessor:
         props = dict(msg.properties)
         props[mc.PROPERTY_TRANSACTION_CHECK_TIMES] = "0"
         self.c.transactional_message_service.select_topic_config(TRANS_HALF_TOPIC)
-        inner = sb.new_message(
+        inner = MessageExt(
             topic=TRANS_HALF_TOPIC,
             queue_id=0,
             body=msg.body,
@@ -206,8 +205,8 @@ class EndTransactionProcessor:
             store_host=msg.store_host,
             reconsume_times=msg.reconsume_times,
         )
-        result = await sb.put_message(self.c.message_store, inner, wait_store_msg_ok=True)
-        if sb.put_status(result) != "PUT_OK":
+        result = await self._put(inner)
+        if result.status is not PutMessageStatus.PUT_OK:
             return _answer(
                 ResponseCode.SYSTEM_ERROR, "Put message back to RMQ_SYS_TRANS_HALF_TOPIC failed."
             )

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import logging
 import random
-import time
-from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
+from rocketq.common.clock import now_ms
+from rocketq.common.message import MessageExt
 from rocketq.common.properties import decode_properties, properties_to_string
 from rocketq.errors import RemotingError
 from rocketq.remoting.admin_headers import ReplyMessageRequestHeader
@@ -29,9 +30,6 @@ from rocketq.remoting.headers import (
     SendMessageResponseHeader,
 )
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 log = logging.getLogger(__name__)
 
 PUSH_REPLY_TIMEOUT_S = 3.0
@@ -43,7 +41,7 @@ def _host(addr: str) -> tuple[str, int]:
 
 
 class ReplyMessageProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -99,7 +97,7 @@ class ReplyMessageProcessor:
         if target is None:
             return False, f"push reply message fail, channel of <{sender}> not found."
         pushed = dict(props)
-        pushed[mc.PROPERTY_PUSH_REPLY_TIME] = str(int(time.time() * 1000))
+        pushed[mc.PROPERTY_PUSH_REPLY_TIME] = str(now_ms())
         header = ReplyMessageRequestHeader(
             producer_group=h.producer_group,
             topic=h.topic,
@@ -114,7 +112,7 @@ class ReplyMessageProcessor:
             unit_mode=h.unit_mode,
             born_host=channel.remote_addr,
             store_host=self.c.broker_addr,
-            store_timestamp=int(time.time() * 1000),
+            store_timestamp=now_ms(),
         )
         push = RemotingCommand.create_request(
             RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT, header.to_ext_fields(), body
@@ -137,10 +135,10 @@ class ReplyMessageProcessor:
         body: bytes,
         queue_id: int,
     ) -> None:
-        msg = sb.new_message(
+        msg = MessageExt(
             topic=h.topic,
             queue_id=queue_id,
-            body=body,
+            body=bytes(body),
             flag=h.flag,
             properties=dict(props),
             sys_flag=h.sys_flag,
@@ -149,7 +147,6 @@ class ReplyMessageProcessor:
             store_host=self.c.store_host,
             reconsume_times=h.reconsume_times or 0,
         )
-        result = await sb.put_message(self.c.message_store, msg)
-        status = sb.put_status(result)
-        if status != "PUT_OK":
-            log.warning("reply message to %s not stored: %s", h.topic, status)
+        result = await await_store_future(self.c.message_store.async_put_message(msg))
+        if not result.is_ok:
+            log.warning("reply message to %s not stored: %s", h.topic, result.status.name)

@@ -6,8 +6,6 @@ into a result or raises ``rocketq.errors.for_code(code, remark)``.
 
 from __future__ import annotations
 
-import time
-
 from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
 from rocketq.common.message import MessageQueue
 from rocketq.errors import for_code
@@ -237,8 +235,4 @@ class MQClientAPI:
         raise_for(await self._call(addr, RequestCode.UNREGISTER_CLIENT, ext))
 
 
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-__all__ = ["MQClientAPI", "now_ms", "raise_for"]
+__all__ = ["MQClientAPI", "raise_for"]

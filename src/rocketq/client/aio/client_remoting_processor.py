@@ -11,13 +11,16 @@ a waiting ``Producer.request``. A group this client does not have is answered SY
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from rocketq.client.aio import consumer_admin
+from rocketq.client.aio.request_reply import RequestFutureHolder
 from rocketq.common.message import MessageQueue
 from rocketq.common.message_decoder import decode_message
 from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.consumer_bodies import (
@@ -32,9 +35,6 @@ from rocketq.remoting.headers import (
     ResetOffsetRequestHeader,
 )
 
-if TYPE_CHECKING:
-    from rocketq.client.aio.instance import MQClientInstance
-
 log = logging.getLogger(__name__)
 
 CLIENT_VERSION_DESC = "V4_9_8"
@@ -47,11 +47,21 @@ def _no_group(group: str) -> RemotingCommand:
 
 
 class ClientRemotingProcessor:
-    def __init__(self, instance: MQClientInstance) -> None:
-        self.instance = instance
+    """Takes the instance's parts (its connection, its live consumer table, its request
+    futures), not the instance, so the instance can build it without an import loop."""
+
+    def __init__(
+        self,
+        remoting: RemotingClient,
+        consumers: Mapping[str, Any],
+        request_futures: RequestFutureHolder,
+    ) -> None:
+        self.remoting = remoting
+        self.consumers = consumers
+        self.request_futures = request_futures
 
     def register(self) -> None:
-        remoting = self.instance.remoting
+        remoting = self.remoting
         remoting.register_processor(
             RequestCode.GET_CONSUMER_RUNNING_INFO, self.get_consumer_running_info
         )
@@ -61,11 +71,11 @@ class ClientRemotingProcessor:
         remoting.register_processor(RequestCode.RESET_CONSUMER_CLIENT_OFFSET, self.reset_offset)
         remoting.register_processor(
             RequestCode.PUSH_REPLY_MESSAGE_TO_CLIENT,
-            self.instance.request_futures.on_push_reply_message,
+            self.request_futures.on_push_reply_message,
         )
 
     def _consumer(self, group: str) -> Any:
-        return self.instance.consumers.get(group)
+        return self.consumers.get(group)
 
     async def get_consumer_running_info(
         self, channel: RemotingChannel, request: RemotingCommand
@@ -75,9 +85,7 @@ class ClientRemotingProcessor:
         if consumer is None:
             return _no_group(h.consumer_group)
         info = await consumer_admin.consumer_running_info(consumer, with_jstack=h.jstack_enable)
-        info.properties[PROP_NAMESERVER_ADDR] = ";".join(
-            self.instance.remoting.get_namesrv_addr_list()
-        )
+        info.properties[PROP_NAMESERVER_ADDR] = ";".join(self.remoting.get_namesrv_addr_list())
         info.properties[PROP_CONSUME_TYPE] = consumer.consume_type.name
         info.properties[PROP_CLIENT_VERSION] = CLIENT_VERSION_DESC
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=info.encode())

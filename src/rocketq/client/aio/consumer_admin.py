@@ -16,8 +16,8 @@ import time
 import traceback
 from typing import Any
 
+from rocketq.client.aio.offset_store import ReadOffsetType
 from rocketq.client.message import restore_retry_topic
-from rocketq.client.offset_store import ReadOffsetType
 from rocketq.client.status import ConsumeStatus
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.bodies import MessageQueueData

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.rebalance_impl import compute_pull_from_where
-from rocketq.client.subscription import build_subscription_data
+from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageQueue
+from rocketq.common.subscription import build_subscription_data
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumerData, ConsumeType
 
@@ -37,7 +38,7 @@ class ConsumerCore(MQAdmin):
 
     def _add_subscription(self, topic: str, expression: str) -> None:
         """Validate and record; a started consumer heartbeats it and rebalances at once."""
-        data = build_subscription_data(topic, expression)
+        data = build_subscription_data(topic, expression, now_ms())
         self._subscriptions[topic] = expression
         if self._rebalance is not None and self._instance is not None:
             self._rebalance.subscription_inner[topic] = data

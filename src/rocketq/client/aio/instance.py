@@ -23,14 +23,14 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.consumer_stats import ConsumerStatsManager
 from rocketq.client.fault import TopicPublishInfo
 from rocketq.common.message import MessageQueue
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumerData, HeartbeatData, ProducerData
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.route_data import MASTER_ID, PERM_READ, PERM_WRITE
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.topic_route import MASTER_ID, TopicRouteData
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ class MQClientInstance:
         self._checks: set[asyncio.Task[None]] = set()
         self.request_futures = RequestFutureHolder()
         self.consumer_stats_manager = ConsumerStatsManager()
-        ClientRemotingProcessor(self).register()
+        ClientRemotingProcessor(self.remoting, self.consumers, self.request_futures).register()
 
     # ------------------------------------------------------------------ membership
 

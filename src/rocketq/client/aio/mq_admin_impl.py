@@ -12,7 +12,8 @@ import time
 from dataclasses import dataclass, field
 
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.common.message_decoder import decode_message, decode_message_id, decode_messages
+from rocketq.common.message_decoder import decode_message, decode_messages
+from rocketq.common.message_id import decode_message_id
 from rocketq.errors import ClientError, NoMessageError, for_code
 from rocketq.remoting import headers as h
 from rocketq.remoting.client import RemotingClient

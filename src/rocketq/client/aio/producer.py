@@ -16,23 +16,18 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rocketq.client.aio.api import now_ms
 from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.config import ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
-from rocketq.client.message import (
-    RETRY_GROUP_TOPIC_PREFIX,
-    check_message,
-    check_topic,
-    prepare_for_send,
-    set_uniq_id,
-)
+from rocketq.client.message import check_message, check_topic, prepare_for_send, set_uniq_id
 from rocketq.client.status import SendResult
+from rocketq.common.clock import now_ms
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.common.properties import properties_to_string
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.errors import (
     BrokerResponseError,
     ClientError,

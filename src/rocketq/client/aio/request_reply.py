@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 import zlib
 from typing import Any
 
 from rocketq.common import message_const as mc
+from rocketq.common.clock import now_ms
 from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.properties import decode_properties
@@ -123,7 +123,7 @@ class RequestFutureHolder:
         if h.sys_flag & MessageSysFlag.COMPRESSED_FLAG:
             body = zlib.decompress(body)
         props = decode_properties((h.properties or "").encode())
-        props[mc.PROPERTY_MESSAGE_REPLY_ARRIVE_TIME] = str(int(time.time() * 1000))
+        props[mc.PROPERTY_MESSAGE_REPLY_ARRIVE_TIME] = str(now_ms())
         msg = MessageExt(
             topic=h.topic,
             body=body,

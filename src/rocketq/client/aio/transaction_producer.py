@@ -24,7 +24,7 @@ from rocketq.client.transaction import (
 )
 from rocketq.common import message_const as mc
 from rocketq.common.message import Message, MessageExt
-from rocketq.common.message_decoder import decode_message_id
+from rocketq.common.message_id import decode_message_id
 from rocketq.errors import ClientError, RocketQError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.headers import (

@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from rocketq.errors import RemotingConnectError, RemotingTimeoutError
-from rocketq.remoting.blocking import BlockingRemotingClient
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.testing import BlockingRemotingClient
 
 WAIT = 5.0
 

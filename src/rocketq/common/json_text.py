@@ -17,12 +17,17 @@ def dumps(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
 
 
-def loads(data: bytes | bytearray | memoryview | str, what: str = "body") -> Any:
-    """Parse JSON, quoting fastjson's bare numeric keys when plain parsing fails."""
+def text_of(data: bytes | bytearray | memoryview | str, what: str = "body") -> str:
+    """A JSON body as text; RemotingCommandError naming ``what`` when it is not UTF-8."""
     try:
-        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        return data if isinstance(data, str) else bytes(data).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RemotingCommandError(f"{what} is not UTF-8: {exc}") from exc
+
+
+def loads(data: bytes | bytearray | memoryview | str, what: str = "body") -> Any:
+    """Parse JSON, quoting fastjson's bare numeric keys when plain parsing fails."""
+    text = text_of(data, what)
     try:
         return json.loads(text)
     except ValueError:
