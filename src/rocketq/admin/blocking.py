@@ -37,6 +37,7 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupWrapper,
 )
 from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
+from rocketq.remoting.stats_bodies import BrokerStatsData
 from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
 
 T = TypeVar("T")
@@ -285,3 +286,18 @@ class AdminClient:
         self, broker_addr: str
     ) -> GetBrokerClusterAclConfigResponseBody:
         return self._run(self.impl.get_broker_cluster_acl_config(broker_addr))
+
+    # ------------------------------------------------------------------ operations (issue 12)
+
+    def view_broker_stats_data(
+        self, broker_addr: str, stats_name: str, stats_key: str
+    ) -> BrokerStatsData:
+        return self._run(self.impl.view_broker_stats_data(broker_addr, stats_name, stats_key))
+
+    def messages_of_queue(
+        self, mq: MessageQueue, begin_offset: int, count: int
+    ) -> list[MessageExt]:
+        return self._run(self.impl.messages_of_queue(mq, begin_offset, count))
+
+    def query_msg_by_offset(self, mq: MessageQueue, offset: int) -> MessageExt:
+        return self._run(self.impl.query_msg_by_offset(mq, offset))

@@ -20,12 +20,13 @@ from rocketq.admin.acl_admin import AclAdmin
 from rocketq.admin.broker import BrokerAdmin
 from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.admin.namesrv import NamesrvAdmin
+from rocketq.admin.stats import StatsAdmin
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ClientError
 from rocketq.remoting.topic_route import MASTER_ID
 
 
-class AsyncAdminClient(ConsumerAdmin, NamesrvAdmin, BrokerAdmin, AclAdmin):
+class AsyncAdminClient(StatsAdmin, ConsumerAdmin, NamesrvAdmin, BrokerAdmin, AclAdmin):
     async def __aenter__(self) -> AsyncAdminClient:
         return self
 

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from rocketq.broker.acl.access_validator import PlainAccessValidator
+from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.client_manager import ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
@@ -19,6 +20,7 @@ from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.broker.transaction import TransactionalMessageService
+from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
 from rocketq.store.message_store import MessageStore
 
@@ -43,6 +45,8 @@ class BrokerContext(Protocol):
     pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None
     access_validator: PlainAccessValidator | None
     transactional_message_service: TransactionalMessageService
+    broker_stats_manager: BrokerStatsManager
+    rpc_latency_stats: RpcLatencyStats
     start_time_ms: int
 
     @property

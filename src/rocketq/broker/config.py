@@ -65,6 +65,9 @@ BROKER_KEYS: dict[str, str] = {
     "rejectTransactionMessage": "reject_transaction_message",
     "storeReplyMessageEnable": "store_reply_message_enable",
     "aclEnable": "acl_enable",
+    "metricsExporterType": "metrics_exporter_type",
+    "metricsPromExporterHost": "metrics_prom_exporter_host",
+    "metricsPromExporterPort": "metrics_prom_exporter_port",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -117,6 +120,11 @@ class BrokerConfig:
     acl_enable: bool = False
     acl_file_path: str | None = None
     acl_watch_interval_ms: int = 500
+    # RocketMQ 5's metrics: PROM serves /metrics on metricsPromExporterHost (default brokerIP1)
+    # and metricsPromExporterPort; DISABLE (the default) serves nothing
+    metrics_exporter_type: str = "DISABLE"
+    metrics_prom_exporter_host: str = ""
+    metrics_prom_exporter_port: int = 5557
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 

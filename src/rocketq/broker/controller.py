@@ -15,6 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
+from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.client_manager import (
     ConsumerGroupEvent,
     ConsumerIdsChangeNotifier,
@@ -24,6 +25,7 @@ from rocketq.broker.client_manager import (
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.configuration import apply_broker_permission
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
+from rocketq.broker.metrics import BrokerMetricsCollector, MetricsExporter
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.processors import register_all
@@ -37,6 +39,7 @@ from rocketq.common.clock import now_ms
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
@@ -44,6 +47,7 @@ from rocketq.store.message_store import MessageStore
 log = logging.getLogger(__name__)
 
 CLIENT_HOUSEKEEPING_INTERVAL_S = 10.0
+STATS_SAMPLE_INTERVAL_S = 1.0
 
 
 class BrokerController:
@@ -78,6 +82,10 @@ class BrokerController:
         self.transactional_message_service = TransactionalMessageService(self)
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         self.access_validator: PlainAccessValidator | None = None
+        self.broker_stats_manager = BrokerStatsManager(config.broker_cluster_name)
+        self.metrics_exporter: MetricsExporter | None = None
+        self.rpc_latency_stats = RpcLatencyStats()
+        self.remoting_server.add_response_listener(self.rpc_latency_stats.on_response)
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
         self._started = False
@@ -166,7 +174,11 @@ class BrokerController:
                 )
             ),
             loop.create_task(self._every(CLIENT_HOUSEKEEPING_INTERVAL_S, self._scan_clients)),
+            loop.create_task(
+                self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats_manager.sample)
+            ),
         ]
+        self._start_metrics()
         log.info(
             "broker %s (cluster %s) listening on %s, store %s, name servers %s",
             self.config.broker_name,
@@ -199,6 +211,16 @@ class BrokerController:
         self.access_validator = create_access_validator(self.config)
         self.remoting_server.register_rpc_hook(self.access_validator)
 
+    def _start_metrics(self) -> None:
+        """metricsExporterType=PROM: /metrics on metricsPromExporterHost:Port."""
+        if self.config.metrics_exporter_type.upper() != "PROM":
+            return
+        self.metrics_exporter = MetricsExporter(BrokerMetricsCollector(self))
+        self.metrics_exporter.start(
+            self.config.metrics_prom_exporter_host or self.config.broker_ip1,
+            self.config.metrics_prom_exporter_port,
+        )
+
     def _register_processors(self) -> None:
         register_all(self)
 
@@ -212,6 +234,8 @@ class BrokerController:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.remoting_server.stop()
+        if self.metrics_exporter is not None:
+            await asyncio.to_thread(self.metrics_exporter.stop)
         if self.access_validator is not None:
             await self.access_validator.manager.shutdown()
         await self.pull_request_hold_service.shutdown()

@@ -57,7 +57,12 @@ def load_broker_config(
 def broker(
     namesrv_addr: str | None, config_file: str | None, port: int | None, store: str | None
 ) -> None:
-    """Run a broker until SIGTERM/SIGINT."""
+    """Run a broker until SIGTERM/SIGINT.
+
+    \b
+    Example:
+      rocketq broker -n 127.0.0.1:9876 -c broker.conf
+    """
     setup_logging()
     config = load_broker_config(config_file, namesrv_addr, port, store)
     asyncio.run(run_until_signal(config))

@@ -15,6 +15,7 @@ import click
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
+from rocketq.namesrv.config import NamesrvConfig
 
 
 @click.command()
@@ -33,39 +34,127 @@ from rocketq.cli.broker import setup_logging
 @click.option(
     "--broker-ip", default="127.0.0.1", show_default=True, help="Address the broker advertises."
 )
-def server(store: str, namesrv_port: int, broker_port: int, host: str, broker_ip: str) -> None:
-    """Run a name server and a broker in one process until SIGTERM/SIGINT."""
+@click.option(
+    "--metrics-port",
+    type=int,
+    default=None,
+    help="Serve the broker's /metrics here and the name server's on the next port.",
+)
+@click.option(
+    "--dashboard-port",
+    type=int,
+    default=None,
+    help="Serve the web dashboard on 127.0.0.1:PORT too.",
+)
+def server(
+    store: str,
+    namesrv_port: int,
+    broker_port: int,
+    host: str,
+    broker_ip: str,
+    metrics_port: int | None,
+    dashboard_port: int | None,
+) -> None:
+    """Run a name server and a broker in one process until SIGTERM/SIGINT.
+
+    \b
+    Example:
+      rocketq server --store ~/store --metrics-port 5557 --dashboard-port 8080
+    """
     setup_logging()
     root = str(Path(store).expanduser())
-    asyncio.run(_run(root, namesrv_port, broker_port, host, broker_ip))
+    asyncio.run(
+        _run(root, namesrv_port, broker_port, host, broker_ip, metrics_port, dashboard_port)
+    )
 
 
-async def _run(root: str, namesrv_port: int, broker_port: int, host: str, broker_ip: str) -> None:
+async def _run(
+    root: str,
+    namesrv_port: int,
+    broker_port: int,
+    host: str,
+    broker_ip: str,
+    metrics_port: int | None = None,
+    dashboard_port: int | None = None,
+) -> None:
     from rocketq.broker.controller import BrokerController
-    from rocketq.namesrv.config import NamesrvConfig
     from rocketq.namesrv.server import NamesrvController
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    namesrv = NamesrvController(NamesrvConfig(listen_host=host, listen_port=namesrv_port))
+    ns_config, config = _configs(root, namesrv_port, broker_port, host, broker_ip, metrics_port)
+    namesrv = NamesrvController(ns_config)
     await namesrv.start()
-    config = dataclasses.replace(
-        BrokerConfig(),
-        listen_host=host,
-        listen_port=broker_port,
-        broker_ip1=broker_ip,
-        namesrv_addr=f"127.0.0.1:{namesrv.port}",
-        store_path_root_dir=root,
-    )
+    config = dataclasses.replace(config, namesrv_addr=f"127.0.0.1:{namesrv.port}")
     broker = BrokerController(config)
+    dashboard: asyncio.Task[None] | None = None
     try:
         await broker.start()
         click.echo(f"name server listening on {host}:{namesrv.port}")
         click.echo(f"broker {config.broker_name} listening on {broker.broker_addr}, store {root}")
         click.echo(f"clients: set the name server address to 127.0.0.1:{namesrv.port}")
+        if broker.metrics_exporter is not None and namesrv.metrics_exporter is not None:
+            click.echo(f"metrics: {broker.metrics_exporter.url} and {namesrv.metrics_exporter.url}")
+        if dashboard_port is not None:
+            dashboard = loop.create_task(
+                _serve_dashboard(f"127.0.0.1:{namesrv.port}", "127.0.0.1", dashboard_port, stop)
+            )
+            click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}")
         await stop.wait()
     finally:
+        if dashboard is not None:
+            stop.set()
+            await dashboard
         await broker.shutdown()
         await namesrv.shutdown()
+
+
+def _configs(
+    root: str,
+    namesrv_port: int,
+    broker_port: int,
+    host: str,
+    broker_ip: str,
+    metrics_port: int | None,
+) -> tuple[NamesrvConfig, BrokerConfig]:
+    """The name server's and broker's settings; ``metrics_port``: the broker's /metrics there
+    and the name server's on the next port (metricsExporterType=PROM)."""
+    ns_config = NamesrvConfig(listen_host=host, listen_port=namesrv_port)
+    config = dataclasses.replace(
+        BrokerConfig(),
+        listen_host=host,
+        listen_port=broker_port,
+        broker_ip1=broker_ip,
+        store_path_root_dir=root,
+    )
+    if metrics_port is not None:
+        ns_config = dataclasses.replace(
+            ns_config,
+            metrics_exporter_type="PROM",
+            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_port=metrics_port + 1,
+        )
+        config = dataclasses.replace(
+            config,
+            metrics_exporter_type="PROM",
+            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_port=metrics_port,
+        )
+    return ns_config, config
+
+
+async def _serve_dashboard(namesrv_addr: str, host: str, port: int, stop: asyncio.Event) -> None:
+    """The dashboard on uvicorn in this loop until ``stop`` is set."""
+    import uvicorn
+
+    from rocketq.dashboard import create_app
+
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(namesrv_addr), host=host, port=port, log_level="warning")
+    )
+    serving = asyncio.get_running_loop().create_task(server.serve())
+    await stop.wait()
+    server.should_exit = True
+    await serving

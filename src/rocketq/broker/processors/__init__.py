@@ -6,6 +6,7 @@ from rocketq.broker.acl.processor import AclAdminProcessor
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.processors.admin import AdminBrokerProcessor
 from rocketq.broker.processors.broker_config import BrokerConfigProcessor
+from rocketq.broker.processors.broker_stats import BrokerStatsProcessor
 from rocketq.broker.processors.client_call import ClientCallProcessor
 from rocketq.broker.processors.client_manage import ClientManageProcessor
 from rocketq.broker.processors.consumer_admin import ConsumerAdminProcessor
@@ -30,5 +31,6 @@ def register_all(broker: BrokerContext) -> None:
         BrokerConfigProcessor(broker),
         ClientCallProcessor(broker),
         ReplyMessageProcessor(broker),
+        BrokerStatsProcessor(broker),  # VIEW_BROKER_STATS_DATA (issue 12)
     ):
         processor.register()

@@ -8,6 +8,7 @@ import asyncio
 import time
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.disk_info import disk_runtime_info
 from rocketq.common.topic import validate_topic
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.channel import RemotingChannel
@@ -73,6 +74,7 @@ class AdminBrokerProcessor:
         h = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
         await asyncio.to_thread(self.c.topic_config_manager.delete_topic_config, h.topic)
         self.c.consumer_offset_manager.clean_offset_by_topic(h.topic)
+        self.c.broker_stats_manager.on_topic_deleted(h.topic)
         # the store keeps the topic's consume queue files until they expire: it has no
         # deleteTopics yet
         await self.c.register_broker_all()
@@ -94,10 +96,10 @@ class AdminBrokerProcessor:
             "runtime": _runtime_text(self.c.start_time_ms),
             "brokerName": self.c.config.broker_name,
             "brokerAddr": self.c.broker_addr,
-            "msgPutTotalTodayNow": "0",
-            "msgGetTotalTodayNow": "0",
         }
         table.update(self.c.message_store.get_runtime_info())
+        table.update(self.c.broker_stats_manager.runtime_info())
+        table.update(await asyncio.to_thread(disk_runtime_info, self.c))
         return RemotingCommand.create_response(
             ResponseCode.SUCCESS, body=KVTable(table=table).encode()
         )

@@ -99,6 +99,7 @@ class PullMessageProcessor:
             message_filter,
         )
         response: RemotingCommand | None = _answer(h, result)
+        self._record_get(h, result, response)
         has_suspend = has_suspend_flag(h.sys_flag)
         if (
             response is not None
@@ -128,6 +129,26 @@ class PullMessageProcessor:
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
         return response
+
+    def _record_get(
+        self,
+        h: PullMessageRequestHeader,
+        result: GetMessageResult,
+        response: RemotingCommand | None,
+    ) -> None:
+        """BrokerStatsManager's get figures: found pulls with what they carried, misses."""
+        stats = self.c.broker_stats_manager
+        if response is not None and response.code == ResponseCode.SUCCESS:
+            stats.record_get(
+                h.consumer_group,
+                h.topic,
+                h.queue_id,
+                result.message_count,
+                len(response.body),
+                result.next_begin_offset,
+            )
+        elif response is None or response.code == ResponseCode.PULL_NOT_FOUND:
+            stats.record_get_miss()
 
     def _subscription(self, h: PullMessageRequestHeader) -> SubscriptionData | RemotingCommand:
         """The pull's subscription: from the request, else from the group's heartbeat."""

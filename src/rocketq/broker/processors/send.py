@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 import zlib
 
 from rocketq.broker.broker_context import BrokerContext
@@ -198,7 +199,10 @@ class SendMessageProcessor:
         else:
             self.apply_delay(msg)
         store = self.c.message_store
+        started = time.perf_counter()
         result = await await_store_future(store.async_put_message(msg, wait_store_msg_ok=wait))
+        message_type = "Transaction" if tran == "half" else _message_type(msg)
+        self._record_put(h.topic, result, started, message_type)
         return self._handle_put_message_result(
             result, queue_id=queue_id if tran == "half" else msg.queue_id
         )
@@ -306,8 +310,21 @@ class SendMessageProcessor:
         header_props = decode_properties((h.properties or "").encode())
         wait = header_props.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
         store = self.c.message_store
+        started = time.perf_counter()
         result = await await_store_future(store.async_put_messages(msgs, wait_store_msg_ok=wait))
+        self._record_put(h.topic, result, started, "Normal")
         return self._handle_put_message_result(result, queue_id=queue_id)
+
+    def _record_put(
+        self, topic: str, result: PutMessageResult, started: float, message_type: str
+    ) -> None:
+        """BrokerStatsManager's put figures, for puts the store accepted."""
+        stats = self.c.broker_stats_manager
+        stats.record_put_latency((time.perf_counter() - started) * 1000)
+        append = result.append_result
+        if append is None or not result.is_ok:
+            return
+        stats.record_put(topic, append.msg_num, append.wrote_bytes, message_type=message_type)
 
     def _handle_put_message_result(
         self, result: PutMessageResult, *, queue_id: int
@@ -394,6 +411,7 @@ class SendMessageProcessor:
         self.apply_delay(msg)
         store = self.c.message_store
         result = await await_store_future(store.async_put_message(msg))
+        self.c.broker_stats_manager.record_send_back(h.group, orig.topic)
         if result.is_ok:  # a flush or slave timeout still stored it
             return RemotingCommand.create_response(ResponseCode.SUCCESS)
         code, remark = STATUS_TO_RESPONSE[result.status]
@@ -440,6 +458,16 @@ def _host(addr: str) -> tuple[str, int]:
         return (host or "127.0.0.1", int(port))
     except ValueError:
         return ("127.0.0.1", 0)
+
+
+def _message_type(msg: MessageExt) -> str:
+    """The message_type label of RocketMQ 5's metrics: Delay, Transaction or Normal."""
+    if msg.topic == SCHEDULE_TOPIC:
+        return "Delay"
+    tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
+    if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:
+        return "Transaction"
+    return "Normal"
 
 
 def _transaction_kind(props: dict[str, str], sys_flag: int) -> str:
