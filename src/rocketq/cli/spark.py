@@ -70,7 +70,14 @@ def export(
     split_bytes: int | None,
     skip_corrupt: bool,
 ) -> None:
-    """Write every record as Parquet partitioned by topic and (UTC) date."""
+    """Write every record as Parquet partitioned by topic and (UTC) date.
+
+    Stage progress goes to stderr.
+
+    \b
+    Example:
+      rocketq spark export --store /data/broker-a --store /data/broker-b --out /data/parquet
+    """
     from rocketq.spark.jobs import export_parquet
 
     if os.path.exists(out) and not overwrite:
@@ -105,7 +112,12 @@ def stats(
     split_bytes: int | None,
     skip_corrupt: bool,
 ) -> None:
-    """Messages and bytes per topic, tag and hour; queue offsets and their gaps."""
+    """Messages and bytes per topic, tag and hour; queue offsets and their gaps.
+
+    \b
+    Example:
+      rocketq spark stats --store /data/broker-a --master "local[4]"
+    """
     from rocketq.spark.jobs import store_stats
 
     with _session(master) as session:
@@ -160,7 +172,14 @@ def stats(
 def rebuild(
     store_dir: str, out: str, config_file: str | None, master: str, split_bytes: int | None
 ) -> None:
-    """Write ConsumeQueue and IndexFile files from the commitlog (the store's own writers)."""
+    """Write ConsumeQueue and IndexFile files from the commitlog (the store's own writers).
+
+    Copy the result into the store while its broker is stopped.
+
+    \b
+    Example:
+      rocketq spark rebuild --store /data/broker-a --out /data/rebuilt -c broker.conf
+    """
     from rocketq.spark.store_rebuild import rebuild as run_rebuild
 
     config = StoreConfig() if config_file is None else StoreConfig.from_broker_conf(config_file)
