@@ -33,7 +33,7 @@ def test_the_readme_has_python_and_shell_blocks_to_test() -> None:
 def run_block(kind: str, code: str, cluster: Cluster) -> subprocess.CompletedProcess[str]:
     code = code.replace("127.0.0.1:9876", cluster.addr)
     code = code.replace("127.0.0.1:10911", cluster.broker.broker_addr)
-    env = dict(os.environ, NAMESRV_ADDR=cluster.addr)
+    env = dict(os.environ, NAMESRV_ADDR=cluster.addr, PYSPARK_PYTHON=sys.executable)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     argv = (
         [sys.executable, "-c", code]
@@ -54,6 +54,7 @@ async def test_every_readme_block_runs_against_live_servers(cluster: Cluster) ->
     assert "SEND_OK" in text
     assert "b'hello rocketq'" in text
     assert "b'hello asyncio'" in text
+    assert "[bytearray(b'hello asyncio'), bytearray(b'hello rocketq')]" in text  # Spark's read
     assert "DefaultCluster" in text
     assert '"msgPutTotalTodayNow"' in text
 
