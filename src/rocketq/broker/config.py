@@ -15,21 +15,15 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field, fields
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from rocketq.errors import ConfigError
 from rocketq.store.config import STORE_KEYS as STORE_CONFIG_KEYS
+from rocketq.store.config import BrokerRole as BrokerRole
 from rocketq.store.config import parse_properties
 
 log = logging.getLogger(__name__)
-
-
-class BrokerRole(Enum):
-    ASYNC_MASTER = "ASYNC_MASTER"
-    SYNC_MASTER = "SYNC_MASTER"
-    SLAVE = "SLAVE"
 
 
 # camelCase key in broker.conf -> BrokerConfig field

@@ -35,6 +35,14 @@ class FlushDiskType(Enum):
     SYNC_FLUSH = "SYNC_FLUSH"
 
 
+class BrokerRole(Enum):
+    """MessageStoreConfig.brokerRole: who replicates to whom (store/ha/)."""
+
+    ASYNC_MASTER = "ASYNC_MASTER"
+    SYNC_MASTER = "SYNC_MASTER"
+    SLAVE = "SLAVE"
+
+
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -69,6 +77,16 @@ class StoreConfig:
     max_transfer_bytes_on_message_in_memory: int = 256 * 1024
     max_transfer_count_on_message_in_memory: int = 32
     reput_fallback_wait_ms: int = 10
+    # replication (store/ha/): RocketMQ 4.x HAService / HAClient
+    broker_role: BrokerRole = BrokerRole.ASYNC_MASTER
+    ha_listen_port: int = 10912  # 0: any free port (tests)
+    ha_listen_host: str = "0.0.0.0"
+    ha_send_heartbeat_interval_ms: int = 5_000
+    ha_housekeeping_interval_ms: int = 20_000
+    ha_transfer_batch_size: int = 32 * 1024
+    ha_slave_fallbehind_max: int = 256 * 1024 * 1024
+    ha_master_address: str = ""  # host:port of the master's HA port; "" = from the name server
+    access_message_in_memory_max_ratio: int = 40
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
     clock_ms: Callable[[], int] = field(default=wall_clock_ms, compare=False, repr=False)
 
@@ -83,6 +101,9 @@ class StoreConfig:
             "sync_flush_timeout_ms",
             "clean_resource_interval_ms",
             "delete_files_batch_max",
+            "ha_send_heartbeat_interval_ms",
+            "ha_housekeeping_interval_ms",
+            "ha_transfer_batch_size",
         )
         for name in positive:
             if getattr(self, name) <= 0:
@@ -176,6 +197,14 @@ STORE_KEYS: dict[str, str] = {
     "messageDelayLevel": "message_delay_level",
     "maxTransferBytesOnMessageInMemory": "max_transfer_bytes_on_message_in_memory",
     "maxTransferCountOnMessageInMemory": "max_transfer_count_on_message_in_memory",
+    "brokerRole": "broker_role",
+    "haListenPort": "ha_listen_port",
+    "haSendHeartbeatInterval": "ha_send_heartbeat_interval_ms",
+    "haHousekeepingInterval": "ha_housekeeping_interval_ms",
+    "haTransferBatchSize": "ha_transfer_batch_size",
+    "haSlaveFallbehindMax": "ha_slave_fallbehind_max",
+    "haMasterAddress": "ha_master_address",
+    "accessMessageInMemoryMaxRatio": "access_message_in_memory_max_ratio",
 }
 
 
@@ -191,6 +220,8 @@ def _convert(key: str, raw: str, type_: Any) -> Any:
             return value.lower() == "true"
         if type_name == "FlushDiskType":
             return FlushDiskType(value)
+        if type_name == "BrokerRole":
+            return BrokerRole(value.upper())
     except ValueError as exc:
         raise ConfigError(f"broker.conf key {key}: bad value {raw!r}") from exc
     return value

@@ -28,7 +28,7 @@ from rocketq.common.properties import encode_properties
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
-from rocketq.store.config import FlushDiskType, StoreConfig
+from rocketq.store.config import BrokerRole, FlushDiskType, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.flush import (
     FlushConsumeQueueService,
@@ -98,6 +98,9 @@ class MessageStore(MessageReader):
 
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
+        from rocketq.store.ha.ha_service import HAService
+
+        self.ha_service = HAService(self)
         self.disk_full = False
         self.recovered_abnormally = False
         self.recovery_cut_reason = ""
@@ -151,6 +154,17 @@ class MessageStore(MessageReader):
         paths.fsync_dir(self.root)
         self._running = True
 
+    def start_ha(self) -> int:
+        """Start replication (listen on ha_listen_port; a slave connects to its master).
+
+        The broker calls this after ``start``; a bare store (tools, tests) does not listen.
+        Returns the bound HA port.
+        """
+        if not self._running:
+            raise IllegalStateError("MessageStore.start_ha() before start()")
+        self.ha_service.start()
+        return self.ha_service.listen_port
+
     def reput_start_offset(self) -> int:
         """4.x rule (store.md §7.6): the max physical end over all consume queues."""
         from rocketq.store.recovery import max_physic_end_in_consume_queues
@@ -163,6 +177,7 @@ class MessageStore(MessageReader):
         was_running = self._running
         self._running = False
         if was_running:
+            self.ha_service.shutdown()
             self.clean_commit_log_service.shutdown()
             self.clean_consume_queue_service.shutdown()
             self.reput_service.shutdown()  # runs a final do_reput
@@ -219,7 +234,7 @@ class MessageStore(MessageReader):
     def _check(self, msg: Any) -> PutMessageStatus | None:
         if not self._running:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if self.disk_full:
+        if self.disk_full or self.config.broker_role is BrokerRole.SLAVE:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if not check_topic(msg.topic) or msg.queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
@@ -288,14 +303,58 @@ class MessageStore(MessageReader):
         return self._handle_disk_flush(result)
 
     def _handle_disk_flush(self, result: AppendMessageResult) -> Future[PutMessageResult]:
+        """handleDiskFlushAndHA: the flush status, then the replication status."""
+        self.reput_service.wakeup()
+        end = result.wrote_offset + result.wrote_bytes
+        service = self.flush_service
+        replicated = self._handle_ha(end)
+        if not isinstance(service, GroupCommitService):
+            if replicated is None:
+                return _future(PutMessageStatus.PUT_OK, result)
+            flushed: Future[PutMessageStatus] = Future()
+            flushed.set_result(PutMessageStatus.PUT_OK)
+        else:
+            flushed = service.put_request(end)
+        out: Future[PutMessageResult] = Future()
+
+        def combine(_: object) -> None:
+            if not flushed.done() or (replicated is not None and not replicated.done()):
+                return
+            status = flushed.result()
+            if status is PutMessageStatus.PUT_OK and replicated is not None:
+                status = replicated.result()
+            if not out.done():
+                out.set_result(PutMessageResult(status, result))
+
+        flushed.add_done_callback(combine)
+        if replicated is not None:
+            replicated.add_done_callback(combine)
+        return out
+
+    def _handle_ha(self, end: int) -> Future[PutMessageStatus] | None:
+        """SYNC_MASTER: a future completed once a slave holds ``end`` (CommitLog.handleHA)."""
+        ha = self.ha_service
+        if self.config.broker_role is not BrokerRole.SYNC_MASTER:
+            if ha.connections:
+                ha.wakeup_all()
+            return None
+        if not ha.is_slave_ok(end):
+            f: Future[PutMessageStatus] = Future()
+            f.set_result(PutMessageStatus.SLAVE_NOT_AVAILABLE)
+            return f
+        return ha.put_request(end)
+
+    def append_to_commit_log(self, start_offset: int, data: bytes) -> bool:
+        """A slave appends replicated bytes (DefaultMessageStore.appendToCommitLog)."""
+        if not self._running:
+            return False
+        if not self.commit_log.append_data(start_offset, data):
+            return False
         self.reput_service.wakeup()
         service = self.flush_service
-        if not isinstance(service, GroupCommitService):
-            return _future(PutMessageStatus.PUT_OK, result)
-        out: Future[PutMessageResult] = Future()
-        flushed = service.put_request(result.wrote_offset + result.wrote_bytes)
-        flushed.add_done_callback(lambda f: out.set_result(PutMessageResult(f.result(), result)))
-        return out
+        if isinstance(service, GroupCommitService):
+            service.put_request(start_offset + len(data))
+        return True
 
     def put_message(self, msg: Any) -> PutMessageResult:
         """Blocking put: in SYNC_FLUSH mode returns once the record is msynced."""
@@ -311,10 +370,14 @@ class MessageStore(MessageReader):
         if isinstance(result, PutMessageStatus):
             return PutMessageResult(result)
         self.reput_service.wakeup()
+        end = result.wrote_offset + result.wrote_bytes
         service = self.flush_service
-        if not isinstance(service, GroupCommitService):
-            return PutMessageResult(PutMessageStatus.PUT_OK, result)
-        status = service.flush_and_wait(result.wrote_offset + result.wrote_bytes)
+        replicated = self._handle_ha(end)
+        status = PutMessageStatus.PUT_OK
+        if isinstance(service, GroupCommitService):
+            status = service.flush_and_wait(end)
+        if status is PutMessageStatus.PUT_OK and replicated is not None:
+            status = replicated.result()
         return PutMessageResult(status, result)
 
     # ------------------------------------------------------------------ consume queues
