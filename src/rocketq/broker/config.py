@@ -52,6 +52,7 @@ BROKER_KEYS: dict[str, str] = {
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
+    "slaveReadEnable": "slave_read_enable",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -93,6 +94,9 @@ class BrokerConfig:
     notify_consumer_ids_changed_enable: bool = True
     max_message_size: int = 4 * 1024 * 1024
     store_path_root_dir: str = str(Path.home() / "store")
+    # replication (broker/slave_sync.py, store/ha/); brokerRole is also a store key
+    slave_read_enable: bool = False
+    slave_sync_interval_ms: int = 10_000
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 

@@ -21,11 +21,12 @@ from rocketq.broker.client_manager import (
     ConsumerManager,
     ProducerManager,
 )
-from rocketq.broker.config import BrokerConfig
+from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.slave_sync import SlaveSynchronize
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.remoting.channel import RemotingChannel
@@ -66,6 +67,7 @@ class BrokerController:
         self.pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None = None
         self._notifier: ConsumerIdsChangeNotifier | None = None
         self.schedule_message_service: Any = None
+        self.slave_synchronize = SlaveSynchronize(self)
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
         self._started = False
@@ -88,8 +90,18 @@ class BrokerController:
             broker_name=self.config.broker_name,
             broker_addr=self.broker_addr,
             broker_id=self.config.broker_id,
-            ha_server_addr=f"{self.config.broker_ip1}:{self.port + 1}",
+            ha_server_addr=f"{self.config.broker_ip2 or self.config.broker_ip1}:{self.ha_port}",
         )
+
+    @property
+    def ha_port(self) -> int:
+        """The port the store's HAService listens on (listenPort + 1 unless configured)."""
+        ha = getattr(self.message_store, "ha_service", None)
+        return int(ha.listen_port) if ha is not None and ha.listen_port else self.port + 1
+
+    @property
+    def is_slave(self) -> bool:
+        return self.config.broker_role is BrokerRole.SLAVE
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -144,6 +156,16 @@ class BrokerController:
             ),
             loop.create_task(self._every(CLIENT_HOUSEKEEPING_INTERVAL_S, self._scan_clients)),
         ]
+        if self.is_slave:
+            self._tasks.append(
+                loop.create_task(
+                    self._every(
+                        self.config.slave_sync_interval_ms / 1000,
+                        self.slave_synchronize.sync_all,
+                        first_s=min(3.0, self.config.slave_sync_interval_ms / 1000),
+                    )
+                )
+            )
         log.info(
             "broker %s (cluster %s) listening on %s, store %s, name servers %s",
             self.config.broker_name,
@@ -206,7 +228,19 @@ class BrokerController:
         if not addrs or not self._started:
             return
         wrapper = self.topic_config_manager.build_serialize_wrapper()
-        await self.outer_api.register_broker_all(addrs, self.identity(), wrapper)
+        on_response = self._on_register_response if self.is_slave else None
+        await self.outer_api.register_broker_all(addrs, self.identity(), wrapper, on_response)
+
+    def _on_register_response(self, ext_fields: dict[str, str]) -> None:
+        """A slave learns its master's addresses from the name server (registerBrokerAll)."""
+        master_addr = ext_fields.get("masterAddr")
+        if master_addr:
+            self.slave_synchronize.master_addr = master_addr
+        ha_addr = ext_fields.get("haServerAddr")
+        ha = getattr(self.message_store, "ha_service", None)
+        client = getattr(ha, "ha_client", None)
+        if ha_addr and client is not None and not self.message_store.config.ha_master_address:
+            client.update_ha_master_address(ha_addr)
 
     def register_broker_all_soon(self) -> None:
         """Register now in the background (a new topic must be routable at once)."""
@@ -217,9 +251,15 @@ class BrokerController:
     # ------------------------------------------------------------------ periodic
 
     @staticmethod
-    async def _every(period_s: float, action: Callable[[], Awaitable[None] | None]) -> None:
+    async def _every(
+        period_s: float,
+        action: Callable[[], Awaitable[object] | None],
+        first_s: float | None = None,
+    ) -> None:
+        delay = period_s if first_s is None else first_s
         while True:
-            await asyncio.sleep(period_s)
+            await asyncio.sleep(delay)
+            delay = period_s
             try:
                 result = action()
                 if result is not None:

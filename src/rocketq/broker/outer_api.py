@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,11 @@ class BrokerOuterAPI:
         self.timeout_s = timeout_s
 
     async def register_broker_all(
-        self, namesrv_addrs: list[str], who: BrokerIdentity, wrapper: dict[str, Any]
+        self,
+        namesrv_addrs: list[str],
+        who: BrokerIdentity,
+        wrapper: dict[str, Any],
+        on_response: Callable[[dict[str, str]], None] | None = None,
     ) -> dict[str, bool]:
         """Register with every name server; returns addr -> success."""
         body = RegisterBrokerBody(
@@ -52,7 +57,7 @@ class BrokerOuterAPI:
             body_crc32=zlib.crc32(body) & 0x7FFFFFFF,
         )
         return await self._to_all(
-            namesrv_addrs, RequestCode.REGISTER_BROKER, header.to_ext_fields(), body
+            namesrv_addrs, RequestCode.REGISTER_BROKER, header.to_ext_fields(), body, on_response
         )
 
     async def unregister_broker_all(
@@ -69,7 +74,12 @@ class BrokerOuterAPI:
         )
 
     async def _to_all(
-        self, addrs: list[str], code: int, ext_fields: dict[str, str], body: bytes
+        self,
+        addrs: list[str],
+        code: int,
+        ext_fields: dict[str, str],
+        body: bytes,
+        on_response: Callable[[dict[str, str]], None] | None = None,
     ) -> dict[str, bool]:
         async def one(addr: str) -> bool:
             request = RemotingCommand.create_request(code, ext_fields, body)
@@ -81,6 +91,8 @@ class BrokerOuterAPI:
             if response.code != ResponseCode.SUCCESS:
                 log.warning("name server %s answered %d: %s", addr, response.code, response.remark)
                 return False
+            if on_response is not None:  # a slave learns masterAddr and haServerAddr here
+                on_response(dict(response.ext_fields or {}))
             return True
 
         results = await asyncio.gather(*(one(a) for a in addrs))

@@ -35,17 +35,30 @@ def open_message_store(
     from rocketq.store.config import StoreConfig
     from rocketq.store.message_store import MessageStore
 
+    props = config.store_properties
+    if "haListenPort" in props:
+        ha_port = int(props["haListenPort"])
+    else:  # BrokerStartup: listenPort + 1 (a test broker on port 0 takes any free port)
+        ha_port = config.listen_port + 1 if config.listen_port else 0
     store_config, unknown = StoreConfig.from_properties(
-        config.store_properties,
+        props,
         store_path_root_dir=config.store_path_root_dir,
         store_host=store_host,
         max_message_size=config.max_message_size,
+        broker_role=config.broker_role,
+        ha_listen_port=ha_port,
+        ha_listen_host=config.listen_host,
     )
     for key in sorted(unknown):
         log.info("broker.conf store key %s is not used by this store", key)
     store = MessageStore(store_config, message_arriving_listener=arriving)
     store.load()
     store.start()
+    try:
+        store.start_ha()
+    except BaseException:
+        store.shutdown()
+        raise
     return store
 
 

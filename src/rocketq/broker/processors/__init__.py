@@ -23,3 +23,6 @@ def register_all(controller: BrokerController) -> None:
         AdminBrokerProcessor(controller),
     ):
         processor.register()
+    from rocketq.broker.processors.replication import ReplicationAdminProcessor
+
+    ReplicationAdminProcessor(controller).register()

@@ -27,6 +27,7 @@ from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
+from rocketq.remoting.route_data import MASTER_ID
 
 if TYPE_CHECKING:
     from rocketq.broker.controller import BrokerController
@@ -135,7 +136,12 @@ class PullMessageProcessor:
                 )
             )
             response = None
-        if broker_allow_suspend and h.sys_flag & FLAG_COMMIT_OFFSET and h.commit_offset >= 0:
+        if (
+            broker_allow_suspend
+            and h.sys_flag & FLAG_COMMIT_OFFSET
+            and h.commit_offset >= 0
+            and not self.c.is_slave  # a slave takes offsets only from UPDATE_CONSUMER_OFFSET
+        ):
             self.c.consumer_offset_manager.commit_offset(
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
@@ -199,8 +205,11 @@ class PullMessageProcessor:
             code = ResponseCode.PULL_OFFSET_MOVED
         else:
             code = ResponseCode.SYSTEM_ERROR
+        suggest = self._suggest_which_broker_id(h, result)
+        if self.c.is_slave and not self.c.config.slave_read_enable:
+            code, body, suggest = ResponseCode.PULL_RETRY_IMMEDIATELY, b"", MASTER_ID
         header = PullMessageResponseHeader(
-            suggest_which_broker_id=0,
+            suggest_which_broker_id=suggest,
             next_begin_offset=next_begin,
             min_offset=result.min_offset,
             max_offset=result.max_offset,
@@ -208,6 +217,17 @@ class PullMessageProcessor:
         return RemotingCommand.create_response(
             code, status, ext_fields=header.to_ext_fields(), body=body
         )
+
+    def _suggest_which_broker_id(self, h: PullMessageRequestHeader, result: Any) -> int:
+        """The master suggests the slave to a consumer reading beyond memory (slaveReadEnable)."""
+        if not self.c.config.slave_read_enable:
+            return MASTER_ID
+        cfg = self.c.subscription_group_manager.find_subscription_group_config(h.consumer_group)
+        if cfg is None:
+            return MASTER_ID
+        if getattr(result, "suggest_pulling_from_slave", False):
+            return cfg.which_broker_when_consume_slowly
+        return cfg.broker_id
 
 
 def _error(code: int, remark: str) -> RemotingCommand:
