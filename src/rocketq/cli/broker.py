@@ -22,7 +22,11 @@ def setup_logging() -> None:
 
 
 def load_broker_config(
-    conf: str | None, namesrv_addr: str | None, port: int | None, store: str | None
+    conf: str | None,
+    namesrv_addr: str | None,
+    port: int | None,
+    store: str | None,
+    host: str | None = None,
 ) -> BrokerConfig:
     config = BrokerConfig.from_file(conf) if conf else BrokerConfig()
     overrides: dict[str, object] = {}
@@ -34,6 +38,8 @@ def load_broker_config(
         overrides["listen_port"] = port
     if store:
         overrides["store_path_root_dir"] = str(Path(store).expanduser())
+    if host:
+        overrides["listen_host"] = host
     return dataclasses.replace(config, **overrides)  # type: ignore[arg-type]
 
 
@@ -54,12 +60,19 @@ def load_broker_config(
 @click.option(
     "--store", type=click.Path(file_okay=False), default=None, help="Store root (storePathRootDir)."
 )
+@click.option(
+    "--host", default=None, help="Listen address of the remoting and HA ports (default all)."
+)
 def broker(
-    namesrv_addr: str | None, config_file: str | None, port: int | None, store: str | None
+    namesrv_addr: str | None,
+    config_file: str | None,
+    port: int | None,
+    store: str | None,
+    host: str | None,
 ) -> None:
     """Run a broker until SIGTERM/SIGINT."""
     setup_logging()
-    config = load_broker_config(config_file, namesrv_addr, port, store)
+    config = load_broker_config(config_file, namesrv_addr, port, store, host)
     asyncio.run(run_until_signal(config))
 
 
