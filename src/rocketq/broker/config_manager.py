@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +83,7 @@ class ConfigManager:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._persist_lock = threading.Lock()  # periodic, slave-sync and shutdown persists
 
     def encode(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -116,6 +118,10 @@ class ConfigManager:
         return obj
 
     def persist(self) -> None:
+        with self._persist_lock:
+            self._persist()
+
+    def _persist(self) -> None:
         text = to_fastjson(self.encode())
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
