@@ -59,7 +59,7 @@ async def test_sync_master_killed_50_times_under_load_loses_no_acknowledged_mess
                 before = len(ledger.acked)
                 stop = asyncio.Event()
                 load = asyncio.create_task(send_until(producer, ledger, stop, f"c{cycle}"))
-                assert await until(lambda: len(ledger.acked) > before, 30), (
+                assert await until(lambda n=before: len(ledger.acked) > n, 30), (
                     f"cycle {cycle}: no send acknowledged; failed {ledger.failed}"
                 )
                 await asyncio.sleep(rng.uniform(0.02, 0.3))  # the fault lands mid-load

@@ -68,7 +68,8 @@ class BrokerProcess:
 
     def _read(self, booted: threading.Event) -> None:
         proc = self.proc
-        assert proc is not None and proc.stdout is not None
+        assert proc is not None
+        assert proc.stdout is not None
         for line in proc.stdout:
             self.output.append(line.rstrip())
             if BOOT_MARK in line:
