@@ -46,9 +46,9 @@ def pair(tmp_path: Path) -> Iterator[tuple[MessageStore, MessageStore]]:
         master.shutdown()
 
 
-def _commitlog_bytes(store: MessageStore) -> bytes:
+def commitlog_bytes(store: MessageStore, end: int | None = None) -> bytes:
     d = store.config.commit_log_dir
-    end = store.get_max_phy_offset()
+    end = store.get_max_phy_offset() if end is None else end
     out = b"".join(Path(d, n).read_bytes() for n in sorted(os.listdir(d)))
     return out[:end]
 
@@ -63,7 +63,7 @@ def test_sync_master_answers_put_ok_only_once_the_slave_has_the_bytes(
         assert result.append_result is not None
         end = result.append_result.wrote_offset + result.append_result.wrote_bytes
         assert slave.get_max_phy_offset() >= end
-    assert _commitlog_bytes(slave) == _commitlog_bytes(master)
+    assert commitlog_bytes(slave) == commitlog_bytes(master)
     assert slave.wait_for_dispatch(10)
     for qid in range(4):
         assert slave.get_max_offset_in_queue("TopicTest", qid) == 75
@@ -120,7 +120,7 @@ def test_async_master_replicates_without_waiting(tmp_path: Path) -> None:
         for i in range(50):
             assert master.put_message(new_msg(body=b"%d" % i)).status is PutMessageStatus.PUT_OK
         assert until_sync(lambda: slave.get_max_phy_offset() == master.get_max_phy_offset(), 10)
-        assert _commitlog_bytes(slave) == _commitlog_bytes(master)
+        assert commitlog_bytes(slave) == commitlog_bytes(master)
     finally:
         slave.shutdown()
         master.shutdown()

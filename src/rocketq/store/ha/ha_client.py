@@ -5,7 +5,8 @@ Theory of operation
 The client connects to ``master_address`` (``ha_master_address`` or what the name server
 returned at registration), reports its commitlog max offset at once, then every
 ``ha_send_heartbeat_interval_ms`` and after every append. Each frame from the master must
-start exactly where the slave's log ends (a slave that has nothing accepts any start): the
+start exactly where the slave's log ends (a slave that has nothing accepts the start of any
+commitlog file, where a master starts an empty slave): the
 bytes are appended as they are (``MessageStore.append_to_commit_log``), so the slave's
 commitlog is byte-identical to the master's, and the slave's own reput service builds its
 consume queues and index from them. A mismatch, a bad frame or a link silent for
@@ -134,6 +135,13 @@ class HAClient:
 
     def _append(self, master_offset: int, data: bytes) -> bool:
         slave_offset = self.store.get_max_phy_offset()
+        if slave_offset == 0 and master_offset % self.config.mapped_file_size_commit_log:
+            log.error(
+                "master pushed offset %d to an empty slave; a master starts an empty slave at"
+                " a file boundary; link closed",
+                master_offset,
+            )
+            return False
         if slave_offset != 0 and slave_offset != master_offset:
             log.error(
                 "master pushed offset %d not equal the max phy offset %d in slave; link closed",
