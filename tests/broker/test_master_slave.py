@@ -19,10 +19,11 @@ from rocketq.client.status import SendStatus
 from rocketq.namesrv.server import NamesrvController
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.command import RemotingCommand
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
 from tests.client.conftest import FAST_CLIENT
-from tests.e2e.wire import send_request
+from tests.e2e.wire import pull_request, send_request
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -42,18 +43,28 @@ class Group:
 
 
 @contextlib.asynccontextmanager
-async def master_and_slave(tmp: Path, role: BrokerRole) -> AsyncIterator[Group]:
+async def master_and_slave(
+    tmp: Path,
+    role: BrokerRole,
+    *,
+    slave_read_enable: bool = True,
+    master_store: dict[str, str] | None = None,
+) -> AsyncIterator[Group]:
     async with (
         run_namesrv() as ns,
         run_broker(
-            tmp / "master", namesrv_addr=ns.addr, broker_role=role, store_properties=STORE
+            tmp / "master",
+            namesrv_addr=ns.addr,
+            broker_role=role,
+            slave_read_enable=slave_read_enable,
+            store_properties={**STORE, **(master_store or {})},
         ) as master,
         run_broker(
             tmp / "slave",
             namesrv_addr=ns.addr,
             broker_role=BrokerRole.SLAVE,
             broker_id=1,
-            slave_read_enable=True,
+            slave_read_enable=slave_read_enable,
             slave_sync_interval_ms=200,
             store_properties=STORE,
         ) as slave,
@@ -155,3 +166,51 @@ async def test_registration_advertises_the_port_the_ha_service_listens_on(
         client = g.slave.message_store.ha_service.ha_client
         assert client is not None
         assert client.master_address == f"127.0.0.1:{ha_port}"
+
+
+async def pull(addr: str, queue_id: int = 0, offset: int = 0) -> RemotingCommand:
+    client = RemotingClient()
+    try:
+        return await client.invoke(addr, pull_request("G", "T", queue_id, offset, suspend_ms=0), 5)
+    finally:
+        await client.shutdown()
+
+
+async def test_master_suggests_the_slave_to_a_consumer_reading_beyond_memory(
+    tmp_path: Path,
+) -> None:
+    beyond = {"accessMessageInMemoryMaxRatio": "0"}  # every read is "beyond memory"
+    async with master_and_slave(tmp_path, BrokerRole.SYNC_MASTER, master_store=beyond) as g:
+        g.master.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name="T", read_queue_nums=1, write_queue_nums=1)
+        )
+        await g.master.register_broker_all()
+        async with Producer("pg", namesrv_addr=g.namesrv.addr, **FAST_CLIENT) as producer:
+            for i in range(5):
+                assert (await producer.send(Message("T", b"%d" % i))).status is SendStatus.SEND_OK
+        response = await pull(g.master.broker_addr)
+        assert response.code == ResponseCode.SUCCESS
+        assert response.ext_fields["suggestWhichBrokerId"] == "1"
+        assert await until(lambda: "T" in g.slave.topic_config_manager.topic_config_table, 10)
+        from_slave = await pull(g.slave.broker_addr)
+        assert from_slave.code == ResponseCode.SUCCESS
+        assert from_slave.body == response.body  # the same records, byte for byte
+        assert from_slave.ext_fields["suggestWhichBrokerId"] == "0"
+
+
+async def test_a_slave_without_slave_read_enable_sends_consumers_back_to_the_master(
+    tmp_path: Path,
+) -> None:
+    async with master_and_slave(tmp_path, BrokerRole.SYNC_MASTER, slave_read_enable=False) as g:
+        g.master.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name="T", read_queue_nums=1, write_queue_nums=1)
+        )
+        await g.master.register_broker_all()
+        async with Producer("pg", namesrv_addr=g.namesrv.addr, **FAST_CLIENT) as producer:
+            assert (await producer.send(Message("T", b"x"))).status is SendStatus.SEND_OK
+        assert await until(lambda: "T" in g.slave.topic_config_manager.topic_config_table, 10)
+        response = await pull(g.slave.broker_addr)
+        assert response.code == ResponseCode.PULL_RETRY_IMMEDIATELY
+        assert response.ext_fields["suggestWhichBrokerId"] == "0"
+        assert not response.body
+        assert (await pull(g.master.broker_addr)).ext_fields["suggestWhichBrokerId"] == "0"

@@ -142,3 +142,20 @@ def test_frames_cut_inside_a_record_are_dispatched_once_the_rest_arrives(tmp_pat
     finally:
         slave.shutdown()
         master.shutdown()
+
+
+def test_a_silent_slave_link_is_closed_after_the_housekeeping_interval(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    master = _open(tmp_path / "m", BrokerRole.ASYNC_MASTER, ha_housekeeping_interval_ms=500)
+    sock = socket.create_connection(("127.0.0.1", master.ha_service.listen_port), timeout=5)
+    try:
+        sock.sendall((0).to_bytes(8, "big"))  # one report, then silence
+        assert until_sync(lambda: master.ha_service.connection_count == 1, 10)
+        silent_from = time.monotonic()
+        assert until_sync(lambda: master.ha_service.connection_count == 0, 15)
+        assert time.monotonic() - silent_from >= 0.4
+    finally:
+        sock.close()
+        master.shutdown()

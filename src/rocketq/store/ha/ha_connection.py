@@ -48,7 +48,8 @@ class HAConnection:
         self._reader = threading.Thread(target=self._read_loop, name=f"HAReader-{addr}")
         self._writer = threading.Thread(target=self._write_loop, name=f"HAWriter-{addr}")
         self._reader.daemon = self._writer.daemon = True
-        sock.settimeout(READ_TIMEOUT_S)
+        housekeeping_s = service.config.ha_housekeeping_interval_ms / 1000
+        sock.settimeout(min(READ_TIMEOUT_S, max(0.1, housekeeping_s / 2)))
 
     def start(self) -> None:
         self._reader.start()
