@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,7 +97,7 @@ class Ack:
 class Ledger:
     acked: list[Ack] = field(default_factory=list)
     failed: int = 0
-    not_ok: int = 0
+    not_ok: Counter[str] = field(default_factory=Counter)  # stored, but not SEND_OK
     seq: int = 0
 
     def body(self, tag: str) -> bytes:
@@ -119,7 +120,7 @@ async def send_until(
                 await asyncio.sleep(0.02)
                 continue
             if result.status is not SendStatus.SEND_OK:
-                ledger.not_ok += 1
+                ledger.not_ok[result.status.name] += 1
                 continue
             _, phy = decode_message_id(result.offset_msg_id)
             mq = result.message_queue
