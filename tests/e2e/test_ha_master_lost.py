@@ -146,6 +146,11 @@ async def test_master_lost_for_good_consumers_finish_from_slave_and_nothing_is_r
                     await c2.shutdown()
                 replayed = set(second.got) & set(first.got)
                 assert replayed == set(), f"{len(replayed)} committed messages replayed"
+                print(  # the figures RELIABILITY.md reports (pytest -s shows them)
+                    f"HA master lost: {len(ledger.acked)} acknowledged "
+                    f"({len(on_a)} on broker-a before its loss), {sum(first.got.values())} "
+                    f"+ {sum(second.got.values())} delivered, lost 0, duplicates 0, replayed 0"
+                )
         finally:
             master_a.stop()
             master_b.stop()
