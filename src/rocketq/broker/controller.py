@@ -137,7 +137,7 @@ class BrokerController:
         from rocketq.broker.schedule import ScheduleMessageService
 
         self.schedule_message_service = ScheduleMessageService(self)
-        self.schedule_message_service.start()
+        self.schedule_message_service.start(deliver=not self.is_slave)
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
         self.topic_config_manager.persist()
         self.start_time_ms = int(time.time() * 1000)

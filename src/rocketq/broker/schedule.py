@@ -62,12 +62,15 @@ class ScheduleMessageService(ConfigManager):
     def decode(self, obj: dict[str, Any]) -> None:
         self.offset_table = {k: int(v) for k, v in int_keys(obj.get("offsetTable") or {}).items()}
 
-    def start(self) -> None:
+    def start(self, *, deliver: bool = True) -> None:
+        """Load the delay offsets; deliver due messages unless ``deliver`` is False (a
+        slave only keeps the offsets its master sends it)."""
         store_config = getattr(self.c.message_store, "config", None)
         if store_config is not None:  # messageDelayLevel from broker.conf lives in the store
             self.delay_level_table = store_config.delay_level_table_ms()
         self.load()
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        if deliver:
+            self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def shutdown(self) -> None:
         if self._task is not None:
