@@ -209,3 +209,27 @@ def test_transfer_frames_split_anywhere_decode_the_same() -> None:
         decoder = TransferDecoder(64)
         frames = decoder.feed(stream[:cut]) + decoder.feed(stream[cut:])
         assert [(f.phy_offset, f.data) for f in frames] == [(100, b"hello"), (105, b"")]
+
+
+def test_a_master_holding_less_than_its_slave_refuses_to_replicate(tmp_path: Path) -> None:
+    first = _open(tmp_path / "m1", BrokerRole.ASYNC_MASTER)
+    port = first.ha_service.listen_port
+    slave = _open(tmp_path / "slave", BrokerRole.SLAVE, ha_master_address=f"127.0.0.1:{port}")
+    try:
+        _put(first, 50, "old")
+        assert until_sync(lambda: slave.get_max_phy_offset() == first.get_max_phy_offset(), 10)
+        first.shutdown()
+        held = slave.get_max_phy_offset()
+        before = commitlog_bytes(slave, held)
+        lesser = _open(tmp_path / "m2", BrokerRole.ASYNC_MASTER, ha_listen_port=port)
+        try:
+            _put(lesser, 5, "new")  # a master that lost its tail: it has less than the slave
+            refused = lesser.ha_service
+            assert until_sync(lambda: refused.accept_service.accepted >= 2, 10)
+            assert slave.get_max_phy_offset() == held
+            assert commitlog_bytes(slave, held) == before  # no silent divergence
+        finally:
+            lesser.shutdown()
+    finally:
+        slave.shutdown()
+        first.shutdown()

@@ -113,6 +113,7 @@ class AcceptSocketService(ServiceThread):
         super().__init__("AcceptSocketService")
         self.service = service
         self.port = 0
+        self.accepted = 0
         self._sock: socket.socket | None = None
 
     def begin_accept(self) -> None:
@@ -139,6 +140,7 @@ class AcceptSocketService(ServiceThread):
                     self.wait_for_running(200)
                 continue
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.accepted += 1
             ha_conn = HAConnection(self.service, conn, f"{addr[0]}:{addr[1]}")
             self.service.add_connection(ha_conn)
             ha_conn.start()
