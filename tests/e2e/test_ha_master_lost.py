@@ -27,7 +27,7 @@ from tests.e2e.ha_support import (
     send_until,
 )
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(180)]
 
 
 class Bodies:
