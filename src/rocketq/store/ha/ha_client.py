@@ -46,6 +46,7 @@ class HAClient:
         self.last_write_s = 0.0
         self.connected = threading.Event()
         self._sock: socket.socket | None = None
+        self._linked_address = ""
         self._stopped = threading.Event()
         self._wakeup = threading.Event()
         self._thread: threading.Thread | None = None
@@ -86,13 +87,15 @@ class HAClient:
                 self._wakeup.clear()
 
     def _connect_master(self) -> bool:
-        if not self.master_address:
+        address = self.master_address
+        if not address:
             return False
-        host, _, port = self.master_address.rpartition(":")
+        host, _, port = address.rpartition(":")
         sock = socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.settimeout(RECV_TIMEOUT_S)
         self._sock = sock
+        self._linked_address = address
         self.current_reported_offset = self.store.get_max_phy_offset()
         self.last_read_s = time.monotonic()
         self._report(self.current_reported_offset)
@@ -110,7 +113,11 @@ class HAClient:
         decoder = TransferDecoder(max(self.config.ha_transfer_batch_size, 1 << 20))
         heartbeat_s = self.config.ha_send_heartbeat_interval_ms / 1000
         housekeeping_s = self.config.ha_housekeeping_interval_ms / 1000
-        while not self._stopped.is_set() and self._sock is sock:
+        while (
+            not self._stopped.is_set()
+            and self._sock is sock
+            and self._linked_address == self.master_address  # not moved while connecting
+        ):
             if time.monotonic() - self.last_write_s >= heartbeat_s:
                 self._report(self.current_reported_offset)
             try:
