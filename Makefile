@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/store_bench.py --seconds 3
 	$(BIN)/python bench/broker_bench.py
 	$(BIN)/python bench/client_bench.py --count 8000 --size 256
+	$(BIN)/python bench/ha_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
