@@ -73,6 +73,11 @@ class ClientError(RocketQError):
     """A client-side failure that is not a broker response."""
 
 
+class AclError(RocketQError):
+    """A request failed the broker's access check (RocketMQ's AclException); the message
+    names the account and the resource and becomes the NO_PERMISSION remark."""
+
+
 class BrokerResponseError(RocketQError):
     """A broker or name server answered with a non-success response code."""
 

@@ -63,6 +63,12 @@ def describe(msg: Any) -> dict[str, Any]:
     }
 
 
+def set_credentials(client: Any, args: argparse.Namespace) -> None:
+    """ACL session credentials (SessionCredentials: accessKey, secretKey, OnsChannel)."""
+    if args.access_key:
+        client.set_session_credentials(args.access_key, args.secret_key, "ALIYUN")
+
+
 def produce(args: argparse.Namespace) -> None:
     from rocketmq.client import Message, Producer
 
@@ -71,6 +77,7 @@ def produce(args: argparse.Namespace) -> None:
         kwargs["max_message_size"] = args.max_size
     producer = Producer(args.group, **kwargs)
     producer.set_namesrv_addr(args.namesrv)
+    set_credentials(producer, args)
     producer.start()
     tags = args.tags.split(",") if args.tags else [""]
     try:
@@ -120,6 +127,7 @@ def push(args: argparse.Namespace) -> None:
     model = MessageModel.BROADCASTING if args.broadcast else MessageModel.CLUSTERING
     consumer = PushConsumer(args.group, orderly=args.orderly, message_model=model)
     consumer.set_namesrv_addr(args.namesrv)
+    set_credentials(consumer, args)
     if args.instance:
         consumer.set_instance_name(args.instance)
     consumer.set_thread_count(1)
@@ -191,6 +199,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--linger", type=float, default=0.5)
     parser.add_argument("--fail-first", action="store_true")
+    parser.add_argument("--access-key", default="")
+    parser.add_argument("--secret-key", default="")
     return parser.parse_args(argv)
 
 

@@ -93,3 +93,11 @@ async def test_client_rpc_hook_signs_requests_the_server_can_verify() -> None:
         assert await asyncio.wait_for(seen.get(), 5.0)
     finally:
         await server.stop()
+
+
+def test_a_signature_or_key_with_a_lone_surrogate_fails_verification_without_raising() -> None:
+    cmd = RemotingCommand.create_request(10, {"topic": "T"})
+    sign_request(cmd, "AK\ud800", "SK")
+    assert verify_signature(cmd, "SK")
+    cmd.ext_fields["Signature"] = "\ud800"
+    assert not verify_signature(cmd, "SK")

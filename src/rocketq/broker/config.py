@@ -53,6 +53,7 @@ BROKER_KEYS: dict[str, str] = {
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
     "slaveReadEnable": "slave_read_enable",
+    "aclEnable": "acl_enable",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -97,6 +98,10 @@ class BrokerConfig:
     # replication (broker/slave_sync.py, store/ha/); brokerRole is also a store key
     slave_read_enable: bool = False
     slave_sync_interval_ms: int = 10_000
+    # plain ACL: plain_acl.yml in <store>/config/ (or $ROCKETMQ_HOME/conf/), polled for changes
+    acl_enable: bool = False
+    acl_file_path: str | None = None
+    acl_watch_interval_ms: int = 500
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 
@@ -116,6 +121,7 @@ class BrokerConfig:
             "register_name_server_period_ms",
             "channel_expired_timeout_ms",
             "max_message_size",
+            "acl_watch_interval_ms",
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")

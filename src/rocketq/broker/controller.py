@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
 from rocketq.broker.client_manager import (
     ConsumerIdsChangeNotifier,
     ConsumerManager,
@@ -68,6 +69,7 @@ class BrokerController:
         self._notifier: ConsumerIdsChangeNotifier | None = None
         self.schedule_message_service: Any = None
         self.slave_synchronize = SlaveSynchronize(self)
+        self.access_validator: PlainAccessValidator | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
         self._started = False
@@ -121,6 +123,7 @@ class BrokerController:
             loop, enabled=self.config.notify_consumer_ids_changed_enable
         )
         self.load()
+        self._start_acl()
         self._register_processors()
         # bind first: the store stamps STOREHOST (ip1:listen port) into every record; serve
         # only once the store is open, so no request finds the broker half started
@@ -138,6 +141,8 @@ class BrokerController:
 
         self.schedule_message_service = ScheduleMessageService(self)
         self.schedule_message_service.start(deliver=not self.is_slave)
+        if self.access_validator is not None:
+            self.access_validator.manager.start()  # reload plain_acl.yml when it changes
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
         self.topic_config_manager.persist()
         self.start_time_ms = int(time.time() * 1000)
@@ -181,6 +186,13 @@ class BrokerController:
 
         return open_message_store(self.config, self.store_host, self._on_message_arriving)
 
+    def _start_acl(self) -> None:
+        """aclEnable: one hook checks every request before its processor (RocketMQ's RPC hook)."""
+        if not self.config.acl_enable or self.access_validator is not None:
+            return
+        self.access_validator = create_access_validator(self.config)
+        self.remoting_server.register_rpc_hook(self.access_validator)
+
     def _register_processors(self) -> None:
         from rocketq.broker.processors import register_all
 
@@ -196,6 +208,8 @@ class BrokerController:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.remoting_server.stop()
+        if self.access_validator is not None:
+            await self.access_validator.manager.shutdown()
         await self.pull_request_hold_service.shutdown()
         if self.schedule_message_service is not None:
             await self.schedule_message_service.shutdown()

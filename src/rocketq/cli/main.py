@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "namesrv": "rocketq.cli.namesrv:namesrv",
     "broker": "rocketq.cli.broker:broker",
     "server": "rocketq.cli.server:server",
+    "acl": "rocketq.cli.acl:acl",
 }
 
 

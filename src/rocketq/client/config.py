@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from rocketq.errors import ConfigError
+from rocketq.remoting.acl import AclClientRPCHook
 from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
 
 MIB = 1024 * 1024
@@ -43,6 +44,10 @@ class ClientConfig:
     persist_consumer_offset_interval_s: float = 5.0
     rebalance_interval_s: float = 20.0
     request_timeout_s: float = 3.0
+    # ACL session credentials (SessionCredentials): every request is signed when access_key is set
+    access_key: str = ""
+    secret_key: str = field(default="", repr=False)
+    security_token: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:
         for name in (
@@ -54,6 +59,12 @@ class ClientConfig:
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+
+    def rpc_hook(self) -> AclClientRPCHook | None:
+        """The signer of every request (AclClientRPCHook), or None without credentials."""
+        if not self.access_key:
+            return None
+        return AclClientRPCHook(self.access_key, self.secret_key, self.security_token or None)
 
     @property
     def namesrv_addrs(self) -> list[str]:

@@ -29,6 +29,9 @@ MAX_REQUESTS_IN_FLIGHT = 10_000  # per connection; more answer SYSTEM_BUSY [OVER
 
 RequestProcessor = Callable[["RemotingChannel", RemotingCommand], Awaitable[RemotingCommand | None]]
 CloseListener = Callable[["RemotingChannel"], None]
+# Runs before a request's processor (RocketMQ's server RPCHook.doBeforeRequest, e.g. the
+# broker's ACL check): None lets the request through, a response refuses it.
+ServerRpcHook = Callable[["RemotingChannel", RemotingCommand], RemotingCommand | None]
 
 
 SCAN_RESPONSE_TABLE_INTERVAL_S = 1.0
@@ -40,12 +43,23 @@ class ProcessorTable:
     def __init__(self) -> None:
         self._processors: dict[int, RequestProcessor] = {}
         self.default: RequestProcessor | None = None
+        self.rpc_hooks: list[ServerRpcHook] = []
 
     def register(self, code: int, processor: RequestProcessor) -> None:
         self._processors[int(code)] = processor
 
     def lookup(self, code: int) -> RequestProcessor | None:
         return self._processors.get(code, self.default)
+
+    def refusal_of(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        """The first hook's refusal of ``request``, or None when every hook lets it through."""
+        for hook in self.rpc_hooks:
+            refusal = hook(channel, request)
+            if refusal is not None:
+                return refusal
+        return None
 
 
 def format_addr(sockname: object) -> str:
@@ -181,6 +195,19 @@ class RemotingChannel:
             await self._reply(request, busy)
 
     async def _process_request(self, request: RemotingCommand) -> None:
+        try:
+            refusal = self._processors.refusal_of(self, request)
+        except Exception as exc:
+            log.warning(
+                "rpc hook failed on code %s from %s: %r", request.code, self.remote_addr, exc
+            )
+            refusal = RemotingCommand.create_response(
+                ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__
+            )
+        if refusal is not None:
+            if not request.is_oneway:
+                await self._reply(request, refusal)
+            return
         processor = self._processors.lookup(request.code)
         if processor is None:
             remark = f" request type {request.code} not supported"

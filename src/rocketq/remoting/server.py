@@ -23,6 +23,7 @@ from rocketq.remoting.channel import (
     ProcessorTable,
     RemotingChannel,
     RequestProcessor,
+    ServerRpcHook,
 )
 from rocketq.remoting.codec import MAX_FRAME_SIZE
 from rocketq.remoting.command import RemotingCommand
@@ -58,6 +59,10 @@ class RemotingServer:
 
     def register_default_processor(self, processor: RequestProcessor) -> None:
         self._processors.default = processor
+
+    def register_rpc_hook(self, hook: ServerRpcHook) -> None:
+        """Run ``hook`` before every request's processor; a response it returns refuses."""
+        self._processors.rpc_hooks.append(hook)
 
     def add_channel_close_listener(self, listener: CloseListener) -> None:
         """Called with each connection that closes (peer close, error, idle or stop)."""

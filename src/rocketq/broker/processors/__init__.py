@@ -9,6 +9,7 @@ if TYPE_CHECKING:
 
 
 def register_all(controller: BrokerController) -> None:
+    from rocketq.broker.acl.processor import AclAdminProcessor
     from rocketq.broker.processors.admin import AdminBrokerProcessor
     from rocketq.broker.processors.client_manage import ClientManageProcessor
     from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
@@ -21,6 +22,7 @@ def register_all(controller: BrokerController) -> None:
         ClientManageProcessor(controller),
         ConsumerManageProcessor(controller),
         AdminBrokerProcessor(controller),
+        AclAdminProcessor(controller),
     ):
         processor.register()
     from rocketq.broker.processors.replication import ReplicationAdminProcessor

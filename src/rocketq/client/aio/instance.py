@@ -70,12 +70,13 @@ def subscribe_info_of(topic: str, route: TopicRouteData) -> set[MessageQueue]:
 
 
 class MQClientInstance:
-    _instances: ClassVar[dict[tuple[int, str], MQClientInstance]] = {}
+    _instances: ClassVar[dict[tuple[int, str, str], MQClientInstance]] = {}
 
     @classmethod
     def get(cls, config: ClientConfig) -> MQClientInstance:
         loop = asyncio.get_running_loop()
-        key = (id(loop), config.build_client_id())
+        # clients with other credentials must not share a connection signed with these
+        key = (id(loop), config.build_client_id(), config.access_key)
         instance = cls._instances.get(key)
         if instance is None:
             instance = cls._instances[key] = cls(config, key[1])
@@ -85,7 +86,9 @@ class MQClientInstance:
     def __init__(self, config: ClientConfig, client_id: str) -> None:
         self.config = config
         self.client_id = client_id
-        self.remoting = RemotingClient(namesrv_addrs=config.namesrv_addrs)
+        self.remoting = RemotingClient(
+            namesrv_addrs=config.namesrv_addrs, rpc_hook=config.rpc_hook()
+        )
         self.api = MQClientAPI(self.remoting, config.request_timeout_s)
         self.topic_route_table: dict[str, TopicRouteData] = {}
         self.broker_addr_table: dict[str, dict[int, str]] = {}
@@ -93,7 +96,7 @@ class MQClientInstance:
         self.pull_from_which_node: dict[MessageQueue, int] = {}
         self.producers: dict[str, ProducerMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
-        self._key: tuple[int, str] = (0, client_id)
+        self._key: tuple[int, str, str] = (0, client_id, config.access_key)
         self._tasks: list[asyncio.Task[None]] = []
         self._rebalance_wakeup = asyncio.Event()
         self._route_lock = asyncio.Lock()
