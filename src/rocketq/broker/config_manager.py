@@ -83,7 +83,8 @@ class ConfigManager:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._persist_lock = threading.Lock()  # periodic, slave-sync and shutdown persists
+        # one persist at a time: periodic ones run in worker threads, slave sync and shutdown too
+        self._persist_lock = threading.Lock()
 
     def encode(self) -> dict[str, Any]:
         raise NotImplementedError

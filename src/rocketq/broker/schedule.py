@@ -14,7 +14,6 @@ import contextlib
 import logging
 import os
 import re
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -56,15 +55,9 @@ class ScheduleMessageService(ConfigManager):
         self.offset_table: dict[int, int] = {}
         self._task: asyncio.Task[None] | None = None
         self._last_persist = 0.0
-        # a periodic persist may still run in its worker thread when shutdown persists
-        self._persist_lock = threading.Lock()
 
     def encode(self) -> dict[str, Any]:
         return {"offsetTable": dict(sorted(self.offset_table.items()))}
-
-    def persist(self) -> None:
-        with self._persist_lock:
-            super().persist()
 
     def decode(self, obj: dict[str, Any]) -> None:
         self.offset_table = {k: int(v) for k, v in int_keys(obj.get("offsetTable") or {}).items()}
