@@ -430,6 +430,9 @@ class MessageStore(MessageReader):
                 index.build_index(req)
         if requests:
             self._last_dispatched_ts = requests[-1].store_timestamp
+            if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:
+                # a slave's appends carry no local store time: take it at dispatch (4.x)
+                self.checkpoint.physic_msg_timestamp = requests[-1].store_timestamp
 
     def dispatch_behind_bytes(self) -> int:
         return self.reput_service.dispatch_behind_bytes()

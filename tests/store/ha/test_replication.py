@@ -159,3 +159,15 @@ def test_a_silent_slave_link_is_closed_after_the_housekeeping_interval(tmp_path:
     finally:
         sock.close()
         master.shutdown()
+
+
+def test_a_slave_checkpoint_takes_the_store_time_of_what_it_dispatched(
+    pair: tuple[MessageStore, MessageStore],
+) -> None:
+    master, slave = pair
+    for i in range(10):
+        master.put_message(new_msg(body=b"%d" % i))
+    assert until_sync(lambda: slave.get_max_phy_offset() == master.get_max_phy_offset(), 10)
+    assert slave.wait_for_dispatch(10)
+    assert slave.checkpoint is not None
+    assert slave.checkpoint.physic_msg_timestamp == master.commit_log.store_timestamp
