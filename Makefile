@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STORE ?= $(HOME)/store
 
-.PHONY: run test lint typecheck bench clean venv
+.PHONY: run test lint typecheck bench clean venv system-deps
 
 venv: $(STAMP)
 
@@ -16,15 +16,29 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/rocketq server --store $(STORE)
+	$(BIN)/rocketq server --store $(STORE) --metrics-port 5557 --dashboard-port 8080
 
-test: lint
+test: lint system-deps
 	$(BIN)/python -m pytest -q
+
+# Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
+# (the dashboard's browser tests); installed only when missing
+SYSTEM_TOOLS := prometheus chromium
+system-deps:
+	@missing=""; for tool in $(SYSTEM_TOOLS); do \
+	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  $$sudo apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends $$missing; \
+	fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'

@@ -31,7 +31,7 @@ from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.remoting.acl import AclClientRPCHook, sign_request
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.testing.broker import run_broker
+from rocketq.testing import run_broker
 
 ACCOUNT = ("BenchAK01", "BenchSK01")
 TIME_CAP_S = 60.0

@@ -30,7 +30,7 @@ ROOT = BENCH.parents[1]
 
 
 def serve(store: str) -> None:
-    from rocketq.testing.broker import run_broker, run_namesrv
+    from rocketq.testing import run_broker, run_namesrv
 
     async def run() -> None:
         props = {"mapedFileSizeCommitLog": str(256 * 1024 * 1024)}

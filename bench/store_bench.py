@@ -19,8 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+from rocketq.store import StoreConfig
 from rocketq.store.commitlog import CommitLog, EncodedMessage
-from rocketq.store.config import StoreConfig
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -139,10 +139,9 @@ def bench_awaited_sync_put(root: str, writers: int, seconds: float) -> float:
     """SYNC_FLUSH puts as the broker makes them: coroutines awaiting the group commit."""
     import asyncio
 
-    from rocketq.broker.store_bridge import await_put
+    from rocketq.broker.store_future import await_store_future
     from rocketq.common.message import MessageExt
-    from rocketq.store.config import FlushDiskType
-    from rocketq.store.message_store import MessageStore
+    from rocketq.store import FlushDiskType, MessageStore
 
     d = os.path.join(root, f"awaited{writers}")
     store = MessageStore(dataclasses.replace(cfg(d), flush_disk_type=FlushDiskType.SYNC_FLUSH))
@@ -163,7 +162,7 @@ def bench_awaited_sync_put(root: str, writers: int, seconds: float) -> float:
                 born_host=("127.0.0.1", 1),
                 store_host=("127.0.0.1", 10911),
             )
-            result = await await_put(store.async_put_message(msg))
+            result = await await_store_future(store.async_put_message(msg))
             assert result.status.name == "PUT_OK", result.status
             rts.append((time.perf_counter() - t) * 1e6)
 
@@ -240,7 +239,7 @@ def bench_message_store(root: str, seconds: float) -> None:
     """put_message with encoding, then get_message, through MessageStore (needs rocketq.common)."""
     try:
         from rocketq.common.message import MessageExt
-        from rocketq.store.message_store import MessageStore
+        from rocketq.store import MessageStore
     except ImportError as exc:
         print(f"{'MessageStore put/get':<38} skipped ({exc})", flush=True)
         return

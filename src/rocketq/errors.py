@@ -65,6 +65,10 @@ class RemotingTimeoutError(RemotingError, TimeoutError):
     """A request got no response in time."""
 
 
+class RequestTimeoutError(RemotingTimeoutError):
+    """No reply arrived for a request-reply ``Producer.request`` within its timeout."""
+
+
 class RemotingTooMuchRequestError(RemotingError):
     """Too many requests are in flight on a connection."""
 
@@ -222,3 +226,8 @@ def for_code(code: int, remark: str = "") -> BrokerResponseError:
     """Build the error that a non-success response code stands for."""
     cls = RESPONSE_ERRORS.get(code, BrokerResponseError)
     return cls(remark, code=code)
+
+
+class FilterExpressionError(RocketQError, ValueError):
+    """A subscription expression does not parse (FilterAPI's "subString split error");
+    the client raises it, the broker answers SUBSCRIPTION_PARSE_FAILED with its reason."""

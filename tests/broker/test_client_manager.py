@@ -9,7 +9,8 @@ from rocketq.broker.client_manager import (
     ProducerManager,
 )
 from rocketq.broker.rebalance_lock import RebalanceLockManager
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel, SubscriptionData
+from rocketq.common.subscription import SubscriptionData
+from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.server import RemotingServer
 from tests.broker.channel_pair import Clock, Link, connect

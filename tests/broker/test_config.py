@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.config import BrokerConfig, BrokerRole
+from rocketq.broker import BrokerConfig
+from rocketq.broker.config import BrokerRole
 from rocketq.errors import ConfigError
 from rocketq.store.config import parse_properties
 

@@ -2,14 +2,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocketq.broker.config import BrokerConfig
+from rocketq.broker import BrokerConfig
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
-from rocketq.broker.topic_config import TopicConfig, TopicConfigManager
+from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.topic_route import TopicRouteData
-from rocketq.testing.broker import run_namesrv
+from rocketq.testing import run_namesrv
 
 WHO = BrokerIdentity(
     cluster_name="DefaultCluster",

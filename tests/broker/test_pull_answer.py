@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from rocketq.broker.config import BrokerConfig
-from rocketq.broker.controller import BrokerController
-from rocketq.broker.filter import ExpressionMessageFilter
-from rocketq.broker.processors.pull import PullMessageProcessor
+from rocketq.broker.processors.pull import _answer
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.headers import PullMessageRequestHeader
-from rocketq.store.results import GetMessageResult, GetMessageStatus
+from rocketq.store import GetMessageResult, GetMessageStatus
 
 
 def header(offset: int) -> PullMessageRequestHeader:
@@ -46,13 +41,10 @@ def header(offset: int) -> PullMessageRequestHeader:
     ],
 )
 def test_store_status_maps_to_rocketmq_reply_code_with_all_four_header_fields(
-    tmp_path: Path, status: GetMessageStatus, offset: int, code: int
+    status: GetMessageStatus, offset: int, code: int
 ) -> None:
-    processor = PullMessageProcessor(
-        BrokerController(BrokerConfig(store_path_root_dir=str(tmp_path)))
-    )
     result = GetMessageResult(status, next_begin_offset=7, min_offset=1, max_offset=9)
-    response = processor._answer(header(offset), result, ExpressionMessageFilter(None))
+    response = _answer(header(offset), result)
     assert response.code == code
     assert response.remark == status.name
     assert response.ext_fields == {
@@ -64,16 +56,13 @@ def test_store_status_maps_to_rocketmq_reply_code_with_all_four_header_fields(
     assert response.body == b""
 
 
-def test_found_records_are_concatenated_into_the_body(tmp_path: Path) -> None:
-    processor = PullMessageProcessor(
-        BrokerController(BrokerConfig(store_path_root_dir=str(tmp_path)))
-    )
+def test_found_records_are_concatenated_into_the_body() -> None:
     result = GetMessageResult(
         GetMessageStatus.FOUND,
         next_begin_offset=2,
         max_offset=2,
         message_buffers=[b"rec1", b"rec2"],
     )
-    response = processor._answer(header(0), result, ExpressionMessageFilter(None))
+    response = _answer(header(0), result)
     assert response.code == ResponseCode.SUCCESS
     assert response.body == b"rec1rec2"

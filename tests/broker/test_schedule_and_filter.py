@@ -4,11 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.config import BrokerConfig
-from rocketq.broker.controller import BrokerController
+from rocketq.broker import BrokerConfig, BrokerController
 from rocketq.broker.filter import ExpressionMessageFilter, to_int32
 from rocketq.broker.schedule import ScheduleMessageService, parse_delay_levels
-from rocketq.remoting.bodies import SubscriptionData
+from rocketq.common.subscription import SubscriptionData
 
 
 def test_delay_levels_parse_like_rocketmq() -> None:
@@ -42,9 +41,7 @@ def test_consume_queue_filter_compares_int32_tag_codes() -> None:
     assert f.is_matched_by_consume_queue(tag_a)
     assert f.is_matched_by_consume_queue(negative & 0xFFFFFFFFFFFFFFFF)  # read back as unsigned
     assert not f.is_matched_by_consume_queue(0)
-    assert f.is_matched_by_tags("TagA")
-    assert not f.is_matched_by_tags("TagB")
-    assert not f.is_matched_by_tags(None)
+    assert f.is_matched_by_commit_log(b"the record is not read for a tag filter")
     assert to_int32(0xFFFFFFFF) == -1
 
 
@@ -52,4 +49,4 @@ def test_star_and_missing_subscription_match_everything() -> None:
     for f in (ExpressionMessageFilter(None), ExpressionMessageFilter(SubscriptionData(topic="T"))):
         assert f.matches_all
         assert f.is_matched_by_consume_queue(12345)
-        assert f.is_matched_by_tags(None)
+        assert f.is_matched_by_commit_log(b"")

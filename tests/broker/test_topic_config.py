@@ -2,14 +2,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocketq.broker.config import BrokerConfig
+from rocketq.broker import BrokerConfig
 from rocketq.broker.config_manager import parse_fastjson
-from rocketq.broker.topic_config import (
-    PERM_INHERIT,
-    TopicConfig,
-    TopicConfigManager,
-    validate_topic,
-)
+from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.common.topic import validate_topic
+from rocketq.common.topic_config import PERM_INHERIT, TopicConfig
 
 TOPICS_JSON_4X = """{
 \t"dataVersion":{

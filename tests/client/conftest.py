@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from rocketq.broker.controller import BrokerController
-from rocketq.broker.topic_config import TopicConfig
-from rocketq.namesrv.server import NamesrvController
-from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.broker import BrokerController
+from rocketq.common.topic_config import TopicConfig
+from rocketq.namesrv import NamesrvController
+from rocketq.testing import run_broker, run_namesrv
 
 SMALL_STORE = {
     "mapedFileSizeCommitLog": str(8 * 1024 * 1024),

@@ -20,7 +20,7 @@ from rocketq.client import (
 )
 from rocketq.client.loop_thread import LoopThread
 from rocketq.errors import IllegalStateError
-from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing import run_broker, run_namesrv
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from rocketq.client import ConsumeStatus, Message, SendStatus
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.testing.broker import run_broker, run_namesrv
-from rocketq.testing.wait import until
+from rocketq.testing import run_broker, run_namesrv, until
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE, Cluster
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ import time
 from rocketq.client import Message
 from rocketq.client.aio import LitePullConsumer, Producer
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.testing.wait import until
+from rocketq.testing import until
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rocketq.client.offset_store import (
+from rocketq.client.aio.offset_store import (
     LocalFileOffsetStore,
     OffsetTable,
     decode_offsets,

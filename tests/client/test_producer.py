@@ -11,9 +11,10 @@ from rocketq.client import Message, SendResult, SendStatus
 from rocketq.client.aio import Producer
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import decode_message, decode_message_id
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.message_id import decode_message_id
 from rocketq.errors import ClientError, MessageIllegalError
-from rocketq.testing.wait import until
+from rocketq.testing import until
 from tests.client.conftest import FAST_CLIENT, Cluster
 
 

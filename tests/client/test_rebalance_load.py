@@ -9,7 +9,7 @@ from typing import Any
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
-from rocketq.testing.wait import until
+from rocketq.testing import until
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 TOTAL = 400

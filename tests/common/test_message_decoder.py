@@ -7,14 +7,9 @@ import zlib
 
 import pytest
 
-from rocketq.common.message_decoder import (
-    MESSAGE_MAGIC_CODE,
-    body_crc,
-    create_message_id,
-    decode_message,
-    decode_messages,
-    encode_message,
-)
+from rocketq.common.message_decoder import body_crc, decode_message, decode_messages, encode_message
+from rocketq.common.message_id import create_message_id
+from rocketq.common.record_layout import MESSAGE_MAGIC_CODE
 from rocketq.errors import DecodeError
 from tests.common.vectors import OFFSET_MSG_IDS, OFFSETS, SIZES, UNIQ_KEYS, message, record
 

@@ -11,7 +11,7 @@ import pytest
 
 from rocketq.common import message_client_id
 from rocketq.common.message_client_id import create_uniq_id
-from rocketq.common.message_decoder import create_message_id, decode_message_id
+from rocketq.common.message_id import create_message_id, decode_message_id
 from rocketq.errors import DecodeError
 
 

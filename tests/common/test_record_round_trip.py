@@ -10,13 +10,8 @@ from hypothesis import strategies as st
 
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import (
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    calc_msg_length,
-    decode_message,
-    encode_message,
-)
+from rocketq.common.message_decoder import decode_message, encode_message
+from rocketq.common.record_layout import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, calc_msg_length
 
 _chars = st.characters(blacklist_characters="\x01\x02", blacklist_categories=("Cs",))
 _ipv4 = st.ip_addresses(v=4).map(str)

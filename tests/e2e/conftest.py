@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.controller import BrokerController
-from rocketq.namesrv.server import NamesrvController
+from rocketq.broker import BrokerController
+from rocketq.namesrv import NamesrvController
 from rocketq.remoting.client import RemotingClient
-from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing import run_broker, run_namesrv
 
 SMALL_STORE = {
     "mapedFileSizeCommitLog": str(8 * 1024 * 1024),

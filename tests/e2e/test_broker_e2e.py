@@ -11,16 +11,15 @@ import pytest
 from rocketq.broker.config_manager import parse_fastjson
 from rocketq.common import message_decoder as codec
 from rocketq.common.message import Message
+from rocketq.common.message_id import decode_message_id
+from rocketq.common.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND
 from rocketq.remoting.bodies import ConsumerListBody
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.topic_route import TopicRouteData
-from rocketq.testing.broker import run_broker
+from rocketq.testing import run_broker
 from tests.e2e.conftest import SMALL_STORE, Cluster
 from tests.e2e.wire import (
-    FLAG_COMMIT_OFFSET,
-    FLAG_SUBSCRIPTION,
-    FLAG_SUSPEND,
     heartbeat,
     pull_request,
     request,
@@ -48,7 +47,7 @@ async def test_send_auto_creates_the_topic_and_registers_its_route(cluster: Clus
     second = await send(cluster, "AutoTopic", b"two", tags="TagA")
     assert len(first["msgId"]) == 32
     assert (first["queueId"], first["queueOffset"], second["queueOffset"]) == ("0", "0", "1")
-    host, _offset = codec.decode_message_id(first["msgId"])
+    host, _offset = decode_message_id(first["msgId"])
     assert host == ("127.0.0.1", cluster.broker.port)
     topic = cluster.broker.topic_config_manager.select_topic_config("AutoTopic")
     assert topic is not None
@@ -205,7 +204,7 @@ async def test_bad_sends_are_rejected_with_rocketmq_codes(cluster: Cluster) -> N
 
 async def test_view_message_by_id_returns_the_stored_record(cluster: Cluster) -> None:
     fields = await send(cluster, "T9", b"look at me", tags="TagZ")
-    _host, offset = codec.decode_message_id(fields["msgId"])
+    _host, offset = decode_message_id(fields["msgId"])
     response = await cluster.client.invoke(
         cluster.broker_addr, request(RequestCode.VIEW_MESSAGE_BY_ID, offset=offset), WAIT
     )
@@ -249,7 +248,7 @@ async def test_delayed_message_is_delivered_to_its_topic_when_due(cluster: Clust
 
 async def test_send_back_goes_to_the_retry_schedule(cluster: Cluster) -> None:
     fields = await send(cluster, "T12", b"fail me")
-    _host, offset = codec.decode_message_id(fields["msgId"])
+    _host, offset = decode_message_id(fields["msgId"])
     back = request(RequestCode.CONSUMER_SEND_MSG_BACK, offset=offset, group="G12", delayLevel=0)
     response = await cluster.client.invoke(cluster.broker_addr, back, WAIT)
     assert response.code == ResponseCode.SUCCESS, response.remark

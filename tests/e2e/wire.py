@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from rocketq.common.pull_sys_flag import FLAG_SUBSCRIPTION
+from rocketq.common.subscription import SubscriptionData
 from rocketq.remoting.bodies import (
     ConsumeFromWhere,
     ConsumerData,
@@ -11,15 +13,10 @@ from rocketq.remoting.bodies import (
     HeartbeatData,
     MessageModel,
     ProducerData,
-    SubscriptionData,
 )
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader, SendMessageRequestHeader
-
-FLAG_COMMIT_OFFSET = 0x1
-FLAG_SUSPEND = 0x2
-FLAG_SUBSCRIPTION = 0x4
 
 
 def props_text(props: dict[str, str]) -> str:
@@ -43,8 +40,8 @@ def send_request(
         props["TAGS"] = tags
     if keys:
         props["KEYS"] = keys
-    props.update(extra or {})
     props["WAIT"] = "true"
+    props.update(extra or {})
     header = SendMessageRequestHeader(
         producer_group="PG",
         topic=topic,

@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
-from rocketq.broker.controller import BrokerController
-from rocketq.broker.topic_config import TopicConfig
-from rocketq.namesrv.server import NamesrvController
+from rocketq.broker import BrokerController
+from rocketq.common.topic_config import TopicConfig
+from rocketq.namesrv import NamesrvController
 from rocketq.store.check import check_store
-from rocketq.testing.broker import run_broker, run_namesrv
-from rocketq.testing.wait import until
+from rocketq.testing import run_broker, run_namesrv, until
 from tests.interop.cpp_runner import DriverRun, run_driver, start_driver
 
 pytestmark = [

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from rocketq.namesrv.server import NamesrvController, start_namesrv
+from rocketq.namesrv import NamesrvController, start_namesrv
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode

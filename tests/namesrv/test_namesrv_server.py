@@ -13,21 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.namesrv.config import NamesrvConfig
-from rocketq.namesrv.server import NamesrvController, start_namesrv
-from rocketq.remoting.blocking import BlockingRemotingClient
+from rocketq.common.data_version import DataVersion
+from rocketq.common.topic_config import TopicConfig
+from rocketq.namesrv import NamesrvConfig, NamesrvController, start_namesrv
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import FrameDecoder, decode
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import RegisterBrokerRequestHeader
-from rocketq.remoting.route_data import (
-    DataVersion,
-    RegisterBrokerBody,
-    TopicConfig,
-    TopicConfigSerializeWrapper,
-)
+from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
 from rocketq.remoting.topic_route import ClusterInfo, KVTable, TopicList, TopicRouteData
+from rocketq.testing import BlockingRemotingClient
 
 FIXTURES = Path(__file__).resolve().parents[1] / "remoting" / "fixtures"
 WAIT = 5.0

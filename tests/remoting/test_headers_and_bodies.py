@@ -8,6 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rocketq.common.data_version import DataVersion
+from rocketq.common.subscription import SubscriptionData
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import RemotingCommandError
 from rocketq.remoting import headers as h
 from rocketq.remoting.bodies import (
@@ -19,16 +22,10 @@ from rocketq.remoting.bodies import (
     LockBatchResponseBody,
     MessageModel,
     MessageQueueData,
-    SubscriptionData,
 )
 from rocketq.remoting.codec import decode
 from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.route_data import (
-    DataVersion,
-    RegisterBrokerBody,
-    TopicConfig,
-    TopicConfigSerializeWrapper,
-)
+from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
 from rocketq.remoting.topic_route import BrokerData, ClusterInfo, QueueData, TopicRouteData
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -276,9 +273,9 @@ def test_subscription_data_defaults_expression_type_to_tag() -> None:
 def test_compressed_register_body_that_inflates_too_far_is_refused() -> None:
     import zlib
 
-    from rocketq.remoting import route_data
+    from rocketq.remoting import register_broker_body
 
-    bomb = zlib.compress(b"\0" * (route_data.MAX_INFLATED_BODY_BYTES + 1), 9)
+    bomb = zlib.compress(b"\0" * (register_broker_body.MAX_INFLATED_BODY_BYTES + 1), 9)
     with pytest.raises(RemotingCommandError, match="inflates past"):
         RegisterBrokerBody.decode_compressed(bomb)
 

@@ -12,7 +12,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
-from rocketq.testing.wait import until
+from rocketq.testing import until
 
 GUARDED = 2000
 OPEN = 2001

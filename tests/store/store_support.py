@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.common.message import MessageExt
-from rocketq.store.config import FlushDiskType, StoreConfig
-from rocketq.store.message_store import MessageStore
+from rocketq.store import FlushDiskType, MessageStore, StoreConfig
 
 STORE_TS = 1700000000123
 

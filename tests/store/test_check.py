@@ -9,8 +9,8 @@ import struct
 from pathlib import Path
 
 from rocketq.common.message_decoder import encode_message
+from rocketq.store import StoreConfig
 from rocketq.store.check import check_store
-from rocketq.store.config import StoreConfig
 from tests.common.vectors import (
     NEXT_FREE_OFFSET,
     VectorStore,

@@ -5,9 +5,9 @@ import struct
 from pathlib import Path
 
 from rocketq.common.hashing import java_string_hash
-from rocketq.common.message_decoder import BLANK_MAGIC_CODE
+from rocketq.common.record_layout import BLANK_MAGIC_CODE
+from rocketq.store import StoreConfig
 from rocketq.store.commitlog import CommitLog, EncodedMessage, check_message_and_return_size
-from rocketq.store.config import StoreConfig
 from tests.store.records import VECTOR1_HEX, VECTOR1_PROPS, build_record
 
 SEG = 64 * 1024

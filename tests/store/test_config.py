@@ -6,7 +6,8 @@ import logging
 import pytest
 
 from rocketq.errors import ConfigError
-from rocketq.store.config import FlushDiskType, StoreConfig, parse_properties
+from rocketq.store import FlushDiskType, StoreConfig
+from rocketq.store.config import parse_properties
 
 
 def test_store_config_has_rocketmq_defaults() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rocketq.common.message_decoder import encode_message
+from rocketq.store import StoreConfig
 from rocketq.store.commitlog import DispatchRequest
-from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
     CommitLogReader,
     DataEnd,

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
+from rocketq.store import PutMessageStatus
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService
-from rocketq.store.results import PutMessageStatus
 from tests.store.records import build_record
+from tests.store.store_support import new_msg, open_store
 from tests.store.test_commitlog import make_config
 
 
@@ -89,3 +91,24 @@ def test_flush_and_wait_leader_flushes_for_concurrent_writers(tmp_path: Path) ->
     assert statuses == [PutMessageStatus.PUT_OK] * 200
     assert svc.flush_count <= 200
     cl.shutdown()
+
+
+def test_a_sync_flush_put_that_does_not_wait_completes_at_once_and_is_flushed_soon(
+    tmp_path: Path,
+) -> None:
+    store = open_store(tmp_path)
+    try:
+        queue = store.commit_log.mapped_file_queue
+        future = store.async_put_message(new_msg(body=b"fire"), wait_store_msg_ok=False)
+        assert future.done()
+        result = future.result()
+        assert result.status is PutMessageStatus.PUT_OK
+        assert result.append_result is not None
+        end = result.append_result.wrote_offset + result.append_result.wrote_bytes
+        deadline = time.monotonic() + 10.0
+        while queue.flushed_where < end and time.monotonic() < deadline:
+            store.flush_service.wakeup()
+            time.sleep(0.005)
+        assert queue.flushed_where >= end  # the group commit flushed it without a request
+    finally:
+        store.shutdown()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.store.results import GetMessageStatus, PutMessageStatus
+from rocketq.store import GetMessageStatus, PutMessageStatus
 from tests.store.records import VECTOR1_HEX
 from tests.store.store_support import STORE_TS, new_msg, open_store
 

@@ -7,9 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.common.topic import topic_max_length, validate_topic
 from rocketq.errors import StoreLockedError
-from rocketq.store.config import StoreConfig
-from rocketq.store.message_store import MessageStore, check_topic
+from rocketq.store import MessageStore, StoreConfig
+
+
+def check_topic(topic: str) -> bool:
+    return validate_topic(topic, topic_max_length(topic)) is None
+
 
 HOLDER = """
 import fcntl, os, sys

@@ -49,7 +49,7 @@ def _run_cycle(root: Path, cycle: int, rng: random.Random) -> list[tuple[int, in
 @pytest.mark.slow
 def test_sigkill_loop_loses_no_acknowledged_message(tmp_path: Path) -> None:
     from rocketq.common.message_decoder import decode_message
-    from rocketq.store.message_store import MessageStore
+    from rocketq.store import MessageStore
     from rocketq.testing.store_writer import TOPIC, store_config
 
     rng = random.Random(1234)

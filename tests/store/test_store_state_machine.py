@@ -10,9 +10,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from rocketq.store.config import FlushDiskType
-from rocketq.store.message_store import MessageStore
-from rocketq.store.results import PutMessageStatus
+from rocketq.store import FlushDiskType, MessageStore, PutMessageStatus
 from tests.store.store_support import new_msg, small_config
 
 QUEUES = 2

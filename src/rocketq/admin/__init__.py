@@ -1,1 +1,67 @@
-"""rocketq.admin."""
+"""rocketq.admin: the admin library API (DefaultMQAdminExt in Python) that the CLI, the
+dashboard, Spark and tests share.
+
+``AsyncAdminClient`` is the asyncio core; ``AdminClient`` runs it on the client's private loop
+thread for blocking callers. The result and argument types are re-exported here.
+"""
+
+from rocketq.admin.blocking import AdminClient
+from rocketq.admin.client import AsyncAdminClient
+from rocketq.admin.messages import QueryResult
+from rocketq.common.topic_config import TopicConfig
+from rocketq.remoting.admin_bodies import (
+    Connection,
+    ConsumerConnection,
+    ConsumeStats,
+    GroupList,
+    OffsetWrapper,
+    ProducerConnection,
+    TopicOffset,
+    TopicStatsTable,
+)
+from rocketq.remoting.consumer_bodies import (
+    CMResult,
+    ConsumeMessageDirectlyResult,
+    ConsumerRunningInfo,
+    ConsumeStatus,
+    ProcessQueueInfo,
+)
+from rocketq.remoting.group_bodies import (
+    ConsumeQueueData,
+    ConsumerOffsetSerializeWrapper,
+    DelayOffsetSerializeWrapper,
+    QueryConsumeQueueResponseBody,
+    SubscriptionGroupConfig,
+    SubscriptionGroupWrapper,
+)
+from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
+from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
+
+__all__ = [
+    "AdminClient",
+    "AsyncAdminClient",
+    "CMResult",
+    "ClusterInfo",
+    "Connection",
+    "ConsumeMessageDirectlyResult",
+    "ConsumeQueueData",
+    "ConsumeStats",
+    "ConsumeStatus",
+    "ConsumerConnection",
+    "ConsumerOffsetSerializeWrapper",
+    "ConsumerRunningInfo",
+    "DelayOffsetSerializeWrapper",
+    "GroupList",
+    "OffsetWrapper",
+    "ProcessQueueInfo",
+    "ProducerConnection",
+    "QueryConsumeQueueResponseBody",
+    "QueryResult",
+    "SubscriptionGroupConfig",
+    "SubscriptionGroupWrapper",
+    "TopicConfig",
+    "TopicConfigSerializeWrapper",
+    "TopicOffset",
+    "TopicRouteData",
+    "TopicStatsTable",
+]

@@ -12,24 +12,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel, SubscriptionData
+from rocketq.common.clock import Clock, now_ms
+from rocketq.common.subscription import SubscriptionData
+from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import NotifyConsumerIdsChangedRequestHeader
 
 log = logging.getLogger(__name__)
-
-Clock = Callable[[], int]
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class ConsumerGroupEvent(Enum):
@@ -176,6 +171,7 @@ class ProducerManager:
         self._expiry_ms = channel_expired_timeout_ms
         self._clock = clock
         self._lock = threading.Lock()
+        self._round_robin = 0
 
     def register_producer(self, group: str, info: ClientChannelInfo) -> None:
         info.last_update_timestamp_ms = self._clock()
@@ -212,11 +208,11 @@ class ProducerManager:
         return [ch for _, ch in stale]
 
     def get_available_channel(self, group: str) -> RemotingChannel | None:
+        """An open channel of ``group``, round robin over calls (as RocketMQ picks one)."""
         with self._lock:
-            for channel in self.group_channel_table.get(group, {}):
-                if not channel.is_closed:
-                    return channel
-        return None
+            channels = [ch for ch in self.group_channel_table.get(group, {}) if not ch.is_closed]
+            self._round_robin += 1
+            return channels[self._round_robin % len(channels)] if channels else None
 
 
 class ConsumerIdsChangeNotifier:

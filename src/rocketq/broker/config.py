@@ -53,7 +53,16 @@ BROKER_KEYS: dict[str, str] = {
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
     "slaveReadEnable": "slave_read_enable",
+    # transactions (BrokerConfig.transaction*)
+    "transactionCheckInterval": "transaction_check_interval_ms",
+    "transactionTimeOut": "transaction_time_out_ms",
+    "transactionCheckMax": "transaction_check_max",
+    "rejectTransactionMessage": "reject_transaction_message",
+    "storeReplyMessageEnable": "store_reply_message_enable",
     "aclEnable": "acl_enable",
+    "metricsExporterType": "metrics_exporter_type",
+    "metricsPromExporterHost": "metrics_prom_exporter_host",
+    "metricsPromExporterPort": "metrics_prom_exporter_port",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -94,14 +103,26 @@ class BrokerConfig:
     pull_request_hold_check_interval_ms: int = 5_000
     notify_consumer_ids_changed_enable: bool = True
     max_message_size: int = 4 * 1024 * 1024
+    # ReplyMessageProcessor also stores each reply in <cluster>_REPLY_TOPIC
+    store_reply_message_enable: bool = True
     store_path_root_dir: str = str(Path.home() / "store")
     # replication (broker/slave_sync.py, store/ha/); brokerRole is also a store key
     slave_read_enable: bool = False
     slave_sync_interval_ms: int = 10_000
+    # TransactionalMessageCheckService: scan period, age before a half is checked, check count
+    transaction_check_interval_ms: int = 60_000
+    transaction_time_out_ms: int = 6_000
+    transaction_check_max: int = 15
+    reject_transaction_message: bool = False
     # plain ACL: plain_acl.yml in <store>/config/ (or $ROCKETMQ_HOME/conf/), polled for changes
     acl_enable: bool = False
     acl_file_path: str | None = None
     acl_watch_interval_ms: int = 500
+    # RocketMQ 5's metrics: PROM serves /metrics on metricsPromExporterHost (default brokerIP1)
+    # and metricsPromExporterPort; DISABLE (the default) serves nothing
+    metrics_exporter_type: str = "DISABLE"
+    metrics_prom_exporter_host: str = ""
+    metrics_prom_exporter_port: int = 5557
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 
@@ -121,6 +142,8 @@ class BrokerConfig:
             "register_name_server_period_ms",
             "channel_expired_timeout_ms",
             "max_message_size",
+            "transaction_check_interval_ms",
+            "transaction_check_max",
             "acl_watch_interval_ms",
         ):
             if getattr(self, name) <= 0:

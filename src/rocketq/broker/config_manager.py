@@ -14,12 +14,10 @@ import logging
 import os
 import shutil
 import threading
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketq.remoting.json_text import quote_numeric_keys
+from rocketq.common.json_text import quote_numeric_keys
 
 log = logging.getLogger(__name__)
 
@@ -57,34 +55,13 @@ def int_keys(table: dict[str, Any]) -> dict[int, Any]:
     return {int(k): v for k, v in table.items()}
 
 
-@dataclass(slots=True)
-class DataVersion:
-    """4.x DataVersion: a counter bumped on every change, and when."""
-
-    counter: int = 0
-    timestamp: int = 0
-
-    def next_version(self) -> None:
-        self.counter += 1
-        self.timestamp = int(time.time() * 1000)
-
-    def to_json(self) -> dict[str, int]:
-        return {"counter": self.counter, "timestamp": self.timestamp}
-
-    @classmethod
-    def from_json(cls, obj: Any) -> DataVersion:
-        if not isinstance(obj, dict):
-            return cls()
-        return cls(counter=int(obj.get("counter", 0)), timestamp=int(obj.get("timestamp", 0)))
-
-
 class ConfigManager:
     """Base of the managers that persist one JSON file under ``<store>/config/``."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        # one persist at a time: periodic ones run in worker threads, slave sync and shutdown too
-        self._persist_lock = threading.Lock()
+        # a periodic persist (in a thread) and the one at shutdown must not share the .tmp file
+        self._file_lock = threading.RLock()
 
     def encode(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -119,7 +96,7 @@ class ConfigManager:
         return obj
 
     def persist(self) -> None:
-        with self._persist_lock:
+        with self._file_lock:
             self._persist()
 
     def _persist(self) -> None:

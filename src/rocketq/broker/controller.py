@@ -12,35 +12,47 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
+from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.client_manager import (
+    ConsumerGroupEvent,
     ConsumerIdsChangeNotifier,
     ConsumerManager,
     ProducerManager,
 )
 from rocketq.broker.config import BrokerConfig, BrokerRole
+from rocketq.broker.configuration import apply_broker_permission
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
+from rocketq.broker.metrics import BrokerMetricsCollector, MetricsExporter
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.processors import register_all
 from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.slave_sync import SlaveSynchronize
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.broker.transaction import TransactionalMessageService
+from rocketq.broker.transaction_check import TransactionalMessageCheckService
+from rocketq.common.clock import now_ms
+from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
+from rocketq.store.config import StoreConfig
+from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger(__name__)
 
 CLIENT_HOUSEKEEPING_INTERVAL_S = 10.0
+STATS_SAMPLE_INTERVAL_S = 1.0
 
 
 class BrokerController:
-    def __init__(self, config: BrokerConfig, *, message_store: Any = None) -> None:
+    def __init__(self, config: BrokerConfig, *, message_store: MessageStore | None = None) -> None:
         self.config = config
         root = config.store_path_root_dir
         self.topic_config_manager = TopicConfigManager(config, root)
@@ -63,13 +75,19 @@ class BrokerController:
         )
         self.remoting_client = RemotingClient()
         self.outer_api = BrokerOuterAPI(self.remoting_client)
-        self.message_store: Any = message_store
+        self._message_store = message_store
         self.pull_request_hold_service = PullRequestHoldService(self._wakeup_pull)
         self.pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None = None
         self._notifier: ConsumerIdsChangeNotifier | None = None
-        self.schedule_message_service: Any = None
+        self.schedule_message_service: ScheduleMessageService | None = None
+        self.transactional_message_service = TransactionalMessageService(self)
+        self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         self.slave_synchronize = SlaveSynchronize(self)
         self.access_validator: PlainAccessValidator | None = None
+        self.broker_stats_manager = BrokerStatsManager(config.broker_cluster_name)
+        self.metrics_exporter: MetricsExporter | None = None
+        self.rpc_latency_stats = RpcLatencyStats()
+        self.remoting_server.add_response_listener(self.rpc_latency_stats.on_response)
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
         self._started = False
@@ -77,6 +95,12 @@ class BrokerController:
         self.start_time_ms = 0
 
     # ------------------------------------------------------------------ identity
+
+    @property
+    def message_store(self) -> MessageStore:
+        if self._message_store is None:
+            raise IllegalStateError("the broker's message store is not open: start() first")
+        return self._message_store
 
     @property
     def broker_addr(self) -> str:
@@ -98,8 +122,9 @@ class BrokerController:
     @property
     def ha_port(self) -> int:
         """The port the store's HAService listens on (listenPort + 1 unless configured)."""
-        ha = getattr(self.message_store, "ha_service", None)
-        return int(ha.listen_port) if ha is not None and ha.listen_port else self.port + 1
+        store = self._message_store
+        port = store.ha_service.listen_port if store is not None else 0
+        return port or self.port + 1
 
     @property
     def is_slave(self) -> bool:
@@ -131,21 +156,23 @@ class BrokerController:
             self.config.listen_host, self.config.listen_port, serve=False
         )
         try:
-            if self.message_store is None:
-                self.message_store = await asyncio.to_thread(self._open_store)
+            if self._message_store is None:
+                self._message_store = await asyncio.to_thread(self._open_store)
             await self.remoting_server.start_serving()
         except BaseException:
             await self.remoting_server.stop()
             raise
-        from rocketq.broker.schedule import ScheduleMessageService
-
         self.schedule_message_service = ScheduleMessageService(self)
         self.schedule_message_service.start(deliver=not self.is_slave)
+        self.transactional_message_check_service = TransactionalMessageCheckService(
+            self, self.transactional_message_service
+        )
+        self.transactional_message_check_service.start()
         if self.access_validator is not None:
             self.access_validator.manager.start()  # reload plain_acl.yml when it changes
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
         self.topic_config_manager.persist()
-        self.start_time_ms = int(time.time() * 1000)
+        self.start_time_ms = now_ms()
         self._started = True
         await self.register_broker_all()
         self._tasks = [
@@ -160,6 +187,9 @@ class BrokerController:
                 )
             ),
             loop.create_task(self._every(CLIENT_HOUSEKEEPING_INTERVAL_S, self._scan_clients)),
+            loop.create_task(
+                self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats_manager.sample)
+            ),
         ]
         if self.is_slave:
             self._tasks.append(
@@ -171,6 +201,7 @@ class BrokerController:
                     )
                 )
             )
+        self._start_metrics()
         log.info(
             "broker %s (cluster %s) listening on %s, store %s, name servers %s",
             self.config.broker_name,
@@ -181,10 +212,34 @@ class BrokerController:
         )
         return self.port
 
-    def _open_store(self) -> Any:
-        from rocketq.broker.store_bridge import open_message_store
-
-        return open_message_store(self.config, self.store_host, self._on_message_arriving)
+    def _open_store(self) -> MessageStore:
+        """Build the StoreConfig from broker.conf's store keys, open (recover), start, and
+        start replication (the HA port is listenPort + 1 unless haListenPort says)."""
+        props = self.config.store_properties
+        if "haListenPort" in props:
+            ha_port = int(props["haListenPort"])
+        else:  # BrokerStartup: listenPort + 1 (a test broker on port 0 takes any free port)
+            ha_port = self.config.listen_port + 1 if self.config.listen_port else 0
+        store_config, unknown = StoreConfig.from_properties(
+            props,
+            store_path_root_dir=self.config.store_path_root_dir,
+            store_host=self.store_host,
+            max_message_size=self.config.max_message_size,
+            broker_role=self.config.broker_role,
+            ha_listen_port=ha_port,
+            ha_listen_host=self.config.listen_host,
+        )
+        for key in sorted(unknown):
+            log.info("broker.conf store key %s is not used by this store", key)
+        store = MessageStore(store_config, message_arriving_listener=self._on_message_arriving)
+        store.load()
+        store.start()
+        try:
+            store.start_ha()
+        except BaseException:
+            store.shutdown()
+            raise
+        return store
 
     def _start_acl(self) -> None:
         """aclEnable: one hook checks every request before its processor (RocketMQ's RPC hook)."""
@@ -193,9 +248,17 @@ class BrokerController:
         self.access_validator = create_access_validator(self.config)
         self.remoting_server.register_rpc_hook(self.access_validator)
 
-    def _register_processors(self) -> None:
-        from rocketq.broker.processors import register_all
+    def _start_metrics(self) -> None:
+        """metricsExporterType=PROM: /metrics on metricsPromExporterHost:Port."""
+        if self.config.metrics_exporter_type.upper() != "PROM":
+            return
+        self.metrics_exporter = MetricsExporter(BrokerMetricsCollector(self))
+        self.metrics_exporter.start(
+            self.config.metrics_prom_exporter_host or self.config.broker_ip1,
+            self.config.metrics_prom_exporter_port,
+        )
 
+    def _register_processors(self) -> None:
         register_all(self)
 
     async def shutdown(self) -> None:
@@ -208,11 +271,15 @@ class BrokerController:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.remoting_server.stop()
+        if self.metrics_exporter is not None:
+            await asyncio.to_thread(self.metrics_exporter.stop)
         if self.access_validator is not None:
             await self.access_validator.manager.shutdown()
         await self.pull_request_hold_service.shutdown()
         if self.schedule_message_service is not None:
             await self.schedule_message_service.shutdown()
+        if self.transactional_message_check_service is not None:
+            await self.transactional_message_check_service.shutdown()
         if self._register_task is not None:
             with contextlib.suppress(Exception):
                 await self._register_task
@@ -224,8 +291,8 @@ class BrokerController:
         self.consumer_offset_manager.persist()
         self.topic_config_manager.persist()
         self.subscription_group_manager.persist()
-        if self.message_store is not None:
-            await asyncio.to_thread(self.message_store.shutdown)
+        if self._message_store is not None:
+            await asyncio.to_thread(self._message_store.shutdown)
         log.info("broker %s on %s shut down", self.config.broker_name, self.broker_addr)
 
     async def __aenter__(self) -> BrokerController:
@@ -242,6 +309,7 @@ class BrokerController:
         if not addrs or not self._started:
             return
         wrapper = self.topic_config_manager.build_serialize_wrapper()
+        wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
         on_response = self._on_register_response if self.is_slave else None
         await self.outer_api.register_broker_all(addrs, self.identity(), wrapper, on_response)
 
@@ -251,8 +319,7 @@ class BrokerController:
         if master_addr:
             self.slave_synchronize.master_addr = master_addr
         ha_addr = ext_fields.get("haServerAddr")
-        ha = getattr(self.message_store, "ha_service", None)
-        client = getattr(ha, "ha_client", None)
+        client = self.message_store.ha_service.ha_client
         if ha_addr and client is not None and not self.message_store.config.ha_master_address:
             client.update_ha_master_address(ha_addr)
 
@@ -295,13 +362,19 @@ class BrokerController:
         self.consumer_manager.do_channel_close_event(channel)
 
     def _on_consumer_ids_changed(
-        self, event: Any, group: str, channels: list[RemotingChannel]
+        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
     ) -> None:
         if self._notifier is not None:
             self._notifier(event, group, channels)
 
     def _on_message_arriving(
-        self, topic: str, queue_id: int, logic_offset: int, tags_code: int | None, *_: Any
+        self,
+        topic: str,
+        queue_id: int,
+        logic_offset: int,
+        tags_code: int,
+        store_timestamp: int,
+        properties: dict[str, str],
     ) -> None:
         """The store's arriving listener (reput thread): wake held pulls on the loop."""
         self.pull_request_hold_service.notify_message_arriving_threadsafe(

@@ -11,13 +11,12 @@ import logging
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import RegisterBrokerRequestHeader, UnRegisterBrokerRequestHeader
-from rocketq.remoting.route_data import RegisterBrokerBody, TopicConfigSerializeWrapper
+from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +39,11 @@ class BrokerOuterAPI:
         self,
         namesrv_addrs: list[str],
         who: BrokerIdentity,
-        wrapper: dict[str, Any],
+        wrapper: TopicConfigSerializeWrapper,
         on_response: Callable[[dict[str, str]], None] | None = None,
     ) -> dict[str, bool]:
         """Register with every name server; returns addr -> success."""
-        body = RegisterBrokerBody(
-            topic_config_serialize_wrapper=TopicConfigSerializeWrapper.from_json(wrapper)
-        ).encode()
+        body = RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
         header = RegisterBrokerRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from rocketq.broker.client_manager import now_ms
+from rocketq.common.clock import now_ms
 
 MQ = TypeVar("MQ", bound=Hashable)
 

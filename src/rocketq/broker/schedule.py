@@ -15,15 +15,17 @@ import logging
 import os
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rocketq.broker import store_bridge as sb
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.config_manager import ConfigManager, int_keys
-from rocketq.broker.filter import ExpressionMessageFilter
-from rocketq.broker.topic_config import SCHEDULE_QUEUE_NUMS, SCHEDULE_TOPIC
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+from rocketq.broker.store_future import await_store_future
+from rocketq.common import clock
+from rocketq.common import message_const as mc
+from rocketq.common.message import MessageExt
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.topic import SCHEDULE_QUEUE_NUMS, SCHEDULE_TOPIC
+from rocketq.store.results import GetMessageStatus
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +48,7 @@ def parse_delay_levels(text: str = DEFAULT_DELAY_LEVELS) -> dict[int, int]:
 
 
 class ScheduleMessageService(ConfigManager):
-    def __init__(self, controller: BrokerController, levels: str = DEFAULT_DELAY_LEVELS) -> None:
+    def __init__(self, controller: BrokerContext, levels: str = DEFAULT_DELAY_LEVELS) -> None:
         super().__init__(
             os.path.join(controller.config.store_path_root_dir, "config", "delayOffset.json")
         )
@@ -65,9 +67,8 @@ class ScheduleMessageService(ConfigManager):
     def start(self, *, deliver: bool = True) -> None:
         """Load the delay offsets; deliver due messages unless ``deliver`` is False (a
         slave only keeps the offsets its master sends it)."""
-        store_config = getattr(self.c.message_store, "config", None)
-        if store_config is not None:  # messageDelayLevel from broker.conf lives in the store
-            self.delay_level_table = store_config.delay_level_table_ms()
+        # messageDelayLevel from broker.conf lives in the store's config
+        self.delay_level_table = self.c.message_store.config.delay_level_table_ms()
         self.load()
         if deliver:
             self._task = asyncio.get_running_loop().create_task(self._run())
@@ -102,25 +103,24 @@ class ScheduleMessageService(ConfigManager):
         store = self.c.message_store
         queue_id = level - 1
         offset = self.offset_table.get(level, 0)
-        if offset >= sb.get_max_offset_in_queue(store, SCHEDULE_TOPIC, queue_id):
+        if offset >= store.get_max_offset_in_queue(SCHEDULE_TOPIC, queue_id):
             return 0
         result = await asyncio.to_thread(
-            sb.get_message,
-            store,
+            store.get_message,
             SCHEDULE_GROUP,
             SCHEDULE_TOPIC,
             queue_id,
             offset,
             BATCH,
-            ExpressionMessageFilter(None),
         )
-        if result.status.name != "FOUND":
+        if result.status is not GetMessageStatus.FOUND:
             self.offset_table[level] = max(offset, result.next_begin_offset)
             return 0
         delay_ms = self.delay_level_table[level]
-        now = int(time.time() * 1000) if now_ms is None else now_ms
+        now = clock.now_ms() if now_ms is None else now_ms
         delivered = 0
-        for msg in sb.decode_records(result):
+        for record in result.message_buffers:
+            msg = decode_message(record, check_crc=False)
             if msg.store_timestamp + delay_ms > now:
                 break
             await self._deliver(msg)
@@ -128,14 +128,12 @@ class ScheduleMessageService(ConfigManager):
             delivered += 1
         return delivered
 
-    async def _deliver(self, msg: Any) -> None:
-        from rocketq.common import message_const as mc
-
+    async def _deliver(self, msg: MessageExt) -> None:
         props = dict(msg.properties)
         real_topic = props.get(mc.PROPERTY_REAL_TOPIC, "")
         real_qid = int(props.get(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
         props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
-        inner = sb.new_message(
+        inner = MessageExt(
             topic=real_topic,
             queue_id=real_qid,
             body=msg.body,
@@ -147,6 +145,7 @@ class ScheduleMessageService(ConfigManager):
             store_host=msg.store_host,
             reconsume_times=msg.reconsume_times,
         )
-        result = await sb.put_message(self.c.message_store, inner, wait_store_msg_ok=False)
-        if sb.put_status(result) != "PUT_OK":
-            log.warning("delayed message to %s failed: %s", real_topic, sb.put_status(result))
+        store = self.c.message_store
+        result = await await_store_future(store.async_put_message(inner, wait_store_msg_ok=False))
+        if not result.is_ok:
+            log.warning("delayed message to %s failed: %s", real_topic, result.status.name)

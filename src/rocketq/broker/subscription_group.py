@@ -1,13 +1,19 @@
-"""SubscriptionGroupConfig and SubscriptionGroupManager (config/subscriptionGroup.json)."""
+"""SubscriptionGroupManager (config/subscriptionGroup.json); SubscriptionGroupConfig is the
+wire body class of ``rocketq.remoting.admin_bodies``."""
 
 from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from typing import Any
 
-from rocketq.broker.config_manager import ConfigManager, DataVersion
+from rocketq.broker.config_manager import ConfigManager
+from rocketq.common.data_version import DataVersion
+from rocketq.remoting.group_bodies import (
+    SubscriptionGroupConfig,
+)
+
+__all__ = ["BUILT_IN_GROUPS", "SubscriptionGroupConfig", "SubscriptionGroupManager"]
 
 BUILT_IN_GROUPS = (
     "TOOLS_CONSUMER",
@@ -19,48 +25,6 @@ BUILT_IN_GROUPS = (
     "CID_ONSAPI_OWNER",
     "CID_RMQ_SYS_TRANS",
 )
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SubscriptionGroupConfig:
-    group_name: str
-    consume_enable: bool = True
-    consume_from_min_enable: bool = True
-    consume_broadcast_enable: bool = True
-    retry_queue_nums: int = 1
-    retry_max_times: int = 16
-    broker_id: int = 0
-    which_broker_when_consume_slowly: int = 1
-    notify_consumer_ids_changed_enable: bool = True
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "brokerId": self.broker_id,
-            "consumeBroadcastEnable": self.consume_broadcast_enable,
-            "consumeEnable": self.consume_enable,
-            "consumeFromMinEnable": self.consume_from_min_enable,
-            "groupName": self.group_name,
-            "notifyConsumerIdsChangedEnable": self.notify_consumer_ids_changed_enable,
-            "retryMaxTimes": self.retry_max_times,
-            "retryQueueNums": self.retry_queue_nums,
-            "whichBrokerWhenConsumeSlowly": self.which_broker_when_consume_slowly,
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> SubscriptionGroupConfig:
-        return cls(
-            group_name=str(obj["groupName"]),
-            consume_enable=bool(obj.get("consumeEnable", True)),
-            consume_from_min_enable=bool(obj.get("consumeFromMinEnable", True)),
-            consume_broadcast_enable=bool(obj.get("consumeBroadcastEnable", True)),
-            retry_queue_nums=int(obj.get("retryQueueNums", 1)),
-            retry_max_times=int(obj.get("retryMaxTimes", 16)),
-            broker_id=int(obj.get("brokerId", 0)),
-            which_broker_when_consume_slowly=int(obj.get("whichBrokerWhenConsumeSlowly", 1)),
-            notify_consumer_ids_changed_enable=bool(
-                obj.get("notifyConsumerIdsChangedEnable", True)
-            ),
-        )
 
 
 class SubscriptionGroupManager(ConfigManager):
@@ -111,4 +75,7 @@ class SubscriptionGroupManager(ConfigManager):
                     self.subscription_group_table[str(name)] = SubscriptionGroupConfig.from_json(
                         item
                     )
-            self.data_version = DataVersion.from_json(obj.get("dataVersion"))
+            version = obj.get("dataVersion")
+            self.data_version = (
+                DataVersion.from_json(version) if isinstance(version, dict) else DataVersion()
+            )

@@ -1,4 +1,4 @@
-"""TopicConfig and TopicConfigManager: the broker's topic table, persisted as topics.json.
+"""TopicConfigManager: the broker's topic table, persisted as topics.json.
 
 At init the system topics of store.md §9 are placed in the table (without overriding anything
 loaded from disk). A send to an unknown topic naming ``defaultTopic`` (TBW102) creates the
@@ -10,108 +10,29 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.broker.config_manager import ConfigManager, DataVersion
+from rocketq.broker.config_manager import ConfigManager
+from rocketq.common.data_version import DataVersion
+from rocketq.common.topic import (
+    AUTO_CREATE_TOPIC_KEY_TOPIC,
+    BENCHMARK_TOPIC,
+    NOT_ALLOWED_SEND_TOPICS,
+    OFFSET_MOVED_EVENT,
+    REPLY_TOPIC_POSTFIX,
+    SCHEDULE_QUEUE_NUMS,
+    SCHEDULE_TOPIC,
+    SELF_TEST_TOPIC,
+    SYSTEM_TOPIC_PREFIX,
+    TRANS_CHECK_MAX_TIME_TOPIC,
+)
+from rocketq.common.topic_config import PERM_INHERIT, PERM_READ, PERM_WRITE, TopicConfig
+from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
 
 log = logging.getLogger(__name__)
-
-PERM_PRIORITY = 0x8
-PERM_READ = 0x4
-PERM_WRITE = 0x2
-PERM_INHERIT = 0x1
-
-AUTO_CREATE_TOPIC_KEY_TOPIC = "TBW102"
-SELF_TEST_TOPIC = "SELF_TEST_TOPIC"
-BENCHMARK_TOPIC = "BenchmarkTest"
-OFFSET_MOVED_EVENT = "OFFSET_MOVED_EVENT"
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
-TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
-TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
-TRANS_CHECK_MAX_TIME_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
-DLQ_GROUP_TOPIC_PREFIX = "%DLQ%"
-REPLY_TOPIC_POSTFIX = "REPLY_TOPIC"
-SCHEDULE_QUEUE_NUMS = 18
-
-# topics clients may not send to (TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET)
-NOT_ALLOWED_SEND_TOPICS = frozenset(
-    {
-        SCHEDULE_TOPIC,
-        TRANS_HALF_TOPIC,
-        TRANS_OP_HALF_TOPIC,
-        TRANS_CHECK_MAX_TIME_TOPIC,
-        SELF_TEST_TOPIC,
-        OFFSET_MOVED_EVENT,
-    }
-)
-TOPIC_NAME_PATTERN = re.compile(r"^[%|a-zA-Z0-9_-]+$")
-TOPIC_MAX_LENGTH = 127
-
-
-def validate_topic(topic: str) -> str | None:
-    """None when ``topic`` is a valid name, else the reason (TopicValidator.validateTopic)."""
-    if not topic:
-        return "the topic name is empty"
-    if not TOPIC_NAME_PATTERN.match(topic):
-        return f"the topic [{topic}] contains illegal characters, allowing only ^[%|a-zA-Z0-9_-]+$"
-    if len(topic) > TOPIC_MAX_LENGTH:
-        return f"the topic [{topic}] is longer than {TOPIC_MAX_LENGTH} characters"
-    return None
-
-
-def retry_topic(group: str) -> str:
-    return RETRY_GROUP_TOPIC_PREFIX + group
-
-
-def dlq_topic(group: str) -> str:
-    return DLQ_GROUP_TOPIC_PREFIX + group
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TopicConfig:
-    topic_name: str
-    read_queue_nums: int = 16
-    write_queue_nums: int = 16
-    perm: int = PERM_READ | PERM_WRITE
-    topic_filter_type: str = "SINGLE_TAG"
-    topic_sys_flag: int = 0
-    order: bool = False
-
-    @property
-    def readable(self) -> bool:
-        return bool(self.perm & PERM_READ)
-
-    @property
-    def writeable(self) -> bool:
-        return bool(self.perm & PERM_WRITE)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "order": self.order,
-            "perm": self.perm,
-            "readQueueNums": self.read_queue_nums,
-            "topicFilterType": self.topic_filter_type,
-            "topicName": self.topic_name,
-            "topicSysFlag": self.topic_sys_flag,
-            "writeQueueNums": self.write_queue_nums,
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> TopicConfig:
-        return cls(
-            topic_name=str(obj["topicName"]),
-            read_queue_nums=int(obj.get("readQueueNums", 16)),
-            write_queue_nums=int(obj.get("writeQueueNums", 16)),
-            perm=int(obj.get("perm", 6)),
-            topic_filter_type=str(obj.get("topicFilterType", "SINGLE_TAG")),
-            topic_sys_flag=int(obj.get("topicSysFlag", 0)),
-            order=bool(obj.get("order", False)),
-        )
 
 
 class TopicConfigManager(ConfigManager):
@@ -178,7 +99,7 @@ class TopicConfigManager(ConfigManager):
         self.system_topics |= NOT_ALLOWED_SEND_TOPICS | {TRANS_CHECK_MAX_TIME_TOPIC}
 
     def is_system_topic(self, topic: str) -> bool:
-        return topic in self.system_topics or topic.startswith("rmq_sys_")
+        return topic in self.system_topics or topic.startswith(SYSTEM_TOPIC_PREFIX)
 
     def select_topic_config(self, topic: str) -> TopicConfig | None:
         return self.topic_config_table.get(topic)
@@ -243,16 +164,18 @@ class TopicConfigManager(ConfigManager):
             self.update_topic_config(tc)
             return tc
 
-    def build_serialize_wrapper(self) -> dict[str, Any]:
-        """TopicConfigSerializeWrapper as JSON (REGISTER_BROKER body, GET_ALL_TOPIC_CONFIG)."""
+    def build_serialize_wrapper(self) -> TopicConfigSerializeWrapper:
+        """A snapshot of the table (REGISTER_BROKER body, GET_ALL_TOPIC_CONFIG, topics.json)."""
         with self._lock:
-            return self.encode()
+            return TopicConfigSerializeWrapper(
+                topic_config_table=dict(self.topic_config_table),
+                data_version=DataVersion(
+                    timestamp=self.data_version.timestamp, counter=self.data_version.counter
+                ),
+            )
 
     def encode(self) -> dict[str, Any]:
-        return {
-            "dataVersion": self.data_version.to_json(),
-            "topicConfigTable": {n: tc.to_json() for n, tc in self.topic_config_table.items()},
-        }
+        return self.build_serialize_wrapper().to_json()
 
     def decode(self, obj: dict[str, Any]) -> None:
         table = obj.get("topicConfigTable") or {}
@@ -260,7 +183,10 @@ class TopicConfigManager(ConfigManager):
             for name, item in table.items():
                 if isinstance(item, dict):
                     self.topic_config_table[str(name)] = TopicConfig.from_json(item)
-            self.data_version = DataVersion.from_json(obj.get("dataVersion"))
+            version = obj.get("dataVersion")
+            self.data_version = (
+                DataVersion.from_json(version) if isinstance(version, dict) else DataVersion()
+            )
 
 
 def with_queue_nums(tc: TopicConfig, nums: int) -> TopicConfig:

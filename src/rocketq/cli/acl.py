@@ -28,6 +28,8 @@ def _split(text: str | None) -> list[str]:
 
 def _run(ctx: click.Context, call: Callable[[RemotingClient, str], Awaitable[T]]) -> T:
     opts: dict[str, Any] = ctx.obj
+    if not opts["broker_addr"]:
+        raise click.UsageError("Missing option '-b' / '--broker-addr'.")
     hook = AclClientRPCHook(opts["ak"], opts["sk"]) if opts["ak"] else None
 
     async def main() -> T:
@@ -41,11 +43,11 @@ def _run(ctx: click.Context, call: Callable[[RemotingClient, str], Awaitable[T]]
 
 
 @click.group()
-@click.option("-b", "--broker-addr", required=True, help="broker host:port")
+@click.option("-b", "--broker-addr", default=None, help="broker host:port (required)")
 @click.option("--ak", envvar="ROCKETQ_ACCESS_KEY", default="", help="admin accessKey")
 @click.option("--sk", envvar="ROCKETQ_SECRET_KEY", default="", help="admin secretKey")
 @click.pass_context
-def acl(ctx: click.Context, broker_addr: str, ak: str, sk: str) -> None:
+def acl(ctx: click.Context, broker_addr: str | None, ak: str, sk: str) -> None:
     """Manage a broker's plain ACL (plain_acl.yml)."""
     ctx.obj = {"broker_addr": broker_addr, "ak": ak, "sk": sk}
 
@@ -61,7 +63,12 @@ def acl(ctx: click.Context, broker_addr: str, ak: str, sk: str) -> None:
 @click.option("-g", "--group-perms", default=None, help="groupA=SUB")
 @click.pass_context
 def update(ctx: click.Context, /, **opts: Any) -> None:
-    """Create or change an account."""
+    """Create or change an account.
+
+    \b
+    Example:
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 update -a app1 -s s3cret -t T=PUB
+    """
     config = PlainAccessConfig(
         access_key=opts["access_key"],
         secret_key=opts["secret_key"],
@@ -80,7 +87,12 @@ def update(ctx: click.Context, /, **opts: Any) -> None:
 @click.option("-a", "--access-key", required=True)
 @click.pass_context
 def delete(ctx: click.Context, access_key: str) -> None:
-    """Delete an account."""
+    """Delete an account.
+
+    \b
+    Example:
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 delete -a app1
+    """
     _run(ctx, lambda c, addr: acl_admin.delete_access_config(c, addr, access_key))
     click.echo(f"account {access_key} deleted")
 
@@ -89,7 +101,12 @@ def delete(ctx: click.Context, access_key: str) -> None:
 @click.option("-g", "--global-white-addrs", required=True, help="10.0.0.*,192.168.1.1")
 @click.pass_context
 def white(ctx: click.Context, global_white_addrs: str) -> None:
-    """Replace globalWhiteRemoteAddresses."""
+    """Replace globalWhiteRemoteAddresses.
+
+    \b
+    Example:
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 white -g '10.0.0.*'
+    """
     addrs = _split(global_white_addrs)
     _run(ctx, lambda c, addr: acl_admin.update_global_white_addrs(c, addr, addrs))
     click.echo(f"globalWhiteRemoteAddresses: {addrs}")
@@ -98,7 +115,12 @@ def white(ctx: click.Context, global_white_addrs: str) -> None:
 @acl.command("list")
 @click.pass_context
 def list_accounts(ctx: click.Context) -> None:
-    """Print the accounts (without secrets) and the white list as JSON."""
+    """Print the accounts (without secrets) and the white list as JSON.
+
+    \b
+    Example:
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 list
+    """
     body = _run(ctx, acl_admin.get_broker_cluster_acl_config)
     click.echo(json.dumps(body.to_json(), indent=2, sort_keys=True))
 
@@ -106,6 +128,11 @@ def list_accounts(ctx: click.Context) -> None:
 @acl.command("version")
 @click.pass_context
 def version(ctx: click.Context) -> None:
-    """Print the ACL file's dataVersion."""
+    """Print the ACL file's dataVersion.
+
+    \b
+    Example:
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 version
+    """
     header, data_version = _run(ctx, acl_admin.get_broker_cluster_acl_info)
     click.echo(f"{header.broker_name} {header.broker_addr} {json.dumps(data_version)}")

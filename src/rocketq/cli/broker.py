@@ -70,7 +70,12 @@ def broker(
     store: str | None,
     host: str | None,
 ) -> None:
-    """Run a broker until SIGTERM/SIGINT."""
+    """Run a broker until SIGTERM/SIGINT.
+
+    \b
+    Example:
+      rocketq broker -n 127.0.0.1:9876 -c broker.conf
+    """
     setup_logging()
     config = load_broker_config(config_file, namesrv_addr, port, store, host)
     asyncio.run(run_until_signal(config))

@@ -18,6 +18,8 @@ COMMANDS: dict[str, str] = {
     "broker": "rocketq.cli.broker:broker",
     "server": "rocketq.cli.server:server",
     "acl": "rocketq.cli.acl:acl",
+    "admin": "rocketq.cli.admin:admin",
+    "dashboard": "rocketq.cli.dashboard:dashboard",
 }
 
 

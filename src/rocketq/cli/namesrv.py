@@ -20,7 +20,12 @@ from rocketq.namesrv.server import NamesrvController
 )
 @click.option("--order-message-enable", is_flag=True, help="Answer orderTopicConf in routes.")
 def namesrv(port: int, host: str, kv_config: str | None, order_message_enable: bool) -> None:
-    """Run the name server until SIGTERM/SIGINT."""
+    """Run the name server until SIGTERM/SIGINT.
+
+    \b
+    Example:
+      rocketq namesrv -p 9876
+    """
     if not logging.getLogger().handlers:
         logging.basicConfig(
             level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s"

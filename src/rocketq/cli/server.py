@@ -17,6 +17,7 @@ import click
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
 from rocketq.cli.server_layout import LAYOUTS, broker_configs
+from rocketq.namesrv.config import NamesrvConfig
 
 
 @click.command()
@@ -36,6 +37,18 @@ from rocketq.cli.server_layout import LAYOUTS, broker_configs
     "--broker-ip", default="127.0.0.1", show_default=True, help="Address the broker advertises."
 )
 @click.option(
+    "--metrics-port",
+    type=int,
+    default=None,
+    help="Serve the broker's /metrics here and the name server's on the next port.",
+)
+@click.option(
+    "--dashboard-port",
+    type=int,
+    default=None,
+    help="Serve the web dashboard on 127.0.0.1:PORT too.",
+)
+@click.option(
     "--cluster",
     type=click.Choice(LAYOUTS),
     default="single",
@@ -43,49 +56,130 @@ from rocketq.cli.server_layout import LAYOUTS, broker_configs
     help="One broker, or two master/slave groups (RocketMQ's 2m-2s samples).",
 )
 def server(
-    store: str, namesrv_port: int, broker_port: int, host: str, broker_ip: str, cluster: str
+    store: str,
+    namesrv_port: int,
+    broker_port: int,
+    host: str,
+    broker_ip: str,
+    metrics_port: int | None,
+    dashboard_port: int | None,
+    cluster: str,
 ) -> None:
-    """Run a name server and a broker in one process until SIGTERM/SIGINT."""
+    """Run a name server and a broker in one process until SIGTERM/SIGINT.
+
+    \b
+    Example:
+      rocketq server --store ~/store --metrics-port 5557 --dashboard-port 8080
+    """
     setup_logging()
     root = str(Path(store).expanduser())
-    asyncio.run(_run(root, namesrv_port, broker_port, host, broker_ip, cluster))
+    asyncio.run(
+        _run(
+            root, namesrv_port, broker_port, host, broker_ip, metrics_port, dashboard_port, cluster
+        )
+    )
 
 
 async def _run(
-    root: str, namesrv_port: int, broker_port: int, host: str, broker_ip: str, cluster: str
+    root: str,
+    namesrv_port: int,
+    broker_port: int,
+    host: str,
+    broker_ip: str,
+    metrics_port: int | None = None,
+    dashboard_port: int | None = None,
+    cluster: str = "single",
 ) -> None:
     from rocketq.broker.controller import BrokerController
-    from rocketq.namesrv.config import NamesrvConfig
     from rocketq.namesrv.server import NamesrvController
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    namesrv = NamesrvController(NamesrvConfig(listen_host=host, listen_port=namesrv_port))
+    ns_config, config = _configs(root, namesrv_port, broker_port, host, broker_ip, metrics_port)
+    namesrv = NamesrvController(ns_config)
     await namesrv.start()
-    base = dataclasses.replace(
+    config = dataclasses.replace(config, namesrv_addr=f"127.0.0.1:{namesrv.port}")
+    brokers: list[BrokerController] = []
+    dashboard: asyncio.Task[None] | None = None
+    try:
+        click.echo(f"name server listening on {host}:{namesrv.port}")
+        for i, broker_config in enumerate(broker_configs(cluster, config, root)):
+            if i:  # one /metrics port: the first broker's
+                broker_config = dataclasses.replace(
+                    broker_config, metrics_exporter_type=BrokerConfig().metrics_exporter_type
+                )
+            brokers.append(BrokerController(broker_config))
+            await brokers[-1].start()
+            click.echo(
+                f"broker {broker_config.broker_name} (id {broker_config.broker_id}, "
+                f"{broker_config.broker_role.value}) listening on {brokers[-1].broker_addr}, "
+                f"HA port {brokers[-1].ha_port}, store {broker_config.store_path_root_dir}"
+            )
+        broker = brokers[0]
+        click.echo(f"clients: set the name server address to 127.0.0.1:{namesrv.port}")
+        if broker.metrics_exporter is not None and namesrv.metrics_exporter is not None:
+            click.echo(f"metrics: {broker.metrics_exporter.url} and {namesrv.metrics_exporter.url}")
+        if dashboard_port is not None:
+            dashboard = loop.create_task(
+                _serve_dashboard(f"127.0.0.1:{namesrv.port}", "127.0.0.1", dashboard_port, stop)
+            )
+            click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}")
+        await stop.wait()
+    finally:
+        if dashboard is not None:
+            stop.set()
+            await dashboard
+        for each in reversed(brokers):
+            await each.shutdown()
+        await namesrv.shutdown()
+
+
+def _configs(
+    root: str,
+    namesrv_port: int,
+    broker_port: int,
+    host: str,
+    broker_ip: str,
+    metrics_port: int | None,
+) -> tuple[NamesrvConfig, BrokerConfig]:
+    """The name server's and broker's settings; ``metrics_port``: the broker's /metrics there
+    and the name server's on the next port (metricsExporterType=PROM)."""
+    ns_config = NamesrvConfig(listen_host=host, listen_port=namesrv_port)
+    config = dataclasses.replace(
         BrokerConfig(),
         listen_host=host,
         listen_port=broker_port,
         broker_ip1=broker_ip,
-        namesrv_addr=f"127.0.0.1:{namesrv.port}",
+        store_path_root_dir=root,
     )
-    brokers: list[BrokerController] = []
-    try:
-        click.echo(f"name server listening on {host}:{namesrv.port}")
-        for config in broker_configs(cluster, base, root):
-            broker = BrokerController(config)
-            await broker.start()
-            brokers.append(broker)
-            click.echo(
-                f"broker {config.broker_name} (id {config.broker_id}, "
-                f"{config.broker_role.value}) listening on {broker.broker_addr}, "
-                f"HA port {broker.ha_port}, store {config.store_path_root_dir}"
-            )
-        click.echo(f"clients: set the name server address to 127.0.0.1:{namesrv.port}")
-        await stop.wait()
-    finally:
-        for broker in reversed(brokers):
-            await broker.shutdown()
-        await namesrv.shutdown()
+    if metrics_port is not None:
+        ns_config = dataclasses.replace(
+            ns_config,
+            metrics_exporter_type="PROM",
+            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_port=metrics_port + 1,
+        )
+        config = dataclasses.replace(
+            config,
+            metrics_exporter_type="PROM",
+            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_port=metrics_port,
+        )
+    return ns_config, config
+
+
+async def _serve_dashboard(namesrv_addr: str, host: str, port: int, stop: asyncio.Event) -> None:
+    """The dashboard on uvicorn in this loop until ``stop`` is set."""
+    import uvicorn
+
+    from rocketq.dashboard import create_app
+
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(namesrv_addr), host=host, port=port, log_level="warning")
+    )
+    serving = asyncio.get_running_loop().create_task(server.serve())
+    await stop.wait()
+    server.should_exit = True
+    await serving

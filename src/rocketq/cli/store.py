@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -88,7 +89,12 @@ def dump(
     from_offset: int,
     limit: int,
 ) -> None:
-    """Print commitlog records (from --from-offset), or a consume queue, or the index files."""
+    """Print commitlog records (from --from-offset), or a consume queue, or the index files.
+
+    \b
+    Example:
+      rocketq store dump --store ~/store --consume-queue TopicTest:0 --limit 20
+    """
     config = _config(config_file)
     if queue is not None:
         topic, _, qid = queue.rpartition(":")
@@ -122,14 +128,31 @@ def check(
     max_hash_slot_num: int | None,
     require_consume_queues: bool,
 ) -> None:
-    """Verify CRCs, consume queue units and index entries; exit 1 on any mismatch."""
+    """Verify CRCs, consume queue units and index entries; exit 1 on any mismatch.
+
+    Progress of the commit log scan goes to stderr.
+
+    \b
+    Example:
+      rocketq store check --store ~/store
+    """
     config = _config(config_file)
-    report = check_store(
-        store_dir,
-        config=config,
-        require_consume_queues=require_consume_queues,
-        index_layout=IndexLayout.of(config, max_hash_slot_num),
-    )
+    bar: Any = click.progressbar(length=1, label="checking the commit log", file=sys.stderr)
+    seen = [0]
+
+    def progress(done: int, total: int) -> None:
+        bar.length = max(total, 1)
+        bar.update(done - seen[0])
+        seen[0] = done
+
+    with bar:
+        report = check_store(
+            store_dir,
+            config=config,
+            require_consume_queues=require_consume_queues,
+            index_layout=IndexLayout.of(config, max_hash_slot_num),
+            progress=progress,
+        )
     click.echo(str(report))
     sys.exit(0 if report.ok else 1)
 

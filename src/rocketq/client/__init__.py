@@ -17,6 +17,13 @@ from rocketq.client.config import (
 )
 from rocketq.client.message import Message
 from rocketq.client.status import ConsumeStatus, PullStatus, SendResult, SendStatus
+from rocketq.client.transaction import (
+    LocalTransactionState,
+    TransactionHandle,
+    TransactionListener,
+    TransactionSendResult,
+)
+from rocketq.client.transaction_producer import TransactionProducer
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
 
@@ -26,6 +33,7 @@ __all__ = [
     "ConsumeStatus",
     "LitePullConsumer",
     "LitePullConsumerConfig",
+    "LocalTransactionState",
     "Message",
     "MessageExt",
     "MessageModel",
@@ -37,5 +45,9 @@ __all__ = [
     "PushConsumerConfig",
     "SendResult",
     "SendStatus",
+    "TransactionHandle",
+    "TransactionListener",
+    "TransactionProducer",
+    "TransactionSendResult",
     "select_message_queue_by_hash",
 ]

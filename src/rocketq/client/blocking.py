@@ -13,6 +13,7 @@ from typing import Any
 
 from rocketq.client import aio
 from rocketq.client.aio.producer import MessageQueueSelector, SendCallback
+from rocketq.client.blocking_mq_admin import BlockingMQAdmin
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import ConsumeStatus, SendResult
 from rocketq.common.message import Message, MessageExt, MessageQueue
@@ -59,7 +60,7 @@ class _Blocking:
         self.shutdown()  # type: ignore[attr-defined]
 
 
-class Producer(_Blocking):
+class Producer(_Blocking, BlockingMQAdmin):
     def __init__(
         self, producer_group: str = "DEFAULT_PRODUCER", *, namesrv_addr: str = "", **kw: Any
     ) -> None:
@@ -90,6 +91,10 @@ class Producer(_Blocking):
     def send_orderly(self, msg: Message, sharding_key: Any) -> SendResult:
         return self.loop.run(self.impl.send_orderly(msg, sharding_key))
 
+    def request(self, msg: Message, timeout_s: float = 3.0) -> MessageExt:
+        """Send ``msg`` and wait for its reply (request-reply); RequestTimeoutError if none."""
+        return self.loop.run(self.impl.request(msg, timeout_s))
+
     def send_async(
         self, msg: Message, callback: SendCallback | None = None, *, timeout_s: float | None = None
     ) -> Future[SendResult]:
@@ -108,7 +113,7 @@ class Producer(_Blocking):
         return self.loop.run(self.impl.fetch_publish_message_queues(topic))
 
 
-class _BlockingConsumer(_Blocking):
+class _BlockingConsumer(_Blocking, BlockingMQAdmin):
     impl: aio.PushConsumer | aio.LitePullConsumer
 
     def subscribe(self, topic: str, expression: str = "*") -> None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 from dataclasses import dataclass, field
 
+from rocketq.common.clock import now_ms
 from rocketq.errors import ConfigError
 from rocketq.remoting.acl import AclClientRPCHook
 from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
@@ -30,7 +30,7 @@ def local_ip() -> str:
 
 
 def _default_consume_timestamp_ms() -> int:
-    return int(time.time() * 1000) - 30 * 60 * 1000  # DefaultMQPushConsumer: half an hour ago
+    return now_ms() - 30 * 60 * 1000  # DefaultMQPushConsumer: half an hour ago
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -22,7 +22,7 @@ NOT_AVAILABLE_DURATION_MS = (0, 0, 30000, 60000, 120000, 180000, 600000)
 ISOLATION_LATENCY_MS = 30000
 
 
-def _now_ms() -> int:
+def _monotonic_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
@@ -70,11 +70,11 @@ class LatencyFaultTolerance:
         self._items: dict[str, FaultItem] = {}
 
     def update_fault_item(self, name: str, latency_ms: int, not_available_ms: int) -> None:
-        self._items[name] = FaultItem(name, latency_ms, _now_ms() + not_available_ms)
+        self._items[name] = FaultItem(name, latency_ms, _monotonic_ms() + not_available_ms)
 
     def is_available(self, name: str) -> bool:
         item = self._items.get(name)
-        return item is None or item.is_available(_now_ms())
+        return item is None or item.is_available(_monotonic_ms())
 
     def remove(self, name: str) -> None:
         self._items.pop(name, None)
@@ -83,7 +83,7 @@ class LatencyFaultTolerance:
         """A broker from the better half of the known ones (available first, then latency)."""
         if not self._items:
             return None
-        now = _now_ms()
+        now = _monotonic_ms()
         items = sorted(
             self._items.values(),
             key=lambda it: (not it.is_available(now), it.current_latency_ms, it.start_timestamp_ms),

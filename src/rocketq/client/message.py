@@ -8,20 +8,17 @@ it a UNIQ_KEY (MessageClientIDSetter) and zlib-compresses a body of 4 KiB or mor
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Mapping, Sequence
 
 from rocketq.common import message as common
 from rocketq.common import message_const as mc
+from rocketq.common import topic as common_topic
 from rocketq.common.message_client_id import create_uniq_id
 from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.topic import validate_topic
 from rocketq.errors import ClientError
 
-TOPIC_PATTERN = re.compile(r"^[%|a-zA-Z0-9_-]+$")
-TOPIC_MAX_LENGTH = 127
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
-DLQ_GROUP_TOPIC_PREFIX = "%DLQ%"
 COMPRESSED_SYS_FLAG = MessageSysFlag.COMPRESSED_FLAG | MessageSysFlag.COMPRESSION_ZLIB
 
 
@@ -64,17 +61,11 @@ def put_user_property(msg: common.Message, name: str, value: str) -> None:
     msg.put_property(name, str(value))
 
 
-def get_retry_topic(group: str) -> str:
-    return RETRY_GROUP_TOPIC_PREFIX + group
-
-
 def check_topic(topic: str) -> None:
-    if not topic or not topic.strip():
-        raise ClientError("the specified topic is blank")
-    if len(topic) > TOPIC_MAX_LENGTH:
-        raise ClientError(f"the specified topic is longer than {TOPIC_MAX_LENGTH} characters")
-    if not TOPIC_PATTERN.match(topic):
-        raise ClientError(f"the specified topic {topic!r} contains illegal characters")
+    """Validators.checkTopic: the common topic rules, raised as ClientError."""
+    reason = validate_topic(topic)
+    if reason is not None:
+        raise ClientError(reason)
 
 
 def check_message(msg: common.Message, max_message_size_bytes: int) -> None:
@@ -115,5 +106,5 @@ def prepare_for_send(
 def restore_retry_topic(msg: common.MessageExt, group: str) -> None:
     """Show a redelivered message under its original topic (resetRetryAndNamespace)."""
     retry_topic = msg.get_property(mc.PROPERTY_RETRY_TOPIC)
-    if retry_topic and msg.topic == get_retry_topic(group):
+    if retry_topic and msg.topic == common_topic.retry_topic(group):
         msg.topic = retry_topic

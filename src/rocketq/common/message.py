@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rocketq.common import message_const as mc
-
-Host = tuple[str, int]
+from rocketq.common.message_id import Host, create_message_id
 
 
 @dataclass(slots=True)
@@ -104,8 +103,6 @@ class MessageExt(Message):
     @property
     def offset_msg_id(self) -> str:
         """The broker offset msgId (store host + commitlog offset, store.md §3)."""
-        from rocketq.common.message_decoder import create_message_id
-
         return create_message_id(self.store_host, self.commitlog_offset)
 
     @property

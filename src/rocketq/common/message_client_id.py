@@ -15,6 +15,8 @@ import struct
 import threading
 import time
 
+from rocketq.common import clock
+
 
 class _UniqIdMaker:
     """MessageClientIDSetter: IP, pid, a per-process random (the class-loader hash), the
@@ -38,7 +40,7 @@ class _UniqIdMaker:
         self._month_start_ms, self._next_month_ms = int(start * 1000), int(nxt * 1000)
 
     def create(self) -> str:
-        now_ms = time.time_ns() // 1_000_000
+        now_ms = clock.now_ms()
         if now_ms >= self._next_month_ms:
             with self._lock:
                 if now_ms >= self._next_month_ms:

@@ -95,5 +95,24 @@ class MessageSysFlag:
         return sys_flag & MessageSysFlag.TRANSACTION_TYPE_MASK
 
     @staticmethod
+    def has_consume_queue_unit(sys_flag: int) -> bool:
+        """Prepared and rolled-back transaction records are dispatched to no consume queue
+        (CommitLogDispatcherBuildConsumeQueue) and keep queue offset 0."""
+        return sys_flag & MessageSysFlag.TRANSACTION_TYPE_MASK not in _NO_CONSUME_QUEUE_UNIT
+
+    @staticmethod
     def reset_transaction_value(sys_flag: int, tran_type: int) -> int:
         return (sys_flag & ~MessageSysFlag.TRANSACTION_TYPE_MASK) | tran_type
+
+
+_NO_CONSUME_QUEUE_UNIT = (
+    MessageSysFlag.TRANSACTION_PREPARED_TYPE,
+    MessageSysFlag.TRANSACTION_ROLLBACK_TYPE,
+)
+
+
+# request-reply (4.6+): set by the requester, the replier and the broker
+PROPERTY_MESSAGE_TYPE = "MSG_TYPE"
+PROPERTY_PUSH_REPLY_TIME = "PUSH_REPLY_TIME"
+PROPERTY_MESSAGE_REPLY_ARRIVE_TIME = "ARRIVE_TIME"
+REPLY_MESSAGE_FLAG = "reply"

@@ -1,77 +1,39 @@
-"""CommitLog record codec (RocketMQ's MessageExtEncoder + MessageDecoder), ids, batch bodies.
+"""CommitLog record codec (RocketMQ's MessageExtEncoder + MessageDecoder) and batch bodies.
 
-Record layout (store.md §2.1; IPv4 hosts, v1 magic)::
-
-    0 TOTALSIZE i4 | 4 MAGIC i4 | 8 BODYCRC i4 | 12 QUEUEID i4 | 16 FLAG i4
-    20 QUEUEOFFSET i8 | 28 PHYSICALOFFSET i8 | 36 SYSFLAG i4 | 40 BORNTIMESTAMP i8
-    48 BORNHOST 8|20 | STORETIMESTAMP i8 | STOREHOST 8|20 | RECONSUMETIMES i4
-    PREPARED_TX_OFFSET i8 | BODYLENGTH i4 | BODY B | TOPICLEN 1|2 | TOPIC T | PROPLEN i2 | PROPS P
-    = 91 + B + T + P   (+1 with the v2 magic, +12 per IPv6 host)
-
-Batch body record (remoting.md §5.6)::
+The record layout is ``record_layout``'s; this module turns a ``MessageExt`` into those bytes
+and back. Batch body record (remoting.md §5.6)::
 
     0 TOTALSIZE i4 | 4 MAGIC i4 (0) | 8 BODYCRC i4 (0) | 12 FLAG i4 | 16 BODYLENGTH i4
     20 BODY n | PROPLEN i2 | PROPS p   = 22 + n + p
-
-Offset msgId (store.md §3): hex of store IP, store port (i4) and commitlog offset (i8).
 """
 
 from __future__ import annotations
 
-import socket
 import struct
 import zlib
 from collections.abc import Iterable
-from functools import lru_cache
 
-from rocketq.common.message import Host, Message, MessageExt
+from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_id import bytes_to_host, host_to_bytes, message_id_from_host_bytes
 from rocketq.common.properties import decode_properties, encode_properties
+from rocketq.common.record_layout import (
+    FIXED_V4_SIZE,
+    FIXED_V4_STRUCT,
+    HEAD_STRUCT,
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    MIN_RECORD_SIZE,
+    STORE_TIMESTAMP_STRUCT,
+    TAIL_STRUCT,
+    V1_TOPIC_MAX_BYTES,
+    calc_msg_length,
+    fixed_size,
+    locate_topic_and_properties,
+    unpack_fixed,
+)
 from rocketq.errors import DecodeError
 
-MESSAGE_MAGIC_CODE = 0xDAA320A7
-MESSAGE_MAGIC_CODE_V2 = 0xDAA320AB
-BLANK_MAGIC_CODE = 0xCBD43194
-
-QUEUE_OFFSET_POSITION = 20
-PHYSICAL_OFFSET_POSITION = 28
-SYSFLAG_POSITION = 36
-BORN_TIMESTAMP_POSITION = 40
-BORN_HOST_POSITION = 48
-V1_TOPIC_MAX_BYTES = 127
-MIN_RECORD_SIZE = 91
-
-HEAD_STRUCT = struct.Struct(
-    ">i"  # TOTALSIZE
-    "I"  # MAGICCODE
-    "i"  # BODYCRC
-    "i"  # QUEUEID
-    "i"  # FLAG
-    "q"  # QUEUEOFFSET
-    "q"  # PHYSICALOFFSET
-    "i"  # SYSFLAG
-    "q"  # BORNTIMESTAMP
-)
-HEAD_SIZE = HEAD_STRUCT.size
-assert HEAD_SIZE == 48
-STORE_TIMESTAMP_STRUCT = struct.Struct(">q")
-TAIL_STRUCT = struct.Struct(
-    ">i"  # RECONSUMETIMES
-    "q"  # PREPARED_TX_OFFSET
-    "i"  # BODYLENGTH
-)
-TAIL_SIZE = TAIL_STRUCT.size
-assert TAIL_SIZE == 16
-#: Everything before BODY when both hosts are IPv4: one pack/unpack on the hot paths.
-FIXED_V4_STRUCT = struct.Struct(
-    HEAD_STRUCT.format
-    + "8s"  # BORNHOST (IPv4 + port)
-    + STORE_TIMESTAMP_STRUCT.format[1:]
-    + "8s"  # STOREHOST (IPv4 + port)
-    + TAIL_STRUCT.format[1:]
-)
-FIXED_V4_SIZE = FIXED_V4_STRUCT.size
-assert FIXED_V4_SIZE == 88
 BATCH_HEAD_STRUCT = struct.Struct(
     ">i"  # TOTALSIZE
     "i"  # MAGICCODE (0)
@@ -81,81 +43,14 @@ BATCH_HEAD_STRUCT = struct.Struct(
 )
 BATCH_HEAD_SIZE = BATCH_HEAD_STRUCT.size
 assert BATCH_HEAD_SIZE == 20
-MSG_ID_STRUCT_V4 = struct.Struct(">4siq")
-MSG_ID_STRUCT_V6 = struct.Struct(">16siq")
-_INT8 = struct.Struct(">b")
 _UINT8 = struct.Struct(">B")
-_INT16 = struct.Struct(">h")
-_UINT16 = struct.Struct(">H")
-_PORT = struct.Struct(">i")
 _V6_FLAGS = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
-
-
-def store_timestamp_position(sys_flag: int) -> int:
-    return 56 if not sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 68
-
-
-def calc_msg_length(
-    sys_flag: int, body_length: int, topic_length: int, properties_length: int, *, v2: bool = False
-) -> int:
-    """MessageExtEncoder.calMsgLength."""
-    born = 20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
-    store = 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
-    return (
-        4
-        + 4
-        + 4
-        + 4
-        + 4
-        + 8
-        + 8
-        + 4
-        + 8
-        + born
-        + 8
-        + store
-        + 4
-        + 8
-        + 4
-        + body_length
-        + (2 if v2 else 1)
-        + topic_length
-        + 2
-        + properties_length
-    )
+_INT16 = struct.Struct(">h")
 
 
 def body_crc(body: bytes | bytearray | memoryview) -> int:
     """CRC32 of the stored body masked with 0x7FFFFFFF (store.md §2.3)."""
     return zlib.crc32(body) & 0x7FFFFFFF if body else 0
-
-
-# ---------------------------------------------------------------------- hosts
-
-
-@lru_cache(maxsize=4096)
-def host_to_bytes(host: Host) -> bytes:
-    """IPv4 → 4 address bytes + port; IPv6 → 16 + port (socketAddress2ByteBuffer)."""
-    ip, port = host
-    ip = ip.partition("%")[0]  # a scoped link-local address: Java writes the 16 bytes
-    try:
-        raw = socket.inet_pton(socket.AF_INET, ip)
-    except OSError:
-        try:
-            raw = socket.inet_pton(socket.AF_INET6, ip)
-        except OSError as exc:
-            raise ValueError(f"not an IP address: {ip!r}") from exc
-        mapped = raw[:12] == b"\0" * 10 + b"\xff\xff"
-        if mapped:
-            raw = raw[12:]
-    return raw + _PORT.pack(port)
-
-
-@lru_cache(maxsize=4096)
-def bytes_to_host(raw: bytes) -> Host:
-    if len(raw) == 8:
-        return socket.inet_ntop(socket.AF_INET, raw[:4]), _PORT.unpack_from(raw, 4)[0]
-    return socket.inet_ntop(socket.AF_INET6, raw[:16]), _PORT.unpack_from(raw, 16)[0]
 
 
 # ---------------------------------------------------------------------- encode
@@ -254,32 +149,20 @@ def _decode_at(
     limit = len(buf)
     if limit - offset < MIN_RECORD_SIZE:
         raise DecodeError(f"{limit - offset} bytes left, a record needs at least 91", offset)
-    (total, magic, crc, queue_id, flag, queue_offset, phy, sys_flag, born_ts) = (
-        HEAD_STRUCT.unpack_from(buf, offset)
-    )
+    # one unpack for the usual two IPv4 hosts; its head fields are right for any record
+    fixed = FIXED_V4_STRUCT.unpack_from(buf, offset)
+    (total, magic, crc, queue_id, flag, queue_offset, phy, sys_flag, born_ts) = fixed[:9]
     if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
         raise DecodeError(f"bad magic code 0x{magic:08X}", offset)
     end = offset + total
     if total < MIN_RECORD_SIZE or end > limit:
         raise DecodeError(f"TOTALSIZE {total} outside the {limit - offset} bytes left", offset)
-    if not sys_flag & _V6_FLAGS:
-        fixed = FIXED_V4_STRUCT.unpack_from(buf, offset)
-        born_raw, store_ts, store_raw, reconsume, prepared, body_len = fixed[9:]
-        p = offset + FIXED_V4_SIZE
-    else:
-        p = offset + BORN_HOST_POSITION
-        born_len = 20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
-        born_raw = bytes(buf[p : p + born_len])
-        p += born_len
-        (store_ts,) = STORE_TIMESTAMP_STRUCT.unpack_from(buf, p)
-        p += 8
-        store_len = 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
-        store_raw = bytes(buf[p : p + store_len])
-        p += store_len
-        reconsume, prepared, body_len = TAIL_STRUCT.unpack_from(buf, p)
-        p += TAIL_SIZE
-    born = bytes_to_host(born_raw)
-    store = bytes_to_host(store_raw)
+    p = offset + FIXED_V4_SIZE
+    if sys_flag & _V6_FLAGS:
+        if total < fixed_size(sys_flag) + MIN_RECORD_SIZE - FIXED_V4_SIZE:
+            raise DecodeError(f"TOTALSIZE {total} is too small for IPv6 hosts", offset)
+        fixed, p = unpack_fixed(buf, offset, sys_flag)
+    born_raw, store_ts, store_raw, reconsume, prepared, body_len = fixed[9:]
     if body_len < 0 or p + body_len > end:
         raise DecodeError(f"BODYLENGTH {body_len} runs past the record end", offset)
     body = b""
@@ -289,29 +172,16 @@ def _decode_at(
         body = bytes(buf[p : p + body_len])
         if decompress and sys_flag & MessageSysFlag.COMPRESSED_FLAG:
             body = _decompress(body, sys_flag, offset)
-    p += body_len
-    v2 = magic == MESSAGE_MAGIC_CODE_V2
-    if v2:
-        (topic_len,) = _UINT16.unpack_from(buf, p)
-        p += 2
-    else:
-        (topic_len,) = _INT8.unpack_from(buf, p)
-        p += 1
-    if topic_len < 0 or p + topic_len + 2 > end:
-        raise DecodeError(f"TOPICLENGTH {topic_len} runs past the record end", offset)
     try:
-        topic = bytes(buf[p : p + topic_len]).decode("utf-8")
+        topic_pos, topic_len, props_pos, props_len = locate_topic_and_properties(
+            buf, offset, p + body_len, magic, end
+        )
+        topic = bytes(buf[topic_pos : topic_pos + topic_len]).decode("utf-8")
+        props = decode_properties(buf[props_pos:end]) if props_len else {}
+    except DecodeError as exc:
+        raise DecodeError(exc.reason, offset) from None
     except UnicodeDecodeError as exc:
-        raise DecodeError(f"topic is not UTF-8: {exc}", offset) from exc
-    p += topic_len
-    (props_len,) = _INT16.unpack_from(buf, p)
-    p += 2
-    if props_len < 0 or p + props_len != end:
-        raise DecodeError(f"PROPERTIESLENGTH {props_len} disagrees with TOTALSIZE {total}", offset)
-    try:
-        props = decode_properties(buf[p:end]) if props_len else {}
-    except UnicodeDecodeError as exc:
-        raise DecodeError(f"properties are not UTF-8: {exc}", offset) from exc
+        raise DecodeError(f"topic or properties are not UTF-8: {exc}", offset) from exc
     msg = MessageExt(
         topic=topic,
         body=body,
@@ -322,10 +192,10 @@ def _decode_at(
         queue_offset=queue_offset,
         sys_flag=sys_flag,
         born_timestamp=born_ts,
-        born_host=born,
+        born_host=bytes_to_host(born_raw),
         store_timestamp=store_ts,
-        store_host=store,
-        msg_id=_msg_id_from_raw(store_raw, phy),
+        store_host=bytes_to_host(store_raw),
+        msg_id=message_id_from_host_bytes(store_raw, phy),
         commitlog_offset=phy,
         body_crc=crc,
         reconsume_times=reconsume,
@@ -342,32 +212,6 @@ def _decompress(body: bytes, sys_flag: int, offset: int) -> bytes:
         return zlib.decompress(body)
     except zlib.error as exc:
         raise DecodeError(f"body does not inflate: {exc}", offset) from exc
-
-
-# ---------------------------------------------------------------------- message ids
-
-
-def _msg_id_from_raw(store_raw: bytes, phy: int) -> str:
-    return (store_raw + phy.to_bytes(8, "big", signed=True)).hex().upper()
-
-
-def create_message_id(store_host: Host, commitlog_offset: int) -> str:
-    """The offset msgId: 32 hex characters for an IPv4 store host, 56 for IPv6."""
-    return _msg_id_from_raw(host_to_bytes(store_host), commitlog_offset)
-
-
-def decode_message_id(msg_id: str) -> tuple[Host, int]:
-    """Inverse of :func:`create_message_id` (32 characters = IPv4, otherwise IPv6)."""
-    try:
-        raw = bytes.fromhex(msg_id)
-    except ValueError as exc:
-        raise DecodeError(f"message id {msg_id!r} is not hex") from exc
-    layout = MSG_ID_STRUCT_V4 if len(msg_id) == 32 else MSG_ID_STRUCT_V6
-    if len(raw) != layout.size:
-        raise DecodeError(f"message id {msg_id!r} has {len(msg_id)} characters, not 32 or 56")
-    ip, port, offset = layout.unpack(raw)
-    family = socket.AF_INET if len(ip) == 4 else socket.AF_INET6
-    return (socket.inet_ntop(family, ip), port), offset
 
 
 # ---------------------------------------------------------------------- batch bodies

@@ -20,6 +20,10 @@ class NamesrvConfig:
     order_message_enable: bool = False
     # where KV config persists (RocketMQ: ~/namesrv/kvConfig.json); None keeps it in memory
     kv_config_path: str | None = None
+    # PROM: /metrics (rocketmq_rpc_latency, live brokers, topics) on this host and port
+    metrics_exporter_type: str = "DISABLE"
+    metrics_prom_exporter_host: str = "127.0.0.1"
+    metrics_prom_exporter_port: int = 5558
 
     def __post_init__(self) -> None:
         if not 0 <= self.listen_port <= 65535:

@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import zlib
 
+from rocketq.common.data_version import DataVersion
 from rocketq.common.java_properties import parse_properties
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
@@ -18,11 +19,7 @@ from rocketq.remoting import headers as h
 from rocketq.remoting.channel import RemotingChannel, RequestProcessor
 from rocketq.remoting.codes import VERSION_V3_0_11, RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.route_data import (
-    DataVersion,
-    RegisterBrokerBody,
-    TopicConfigSerializeWrapper,
-)
+from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
 from rocketq.remoting.server import RemotingServer
 from rocketq.remoting.topic_route import KVTable, TopicList
 

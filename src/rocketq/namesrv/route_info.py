@@ -17,19 +17,22 @@ with its routes; so is a broker whose connection closes. Time comes from an inje
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rocketq.remoting.route_data import MASTER_ID, PERM_WRITE, DataVersion, TopicConfig
-from rocketq.remoting.topic_route import BrokerData, ClusterInfo, QueueData, TopicRouteData
+from rocketq.common.clock import now_ms
+from rocketq.common.data_version import DataVersion
+from rocketq.common.topic_config import PERM_WRITE, TopicConfig
+from rocketq.remoting.topic_route import (
+    MASTER_ID,
+    BrokerData,
+    ClusterInfo,
+    QueueData,
+    TopicRouteData,
+)
 
 FLAG_UNIT = 0x1
 FLAG_UNIT_SUB = 0x2
-
-
-def system_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(slots=True)
@@ -51,7 +54,7 @@ class RouteInfoManager:
         self,
         *,
         broker_channel_expired_time_ms: int = 120_000,
-        clock: Callable[[], int] = system_clock_ms,
+        clock: Callable[[], int] = now_ms,
     ) -> None:
         self.broker_channel_expired_time_ms = broker_channel_expired_time_ms
         self._clock = clock

@@ -13,12 +13,15 @@ import dataclasses
 import logging
 from collections.abc import Callable
 
+from rocketq.common.clock import now_ms
 from rocketq.errors import IllegalStateError
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import KVConfigManager
 from rocketq.namesrv.processor import DefaultRequestProcessor
-from rocketq.namesrv.route_info import RouteInfoManager, system_clock_ms
+from rocketq.namesrv.route_info import RouteInfoManager
 from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.metrics_exporter import MetricsExporter
+from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
 
 log = logging.getLogger(__name__)
@@ -26,7 +29,7 @@ log = logging.getLogger(__name__)
 
 class NamesrvController:
     def __init__(
-        self, config: NamesrvConfig | None = None, *, clock: Callable[[], int] = system_clock_ms
+        self, config: NamesrvConfig | None = None, *, clock: Callable[[], int] = now_ms
     ) -> None:
         self.config = config or NamesrvConfig()
         self.route_info_manager = RouteInfoManager(
@@ -41,6 +44,9 @@ class NamesrvController:
             self.config, self.route_info_manager, self.kv_config_manager
         )
         self._scan_task: asyncio.Task[None] | None = None
+        self.rpc_latency_stats = RpcLatencyStats()
+        self.remoting_server.add_response_listener(self.rpc_latency_stats.on_response)
+        self.metrics_exporter: MetricsExporter | None = None
 
     @property
     def port(self) -> int:
@@ -62,6 +68,13 @@ class NamesrvController:
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
         port = await self.remoting_server.start(self.config.listen_host, self.config.listen_port)
         self._scan_task = asyncio.get_running_loop().create_task(self._scan_loop())
+        if self.config.metrics_exporter_type.upper() == "PROM":
+            from rocketq.namesrv.metrics import NamesrvMetricsCollector
+
+            self.metrics_exporter = MetricsExporter(NamesrvMetricsCollector(self))
+            self.metrics_exporter.start(
+                self.config.metrics_prom_exporter_host, self.config.metrics_prom_exporter_port
+            )
         log.info("name server listening on %s:%d", self.remoting_server.host, port)
         return port
 
@@ -72,6 +85,9 @@ class NamesrvController:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.remoting_server.stop()
+        exporter, self.metrics_exporter = self.metrics_exporter, None
+        if exporter is not None:
+            await asyncio.to_thread(exporter.stop)
         log.info("name server stopped")
 
     def scan_not_active_broker(self) -> list[str]:
@@ -111,7 +127,7 @@ async def start_namesrv(
     port: int = 0,
     *,
     config: NamesrvConfig | None = None,
-    clock: Callable[[], int] = system_clock_ms,
+    clock: Callable[[], int] = now_ms,
 ) -> NamesrvController:
     """Start a name server on 127.0.0.1 (port 0: any free port); call ``shutdown()`` after."""
     base = config or NamesrvConfig()

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from rocketq.common.json_body import JsonBody, as_bool, as_object, as_str
 from rocketq.remoting.header_base import CommandCustomHeader
-from rocketq.remoting.route_data import JsonBody, as_bool, as_object, as_str
 
 
 def split_list(text: str | None) -> list[str] | None:

@@ -2,7 +2,7 @@
 
 Enums are read by name (Java, ali-ons) or by ordinal (C++) and written by name, as fastjson
 does. ``subVersion`` may be a number (Java) or a string (C++). Route and registration bodies
-live in ``route_data`` and ``topic_route``.
+live in ``register_broker_body`` and ``topic_route``.
 """
 
 from __future__ import annotations
@@ -11,12 +11,9 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Self, TypeVar
 
+from rocketq.common.json_body import JsonBody, as_bool, as_int, as_object, as_str
+from rocketq.common.subscription import SubscriptionData
 from rocketq.errors import RemotingCommandError
-from rocketq.remoting.route_data import JsonBody, as_bool, as_int, as_object, as_str
-
-SUB_ALL = "*"
-EXPRESSION_TYPE_TAG = "TAG"
-EXPRESSION_TYPE_SQL92 = "SQL92"
 
 
 class ConsumeType(IntEnum):
@@ -61,40 +58,6 @@ def _objects(obj: dict[str, Any], key: str) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         return []
     return [as_object(item, key) for item in value]
-
-
-@dataclass(slots=True, kw_only=True)
-class SubscriptionData(JsonBody):
-    topic: str
-    sub_string: str = SUB_ALL
-    tags_set: list[str] = field(default_factory=list)
-    code_set: list[int] = field(default_factory=list)
-    sub_version: int = 0
-    expression_type: str = EXPRESSION_TYPE_TAG
-    class_filter_mode: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "classFilterMode": self.class_filter_mode,
-            "codeSet": list(self.code_set),
-            "expressionType": self.expression_type,
-            "subString": self.sub_string,
-            "subVersion": self.sub_version,
-            "tagsSet": list(self.tags_set),
-            "topic": self.topic,
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Self:
-        return cls(
-            topic=as_str(obj, "topic"),
-            sub_string=as_str(obj, "subString", SUB_ALL),
-            tags_set=[str(t) for t in obj.get("tagsSet") or []],
-            code_set=[int(c) for c in obj.get("codeSet") or []],
-            sub_version=as_int(obj, "subVersion"),
-            expression_type=as_str(obj, "expressionType") or EXPRESSION_TYPE_TAG,
-            class_filter_mode=as_bool(obj, "classFilterMode"),
-        )
 
 
 @dataclass(slots=True, kw_only=True)

@@ -263,6 +263,11 @@ class CheckTransactionStateRequestHeader(CommandCustomHeader):
     offset_msg_id: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResumeCheckHalfMessageRequestHeader(CommandCustomHeader):
+    msg_id: str | None = None
+
+
 # ----------------------------------------------------------------------------- topics (admin)
 
 

@@ -23,6 +23,7 @@ from rocketq.remoting.channel import (
     ProcessorTable,
     RemotingChannel,
     RequestProcessor,
+    ResponseListener,
     ServerRpcHook,
 )
 from rocketq.remoting.codec import MAX_FRAME_SIZE
@@ -63,6 +64,10 @@ class RemotingServer:
     def register_rpc_hook(self, hook: ServerRpcHook) -> None:
         """Run ``hook`` before every request's processor; a response it returns refuses."""
         self._processors.rpc_hooks.append(hook)
+
+    def add_response_listener(self, listener: ResponseListener) -> None:
+        """Called with each request a processor answered, its response and the seconds taken."""
+        self._processors.response_listeners.append(listener)
 
     def add_channel_close_listener(self, listener: CloseListener) -> None:
         """Called with each connection that closes (peer close, error, idle or stop)."""

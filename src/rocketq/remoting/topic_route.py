@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from rocketq.remoting.route_data import MASTER_ID, JsonBody, as_int, as_object, as_str
+from rocketq.common.json_body import JsonBody, as_int, as_object, as_str
+
+#: The broker id of a master (MixAll.MASTER_ID); slaves have ids above it.
+MASTER_ID = 0
 
 
 @dataclass(slots=True, kw_only=True)

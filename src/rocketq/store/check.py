@@ -21,13 +21,13 @@ from __future__ import annotations
 import array
 import bisect
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from rocketq.common.hashing import index_key_hash
+from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
-    SCHEDULE_TOPIC,
     CommitLogReader,
     CqUnit,
     DataEnd,
@@ -101,8 +101,11 @@ def check_store(
     config: StoreConfig | None = None,
     require_consume_queues: bool = True,
     index_layout: IndexLayout | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> CheckReport:
-    """Check ``root`` read-only; ``require_consume_queues=False`` lets a topic lack its CQ dir."""
+    """Check ``root`` read-only; ``require_consume_queues=False`` lets a topic lack its CQ dir.
+    ``progress(done_bytes, total_bytes)`` is told how far the commit log scan got (the long
+    part), every ``PROGRESS_EVERY_RECORDS`` records and at its end."""
     report = CheckReport(root)
     paths = store_paths(root, config)
     if not os.path.isdir(paths.commit_log):
@@ -113,7 +116,8 @@ def check_store(
     min_phy = int(os.path.basename(files[0])) if files else 0
     with CommitLogReader(paths.commit_log) as reader:
         records = RecordTable(reader)
-        _check_commitlog(paths.commit_log, records, report)
+        total = sum(os.path.getsize(f) for f in files)
+        _check_commitlog(paths.commit_log, records, report, _progress_of(progress, min_phy, total))
         _check_consume_queues(root, records, min_phy, report)
         _check_coverage(root, records, require_consume_queues, report)
         _check_index(root, index_layout or IndexLayout.of(config), records, min_phy, report)
@@ -192,8 +196,28 @@ def _check_file_sizes(files: list[str], report: CheckReport) -> None:
             report.add(path, 0, f"the previous file ends at {start}: files are missing or overlap")
 
 
-def _check_commitlog(commit_log: str, records: RecordTable, report: CheckReport) -> None:
+PROGRESS_EVERY_RECORDS = 4096
+
+
+def _progress_of(
+    progress: Callable[[int, int], None] | None, min_phy: int, total: int
+) -> Callable[[int], None]:
+    def tell(offset: int) -> None:
+        if progress is not None:
+            progress(min(max(0, offset - min_phy), total), total)
+
+    return tell
+
+
+def _check_commitlog(
+    commit_log: str,
+    records: RecordTable,
+    report: CheckReport,
+    progress: Callable[[int], None] = lambda offset: None,
+) -> None:
     for item in iter_commitlog(commit_log):
+        if report.records % PROGRESS_EVERY_RECORDS == 0:
+            progress(item.offset)
         if isinstance(item, DataEnd):
             if not item.clean:
                 report.add(item.path, item.offset, item.reason)
@@ -209,6 +233,7 @@ def _check_commitlog(commit_log: str, records: RecordTable, report: CheckReport)
         if item.stored_offset != item.offset:
             report.add(item.path, item.offset, f"PHYSICALOFFSET is {item.stored_offset}")
         records.add(item)
+    progress(2**62)  # the scan is done: all of it
 
 
 def _check_consume_queues(

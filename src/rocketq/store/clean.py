@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from rocketq.store.commitlog import CommitLog
+from rocketq.store.config import StoreConfig
+from rocketq.store.consume_queue_table import ConsumeQueueTable
+from rocketq.store.index_service import IndexService
 from rocketq.store.service_thread import ServiceThread
-
-if TYPE_CHECKING:
-    from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,25 @@ def disk_used_ratio(path: str) -> float:
     return 1.0 - (st.f_bavail * st.f_frsize) / total
 
 
+class CommitLogOwner(Protocol):
+    """What CleanCommitLogService needs of the store: config, commitlog, the disk-full flag."""
+
+    config: StoreConfig
+    commit_log: CommitLog
+    disk_full: bool
+
+
+class ConsumeQueueOwner(Protocol):
+    """What CleanConsumeQueueService needs: the commitlog minimum, the queues, the index."""
+
+    config: StoreConfig
+    commit_log: CommitLog
+    consume_queues: ConsumeQueueTable
+    index_service: IndexService | None
+
+
 class CleanCommitLogService(ServiceThread):
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: CommitLogOwner) -> None:
         super().__init__("CleanCommitLogService")
         self.store = store
         self.manual_delete_rounds = 0
@@ -86,7 +104,7 @@ class CleanCommitLogService(ServiceThread):
 
 
 class CleanConsumeQueueService(ServiceThread):
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: ConsumeQueueOwner) -> None:
         super().__init__("CleanConsumeQueueService")
         self.store = store
         self.last_phy_offset = 0
@@ -97,7 +115,7 @@ class CleanConsumeQueueService(ServiceThread):
             return 0
         self.last_phy_offset = min_phy
         deleted = 0
-        for cq in self.store._all_consume_queues():
+        for cq in self.store.consume_queues.all_queues():
             deleted += int(cq.delete_expired_file(min_phy) or 0)
             cq.correct_min_offset(min_phy)
         if self.store.index_service is not None:

@@ -1,12 +1,5 @@
-"""CommitLog: the append-only message log (store.md §2).
-
-Record prefix (IPv4 hosts; an IPv6 host widens its field from 8 to 20 bytes)::
-
-    0 TOTALSIZE i4 | 4 MAGIC i4 | 8 BODYCRC i4 | 12 QUEUEID i4 | 16 FLAG i4
-    20 QUEUEOFFSET i8 | 28 PHYSICALOFFSET i8 | 36 SYSFLAG i4 | 40 BORNTIMESTAMP i8
-    48 BORNHOST 8|20 | STORETIMESTAMP i8 | STOREHOST 8|20 | RECONSUMETIMES i4
-    PREPARED_TX_OFFSET i8 | BODYLENGTH i4 | BODY B | TOPICLEN 1|2 | TOPIC T | PROPLEN i2 | PROPS P
-    = 91 + B + T + P  (+1 for v2 magic, +12 per IPv6 host)
+"""CommitLog: the append-only message log (store.md §2; the record layout is
+``rocketq.common.record_layout``'s).
 
 Theory of operation: a record is encoded outside the put lock (``encode_message``); under
 the lock the writer assigns the queue offset from ``topic_queue_table``, back-patches
@@ -21,23 +14,34 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import (
+from rocketq.common.message_decoder import body_crc as message_body_crc
+from rocketq.common.message_id import host_to_bytes
+from rocketq.common.properties import decode_properties as parse_properties
+from rocketq.common.record_layout import (
     BLANK_MAGIC_CODE,
-    HEAD_STRUCT,
+    BLANK_SIZE,
+    BLANK_STRUCT,
+    FIXED_V4_SIZE,
+    FIXED_V4_STRUCT,
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
+    MIN_RECORD_SIZE,
     QUEUE_OFFSET_POSITION,
     STORE_TIMESTAMP_STRUCT,
     SYSFLAG_POSITION,
-    TAIL_STRUCT,
+    fixed_size,
+    locate_topic_and_properties,
+    store_timestamp_position,
+    unpack_fixed,
 )
-from rocketq.common.properties import decode_properties as parse_properties
+from rocketq.common.topic import SCHEDULE_TOPIC
+from rocketq.errors import DecodeError
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile
 from rocketq.store.mapped_file_queue import MappedFileQueue
@@ -45,27 +49,15 @@ from rocketq.store.results import AppendMessageResult, AppendMessageStatus
 
 log = logging.getLogger(__name__)
 
-END_FILE_MIN_BLANK_LENGTH = 8
-BORNHOST_V6_FLAG = MessageSysFlag.BORNHOST_V6_FLAG
-TRANSACTION_TYPE_MASK = MessageSysFlag.TRANSACTION_TYPE_MASK
-TRANSACTION_PREPARED_TYPE = MessageSysFlag.TRANSACTION_PREPARED_TYPE
-TRANSACTION_ROLLBACK_TYPE = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
+END_FILE_MIN_BLANK_LENGTH = BLANK_SIZE
 
 OFFSETS_STRUCT = struct.Struct(
     ">q"  # QUEUEOFFSET
     "q"  # PHYSICALOFFSET
 )
 assert OFFSETS_STRUCT.size == 16
-BLANK_STRUCT = struct.Struct(
-    ">i"  # TOTALSIZE: bytes left in the file
-    "I"  # MAGIC: BLANK_MAGIC_CODE
-)
-assert BLANK_STRUCT.size == END_FILE_MIN_BLANK_LENGTH
-_INT64 = struct.Struct(">q")
 _SYSFLAG = struct.Struct(">i")
-_INT16 = struct.Struct(">h")
-_INT8 = struct.Struct(">b")
+_V6_FLAGS = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
 
 
 @dataclass(slots=True)
@@ -98,50 +90,37 @@ def check_message_and_return_size(
     read_properties: bool = True,
 ) -> DispatchRequest | None:
     """Validate the record at ``pos`` (store.md §2.6); None if bad, msg_size 0 for a blank."""
-    if limit - pos <= 4:
-        return None
-    if limit - pos < 8:
+    if limit - pos < BLANK_SIZE:
         return None
     total, magic = BLANK_STRUCT.unpack_from(view, pos)
     if magic == BLANK_MAGIC_CODE:
-        return _BLANK if 8 <= total <= limit - pos else None
+        return _BLANK if BLANK_SIZE <= total <= limit - pos else None
     if magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2:
         return None
-    if total < 91 or total > limit - pos:
+    if total < MIN_RECORD_SIZE or total > limit - pos:
         return None
-    _t, _m, body_crc, queue_id, _flag, queue_offset, phy, sys_flag, _born = HEAD_STRUCT.unpack_from(
-        view, pos
-    )
-    p = pos + 48 + (20 if sys_flag & 0x10 else 8)
-    (store_ts,) = STORE_TIMESTAMP_STRUCT.unpack_from(view, p)
-    p += 8 + (20 if sys_flag & 0x20 else 8)
-    _reconsume, prepared, body_len = TAIL_STRUCT.unpack_from(view, p)
-    p += 16
-    if body_len < 0 or p + body_len > pos + total:
+    # one unpack for the usual two IPv4 hosts; its head fields are right for any record
+    fixed = FIXED_V4_STRUCT.unpack_from(view, pos)
+    sys_flag = fixed[7]
+    p = pos + FIXED_V4_SIZE
+    if sys_flag & _V6_FLAGS:
+        if total < fixed_size(sys_flag) + MIN_RECORD_SIZE - FIXED_V4_SIZE:
+            return None
+        fixed, p = unpack_fixed(view, pos, sys_flag)
+    (_t, _m, body_crc, queue_id, _f, queue_offset, phy, _s, _born_ts, _born, store_ts, _store, _r,
+     prepared, body_len) = fixed  # fmt: skip
+    end = pos + total
+    if body_len < 0 or p + body_len > end or phy != file_from_offset + pos:
         return None
-    if check_crc and (zlib.crc32(view[p : p + body_len]) & 0x7FFFFFFF) != body_crc:
-        return None
-    p += body_len
-    if magic == MESSAGE_MAGIC_CODE:
-        (topic_len,) = _INT8.unpack_from(view, p)
-        p += 1
-    else:
-        (topic_len,) = _INT16.unpack_from(view, p)
-        p += 2
-    if topic_len < 0 or p + topic_len + 2 > pos + total:
-        return None
-    topic_bytes = view[p : p + topic_len]
-    p += topic_len
-    (props_len,) = _INT16.unpack_from(view, p)
-    p += 2
-    if props_len < 0 or p + props_len != pos + total:
-        return None
-    if phy != file_from_offset + pos:
+    if check_crc and message_body_crc(view[p : p + body_len]) != body_crc:
         return None
     try:
-        topic = bytes(topic_bytes).decode()
-        props = parse_properties(bytes(view[p : p + props_len])) if read_properties else {}
-    except UnicodeDecodeError:
+        topic_pos, topic_len, props_pos, _props_len = locate_topic_and_properties(
+            view, pos, p + body_len, magic, end
+        )
+        topic = bytes(view[topic_pos : topic_pos + topic_len]).decode()
+        props = parse_properties(bytes(view[props_pos:end])) if read_properties else {}
+    except (DecodeError, UnicodeDecodeError):
         return None
     tags_code = _tags_code(topic, props, store_ts, delay_table)
     return DispatchRequest(
@@ -152,8 +131,8 @@ def check_message_and_return_size(
         tags_code,
         store_ts,
         queue_offset,
-        props.get("KEYS", ""),
-        props.get("UNIQ_KEY"),
+        props.get(mc.PROPERTY_KEYS, ""),
+        props.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
         sys_flag,
         prepared,
         props,
@@ -166,28 +145,28 @@ _BLANK = DispatchRequest("", 0, 0, 0, 0, 0, 0, "", None, 0, 0, {})
 
 def _tags_code(topic: str, props: dict[str, str], store_ts: int, delay: dict[int, int]) -> int:
     """Hash of TAGS; for a SCHEDULE_TOPIC_XXXX record with DELAY > 0 the delivery time."""
-    if topic == SCHEDULE_TOPIC and "DELAY" in props:
+    if topic == SCHEDULE_TOPIC and mc.PROPERTY_DELAY_TIME_LEVEL in props:
         try:
-            level = min(int(props["DELAY"]), max(delay) if delay else 1)
+            level = min(int(props[mc.PROPERTY_DELAY_TIME_LEVEL]), max(delay) if delay else 1)
         except ValueError:
             level = 0
         if level > 0:
             return store_ts + delay.get(level, 1000)
-    tags = props.get("TAGS")
+    tags = props.get(mc.PROPERTY_TAGS)
     return java_string_hash(tags) if tags else 0
 
 
 class EncodedMessage:
     """A record encoded outside the lock, with what the lock holder needs to patch it."""
 
-    __slots__ = ("key", "record", "store_ts_pos", "tran_type")
+    __slots__ = ("has_cq_unit", "key", "record", "store_ts_pos")
 
     def __init__(self, record: bytearray, topic: str, queue_id: int) -> None:
         self.record = record
         self.key = f"{topic}-{queue_id}"
         (sys_flag,) = _SYSFLAG.unpack_from(record, SYSFLAG_POSITION)
-        self.store_ts_pos = 68 if sys_flag & BORNHOST_V6_FLAG else 56
-        self.tran_type = sys_flag & TRANSACTION_TYPE_MASK
+        self.store_ts_pos = store_timestamp_position(sys_flag)
+        self.has_cq_unit = MessageSysFlag.has_consume_queue_unit(sys_flag)
 
 
 class CommitLog:
@@ -204,7 +183,7 @@ class CommitLog:
         self.clock_ms = config.clock_ms
         self.store_timestamp = 0  # of the last appended record
         self._msg_id_prefix = _msg_id_prefix(config.store_host)
-        self._delay_table = config.delay_level_table_ms()
+        self.delay_table = config.delay_level_table_ms()
 
     def load(self) -> bool:
         return self.mapped_file_queue.load()
@@ -246,11 +225,11 @@ class CommitLog:
         table = self.topic_queue_table
         key = encoded.key
         queue_offset = table.get(key, 0)
-        skip_cq = encoded.tran_type in (TRANSACTION_PREPARED_TYPE, TRANSACTION_ROLLBACK_TYPE)
+        skip_cq = not encoded.has_cq_unit
         pos = mf.wrote_position
         phy = mf.file_from_offset + pos
         OFFSETS_STRUCT.pack_into(record, QUEUE_OFFSET_POSITION, 0 if skip_cq else queue_offset, phy)
-        _INT64.pack_into(record, encoded.store_ts_pos, now)
+        STORE_TIMESTAMP_STRUCT.pack_into(record, encoded.store_ts_pos, now)
         mf.view[pos : pos + size] = record
         mf.wrote_position = pos + size
         self.store_timestamp = now
@@ -333,10 +312,10 @@ class CommitLog:
 
     def pickup_store_timestamp(self, offset: int, size: int) -> int:
         data = self.get_message(offset, size)
-        if data is None or len(data) < 64:
+        if data is None or len(data) < MIN_RECORD_SIZE:
             return -1
         (sys_flag,) = _SYSFLAG.unpack_from(data, SYSFLAG_POSITION)
-        (ts,) = _INT64.unpack_from(data, 68 if sys_flag & BORNHOST_V6_FLAG else 56)
+        (ts,) = STORE_TIMESTAMP_STRUCT.unpack_from(data, store_timestamp_position(sys_flag))
         return int(ts)
 
     def read_dispatch_requests(
@@ -375,7 +354,7 @@ class CommitLog:
                     wrote,
                     mf.file_from_offset,
                     check_crc=check_crc,
-                    delay_table=self._delay_table,
+                    delay_table=self.delay_table,
                     read_properties=read_properties,
                 )
                 if req is None:
@@ -408,7 +387,5 @@ def _incomplete_tail(view: memoryview, pos: int, wrote: int, file_size: int) -> 
 
 
 def _msg_id_prefix(host: tuple[str, int]) -> str:
-    import ipaddress
-
-    packed = ipaddress.ip_address(host[0]).packed
-    return (packed + struct.pack(">i", host[1])).hex().upper()
+    """The store-host half of every offset msgId this log hands out."""
+    return host_to_bytes(host).hex().upper()

@@ -12,13 +12,13 @@ import dataclasses
 import logging
 import os
 import re
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from rocketq.common.clock import now_ms
 from rocketq.common.java_properties import parse_properties as parse_properties
 from rocketq.errors import ConfigError
 
@@ -41,10 +41,6 @@ class BrokerRole(Enum):
     ASYNC_MASTER = "ASYNC_MASTER"
     SYNC_MASTER = "SYNC_MASTER"
     SLAVE = "SLAVE"
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,7 +84,7 @@ class StoreConfig:
     ha_master_address: str = ""  # host:port of the master's HA port; "" = from the name server
     access_message_in_memory_max_ratio: int = 40
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
-    clock_ms: Callable[[], int] = field(default=wall_clock_ms, compare=False, repr=False)
+    clock_ms: Callable[[], int] = field(default=now_ms, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         positive = (

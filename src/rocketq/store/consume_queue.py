@@ -20,7 +20,12 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from rocketq.store.format import CQ_BLANK_UNIT, CQ_STORE_UNIT_SIZE, CQ_STORE_UNIT_STRUCT
+from rocketq.store.format import (
+    CQ_BLANK_UNIT,
+    CQ_FILLER_SIZE,
+    CQ_STORE_UNIT_SIZE,
+    CQ_STORE_UNIT_STRUCT,
+)
 from rocketq.store.mapped_file import MappedFile
 from rocketq.store.mapped_file_queue import MappedFileQueue
 
@@ -29,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FILLER_SIZE = 0x7FFFFFFF
 RECOVER_FILES = 3
 
 
@@ -71,7 +75,7 @@ class ConsumeQueue:
             offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(view, pos)
             if offset < 0 or size <= 0:
                 break
-            if size != FILLER_SIZE:
+            if size != CQ_FILLER_SIZE:
                 self.max_physic_offset = offset + size
             pos += CQ_STORE_UNIT_SIZE
         return pos
@@ -86,9 +90,9 @@ class ConsumeQueue:
             last_end = -1
             while pos < mf.wrote_position:
                 offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(mf.view, pos)
-                if offset < 0 or size <= 0 or (size != FILLER_SIZE and offset >= phy_offset):
+                if offset < 0 or size <= 0 or (size != CQ_FILLER_SIZE and offset >= phy_offset):
                     break
-                if size != FILLER_SIZE:
+                if size != CQ_FILLER_SIZE:
                     last_end = offset + size
                 pos += CQ_STORE_UNIT_SIZE
             if pos > 0:
@@ -128,7 +132,7 @@ class ConsumeQueue:
             return
         pos = last.wrote_position - CQ_STORE_UNIT_SIZE
         offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(last.view, pos)
-        if size > 0 and size != FILLER_SIZE:
+        if size > 0 and size != CQ_FILLER_SIZE:
             self.max_physic_offset = offset + size
 
     # ------------------------------------------------------------------ append
@@ -235,7 +239,7 @@ class ConsumeQueue:
             offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(view, pos)
             if size <= 0:
                 break
-            if size != FILLER_SIZE and offset >= min_phy_offset:
+            if size != CQ_FILLER_SIZE and offset >= min_phy_offset:
                 self.min_logic_offset = first.file_from_offset + pos
                 return
             pos += CQ_STORE_UNIT_SIZE

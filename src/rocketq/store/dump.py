@@ -24,18 +24,20 @@ import mmap
 import os
 import struct
 import sys
-import zlib
 from collections import OrderedDict
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 
+from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import BLANK_MAGIC_CODE, decode_message
+from rocketq.common.message_decoder import body_crc, decode_message
+from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, body_length_position
 from rocketq.errors import DecodeError
 from rocketq.store.config import StoreConfig
 from rocketq.store.format import (
+    CQ_FILLER_SIZE,
     CQ_STORE_UNIT_SIZE,
     CQ_STORE_UNIT_STRUCT,
     FILE_NAME_DIGITS,
@@ -48,10 +50,7 @@ from rocketq.store.format import (
     index_file_size,
 )
 
-_HEAD = struct.Struct(">iI")  # TOTALSIZE, MAGICCODE
 _INT32 = struct.Struct(">i")
-FILLER_SIZE = 0x7FFFFFFF
-SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 DEFAULT_SLOTS = 5_000_000
 DEFAULT_ENTRIES = 20_000_000
 
@@ -77,11 +76,7 @@ class RecordInfo:
     @property
     def in_consume_queue(self) -> bool:
         """Prepared and rolled-back transaction records get no consume queue unit."""
-        tran = self.sys_flag & MessageSysFlag.TRANSACTION_TYPE_MASK
-        return tran not in (
-            MessageSysFlag.TRANSACTION_PREPARED_TYPE,
-            MessageSysFlag.TRANSACTION_ROLLBACK_TYPE,
-        )
+        return MessageSysFlag.has_consume_queue_unit(self.sys_flag)
 
     @property
     def tags_code(self) -> int:
@@ -111,7 +106,7 @@ class CqUnit:
 
     @property
     def is_filler(self) -> bool:
-        return self.commit_log_offset == 0 and self.size == FILLER_SIZE
+        return self.commit_log_offset == 0 and self.size == CQ_FILLER_SIZE
 
 
 @dataclass(slots=True)
@@ -263,7 +258,7 @@ def _walk_file(
     """Records of one file; returns None at its blank record, else where valid data ends."""
     size = len(view)
     while pos + 8 <= size:
-        total, magic = _HEAD.unpack_from(view, pos)
+        total, magic = BLANK_STRUCT.unpack_from(view, pos)
         if magic == BLANK_MAGIC_CODE and 8 <= total <= size - pos:
             return None
         if total == 0 and magic == 0:
@@ -280,13 +275,11 @@ def _walk_file(
 
 
 def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: str) -> RecordInfo:
-    born = 20 if msg.sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
-    store = 20 if msg.sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
-    p = pos + 48 + born + 8 + store + 12  # BODYLENGTH
+    p = pos + body_length_position(msg.sys_flag)
     (body_len,) = _INT32.unpack_from(view, p)
-    crc = zlib.crc32(view[p + 4 : p + 4 + body_len]) & 0x7FFFFFFF if body_len > 0 else 0
+    crc = body_crc(view[p + 4 : p + 4 + body_len]) if body_len > 0 else 0
     props = msg.properties
-    delay = props.get("DELAY", "0")
+    delay = props.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0")
     return RecordInfo(
         offset=base + pos,
         size=msg.store_size,
@@ -295,9 +288,9 @@ def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: s
         queue_offset=msg.queue_offset,
         sys_flag=msg.sys_flag,
         store_timestamp=msg.store_timestamp,
-        tags=props.get("TAGS", ""),
-        keys=props.get("KEYS", ""),
-        uniq_key=props.get("UNIQ_KEY", ""),
+        tags=props.get(mc.PROPERTY_TAGS, ""),
+        keys=props.get(mc.PROPERTY_KEYS, ""),
+        uniq_key=props.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, ""),
         body_size=body_len,
         crc_ok=crc == msg.body_crc,
         delay_level=int(delay) if delay.isdigit() else 0,

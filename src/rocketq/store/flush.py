@@ -162,11 +162,17 @@ class GroupCommitService(ServiceThread):
             self._requests_write = []
 
     def do_commit(self) -> None:
+        """Flush for the waiting requests; with none, flush what puts that did not wait
+        (WAIT=false) appended, as RocketMQ's GroupCommitService does."""
         self._swap()
         pending = self._requests_read
-        if not pending:
-            return
         ts = self._store_timestamp()
+        if not pending:
+            if self.queue.flushed_where < self.queue.get_max_offset():
+                self._flush()
+                if ts > 0 and self._on_flushed is not None:
+                    self._on_flushed(ts)
+            return
         if self.queue.flushed_where < max(r.next_offset for r in pending):
             self._flush()
             with self._cond:

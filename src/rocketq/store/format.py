@@ -32,8 +32,9 @@ CQ_STORE_UNIT_STRUCT = struct.Struct(
 )
 CQ_STORE_UNIT_SIZE = CQ_STORE_UNIT_STRUCT.size
 assert CQ_STORE_UNIT_SIZE == 20
-#: A filler unit before the first real entry of a rebuilt queue (store.md §4.1).
-CQ_BLANK_UNIT = CQ_STORE_UNIT_STRUCT.pack(0, 0x7FFFFFFF, 0)
+#: The SIZE of a filler unit, written before the first real entry of a rebuilt queue (§4.1).
+CQ_FILLER_SIZE = 0x7FFFFFFF
+CQ_BLANK_UNIT = CQ_STORE_UNIT_STRUCT.pack(0, CQ_FILLER_SIZE, 0)
 
 INDEX_HEADER_STRUCT = struct.Struct(
     ">q"  # beginTimestamp

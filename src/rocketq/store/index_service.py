@@ -17,7 +17,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rocketq.common import clock
 from rocketq.common.message_const import KEY_SEPARATOR, MessageSysFlag
+from rocketq.store.format import index_file_size
 from rocketq.store.index_file import IndexFile
 from rocketq.store.paths import fsync_dir
 
@@ -86,8 +88,6 @@ class IndexService:
         return True
 
     def _open(self, path: str) -> IndexFile | None:
-        from rocketq.store.format import index_file_size
-
         if os.path.getsize(path) != index_file_size(self.hash_slot_num, self.index_num):
             return None
         f = IndexFile(path, self.hash_slot_num, self.index_num)
@@ -135,7 +135,7 @@ class IndexService:
         return f
 
     def _new_file_path(self) -> str:
-        now_ms = time.time_ns() // 1_000_000
+        now_ms = clock.now_ms()
         last = os.path.basename(self.index_file_list[-1].file_name) if self.index_file_list else ""
         while True:
             name = index_file_name(now_ms)

@@ -1,8 +1,8 @@
 """The read side of MessageStore (DefaultMessageStore's getMessage and lookups).
 
 Reads go through the consume queues, so a message is served only once the reput thread has
-dispatched it. ``get_message`` scans units from the requested offset, filters by the tags code
-in the unit and then, if the filter asks, by the record's properties, and stops at
+dispatched it. ``get_message`` scans units from the requested offset, asks the filter about
+the unit's tags code and then about the record (``message_filter``), and stops at
 ``max_count`` messages or the transfer byte limit; statuses and next offsets follow
 RocketMQ (remoting.md §3.2.2).
 """
@@ -11,21 +11,22 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
 
+from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
-from rocketq.common.properties import decode_properties
 from rocketq.store.commitlog import CommitLog
 from rocketq.store.config import StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.format import CQ_STORE_UNIT_SIZE
+from rocketq.store.index_service import IndexService
+from rocketq.store.message_filter import MessageFilter
 from rocketq.store.results import GetMessageResult, GetMessageStatus, QueryMessageResult
 
 
 class MessageReader:
     config: StoreConfig
     commit_log: CommitLog
-    index_service: Any
+    index_service: IndexService | None
 
     def find_consume_queue(
         self, topic: str, queue_id: int, create: bool = True
@@ -39,7 +40,7 @@ class MessageReader:
         queue_id: int,
         offset: int,
         max_count: int,
-        message_filter: Any = None,
+        message_filter: MessageFilter | None = None,
     ) -> GetMessageResult:
         """Pull up to ``max_count`` records from ``offset`` (DefaultMessageStore.getMessage)."""
         cq = self.find_consume_queue(topic, queue_id, create=False)
@@ -69,11 +70,11 @@ class MessageReader:
 
     def _collect(
         self,
-        cq: Any,
+        cq: ConsumeQueue,
         offset: int,
         max_offset: int,
         max_count: int,
-        message_filter: Any,
+        message_filter: MessageFilter | None,
         result: GetMessageResult,
     ) -> None:
         cfg = self.config
@@ -112,9 +113,7 @@ class MessageReader:
                 if not result.message_buffers:
                     result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 continue
-            if message_filter is not None and not message_filter.is_matched_by_commit_log(
-                data, _record_properties(data)
-            ):
+            if message_filter is not None and not message_filter.is_matched_by_commit_log(data):
                 continue
             result.message_buffers.append(data)
             result.message_queue_offsets.append(i - 1)
@@ -139,6 +138,22 @@ class MessageReader:
         cq = self.find_consume_queue(topic, queue_id, create=False)
         unit = cq.get_unit(offset) if cq is not None else None
         return int(unit[0]) if unit is not None else 0
+
+    def query_consume_queue(
+        self, topic: str, queue_id: int, index: int, count: int
+    ) -> tuple[int, int, list[tuple[int, int, int]]] | None:
+        """(min offset, max offset, up to ``count`` units from ``index``) of an existing consume
+        queue, each unit (commitlog offset, size, tags code); None when it does not exist."""
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        if cq is None:
+            return None
+        units = []
+        for i in range(index, index + max(0, count)):
+            unit = cq.get_unit(i)
+            if unit is None:
+                break
+            units.append(unit)
+        return cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue(), units
 
     def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
         """The first queue offset whose store time is >= ``timestamp`` (binary search)."""
@@ -181,7 +196,7 @@ class MessageReader:
                 return None
         return self.commit_log.get_message(commitlog_offset, size)
 
-    def look_message_by_offset(self, commitlog_offset: int) -> Any:
+    def look_message_by_offset(self, commitlog_offset: int) -> MessageExt | None:
         data = self.select_one_message_by_offset(commitlog_offset)
         if data is None:
             return None
@@ -194,13 +209,9 @@ class MessageReader:
         if self.index_service is None:
             return result
         found = self.index_service.query_offset(topic, key, max_count, begin_ms, end_ms)
-        if isinstance(found, tuple):
-            offsets, result.index_last_update_timestamp, result.index_last_update_phyoffset = found
-        else:  # a QueryOffsetResult-like object
-            offsets = list(found.phy_offsets)
-            result.index_last_update_timestamp = int(found.index_last_update_timestamp)
-            result.index_last_update_phyoffset = int(found.index_last_update_phyoffset)
-        for phy in offsets:
+        result.index_last_update_timestamp = found.index_last_update_timestamp
+        result.index_last_update_phyoffset = found.index_last_update_phyoffset
+        for phy in found.phy_offsets:
             data = self.select_one_message_by_offset(phy)
             if data is not None:
                 result.message_buffer_list.append(data)
@@ -208,26 +219,10 @@ class MessageReader:
 
     def query_messages(
         self, topic: str, key: str, max_count: int, begin_ms: int, end_ms: int
-    ) -> list[Any]:
+    ) -> list[MessageExt]:
         """``query_message`` decoded to MessageExt objects."""
         result = self.query_message(topic, key, max_count, begin_ms, end_ms)
         return [decode_message(b, check_crc=False) for b in result.message_buffer_list]
-
-
-def _properties_length(record: bytes | bytearray) -> int:
-    sys_flag = int.from_bytes(record[36:40], "big")
-    p = 48 + (20 if sys_flag & 0x10 else 8) + 8 + (20 if sys_flag & 0x20 else 8) + 12
-    body_len = int.from_bytes(record[p : p + 4], "big", signed=True)
-    p += 4 + body_len
-    v2 = record[4:8] == b"\xda\xa3\x20\xab"
-    topic_len = int.from_bytes(record[p : p + (2 if v2 else 1)], "big")
-    p += (2 if v2 else 1) + topic_len
-    return int.from_bytes(record[p : p + 2], "big", signed=True)
-
-
-def _record_properties(record: bytes) -> dict[str, str]:
-    n = _properties_length(record)
-    return decode_properties(record[len(record) - n :]) if n > 0 else {}
 
 
 @functools.cache

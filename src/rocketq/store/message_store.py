@@ -4,9 +4,10 @@
 (``recovery.py``); ``start`` starts the flush, reput and clean services and creates ``abort``;
 ``shutdown`` stops them, waits for dispatch to catch up and removes ``abort`` only then (§7.2).
 Puts encode outside the CommitLog lock; in SYNC_FLUSH mode a put's future completes only
-after its bytes are msynced (``flush.py``). Reads go through the consume queues, so a message
-is served only once dispatched. Consume-queue and index work is delegated to
-``rocketq.store.consume_queue`` / ``index_service``; the pull loop is in ``_get_message``.
+after its bytes are msynced (``flush.py``), unless the put does not wait for the store
+(WAIT=false): then it completes once appended. Reads go through the consume queues, so a
+message is served only once dispatched. The queues live in ``consume_queue_table``, the index
+in ``index_service``; the read side (``get_message`` and lookups) is ``message_reader``.
 """
 
 from __future__ import annotations
@@ -15,28 +16,34 @@ import errno
 import fcntl
 import logging
 import os
-import re
 import shutil
 import struct
-import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any
 
+from rocketq.common.message import MessageExt
+from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import encode_message
 from rocketq.common.properties import encode_properties
+from rocketq.common.topic import topic_max_length, validate_topic
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
+from rocketq.store.checkpoint import StoreCheckpoint
+from rocketq.store.clean import CleanCommitLogService, CleanConsumeQueueService
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
 from rocketq.store.config import BrokerRole, FlushDiskType, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
+from rocketq.store.consume_queue_table import ConsumeQueueTable
 from rocketq.store.flush import (
     FlushConsumeQueueService,
     FlushRealTimeService,
     GroupCommitService,
 )
+from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFileCreateError
 from rocketq.store.message_reader import MessageReader
+from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
 from rocketq.store.results import (
     AppendMessageResult,
@@ -46,24 +53,17 @@ from rocketq.store.results import (
 
 log = logging.getLogger(__name__)
 
-TOPIC_PATTERN = re.compile(r"^[%|a-zA-Z0-9_-]+$")
-TOPIC_MAX_LENGTH = 127
-SYSTEM_TOPIC_MAX_LENGTH = 255
-SYSTEM_TOPIC_PREFIXES = ("%RETRY%", "%DLQ%")
 MAX_PROPERTIES_SIZE = 32_767
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
 
 
-def _future(status: PutMessageStatus, append: AppendMessageResult | None = None) -> Future[Any]:
+def _future(
+    status: PutMessageStatus, append: AppendMessageResult | None = None
+) -> Future[PutMessageResult]:
     f: Future[PutMessageResult] = Future()
     f.set_result(PutMessageResult(status, append))
     return f
-
-
-def check_topic(topic: str) -> bool:
-    limit = SYSTEM_TOPIC_MAX_LENGTH if topic.startswith(SYSTEM_TOPIC_PREFIXES) else TOPIC_MAX_LENGTH
-    return bool(TOPIC_PATTERN.match(topic)) and len(topic) <= limit
 
 
 class MessageStore(MessageReader):
@@ -76,10 +76,11 @@ class MessageStore(MessageReader):
         self.config = config
         self.root = config.store_path_root_dir
         self.commit_log = CommitLog(config, free_space_check=self._check_free_space)
-        self.consume_queue_table: dict[str, dict[int, Any]] = {}
-        self._cq_lock = threading.Lock()
-        self.index_service: Any = None
-        self.checkpoint: Any = None
+        self.consume_queues = ConsumeQueueTable(
+            paths.consume_queue_dir(self.root), config.mapped_file_size_consume_queue
+        )
+        self.index_service: IndexService | None = None
+        self.checkpoint: StoreCheckpoint | None = None
         mfq = self.commit_log.mapped_file_queue
         ts = self._flushed_store_timestamp
         self.flush_service: FlushRealTimeService | GroupCommitService
@@ -94,8 +95,6 @@ class MessageStore(MessageReader):
             self.commit_log, self, config.reput_fallback_wait_ms
         )
         self.reput_service.message_arriving_listener = message_arriving_listener
-        from rocketq.store.clean import CleanCommitLogService, CleanConsumeQueueService
-
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
         from rocketq.store.ha.ha_service import HAService
@@ -127,8 +126,6 @@ class MessageStore(MessageReader):
     # ------------------------------------------------------------------ lifecycle
 
     def load(self) -> bool:
-        from rocketq.store.recovery import load_and_recover
-
         os.makedirs(self.root, exist_ok=True)
         self._lock()
         try:
@@ -167,9 +164,7 @@ class MessageStore(MessageReader):
 
     def reput_start_offset(self) -> int:
         """4.x rule (store.md §7.6): the max physical end over all consume queues."""
-        from rocketq.store.recovery import max_physic_end_in_consume_queues
-
-        return max(max_physic_end_in_consume_queues(self), max(0, self.commit_log.get_min_offset()))
+        return max(self.consume_queues.max_physic_end(), max(0, self.commit_log.get_min_offset()))
 
     def shutdown(self) -> None:
         if not self._loaded:
@@ -189,8 +184,7 @@ class MessageStore(MessageReader):
             self.checkpoint.shutdown()
         if self.index_service is not None:
             self.index_service.shutdown()
-        for cq in self._all_consume_queues():
-            cq.shutdown()
+        self.consume_queues.shutdown()
         self.commit_log.shutdown()
         abort = paths.abort_path(self.root)
         if was_running and caught_up and os.path.exists(abort):
@@ -231,18 +225,18 @@ class MessageStore(MessageReader):
 
     # ------------------------------------------------------------------ put
 
-    def _check(self, msg: Any) -> PutMessageStatus | None:
+    def _check(self, msg: MessageExt) -> PutMessageStatus | None:
         if not self._running:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.disk_full or self.config.broker_role is BrokerRole.SLAVE:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if not check_topic(msg.topic) or msg.queue_id < 0:
+        if validate_topic(msg.topic, topic_max_length(msg.topic)) or msg.queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
         if msg.body is not None and len(msg.body) > self.config.max_message_size:
             return PutMessageStatus.MESSAGE_ILLEGAL
         return None
 
-    def _encode(self, msg: Any) -> EncodedMessage | PutMessageStatus:
+    def _encode(self, msg: MessageExt) -> EncodedMessage | PutMessageStatus:
         try:
             record = encode_message(msg)
         except (ValueError, OverflowError, struct.error) as exc:
@@ -253,14 +247,14 @@ class MessageStore(MessageReader):
         return EncodedMessage(record, msg.topic, msg.queue_id)
 
     def _properties_or_illegal(
-        self, msg: Any, default: PutMessageStatus | None = PutMessageStatus.MESSAGE_ILLEGAL
+        self, msg: MessageExt, default: PutMessageStatus | None = PutMessageStatus.MESSAGE_ILLEGAL
     ) -> PutMessageStatus | None:
         """PROPERTIES_SIZE_EXCEEDED when the encoded properties pass 32,767 bytes."""
         if len(encode_properties(msg.properties)) > MAX_PROPERTIES_SIZE:
             return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
         return default
 
-    def _append_one(self, msg: Any) -> AppendMessageResult | PutMessageStatus:
+    def _append_one(self, msg: MessageExt) -> AppendMessageResult | PutMessageStatus:
         status = self._check(msg)
         if status is not None:
             return status
@@ -273,7 +267,7 @@ class MessageStore(MessageReader):
             log.error("create mapped file failed: %s", exc)
             return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
 
-    def _append_batch(self, msgs: Sequence[Any]) -> AppendMessageResult | PutMessageStatus:
+    def _append_batch(self, msgs: Sequence[MessageExt]) -> AppendMessageResult | PutMessageStatus:
         if not msgs:
             return PutMessageStatus.MESSAGE_ILLEGAL
         batch: list[EncodedMessage] = []
@@ -289,24 +283,37 @@ class MessageStore(MessageReader):
             log.error("create mapped file failed: %s", exc)
             return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
 
-    def async_put_message(self, msg: Any) -> Future[PutMessageResult]:
-        """Non-blocking put; the future completes after the flush in SYNC_FLUSH mode."""
+    def async_put_message(
+        self, msg: MessageExt, *, wait_store_msg_ok: bool = True
+    ) -> Future[PutMessageResult]:
+        """Non-blocking put. In SYNC_FLUSH mode the future completes after the group commit
+        msynced the record, unless ``wait_store_msg_ok`` is False (the message's WAIT=false):
+        then it completes once the record is appended and the flush is only woken up."""
         result = self._append_one(msg)
         if isinstance(result, PutMessageStatus):
             return _future(result)
-        return self._handle_disk_flush(result)
+        return self._handle_disk_flush(result, wait_store_msg_ok)
 
-    def async_put_messages(self, msgs: Sequence[Any]) -> Future[PutMessageResult]:
+    def async_put_messages(
+        self, msgs: Sequence[MessageExt], *, wait_store_msg_ok: bool = True
+    ) -> Future[PutMessageResult]:
         result = self._append_batch(msgs)
         if isinstance(result, PutMessageStatus):
             return _future(result)
-        return self._handle_disk_flush(result)
+        return self._handle_disk_flush(result, wait_store_msg_ok)
 
-    def _handle_disk_flush(self, result: AppendMessageResult) -> Future[PutMessageResult]:
-        """handleDiskFlushAndHA: the flush status, then the replication status."""
+    def _handle_disk_flush(
+        self, result: AppendMessageResult, wait_store_msg_ok: bool
+    ) -> Future[PutMessageResult]:
+        """handleDiskFlushAndHA: the flush status, then the replication status (neither
+        waited for when the message does not ask for it: WAIT=false)."""
         self.reput_service.wakeup()
         end = result.wrote_offset + result.wrote_bytes
         service = self.flush_service
+        if not wait_store_msg_ok:
+            service.wakeup()
+            self.ha_service.wakeup_all()
+            return _future(PutMessageStatus.PUT_OK, result)
         replicated = self._handle_ha(end)
         if not isinstance(service, GroupCommitService):
             if replicated is None:
@@ -356,11 +363,11 @@ class MessageStore(MessageReader):
             service.put_request(start_offset + len(data))
         return True
 
-    def put_message(self, msg: Any) -> PutMessageResult:
+    def put_message(self, msg: MessageExt) -> PutMessageResult:
         """Blocking put: in SYNC_FLUSH mode returns once the record is msynced."""
         return self._put_blocking(lambda: self._append_one(msg))
 
-    def put_messages(self, msgs: Sequence[Any]) -> PutMessageResult:
+    def put_messages(self, msgs: Sequence[MessageExt]) -> PutMessageResult:
         return self._put_blocking(lambda: self._append_batch(msgs))
 
     def _put_blocking(
@@ -382,35 +389,17 @@ class MessageStore(MessageReader):
 
     # ------------------------------------------------------------------ consume queues
 
-    def find_consume_queue(self, topic: str, queue_id: int, create: bool = True) -> Any:
-        queues = self.consume_queue_table.get(topic)
-        cq = queues.get(queue_id) if queues is not None else None
-        if cq is not None or not create:
-            return cq
-        with self._cq_lock:
-            queues = self.consume_queue_table.setdefault(topic, {})
-            cq = queues.get(queue_id)
-            if cq is None:
-                cq = self.new_consume_queue(topic, queue_id)
-                queues[queue_id] = cq
-        return cq
-
-    def new_consume_queue(self, topic: str, queue_id: int) -> Any:
-        return ConsumeQueue(
-            topic,
-            queue_id,
-            paths.consume_queue_dir(self.root),
-            self.config.mapped_file_size_consume_queue,
-        )
-
-    def _all_consume_queues(self) -> list[Any]:
-        return [cq for queues in list(self.consume_queue_table.values()) for cq in queues.values()]
+    def find_consume_queue(
+        self, topic: str, queue_id: int, create: bool = True
+    ) -> ConsumeQueue | None:
+        if create:
+            return self.consume_queues.find_or_create(topic, queue_id)
+        return self.consume_queues.find(topic, queue_id)
 
     def flush_consume_queues(self, least_pages: int = 0) -> None:
         """Flush CQs (and on a full flush the index and the checkpoint, store.md §6)."""
         logics_ts = self._last_dispatched_ts
-        for cq in self._all_consume_queues():
-            cq.flush(least_pages)
+        self.consume_queues.flush(least_pages)
         if least_pages == 0 and self.checkpoint is not None:
             if logics_ts > 0:
                 self.checkpoint.logics_msg_timestamp = logics_ts
@@ -422,9 +411,8 @@ class MessageStore(MessageReader):
         """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
         index = self.index_service if self.config.message_index_enable else None
         for req in requests:
-            tran = req.sys_flag & 0x0C
-            if tran != 0x04 and tran != 0x0C:
-                cq = self.find_consume_queue(req.topic, req.queue_id)
+            if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
+                cq = self.consume_queues.find_or_create(req.topic, req.queue_id)
                 cq.put_message_position_info_wrapper(req)
             if index is not None:
                 index.build_index(req)
@@ -456,8 +444,6 @@ class MessageStore(MessageReader):
 
     def wait_for_dispatch(self, timeout_s: float = 10.0) -> bool:
         """Test and shutdown helper: wait until every committed byte is dispatched."""
-        import time
-
         deadline = time.monotonic() + timeout_s
         while self.dispatch_behind_bytes() > 0:
             if time.monotonic() > deadline:

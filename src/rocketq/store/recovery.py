@@ -24,29 +24,43 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rocketq.store import paths
 from rocketq.store.checkpoint import StoreCheckpoint
-from rocketq.store.commitlog import check_message_and_return_size
+from rocketq.store.commitlog import CommitLog, check_message_and_return_size
+from rocketq.store.config import StoreConfig
+from rocketq.store.consume_queue_table import ConsumeQueueTable
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFile
-
-if TYPE_CHECKING:
-    from rocketq.store.message_store import MessageStore
+from rocketq.store.reput import ReputMessageService
 
 log = logging.getLogger(__name__)
 
 ZERO_CHUNK = bytes(1 << 20)
 
 
-def load_and_recover(store: MessageStore) -> None:
+class RecoverableStore(Protocol):
+    """The parts of a MessageStore that loading and recovery read and set."""
+
+    config: StoreConfig
+    root: str
+    commit_log: CommitLog
+    consume_queues: ConsumeQueueTable
+    checkpoint: StoreCheckpoint | None
+    index_service: IndexService | None
+    reput_service: ReputMessageService
+    recovered_abnormally: bool
+    recovery_cut_reason: str
+
+
+def load_and_recover(store: RecoverableStore) -> None:
     cl = store.commit_log
     cl.load()
     root = store.root
     cq_root = paths.consume_queue_dir(root)
     cq_missing = not _has_entries(cq_root)
-    load_consume_queues(store)
+    store.consume_queues.load()
     checkpoint_missing = not os.path.exists(paths.checkpoint_path(root))
     store.checkpoint = StoreCheckpoint(paths.checkpoint_path(root))
     abnormal = os.path.exists(paths.abort_path(root)) or checkpoint_missing
@@ -56,79 +70,46 @@ def load_and_recover(store: MessageStore) -> None:
         index_missing = not _has_entries(paths.index_dir(root))
         store.index_service = _new_index_service(store)
         store.index_service.load(not abnormal)
-    for cq in store._all_consume_queues():
+    for cq in store.consume_queues.all_queues():
         cq.recover()
     start = choose_abnormal_start(store) if abnormal else choose_normal_start(store)
     process_offset = scan_valid_end(store, start)
     cut_tail(store, process_offset)
-    for cq in store._all_consume_queues():
+    for cq in store.consume_queues.all_queues():
         cq.truncate_dirty_logic_files(process_offset)
-    if store.checkpoint is not None and hasattr(store.checkpoint, "confirm_phy_offset"):
-        store.checkpoint.confirm_phy_offset = process_offset
+    store.checkpoint.confirm_phy_offset = process_offset
     has_data = cl.get_max_offset() > max(0, cl.get_min_offset())
     if abnormal:
         dispatch_from = start
     elif has_data and (cq_missing or index_missing):
         dispatch_from = max(0, cl.get_min_offset())
     else:
-        dispatch_from = max(max_physic_end_in_consume_queues(store), max(0, cl.get_min_offset()))
+        dispatch_from = max(store.consume_queues.max_physic_end(), max(0, cl.get_min_offset()))
     store.reput_service.reput_from_offset = dispatch_from
     store.reput_service.do_reput()
-    recover_topic_queue_table(store)
+    min_phy = max(0, cl.get_min_offset())
+    cl.topic_queue_table = store.consume_queues.topic_queue_offsets(min_phy)
 
 
 def _has_entries(path: str) -> bool:
     return os.path.isdir(path) and bool(os.listdir(path))
 
 
-def _new_index_service(store: MessageStore) -> IndexService:
+def _new_index_service(store: RecoverableStore) -> IndexService:
     cfg = store.config
     return IndexService(
         paths.index_dir(store.root), cfg.max_hash_slot_num, cfg.max_index_num, store.checkpoint
     )
 
 
-def load_consume_queues(store: MessageStore) -> None:
-    cq_root = paths.consume_queue_dir(store.root)
-    if not os.path.isdir(cq_root):
-        return
-    for topic in sorted(os.listdir(cq_root)):
-        topic_dir = os.path.join(cq_root, topic)
-        if not os.path.isdir(topic_dir):
-            continue
-        for qid in sorted(os.listdir(topic_dir)):
-            if not qid.lstrip("-").isdigit():
-                log.warning("ignoring stray entry %s in %s", qid, topic_dir)
-                continue
-            cq = store.find_consume_queue(topic, int(qid))
-            cq.load()
-
-
-def max_physic_end_in_consume_queues(store: MessageStore) -> int:
-    best = 0
-    for cq in store._all_consume_queues():
-        best = max(best, int(cq.get_max_physic_offset()))
-    return best
-
-
-def recover_topic_queue_table(store: MessageStore) -> None:
-    table: dict[str, int] = {}
-    min_phy = max(0, store.commit_log.get_min_offset())
-    for topic, queues in store.consume_queue_table.items():
-        for qid, cq in queues.items():
-            cq.correct_min_offset(min_phy)
-            table[f"{topic}-{qid}"] = int(cq.get_max_offset_in_queue())
-    store.commit_log.topic_queue_table = table
-
-
-def choose_normal_start(store: MessageStore) -> int:
+def choose_normal_start(store: RecoverableStore) -> int:
     files = store.commit_log.mapped_file_queue.mapped_files
     if not files:
         return 0
     return files[max(0, len(files) - 3)].file_from_offset
 
 
-def choose_abnormal_start(store: MessageStore) -> int:
+def choose_abnormal_start(store: RecoverableStore) -> int:
     files = store.commit_log.mapped_file_queue.mapped_files
     if not files:
         return 0
@@ -136,7 +117,7 @@ def choose_abnormal_start(store: MessageStore) -> int:
     min_ts = int(cp.get_min_timestamp()) if cp is not None else 0
     if store.config.message_index_enable and store.config.message_index_safe and cp is not None:
         min_ts = int(cp.get_min_timestamp_index())
-    delay = store.commit_log._delay_table
+    delay = store.commit_log.delay_table
     for mf in reversed(files):
         req = check_message_and_return_size(
             mf.view,
@@ -155,11 +136,11 @@ def choose_abnormal_start(store: MessageStore) -> int:
     return files[0].file_from_offset
 
 
-def scan_valid_end(store: MessageStore, start: int) -> int:
+def scan_valid_end(store: RecoverableStore, start: int) -> int:
     """The end of valid data: scan with CRC checks from ``start`` (no dispatch)."""
     cl = store.commit_log
     check_crc = store.config.check_crc_on_recover
-    delay = cl._delay_table
+    delay = cl.delay_table
     files = cl.mapped_file_queue.mapped_files
     if not files:
         return 0
@@ -200,11 +181,11 @@ def _why_bad(view: memoryview, pos: int, size: int) -> str:
     return f"invalid record (header {head.hex()})"
 
 
-def cut_tail(store: MessageStore, process_offset: int) -> None:
+def cut_tail(store: RecoverableStore, process_offset: int) -> None:
     """Keep the bytes past ``process_offset`` in side files, zero them, truncate the queue."""
     mfq = store.commit_log.mapped_file_queue
     cut_dir = paths.truncated_dir(store.root)
-    reason = getattr(store, "recovery_cut_reason", "") or "invalid record"
+    reason = store.recovery_cut_reason or "invalid record"
     for mf in list(mfq.mapped_files):
         end = mf.file_from_offset + mf.file_size
         if end <= process_offset:

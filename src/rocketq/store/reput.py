@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Protocol
 
+from rocketq.common.message_const import MessageSysFlag
 from rocketq.store.commitlog import CommitLog, DispatchRequest
 from rocketq.store.service_thread import ServiceThread
 
@@ -83,7 +84,7 @@ class ReputMessageService(ServiceThread):
         if listener is None:
             return
         for r in requests:
-            if r.sys_flag & 0x0C in (0x04, 0x0C):
+            if not MessageSysFlag.has_consume_queue_unit(r.sys_flag):
                 continue
             try:
                 listener(

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-from rocketq.broker.controller import BrokerController
-from rocketq.namesrv.server import NamesrvController
+from rocketq.broker import BrokerController
+from rocketq.namesrv import NamesrvController
 from rocketq.remoting.acl import sign_request
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.command import RemotingCommand
-from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing import run_broker, run_namesrv
 
 WAIT_S = 10.0
 SMALL_STORE = {"mapedFileSizeCommitLog": str(4 * 1024 * 1024), "mapedFileSizeConsumeQueue": "6000"}

@@ -15,8 +15,7 @@ from rocketq.remoting.acl_headers import PlainAccessConfig
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.testing.broker import run_broker
-from rocketq.testing.wait import until
+from rocketq.testing import run_broker, until
 from tests.broker.acl.conftest import (
     ACCOUNTS,
     ADMIN,

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.topic_config import TopicConfig
 from rocketq.client import LitePullConsumer, Message, MessageExt, SendStatus
 from rocketq.client import Producer as BlockingProducer
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.client.status import ConsumeStatus
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import NoPermissionError
-from rocketq.testing.wait import until
+from rocketq.testing import until
 from tests.broker.acl.conftest import NORMAL, PUB_ONLY, SUB_ONLY, WAIT_S, AclCluster
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.broker import BrokerConfig
 from rocketq.broker.acl.access_validator import default_acl_file
 from rocketq.broker.acl.permission import DENY, PUB, SUB
 from rocketq.broker.acl.plain_acl_config import parse_plain_acl
-from rocketq.broker.config import BrokerConfig
 from rocketq.errors import ConfigError
-from rocketq.testing.broker import run_broker
+from rocketq.testing import run_broker
 from tests.broker.acl.conftest import ACCOUNTS, write_acl
 
 # RocketMQ 4.9's distribution/conf/plain_acl.yml, as shipped

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from rocketq.broker.topic_config import TopicConfig
-from rocketq.testing.wait import until
+from rocketq.common.topic_config import TopicConfig
+from rocketq.testing import until
 from tests.broker.acl.conftest import NORMAL, PUB_ONLY, SUB_ONLY, AclCluster
 from tests.interop.cpp_runner import run_driver, start_driver
 

@@ -24,7 +24,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import decode, encode
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing import run_broker, run_namesrv
 from rocketq.testing.fuzz import mutate_frame
 from tests.broker.acl.conftest import (
     ACCOUNTS,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.testing.wait import until
+from rocketq.testing import until
 from tests.broker.acl.conftest import ACCOUNTS, NORMAL, WAIT_S, AclCluster, signed, write_acl
 from tests.e2e.wire import send_request
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rocketq.broker.acl.permission import PUB, SUB, get_retry_topic, is_retry_topic
+from rocketq.broker.acl.permission import PUB, SUB
+from rocketq.common.topic import is_retry_topic, retry_topic
 from rocketq.errors import AclError, RocketQError
 from rocketq.remoting.acl import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE
 from rocketq.remoting.bodies import HeartbeatData, LockBatchRequestBody
@@ -106,9 +107,9 @@ def parse(request: RemotingCommand, remote_addr: str) -> PlainAccessResource:
 def _add_send(resource: PlainAccessResource, request: RemotingCommand, v2: bool) -> None:
     fields = request.ext_fields
     topic = fields.get("b" if v2 else "topic")
-    if is_retry_topic(topic):
+    if topic is not None and is_retry_topic(topic):
         group = fields.get("a" if v2 else "producerGroup")
-        resource.add_resource_and_perm(get_retry_topic(group) if group else None, SUB)
+        resource.add_resource_and_perm(retry_topic(group) if group else None, SUB)
     else:
         resource.add_resource_and_perm(topic, PUB)
 
@@ -119,25 +120,25 @@ def _add_topic(resource: PlainAccessResource, request: RemotingCommand) -> None:
 
 def _add_group(resource: PlainAccessResource, request: RemotingCommand) -> None:
     group = request.ext_fields.get(GROUP_SUB_CODES[request.code])
-    resource.add_resource_and_perm(get_retry_topic(group) if group else None, SUB)
+    resource.add_resource_and_perm(retry_topic(group) if group else None, SUB)
 
 
 def _add_topic_and_group(resource: PlainAccessResource, request: RemotingCommand) -> None:
     _add_topic(resource, request)
     group = request.ext_fields.get("consumerGroup")
-    resource.add_resource_and_perm(get_retry_topic(group) if group else None, SUB)
+    resource.add_resource_and_perm(retry_topic(group) if group else None, SUB)
 
 
 def _add_heartbeat(resource: PlainAccessResource, request: RemotingCommand) -> None:
     for consumer in HeartbeatData.decode(request.body).consumer_data_set:
-        resource.add_resource_and_perm(get_retry_topic(consumer.group_name), SUB)
+        resource.add_resource_and_perm(retry_topic(consumer.group_name), SUB)
         for subscription in consumer.subscription_data_set:
             resource.add_resource_and_perm(subscription.topic, SUB)
 
 
 def _add_lock(resource: PlainAccessResource, request: RemotingCommand) -> None:
     body = LockBatchRequestBody.decode(request.body)
-    resource.add_resource_and_perm(get_retry_topic(body.consumer_group), SUB)
+    resource.add_resource_and_perm(retry_topic(body.consumer_group), SUB)
     for mq in body.mq_set:
         resource.add_resource_and_perm(mq.topic, SUB)
 

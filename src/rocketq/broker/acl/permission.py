@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, is_retry_topic, retry_topic
 from rocketq.errors import ConfigError
 from rocketq.remoting.codes import RequestCode
 
@@ -21,8 +22,6 @@ DENY = 1
 ANY = 1 << 1
 PUB = 1 << 2
 SUB = 1 << 3
-
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
 
 _TEXT_TO_PERM: dict[str, int] = {
     "DENY": DENY,
@@ -94,14 +93,6 @@ def perm_to_string(perm: int) -> str:
     return "|".join(names) or "DENY"
 
 
-def is_retry_topic(resource: str | None) -> bool:
-    return resource is not None and resource.startswith(RETRY_GROUP_TOPIC_PREFIX)
-
-
-def get_retry_topic(group: str) -> str:
-    return RETRY_GROUP_TOPIC_PREFIX + group
-
-
 def describe_resource(resource: str) -> str:
     """``topic:T`` or ``group:G`` (PlainAccessResource.printStr)."""
     if is_retry_topic(resource):
@@ -128,6 +119,6 @@ def parse_resource_perms(items: Iterable[object] | None, *, is_topic: bool) -> d
                 f"{kind} permission {item!r}: the expected permissions are "
                 "'SUB', 'PUB', 'SUB|PUB', 'PUB|SUB' or 'DENY'"
             )
-        name = parts[0] if is_topic else get_retry_topic(parts[0])
+        name = parts[0] if is_topic else retry_topic(parts[0])
         perms[name] = _TEXT_TO_PERM[parts[1]]
     return perms

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ import yaml
 
 from rocketq.broker.acl.permission import parse_perm_from_string, parse_resource_perms
 from rocketq.broker.acl.remote_address import RemoteAddressStrategy, get_remote_address_strategy
+from rocketq.common.clock import now_ms
 from rocketq.errors import ConfigError
 
 ACCESS_KEY_MIN_LENGTH = 6  # AclConstants: keys must be longer than this
@@ -178,7 +178,7 @@ def _data_version(raw: dict[str, Any]) -> dict[str, int]:
 def next_data_version(raw: dict[str, Any]) -> dict[str, Any]:
     """``raw`` with its dataVersion bumped (updateAclConfigFileVersion)."""
     current = _data_version(raw)
-    bumped = {"counter": current["counter"] + 1, "timestamp": int(time.time() * 1000)}
+    bumped = {"counter": current["counter"] + 1, "timestamp": now_ms()}
     return {**raw, CONFIG_DATA_VERSION: [bumped]}
 
 

@@ -31,7 +31,6 @@ from rocketq.broker.acl.permission import (
     PUB,
     check_permission,
     describe_resource,
-    is_retry_topic,
     need_admin_perm,
     perm_to_string,
 )
@@ -47,6 +46,7 @@ from rocketq.broker.acl.plain_acl_config import (
     text_of,
     write_atomically,
 )
+from rocketq.common.topic import is_retry_topic
 from rocketq.errors import AclError, ConfigError
 from rocketq.remoting.acl import verify_signature
 from rocketq.remoting.command import RemotingCommand

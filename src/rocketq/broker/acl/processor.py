@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from rocketq.broker.acl.access_validator import PlainAccessValidator
 from rocketq.broker.acl.plain_acl_config import CONFIG_ACCOUNTS, check_keys, text_of
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
+from rocketq.broker.config import BrokerConfig
 from rocketq.errors import ConfigError, RemotingCommandError
 from rocketq.remoting.acl_headers import (
     CreateAccessConfigRequestHeader,
@@ -30,9 +32,7 @@ from rocketq.remoting.acl_headers import (
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+from rocketq.remoting.server import RemotingServer
 
 ACL_DISABLED = "ACL is not enabled on this broker (aclEnable=false)"
 
@@ -72,8 +72,19 @@ def shown_account(raw: dict[str, Any]) -> PlainAccessConfig:
     )
 
 
+class AclBroker(Protocol):
+    """What the ACL admin processor uses of the broker (the BrokerContext has it all)."""
+
+    config: BrokerConfig
+    remoting_server: RemotingServer
+    access_validator: PlainAccessValidator | None
+
+    @property
+    def broker_addr(self) -> str: ...
+
+
 class AclAdminProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: AclBroker) -> None:
         self.c = controller
 
     def register(self) -> None:

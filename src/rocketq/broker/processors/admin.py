@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
-from rocketq.broker.topic_config import TopicConfig, validate_topic
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.disk_info import disk_runtime_info
+from rocketq.common.topic import validate_topic
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -23,9 +23,6 @@ from rocketq.remoting.headers import (
 )
 from rocketq.remoting.topic_route import KVTable
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 DEFAULT_QUERY_MAX_NUM = 32
 
 
@@ -34,7 +31,7 @@ def _error(code: int, remark: str) -> RemotingCommand:
 
 
 class AdminBrokerProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -77,16 +74,16 @@ class AdminBrokerProcessor:
         h = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
         await asyncio.to_thread(self.c.topic_config_manager.delete_topic_config, h.topic)
         self.c.consumer_offset_manager.clean_offset_by_topic(h.topic)
-        await asyncio.to_thread(sb.delete_topics, self.c.message_store, {h.topic})
+        self.c.broker_stats_manager.on_topic_deleted(h.topic)
+        # the store keeps the topic's consume queue files until they expire: it has no
+        # deleteTopics yet
         await self.c.register_broker_all()
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
     async def get_all_topic_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        body = json.dumps(
-            self.c.topic_config_manager.build_serialize_wrapper(), sort_keys=True
-        ).encode()
+        body = self.c.topic_config_manager.build_serialize_wrapper().encode()
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
 
     async def get_broker_runtime_info(
@@ -99,10 +96,10 @@ class AdminBrokerProcessor:
             "runtime": _runtime_text(self.c.start_time_ms),
             "brokerName": self.c.config.broker_name,
             "brokerAddr": self.c.broker_addr,
-            "msgPutTotalTodayNow": "0",
-            "msgGetTotalTodayNow": "0",
         }
-        table.update(sb.runtime_info(self.c.message_store))
+        table.update(self.c.message_store.get_runtime_info())
+        table.update(self.c.broker_stats_manager.runtime_info())
+        table.update(await asyncio.to_thread(disk_runtime_info, self.c))
         return RemotingCommand.create_response(
             ResponseCode.SUCCESS, body=KVTable(table=table).encode()
         )
@@ -112,7 +109,7 @@ class AdminBrokerProcessor:
     ) -> RemotingCommand:
         h = ViewMessageRequestHeader.from_ext_fields(request.ext_fields)
         record = await asyncio.to_thread(
-            sb.select_one_message_by_offset, self.c.message_store, h.offset
+            self.c.message_store.select_one_message_by_offset, h.offset
         )
         if record is None:
             return _error(
@@ -127,21 +124,22 @@ class AdminBrokerProcessor:
         max_num = h.max_num
         if request.ext_fields.get("_UNIQUE_KEY_QUERY") == "true":
             max_num = DEFAULT_QUERY_MAX_NUM
-        body, last_ts, last_phy = await asyncio.to_thread(
-            sb.query_message,
-            self.c.message_store,
+        result = await asyncio.to_thread(
+            self.c.message_store.query_message,
             h.topic,
             h.key,
             max_num,
             h.begin_timestamp,
             h.end_timestamp,
         )
+        body = b"".join(result.message_buffer_list)
         if not body:
             return _error(
                 ResponseCode.QUERY_NOT_FOUND, "can not find message, maybe time range not correct"
             )
         header = QueryMessageResponseHeader(
-            index_last_update_timestamp=last_ts, index_last_update_phyoffset=last_phy
+            index_last_update_timestamp=result.index_last_update_timestamp,
+            index_last_update_phyoffset=result.index_last_update_phyoffset,
         )
         return RemotingCommand.create_response(
             ResponseCode.SUCCESS, ext_fields=header.to_ext_fields(), body=body

@@ -8,10 +8,11 @@ retry topic is new, registers with the name servers at once: the C++ push consum
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
-from rocketq.broker.topic_config import PERM_READ, PERM_WRITE, retry_topic
+from rocketq.common.topic import retry_topic
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.remoting.bodies import (
     ConsumerListBody,
     HeartbeatData,
@@ -28,9 +29,6 @@ from rocketq.remoting.headers import (
     UnregisterClientRequestHeader,
 )
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 log = logging.getLogger(__name__)
 
 
@@ -43,7 +41,7 @@ def error(code: int, remark: str) -> RemotingCommand:
 
 
 class ClientManageProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:

@@ -10,9 +10,8 @@ CONSUME_FROM_LAST_OFFSET, reads a young queue from the start), else QUERY_NOT_FO
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -25,9 +24,6 @@ from rocketq.remoting.headers import (
     UpdateConsumerOffsetRequestHeader,
 )
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 
 def _ok(**fields: int) -> RemotingCommand:
     return RemotingCommand.create_response(
@@ -36,7 +32,7 @@ def _ok(**fields: int) -> RemotingCommand:
 
 
 class ConsumerManageProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -60,9 +56,9 @@ class ConsumerManageProcessor:
         if offset >= 0:
             return _ok(offset=offset)
         store = self.c.message_store
-        min_offset = sb.get_min_offset_in_queue(store, h.topic, h.queue_id)
+        min_offset = store.get_min_offset_in_queue(h.topic, h.queue_id)
         if min_offset <= 0 and not await asyncio.to_thread(
-            sb.check_in_disk_by_consume_offset, store, h.topic, h.queue_id, 0
+            store.check_in_disk_by_consume_offset, h.topic, h.queue_id, 0
         ):
             return _ok(offset=0)
         return RemotingCommand.create_response(
@@ -83,20 +79,20 @@ class ConsumerManageProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = GetMaxOffsetRequestHeader.from_ext_fields(request.ext_fields)
-        return _ok(offset=sb.get_max_offset_in_queue(self.c.message_store, h.topic, h.queue_id))
+        return _ok(offset=self.c.message_store.get_max_offset_in_queue(h.topic, h.queue_id))
 
     async def get_min_offset(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = GetMinOffsetRequestHeader.from_ext_fields(request.ext_fields)
-        return _ok(offset=sb.get_min_offset_in_queue(self.c.message_store, h.topic, h.queue_id))
+        return _ok(offset=self.c.message_store.get_min_offset_in_queue(h.topic, h.queue_id))
 
     async def search_offset_by_timestamp(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = SearchOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = await asyncio.to_thread(
-            sb.get_offset_in_queue_by_time, self.c.message_store, h.topic, h.queue_id, h.timestamp
+            self.c.message_store.get_offset_in_queue_by_time, h.topic, h.queue_id, h.timestamp
         )
         return _ok(offset=offset)
 
@@ -105,6 +101,6 @@ class ConsumerManageProcessor:
     ) -> RemotingCommand:
         h = GetEarliestMsgStoretimeRequestHeader.from_ext_fields(request.ext_fields)
         ts = await asyncio.to_thread(
-            sb.get_earliest_message_time, self.c.message_store, h.topic, h.queue_id
+            self.c.message_store.get_earliest_message_time, h.topic, h.queue_id
         )
         return _ok(timestamp=ts)

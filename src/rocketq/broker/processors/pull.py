@@ -10,42 +10,55 @@ Store status -> reply code, as RocketMQ 4.9 answers:
     OFFSET_TOO_SMALL, OFFSET_OVERFLOW_BADLY PULL_OFFSET_MOVED
 
 Every reply with those codes carries all four header fields. A held pull is re-run once, by
-the hold service, without the suspend permission.
+the hold service, without the suspend permission. The broker filters by the consume queue's
+tags code only and returns the records as stored; the client checks the exact TAGS string
+(``rocketq.common.subscription`` says where each filter runs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
 
-from rocketq.broker.filter import ExpressionMessageFilter, build_subscription_data
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.long_polling import PullRequest
-from rocketq.broker.store_bridge import filter_by_tags, get_message
+from rocketq.common.pull_sys_flag import (
+    has_commit_offset_flag,
+    has_subscription_flag,
+    has_suspend_flag,
+)
+from rocketq.common.subscription import SubscriptionData, build_subscription_data
+from rocketq.common.topic_config import is_readable
+from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import MessageModel
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
 from rocketq.remoting.route_data import MASTER_ID
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+from rocketq.store.config import BrokerRole
+from rocketq.store.results import GetMessageResult, GetMessageStatus
 
 log = logging.getLogger(__name__)
 
-FLAG_COMMIT_OFFSET = 0x1
-FLAG_SUSPEND = 0x2
-FLAG_SUBSCRIPTION = 0x4
-
-_RETRY_STATUSES = frozenset({"NO_MATCHED_MESSAGE", "MESSAGE_WAS_REMOVING"})
-_NOT_FOUND_STATUSES = frozenset({"OFFSET_FOUND_NULL", "OFFSET_OVERFLOW_ONE"})
-_EMPTY_QUEUE_STATUSES = frozenset({"NO_MESSAGE_IN_QUEUE", "NO_MATCHED_LOGIC_QUEUE"})
-_MOVED_STATUSES = frozenset({"OFFSET_TOO_SMALL", "OFFSET_OVERFLOW_BADLY"})
+#: Store status -> reply code; None: PULL_OFFSET_MOVED unless the pull asked for offset 0.
+STATUS_TO_RESPONSE: dict[GetMessageStatus, int | None] = {
+    GetMessageStatus.FOUND: ResponseCode.SUCCESS,
+    GetMessageStatus.NO_MATCHED_MESSAGE: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.MESSAGE_WAS_REMOVING: ResponseCode.PULL_RETRY_IMMEDIATELY,
+    GetMessageStatus.OFFSET_FOUND_NULL: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.OFFSET_OVERFLOW_ONE: ResponseCode.PULL_NOT_FOUND,
+    GetMessageStatus.NO_MESSAGE_IN_QUEUE: None,
+    GetMessageStatus.NO_MATCHED_LOGIC_QUEUE: None,
+    GetMessageStatus.OFFSET_TOO_SMALL: ResponseCode.PULL_OFFSET_MOVED,
+    GetMessageStatus.OFFSET_OVERFLOW_BADLY: ResponseCode.PULL_OFFSET_MOVED,
+}
+assert set(STATUS_TO_RESPONSE) == set(GetMessageStatus)
 
 
 class PullMessageProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -74,36 +87,12 @@ class PullMessageProcessor:
         refused = self._check(h)
         if refused is not None:
             return refused
-        if h.sys_flag & FLAG_SUBSCRIPTION:
-            subscription = build_subscription_data(h.topic, h.subscription, h.sub_version)
-        else:
-            group_info = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
-            if group_info is None:
-                return _error(
-                    ResponseCode.SUBSCRIPTION_NOT_EXIST,
-                    f"the consumer's group info not exist, {h.consumer_group}",
-                )
-            found = group_info.subscription_table.get(h.topic)
-            if group_info.message_model is MessageModel.BROADCASTING:
-                cfg = self.c.subscription_group_manager.subscription_group_table.get(
-                    h.consumer_group
-                )
-                if cfg is not None and not cfg.consume_broadcast_enable:
-                    return _error(
-                        ResponseCode.NO_PERMISSION,
-                        f"the consumer group[{h.consumer_group}] can not consume by broadcast way",
-                    )
-            if found is None:
-                return _error(
-                    ResponseCode.SUBSCRIPTION_NOT_EXIST,
-                    f"the consumer's subscription not exist, {h.topic}",
-                )
-            # the C++ heartbeat's codeSet is atoi(tag): rebuild the codes from the expression
-            subscription = build_subscription_data(h.topic, found.sub_string, found.sub_version)
+        subscription = self._subscription(h)
+        if isinstance(subscription, RemotingCommand):
+            return subscription
         message_filter = ExpressionMessageFilter(subscription)
         result = await asyncio.to_thread(
-            get_message,
-            self.c.message_store,
+            self.c.message_store.get_message,
             h.consumer_group,
             h.topic,
             h.queue_id,
@@ -111,8 +100,9 @@ class PullMessageProcessor:
             h.max_msg_nums,
             message_filter,
         )
-        response: RemotingCommand | None = self._answer(h, result, message_filter)
-        has_suspend = bool(h.sys_flag & FLAG_SUSPEND)
+        response: RemotingCommand | None = self._answer_with_suggestion(h, result)
+        self._record_get(h, result, response)
+        has_suspend = has_suspend_flag(h.sys_flag)
         if (
             response is not None
             and response.code == ResponseCode.PULL_NOT_FOUND
@@ -138,17 +128,92 @@ class PullMessageProcessor:
             response = None
         if (
             broker_allow_suspend
-            and h.sys_flag & FLAG_COMMIT_OFFSET
+            and has_commit_offset_flag(h.sys_flag)
             and h.commit_offset >= 0
-            and not self.c.is_slave  # a slave takes offsets only from UPDATE_CONSUMER_OFFSET
+            and not self._is_slave  # a slave takes offsets only from UPDATE_CONSUMER_OFFSET
         ):
             self.c.consumer_offset_manager.commit_offset(
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
         return response
 
+    @property
+    def _is_slave(self) -> bool:
+        return self.c.config.broker_role is BrokerRole.SLAVE
+
+    def _answer_with_suggestion(
+        self, h: PullMessageRequestHeader, result: GetMessageResult
+    ) -> RemotingCommand:
+        """The reply, with suggestWhichBrokerId; a slave without slaveReadEnable serves
+        nothing and sends the consumer back to the master (4.x)."""
+        response = _answer(h, result)
+        suggest = self._suggest_which_broker_id(h, result)
+        if self._is_slave and not self.c.config.slave_read_enable:
+            response.code, response.body, suggest = ResponseCode.PULL_RETRY_IMMEDIATELY, b"", 0
+        response.ext_fields["suggestWhichBrokerId"] = str(suggest)
+        return response
+
+    def _suggest_which_broker_id(
+        self, h: PullMessageRequestHeader, result: GetMessageResult
+    ) -> int:
+        """The master suggests the slave to a consumer reading beyond memory (slaveReadEnable)."""
+        if not self.c.config.slave_read_enable:
+            return MASTER_ID
+        cfg = self.c.subscription_group_manager.find_subscription_group_config(h.consumer_group)
+        if cfg is None:
+            return MASTER_ID
+        if result.suggest_pulling_from_slave:
+            return cfg.which_broker_when_consume_slowly
+        return cfg.broker_id
+
+    def _record_get(
+        self,
+        h: PullMessageRequestHeader,
+        result: GetMessageResult,
+        response: RemotingCommand | None,
+    ) -> None:
+        """BrokerStatsManager's get figures: found pulls with what they carried, misses."""
+        stats = self.c.broker_stats_manager
+        if response is not None and response.code == ResponseCode.SUCCESS:
+            stats.record_get(
+                h.consumer_group,
+                h.topic,
+                h.queue_id,
+                result.message_count,
+                len(response.body),
+                result.next_begin_offset,
+            )
+        elif response is None or response.code == ResponseCode.PULL_NOT_FOUND:
+            stats.record_get_miss()
+
+    def _subscription(self, h: PullMessageRequestHeader) -> SubscriptionData | RemotingCommand:
+        """The pull's subscription: from the request, else from the group's heartbeat."""
+        if has_subscription_flag(h.sys_flag):
+            return _build(h.topic, h.subscription, h.sub_version)
+        group_info = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
+        if group_info is None:
+            return _error(
+                ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                f"the consumer's group info not exist, {h.consumer_group}",
+            )
+        found = group_info.subscription_table.get(h.topic)
+        if group_info.message_model is MessageModel.BROADCASTING:
+            cfg = self.c.subscription_group_manager.subscription_group_table.get(h.consumer_group)
+            if cfg is not None and not cfg.consume_broadcast_enable:
+                return _error(
+                    ResponseCode.NO_PERMISSION,
+                    f"the consumer group[{h.consumer_group}] can not consume by broadcast way",
+                )
+        if found is None:
+            return _error(
+                ResponseCode.SUBSCRIPTION_NOT_EXIST,
+                f"the consumer's subscription not exist, {h.topic}",
+            )
+        # the C++ heartbeat's codeSet is atoi(tag): rebuild the codes from the expression
+        return _build(h.topic, found.sub_string, found.sub_version)
+
     def _check(self, h: PullMessageRequestHeader) -> RemotingCommand | None:
-        if not self.c.config.broker_permission & 0x4:
+        if not is_readable(self.c.config.broker_permission):
             return _error(
                 ResponseCode.NO_PERMISSION,
                 f"the broker[{self.c.broker_addr}] pulling message is forbidden",
@@ -182,53 +247,37 @@ class PullMessageProcessor:
             )
         return None
 
-    def _answer(
-        self, h: PullMessageRequestHeader, result: Any, message_filter: ExpressionMessageFilter
-    ) -> RemotingCommand:
-        status = result.status.name
-        next_begin = result.next_begin_offset
-        body = b""
-        if status == "FOUND":
-            body = filter_by_tags(result, message_filter)
-            code = ResponseCode.SUCCESS if body else ResponseCode.PULL_RETRY_IMMEDIATELY
-        elif status in _RETRY_STATUSES:
-            code = ResponseCode.PULL_RETRY_IMMEDIATELY
-        elif status in _NOT_FOUND_STATUSES:
-            code = ResponseCode.PULL_NOT_FOUND
-        elif status in _EMPTY_QUEUE_STATUSES:
-            code = (
-                ResponseCode.PULL_OFFSET_MOVED
-                if h.queue_offset != 0
-                else ResponseCode.PULL_NOT_FOUND
-            )
-        elif status in _MOVED_STATUSES:
-            code = ResponseCode.PULL_OFFSET_MOVED
-        else:
-            code = ResponseCode.SYSTEM_ERROR
-        suggest = self._suggest_which_broker_id(h, result)
-        if self.c.is_slave and not self.c.config.slave_read_enable:
-            code, body, suggest = ResponseCode.PULL_RETRY_IMMEDIATELY, b"", MASTER_ID
-        header = PullMessageResponseHeader(
-            suggest_which_broker_id=suggest,
-            next_begin_offset=next_begin,
-            min_offset=result.min_offset,
-            max_offset=result.max_offset,
-        )
-        return RemotingCommand.create_response(
-            code, status, ext_fields=header.to_ext_fields(), body=body
-        )
 
-    def _suggest_which_broker_id(self, h: PullMessageRequestHeader, result: Any) -> int:
-        """The master suggests the slave to a consumer reading beyond memory (slaveReadEnable)."""
-        if not self.c.config.slave_read_enable:
-            return MASTER_ID
-        cfg = self.c.subscription_group_manager.find_subscription_group_config(h.consumer_group)
-        if cfg is None:
-            return MASTER_ID
-        if getattr(result, "suggest_pulling_from_slave", False):
-            return cfg.which_broker_when_consume_slowly
-        return cfg.broker_id
-
+def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCommand:
+    code = STATUS_TO_RESPONSE[result.status]
+    if code is None:
+        code = (
+            ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+        )
+    header = PullMessageResponseHeader(
+        suggest_which_broker_id=0,
+        next_begin_offset=result.next_begin_offset,
+        min_offset=result.min_offset,
+        max_offset=result.max_offset,
+    )
+    return RemotingCommand.create_response(
+        code,
+        result.status.name,
+        ext_fields=header.to_ext_fields(),
+        body=b"".join(result.message_buffers),
+    )
 
 def _error(code: int, remark: str) -> RemotingCommand:
     return RemotingCommand.create_response(code, remark)
+
+
+def _build(
+    topic: str, expression: str | None, sub_version: int
+) -> SubscriptionData | RemotingCommand:
+    try:
+        return build_subscription_data(topic, expression, sub_version)
+    except FilterExpressionError as exc:
+        return _error(
+            ResponseCode.SUBSCRIPTION_PARSE_FAILED,
+            f"parse the consumer's subscription failed: {exc}",
+        )

@@ -8,7 +8,9 @@ then the message checks (body size, properties size). A retry-topic message past
 SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (the ScheduleMessageService brings
 it back). The store write happens off the loop's critical path: the put is submitted to the
 store, and its future (completed by the store, after the group commit for SYNC_FLUSH) is
-awaited through ``store_bridge.await_put``.
+awaited through ``store_future.await_store_future``. A message with WAIT=false (and a batch
+whose header properties say so) is answered once it is appended, without waiting for the
+SYNC_FLUSH group commit (CommitLog.handleDiskFlush).
 
 C++ 1.2.3 sends batches as code 10 with ``batch="1"`` and compresses the whole batch body when
 it is 4 KiB or larger; that body is inflated before it is split.
@@ -16,28 +18,31 @@ it is 4 KiB or larger; that body is inflated before it is split.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
+import time
 import zlib
-from typing import TYPE_CHECKING
 
-from rocketq.broker import store_bridge as sb
-from rocketq.broker.topic_config import (
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.store_future import await_store_future
+from rocketq.common import message_const as mc
+from rocketq.common.message import MessageExt
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import decode_batch_messages
+from rocketq.common.message_id import create_message_id
+from rocketq.common.properties import decode_properties
+from rocketq.common.topic import (
     DLQ_GROUP_TOPIC_PREFIX,
     NOT_ALLOWED_SEND_TOPICS,
-    PERM_READ,
-    PERM_WRITE,
     RETRY_GROUP_TOPIC_PREFIX,
     SCHEDULE_QUEUE_NUMS,
     SCHEDULE_TOPIC,
-    TOPIC_MAX_LENGTH,
     dlq_topic,
     retry_topic,
     validate_topic,
 )
-from rocketq.common import message_const as mc
-from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.properties import decode_properties
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -48,9 +53,7 @@ from rocketq.remoting.headers import (
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
-
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +66,7 @@ def _error(code: int, remark: str) -> RemotingCommand:
 
 
 class SendMessageProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -165,10 +168,10 @@ class SendMessageProcessor:
                 topic, queue_id = diverted, 0
         wait = props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
         props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
-        msg = sb.new_message(
+        msg = MessageExt(
             topic=topic,
             queue_id=queue_id,
-            body=request.body,
+            body=bytes(request.body),
             flag=h.flag,
             properties=props,
             sys_flag=h.sys_flag,
@@ -177,9 +180,32 @@ class SendMessageProcessor:
             store_host=self.c.store_host,
             reconsume_times=reconsume_times,
         )
-        self._apply_delay(msg)
-        result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=wait)
-        return self._handle_put_message_result(result, queue_id=msg.queue_id)
+        tran = _transaction_kind(props, h.sys_flag)
+        if tran == "half":
+            if self.c.config.reject_transaction_message:
+                return _error(
+                    ResponseCode.NO_PERMISSION,
+                    f"the broker[{self.c.config.broker_ip1}] sending transaction message "
+                    "is forbidden",
+                )
+            msg.properties[mc.PROPERTY_TRANSACTION_PREPARED] = "true"
+            msg.properties.setdefault(mc.PROPERTY_PRODUCER_GROUP, h.producer_group)
+            self.c.transactional_message_service.parse_half_message(msg)
+        elif tran == "rollback":
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL,
+                "sysFlag TRANSACTION_ROLLBACK_TYPE is written by END_TRANSACTION only",
+            )
+        else:
+            self.apply_delay(msg)
+        store = self.c.message_store
+        started = time.perf_counter()
+        result = await await_store_future(store.async_put_message(msg, wait_store_msg_ok=wait))
+        message_type = "Transaction" if tran == "half" else _message_type(msg)
+        self._record_put(h.topic, result, started, message_type)
+        return self._handle_put_message_result(
+            result, queue_id=queue_id if tran == "half" else msg.queue_id
+        )
 
     def _retry_or_dlq(
         self, topic: str, reconsume_times: int, max_from_header: int | None, props: dict[str, str]
@@ -201,7 +227,9 @@ class SendMessageProcessor:
         props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
         return dlq
 
-    def _apply_delay(self, msg: sb.InnerMessage) -> None:
+    @staticmethod
+    def apply_delay(msg: MessageExt) -> None:
+        """A message with a delay level (not a half) goes to SCHEDULE_TOPIC_XXXX first."""
         level_text = msg.properties.get(mc.PROPERTY_DELAY_TIME_LEVEL)
         if not level_text or msg.topic.startswith(DLQ_GROUP_TOPIC_PREFIX):
             return
@@ -229,10 +257,7 @@ class SendMessageProcessor:
         h: SendMessageRequestHeader,
         queue_id: int,
     ) -> RemotingCommand:
-        if len(h.topic) > TOPIC_MAX_LENGTH:
-            return _error(
-                ResponseCode.MESSAGE_ILLEGAL, f"message topic length too long {len(h.topic)}"
-            )
+        # the topic's length was checked with its name (_msg_check -> validate_topic)
         body = request.body
         if h.sys_flag & MessageSysFlag.COMPRESSED_FLAG:
             try:
@@ -242,11 +267,17 @@ class SendMessageProcessor:
                     ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not inflate: {exc}"
                 )
         try:
-            inner = sb.decode_batch(body)
+            inner = decode_batch_messages(body)
         except (DecodeError, ValueError) as exc:
             return _error(ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not decode: {exc}")
         if not inner:
             return _error(ResponseCode.MESSAGE_ILLEGAL, "the batch is empty")
+        if _transaction_kind({}, h.sys_flag) != "none" or any(
+            _transaction_kind(m.properties, 0) != "none" for m in inner
+        ):
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL, "transactional messages cannot be sent in a batch"
+            )
         msgs = []
         for m in inner:
             if len(m.body) > self.c.config.max_message_size:
@@ -263,7 +294,7 @@ class SendMessageProcessor:
             props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
             sys_flag = h.sys_flag & ~MessageSysFlag.COMPRESSED_FLAG
             msgs.append(
-                sb.new_message(
+                MessageExt(
                     topic=h.topic,
                     queue_id=queue_id,
                     body=m.body,
@@ -276,18 +307,36 @@ class SendMessageProcessor:
                     reconsume_times=h.reconsume_times or 0,
                 )
             )
-        result = await sb.put_messages(self.c.message_store, msgs)
+        header_props = decode_properties((h.properties or "").encode())
+        wait = header_props.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
+        store = self.c.message_store
+        started = time.perf_counter()
+        result = await await_store_future(store.async_put_messages(msgs, wait_store_msg_ok=wait))
+        self._record_put(h.topic, result, started, "Normal")
         return self._handle_put_message_result(result, queue_id=queue_id)
 
-    def _handle_put_message_result(self, result: object, *, queue_id: int) -> RemotingCommand:
-        status = sb.put_status(result)
-        code, remark = STATUS_TO_RESPONSE.get(status, (ResponseCode.SYSTEM_ERROR, status))
-        if code not in (ResponseCode.SUCCESS, *STORED_BUT_CODES):
-            return _error(code, remark or status)
+    def _record_put(
+        self, topic: str, result: PutMessageResult, started: float, message_type: str
+    ) -> None:
+        """BrokerStatsManager's put figures, for puts the store accepted."""
+        stats = self.c.broker_stats_manager
+        stats.record_put_latency((time.perf_counter() - started) * 1000)
+        append = result.append_result
+        if append is None or not result.is_ok:
+            return
+        stats.record_put(topic, append.msg_num, append.wrote_bytes, message_type=message_type)
+
+    def _handle_put_message_result(
+        self, result: PutMessageResult, *, queue_id: int
+    ) -> RemotingCommand:
+        code, remark = STATUS_TO_RESPONSE[result.status]
+        append = result.append_result
+        if not result.is_ok or append is None:
+            return _error(code, remark or result.status.name)
         header = SendMessageResponseHeader(
-            msg_id=sb.offset_msg_id(result, self.c.store_host),
+            msg_id=append.msg_id or create_message_id(self.c.store_host, append.wrote_offset),
             queue_id=queue_id,
-            queue_offset=sb.queue_offset(result),
+            queue_offset=append.queue_offset,
         )
         fields = header.to_ext_fields()
         fields["MSG_REGION"] = REGION_ID
@@ -325,7 +374,7 @@ class SendMessageProcessor:
             return _error(
                 ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden"
             )
-        orig = await sb.look_message_by_offset(self.c.message_store, h.offset)
+        orig = await asyncio.to_thread(self.c.message_store.look_message_by_offset, h.offset)
         if orig is None:
             return _error(ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}")
         props = dict(orig.properties)
@@ -347,7 +396,7 @@ class SendMessageProcessor:
                 delay_level = 3 + orig.reconsume_times
             props[mc.PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
         props.setdefault(mc.PROPERTY_ORIGIN_MESSAGE_ID, h.origin_msg_id or orig.msg_id)
-        msg = sb.new_message(
+        msg = MessageExt(
             topic=topic,
             queue_id=queue_id,
             body=orig.body,
@@ -359,55 +408,48 @@ class SendMessageProcessor:
             store_host=self.c.store_host,
             reconsume_times=orig.reconsume_times + 1,
         )
-        self._apply_delay(msg)
-        result = await sb.put_message(self.c.message_store, msg, wait_store_msg_ok=True)
-        code, remark = STATUS_TO_RESPONSE.get(
-            sb.put_status(result), (ResponseCode.SYSTEM_ERROR, "put failed")
-        )
-        if code in STORED_BUT_CODES:
-            code = ResponseCode.SUCCESS
+        self.apply_delay(msg)
+        store = self.c.message_store
+        result = await await_store_future(store.async_put_message(msg))
+        self.c.broker_stats_manager.record_send_back(h.group, orig.topic)
+        if result.is_ok:  # a flush or slave timeout still stored it
+            return RemotingCommand.create_response(ResponseCode.SUCCESS)
+        code, remark = STATUS_TO_RESPONSE[result.status]
         return RemotingCommand.create_response(code, remark)
 
 
-STORED_BUT_CODES = (
-    ResponseCode.FLUSH_DISK_TIMEOUT,
-    ResponseCode.FLUSH_SLAVE_TIMEOUT,
-    ResponseCode.SLAVE_NOT_AVAILABLE,
-)
-
-STATUS_TO_RESPONSE: dict[str, tuple[int, str | None]] = {
-    "PUT_OK": (ResponseCode.SUCCESS, None),
-    "FLUSH_DISK_TIMEOUT": (ResponseCode.FLUSH_DISK_TIMEOUT, None),
-    "FLUSH_SLAVE_TIMEOUT": (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
-    "SLAVE_NOT_AVAILABLE": (ResponseCode.SLAVE_NOT_AVAILABLE, None),
-    "CREATE_MAPEDFILE_FAILED": (
+#: Store status -> (response code, remark) (SendMessageProcessor.handlePutMessageResult).
+STATUS_TO_RESPONSE: dict[PutMessageStatus, tuple[int, str | None]] = {
+    PutMessageStatus.PUT_OK: (ResponseCode.SUCCESS, None),
+    PutMessageStatus.FLUSH_DISK_TIMEOUT: (ResponseCode.FLUSH_DISK_TIMEOUT, None),
+    PutMessageStatus.FLUSH_SLAVE_TIMEOUT: (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
+    PutMessageStatus.SLAVE_NOT_AVAILABLE: (ResponseCode.SLAVE_NOT_AVAILABLE, None),
+    PutMessageStatus.CREATE_MAPPED_FILE_FAILED: (
         ResponseCode.SYSTEM_ERROR,
         "create mapped file failed, server is busy or broken.",
     ),
-    "CREATE_MAPPED_FILE_FAILED": (
-        ResponseCode.SYSTEM_ERROR,
-        "create mapped file failed, server is busy or broken.",
-    ),
-    "MESSAGE_ILLEGAL": (
+    PutMessageStatus.MESSAGE_ILLEGAL: (
         ResponseCode.MESSAGE_ILLEGAL,
         "the message is illegal, maybe msg body or properties length not matched.",
     ),
-    "PROPERTIES_SIZE_EXCEEDED": (
+    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (
         ResponseCode.MESSAGE_ILLEGAL,
         "the message is illegal, maybe msg properties length limit 32k.",
     ),
-    "SERVICE_NOT_AVAILABLE": (
+    PutMessageStatus.SERVICE_NOT_AVAILABLE: (
         ResponseCode.SERVICE_NOT_AVAILABLE,
         "service not available now. It may be caused by one of the following reasons: "
         "the broker's disk is full, messages are put to the slave, "
         "message store has been shut down, etc.",
     ),
-    "OS_PAGE_CACHE_BUSY": (
+    PutMessageStatus.OS_PAGE_CACHE_BUSY: (
         ResponseCode.SYSTEM_BUSY,
         "[PC_SYNCHRONIZED]broker busy, start flow control for a while",
     ),
-    "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+    PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
 }
+
+assert set(STATUS_TO_RESPONSE) == set(PutMessageStatus)
 
 
 def _host(addr: str) -> tuple[str, int]:
@@ -416,3 +458,25 @@ def _host(addr: str) -> tuple[str, int]:
         return (host or "127.0.0.1", int(port))
     except ValueError:
         return ("127.0.0.1", 0)
+
+
+def _message_type(msg: MessageExt) -> str:
+    """The message_type label of RocketMQ 5's metrics: Delay, Transaction or Normal."""
+    if msg.topic == SCHEDULE_TOPIC:
+        return "Delay"
+    tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
+    if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:
+        return "Transaction"
+    return "Normal"
+
+
+def _transaction_kind(props: dict[str, str], sys_flag: int) -> str:
+    """Classify a send: half (TRAN_MSG=true or a PREPARED sysFlag), rollback, or none."""
+    tran = MessageSysFlag.get_transaction_value(sys_flag)
+    if (props.get(mc.PROPERTY_TRANSACTION_PREPARED) or "").lower() == "true":
+        return "half"
+    if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:
+        return "half"
+    if tran == MessageSysFlag.TRANSACTION_ROLLBACK_TYPE:
+        return "rollback"
+    return "none"

@@ -4,11 +4,13 @@ from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.lite_pull_consumer import LitePullConsumer
 from rocketq.client.aio.producer import Producer, select_message_queue_by_hash
 from rocketq.client.aio.push_consumer import PushConsumer
+from rocketq.client.aio.transaction_producer import TransactionProducer
 
 __all__ = [
     "LitePullConsumer",
     "MQClientInstance",
     "Producer",
     "PushConsumer",
+    "TransactionProducer",
     "select_message_queue_by_hash",
 ]

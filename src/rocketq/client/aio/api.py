@@ -6,8 +6,6 @@ into a result or raises ``rocketq.errors.for_code(code, remark)``.
 
 from __future__ import annotations
 
-import time
-
 from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
 from rocketq.common.message import MessageQueue
 from rocketq.errors import for_code
@@ -76,8 +74,12 @@ class MQClientAPI:
         body: bytes,
         uniq_id: str,
         timeout_s: float,
+        *,
+        reply: bool = False,
     ) -> SendResult:
         code = RequestCode.SEND_BATCH_MESSAGE if header.batch else RequestCode.SEND_MESSAGE_V2
+        if reply:
+            code = RequestCode.SEND_REPLY_MESSAGE_V2
         request = RemotingCommand.create_request(code, header.to_v2().to_ext_fields(), body)
         response = await self.remoting.invoke(addr, request, timeout_s)
         status = _SEND_STATUS.get(response.code)  # type: ignore[call-overload]
@@ -202,6 +204,25 @@ class MQClientAPI:
         ).encode()
         raise_for(await self._call(addr, RequestCode.UNLOCK_BATCH_MQ, {}, body))
 
+    async def end_transaction(
+        self,
+        addr: str,
+        header: h.EndTransactionRequestHeader,
+        remark: str | None = None,
+        *,
+        oneway: bool = False,
+    ) -> None:
+        """END_TRANSACTION; two-way unless ``oneway`` (how RocketMQ's client sends it)."""
+        request = RemotingCommand.create_request(
+            RequestCode.END_TRANSACTION, header.to_ext_fields()
+        )
+        request.remark = remark
+        if oneway:
+            request.mark_oneway_rpc()
+            await self.remoting.invoke_oneway(addr, request)
+            return
+        raise_for(await self.remoting.invoke(addr, request, self.timeout_s))
+
     async def send_heartbeat(self, addr: str, data: HeartbeatData) -> None:
         raise_for(await self._call(addr, RequestCode.HEART_BEAT, {}, data.encode()))
 
@@ -214,8 +235,4 @@ class MQClientAPI:
         raise_for(await self._call(addr, RequestCode.UNREGISTER_CLIENT, ext))
 
 
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-__all__ = ["MQClientAPI", "now_ms", "raise_for"]
+__all__ = ["MQClientAPI", "raise_for"]

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
@@ -40,6 +41,7 @@ class ConsumerHooks(Protocol):
     async def send_message_back(self, msg: MessageExt, mq: MessageQueue) -> bool: ...
     def lock_valid(self, mq: MessageQueue, pq: ProcessQueue) -> bool: ...
     async def lock(self, mq: MessageQueue) -> bool: ...
+    def record_consume(self, topic: str, rt_ms: float, ok: int, failed: int) -> None: ...
 
 
 class ConsumeService:
@@ -135,10 +137,13 @@ class ConsumeService:
                 restore_retry_topic(msg, self.config.consumer_group)
             size = self.config.consume_message_batch_max_size
             chunks = [msgs[i : i + size] for i in range(0, len(msgs), size)]
+            started = time.monotonic()
             statuses = await self.call_listener_chunks(chunks)
             if pq.is_dropped():
                 return
             failed = [m for c, st in zip(chunks, statuses, strict=True) if not st.ok for m in c]
+            rt_ms = (time.monotonic() - started) * 1000
+            self.hooks.record_consume(mq.topic, rt_ms, len(msgs) - len(failed), len(failed))
             retry_locally: list[MessageExt] = []
             if failed and self.config.message_model is MessageModel.CLUSTERING:
                 for msg in failed:
@@ -174,7 +179,11 @@ class ConsumeService:
                     return
                 for msg in msgs:
                     restore_retry_topic(msg, self.config.consumer_group)
+                started = time.monotonic()
                 status = await self.call_listener(msgs)
+                rt_ms = (time.monotonic() - started) * 1000
+                ok = len(msgs) if status.ok else 0
+                self.hooks.record_consume(mq.topic, rt_ms, ok, len(msgs) - ok)
                 if pq.is_dropped():
                     return
                 if status.ok:

@@ -7,9 +7,11 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.rebalance_impl import compute_pull_from_where
-from rocketq.client.subscription import build_subscription_data
+from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageQueue
+from rocketq.common.subscription import build_subscription_data
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumerData, ConsumeType
 
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from rocketq.client.config import LitePullConsumerConfig, PushConsumerConfig
 
 
-class ConsumerCore:
+class ConsumerCore(MQAdmin):
     consume_type: ConsumeType
     config: PushConsumerConfig | LitePullConsumerConfig
     group: str
@@ -32,10 +34,11 @@ class ConsumerCore:
         self._rebalance: RebalanceImpl | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._running = False
+        self.start_timestamp_ms = 0  # when start() finished (ConsumerRunningInfo)
 
     def _add_subscription(self, topic: str, expression: str) -> None:
         """Validate and record; a started consumer heartbeats it and rebalances at once."""
-        data = build_subscription_data(topic, expression)
+        data = build_subscription_data(topic, expression, now_ms())
         self._subscriptions[topic] = expression
         if self._rebalance is not None and self._instance is not None:
             self._rebalance.subscription_inner[topic] = data

@@ -17,17 +17,20 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ClassVar, Protocol
 
 from rocketq.client.aio.api import MQClientAPI
+from rocketq.client.aio.client_remoting_processor import ClientRemotingProcessor
+from rocketq.client.aio.request_reply import RequestFutureHolder
 from rocketq.client.config import ClientConfig
+from rocketq.client.consumer_stats import ConsumerStatsManager
 from rocketq.client.fault import TopicPublishInfo
 from rocketq.common.message import MessageQueue
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumerData, HeartbeatData, ProducerData
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.route_data import MASTER_ID, PERM_READ, PERM_WRITE
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.topic_route import MASTER_ID, TopicRouteData
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +106,13 @@ class MQClientInstance:
         self.remoting.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed
         )
+        self.remoting.register_processor(
+            RequestCode.CHECK_TRANSACTION_STATE, self._on_check_transaction_state
+        )
+        self._checks: set[asyncio.Task[None]] = set()
+        self.request_futures = RequestFutureHolder()
+        self.consumer_stats_manager = ConsumerStatsManager()
+        ClientRemotingProcessor(self.remoting, self.consumers, self.request_futures).register()
 
     # ------------------------------------------------------------------ membership
 
@@ -191,6 +201,27 @@ class MQClientInstance:
     ) -> RemotingCommand | None:
         log.info("consumer ids of %s changed", request.ext_fields.get("consumerGroup"))
         self.rebalance_immediately()
+        return None
+
+    async def _on_check_transaction_state(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand | None:
+        """ClientRemotingProcessor.checkTransactionState: the half's group's producer decides.
+
+        The listener runs in its own task so a slow check never holds the connection's reader.
+        """
+        from rocketq.common import message_const as mc
+        from rocketq.common.message_decoder import decode_message
+
+        msg = decode_message(request.body, check_crc=False, decompress=True)
+        group = msg.properties.get(mc.PROPERTY_PRODUCER_GROUP, "")
+        check = getattr(self.producers.get(group), "check_transaction_state", None)
+        if check is None:
+            log.warning("transaction check for group %r: no transaction producer here", group)
+            return None
+        task = asyncio.get_running_loop().create_task(check(channel, msg, request.ext_fields))
+        self._checks.add(task)
+        task.add_done_callback(self._checks.discard)
         return None
 
     # ------------------------------------------------------------------ routes

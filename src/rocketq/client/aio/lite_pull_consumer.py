@@ -22,19 +22,25 @@ from pathlib import Path
 from typing import Any
 
 from rocketq.client.aio.consumer_core import ConsumerCore
-from rocketq.client.aio.instance import MQClientInstance
-from rocketq.client.aio.offset_store import LocalOffsetStore, OffsetStore, RemoteBrokerOffsetStore
+from rocketq.client.aio.instance import MQClientInstance, subscribe_info_of
+from rocketq.client.aio.offset_store import (
+    LocalOffsetStore,
+    OffsetStore,
+    ReadOffsetType,
+    RemoteBrokerOffsetStore,
+    default_offset_store_dir,
+)
 from rocketq.client.aio.pull_api import pull_kernel
 from rocketq.client.aio.push_consumer import consumer_config
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
+from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.client.config import LitePullConsumerConfig
 from rocketq.client.message import restore_retry_topic
-from rocketq.client.offset_store import ReadOffsetType, default_offset_store_dir
 from rocketq.client.process_queue import ProcessQueue
-from rocketq.client.rebalance import allocate_strategy
 from rocketq.client.status import PullStatus
-from rocketq.client.subscription import build_subscription_data
+from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.subscription import build_subscription_data
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeType, MessageModel
 
@@ -106,8 +112,6 @@ class LitePullConsumer(ConsumerCore):
         return self._instance
 
     async def fetch_message_queues(self, topic: str) -> set[MessageQueue]:
-        from rocketq.client.aio.instance import subscribe_info_of
-
         if not await self.instance.update_topic_route(topic):
             raise ClientError(f"no route info of this topic: {topic}")
         return subscribe_info_of(topic, self.instance.topic_route_table[topic])
@@ -128,7 +132,9 @@ class LitePullConsumer(ConsumerCore):
         strategy = allocate_strategy(self.config.allocate_strategy)
         rebalance = RebalanceImpl(instance, self.group, self.config.message_model, strategy, self)
         for topic, expression in self._subscriptions.items():
-            rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+            rebalance.subscription_inner[topic] = build_subscription_data(
+                topic, expression, now_ms()
+            )
         self._rebalance, self._running = rebalance, True
         self._next_auto_commit = time.monotonic() + self.config.auto_commit_interval_s
         instance.register_consumer(self)
@@ -146,7 +152,7 @@ class LitePullConsumer(ConsumerCore):
         assigned = self._assigned or set()
         for topic in {mq.topic for mq in assigned}:
             self._rebalance.subscription_inner.setdefault(
-                topic, build_subscription_data(topic, "*")
+                topic, build_subscription_data(topic, "*", now_ms())
             )
         for topic in {mq.topic for mq in assigned} | {mq.topic for mq in self._queues}:
             mqs = {mq for mq in assigned if mq.topic == topic}

@@ -16,22 +16,18 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rocketq.client.aio.api import now_ms
 from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.config import ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
-from rocketq.client.message import (
-    RETRY_GROUP_TOPIC_PREFIX,
-    check_message,
-    check_topic,
-    prepare_for_send,
-    set_uniq_id,
-)
+from rocketq.client.message import check_message, check_topic, prepare_for_send, set_uniq_id
 from rocketq.client.status import SendResult
+from rocketq.common.clock import now_ms
 from rocketq.common.hashing import java_string_hash
-from rocketq.common.message import Message, MessageQueue
+from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.common.properties import properties_to_string
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.errors import (
     BrokerResponseError,
     ClientError,
@@ -53,7 +49,7 @@ def select_message_queue_by_hash(mqs: list[MessageQueue], msg: Message, arg: Any
     return mqs[abs(value) % len(mqs)]
 
 
-class Producer:
+class Producer(MQAdmin):
     def __init__(
         self,
         producer_group: str = "DEFAULT_PRODUCER",
@@ -144,6 +140,23 @@ class Producer:
             return await self._send_to(mq, msg, body, sys_flag, timeout, batch=False)
         retries = self.config.retry_times_when_send_failed
         return await self._send_with_retry(msg, body, sys_flag, timeout, retries, batch=False)
+
+    async def request(
+        self,
+        msg: Message,
+        timeout_s: float = 3.0,
+        *,
+        selector: MessageQueueSelector | None = None,
+        arg: Any = None,
+        message_queue: MessageQueue | None = None,
+    ) -> MessageExt:
+        """Send ``msg`` and wait for the reply a consumer sends with ``create_reply_message``
+        (request-reply, RocketMQ 4.6+); raises RequestTimeoutError when none comes in time."""
+        from rocketq.client.aio.request_reply import request
+
+        return await request(
+            self, msg, timeout_s, selector=selector, arg=arg, message_queue=message_queue
+        )
 
     async def send_orderly(self, msg: Message, sharding_key: Any) -> SendResult:
         return await self.send(msg, selector=select_message_queue_by_hash, arg=sharding_key)
@@ -262,7 +275,10 @@ class Producer:
         addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
         header = self._header(msg, mq, sys_flag, batch=batch)
         uniq = msg.uniq_key or ""
-        return await self.instance.api.send_message(addr, mq, header, body, uniq, timeout_s)
+        reply = msg.get_property("MSG_TYPE") == "reply"  # request-reply: SEND_REPLY_MESSAGE_V2
+        return await self.instance.api.send_message(
+            addr, mq, header, body, uniq, timeout_s, reply=reply
+        )
 
     def _header(
         self, msg: Message, mq: MessageQueue, sys_flag: int, *, batch: bool

@@ -9,24 +9,13 @@ from __future__ import annotations
 
 from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.status import PullResult, PullStatus
-from rocketq.client.subscription import matches
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_decoder import decode_messages
-from rocketq.remoting.bodies import SubscriptionData
+from rocketq.common.pull_sys_flag import build_sys_flag
+from rocketq.common.subscription import SubscriptionData, is_tag_matched
 from rocketq.remoting.headers import PullMessageRequestHeader
 from rocketq.remoting.route_data import MASTER_ID
-
-FLAG_COMMIT_OFFSET = 0x1
-FLAG_SUSPEND = 0x2
-FLAG_SUBSCRIPTION = 0x4
-FLAG_LITE_PULL_MESSAGE = 0x10
-
-
-def build_sys_flag(*, commit_offset: bool, suspend: bool, subscription: bool) -> int:
-    flag = FLAG_COMMIT_OFFSET if commit_offset else 0
-    flag |= FLAG_SUSPEND if suspend else 0
-    return flag | (FLAG_SUBSCRIPTION if subscription else 0)
 
 
 async def pull_kernel(
@@ -75,7 +64,7 @@ def process_pull_body(
     msgs = decode_messages(body, decompress=True)
     kept = []
     for msg in msgs:
-        if not matches(subscription, msg):
+        if not is_tag_matched(subscription, msg.tags):
             continue
         msg.msg_id = msg.uniq_key or msg.msg_id
         msg.properties[mc.PROPERTY_MIN_OFFSET] = str(result.min_offset)

@@ -18,23 +18,29 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
 from rocketq.client.aio.consume_service import ConsumeService, MessageListener
 from rocketq.client.aio.consumer_core import ConsumerCore
 from rocketq.client.aio.instance import MQClientInstance
-from rocketq.client.aio.offset_store import LocalOffsetStore, OffsetStore, RemoteBrokerOffsetStore
+from rocketq.client.aio.offset_store import (
+    LocalOffsetStore,
+    OffsetStore,
+    RemoteBrokerOffsetStore,
+    default_offset_store_dir,
+)
 from rocketq.client.aio.pull_api import pull_kernel
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
+from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.client.config import PushConsumerConfig
-from rocketq.client.message import get_retry_topic
-from rocketq.client.offset_store import default_offset_store_dir
 from rocketq.client.process_queue import ProcessQueue
-from rocketq.client.rebalance import allocate_strategy
 from rocketq.client.status import PullStatus
-from rocketq.client.subscription import build_subscription_data
+from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.subscription import build_subscription_data
+from rocketq.common.topic import retry_topic
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
@@ -130,10 +136,12 @@ class PushConsumer(ConsumerCore):
         )
         rebalance.lock_max_live_time_s = self.config.lock_max_live_time_s
         for topic, expression in self._subscriptions.items():
-            rebalance.subscription_inner[topic] = build_subscription_data(topic, expression)
+            rebalance.subscription_inner[topic] = build_subscription_data(
+                topic, expression, now_ms()
+            )
         if self.clustering:
-            retry = get_retry_topic(self.group)
-            rebalance.subscription_inner[retry] = build_subscription_data(retry, "*")
+            retry = retry_topic(self.group)
+            rebalance.subscription_inner[retry] = build_subscription_data(retry, "*", now_ms())
             self.offset_store = RemoteBrokerOffsetStore(instance, self.group)
         else:
             root = self.config.offset_store_dir or default_offset_store_dir()
@@ -149,6 +157,7 @@ class PushConsumer(ConsumerCore):
         if self._orderly and self.clustering:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_loop())
         instance.rebalance_immediately()
+        self.start_timestamp_ms = now_ms()
 
     async def shutdown(self, await_termination_s: float = 10.0) -> None:
         instance = self._instance
@@ -254,6 +263,10 @@ class PushConsumer(ConsumerCore):
             return False
         return True
 
+    def record_consume(self, topic: str, rt_ms: float, ok: int, failed: int) -> None:
+        if self._instance is not None:
+            self._instance.consumer_stats_manager.inc_consume(self.group, topic, rt_ms, ok, failed)
+
     def lock_valid(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
         return not self.clustering or self.rebalance.lock_valid(pq)
 
@@ -286,6 +299,7 @@ class PushConsumer(ConsumerCore):
                 continue
             store = self.offset_store
             commit = store.read(mq) if self.clustering and mq in store.advanced else 0
+            pull_started = time.monotonic()
             try:
                 result = await pull_kernel(
                     instance,
@@ -302,6 +316,9 @@ class PushConsumer(ConsumerCore):
                 log.info("pull of %s failed: %r", mq, exc)
                 await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
+            pulled = len(result.msg_found_list or [])
+            pull_ms = (time.monotonic() - pull_started) * 1000
+            instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, pulled)
             if pq.is_dropped():
                 return
             offset = result.next_begin_offset

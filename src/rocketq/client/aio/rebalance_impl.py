@@ -17,16 +17,16 @@ from collections import defaultdict
 from typing import Protocol
 
 from rocketq.client.aio.instance import MQClientInstance
-from rocketq.client.aio.offset_store import OFFSET_NOT_FOUND, OffsetStore
+from rocketq.client.aio.offset_store import OFFSET_NOT_FOUND, OffsetStore, ReadOffsetType
+from rocketq.client.allocate_strategy import AllocateMessageQueueStrategy
 from rocketq.client.config import ConsumerConfig
-from rocketq.client.message import RETRY_GROUP_TOPIC_PREFIX
-from rocketq.client.offset_store import ReadOffsetType
 from rocketq.client.process_queue import ProcessQueue
-from rocketq.client.rebalance import AllocateMessageQueueStrategy
 from rocketq.common.message import MessageQueue
+from rocketq.common.subscription import SubscriptionData
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.errors import RocketQError
-from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel, SubscriptionData
-from rocketq.remoting.route_data import MASTER_ID
+from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
+from rocketq.remoting.topic_route import MASTER_ID
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,182 @@
+"""BrokerMetricsCollector: the broker's figures as RocketMQ 5's metrics (BrokerMetricsConstant,
+DefaultStoreMetricsConstant, RemotingMetricsConstant), read at scrape time.
+
+Every series carries ``cluster``, ``node_type`` ("broker") and ``node_id`` (the broker name).
+Counters come from ``BrokerStatsManager``; consumer lag and in-flight from the committed
+offsets against each queue's max offset and the last pull offset; store gauges from the
+store and its file system; ``rocketmq_rpc_latency`` from the server's ``RpcLatencyStats``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
+
+from rocketq.broker.broker_stats_manager import (
+    GROUP_GET_NUMS,
+    GROUP_GET_SIZE,
+    MESSAGE_SIZE_BOUNDS,
+)
+from rocketq.broker.disk_info import disk_ratio, store_dirs
+from rocketq.remoting.metrics_exporter import NODE_LABELS, MetricsExporter, rpc_latency_family
+
+if TYPE_CHECKING:
+    from rocketq.broker.broker_context import BrokerContext
+
+__all__ = ["BrokerMetricsCollector", "MetricsExporter", "rpc_latency_family"]
+
+log = logging.getLogger(__name__)
+
+RETRY_PREFIX = "%RETRY%"
+SYSTEM_PREFIXES = ("rmq_sys_", "SCHEDULE_TOPIC_", "%DLQ%", "RMQ_SYS_", "TBW102")
+
+
+def _is_system(topic: str) -> str:
+    return "true" if topic.startswith(SYSTEM_PREFIXES) else "false"
+
+
+class BrokerMetricsCollector(Collector):
+    def __init__(self, controller: BrokerContext) -> None:
+        self.c = controller
+
+    @property
+    def node(self) -> tuple[str, str, str]:
+        cfg = self.c.config
+        return (cfg.broker_cluster_name, "broker", cfg.broker_name)
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            yield from self._messages()
+            yield from self._consumers()
+            yield from self._broker()
+            yield rpc_latency_family(self.c.rpc_latency_stats, self.node)
+        except Exception:  # a scrape must not take the exporter down; say why in the log
+            log.exception("collecting broker metrics failed")
+            raise
+
+    def _messages(self) -> Iterator[Metric]:
+        node, stats = self.node, self.c.broker_stats_manager
+        labels = (*NODE_LABELS, "topic", "message_type", "is_system")
+        msgs_in = CounterMetricFamily(
+            "rocketmq_messages_in", "Messages put into the broker", labels=labels
+        )
+        bytes_in = CounterMetricFamily(
+            "rocketmq_throughput_in", "Bytes put into the broker", labels=labels
+        )
+        for (topic, message_type), (count, size) in sorted(dict(stats.put_by_type).items()):
+            values = [*node, topic, message_type, _is_system(topic)]
+            msgs_in.add_metric(values, count)
+            bytes_in.add_metric(values, size)
+        out_labels = (*NODE_LABELS, "topic", "consumer_group", "is_retry", "is_system")
+        msgs_out = CounterMetricFamily(
+            "rocketmq_messages_out", "Messages pulled from the broker", labels=out_labels
+        )
+        bytes_out = CounterMetricFamily(
+            "rocketmq_throughput_out", "Bytes pulled from the broker", labels=out_labels
+        )
+        for family, name in ((msgs_out, GROUP_GET_NUMS), (bytes_out, GROUP_GET_SIZE)):
+            for item in sorted(stats.sets[name].items(), key=lambda i: i.stats_key):
+                topic, _, group = item.stats_key.partition("@")
+                retry = "true" if topic.startswith(RETRY_PREFIX) else "false"
+                family.add_metric([*node, topic, group, retry, _is_system(topic)], item.value)
+        sizes = HistogramMetricFamily(
+            "rocketmq_message_size",
+            "Size of the messages put, in bytes",
+            labels=(*NODE_LABELS, "topic"),
+        )
+        put_by_type = dict(stats.put_by_type)
+        for topic, counts in sorted(dict(stats.message_sizes).items()):
+            total_bytes = sum(size for (t, _), (_, size) in put_by_type.items() if t == topic)
+            cumulative, buckets = 0, []
+            for bound, count in zip((*MESSAGE_SIZE_BOUNDS, float("inf")), counts, strict=True):
+                cumulative += count
+                buckets.append(("+Inf" if bound == float("inf") else str(bound), cumulative))
+            sizes.add_metric([*node, topic], buckets=buckets, sum_value=total_bytes)
+        yield from (msgs_in, bytes_in, msgs_out, bytes_out, sizes)
+
+    def _consumers(self) -> Iterator[Metric]:
+        node = self.node
+        labels = (*NODE_LABELS, "topic", "consumer_group", "is_retry")
+        lag = GaugeMetricFamily(
+            "rocketmq_consumer_lag_messages", "Messages not yet consumed", labels=labels
+        )
+        inflight = GaugeMetricFamily(
+            "rocketmq_consumer_inflight_messages",
+            "Messages pulled but not yet committed",
+            labels=labels,
+        )
+        ready = GaugeMetricFamily(
+            "rocketmq_consumer_ready_messages", "Messages ready to be pulled", labels=labels
+        )
+        pulled = dict(self.c.broker_stats_manager.pull_offsets)
+        table = self.c.consumer_offset_manager.encode()["offsetTable"]
+        store = self.c.message_store
+        for key, queues in sorted(table.items()):
+            topic, _, group = key.partition("@")
+            total_lag = total_inflight = 0
+            for queue_id, committed in queues.items():
+                max_offset = store.get_max_offset_in_queue(topic, queue_id)
+                total_lag += max(0, max_offset - committed)
+                total_inflight += max(
+                    0, min(pulled.get((topic, group, queue_id), 0), max_offset) - committed
+                )
+            values = [*node, topic, group, "true" if topic.startswith(RETRY_PREFIX) else "false"]
+            lag.add_metric(values, total_lag)
+            inflight.add_metric(values, total_inflight)
+            ready.add_metric(values, total_lag - total_inflight)
+        connections = GaugeMetricFamily(
+            "rocketmq_consumer_connections",
+            "Consumers connected, by group",
+            labels=(*NODE_LABELS, "consumer_group"),
+        )
+        for group, info in sorted(dict(self.c.consumer_manager.consumer_table).items()):
+            connections.add_metric([*node, group], len(info.channel_info_table))
+        producers = GaugeMetricFamily(
+            "rocketmq_producer_connections",
+            "Producers connected, by group",
+            labels=(*NODE_LABELS, "producer_group"),
+        )
+        for group, channels in sorted(dict(self.c.producer_manager.group_channel_table).items()):
+            producers.add_metric([*node, group], len(channels))
+        yield from (lag, inflight, ready, connections, producers)
+
+    def _broker(self) -> Iterator[Metric]:
+        node, store = self.node, self.c.message_store
+        permission = GaugeMetricFamily(
+            "rocketmq_broker_permission", "The broker's permission bits", labels=NODE_LABELS
+        )
+        permission.add_metric(list(node), self.c.config.broker_permission)
+        info = store.get_runtime_info()
+        store_labels = (*NODE_LABELS, "storage_type", "storage_medium")
+        store_values = [*node, "local", "disk"]
+        size = GaugeMetricFamily(
+            "rocketmq_storage_size", "Bytes held by the commit log", labels=store_labels
+        )
+        max_offset = int(info.get("commitLogMaxOffset", "0") or 0)
+        min_offset = int(info.get("commitLogMinOffset", "0") or 0)
+        size.add_metric(store_values, max(0, max_offset - min_offset))
+        dispatch = GaugeMetricFamily(
+            "rocketmq_storage_dispatch_behind_bytes",
+            "Commit log bytes not yet dispatched to consume queues and index",
+            labels=store_labels,
+        )
+        dispatch.add_metric(store_values, int(info.get("dispatchBehindBytes", "0") or 0))
+        commit_log, consume_queue = store_dirs(self.c)
+        ratio = GaugeMetricFamily(
+            "rocketmq_brokeruntime_commitlog_disk_ratio",
+            "Used share of the commit log's file system",
+            labels=NODE_LABELS,
+        )
+        ratio.add_metric(list(node), disk_ratio(commit_log))
+        cq_ratio = GaugeMetricFamily(
+            "rocketmq_brokeruntime_consumequeue_disk_ratio",
+            "Used share of the consume queues' file system",
+            labels=NODE_LABELS,
+        )
+        cq_ratio.add_metric(list(node), disk_ratio(consume_queue))
+        yield from (permission, size, dispatch, ratio, cq_ratio)

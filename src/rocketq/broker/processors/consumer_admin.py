@@ -1,0 +1,278 @@
+"""AdminBrokerProcessor's consumer and group codes (remoting.md §3.4): who is connected
+(203, 204, 300), how far groups are (208, 43), queue stats (202, 321), delay progress (45),
+and the subscription groups (200, 201, 207). Each answers as 4.9.8's AdminBrokerProcessor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.client_manager import ClientChannelInfo
+from rocketq.common.data_version import DataVersion
+from rocketq.remoting.admin_bodies import (
+    Connection,
+    ConsumerConnection,
+    ConsumeStats,
+    GroupList,
+    OffsetWrapper,
+    ProducerConnection,
+    TopicOffset,
+    TopicStatsTable,
+)
+from rocketq.remoting.admin_headers import (
+    DeleteSubscriptionGroupRequestHeader,
+    QueryConsumeQueueRequestHeader,
+)
+from rocketq.remoting.bodies import MessageQueueData
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.group_bodies import (
+    ConsumeQueueData,
+    ConsumerOffsetSerializeWrapper,
+    DelayOffsetSerializeWrapper,
+    QueryConsumeQueueResponseBody,
+    SubscriptionGroupConfig,
+    SubscriptionGroupWrapper,
+)
+from rocketq.remoting.headers import (
+    GetConsumerConnectionListRequestHeader,
+    GetConsumeStatsRequestHeader,
+    GetProducerConnectionListRequestHeader,
+    GetTopicStatsInfoRequestHeader,
+    QueryTopicConsumeByWhoRequestHeader,
+)
+
+# Java reads at most to the end of one consume queue file (300,000 units by default)
+MAX_QUERY_CONSUME_QUEUE_UNITS = 300_000
+
+
+def ok(body: bytes = b"") -> RemotingCommand:
+    return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
+
+
+def error(code: int, remark: str) -> RemotingCommand:
+    return RemotingCommand.create_response(code, remark)
+
+
+def connection_of(info: ClientChannelInfo) -> Connection:
+    return Connection(
+        client_id=info.client_id,
+        client_addr=info.channel.remote_addr,
+        language=info.language,
+        version=info.version,
+    )
+
+
+class ConsumerAdminProcessor:
+    def __init__(self, controller: BrokerContext) -> None:
+        self.c = controller
+
+    def register(self) -> None:
+        s = self.c.remoting_server
+        for code, handler in (
+            (RequestCode.GET_CONSUMER_CONNECTION_LIST, self.get_consumer_connection_list),
+            (RequestCode.GET_PRODUCER_CONNECTION_LIST, self.get_producer_connection_list),
+            (RequestCode.GET_CONSUME_STATS, self.get_consume_stats),
+            (RequestCode.GET_TOPIC_STATS_INFO, self.get_topic_stats_info),
+            (RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.query_topic_consume_by_who),
+            (RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, self.update_subscription_group),
+            (RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG, self.get_all_subscription_group),
+            (RequestCode.DELETE_SUBSCRIPTIONGROUP, self.delete_subscription_group),
+            (RequestCode.GET_ALL_CONSUMER_OFFSET, self.get_all_consumer_offset),
+            (RequestCode.GET_ALL_DELAY_OFFSET, self.get_all_delay_offset),
+            (RequestCode.QUERY_CONSUME_QUEUE, self.query_consume_queue),
+        ):
+            s.register_processor(code, handler)
+
+    def _mq(self, topic: str, queue_id: int) -> MessageQueueData:
+        return MessageQueueData(
+            topic=topic, broker_name=self.c.config.broker_name, queue_id=queue_id
+        )
+
+    # ------------------------------------------------------------------ connections
+
+    async def get_consumer_connection_list(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = GetConsumerConnectionListRequestHeader.from_ext_fields(request.ext_fields)
+        gi = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
+        if gi is None:
+            return error(
+                ResponseCode.CONSUMER_NOT_ONLINE,
+                f"the consumer group[{h.consumer_group}] not online",
+            )
+        body = ConsumerConnection(
+            connection_set=[connection_of(i) for i in list(gi.channel_info_table.values())],
+            subscription_table=dict(gi.subscription_table),
+            consume_type=gi.consume_type,
+            message_model=gi.message_model,
+            consume_from_where=gi.consume_from_where,
+        )
+        return ok(body.encode())
+
+    async def get_producer_connection_list(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = GetProducerConnectionListRequestHeader.from_ext_fields(request.ext_fields)
+        table = self.c.producer_manager.group_channel_table.get(h.producer_group)
+        if table is None:
+            return error(
+                ResponseCode.SYSTEM_ERROR, f"the producer group[{h.producer_group}] not exist"
+            )
+        body = ProducerConnection(connection_set=[connection_of(i) for i in list(table.values())])
+        return ok(body.encode())
+
+    async def query_topic_consume_by_who(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = QueryTopicConsumeByWhoRequestHeader.from_ext_fields(request.ext_fields)
+        groups = {
+            g
+            for g, gi in list(self.c.consumer_manager.consumer_table.items())
+            if h.topic in gi.subscription_table
+        }
+        groups |= self.c.consumer_offset_manager.which_group_by_topic(h.topic)
+        return ok(GroupList(group_list=sorted(groups)).encode())
+
+    # ------------------------------------------------------------------ stats
+
+    async def get_consume_stats(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = GetConsumeStatsRequestHeader.from_ext_fields(request.ext_fields)
+        group = h.consumer_group
+        if h.topic:
+            topics = {h.topic}
+        else:
+            topics = self.c.consumer_offset_manager.which_topic_by_consumer(group)
+        stats = await asyncio.to_thread(self._consume_stats, group, topics)
+        return ok(stats.encode())
+
+    def _consume_stats(self, group: str, topics: set[str]) -> ConsumeStats:
+        stats = ConsumeStats()
+        gi = self.c.consumer_manager.get_consumer_group_info(group)
+        for topic in sorted(topics):
+            tc = self.c.topic_config_manager.select_topic_config(topic)
+            if tc is None:
+                continue
+            if gi is not None and gi.subscription_table and topic not in gi.subscription_table:
+                continue
+            for qid in range(tc.read_queue_nums):
+                stats.offset_table[self._mq(topic, qid)] = self._offset_wrapper(group, topic, qid)
+        return stats
+
+    def _offset_wrapper(self, group: str, topic: str, qid: int) -> OffsetWrapper:
+        store = self.c.message_store
+        broker_offset = max(0, store.get_max_offset_in_queue(topic, qid))
+        consumer_offset = max(0, self.c.consumer_offset_manager.query_offset(group, topic, qid))
+        last = 0
+        if consumer_offset > 0:
+            last = max(0, store.get_message_store_timestamp(topic, qid, consumer_offset - 1))
+        return OffsetWrapper(
+            broker_offset=broker_offset, consumer_offset=consumer_offset, last_timestamp=last
+        )
+
+    async def get_topic_stats_info(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = GetTopicStatsInfoRequestHeader.from_ext_fields(request.ext_fields)
+        tc = self.c.topic_config_manager.select_topic_config(h.topic)
+        if tc is None:
+            return error(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
+        table = await asyncio.to_thread(self._topic_stats, h.topic, tc.write_queue_nums)
+        return ok(table.encode())
+
+    def _topic_stats(self, topic: str, queues: int) -> TopicStatsTable:
+        store = self.c.message_store
+        table = TopicStatsTable()
+        for qid in range(queues):
+            low = max(0, store.get_min_offset_in_queue(topic, qid))
+            high = max(0, store.get_max_offset_in_queue(topic, qid))
+            ts = store.get_message_store_timestamp(topic, qid, high - 1) if high > 0 else 0
+            table.offset_table[self._mq(topic, qid)] = TopicOffset(
+                min_offset=low, max_offset=high, last_update_timestamp=max(0, ts)
+            )
+        return table
+
+    async def query_consume_queue(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = QueryConsumeQueueRequestHeader.from_ext_fields(request.ext_fields)
+        count = min(h.count, MAX_QUERY_CONSUME_QUEUE_UNITS)
+        found = await asyncio.to_thread(
+            self.c.message_store.query_consume_queue, h.topic, h.queue_id, h.index, count
+        )
+        if found is None:
+            return error(ResponseCode.SYSTEM_ERROR, f"{h.queue_id}@{h.topic} is not exist!")
+        low, high, units = found
+        body = QueryConsumeQueueResponseBody(min_queue_index=low, max_queue_index=high)
+        if h.consumer_group is not None:
+            sub = self.c.consumer_manager.find_subscription_data(h.consumer_group, h.topic)
+            body.subscription_data = sub
+            if sub is None:
+                body.filter_data = f"{h.consumer_group}@{h.topic} is not online!"
+        if not units:
+            response = ok(body.encode())
+            response.remark = f"Index {h.index} of {h.queue_id}@{h.topic} is not exist!"
+            return response
+        body.queue_data = [
+            ConsumeQueueData(physic_offset=off, physic_size=size, tags_code=code)
+            for off, size, code in units
+        ]
+        return ok(body.encode())
+
+    # ------------------------------------------------------------------ offsets
+
+    async def get_all_consumer_offset(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        table = self.c.consumer_offset_manager.encode()["offsetTable"]
+        return ok(ConsumerOffsetSerializeWrapper(offset_table=table).encode())
+
+    async def get_all_delay_offset(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        service = self.c.schedule_message_service
+        if service is None:
+            return error(ResponseCode.SYSTEM_ERROR, "No delay offset in this broker")
+        table = dict(sorted(service.offset_table.items()))
+        return ok(DelayOffsetSerializeWrapper(offset_table=table).encode())
+
+    # ------------------------------------------------------------------ subscription groups
+
+    async def update_subscription_group(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        if not request.body:
+            return error(ResponseCode.SYSTEM_ERROR, "the subscription group config body is empty")
+        cfg = SubscriptionGroupConfig.decode(request.body)
+        if not cfg.group_name:
+            return error(
+                ResponseCode.SYSTEM_ERROR, "the subscription group config has no groupName"
+            )
+        manager = self.c.subscription_group_manager
+        await asyncio.to_thread(manager.update_subscription_group_config, cfg)
+        return ok()
+
+    async def get_all_subscription_group(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        manager = self.c.subscription_group_manager
+        obj = manager.encode()
+        wrapper = SubscriptionGroupWrapper(
+            subscription_group_table=dict(manager.subscription_group_table),
+            data_version=DataVersion.from_json(obj["dataVersion"]),
+        )
+        return ok(wrapper.encode())
+
+    async def delete_subscription_group(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = DeleteSubscriptionGroupRequestHeader.from_ext_fields(request.ext_fields)
+        manager = self.c.subscription_group_manager
+        await asyncio.to_thread(manager.delete_subscription_group_config, h.group_name)
+        if h.remove_offset:
+            self.c.consumer_offset_manager.remove_offset(h.group_name)
+        return ok()

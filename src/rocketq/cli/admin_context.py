@@ -1,0 +1,140 @@
+"""What every ``rocketq admin`` command shares: ``-n`` (or ``NAMESRV_ADDR``), ``--json`` and
+``--timeout``; running one coroutine against an ``AsyncAdminClient``; printing a table, pairs
+or JSON; and turning failures into one clear line on stderr with exit code 1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+
+from rocketq.admin import AsyncAdminClient
+from rocketq.cli.table import Cell, format_pairs, format_table
+from rocketq.errors import RemotingConnectError, RemotingTimeoutError, RocketQError
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_NAMESRV = "127.0.0.1:9876"
+
+
+@dataclass
+class AdminContext:
+    namesrv_addr: str
+    as_json: bool
+    timeout_s: float
+
+    def run(self, call: Callable[[AsyncAdminClient], Awaitable[T]]) -> T:
+        """``call`` with a fresh admin client; errors become a ClickException (exit 1)."""
+
+        async def main() -> T:
+            async with AsyncAdminClient(self.namesrv_addr, timeout_s=self.timeout_s) as admin:
+                return await call(admin)
+
+        try:
+            return asyncio.run(main())
+        except RemotingConnectError as exc:
+            raise click.ClickException(
+                f"cannot connect to {self.namesrv_addr} or a broker it named ({exc}); "
+                "is the name server running? (-n host:port or NAMESRV_ADDR)"
+            ) from exc
+        except RemotingTimeoutError as exc:
+            raise click.ClickException(f"timed out after {self.timeout_s:g} s: {exc}") from exc
+        except (RocketQError, ValueError, OSError) as exc:
+            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+
+    # ------------------------------------------------------------------ output
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> None:
+        if self.as_json:
+            keys = [h.lstrip("#") for h in headers]
+            self.json([dict(zip(keys, row, strict=True)) for row in rows])
+        else:
+            click.echo(format_table(headers, rows))
+
+    def pairs(self, pairs: Sequence[tuple[str, Cell]], *, separator: str = ": ") -> None:
+        if self.as_json:
+            self.json(dict(pairs))
+        else:
+            click.echo(format_pairs(pairs, separator=separator))
+
+    def json(self, obj: Any) -> None:
+        click.echo(json.dumps(obj, indent=2, sort_keys=True, default=_jsonable))
+
+    def done(self, text: str, obj: Any = None) -> None:
+        """A one-line outcome, or ``{"ok": true, ...}`` with --json."""
+        if self.as_json:
+            self.json({"ok": True, "message": text, **(obj or {})})
+        else:
+            click.echo(text)
+
+
+def _jsonable(obj: Any) -> Any:
+    to_json = getattr(obj, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    if isinstance(obj, bytes):
+        return obj.decode("utf-8", "replace")
+    if isinstance(obj, set | frozenset):
+        return sorted(obj)
+    return str(obj)
+
+
+def admin_command(func: F) -> F:
+    """Add -n/--namesrvAddr, --json and --timeout; the command gets ``ctx: AdminContext``."""
+
+    @click.option(
+        "-n",
+        "--namesrvAddr",
+        "namesrv_addr",
+        envvar="NAMESRV_ADDR",
+        default=DEFAULT_NAMESRV,
+        show_default=True,
+        help="Name server address(es), host:port;host:port (env NAMESRV_ADDR).",
+    )
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+    @click.option(
+        "--timeout",
+        "timeout_s",
+        type=float,
+        default=5.0,
+        show_default=True,
+        help="Seconds to wait for each request.",
+    )
+    def wrapper(namesrv_addr: str, as_json: bool, timeout_s: float, **kwargs: Any) -> Any:
+        return func(AdminContext(namesrv_addr, as_json, timeout_s), **kwargs)
+
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    return wrapper  # type: ignore[return-value]
+
+
+def parse_timestamp(text: str) -> int:
+    """A time as mqadmin takes it: epoch ms, ``now``, or ``yyyy-MM-dd#HH:mm:ss:SSS``."""
+    import datetime
+
+    if text == "now":
+        return int(datetime.datetime.now().timestamp() * 1000)
+    if text.lstrip("-").isdigit():
+        return int(text)
+    for fmt in ("%Y-%m-%d#%H:%M:%S:%f", "%Y-%m-%d#%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"):
+        try:
+            return int(datetime.datetime.strptime(text, fmt).timestamp() * 1000)
+        except ValueError:
+            continue
+    raise click.BadParameter(
+        f"{text!r} is not a time: give epoch milliseconds, 'now' or yyyy-MM-dd#HH:mm:ss:SSS"
+    )
+
+
+def format_ms(ms: int) -> str:
+    """Epoch milliseconds as mqadmin prints them (UtilAll.formatDate, local time)."""
+    import datetime
+
+    if ms <= 0:
+        return "N/A"
+    return datetime.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3]

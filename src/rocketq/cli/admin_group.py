@@ -1,0 +1,361 @@
+"""``rocketq admin`` consumer-group commands: updateSubGroup, deleteSubGroup, consumerProgress,
+consumerConnection, producerConnection, consumerStatus, resetOffsetByTime."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from rocketq.admin import AsyncAdminClient
+from rocketq.cli.admin_context import AdminContext, admin_command, format_ms, parse_timestamp
+from rocketq.errors import ClientError, ConsumerNotOnlineError, RocketQError
+from rocketq.remoting.admin_bodies import ConsumerConnection, ConsumeStats
+from rocketq.remoting.group_bodies import SubscriptionGroupConfig
+
+RETRY_PREFIX = "%RETRY%"
+
+
+async def _targets(admin: AsyncAdminClient, cluster: str | None, broker: str | None) -> list[str]:
+    if (cluster is None) == (broker is None):
+        raise click.UsageError("give exactly one of -c/--clusterName or -b/--brokerAddr")
+    if broker is not None:
+        return [broker]
+    assert cluster is not None
+    return list((await admin.master_addrs_of_cluster(cluster)).values())
+
+
+@click.command("updateSubGroup")
+@click.option("-g", "--groupName", "group", required=True)
+@click.option("-c", "--clusterName", "cluster", default=None)
+@click.option("-b", "--brokerAddr", "broker", default=None)
+@click.option("-s", "--consumeEnable", "consume_enable", type=bool, default=True)
+@click.option("-m", "--consumeFromMinEnable", "from_min", type=bool, default=True)
+@click.option("-d", "--consumeBroadcastEnable", "broadcast", type=bool, default=True)
+@click.option("-q", "--retryQueueNums", "retry_queues", type=int, default=1, show_default=True)
+@click.option("-r", "--retryMaxTimes", "retry_max", type=int, default=16, show_default=True)
+@admin_command
+def update_sub_group(
+    ctx: AdminContext,
+    group: str,
+    cluster: str | None,
+    broker: str | None,
+    consume_enable: bool,
+    from_min: bool,
+    broadcast: bool,
+    retry_queues: int,
+    retry_max: int,
+) -> None:
+    """Create a subscription group or change its settings.
+
+    \b
+    Example:
+      rocketq admin updateSubGroup -n 127.0.0.1:9876 -c DefaultCluster -g GroupA -r 3
+    """
+    config = SubscriptionGroupConfig(
+        group_name=group,
+        consume_enable=consume_enable,
+        consume_from_min_enable=from_min,
+        consume_broadcast_enable=broadcast,
+        retry_queue_nums=retry_queues,
+        retry_max_times=retry_max,
+    )
+
+    async def call(admin: AsyncAdminClient) -> list[str]:
+        addrs = await _targets(admin, cluster, broker)
+        for addr in addrs:
+            await admin.create_and_update_subscription_group_config(addr, config)
+        return addrs
+
+    for addr in ctx.run(call):
+        ctx.done(f"create subscription group to {addr} success.", {"broker": addr})
+
+
+@click.command("deleteSubGroup")
+@click.option("-g", "--groupName", "group", required=True)
+@click.option("-c", "--clusterName", "cluster", default=None)
+@click.option("-b", "--brokerAddr", "broker", default=None)
+@click.option("-r", "--removeOffset", "remove_offset", type=bool, default=False)
+@admin_command
+def delete_sub_group(
+    ctx: AdminContext, group: str, cluster: str | None, broker: str | None, remove_offset: bool
+) -> None:
+    """Delete a subscription group (and, with -r true, its offsets).
+
+    \b
+    Example:
+      rocketq admin deleteSubGroup -n 127.0.0.1:9876 -c DefaultCluster -g GroupA
+    """
+
+    async def call(admin: AsyncAdminClient) -> list[str]:
+        addrs = await _targets(admin, cluster, broker)
+        for addr in addrs:
+            await admin.delete_subscription_group(addr, group, remove_offset=remove_offset)
+        return addrs
+
+    for addr in ctx.run(call):
+        ctx.done(f"delete subscription group [{group}] from broker [{addr}] success.")
+
+
+def _progress_rows(
+    stats: ConsumeStats, owners: dict[tuple[str, str, int], str]
+) -> list[tuple[Any, ...]]:
+    rows = []
+    for mq, w in sorted(
+        stats.offset_table.items(), key=lambda kv: (kv[0].topic, kv[0].broker_name, kv[0].queue_id)
+    ):
+        rows.append(
+            (
+                mq.topic,
+                mq.broker_name,
+                mq.queue_id,
+                w.broker_offset,
+                w.consumer_offset,
+                owners.get((mq.topic, mq.broker_name, mq.queue_id)),
+                w.broker_offset - w.consumer_offset,
+                format_ms(w.last_timestamp),
+            )
+        )
+    return rows
+
+
+async def _queue_owners(admin: AsyncAdminClient, group: str) -> dict[tuple[str, str, int], str]:
+    """Which client address holds each queue (from the consumers' running info), as
+    mqadmin's #Client IP column; empty when no consumer of the group is online."""
+    owners: dict[tuple[str, str, int], str] = {}
+    try:
+        conn = await admin.examine_consumer_connection_info(group)
+    except ConsumerNotOnlineError:
+        return owners
+    for c in conn.connection_set:
+        try:
+            info = await admin.get_consumer_running_info(group, c.client_id)
+        except RocketQError:
+            continue
+        for mq in info.mq_table:
+            owners[(mq.topic, mq.broker_name, mq.queue_id)] = c.client_addr
+    return owners
+
+
+@click.command("consumerProgress")
+@click.option("-g", "--groupName", "group", default=None, help="Without it: every group.")
+@click.option("-t", "--topicName", "topic", default=None)
+@admin_command
+def consumer_progress(ctx: AdminContext, group: str | None, topic: str | None) -> None:
+    """A group's offsets against each queue's max: the lag (#Diff) per queue.
+
+    \b
+    Example:
+      rocketq admin consumerProgress -n 127.0.0.1:9876 -g GroupA
+    """
+    if group is not None:
+
+        async def one_group(
+            admin: AsyncAdminClient,
+        ) -> tuple[ConsumeStats, dict[tuple[str, str, int], str]]:
+            assert group is not None
+            return await admin.examine_consume_stats(group, topic), await _queue_owners(
+                admin, group
+            )
+
+        stats, owners = ctx.run(one_group)
+        headers = [
+            "#Topic",
+            "#Broker Name",
+            "#QID",
+            "#Broker Offset",
+            "#Consumer Offset",
+            "#Client IP",
+            "#Diff",
+            "#LastTime",
+        ]
+        if ctx.as_json:
+            ctx.json(
+                {
+                    "consumeTps": stats.consume_tps,
+                    "diffTotal": stats.compute_total_diff(),
+                    "queues": [
+                        dict(zip([h.lstrip("#") for h in headers], r, strict=True))
+                        for r in _progress_rows(stats, owners)
+                    ],
+                }
+            )
+            return
+        ctx.table(headers, _progress_rows(stats, owners))
+        click.echo("")
+        click.echo(f"Consume TPS: {stats.consume_tps:.2f}")
+        click.echo(f"Diff Total: {stats.compute_total_diff()}")
+        return
+
+    async def every_group(admin: AsyncAdminClient) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = []
+        for name in sorted(await admin.fetch_all_topic_list()):
+            if not name.startswith(RETRY_PREFIX):
+                continue
+            g = name[len(RETRY_PREFIX) :]
+            try:
+                stats = await admin.examine_consume_stats(g)
+            except ClientError:
+                continue
+            try:
+                conn = await admin.examine_consumer_connection_info(g)
+                count, model = len(conn.connection_set), conn.message_model
+                kind = conn.consume_type
+                version = max((c.version for c in conn.connection_set), default=None)
+            except ConsumerNotOnlineError:
+                count, model, kind, version = 0, None, None, None
+            rows.append(
+                (
+                    g,
+                    count,
+                    version,
+                    _name(kind),
+                    _name(model),
+                    stats.consume_tps,
+                    stats.compute_total_diff(),
+                )
+            )
+        return rows
+
+    ctx.table(
+        ["#Group", "#Count", "#Version", "#Type", "#Model", "#TPS", "#Diff Total"],
+        ctx.run(every_group),
+    )
+
+
+def _name(value: object) -> str | None:
+    return None if value is None else str(getattr(value, "name", value))
+
+
+@click.command("consumerConnection")
+@click.option("-g", "--consumerGroup", "group", required=True)
+@admin_command
+def consumer_connection(ctx: AdminContext, group: str) -> None:
+    """The group's live consumers and what they subscribe to.
+
+    \b
+    Example:
+      rocketq admin consumerConnection -n 127.0.0.1:9876 -g GroupA
+    """
+    conn: ConsumerConnection = ctx.run(lambda admin: admin.examine_consumer_connection_info(group))
+    if ctx.as_json:
+        ctx.json(conn.to_json())
+        return
+    ctx.table(
+        ["#ClientId", "#ClientAddr", "#Language", "#Version"],
+        [(c.client_id, c.client_addr, c.language, c.version) for c in conn.connection_set],
+    )
+    click.echo("\nBelow is subscription:")
+    ctx.table(
+        ["#Topic", "#SubExpression"],
+        [(t, s.sub_string) for t, s in sorted(conn.subscription_table.items())],
+    )
+    click.echo("")
+    click.echo(f"ConsumeType: {_name(conn.consume_type)}")
+    click.echo(f"MessageModel: {_name(conn.message_model)}")
+    click.echo(f"ConsumeFromWhere: {_name(conn.consume_from_where)}")
+
+
+@click.command("producerConnection")
+@click.option("-g", "--producerGroup", "group", required=True)
+@click.option("-t", "--topic", required=True)
+@admin_command
+def producer_connection(ctx: AdminContext, group: str, topic: str) -> None:
+    """The producers of a group connected to a topic's brokers.
+
+    \b
+    Example:
+      rocketq admin producerConnection -n 127.0.0.1:9876 -g ProducerGroupA -t TopicTest
+    """
+    conn = ctx.run(lambda admin: admin.examine_producer_connection_info(group, topic))
+    ctx.table(
+        ["#ClientId", "#ClientAddr", "#Language", "#Version"],
+        [(c.client_id, c.client_addr, c.language, c.version) for c in conn.connection_set],
+    )
+
+
+@click.command("consumerStatus")
+@click.option("-g", "--consumerGroup", "group", required=True)
+@click.option("-i", "--clientId", "client_id", default=None, help="One client (default: all).")
+@admin_command
+def consumer_status(ctx: AdminContext, group: str, client_id: str | None) -> None:
+    """Each consumer's running info: settings, queues it holds, consume rates.
+
+    \b
+    Example:
+      rocketq admin consumerStatus -n 127.0.0.1:9876 -g GroupA
+    """
+
+    async def call(admin: AsyncAdminClient) -> dict[str, Any]:
+        ids = (
+            [client_id]
+            if client_id
+            else [
+                c.client_id
+                for c in (await admin.examine_consumer_connection_info(group)).connection_set
+            ]
+        )
+        return {cid: await admin.get_consumer_running_info(group, cid) for cid in ids}
+
+    infos = ctx.run(call)
+    if ctx.as_json:
+        ctx.json({cid: info.to_json() for cid, info in infos.items()})
+        return
+    for cid, info in infos.items():
+        click.echo(f"#Consumer: {cid}")
+        ctx.pairs(sorted(info.properties.items()))
+        rows = [
+            (mq.topic, mq.broker_name, mq.queue_id, pq.commit_offset, pq.cached_msg_count)
+            for mq, pq in sorted(
+                info.mq_table.items(),
+                key=lambda kv: (kv[0].topic, kv[0].broker_name, kv[0].queue_id),
+            )
+        ]
+        click.echo("")
+        ctx.table(["#Topic", "#Broker Name", "#QID", "#Commit Offset", "#Cached Msgs"], rows)
+        click.echo("")
+
+
+@click.command("resetOffsetByTime")
+@click.option("-g", "--group", required=True)
+@click.option("-t", "--topic", required=True)
+@click.option(
+    "-s", "--timestamp", required=True, help="Epoch ms, 'now', or yyyy-MM-dd#HH:mm:ss:SSS."
+)
+@click.option(
+    "-f",
+    "--force",
+    type=bool,
+    default=True,
+    show_default=True,
+    help="Also move offsets forward past unconsumed messages.",
+)
+@admin_command
+def reset_offset_by_time(
+    ctx: AdminContext, group: str, topic: str, timestamp: str, force: bool
+) -> None:
+    """Move a group's offsets on a topic to the first message stored at or after a time.
+
+    \b
+    Example:
+      rocketq admin resetOffsetByTime -n 127.0.0.1:9876 -g GroupA -t TopicTest -s now
+    """
+    when = -1 if timestamp == "-1" else parse_timestamp(timestamp)
+    offsets = ctx.run(
+        lambda admin: admin.reset_offset_by_timestamp(topic, group, when, is_force=force)
+    )
+    ctx.table(
+        ["#brokerName", "#queueId", "#offset"],
+        [(mq.broker_name, mq.queue_id, off) for mq, off in offsets.items()],
+    )
+
+
+COMMANDS = [
+    update_sub_group,
+    delete_sub_group,
+    consumer_progress,
+    consumer_connection,
+    producer_connection,
+    consumer_status,
+    reset_offset_by_time,
+]

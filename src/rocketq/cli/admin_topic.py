@@ -1,0 +1,187 @@
+"""``rocketq admin`` topic commands: updateTopic, deleteTopic, topicList, topicRoute, topicStatus,
+topicClusterList (mqadmin's names and short options)."""
+
+from __future__ import annotations
+
+import click
+
+from rocketq.admin import AsyncAdminClient
+from rocketq.cli.admin_context import AdminContext, admin_command, format_ms
+from rocketq.common.topic_config import TopicConfig
+
+PERM_READ_WRITE = 6
+
+
+@click.command("updateTopic")
+@click.option("-t", "--topic", required=True, help="Topic name.")
+@click.option("-c", "--clusterName", "cluster", default=None, help="Create on every master of it.")
+@click.option("-b", "--brokerAddr", "broker_addr", default=None, help="Create on this broker.")
+@click.option("-r", "--readQueueNums", "read_queues", type=int, default=8, show_default=True)
+@click.option("-w", "--writeQueueNums", "write_queues", type=int, default=8, show_default=True)
+@click.option(
+    "-p",
+    "--perm",
+    type=int,
+    default=PERM_READ_WRITE,
+    show_default=True,
+    help="2 read, 4 write, 6 both.",
+)
+@click.option("-o", "--order", type=bool, default=False, show_default=True, help="Ordered topic.")
+@admin_command
+def update_topic(
+    ctx: AdminContext,
+    topic: str,
+    cluster: str | None,
+    broker_addr: str | None,
+    read_queues: int,
+    write_queues: int,
+    perm: int,
+    order: bool,
+) -> None:
+    """Create a topic or change its queues and permission.
+
+    \b
+    Example:
+      rocketq admin updateTopic -n 127.0.0.1:9876 -c DefaultCluster -t TopicTest -r 4 -w 4
+    """
+    if (cluster is None) == (broker_addr is None):
+        raise click.UsageError("give exactly one of -c/--clusterName or -b/--brokerAddr")
+    config = TopicConfig(
+        topic_name=topic,
+        read_queue_nums=read_queues,
+        write_queue_nums=write_queues,
+        perm=perm,
+        order=order,
+    )
+
+    async def call(admin: AsyncAdminClient) -> list[str]:
+        if broker_addr is not None:
+            await admin.create_and_update_topic_config(broker_addr, config)
+            return [broker_addr]
+        assert cluster is not None
+        return await admin.create_and_update_topic_config_in_cluster(cluster, config)
+
+    for addr in ctx.run(call):
+        ctx.done(f"create topic to {addr} success.", {"broker": addr, "topic": topic})
+
+
+@click.command("deleteTopic")
+@click.option("-t", "--topic", required=True)
+@click.option("-c", "--clusterName", "cluster", required=True)
+@admin_command
+def delete_topic(ctx: AdminContext, topic: str, cluster: str) -> None:
+    """Delete a topic from every master of a cluster and from the name servers.
+
+    \b
+    Example:
+      rocketq admin deleteTopic -n 127.0.0.1:9876 -c DefaultCluster -t TopicTest
+    """
+    ctx.run(lambda admin: admin.delete_topic(topic, cluster))
+    ctx.done(f"delete topic [{topic}] from cluster [{cluster}] success.")
+
+
+@click.command("topicList")
+@click.option(
+    "-c",
+    "--clusterModel",
+    "with_cluster",
+    is_flag=True,
+    help="Also print each topic's cluster and consumer groups.",
+)
+@admin_command
+def topic_list(ctx: AdminContext, with_cluster: bool) -> None:
+    """List the topics the name servers know.
+
+    \b
+    Example:
+      rocketq admin topicList -n 127.0.0.1:9876
+    """
+    if not with_cluster:
+        topics = sorted(ctx.run(lambda admin: admin.fetch_all_topic_list()))
+        if ctx.as_json:
+            ctx.json(topics)
+        else:
+            for name in topics:
+                click.echo(name)
+        return
+
+    async def call(admin: AsyncAdminClient) -> list[tuple[str, str, str]]:
+        rows = []
+        info = await admin.examine_broker_cluster_info()
+        for cluster in sorted(info.cluster_addr_table):
+            for topic in sorted(await admin.fetch_topics_by_cluster(cluster)):
+                try:
+                    groups = (await admin.query_topic_consume_by_who(topic)).group_list
+                except Exception:  # a topic without a route answers nothing here
+                    groups = []
+                for group in groups or [""]:
+                    rows.append((cluster, topic, group))
+        return rows
+
+    ctx.table(["#Cluster Name", "#Topic", "#Consumer Group"], ctx.run(call))
+
+
+@click.command("topicRoute")
+@click.option("-t", "--topic", required=True)
+@admin_command
+def topic_route(ctx: AdminContext, topic: str) -> None:
+    """Print a topic's route (its brokers and queues) as JSON, as mqadmin does.
+
+    \b
+    Example:
+      rocketq admin topicRoute -n 127.0.0.1:9876 -t TopicTest
+    """
+    route = ctx.run(lambda admin: admin.examine_topic_route_info(topic))
+    ctx.json(route.to_json())
+
+
+@click.command("topicStatus")
+@click.option("-t", "--topic", required=True)
+@admin_command
+def topic_status(ctx: AdminContext, topic: str) -> None:
+    """Each queue's min and max offset and last update time.
+
+    \b
+    Example:
+      rocketq admin topicStatus -n 127.0.0.1:9876 -t TopicTest
+    """
+    stats = ctx.run(lambda admin: admin.examine_topic_stats(topic))
+    rows = [
+        (
+            mq.broker_name,
+            mq.queue_id,
+            off.min_offset,
+            off.max_offset,
+            format_ms(off.last_update_timestamp),
+        )
+        for mq, off in sorted(
+            stats.offset_table.items(), key=lambda kv: (kv[0].broker_name, kv[0].queue_id)
+        )
+    ]
+    ctx.table(["#Broker Name", "#QID", "#Min Offset", "#Max Offset", "#Last Updated"], rows)
+
+
+@click.command("topicClusterList")
+@click.option("-t", "--topic", required=True)
+@admin_command
+def topic_cluster_list(ctx: AdminContext, topic: str) -> None:
+    """The clusters a topic's brokers belong to.
+
+    \b
+    Example:
+      rocketq admin topicClusterList -n 127.0.0.1:9876 -t TopicTest
+    """
+
+    async def call(admin: AsyncAdminClient) -> list[str]:
+        route = await admin.examine_topic_route_info(topic)
+        return sorted({b.cluster for b in route.broker_datas})
+
+    clusters = ctx.run(call)
+    if ctx.as_json:
+        ctx.json(clusters)
+    else:
+        for name in clusters:
+            click.echo(name)
+
+
+COMMANDS = [update_topic, delete_topic, topic_list, topic_route, topic_status, topic_cluster_list]

@@ -1,0 +1,32 @@
+"""DataVersion: a counter bumped on every change of a table, and when (RocketMQ 4.x).
+
+The broker keeps one for its topic table (sent with every registration, persisted in
+``topics.json``) and one for its subscription groups; the name server compares them to tell
+whether a registration changed anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Self
+
+from rocketq.common.clock import now_ms
+from rocketq.common.json_body import JsonBody, as_int
+
+
+@dataclass(slots=True, kw_only=True)
+class DataVersion(JsonBody):
+    timestamp: int = 0
+    counter: int = 0
+
+    def next_version(self, timestamp_ms: int | None = None) -> None:
+        """After a change: counter + 1, timestamp = now (or ``timestamp_ms``)."""
+        self.counter += 1
+        self.timestamp = now_ms() if timestamp_ms is None else timestamp_ms
+
+    def to_json(self) -> dict[str, Any]:
+        return {"counter": self.counter, "timestamp": self.timestamp}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Self:
+        return cls(timestamp=as_int(obj, "timestamp"), counter=as_int(obj, "counter"))

@@ -1,0 +1,72 @@
+"""The dashboard's ASGI app: Starlette routes, Jinja2 pages, Chart.js charts.
+
+``create_app(namesrv_addr)`` builds it; one ``AsyncAdminClient`` (opened in the lifespan) serves
+every page, so the dashboard sees exactly what ``rocketq admin`` and users' code see. Pages are
+rendered on the server; ``static/app.js`` only polls the JSON endpoints for the charts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from rocketq.dashboard import api, pages
+from rocketq.dashboard.board import Dashboard
+from rocketq.errors import RocketQError
+
+HERE = Path(__file__).parent
+
+
+def create_app(namesrv_addr: str, *, timeout_s: float = 5.0) -> Starlette:
+    board = Dashboard(namesrv_addr, timeout_s=timeout_s)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await board.close()
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        """A refused or unreachable server: the page says why (JSON for the API), status 502."""
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=502)
+        return board.render("error.html", 502, error=f"{type(exc).__name__}: {exc}")
+
+    def bind(handler: Any) -> Any:
+        async def endpoint(request: Request) -> Response:
+            result: Response = await handler(board, request)
+            return result
+
+        return endpoint
+
+    routes = [
+        Route("/", lambda request: RedirectResponse("/cluster")),
+        Route("/cluster", bind(pages.cluster)),
+        Route("/broker", bind(pages.broker)),
+        Route("/topics", bind(pages.topics), methods=["GET", "POST"]),
+        Route("/topic", bind(pages.topic)),
+        Route("/topic/send", bind(pages.topic_send), methods=["POST"]),
+        Route("/groups", bind(pages.groups)),
+        Route("/group", bind(pages.group)),
+        Route("/group/reset", bind(pages.group_reset), methods=["POST"]),
+        Route("/group/resend", bind(pages.group_resend), methods=["POST"]),
+        Route("/messages", bind(pages.messages)),
+        Route("/message", bind(pages.message)),
+        Route("/api/tps", bind(api.tps)),
+        Route("/api/lag", bind(api.lag)),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={RocketQError: on_error, ValueError: on_error, OSError: on_error},
+    )

@@ -1,0 +1,65 @@
+"""RpcLatencyStats: how long each request code took to answer, by response code, kept as the
+bucket counts of RocketMQ 5's ``rocketmq_rpc_latency`` histogram (RemotingMetricsManager).
+
+A server's response listener feeds it; the Prometheus collectors of the broker and the name
+server read ``snapshot()`` at scrape time, so nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from rocketq.remoting.command import RemotingCommand
+
+# upper bounds in milliseconds (RemotingMetricsManager's rpc latency view)
+RPC_LATENCY_BUCKETS_MS = (1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 1000.0, 2000.0, 3000.0, 10000.0)
+
+
+@dataclass(slots=True)
+class LatencyHistogram:
+    """Cumulative-later bucket counts (one count per bucket, +Inf last) and the sum in ms."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * (len(RPC_LATENCY_BUCKETS_MS) + 1))
+    sum_ms: float = 0.0
+
+    def observe(self, value_ms: float) -> None:
+        index = len(RPC_LATENCY_BUCKETS_MS)
+        for i, bound in enumerate(RPC_LATENCY_BUCKETS_MS):
+            if value_ms <= bound:
+                index = i
+                break
+        self.counts[index] += 1
+        self.sum_ms += value_ms
+
+    def cumulative(self) -> list[tuple[str, int]]:
+        """(le, cumulative count) pairs as a Prometheus histogram exposes them."""
+        total, out = 0, []
+        for bound, count in zip((*RPC_LATENCY_BUCKETS_MS, float("inf")), self.counts, strict=True):
+            total += count
+            out.append(("+Inf" if bound == float("inf") else repr(bound), total))
+        return out
+
+    def copy(self) -> LatencyHistogram:
+        return LatencyHistogram(list(self.counts), self.sum_ms)
+
+
+class RpcLatencyStats:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_code: dict[tuple[int, int], LatencyHistogram] = {}
+
+    def on_response(
+        self, request: RemotingCommand, response: RemotingCommand, elapsed_s: float
+    ) -> None:
+        key = (request.code, response.code)
+        with self._lock:
+            histogram = self._by_code.get(key)
+            if histogram is None:
+                histogram = self._by_code[key] = LatencyHistogram()
+            histogram.observe(elapsed_s * 1000.0)
+
+    def snapshot(self) -> dict[tuple[int, int], LatencyHistogram]:
+        """(request code, response code) -> a copy of its histogram."""
+        with self._lock:
+            return {key: h.copy() for key, h in self._by_code.items()}

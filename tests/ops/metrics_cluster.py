@@ -1,0 +1,123 @@
+"""A name server and a broker with their /metrics on (metricsExporterType=PROM, port 0), and
+traffic through them: messages produced, a group that consumed some of them, then more sent."""
+
+from __future__ import annotations
+
+import contextlib
+import urllib.request
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from rocketq.broker.controller import BrokerController
+from rocketq.client import ConsumeStatus, Message
+from rocketq.client.aio import Producer, PushConsumer
+from rocketq.common.message import MessageExt
+from rocketq.namesrv.config import NamesrvConfig
+from rocketq.namesrv.server import NamesrvController, start_namesrv
+from rocketq.testing.broker import run_broker
+from rocketq.testing.wait import until
+from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE
+
+TOPIC = "MetricsTopic"
+GROUP = "MetricsGroup"
+CONSUMED = 5
+BEHIND = 3
+
+
+@dataclass
+class MetricsCluster:
+    namesrv: NamesrvController
+    broker: BrokerController
+
+    @property
+    def broker_metrics_url(self) -> str:
+        assert self.broker.metrics_exporter is not None
+        return str(self.broker.metrics_exporter.url)
+
+    @property
+    def namesrv_metrics_url(self) -> str:
+        assert self.namesrv.metrics_exporter is not None
+        return self.namesrv.metrics_exporter.url
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """(sample name, sorted labels) -> value of every sample at ``url``."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def sample(
+    samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str
+) -> float:
+    found = [
+        v for (n, ls), v in samples.items() if n == name and labels.items() <= dict(ls).items()
+    ]
+    assert len(found) == 1, (name, labels, found)
+    return found[0]
+
+
+async def send(namesrv_addr: str, count: int) -> None:
+    async with Producer("MetricsProducer", namesrv_addr=namesrv_addr, **FAST_CLIENT) as producer:
+        for i in range(count):
+            await producer.send(Message(TOPIC, f"m{i}".encode()))
+
+
+@contextlib.asynccontextmanager
+async def metrics_cluster(tmp: Path) -> AsyncIterator[MetricsCluster]:
+    config = NamesrvConfig(metrics_exporter_type="PROM", metrics_prom_exporter_port=0)
+    namesrv = await start_namesrv(config=config)
+    try:
+        async with run_broker(
+            tmp / "store",
+            namesrv_addr=namesrv.addr,
+            store_properties=dict(SMALL_STORE),
+            metrics_exporter_type="PROM",
+            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_port=0,
+        ) as broker:
+            cluster = MetricsCluster(namesrv, broker)
+            await traffic(cluster)
+            yield cluster
+    finally:
+        await namesrv.shutdown()
+
+
+async def traffic(cluster: MetricsCluster) -> None:
+    from rocketq.broker.topic_config import TopicConfig
+
+    broker = cluster.broker
+    broker.topic_config_manager.update_topic_config(
+        TopicConfig(topic_name=TOPIC, read_queue_nums=1, write_queue_nums=1)
+    )
+    await broker.register_broker_all()
+    await send(cluster.namesrv.addr, CONSUMED)
+    got: list[MessageExt] = []
+
+    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
+        got.extend(msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    consumer = PushConsumer(
+        GROUP,
+        namesrv_addr=cluster.namesrv.addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        **FAST_CONSUMER,
+    )
+    consumer.subscribe(TOPIC, "*")
+    consumer.register_message_listener(listener)
+    await consumer.start()
+    try:
+        assert await until(lambda: len(got) == CONSUMED, 30)
+        offsets = broker.consumer_offset_manager
+        assert await until(lambda: offsets.query_offset(GROUP, TOPIC, 0) == CONSUMED, 30)
+    finally:
+        await consumer.shutdown()
+    await send(cluster.namesrv.addr, BEHIND)
