@@ -18,7 +18,8 @@ from rocketq.broker.controller import BrokerController
 from rocketq.client import Message
 from rocketq.client.aio import Producer
 from rocketq.client.status import SendStatus
-from rocketq.common.message_decoder import decode_message, decode_message_id
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.message_id import decode_message_id
 from rocketq.errors import RocketQError
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore

@@ -36,7 +36,7 @@ from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
-from rocketq.remoting.route_data import MASTER_ID
+from rocketq.remoting.topic_route import MASTER_ID
 from rocketq.store.config import BrokerRole
 from rocketq.store.results import GetMessageResult, GetMessageStatus
 
@@ -266,6 +266,7 @@ def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCo
         ext_fields=header.to_ext_fields(),
         body=b"".join(result.message_buffers),
     )
+
 
 def _error(code: int, remark: str) -> RemotingCommand:
     return RemotingCommand.create_response(code, remark)

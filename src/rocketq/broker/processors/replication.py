@@ -9,19 +9,15 @@ GET_ALL_TOPIC_CONFIG (21) is the admin processor's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.config_manager import to_fastjson
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
-
 
 class ReplicationAdminProcessor:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
 
     def register(self) -> None:
@@ -46,7 +42,8 @@ class ReplicationAdminProcessor:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, "No delay offset in this broker"
             )
-        body = to_fastjson(service.encode()).encode()
+        table = dict(sorted(service.offset_table.items()))  # delayOffset.json's content
+        body = to_fastjson({"offsetTable": table}).encode()
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
 
     async def get_all_subscription_group(

@@ -157,6 +157,14 @@ class BrokerFinder(Protocol):
 
     async def find_broker_addr_or_refresh(self, broker_name: str, topic: str) -> str: ...
 
+    def find_broker_address_in_subscribe(
+        self, broker_name: str, broker_id: int = 0, *, only_this_broker: bool = False
+    ) -> tuple[str, bool] | None: ...
+
+    async def find_broker_addr_in_subscribe_or_refresh(
+        self, broker_name: str, topic: str, broker_id: int = 0
+    ) -> tuple[str, bool]: ...
+
 
 class RemoteBrokerOffsetStore(OffsetTable):
     def __init__(self, instance: BrokerFinder, group: str) -> None:

@@ -15,7 +15,7 @@ from rocketq.common.message_decoder import decode_messages
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.common.subscription import SubscriptionData, is_tag_matched
 from rocketq.remoting.headers import PullMessageRequestHeader
-from rocketq.remoting.route_data import MASTER_ID
+from rocketq.remoting.topic_route import MASTER_ID
 
 
 async def pull_kernel(
