@@ -96,3 +96,50 @@ async def test_slave_killed_10_times_under_load_ends_with_every_acked_message(
         f"HA slave kill loop: {CYCLES} cycles, {len(ledger.acked)} acknowledged, "
         f"not SEND_OK: {dict(ledger.not_ok)}, lost 0, {end} bytes byte-identical"
     )
+
+
+async def test_a_stopped_slave_turns_sends_into_flush_slave_timeout_never_send_ok(
+    tmp_path: Path,
+) -> None:
+    import os
+    import signal
+
+    ledger = Ledger()
+    async with run_namesrv() as ns:
+        m_conf = {**master_conf(tmp_path / "master", ns.addr), "syncFlushTimeout": "500"}
+        s_conf = slave_conf(tmp_path / "slave", m_conf)
+        master = BrokerProcess(tmp_path / "m-proc", m_conf)
+        slave = BrokerProcess(tmp_path / "s-proc", s_conf)
+        await asyncio.to_thread(master.start)
+        await asyncio.to_thread(slave.start)
+        try:
+            async with Producer("pg", namesrv_addr=ns.addr, **FAST_PRODUCER) as producer:
+                stop = asyncio.Event()
+                load = asyncio.create_task(send_until(producer, ledger, stop, "p", workers=2))
+                assert await until(lambda: len(ledger.acked) > 50, 30)
+                assert slave.proc is not None
+                os.kill(slave.proc.pid, signal.SIGSTOP)  # alive, linked, silent
+                try:
+                    await asyncio.sleep(0.3)  # sends in flight at the stop settle
+                    frozen = len(ledger.acked)
+                    await asyncio.sleep(2.0)
+                    assert len(ledger.acked) == frozen  # nothing acknowledged meanwhile
+                    assert ledger.not_ok["FLUSH_SLAVE_TIMEOUT"] > 0
+                finally:
+                    os.kill(slave.proc.pid, signal.SIGCONT)
+                n = len(ledger.acked)
+                assert await until(lambda: len(ledger.acked) > n + 20, 30)  # back to SEND_OK
+                stop.set()
+                await asyncio.wait_for(load, 30)
+        finally:
+            slave.stop()
+            master.stop()
+    s_store = open_stopped_store(s_conf)
+    try:
+        assert missing_in_store(s_store, ledger.acked) == []
+    finally:
+        s_store.shutdown()
+    print(
+        f"HA slave stopped: {len(ledger.acked)} acknowledged, "
+        f"not SEND_OK: {dict(ledger.not_ok)}, lost 0"
+    )
