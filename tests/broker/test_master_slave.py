@@ -214,3 +214,46 @@ async def test_a_slave_without_slave_read_enable_sends_consumers_back_to_the_mas
         assert response.ext_fields["suggestWhichBrokerId"] == "0"
         assert not response.body
         assert (await pull(g.master.broker_addr)).ext_fields["suggestWhichBrokerId"] == "0"
+
+
+async def test_our_consumer_follows_the_suggestion_and_pulls_from_the_slave(
+    tmp_path: Path,
+) -> None:
+    from rocketq.client import ConsumeStatus
+    from rocketq.client.aio import PushConsumer
+    from tests.client.conftest import FAST_CONSUMER
+
+    beyond = {"accessMessageInMemoryMaxRatio": "0"}
+    async with master_and_slave(tmp_path, BrokerRole.SYNC_MASTER, master_store=beyond) as g:
+        g.master.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name="T", read_queue_nums=1, write_queue_nums=1)
+        )
+        await g.master.register_broker_all()
+        async with Producer("pg", namesrv_addr=g.namesrv.addr, **FAST_CLIENT) as producer:
+            for i in range(40):
+                assert (await producer.send(Message("T", b"%d" % i))).status is SendStatus.SEND_OK
+        assert await until(lambda: "T" in g.slave.topic_config_manager.topic_config_table, 10)
+        got: list[bytes] = []
+
+        def listener(msgs: list[object]) -> ConsumeStatus:
+            got.extend(m.body for m in msgs)  # type: ignore[attr-defined]
+            return ConsumeStatus.CONSUME_SUCCESS
+
+        consumer = PushConsumer(
+            "G",
+            namesrv_addr=g.namesrv.addr,
+            consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+            pull_batch_size=4,
+            **FAST_CONSUMER,
+        )
+        consumer.subscribe("T", "*")
+        consumer.register_message_listener(listener)
+        await consumer.start()
+        try:
+            assert await until(lambda: len(got) >= 40, 30)
+        finally:
+            await consumer.shutdown()
+        assert sorted(got) == sorted(b"%d" % i for i in range(40))
+        # the master suggested broker 1 after its first answer: the slave served pulls too
+        assert g.slave.broker_stats_manager.get_message_times_total_found > 0
+        assert g.master.broker_stats_manager.get_message_times_total_found > 0
