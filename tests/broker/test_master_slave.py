@@ -257,3 +257,15 @@ async def test_our_consumer_follows_the_suggestion_and_pulls_from_the_slave(
         # the master suggested broker 1 after its first answer: the slave served pulls too
         assert g.slave.broker_stats_manager.get_message_times_total_found > 0
         assert g.master.broker_stats_manager.get_message_times_total_found > 0
+
+
+async def test_a_slave_refuses_topic_changes_they_come_from_its_master(tmp_path: Path) -> None:
+    from tests.e2e.ha_support import create_topic
+
+    async with master_and_slave(tmp_path, BrokerRole.ASYNC_MASTER) as g:
+        with pytest.raises(AssertionError, match="from master broker"):
+            await create_topic([g.slave.broker_addr], "OnSlave")
+        assert "OnSlave" not in g.slave.topic_config_manager.topic_config_table
+        await create_topic([g.master.broker_addr], "OnMaster")
+        topics = g.slave.topic_config_manager.topic_config_table
+        assert await until(lambda: "OnMaster" in topics, 10)
