@@ -83,6 +83,9 @@ class StoreConfig:
     ha_slave_fallbehind_max: int = 256 * 1024 * 1024
     ha_master_address: str = ""  # host:port of the master's HA port; "" = from the name server
     access_message_in_memory_max_ratio: int = 40
+    # CleanCommitLogService thresholds (5.x MessageStoreConfig; 4.x system properties)
+    disk_space_warning_level_ratio: int = 90
+    disk_space_clean_forcibly_ratio: int = 85
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
     clock_ms: Callable[[], int] = field(default=now_ms, compare=False, repr=False)
 
@@ -115,6 +118,9 @@ class StoreConfig:
             raise ConfigError(f"delete_when must be hours separated by ';': {self.delete_when!r}")
         ratio = min(95, max(10, self.disk_max_used_space_ratio))
         object.__setattr__(self, "disk_max_used_space_ratio", ratio)
+        for name in ("disk_space_warning_level_ratio", "disk_space_clean_forcibly_ratio"):
+            if not 10 <= getattr(self, name) <= 100:
+                raise ConfigError(f"{name} must be in 10..100, got {getattr(self, name)}")
         self.delay_level_table_ms()  # validates
 
     # ------------------------------------------------------------------ derived values
@@ -201,6 +207,8 @@ STORE_KEYS: dict[str, str] = {
     "haSlaveFallbehindMax": "ha_slave_fallbehind_max",
     "haMasterAddress": "ha_master_address",
     "accessMessageInMemoryMaxRatio": "access_message_in_memory_max_ratio",
+    "diskSpaceWarningLevelRatio": "disk_space_warning_level_ratio",
+    "diskSpaceCleanForciblyRatio": "disk_space_clean_forcibly_ratio",
 }
 
 

@@ -118,9 +118,13 @@ class AcceptSocketService(ServiceThread):
 
     def begin_accept(self) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.service.config.ha_listen_host, self.service.config.ha_listen_port))
-        sock.listen(64)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.service.config.ha_listen_host, self.service.config.ha_listen_port))
+            sock.listen(64)
+        except OSError:
+            sock.close()
+            raise
         sock.settimeout(0.2)
         self._sock = sock
         self.port = sock.getsockname()[1]
