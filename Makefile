@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 STORE ?= $(HOME)/store
+ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 
-.PHONY: run test lint typecheck bench clean venv system-deps
+.PHONY: run test lint typecheck bench clean venv system-deps interop-js
 
 venv: $(STAMP)
 
@@ -18,7 +19,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/rocketq server --store $(STORE) --metrics-port 5557 --dashboard-port 8080
 
-test: lint system-deps
+test: lint system-deps $(ALI_ONS)
 	$(BIN)/python -m pytest -q
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
@@ -46,6 +47,17 @@ bench: $(STAMP)
 	$(BIN)/python bench/broker_bench.py
 	$(BIN)/python bench/client_bench.py --count 8000 --size 256
 	$(BIN)/python bench/ha_bench.py
+
+# ali-ons (npm) for tests/interop/test_ali_ons.py; node and npm come from apt where missing
+interop-js: $(ALI_ONS)
+
+$(ALI_ONS): tests/interop/js/package.json
+	@command -v npm >/dev/null 2>&1 || { \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  $$sudo apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -q --no-install-recommends nodejs npm; }
+	cd tests/interop/js && npm install --no-package-lock --no-audit --no-fund --loglevel=error
+	touch $(ALI_ONS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

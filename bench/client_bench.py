@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocketq.remoting import event_loop
+
 BENCH = Path(__file__).resolve()
 ROOT = BENCH.parents[1]
 
@@ -41,7 +43,7 @@ def serve(store: str) -> None:
             print(json.dumps({"namesrv": ns.addr}), flush=True)
             await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
-    asyncio.run(run())
+    event_loop.run(run())
 
 
 # ---------------------------------------------------------------------- client processes
@@ -101,7 +103,7 @@ def ours_send_asyncio(args: argparse.Namespace) -> float:
             await asyncio.gather(*(work(n) for n in split(args.count, args.threads)))
             return time.perf_counter() - start
 
-    return asyncio.run(run())
+    return event_loop.run(run())
 
 
 def cpp_send(args: argparse.Namespace) -> float:

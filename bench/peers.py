@@ -1,9 +1,16 @@
 """Servers for bench/broker_bench.py, each a child process on 127.0.0.1 with a private data dir.
 
-``ensure_installed`` installs what a fresh machine lacks: ``redis-server`` and
-``rabbitmq-server`` from Debian's packages (apt-get) and the Python clients ``redis`` and
-``aio-pika`` from PyPI. Every server is started in its own session and stopped by killing
-that process group by PID, so nothing outlives the bench.
+``ensure_installed`` installs what a fresh machine lacks: ``redis-server``,
+``rabbitmq-server`` and ``nats-server`` from Debian's packages (apt-get) and the Python
+clients ``redis``, ``aio-pika`` and ``nats-py`` from PyPI. Every server is started in its own
+session and stopped by killing that process group by PID, so nothing outlives the bench.
+``Server.cpu_s`` and ``Server.rss_anon_mb`` read the server's whole process group from
+``/proc`` (RabbitMQ's beam runs as a child of its start script).
+
+Durability, as each system's users run it: rocketq ASYNC_FLUSH (RocketMQ's default) and a
+SYNC_FLUSH broker for the group-commit row; Redis AOF with ``appendfsync everysec``; NATS
+JetStream file storage with the server's default sync; RabbitMQ durable queues, persistent
+messages and publisher confirms.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ def ensure_installed(systems: list[str]) -> None:
     debs = []
     if "redis" in systems and shutil.which("redis-server") is None:
         debs.append("redis-server")
+    if "nats" in systems and shutil.which("nats-server") is None:
+        debs.append("nats-server")
     if "rabbitmq" in systems and not os.path.exists(RABBIT_BIN):
         debs.append("rabbitmq-server")
     if debs:
@@ -40,6 +49,7 @@ def ensure_installed(systems: list[str]) -> None:
         for system, pkg, module in (
             ("redis", "redis", "redis"),
             ("rabbitmq", "aio-pika", "aio_pika"),
+            ("nats", "nats-py", "nats"),
         )
         if system in systems and importlib.util.find_spec(module) is None
     ]
@@ -65,11 +75,44 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float) ->
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s}s")
 
 
+def _group_pids(pgid: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid:  # field 5 of stat: pgrp
+                    pids.append(int(entry))
+    return pids
+
+
 @dataclass
 class Server:
     name: str
     port: int
     proc: subprocess.Popen[bytes]
+    namesrv_port: int = 0
+
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of every process in the server's group."""
+        ticks = 0
+        for pid in _group_pids(self.proc.pid):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def rss_anon_mb(self) -> float:
+        """RssAnon of the server's process group, in MB."""
+        kib = 0
+        for pid in _group_pids(self.proc.pid):
+            with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        kib += int(line.split()[1])
+        return kib / 1024
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -104,9 +147,43 @@ def rocketq_server(data_dir: str) -> Iterator[Server]:
         "--host", "127.0.0.1",
     ]  # fmt: skip
     proc = _spawn(args, os.path.join(data_dir, "rocketq.log"))
-    server = Server("rocketq", broker_port, proc)
+    server = Server("rocketq", broker_port, proc, ns_port)
     try:
         wait_for_port(broker_port, proc, START_TIMEOUT_S)
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def rocketq_sync_flush_broker(data_dir: str) -> Iterator[Server]:
+    """``rocketq broker`` with ``flushDiskType=SYNC_FLUSH`` (group commit), no name server."""
+    port = free_port()
+    conf = os.path.join(data_dir, "broker.conf")
+    with open(conf, "w") as f:
+        f.write(f"listenPort={port}\nbrokerIP1=127.0.0.1\nflushDiskType=SYNC_FLUSH\n")
+    rocketq = os.path.join(os.path.dirname(sys.executable), "rocketq")
+    args = [rocketq, "broker", "-c", conf, "--store", os.path.join(data_dir, "store")]
+    proc = _spawn(args, os.path.join(data_dir, "rocketq-sync.log"))
+    server = Server("rocketq-sync", port, proc)
+    try:
+        wait_for_port(port, proc, START_TIMEOUT_S)
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def nats_server(data_dir: str) -> Iterator[Server]:
+    """nats-server with JetStream, file storage in a private directory."""
+    port = free_port()
+    d = os.path.join(data_dir, "nats")
+    os.makedirs(d)
+    args = ["nats-server", "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", d]
+    proc = _spawn(args, os.path.join(data_dir, "nats.log"))
+    server = Server("nats", port, proc)
+    try:
+        wait_for_port(port, proc, START_TIMEOUT_S)
         yield server
     finally:
         server.stop()

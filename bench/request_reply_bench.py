@@ -13,7 +13,6 @@ QUERY_MESSAGE by key). Each row: count, p50 and p99 in ms, one JSON line. Bounde
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
 import tempfile
@@ -28,6 +27,7 @@ from rocketq.client.aio import Producer, PushConsumer
 from rocketq.client.aio.request_reply import create_reply_message
 from rocketq.common.message import MessageExt
 from rocketq.common.topic_config import TopicConfig
+from rocketq.remoting import event_loop
 from rocketq.testing.broker import run_broker, run_namesrv
 
 FAST = {"poll_name_server_interval_s": 1.0, "heartbeat_broker_interval_s": 1.0}
@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=500)
     parser.add_argument("--max-seconds", type=float, default=120.0)
     args = parser.parse_args()
-    asyncio.run(run(args.count, args.max_seconds))
+    event_loop.run(run(args.count, args.max_seconds))
 
 
 if __name__ == "__main__":

@@ -229,5 +229,6 @@ def for_code(code: int, remark: str = "") -> BrokerResponseError:
 
 
 class FilterExpressionError(RocketQError, ValueError):
-    """A subscription expression does not parse (FilterAPI's "subString split error");
-    the client raises it, the broker answers SUBSCRIPTION_PARSE_FAILED with its reason."""
+    """A subscription expression (TAG or SQL92) does not parse (FilterAPI's "subString
+    split error", RocketMQ's MQFilterException); the client raises it, the broker answers
+    SUBSCRIPTION_PARSE_FAILED with its reason."""

@@ -5,6 +5,7 @@ import threading
 import time
 
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
+from rocketq.broker.property_filter import build_subscription_data, message_filter_of
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
@@ -107,3 +108,25 @@ async def test_closed_channel_drops_its_held_pull_and_shutdown_answers_the_rest(
     finally:
         await a.client.shutdown()
         await b.client.shutdown()
+
+
+async def test_held_sql92_pull_wakes_only_for_a_message_whose_properties_match(
+    server: RemotingServer,
+) -> None:
+    sql = message_filter_of(build_subscription_data("T", "region = 'eu'", 1, "SQL92"))
+    woken = Woken()
+    hold = PullRequestHoldService(woken)
+    link = await connect(server)
+    try:
+        pull = held_pull(link, offset=5, timeout_ms=15_000)
+        pull.matches_tags_code = sql.is_matched_by_consume_queue
+        pull.matches_properties = sql.is_matched_by_properties
+        hold.suspend_pull_request(pull)
+        assert hold.notify_message_arriving("T", 0, 6, 123, {"region": "us"}) == 0
+        assert hold.held_count == 1
+        assert hold.notify_message_arriving("T", 0, 7, 123, {"region": "eu"}) == 1
+        got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
+        assert got is pull
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()

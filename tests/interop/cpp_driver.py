@@ -113,7 +113,9 @@ def produce(args: argparse.Namespace) -> None:
                 )
             except Exception as exc:  # the scenario reports, the test decides
                 emit(event="send_error", i=i, error=f"{type(exc).__name__}: {exc}")
-        if args.oneway:
+        if args.oneway and args.hold_until_stdin_closes:
+            sys.stdin.read()  # the test closes stdin once the broker has stored every frame
+        elif args.oneway:
             time.sleep(1.0)  # oneway frames leave on the client's own thread
     finally:
         producer.shutdown()
@@ -190,6 +192,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--max-size", type=int, default=0)
     parser.add_argument("--send-timeout-ms", type=int, default=3000)
     parser.add_argument("--oneway", action="store_true")
+    parser.add_argument("--hold-until-stdin-closes", action="store_true")
     parser.add_argument("--orderly", action="store_true")
     parser.add_argument("--order-keys", type=int, default=2)
     parser.add_argument("--expr", default="*")

@@ -66,6 +66,7 @@ async def start_driver(home: Path, *args: str) -> DriverRun:
         sys.executable,
         str(DRIVER),
         *args,
+        stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
         env=env,

@@ -355,3 +355,52 @@ def test_heartbeat_data_round_trips(
         ],
     )
     assert HeartbeatData.decode(data.encode()) == data
+
+
+@given(
+    msg_id=st.text(max_size=40),
+    queue_id=st.integers(-(2**31), 2**31 - 1),
+    queue_offset=st.integers(-(2**63), 2**63 - 1),
+    transaction_id=st.none() | st.text(max_size=40),
+)
+def test_send_response_header_s_written_out_fields_match_the_generic_walk(
+    msg_id: str, queue_id: int, queue_offset: int, transaction_id: str | None
+) -> None:
+    header = h.SendMessageResponseHeader(
+        msg_id=msg_id, queue_id=queue_id, queue_offset=queue_offset, transaction_id=transaction_id
+    )
+    fast = header.to_ext_fields()
+    generic = h.CommandCustomHeader.to_ext_fields(header)
+    assert list(fast.items()) == list(generic.items())
+    assert h.SendMessageResponseHeader.from_ext_fields(fast) == header
+
+
+_V2_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@given(
+    fields=st.fixed_dictionaries(
+        {k: st.integers(-(2**31), 2**31).map(str) for k in "defgh"}
+        | {"a": _V2_TEXT, "b": _V2_TEXT, "c": _V2_TEXT},
+        optional={
+            "i": _V2_TEXT,
+            "j": st.sampled_from(["", "3", "x"]),
+            "k": st.sampled_from(["true", "false", "1", "0", "", "maybe"]),
+            "l": st.sampled_from(["", "16", "-1"]),
+            "m": st.sampled_from(["true", "false"]),
+            "n": _V2_TEXT,
+        },
+    ).flatmap(lambda d: st.sampled_from([d, {k: v for k, v in d.items() if k != "b"}]))
+)
+def test_v2_send_header_decodes_as_v1_as_from_ext_fields_then_to_v1_does(
+    fields: dict[str, str],
+) -> None:
+    try:
+        expected: object = h.SendMessageRequestHeaderV2.from_ext_fields(fields).to_v1()
+    except RemotingCommandError as exc:
+        expected = str(exc)
+    try:
+        got: object = h.SendMessageRequestHeaderV2.decode_as_v1(fields)
+    except RemotingCommandError as exc:
+        got = str(exc)
+    assert got == expected

@@ -63,6 +63,7 @@ BROKER_KEYS: dict[str, str] = {
     "metricsExporterType": "metrics_exporter_type",
     "metricsPromExporterHost": "metrics_prom_exporter_host",
     "metricsPromExporterPort": "metrics_prom_exporter_port",
+    "enablePropertyFilter": "enable_property_filter",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -123,6 +124,8 @@ class BrokerConfig:
     metrics_exporter_type: str = "DISABLE"
     metrics_prom_exporter_host: str = ""
     metrics_prom_exporter_port: int = 5557
+    # SQL92 subscriptions (property filters); off, as in RocketMQ, refuses them
+    enable_property_filter: bool = False
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     store_properties: dict[str, str] = field(default_factory=dict)
 

@@ -378,7 +378,7 @@ class BrokerController:
     ) -> None:
         """The store's arriving listener (reput thread): wake held pulls on the loop."""
         self.pull_request_hold_service.notify_message_arriving_threadsafe(
-            topic, queue_id, logic_offset + 1, tags_code
+            topic, queue_id, logic_offset + 1, tags_code, properties
         )
 
     async def _wakeup_pull(self, pull: PullRequest) -> None:

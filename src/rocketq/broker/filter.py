@@ -8,6 +8,7 @@ hash code are dropped by the client's exact-tag check (see ``rocketq.common.subs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rocketq.common.subscription import SubscriptionData
@@ -20,6 +21,8 @@ def to_int32(value: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class ExpressionMessageFilter:
+    """The filter of a TAG subscription (``property_filter`` has the SQL92 one)."""
+
     subscription: SubscriptionData | None
 
     @property
@@ -34,4 +37,8 @@ class ExpressionMessageFilter:
 
     def is_matched_by_commit_log(self, record: bytes) -> bool:
         """A TAG filter decided on the tags code already."""
+        return True
+
+    def is_matched_by_properties(self, properties: Mapping[str, str]) -> bool:
+        """An arriving message's properties (long polling); a TAG filter does not look."""
         return True

@@ -6,8 +6,9 @@ polling time when long polling is off). It is re-executed exactly once, by which
 first:
 
 - a message arrives for that queue at an offset past the pull's offset and passes the pull's
-  consume-queue filter (``notify_message_arriving``; the store calls it from its reput thread,
-  so ``notify_message_arriving_threadsafe`` hops onto the loop with ``call_soon_threadsafe``);
+  consume-queue filter and, when the store hands over the message's properties, its property
+  filter (SQL92; ``notify_message_arriving``; the store calls it from its reput thread, so
+  ``notify_message_arriving_threadsafe`` hops onto the loop with ``call_soon_threadsafe``);
 - the deadline passes (a timer per request, ``loop.call_later``).
 
 Re-execution goes back to the pull processor through ``wakeup(request)``, which answers the
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from rocketq.remoting.channel import RemotingChannel
@@ -39,6 +40,8 @@ class PullRequest:
     timeout_ms: int
     # True when a message with this consume-queue tags code may match the subscription
     matches_tags_code: Callable[[int | None], bool] = field(default=lambda _code: True)
+    # True when a message with these properties may match (the SQL92 selector, if any)
+    matches_properties: Callable[[Mapping[str, str]], bool] = field(default=lambda _p: True)
     _timer: asyncio.TimerHandle | None = None
     _done: bool = False
 
@@ -74,7 +77,12 @@ class PullRequestHoldService:
         pull.channel.add_close_listener(lambda _ch: self._forget(pull))
 
     def notify_message_arriving(
-        self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None
+        self,
+        topic: str,
+        queue_id: int,
+        max_offset: int,
+        tags_code: int | None = None,
+        properties: Mapping[str, str] | None = None,
     ) -> int:
         """Wake the held pulls this arrival satisfies; returns how many were woken."""
         held = self._table.get(self.build_key(topic, queue_id))
@@ -83,21 +91,28 @@ class PullRequestHoldService:
         woken = [
             p
             for p in held
-            if max_offset > p.pull_from_this_offset and p.matches_tags_code(tags_code)
+            if max_offset > p.pull_from_this_offset
+            and p.matches_tags_code(tags_code)
+            and (properties is None or p.matches_properties(properties))
         ]
         for pull in woken:
             self._fire(pull)
         return len(woken)
 
     def notify_message_arriving_threadsafe(
-        self, topic: str, queue_id: int, max_offset: int, tags_code: int | None = None
+        self,
+        topic: str,
+        queue_id: int,
+        max_offset: int,
+        tags_code: int | None = None,
+        properties: Mapping[str, str] | None = None,
     ) -> None:
         """The store's arriving listener: callable from any thread."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
         loop.call_soon_threadsafe(
-            self.notify_message_arriving, topic, queue_id, max_offset, tags_code
+            self.notify_message_arriving, topic, queue_id, max_offset, tags_code, properties
         )
 
     def _forget(self, pull: PullRequest) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from rocketq.broker.config import BrokerConfig
+from rocketq.remoting import event_loop
 
 
 def setup_logging() -> None:
@@ -78,7 +79,7 @@ def broker(
     """
     setup_logging()
     config = load_broker_config(config_file, namesrv_addr, port, store, host)
-    asyncio.run(run_until_signal(config))
+    event_loop.run(run_until_signal(config))
 
 
 async def run_until_signal(config: BrokerConfig) -> None:

@@ -10,6 +10,7 @@ import click
 
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
+from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -19,7 +20,19 @@ from rocketq.namesrv.server import NamesrvController
     "--kv-config", type=click.Path(dir_okay=False), default=None, help="kvConfig.json path."
 )
 @click.option("--order-message-enable", is_flag=True, help="Answer orderTopicConf in routes.")
-def namesrv(port: int, host: str, kv_config: str | None, order_message_enable: bool) -> None:
+@click.option(
+    "--auto-create-topic-route/--no-auto-create-topic-route",
+    default=True,
+    show_default=True,
+    help="Answer an unknown topic with TBW102's route (brokers that auto-create topics).",
+)
+def namesrv(
+    port: int,
+    host: str,
+    kv_config: str | None,
+    order_message_enable: bool,
+    auto_create_topic_route: bool,
+) -> None:
     """Run the name server until SIGTERM/SIGINT.
 
     \b
@@ -35,8 +48,9 @@ def namesrv(port: int, host: str, kv_config: str | None, order_message_enable: b
         listen_port=port,
         kv_config_path=kv_config,
         order_message_enable=order_message_enable,
+        auto_create_topic_route_enable=auto_create_topic_route,
     )
-    asyncio.run(_run(config))
+    event_loop.run(_run(config))
 
 
 async def _run(config: NamesrvConfig) -> None:

@@ -18,6 +18,7 @@ from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
 from rocketq.cli.server_layout import LAYOUTS, broker_configs
 from rocketq.namesrv.config import NamesrvConfig
+from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -73,7 +74,7 @@ def server(
     """
     setup_logging()
     root = str(Path(store).expanduser())
-    asyncio.run(
+    event_loop.run(
         _run(
             root, namesrv_port, broker_port, host, broker_ip, metrics_port, dashboard_port, cluster
         )
@@ -146,7 +147,10 @@ def _configs(
 ) -> tuple[NamesrvConfig, BrokerConfig]:
     """The name server's and broker's settings; ``metrics_port``: the broker's /metrics there
     and the name server's on the next port (metricsExporterType=PROM)."""
-    ns_config = NamesrvConfig(listen_host=host, listen_port=namesrv_port)
+    # clients without a TBW102 fallback (ali-ons) get a route for a topic not created yet
+    ns_config = NamesrvConfig(
+        listen_host=host, listen_port=namesrv_port, auto_create_topic_route_enable=True
+    )
     config = dataclasses.replace(
         BrokerConfig(),
         listen_host=host,

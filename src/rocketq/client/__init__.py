@@ -16,6 +16,7 @@ from rocketq.client.config import (
     PushConsumerConfig,
 )
 from rocketq.client.message import Message
+from rocketq.client.message_selector import MessageSelector
 from rocketq.client.status import ConsumeStatus, PullStatus, SendResult, SendStatus
 from rocketq.client.transaction import (
     LocalTransactionState,
@@ -38,6 +39,7 @@ __all__ = [
     "MessageExt",
     "MessageModel",
     "MessageQueue",
+    "MessageSelector",
     "Producer",
     "ProducerConfig",
     "PullStatus",

@@ -15,6 +15,7 @@ from rocketq.client import aio
 from rocketq.client.aio.producer import MessageQueueSelector, SendCallback
 from rocketq.client.blocking_mq_admin import BlockingMQAdmin
 from rocketq.client.loop_thread import LoopThread
+from rocketq.client.message_selector import Subscription
 from rocketq.client.status import ConsumeStatus, SendResult
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.errors import IllegalStateError
@@ -116,7 +117,7 @@ class Producer(_Blocking, BlockingMQAdmin):
 class _BlockingConsumer(_Blocking, BlockingMQAdmin):
     impl: aio.PushConsumer | aio.LitePullConsumer
 
-    def subscribe(self, topic: str, expression: str = "*") -> None:
+    def subscribe(self, topic: str, expression: Subscription = "*") -> None:
         if self._loop is None:
             self.impl.subscribe(topic, expression)
             return

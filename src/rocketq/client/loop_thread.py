@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from typing import Any, ClassVar, Generic, TypeVar
 
 from rocketq.errors import IllegalStateError
+from rocketq.remoting import event_loop
 
 T = TypeVar("T")
 
@@ -26,7 +27,7 @@ class LoopThread:
     _users: ClassVar[int] = 0
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = event_loop.new_event_loop()
         self._pending: collections.deque[_Call[Any]] = collections.deque()
         self._wake_lock = threading.Lock()
         self._wake_scheduled = False

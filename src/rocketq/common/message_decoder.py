@@ -27,6 +27,7 @@ from rocketq.common.record_layout import (
     STORE_TIMESTAMP_STRUCT,
     TAIL_STRUCT,
     V1_TOPIC_MAX_BYTES,
+    body_length_position,
     calc_msg_length,
     fixed_size,
     locate_topic_and_properties,
@@ -46,6 +47,7 @@ assert BATCH_HEAD_SIZE == 20
 _UINT8 = struct.Struct(">B")
 _V6_FLAGS = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
 _INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
 
 
 def body_crc(body: bytes | bytearray | memoryview) -> int:
@@ -137,6 +139,22 @@ def decode_messages(
         out.append(msg)
         pos += size
     return out
+
+
+def decode_record_properties(buf: bytes | bytearray | memoryview) -> dict[str, str]:
+    """Only the properties of the record at the start of ``buf`` (the broker's SQL92 filter):
+    the lengths on the way are read, nothing else is decoded; DecodeError when they disagree.
+    """
+    head = HEAD_STRUCT.unpack_from(buf, 0)
+    total, magic, sys_flag = head[0], head[1], head[7]
+    end = min(total, len(buf))
+    p = body_length_position(sys_flag)
+    (body_len,) = _INT32.unpack_from(buf, p)
+    body_end = p + _INT32.size + body_len
+    if body_len < 0 or body_end > end:
+        raise DecodeError(f"BODYLENGTH {body_len} runs past the record end ({total} bytes)")
+    _, _, props_pos, props_len = locate_topic_and_properties(buf, 0, body_end, magic, end)
+    return decode_properties(buf[props_pos : props_pos + props_len])
 
 
 def _decode_at(

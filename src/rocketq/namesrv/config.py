@@ -24,6 +24,10 @@ class NamesrvConfig:
     metrics_exporter_type: str = "DISABLE"
     metrics_prom_exporter_host: str = "127.0.0.1"
     metrics_prom_exporter_port: int = 5558
+    # answer an unknown ordinary topic with TBW102's route (namesrv/auto_create_route.py) for
+    # clients without a TBW102 fallback (ali-ons); off answers TOPIC_NOT_EXIST as RocketMQ does.
+    # The `rocketq namesrv` and `rocketq server` commands turn it on.
+    auto_create_topic_route_enable: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.listen_port <= 65535:

@@ -12,6 +12,7 @@ import zlib
 
 from rocketq.common.data_version import DataVersion
 from rocketq.common.java_properties import parse_properties
+from rocketq.namesrv.auto_create_route import pickup_auto_create_route
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from rocketq.namesrv.route_info import FLAG_UNIT, FLAG_UNIT_SUB, RouteInfoManager
@@ -203,6 +204,8 @@ class DefaultRequestProcessor:
     ) -> Response:
         header = h.GetRouteInfoRequestHeader.from_ext_fields(request.ext_fields)
         route = self.route_info.pickup_topic_route_data(header.topic)
+        if route is None and self.config.auto_create_topic_route_enable:
+            route = pickup_auto_create_route(self.route_info, header.topic)
         if route is None:
             return RemotingCommand.create_response(
                 ResponseCode.TOPIC_NOT_EXIST,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from rocketq.errors import RemotingCommandError
@@ -66,6 +67,12 @@ _SERIALIZE_NAMES = {SerializeType.JSON: "JSON", SerializeType.ROCKETMQ: "ROCKETM
 
 def encode(cmd: RemotingCommand) -> bytes:
     """The whole frame of ``cmd`` in its own serialize type."""
+    return encode_head(cmd) + cmd.body
+
+
+def encode_head(cmd: RemotingCommand) -> bytes:
+    """The frame of ``cmd`` up to its body (length, header word, header): a writer sends it
+    and ``cmd.body`` as two buffers of one writev instead of copying the body into a frame."""
     if cmd.serialize_type == SerializeType.ROCKETMQ:
         header = encode_binary_header(cmd)
     else:
@@ -74,12 +81,42 @@ def encode(cmd: RemotingCommand) -> bytes:
     if header_length > HEADER_LENGTH_MASK:
         raise RemotingCommandError(f"header of {header_length} bytes is too long")
     word = (int(cmd.serialize_type) << 24) | header_length
-    prefix = FRAME_PREFIX_STRUCT.pack(4 + header_length + len(cmd.body), word)
-    return b"".join((prefix, header, cmd.body))
+    return FRAME_PREFIX_STRUCT.pack(4 + header_length + len(cmd.body), word) + header
 
 
 def encode_json_header(cmd: RemotingCommand) -> bytes:
-    """fastjson's shape: top-level keys sorted, compact, extFields values as strings."""
+    """fastjson's shape: top-level keys sorted, compact, extFields values as strings.
+
+    Written out with the json module's own string escaper (the bytes ``json.dumps`` gives,
+    without building a dict and walking it); a value that is not a string, or text that does
+    not encode as UTF-8, goes through :func:`_encode_json_header_object`."""
+    try:
+        text = _json_header_text(cmd)
+    except TypeError:
+        return _encode_json_header_object(cmd)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return _encode_json_header_object(cmd)
+
+
+def _json_header_text(cmd: RemotingCommand) -> str:
+    quote = _QUOTE
+    parts = ['{"code":', int.__repr__(cmd.code)]
+    if cmd.ext_fields:
+        fields = ",".join([quote(k) + ":" + quote(v) for k, v in cmd.ext_fields.items()])
+        parts += [',"extFields":{', fields, "}"]
+    parts += [',"flag":', int.__repr__(cmd.flag), ',"language":', quote(cmd.language.name)]
+    parts += [',"opaque":', int.__repr__(cmd.opaque)]
+    if cmd.remark is not None:
+        parts += [',"remark":', quote(cmd.remark)]
+    parts += [',"serializeTypeCurrentRPC":', quote(_SERIALIZE_NAMES[cmd.serialize_type])]
+    parts += [',"version":', int.__repr__(cmd.version), "}"]
+    return "".join(parts)
+
+
+def _encode_json_header_object(cmd: RemotingCommand) -> bytes:
+    """The header through ``json``'s encoder (any JSON value type, lone surrogates)."""
     obj: dict[str, Any] = {"code": cmd.code}
     if cmd.ext_fields:
         obj["extFields"] = cmd.ext_fields
@@ -91,13 +128,13 @@ def encode_json_header(cmd: RemotingCommand) -> bytes:
     obj["serializeTypeCurrentRPC"] = _SERIALIZE_NAMES[cmd.serialize_type]
     obj["version"] = cmd.version
     try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        text = _JSON_ENCODER.encode(obj)
     except (TypeError, ValueError) as exc:
         raise RemotingCommandError(f"header does not encode: {exc}") from exc
     try:
         return text.encode()
     except UnicodeEncodeError:  # lone surrogates (from \uD800 escapes): keep them escaped
-        return json.dumps(obj, separators=(",", ":")).encode()
+        return _JSON_ASCII_ENCODER.encode(obj).encode()
 
 
 def encode_binary_header(cmd: RemotingCommand) -> bytes:
@@ -166,7 +203,13 @@ def decode_frame_body(view: memoryview) -> RemotingCommand:
 def decode_json_header(data: bytes) -> RemotingCommand:
     """Parse a JSON header (Java fastjson, C++ jsoncpp or JavaScript output)."""
     try:
-        obj = json.loads(data, parse_int=str, parse_float=str, parse_constant=_reject_constant)
+        # json.loads(bytes) without its per-call decoder and encoding sniffing: a header
+        # starting with "{" and a non-zero byte is UTF-8 (UTF-16/32 would have zero bytes)
+        if data[:1] == b"{" and data[1:2] != b"\x00":
+            text = data.decode("utf-8", "surrogatepass")
+        else:
+            text = data.decode(json.detect_encoding(data), "surrogatepass")
+        obj = _JSON_DECODER.decode(text)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RemotingCommandError(f"header is not JSON: {exc}") from exc
     except RecursionError:
@@ -190,6 +233,14 @@ def decode_json_header(data: bytes) -> RemotingCommand:
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
+
+
+# Built once: json.loads / json.dumps with options build a new decoder / encoder every call.
+_JSON_DECODER = json.JSONDecoder(parse_int=str, parse_float=str, parse_constant=_reject_constant)
+_JSON_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_JSON_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
+# what _JSON_ENCODER quotes a string with (ensure_ascii=False): C's when available
+_QUOTE: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _int_field(obj: dict[str, Any], key: str, *, required: bool = False) -> int:

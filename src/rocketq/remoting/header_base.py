@@ -14,7 +14,7 @@ import dataclasses
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
 
 from rocketq.errors import RemotingCommandError
@@ -36,9 +36,12 @@ class _FieldSpec:
     wire: str
     kind: type
     required: bool
+    parse: Callable[[str, str], object] | None = None  # None: the text is the value
 
 
 def parse_int(wire: str, text: str) -> int:
+    if text.isascii() and text.isdigit():  # the common case, without the regex
+        return int(text)
     if not _INTEGER.fullmatch(text):
         raise RemotingCommandError(f"the custom field {wire} is not an integer: {text!r}")
     return int(text)
@@ -53,19 +56,18 @@ def parse_bool(wire: str, text: str) -> bool:
     raise RemotingCommandError(f"the custom field {wire} is not a boolean: {text!r}")
 
 
-def _parse(spec: _FieldSpec, text: str) -> object:
-    if spec.kind is int:
-        return parse_int(spec.wire, text)
-    if spec.kind is bool:
-        return parse_bool(spec.wire, text)
-    if spec.kind is float:
-        try:
-            return float(text)
-        except ValueError:
-            raise RemotingCommandError(
-                f"the custom field {spec.wire} is not a number: {text!r}"
-            ) from None
-    return text
+def parse_float(wire: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise RemotingCommandError(f"the custom field {wire} is not a number: {text!r}") from None
+
+
+_PARSERS: dict[type, Callable[[str, str], object]] = {
+    int: parse_int,
+    bool: parse_bool,
+    float: parse_float,
+}
 
 
 def _format(value: object) -> str:
@@ -95,7 +97,7 @@ class CommandCustomHeader:
                     f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
                 )
                 wire = f.metadata.get("wire") or camel_case(f.name)
-                built.append(_FieldSpec(f.name, wire, kind, required))
+                built.append(_FieldSpec(f.name, wire, kind, required, _PARSERS.get(kind)))
             specs = tuple(built)
             CommandCustomHeader._specs[cls] = specs
         return specs
@@ -103,6 +105,11 @@ class CommandCustomHeader:
     @classmethod
     def from_ext_fields(cls, ext_fields: Mapping[str, str] | None) -> Self:
         """Build the header; a missing required or malformed field raises with its name."""
+        return cls(**cls.parse_ext_fields(ext_fields))
+
+    @classmethod
+    def parse_ext_fields(cls, ext_fields: Mapping[str, str] | None) -> dict[str, Any]:
+        """The header's field values by attribute name, as :meth:`from_ext_fields` reads them."""
         fields = ext_fields or {}
         values: dict[str, Any] = {}
         for spec in cls._field_specs():
@@ -111,10 +118,12 @@ class CommandCustomHeader:
                 if spec.required:
                     raise RemotingCommandError(f"the custom field {spec.wire} is null")
                 continue
-            if text == "" and spec.kind is not str and not spec.required:
-                continue
-            values[spec.attr] = _parse(spec, text)
-        return cls(**values)
+            parse = spec.parse
+            if parse is None:
+                values[spec.attr] = text
+            elif text or spec.required:
+                values[spec.attr] = parse(spec.wire, text)
+        return values
 
     def to_ext_fields(self) -> dict[str, str]:
         """The header as wire ``extFields`` (None fields left out)."""

@@ -6,6 +6,7 @@ Fields without a default are required (``@CFNotNull``); the rest are optional. U
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rocketq.remoting.header_base import CommandCustomHeader, wire
@@ -66,6 +67,14 @@ class SendMessageRequestHeaderV2(CommandCustomHeader):
     m: bool = False  # batch
     n: str | None = None  # brokerName (4.9.5+)
 
+    @classmethod
+    def decode_as_v1(cls, ext_fields: Mapping[str, str] | None) -> SendMessageRequestHeader:
+        """``from_ext_fields(ext_fields).to_v1()`` building one header instead of two (every
+        SEND_MESSAGE_V2 pays it); fields parse, and fail naming themselves, as V2's."""
+        values = cls.parse_ext_fields(ext_fields)
+        values.pop("n", None)  # to_v1 drops brokerName too
+        return SendMessageRequestHeader(**{_V2_TO_V1[k]: v for k, v in values.items()})
+
     def to_v1(self) -> SendMessageRequestHeader:
         return SendMessageRequestHeader(
             producer_group=self.a,
@@ -84,12 +93,40 @@ class SendMessageRequestHeaderV2(CommandCustomHeader):
         )
 
 
+_V2_TO_V1 = {
+    "a": "producer_group",
+    "b": "topic",
+    "c": "default_topic",
+    "d": "default_topic_queue_nums",
+    "e": "queue_id",
+    "f": "sys_flag",
+    "g": "born_timestamp",
+    "h": "flag",
+    "i": "properties",
+    "j": "reconsume_times",
+    "k": "unit_mode",
+    "l": "max_reconsume_times",
+    "m": "batch",
+}
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SendMessageResponseHeader(CommandCustomHeader):
     msg_id: str
     queue_id: int
     queue_offset: int
     transaction_id: str | None = None
+
+    def to_ext_fields(self) -> dict[str, str]:
+        """The generic walk's fields in its order, written out: every send reply builds one."""
+        fields = {
+            "msgId": self.msg_id,
+            "queueId": str(self.queue_id),
+            "queueOffset": str(self.queue_offset),
+        }
+        if self.transaction_id is not None:
+            fields["transactionId"] = self.transaction_id
+        return fields
 
 
 # ----------------------------------------------------------------------------- pull

@@ -28,6 +28,7 @@ from rocketq.remoting.channel import (
 )
 from rocketq.remoting.codec import MAX_FRAME_SIZE
 from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.event_loop import loop_kind
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,9 @@ class RemotingServer:
         self._server = await asyncio.start_server(self._on_connect, host, port, start_serving=serve)
         sockname = self._server.sockets[0].getsockname()
         self.host, self.port = str(sockname[0]), int(sockname[1])
-        self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep())
-        log.info("remoting server listening on %s", self.addr)
+        loop = asyncio.get_running_loop()
+        self._housekeeping = loop.create_task(self._housekeep())
+        log.info("remoting server listening on %s (%s loop)", self.addr, loop_kind(loop))
         return self.port
 
     async def start_serving(self) -> None:

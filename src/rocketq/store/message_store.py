@@ -32,6 +32,7 @@ from rocketq.store import paths
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.clean import CleanCommitLogService, CleanConsumeQueueService
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
+from rocketq.store.completed_future import CompletedFuture
 from rocketq.store.config import BrokerRole, FlushDiskType, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queue_table import ConsumeQueueTable
@@ -61,9 +62,7 @@ LOCK_WAIT_S = 60.0
 def _future(
     status: PutMessageStatus, append: AppendMessageResult | None = None
 ) -> Future[PutMessageResult]:
-    f: Future[PutMessageResult] = Future()
-    f.set_result(PutMessageResult(status, append))
-    return f
+    return CompletedFuture(PutMessageResult(status, append))
 
 
 class MessageStore(MessageReader):

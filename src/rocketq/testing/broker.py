@@ -10,12 +10,15 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
+from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController, start_namesrv
 
 
 @contextlib.asynccontextmanager
-async def run_namesrv(port: int = 0) -> AsyncIterator[NamesrvController]:
-    controller = await start_namesrv(port)
+async def run_namesrv(
+    port: int = 0, *, config: NamesrvConfig | None = None
+) -> AsyncIterator[NamesrvController]:
+    controller = await start_namesrv(port, config=config)
     try:
         yield controller
     finally:

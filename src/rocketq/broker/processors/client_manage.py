@@ -11,8 +11,14 @@ import logging
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
+from rocketq.broker.property_filter import (
+    compile_selector,
+    is_tag_type,
+    property_filter_disabled_remark,
+)
 from rocketq.common.topic import retry_topic
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
+from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import (
     ConsumerListBody,
     HeartbeatData,
@@ -22,6 +28,7 @@ from rocketq.remoting.bodies import (
     UnlockBatchRequestBody,
 )
 from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.check_client import CheckClientRequestBody
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import (
@@ -117,12 +124,20 @@ class ClientManageProcessor:
     async def check_client_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        # TAG expressions always compile; SQL92 filtering is not supported by this broker
-        if b'"SQL92"' in request.body:
+        """ClientManageProcessor.checkClientConfig: can this broker run the subscription?"""
+        body = CheckClientRequestBody.decode(request.body)
+        subscription = body.subscription_data
+        if is_tag_type(subscription.expression_type):
+            return ok()
+        if not self.c.config.enable_property_filter:
             return error(
                 ResponseCode.SYSTEM_ERROR,
-                "The broker does not support consumer to filter message by SQL92",
+                property_filter_disabled_remark(subscription.expression_type),
             )
+        try:
+            compile_selector(subscription)
+        except FilterExpressionError as exc:
+            return error(ResponseCode.SUBSCRIPTION_PARSE_FAILED, str(exc))
         return ok()
 
     async def get_consumer_list_by_group(

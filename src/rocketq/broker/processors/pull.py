@@ -18,17 +18,24 @@ tags code only and returns the records as stored; the client checks the exact TA
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.long_polling import PullRequest
+from rocketq.broker.property_filter import (
+    build_subscription_data,
+    is_tag_type,
+    message_filter_of,
+    property_filter_disabled_remark,
+)
 from rocketq.common.pull_sys_flag import (
     has_commit_offset_flag,
     has_subscription_flag,
     has_suspend_flag,
 )
-from rocketq.common.subscription import SubscriptionData, build_subscription_data
+from rocketq.common.subscription import SubscriptionData
 from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import MessageModel
@@ -39,6 +46,11 @@ from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageRespon
 from rocketq.remoting.topic_route import MASTER_ID
 from rocketq.store.config import BrokerRole
 from rocketq.store.results import GetMessageResult, GetMessageStatus
+
+# A pull within this many units of its queue's end (a live consumer, a held pull woken by an
+# arrival) reads on the loop: those records were just written and sit in the page cache, and
+# a thread hop would cost more than the read. Pulls further back (a backlog) read in a thread.
+HOT_READ_UNITS = 32
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +102,12 @@ class PullMessageProcessor:
         subscription = self._subscription(h)
         if isinstance(subscription, RemotingCommand):
             return subscription
-        message_filter = ExpressionMessageFilter(subscription)
-        result = await asyncio.to_thread(
-            self.c.message_store.get_message,
+        message_filter = self._message_filter(subscription)
+        if isinstance(message_filter, RemotingCommand):
+            return message_filter
+        store = self.c.message_store
+        read = functools.partial(
+            store.get_message,
             h.consumer_group,
             h.topic,
             h.queue_id,
@@ -100,6 +115,10 @@ class PullMessageProcessor:
             h.max_msg_nums,
             message_filter,
         )
+        if store.get_max_offset_in_queue(h.topic, h.queue_id) - h.queue_offset <= HOT_READ_UNITS:
+            result = read()  # the queue's newest records, just written: in the page cache
+        else:
+            result = await asyncio.to_thread(read)  # a backlog may have to come from disk
         response: RemotingCommand | None = self._answer_with_suggestion(h, result)
         self._record_get(h, result, response)
         has_suspend = has_suspend_flag(h.sys_flag)
@@ -123,6 +142,7 @@ class PullMessageProcessor:
                     pull_from_this_offset=h.queue_offset,
                     timeout_ms=timeout_ms,
                     matches_tags_code=message_filter.is_matched_by_consume_queue,
+                    matches_properties=message_filter.is_matched_by_properties,
                 )
             )
             response = None
@@ -189,7 +209,7 @@ class PullMessageProcessor:
     def _subscription(self, h: PullMessageRequestHeader) -> SubscriptionData | RemotingCommand:
         """The pull's subscription: from the request, else from the group's heartbeat."""
         if has_subscription_flag(h.sys_flag):
-            return _build(h.topic, h.subscription, h.sub_version)
+            return _build(h.topic, h.subscription, h.sub_version, h.expression_type)
         group_info = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
         if group_info is None:
             return _error(
@@ -210,7 +230,24 @@ class PullMessageProcessor:
                 f"the consumer's subscription not exist, {h.topic}",
             )
         # the C++ heartbeat's codeSet is atoi(tag): rebuild the codes from the expression
-        return _build(h.topic, found.sub_string, found.sub_version)
+        return _build(h.topic, found.sub_string, found.sub_version, found.expression_type)
+
+    def _message_filter(
+        self, subscription: SubscriptionData
+    ) -> ExpressionMessageFilter | RemotingCommand:
+        """The filter, or the refusal of a property filter that is off or does not compile."""
+        expression_type = subscription.expression_type
+        if not is_tag_type(expression_type) and not self.c.config.enable_property_filter:
+            return _error(
+                ResponseCode.SYSTEM_ERROR, property_filter_disabled_remark(expression_type)
+            )
+        try:
+            return message_filter_of(subscription)
+        except FilterExpressionError as exc:
+            return _error(
+                ResponseCode.SUBSCRIPTION_PARSE_FAILED,
+                f"parse the consumer's subscription[{subscription.sub_string}] failed: {exc}",
+            )
 
     def _check(self, h: PullMessageRequestHeader) -> RemotingCommand | None:
         if not is_readable(self.c.config.broker_permission):
@@ -273,10 +310,10 @@ def _error(code: int, remark: str) -> RemotingCommand:
 
 
 def _build(
-    topic: str, expression: str | None, sub_version: int
+    topic: str, expression: str | None, sub_version: int, expression_type: str | None
 ) -> SubscriptionData | RemotingCommand:
     try:
-        return build_subscription_data(topic, expression, sub_version)
+        return build_subscription_data(topic, expression, sub_version, expression_type)
     except FilterExpressionError as exc:
         return _error(
             ResponseCode.SUBSCRIPTION_PARSE_FAILED,

@@ -61,7 +61,7 @@ class ReplyMessageProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         if request.code == RequestCode.SEND_REPLY_MESSAGE_V2:
-            h = SendMessageRequestHeaderV2.from_ext_fields(request.ext_fields).to_v1()
+            h = SendMessageRequestHeaderV2.decode_as_v1(request.ext_fields)
         else:
             h = SendMessageRequestHeader.from_ext_fields(request.ext_fields)
         tc = self.c.topic_config_manager.select_topic_config(h.topic)

@@ -87,7 +87,7 @@ class SendMessageProcessor:
         if request.code == RequestCode.SEND_MESSAGE:
             h = SendMessageRequestHeader.from_ext_fields(request.ext_fields)
         else:
-            h = SendMessageRequestHeaderV2.from_ext_fields(request.ext_fields).to_v1()
+            h = SendMessageRequestHeaderV2.decode_as_v1(request.ext_fields)
         refused = self._msg_check(h)
         if refused is not None:
             return refused

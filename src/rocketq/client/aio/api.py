@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
 from rocketq.common.message import MessageQueue
+from rocketq.common.subscription import SubscriptionData
 from rocketq.errors import for_code
 from rocketq.remoting import headers as h
 from rocketq.remoting.bodies import (
@@ -18,6 +19,7 @@ from rocketq.remoting.bodies import (
     MessageQueueData,
     UnlockBatchRequestBody,
 )
+from rocketq.remoting.check_client import CheckClientRequestBody
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
@@ -225,6 +227,15 @@ class MQClientAPI:
 
     async def send_heartbeat(self, addr: str, data: HeartbeatData) -> None:
         raise_for(await self._call(addr, RequestCode.HEART_BEAT, {}, data.encode()))
+
+    async def check_client_config(
+        self, addr: str, group: str, client_id: str, subscription: SubscriptionData
+    ) -> None:
+        """CHECK_CLIENT_CONFIG: the broker compiles a non-TAG subscription or refuses it."""
+        body = CheckClientRequestBody(
+            client_id=client_id, group=group, subscription_data=subscription
+        ).encode()
+        raise_for(await self._call(addr, RequestCode.CHECK_CLIENT_CONFIG, {}, body))
 
     async def unregister_client(
         self, addr: str, client_id: str, producer_group: str | None, consumer_group: str | None

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 
 from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.rebalance_impl import compute_pull_from_where
+from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import build_subscription_data
+from rocketq.common.subscription import EXPRESSION_TYPE_TAG
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumerData, ConsumeType
+from rocketq.remoting.topic_route import MASTER_ID
 
 if TYPE_CHECKING:
     from rocketq.client.aio.instance import MQClientInstance
@@ -29,16 +31,16 @@ class ConsumerCore(MQAdmin):
     offset_store: OffsetStore | None
 
     def __init__(self) -> None:
-        self._subscriptions: dict[str, str] = {}
+        self._subscriptions: dict[str, Subscription] = {}
         self._instance: MQClientInstance | None = None
         self._rebalance: RebalanceImpl | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._running = False
         self.start_timestamp_ms = 0  # when start() finished (ConsumerRunningInfo)
 
-    def _add_subscription(self, topic: str, expression: str) -> None:
+    def _add_subscription(self, topic: str, expression: Subscription) -> None:
         """Validate and record; a started consumer heartbeats it and rebalances at once."""
-        data = build_subscription_data(topic, expression, now_ms())
+        data = build_subscription(topic, expression, now_ms())
         self._subscriptions[topic] = expression
         if self._rebalance is not None and self._instance is not None:
             self._rebalance.subscription_inner[topic] = data
@@ -52,6 +54,25 @@ class ConsumerCore(MQAdmin):
             with contextlib.suppress(RocketQError, OSError):
                 await instance.send_heartbeat_to_all()
             instance.rebalance_immediately()
+
+    async def check_client_in_broker(self) -> None:
+        """MQClientInstance.checkClientInBroker: every master accepts the SQL92 subscriptions.
+
+        A broker without enablePropertyFilter, or an expression it cannot compile, makes
+        ``start`` fail with the broker's reason instead of pulls that are refused later.
+        """
+        instance, rebalance = self._instance, self._rebalance
+        if instance is None or rebalance is None:
+            return
+        for sub in list(rebalance.subscription_inner.values()):
+            if sub.expression_type in ("", EXPRESSION_TYPE_TAG):
+                continue
+            for addrs in list(instance.broker_addr_table.values()):
+                addr = addrs.get(MASTER_ID)
+                if addr is not None:
+                    await instance.api.check_client_config(
+                        addr, self.group, instance.client_id, sub
+                    )
 
     # ------------------------------------------------------------------ ConsumerMember
 

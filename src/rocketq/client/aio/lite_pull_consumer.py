@@ -36,6 +36,7 @@ from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.client.config import LitePullConsumerConfig
 from rocketq.client.message import restore_retry_topic
+from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import PullStatus
 from rocketq.common.clock import now_ms
@@ -89,7 +90,7 @@ class LitePullConsumer(ConsumerCore):
 
     # ------------------------------------------------------------------ setup
 
-    def subscribe(self, topic: str, expression: str = "*") -> None:
+    def subscribe(self, topic: str, expression: Subscription = "*") -> None:
         if self._assigned is not None:
             raise IllegalStateError("subscribe and assign are mutually exclusive")
         self._add_subscription(topic, expression)
@@ -132,15 +133,18 @@ class LitePullConsumer(ConsumerCore):
         strategy = allocate_strategy(self.config.allocate_strategy)
         rebalance = RebalanceImpl(instance, self.group, self.config.message_model, strategy, self)
         for topic, expression in self._subscriptions.items():
-            rebalance.subscription_inner[topic] = build_subscription_data(
-                topic, expression, now_ms()
-            )
+            rebalance.subscription_inner[topic] = build_subscription(topic, expression, now_ms())
         self._rebalance, self._running = rebalance, True
         self._next_auto_commit = time.monotonic() + self.config.auto_commit_interval_s
         instance.register_consumer(self)
         for topic in list(rebalance.subscription_inner):
             with contextlib.suppress(RocketQError, OSError):
                 await instance.update_topic_route(topic)
+        try:
+            await self.check_client_in_broker()
+        except RocketQError:
+            await self.shutdown()
+            raise
         await instance.send_heartbeat_to_all()
         if self._assigned is not None:
             await self._update_assigned()

@@ -35,6 +35,7 @@ from rocketq.client.aio.pull_api import pull_kernel
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.client.config import PushConsumerConfig
+from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import PullStatus
 from rocketq.common.clock import now_ms
@@ -90,7 +91,7 @@ class PushConsumer(ConsumerCore):
 
     # ------------------------------------------------------------------ setup
 
-    def subscribe(self, topic: str, expression: str = "*") -> None:
+    def subscribe(self, topic: str, expression: Subscription = "*") -> None:
         self._add_subscription(topic, expression)
 
     def unsubscribe(self, topic: str) -> None:
@@ -136,9 +137,7 @@ class PushConsumer(ConsumerCore):
         )
         rebalance.lock_max_live_time_s = self.config.lock_max_live_time_s
         for topic, expression in self._subscriptions.items():
-            rebalance.subscription_inner[topic] = build_subscription_data(
-                topic, expression, now_ms()
-            )
+            rebalance.subscription_inner[topic] = build_subscription(topic, expression, now_ms())
         if self.clustering:
             retry = retry_topic(self.group)
             rebalance.subscription_inner[retry] = build_subscription_data(retry, "*", now_ms())
@@ -153,6 +152,11 @@ class PushConsumer(ConsumerCore):
         for topic in list(rebalance.subscription_inner):
             with contextlib.suppress(RocketQError, OSError):
                 await instance.update_topic_route(topic)
+        try:
+            await self.check_client_in_broker()
+        except RocketQError:
+            await self.shutdown()
+            raise
         await instance.send_heartbeat_to_all()
         if self._orderly and self.clustering:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_loop())
