@@ -13,7 +13,8 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,interop]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,interop,spark]'
+	command -v java >/dev/null || (apt-get update && apt-get install -y default-jre-headless)
 	touch $(STAMP)
 
 run: $(STAMP)

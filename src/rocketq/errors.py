@@ -232,3 +232,14 @@ class FilterExpressionError(RocketQError, ValueError):
     """A subscription expression (TAG or SQL92) does not parse (FilterAPI's "subString
     split error", RocketMQ's MQFilterException); the client raises it, the broker answers
     SUBSCRIPTION_PARSE_FAILED with its reason."""
+
+
+# ---------------------------------------------------------------- Spark connector (issue 10)
+
+
+class SparkOptionError(ConfigError):
+    """A Spark source or sink option is unknown, malformed, or contradicts another (named)."""
+
+
+class DataLossError(RocketQError):
+    """Offsets a Spark read planned are gone (retention, a vanished queue); failOnDataLoss."""

@@ -121,3 +121,8 @@ async def traffic(cluster: MetricsCluster) -> None:
     finally:
         await consumer.shutdown()
     await send(cluster.namesrv.addr, BEHIND)
+    # a send is answered once appended; the lag reads the consume queue, which the reput
+    # thread fills right after
+    store = broker.message_store
+    total = CONSUMED + BEHIND
+    assert await until(lambda: store.get_max_offset_in_queue(TOPIC, 0) == total, 30)

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "acl": "rocketq.cli.acl:acl",
     "admin": "rocketq.cli.admin:admin",
     "dashboard": "rocketq.cli.dashboard:dashboard",
+    "spark": "rocketq.cli.spark:spark",
 }
 
 

@@ -107,8 +107,16 @@ class Producer(_Blocking, BlockingMQAdmin):
     def send_oneway(self, msg: Message) -> None:
         self.loop.run(self.impl.send_oneway(msg))
 
-    def send_batch(self, msgs: Sequence[Message], *, timeout_s: float | None = None) -> SendResult:
-        return self.loop.run(self.impl.send_batch(msgs, timeout_s=timeout_s))
+    def send_batch(
+        self,
+        msgs: Sequence[Message],
+        *,
+        timeout_s: float | None = None,
+        message_queue: MessageQueue | None = None,
+    ) -> SendResult:
+        return self.loop.run(
+            self.impl.send_batch(msgs, timeout_s=timeout_s, message_queue=message_queue)
+        )
 
     def fetch_publish_message_queues(self, topic: str) -> list[MessageQueue]:
         return self.loop.run(self.impl.fetch_publish_message_queues(topic))

@@ -186,14 +186,24 @@ class Producer(MQAdmin):
         await self.instance.api.send_message_oneway(addr, header, body)
 
     async def send_batch(
-        self, msgs: Sequence[Message], *, timeout_s: float | None = None
+        self,
+        msgs: Sequence[Message],
+        *,
+        timeout_s: float | None = None,
+        message_queue: MessageQueue | None = None,
     ) -> SendResult:
-        """One SEND_BATCH_MESSAGE request carrying every message (one topic, no delay)."""
+        """One SEND_BATCH_MESSAGE request carrying every message (one topic, no delay).
+
+        With ``message_queue`` the batch goes to that queue, tried once (as a selector send).
+        """
         batch = self._batch(msgs)
         body = encode_batch_messages(msgs)
         if len(body) > self.config.max_message_size_bytes:
             raise ClientError(f"the batch is {len(body)} bytes, over the maximum message size")
         timeout = timeout_s if timeout_s is not None else self.config.send_msg_timeout_s
+        if message_queue is not None:
+            check_topic(batch.topic)
+            return await self._send_to(message_queue, batch, body, 0, timeout, batch=True)
         retries = self.config.retry_times_when_send_failed
         return await self._send_with_retry(batch, body, 0, timeout, retries, batch=True)
 

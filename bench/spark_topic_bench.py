@@ -1,0 +1,291 @@
+"""The rocketq Spark connector on ``local[2]``: batch read, streaming latency, sink.
+
+    .venv/bin/python bench/spark_bench.py --only read,latency,sink --rows 100000 --size 100
+
+(``bench/spark_bench.py`` is the entry point of every Spark benchmark; these are its topic
+rows, run by ``main`` here.)
+
+A name server and two brokers (``broker-a``, ``broker-b``, 4 queues each for the topic) run
+in one subprocess so they do not share a GIL with the Spark driver. Rows:
+
+* topic batch read through the brokers (``spark.read.format("rocketq")`` into the noop sink)
+  in rows/s, against Spark's built-in JSON source reading the same records from a JSON-lines
+  copy (value as text, the same metadata columns);
+* streaming end-to-end latency: a producer sends at a steady rate for a fixed time while a
+  query (``processingTime=0``) reads the topic into ``foreachBatch``; each row's latency is
+  the time it reached the sink minus its born timestamp; median and p99;
+* the sink: a DataFrame written to a topic (``write.format("rocketq")``) in rows/s, against
+  the client's own batch send of the same rows from one thread.
+
+Prints one JSON line per row, then a table for BENCHMARKS.md. Bounded: fixed row counts and a
+fixed streaming duration; every process started here is stopped by pid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TOPIC = "SparkBenchTopic"
+QUEUES = 4
+
+
+def serve(store: str) -> None:
+    from rocketq.broker.topic_config import TopicConfig
+    from rocketq.testing.broker import run_broker, run_namesrv
+
+    async def run() -> None:
+        props = {"mapedFileSizeCommitLog": str(256 * 1024 * 1024)}
+        async with (
+            run_namesrv() as ns,
+            run_broker(Path(store) / "a", namesrv_addr=ns.addr, store_properties=props) as a,
+            run_broker(
+                Path(store) / "b",
+                namesrv_addr=ns.addr,
+                broker_name="broker-b",
+                store_properties=props,
+            ) as b,
+        ):
+            for broker in (a, b):
+                for topic in (TOPIC, TOPIC + "Sink", TOPIC + "Stream", TOPIC + "Client"):
+                    broker.topic_config_manager.update_topic_config(
+                        TopicConfig(
+                            topic_name=topic, read_queue_nums=QUEUES, write_queue_nums=QUEUES
+                        )
+                    )
+                await broker.register_broker_all()
+            print(json.dumps({"namesrv": ns.addr}), flush=True)
+            await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+    asyncio.run(run())
+
+
+def session() -> Any:
+    os.environ.update(
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        SPARK_LOCAL_IP="127.0.0.1",
+    )
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("rocketq-spark-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def fill(namesrv: str, topic: str, rows: int, size: int) -> list[Any]:
+    """``rows`` messages in batches of 64 over every queue; returns what was sent."""
+    from rocketq.client.blocking import Producer
+    from rocketq.common.message import Message
+
+    body = b"v" * size
+    msgs = []
+    with Producer("SPARK_BENCH_FILL", namesrv_addr=namesrv) as producer:
+        queues = producer.fetch_publish_message_queues(topic)
+        for start in range(0, rows, 64):
+            batch = []
+            for i in range(start, min(start + 64, rows)):
+                msg = Message(topic=topic, body=body)
+                msg.keys = [f"k{i}"]
+                msg.tags = "t"
+                batch.append(msg)
+            producer.send_batch(batch, message_queue=queues[(start // 64) % len(queues)])
+            msgs.extend(batch)
+    return msgs
+
+
+def timed(action: Any, repeat: int = 3) -> float:
+    """The best of ``repeat`` runs (the first one also warms the Python workers)."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def bench_read(spark: Any, namesrv: str, rows: int, size: int, tmp: Path) -> dict[str, Any]:
+    fill(namesrv, TOPIC, rows, size)
+    df = spark.read.format("rocketq").option("nameServer", namesrv).option("subscribe", TOPIC)
+    loaded = df.load()
+    assert loaded.count() == rows
+    ours = timed(lambda: loaded.write.format("noop").mode("overwrite").save())
+    copy = tmp / "copy.jsonl"
+    loaded.selectExpr("CAST(value AS STRING) AS value", "* EXCEPT (value)").write.mode(
+        "overwrite"
+    ).json(str(copy))
+    from rocketq.spark.schema import TOPIC_SCHEMA_DDL
+
+    json_ddl = TOPIC_SCHEMA_DDL.replace("`value` BINARY", "`value` STRING")
+    builtin = spark.read.schema(json_ddl).json(str(copy))
+    assert builtin.count() == rows
+    theirs = timed(lambda: builtin.write.format("noop").mode("overwrite").save())
+    return {
+        "row": "topic batch read through the broker",
+        "rows": rows,
+        "body_bytes": size,
+        "rocketq_rows_per_s": round(rows / ours),
+        "json_rows_per_s": round(rows / theirs),
+        "ratio": round(theirs / ours, 3),
+    }
+
+
+def bench_latency(spark: Any, namesrv: str, rate: int, seconds: float, tmp: Path) -> dict[str, Any]:
+    from rocketq.client.blocking import Producer
+    from rocketq.common.message import Message
+
+    topic = TOPIC + "Stream"
+    latencies: list[float] = []
+
+    def sink(batch: Any, _batch_id: int) -> None:
+        arrived = time.time() * 1000
+        latencies.extend(arrived - r.born for r in batch.select("born").collect())
+
+    query = (
+        spark.readStream.format("rocketq")
+        .option("nameServer", namesrv)
+        .option("subscribe", topic)
+        .load()
+        .selectExpr("CAST(unix_millis(bornTimestamp) AS DOUBLE) AS born")
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", str(tmp / "latency-cp"))
+        .trigger(processingTime="0 seconds")
+        .start()
+    )
+    sent = 0
+    try:
+        while not query.recentProgress:  # the query is running before the clock starts
+            time.sleep(0.05)
+        with Producer("SPARK_BENCH_RATE", namesrv_addr=namesrv) as producer:
+            start = time.perf_counter()
+            while (elapsed := time.perf_counter() - start) < seconds:
+                if sent < elapsed * rate:
+                    producer.send(Message(topic=topic, body=b"x" * 100))
+                    sent += 1
+                else:
+                    time.sleep(0.001)
+        deadline = time.monotonic() + 60
+        while len(latencies) < sent and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        query.stop()
+    ordered = sorted(latencies)
+    return {
+        "row": "streaming end-to-end latency",
+        "rate_per_s": rate,
+        "seconds": seconds,
+        "sent": sent,
+        "received": len(ordered),
+        "median_ms": round(statistics.median(ordered), 1),
+        "p99_ms": round(ordered[int(len(ordered) * 0.99) - 1], 1),
+        "max_ms": round(ordered[-1], 1),
+    }
+
+
+def bench_sink(spark: Any, namesrv: str, rows: int, size: int) -> dict[str, Any]:
+    from rocketq.client.blocking import Producer
+    from rocketq.common.message import Message
+
+    df = spark.range(rows).selectExpr(f"repeat('v', {size}) AS value", "CAST(id AS STRING) AS key")
+    df = df.repartition(2).cache()
+    df.count()
+    writer = (
+        df.write.format("rocketq")
+        .mode("append")
+        .option("nameServer", namesrv)
+        .option("topic", TOPIC + "Sink")
+    )
+    ours = timed(writer.save)
+
+    def client_send() -> None:
+        with Producer("SPARK_BENCH_CLIENT", namesrv_addr=namesrv) as producer:
+            for start in range(0, rows, 128):
+                batch = [
+                    Message(topic=TOPIC + "Client", body=b"v" * size)
+                    for _ in range(start, min(start + 128, rows))
+                ]
+                producer.send_batch(batch)
+
+    theirs = timed(client_send)
+    exact = timed(
+        lambda: (
+            writer.option("deliveryGuarantee", "exactly_once")
+            .option("checkpointLocation", tempfile.mkdtemp(prefix="rocketq-eo-"))
+            .save()
+        ),
+        repeat=2,
+    )
+    return {
+        "row": "sink",
+        "rows": rows,
+        "body_bytes": size,
+        "rocketq_sink_rows_per_s": round(rows / ours),
+        "exactly_once_rows_per_s": round(rows / exact),
+        "client_batch_send_rows_per_s": round(rows / theirs),
+        "ratio": round(theirs / ours, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--rate", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--only", default="read,latency,sink", help="rows to run, comma-separated")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        server = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(Path(tmp) / "store")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+        )
+        try:
+            assert server.stdout is not None
+            namesrv = json.loads(server.stdout.readline())["namesrv"]
+            spark = session()
+            only = set(args.only.split(","))
+            results = []
+            if "read" in only:
+                results.append(bench_read(spark, namesrv, args.rows, args.size, Path(tmp)))
+            if "latency" in only:
+                results.append(bench_latency(spark, namesrv, args.rate, args.seconds, Path(tmp)))
+            if "sink" in only:
+                results.append(bench_sink(spark, namesrv, args.rows, args.size))
+            spark.stop()
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(30)
+    for result in results:
+        print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""The exactly-once sink: half messages, a ledger-decided commit, and a driver killed mid-way."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocketq.client.blocking import Producer
+from rocketq.common.message import MessageExt
+from rocketq.testing.background import BackgroundCluster
+from tests.spark.conftest import SMALL_STORE, send_many, spark_env
+
+pytest.importorskip("pyspark")
+
+from rocketq.client import LocalTransactionState
+from rocketq.spark.transactional_sink import (
+    PROPERTY_SPARK_TXN,
+    LedgerListener,
+    TxnLedger,
+)
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(400)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def half(write_id: str, batch: int, uniq: str) -> MessageExt:
+    msg = MessageExt(topic="t")
+    msg.properties["UNIQ_KEY"] = uniq
+    msg.properties[PROPERTY_SPARK_TXN] = f"{write_id}:{batch}"
+    return msg
+
+
+def test_the_check_back_answers_from_the_ledger(tmp_path: Path) -> None:
+    ledger = TxnLedger(str(tmp_path / "ledger"))
+    listener = LedgerListener(ledger, "stream")
+    assert listener.check_local_transaction(half("stream", 3, "A")) is LocalTransactionState.UNKNOWN
+    ledger.record(3, ["A"])
+    assert listener.check_local_transaction(half("stream", 3, "A")) is LocalTransactionState.COMMIT
+    assert listener.check_local_transaction(half("stream", 3, "B")) is (
+        LocalTransactionState.ROLLBACK
+    )
+    assert listener.check_local_transaction(half("other", 3, "A")) is (
+        LocalTransactionState.UNKNOWN
+    )
+    assert not list((tmp_path / "ledger").glob("*.tmp"))
+
+
+def read_values(spark: Any, cluster: BackgroundCluster, topic: str) -> list[bytes]:
+    df = (
+        spark.read.format("rocketq")
+        .option("nameServer", cluster.namesrv_addr)
+        .option("subscribe", topic)
+        .load()
+    )
+    return sorted(r.value for r in df.collect())
+
+
+def test_a_batch_write_with_exactly_once_is_visible_only_after_the_commit(
+    spark: Any, cluster: BackgroundCluster, topic: str, tmp_path: Path
+) -> None:
+    df = spark.createDataFrame([(f"v{i}",) for i in range(50)], "value STRING").repartition(2)
+    (
+        df.write.format("rocketq")
+        .mode("append")
+        .option("nameServer", cluster.namesrv_addr)
+        .option("topic", topic)
+        .option("deliveryGuarantee", "exactly_once")
+        .option("checkpointLocation", str(tmp_path / "ledger"))
+        .save()
+    )
+    assert read_values(spark, cluster, topic) == sorted(f"v{i}".encode() for i in range(50))
+
+
+def test_a_driver_killed_between_the_tasks_and_the_commit_leaves_every_row_once(
+    spark: Any, tmp_path: Path
+) -> None:
+    fast_checks = {"transaction_check_interval_ms": 500, "transaction_time_out_ms": 1000}
+    with BackgroundCluster(tmp_path / "c", ("broker-a",), SMALL_STORE, **fast_checks) as cluster:
+        source, target = "SparkExactlySource", "SparkExactlyTarget"
+        cluster.create_topic(source, queues=2)
+        cluster.create_topic(target, queues=2)
+        with Producer("SPARK_EO_FILL", namesrv_addr=cluster.namesrv_addr, instance_name="eo") as p:
+            send_many(p, source, 60)
+        cp = tmp_path / "cp"
+        kill_in_commit(cluster, source, target, cp, tmp_path)
+        assert len(read_values(spark, cluster, target)) == 20  # batch 1's halves: not committed
+
+        restarted = (
+            spark.readStream.format("rocketq")
+            .option("nameServer", cluster.namesrv_addr)
+            .option("subscribe", source)
+            .option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", "20")
+            .load()
+            .select("value", "key")
+            .writeStream.format("rocketq")
+            .option("nameServer", cluster.namesrv_addr)
+            .option("topic", target)
+            .option("deliveryGuarantee", "exactly_once")
+            .option("checkpointLocation", str(cp))
+            .trigger(availableNow=True)
+            .start()
+        )
+        assert restarted.awaitTermination(240)
+        assert restarted.exception() is None
+        expected = sorted(f"m-{i}".encode() for i in range(60))
+        assert read_values(spark, cluster, target) == expected
+
+        # the killed attempt's halves are checked back and rolled back from the ledger
+        checker = cluster.brokers["broker-a"].transactional_message_check_service
+        deadline = time.monotonic() + 60
+        while cluster.run(checker.check()).checked or checker.checks_sent == 0:
+            assert time.monotonic() < deadline, "the stale halves were never ended"
+            time.sleep(0.5)
+        assert read_values(spark, cluster, target) == expected
+
+
+def kill_in_commit(
+    cluster: BackgroundCluster, source: str, target: str, cp: Path, tmp_path: Path
+) -> None:
+    """Run the hanging driver until batch 1 reaches its commit, then SIGKILL its group."""
+    args = [cluster.namesrv_addr, source, target, str(cp)]
+    with (tmp_path / "driver.log").open("wb") as log:
+        driver = subprocess.Popen(
+            [sys.executable, "-m", "tests.spark.txn_process", *args],
+            cwd=ROOT,
+            env={**os.environ, **spark_env()},
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while not (tmp_path / "hanging").exists():
+            assert driver.poll() is None, (tmp_path / "driver.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "batch 1 never reached its commit"
+            time.sleep(0.05)
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait(30)
