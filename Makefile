@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/store_bench.py --seconds 3
 	$(BIN)/python bench/broker_bench.py
 	$(BIN)/python bench/client_bench.py --count 8000 --size 256
+	$(BIN)/python bench/ha_bench.py
 
 # ali-ons (npm) for tests/interop/test_ali_ons.py; node and npm come from apt where missing
 interop-js: $(ALI_ONS)

@@ -85,3 +85,25 @@ def test_values_with_trailing_blanks_and_escapes_load() -> None:
     )
     c = BrokerConfig.from_properties(props)
     assert (c.listen_port, c.broker_name, c.auto_create_topic_enable) == (10921, "b1", True)
+
+
+def test_replication_keys_of_a_stock_slave_conf_reach_the_broker_and_the_store() -> None:
+    from rocketq.store.config import StoreConfig
+
+    text = (
+        "brokerName=broker-a\nbrokerId=1\nbrokerRole=SLAVE\nslaveReadEnable=true\n"
+        "haListenPort=20912\nhaSendHeartbeatInterval=1000\nhaHousekeepingInterval=9000\n"
+        "haMasterAddress=10.0.0.1:10912\naccessMessageInMemoryMaxRatio=30\n"
+    )
+    c = BrokerConfig.from_properties(parse_properties(text))
+    assert c.broker_role is BrokerRole.SLAVE
+    assert c.broker_id == 1
+    assert c.slave_read_enable is True
+    store, unknown = StoreConfig.from_properties(c.store_properties)
+    assert unknown == {}
+    assert store.broker_role is BrokerRole.SLAVE
+    assert store.ha_listen_port == 20912
+    assert store.ha_send_heartbeat_interval_ms == 1000
+    assert store.ha_housekeeping_interval_ms == 9000
+    assert store.ha_master_address == "10.0.0.1:10912"
+    assert store.access_message_in_memory_max_ratio == 30

@@ -76,3 +76,63 @@ async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) 
     assert (store / "config" / "topics.json").exists()
     assert (store / "config" / "consumerOffset.json").exists()
     assert "CliTopic" in (store / "config" / "topics.json").read_text()
+
+
+async def test_server_runs_two_masters_and_two_slaves_replicating_synchronously(
+    tmp_path: Path,
+) -> None:
+    from rocketq.client import Message
+    from rocketq.client.aio import Producer
+    from rocketq.client.status import SendStatus
+
+    store = tmp_path / "store"
+    args = ["server", "--store", str(store), "--namesrv-port", "0", "--broker-port", "0"]
+    args += ["--host", "127.0.0.1", "--cluster", "2m-2s-sync"]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        SERVER,
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        assert proc.stdout is not None
+        ns_port = int(
+            (await read_until(proc.stdout, r"name server listening on .*:(\d+)", 30)).group(1)
+        )
+        roles = []
+        for _ in range(4):
+            found = await read_until(proc.stdout, r"broker (broker-\w) \(id (\d), (\w+)\)", 30)
+            roles.append(found.groups())
+        assert sorted(roles) == [
+            ("broker-a", "0", "SYNC_MASTER"),
+            ("broker-a", "1", "SLAVE"),
+            ("broker-b", "0", "SYNC_MASTER"),
+            ("broker-b", "1", "SLAVE"),
+        ]
+        async with Producer("pg", namesrv_addr=f"127.0.0.1:{ns_port}") as producer:
+            brokers: set[str] = set()
+            for i in range(60):  # a master answers SLAVE_NOT_AVAILABLE until its slave links
+                result = await producer.send(Message("ClusterTopic", b"%d" % i))
+                if result.status is SendStatus.SEND_OK:
+                    brokers.add(result.message_queue.broker_name)
+                if brokers == {"broker-a", "broker-b"}:
+                    break
+                await asyncio.sleep(0.1)
+            assert brokers == {"broker-a", "broker-b"}
+        async with RemotingClient() as client:
+            info = await client.invoke(
+                f"127.0.0.1:{ns_port}", request(RequestCode.GET_BROKER_CLUSTER_INFO), 10
+            )
+            text = (info.body or b"").decode()
+            assert "broker-a" in text
+            assert "broker-b" in text
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 60) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    for name in ("broker-a", "broker-a-s", "broker-b", "broker-b-s"):
+        assert (store / name / "commitlog").is_dir(), name

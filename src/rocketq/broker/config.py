@@ -15,21 +15,15 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field, fields
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from rocketq.errors import ConfigError
 from rocketq.store.config import STORE_KEYS as STORE_CONFIG_KEYS
+from rocketq.store.config import BrokerRole as BrokerRole
 from rocketq.store.config import parse_properties
 
 log = logging.getLogger(__name__)
-
-
-class BrokerRole(Enum):
-    ASYNC_MASTER = "ASYNC_MASTER"
-    SYNC_MASTER = "SYNC_MASTER"
-    SLAVE = "SLAVE"
 
 
 # camelCase key in broker.conf -> BrokerConfig field
@@ -58,6 +52,7 @@ BROKER_KEYS: dict[str, str] = {
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
     "maxMessageSize": "max_message_size",
     "storePathRootDir": "store_path_root_dir",
+    "slaveReadEnable": "slave_read_enable",
     # transactions (BrokerConfig.transaction*)
     "transactionCheckInterval": "transaction_check_interval_ms",
     "transactionTimeOut": "transaction_time_out_ms",
@@ -112,6 +107,9 @@ class BrokerConfig:
     # ReplyMessageProcessor also stores each reply in <cluster>_REPLY_TOPIC
     store_reply_message_enable: bool = True
     store_path_root_dir: str = str(Path.home() / "store")
+    # replication (broker/slave_sync.py, store/ha/); brokerRole is also a store key
+    slave_read_enable: bool = False
+    slave_sync_interval_ms: int = 10_000
     # TransactionalMessageCheckService: scan period, age before a half is checked, check count
     transaction_check_interval_ms: int = 60_000
     transaction_time_out_ms: int = 6_000

@@ -22,7 +22,7 @@ from rocketq.broker.client_manager import (
     ConsumerManager,
     ProducerManager,
 )
-from rocketq.broker.config import BrokerConfig
+from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.configuration import apply_broker_permission
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
 from rocketq.broker.metrics import BrokerMetricsCollector, MetricsExporter
@@ -31,6 +31,7 @@ from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.processors import register_all
 from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.schedule import ScheduleMessageService
+from rocketq.broker.slave_sync import SlaveSynchronize
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.broker.transaction import TransactionalMessageService
@@ -81,6 +82,7 @@ class BrokerController:
         self.schedule_message_service: ScheduleMessageService | None = None
         self.transactional_message_service = TransactionalMessageService(self)
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
+        self.slave_synchronize = SlaveSynchronize(self)
         self.access_validator: PlainAccessValidator | None = None
         self.broker_stats_manager = BrokerStatsManager(config.broker_cluster_name)
         self.metrics_exporter: MetricsExporter | None = None
@@ -114,8 +116,19 @@ class BrokerController:
             broker_name=self.config.broker_name,
             broker_addr=self.broker_addr,
             broker_id=self.config.broker_id,
-            ha_server_addr=f"{self.config.broker_ip1}:{self.port + 1}",
+            ha_server_addr=f"{self.config.broker_ip2 or self.config.broker_ip1}:{self.ha_port}",
         )
+
+    @property
+    def ha_port(self) -> int:
+        """The port the store's HAService listens on (listenPort + 1 unless configured)."""
+        store = self._message_store
+        port = store.ha_service.listen_port if store is not None else 0
+        return port or self.port + 1
+
+    @property
+    def is_slave(self) -> bool:
+        return self.config.broker_role is BrokerRole.SLAVE
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -150,7 +163,7 @@ class BrokerController:
             await self.remoting_server.stop()
             raise
         self.schedule_message_service = ScheduleMessageService(self)
-        self.schedule_message_service.start()
+        self.schedule_message_service.start(deliver=not self.is_slave)
         self.transactional_message_check_service = TransactionalMessageCheckService(
             self, self.transactional_message_service
         )
@@ -178,6 +191,16 @@ class BrokerController:
                 self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats_manager.sample)
             ),
         ]
+        if self.is_slave:
+            self._tasks.append(
+                loop.create_task(
+                    self._every(
+                        self.config.slave_sync_interval_ms / 1000,
+                        self.slave_synchronize.sync_all,
+                        first_s=min(3.0, self.config.slave_sync_interval_ms / 1000),
+                    )
+                )
+            )
         self._start_metrics()
         log.info(
             "broker %s (cluster %s) listening on %s, store %s, name servers %s",
@@ -190,18 +213,32 @@ class BrokerController:
         return self.port
 
     def _open_store(self) -> MessageStore:
-        """Build the StoreConfig from broker.conf's store keys, open (recover), start."""
+        """Build the StoreConfig from broker.conf's store keys, open (recover), start, and
+        start replication (the HA port is listenPort + 1 unless haListenPort says)."""
+        props = self.config.store_properties
+        if "haListenPort" in props:
+            ha_port = int(props["haListenPort"])
+        else:  # BrokerStartup: listenPort + 1 (a test broker on port 0 takes any free port)
+            ha_port = self.config.listen_port + 1 if self.config.listen_port else 0
         store_config, unknown = StoreConfig.from_properties(
-            self.config.store_properties,
+            props,
             store_path_root_dir=self.config.store_path_root_dir,
             store_host=self.store_host,
             max_message_size=self.config.max_message_size,
+            broker_role=self.config.broker_role,
+            ha_listen_port=ha_port,
+            ha_listen_host=self.config.listen_host,
         )
         for key in sorted(unknown):
             log.info("broker.conf store key %s is not used by this store", key)
         store = MessageStore(store_config, message_arriving_listener=self._on_message_arriving)
         store.load()
         store.start()
+        try:
+            store.start_ha()
+        except BaseException:
+            store.shutdown()
+            raise
         return store
 
     def _start_acl(self) -> None:
@@ -273,7 +310,18 @@ class BrokerController:
             return
         wrapper = self.topic_config_manager.build_serialize_wrapper()
         wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
-        await self.outer_api.register_broker_all(addrs, self.identity(), wrapper)
+        on_response = self._on_register_response if self.is_slave else None
+        await self.outer_api.register_broker_all(addrs, self.identity(), wrapper, on_response)
+
+    def _on_register_response(self, ext_fields: dict[str, str]) -> None:
+        """A slave learns its master's addresses from the name server (registerBrokerAll)."""
+        master_addr = ext_fields.get("masterAddr")
+        if master_addr:
+            self.slave_synchronize.master_addr = master_addr
+        ha_addr = ext_fields.get("haServerAddr")
+        client = self.message_store.ha_service.ha_client
+        if ha_addr and client is not None and not self.message_store.config.ha_master_address:
+            client.update_ha_master_address(ha_addr)
 
     def register_broker_all_soon(self) -> None:
         """Register now in the background (a new topic must be routable at once)."""
@@ -284,9 +332,15 @@ class BrokerController:
     # ------------------------------------------------------------------ periodic
 
     @staticmethod
-    async def _every(period_s: float, action: Callable[[], Awaitable[None] | None]) -> None:
+    async def _every(
+        period_s: float,
+        action: Callable[[], Awaitable[object] | None],
+        first_s: float | None = None,
+    ) -> None:
+        delay = period_s if first_s is None else first_s
         while True:
-            await asyncio.sleep(period_s)
+            await asyncio.sleep(delay)
+            delay = period_s
             try:
                 result = action()
                 if result is not None:

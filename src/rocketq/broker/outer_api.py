@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.remoting.client import RemotingClient
@@ -35,7 +36,11 @@ class BrokerOuterAPI:
         self.timeout_s = timeout_s
 
     async def register_broker_all(
-        self, namesrv_addrs: list[str], who: BrokerIdentity, wrapper: TopicConfigSerializeWrapper
+        self,
+        namesrv_addrs: list[str],
+        who: BrokerIdentity,
+        wrapper: TopicConfigSerializeWrapper,
+        on_response: Callable[[dict[str, str]], None] | None = None,
     ) -> dict[str, bool]:
         """Register with every name server; returns addr -> success."""
         body = RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
@@ -49,7 +54,7 @@ class BrokerOuterAPI:
             body_crc32=zlib.crc32(body) & 0x7FFFFFFF,
         )
         return await self._to_all(
-            namesrv_addrs, RequestCode.REGISTER_BROKER, header.to_ext_fields(), body
+            namesrv_addrs, RequestCode.REGISTER_BROKER, header.to_ext_fields(), body, on_response
         )
 
     async def unregister_broker_all(
@@ -66,7 +71,12 @@ class BrokerOuterAPI:
         )
 
     async def _to_all(
-        self, addrs: list[str], code: int, ext_fields: dict[str, str], body: bytes
+        self,
+        addrs: list[str],
+        code: int,
+        ext_fields: dict[str, str],
+        body: bytes,
+        on_response: Callable[[dict[str, str]], None] | None = None,
     ) -> dict[str, bool]:
         async def one(addr: str) -> bool:
             request = RemotingCommand.create_request(code, ext_fields, body)
@@ -78,6 +88,8 @@ class BrokerOuterAPI:
             if response.code != ResponseCode.SUCCESS:
                 log.warning("name server %s answered %d: %s", addr, response.code, response.remark)
                 return False
+            if on_response is not None:  # a slave learns masterAddr and haServerAddr here
+                on_response(dict(response.ext_fields or {}))
             return True
 
         results = await asyncio.gather(*(one(a) for a in addrs))

@@ -14,7 +14,6 @@ import contextlib
 import logging
 import os
 import re
-import threading
 import time
 from typing import Any
 
@@ -58,24 +57,21 @@ class ScheduleMessageService(ConfigManager):
         self.offset_table: dict[int, int] = {}
         self._task: asyncio.Task[None] | None = None
         self._last_persist = 0.0
-        # a periodic persist may still run in its worker thread when shutdown persists
-        self._persist_lock = threading.Lock()
 
     def encode(self) -> dict[str, Any]:
         return {"offsetTable": dict(sorted(self.offset_table.items()))}
 
-    def persist(self) -> None:
-        with self._persist_lock:
-            super().persist()
-
     def decode(self, obj: dict[str, Any]) -> None:
         self.offset_table = {k: int(v) for k, v in int_keys(obj.get("offsetTable") or {}).items()}
 
-    def start(self) -> None:
+    def start(self, *, deliver: bool = True) -> None:
+        """Load the delay offsets; deliver due messages unless ``deliver`` is False (a
+        slave only keeps the offsets its master sends it)."""
         # messageDelayLevel from broker.conf lives in the store's config
         self.delay_level_table = self.c.message_store.config.delay_level_table_ms()
         self.load()
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        if deliver:
+            self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def shutdown(self) -> None:
         if self._task is not None:

@@ -23,7 +23,11 @@ def setup_logging() -> None:
 
 
 def load_broker_config(
-    conf: str | None, namesrv_addr: str | None, port: int | None, store: str | None
+    conf: str | None,
+    namesrv_addr: str | None,
+    port: int | None,
+    store: str | None,
+    host: str | None = None,
 ) -> BrokerConfig:
     config = BrokerConfig.from_file(conf) if conf else BrokerConfig()
     overrides: dict[str, object] = {}
@@ -35,6 +39,8 @@ def load_broker_config(
         overrides["listen_port"] = port
     if store:
         overrides["store_path_root_dir"] = str(Path(store).expanduser())
+    if host:
+        overrides["listen_host"] = host
     return dataclasses.replace(config, **overrides)  # type: ignore[arg-type]
 
 
@@ -55,8 +61,15 @@ def load_broker_config(
 @click.option(
     "--store", type=click.Path(file_okay=False), default=None, help="Store root (storePathRootDir)."
 )
+@click.option(
+    "--host", default=None, help="Listen address of the remoting and HA ports (default all)."
+)
 def broker(
-    namesrv_addr: str | None, config_file: str | None, port: int | None, store: str | None
+    namesrv_addr: str | None,
+    config_file: str | None,
+    port: int | None,
+    store: str | None,
+    host: str | None,
 ) -> None:
     """Run a broker until SIGTERM/SIGINT.
 
@@ -65,7 +78,7 @@ def broker(
       rocketq broker -n 127.0.0.1:9876 -c broker.conf
     """
     setup_logging()
-    config = load_broker_config(config_file, namesrv_addr, port, store)
+    config = load_broker_config(config_file, namesrv_addr, port, store, host)
     event_loop.run(run_until_signal(config))
 
 

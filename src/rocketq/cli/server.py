@@ -1,7 +1,8 @@
 """``rocketq server``: a name server and a broker in one process (for development).
 
 The name server listens on 9876 and the broker on 10911 by default; the store lives under
-``~/store`` unless ``--store`` says otherwise.
+``~/store`` unless ``--store`` says otherwise. ``--cluster 2m-2s-sync`` (or ``-async``) runs
+two broker groups, each a master and its slave, instead (``server_layout.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import click
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
+from rocketq.cli.server_layout import LAYOUTS, broker_configs
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.remoting import event_loop
 
@@ -47,6 +49,13 @@ from rocketq.remoting import event_loop
     default=None,
     help="Serve the web dashboard on 127.0.0.1:PORT too.",
 )
+@click.option(
+    "--cluster",
+    type=click.Choice(LAYOUTS),
+    default="single",
+    show_default=True,
+    help="One broker, or two master/slave groups (RocketMQ's 2m-2s samples).",
+)
 def server(
     store: str,
     namesrv_port: int,
@@ -55,6 +64,7 @@ def server(
     broker_ip: str,
     metrics_port: int | None,
     dashboard_port: int | None,
+    cluster: str,
 ) -> None:
     """Run a name server and a broker in one process until SIGTERM/SIGINT.
 
@@ -65,7 +75,9 @@ def server(
     setup_logging()
     root = str(Path(store).expanduser())
     event_loop.run(
-        _run(root, namesrv_port, broker_port, host, broker_ip, metrics_port, dashboard_port)
+        _run(
+            root, namesrv_port, broker_port, host, broker_ip, metrics_port, dashboard_port, cluster
+        )
     )
 
 
@@ -77,6 +89,7 @@ async def _run(
     broker_ip: str,
     metrics_port: int | None = None,
     dashboard_port: int | None = None,
+    cluster: str = "single",
 ) -> None:
     from rocketq.broker.controller import BrokerController
     from rocketq.namesrv.server import NamesrvController
@@ -89,12 +102,23 @@ async def _run(
     namesrv = NamesrvController(ns_config)
     await namesrv.start()
     config = dataclasses.replace(config, namesrv_addr=f"127.0.0.1:{namesrv.port}")
-    broker = BrokerController(config)
+    brokers: list[BrokerController] = []
     dashboard: asyncio.Task[None] | None = None
     try:
-        await broker.start()
         click.echo(f"name server listening on {host}:{namesrv.port}")
-        click.echo(f"broker {config.broker_name} listening on {broker.broker_addr}, store {root}")
+        for i, broker_config in enumerate(broker_configs(cluster, config, root)):
+            if i:  # one /metrics port: the first broker's
+                broker_config = dataclasses.replace(
+                    broker_config, metrics_exporter_type=BrokerConfig().metrics_exporter_type
+                )
+            brokers.append(BrokerController(broker_config))
+            await brokers[-1].start()
+            click.echo(
+                f"broker {broker_config.broker_name} (id {broker_config.broker_id}, "
+                f"{broker_config.broker_role.value}) listening on {brokers[-1].broker_addr}, "
+                f"HA port {brokers[-1].ha_port}, store {broker_config.store_path_root_dir}"
+            )
+        broker = brokers[0]
         click.echo(f"clients: set the name server address to 127.0.0.1:{namesrv.port}")
         if broker.metrics_exporter is not None and namesrv.metrics_exporter is not None:
             click.echo(f"metrics: {broker.metrics_exporter.url} and {namesrv.metrics_exporter.url}")
@@ -108,7 +132,8 @@ async def _run(
         if dashboard is not None:
             stop.set()
             await dashboard
-        await broker.shutdown()
+        for each in reversed(brokers):
+            await each.shutdown()
         await namesrv.shutdown()
 
 

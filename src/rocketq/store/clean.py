@@ -2,8 +2,9 @@
 
 CommitLog files older than ``file_reserved_time_h`` (by mtime) are deleted when the local
 hour is in ``delete_when`` or when the commitlog partition is fuller than
-``disk_max_used_space_ratio``; above 85 % files go regardless of age, above 90 % the store
-refuses puts (SERVICE_NOT_AVAILABLE) until usage falls. Oldest first, never the last file,
+``disk_max_used_space_ratio``; above ``disk_space_clean_forcibly_ratio`` (85 %) files go
+regardless of age, above ``disk_space_warning_level_ratio`` (90 %) the store refuses puts
+(SERVICE_NOT_AVAILABLE) until usage falls. Oldest first, never the last file,
 stopping at the first file kept, at most ``delete_files_batch_max`` per round. Consume
 queues and index files then follow the new commitlog minimum. Time comes from
 ``config.clock_ms`` so tests move the clock instead of sleeping; :meth:`run_once` is what
@@ -25,8 +26,6 @@ from rocketq.store.service_thread import ServiceThread
 
 log = logging.getLogger(__name__)
 
-CLEAN_FORCIBLY_RATIO = 0.85
-WARNING_LEVEL_RATIO = 0.90
 FIRST_RUN_DELAY_MS = 60_000
 
 
@@ -73,11 +72,15 @@ class CleanCommitLogService(ServiceThread):
     def run_once(self) -> int:
         cfg = self.store.config
         ratio = self.used_ratio(cfg.commit_log_dir)
-        self.store.disk_full = ratio > WARNING_LEVEL_RATIO
+        self.store.disk_full = ratio > cfg.disk_space_warning_level_ratio / 100
         if self.store.disk_full:
-            log.error("disk usage %.1f%% above %.0f%%: refusing puts", ratio * 100, 90.0)
+            log.error(
+                "disk usage %.1f%% above %d%%: refusing puts",
+                ratio * 100,
+                cfg.disk_space_warning_level_ratio,
+            )
         space = ratio > cfg.disk_max_used_space_ratio / 100
-        clean_immediately = ratio > CLEAN_FORCIBLY_RATIO
+        clean_immediately = ratio > cfg.disk_space_clean_forcibly_ratio / 100
         manual = self.manual_delete_rounds > 0
         if manual:
             self.manual_delete_rounds -= 1

@@ -267,6 +267,42 @@ class CommitLog:
     def get_max_offset(self) -> int:
         return self.mapped_file_queue.get_max_offset()
 
+    # ------------------------------------------------------------------ replication
+
+    def select_data(self, offset: int, max_bytes: int) -> bytes | None:
+        """Written bytes from ``offset`` to its file's write position (HA transfer)."""
+        mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
+        if mf is None:
+            return None
+        pos = offset - mf.file_from_offset
+        size = min(mf.wrote_position - pos, max_bytes)
+        return mf.read(pos, size) if size > 0 else None
+
+    def append_data(self, start_offset: int, data: bytes) -> bool:
+        """A slave appends the master's bytes at ``start_offset`` (CommitLog.appendData).
+
+        The bytes must continue this log exactly and stay inside one file; the master's
+        transfers never cross a file end (the blank END_OF_FILE record fills the rest).
+        """
+        with self.put_lock:
+            try:
+                mf = self.mapped_file_queue.get_last_mapped_file_or_create(start_offset)
+            except OSError as exc:
+                log.error("slave cannot create a commitlog file at %d: %s", start_offset, exc)
+                return False
+            pos = mf.wrote_position
+            if mf.file_from_offset + pos != start_offset or len(data) > mf.file_size - pos:
+                log.error(
+                    "slave append at %d (%d bytes) does not continue the log at %d",
+                    start_offset,
+                    len(data),
+                    mf.file_from_offset + pos,
+                )
+                return False
+            mf.view[pos : pos + len(data)] = data
+            mf.wrote_position = pos + len(data)
+        return True
+
     def get_min_offset(self) -> int:
         mf = self.mapped_file_queue.get_first_mapped_file()
         return mf.file_from_offset if mf is not None else -1
@@ -310,6 +346,8 @@ class CommitLog:
                 return requests, offset, False
             view = mf.view
             while pos < wrote and offset < end_limit:
+                if _incomplete_tail(view, pos, wrote, mf.file_size):
+                    return requests, offset, False  # a slave has part of this record yet
                 req = check_message_and_return_size(
                     view,
                     pos,
@@ -336,6 +374,16 @@ class CommitLog:
 
     def destroy(self) -> None:
         self.mapped_file_queue.destroy()
+
+
+def _incomplete_tail(view: memoryview, pos: int, wrote: int, file_size: int) -> bool:
+    """True when the bytes at ``pos`` start a record that continues past ``wrote``."""
+    left = wrote - pos
+    if left < END_FILE_MIN_BLANK_LENGTH:
+        return wrote < file_size
+    total, magic = BLANK_STRUCT.unpack_from(view, pos)
+    is_record = magic in (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2)
+    return bool(is_record and left < total <= file_size - pos)
 
 
 def _msg_id_prefix(host: tuple[str, int]) -> str:

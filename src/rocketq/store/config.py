@@ -35,6 +35,14 @@ class FlushDiskType(Enum):
     SYNC_FLUSH = "SYNC_FLUSH"
 
 
+class BrokerRole(Enum):
+    """MessageStoreConfig.brokerRole: who replicates to whom (store/ha/)."""
+
+    ASYNC_MASTER = "ASYNC_MASTER"
+    SYNC_MASTER = "SYNC_MASTER"
+    SLAVE = "SLAVE"
+
+
 @dataclass(frozen=True, kw_only=True)
 class StoreConfig:
     store_path_root_dir: str = field(default_factory=lambda: str(Path.home() / "store"))
@@ -65,6 +73,19 @@ class StoreConfig:
     max_transfer_bytes_on_message_in_memory: int = 256 * 1024
     max_transfer_count_on_message_in_memory: int = 32
     reput_fallback_wait_ms: int = 10
+    # replication (store/ha/): RocketMQ 4.x HAService / HAClient
+    broker_role: BrokerRole = BrokerRole.ASYNC_MASTER
+    ha_listen_port: int = 10912  # 0: any free port (tests)
+    ha_listen_host: str = "0.0.0.0"
+    ha_send_heartbeat_interval_ms: int = 5_000
+    ha_housekeeping_interval_ms: int = 20_000
+    ha_transfer_batch_size: int = 32 * 1024
+    ha_slave_fallbehind_max: int = 256 * 1024 * 1024
+    ha_master_address: str = ""  # host:port of the master's HA port; "" = from the name server
+    access_message_in_memory_max_ratio: int = 40
+    # CleanCommitLogService thresholds (5.x MessageStoreConfig; 4.x system properties)
+    disk_space_warning_level_ratio: int = 90
+    disk_space_clean_forcibly_ratio: int = 85
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
     clock_ms: Callable[[], int] = field(default=now_ms, compare=False, repr=False)
 
@@ -79,6 +100,9 @@ class StoreConfig:
             "sync_flush_timeout_ms",
             "clean_resource_interval_ms",
             "delete_files_batch_max",
+            "ha_send_heartbeat_interval_ms",
+            "ha_housekeeping_interval_ms",
+            "ha_transfer_batch_size",
         )
         for name in positive:
             if getattr(self, name) <= 0:
@@ -94,6 +118,9 @@ class StoreConfig:
             raise ConfigError(f"delete_when must be hours separated by ';': {self.delete_when!r}")
         ratio = min(95, max(10, self.disk_max_used_space_ratio))
         object.__setattr__(self, "disk_max_used_space_ratio", ratio)
+        for name in ("disk_space_warning_level_ratio", "disk_space_clean_forcibly_ratio"):
+            if not 10 <= getattr(self, name) <= 100:
+                raise ConfigError(f"{name} must be in 10..100, got {getattr(self, name)}")
         self.delay_level_table_ms()  # validates
 
     # ------------------------------------------------------------------ derived values
@@ -172,6 +199,16 @@ STORE_KEYS: dict[str, str] = {
     "messageDelayLevel": "message_delay_level",
     "maxTransferBytesOnMessageInMemory": "max_transfer_bytes_on_message_in_memory",
     "maxTransferCountOnMessageInMemory": "max_transfer_count_on_message_in_memory",
+    "brokerRole": "broker_role",
+    "haListenPort": "ha_listen_port",
+    "haSendHeartbeatInterval": "ha_send_heartbeat_interval_ms",
+    "haHousekeepingInterval": "ha_housekeeping_interval_ms",
+    "haTransferBatchSize": "ha_transfer_batch_size",
+    "haSlaveFallbehindMax": "ha_slave_fallbehind_max",
+    "haMasterAddress": "ha_master_address",
+    "accessMessageInMemoryMaxRatio": "access_message_in_memory_max_ratio",
+    "diskSpaceWarningLevelRatio": "disk_space_warning_level_ratio",
+    "diskSpaceCleanForciblyRatio": "disk_space_clean_forcibly_ratio",
 }
 
 
@@ -187,6 +224,8 @@ def _convert(key: str, raw: str, type_: Any) -> Any:
             return value.lower() == "true"
         if type_name == "FlushDiskType":
             return FlushDiskType(value)
+        if type_name == "BrokerRole":
+            return BrokerRole(value.upper())
     except ValueError as exc:
         raise ConfigError(f"broker.conf key {key}: bad value {raw!r}") from exc
     return value

@@ -9,6 +9,9 @@ RocketMQ (remoting.md §3.2.2).
 
 from __future__ import annotations
 
+import functools
+import os
+
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
 from rocketq.store.commitlog import CommitLog
@@ -81,6 +84,7 @@ class MessageReader:
         min_phy = self.commit_log.get_min_offset()
         total = 0
         i = offset
+        max_phy_pulling = -1
         while i < max_offset and i - offset < scan_limit:
             unit = cq.get_unit(i)
             if unit is None:
@@ -90,6 +94,7 @@ class MessageReader:
                     i += per_file - i % per_file  # the start of the next consume queue file
                 break
             phy, size, tags_code = unit
+            max_phy_pulling = phy
             if result.message_buffers and (
                 len(result.message_buffers) >= max_msgs or total + size > max_bytes
             ):
@@ -115,6 +120,11 @@ class MessageReader:
             total += size
             result.status = GetMessageStatus.FOUND
         result.next_begin_offset = i
+        if max_phy_pulling >= 0:
+            # a consumer this far behind reads from disk: the master suggests the slave
+            diff = self.commit_log.get_max_offset() - max_phy_pulling
+            memory = _total_physical_memory() * cfg.access_message_in_memory_max_ratio // 100
+            result.suggest_pulling_from_slave = diff > memory
 
     def get_max_offset_in_queue(self, topic: str, queue_id: int) -> int:
         cq = self.find_consume_queue(topic, queue_id, create=False)
@@ -213,3 +223,12 @@ class MessageReader:
         """``query_message`` decoded to MessageExt objects."""
         result = self.query_message(topic, key, max_count, begin_ms, end_ms)
         return [decode_message(b, check_crc=False) for b in result.message_buffer_list]
+
+
+@functools.cache
+def _total_physical_memory() -> int:
+    """StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 1 << 34

@@ -33,7 +33,7 @@ from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.clean import CleanCommitLogService, CleanConsumeQueueService
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
 from rocketq.store.completed_future import CompletedFuture
-from rocketq.store.config import FlushDiskType, StoreConfig
+from rocketq.store.config import BrokerRole, FlushDiskType, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queue_table import ConsumeQueueTable
 from rocketq.store.flush import (
@@ -96,6 +96,9 @@ class MessageStore(MessageReader):
         self.reput_service.message_arriving_listener = message_arriving_listener
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
+        from rocketq.store.ha.ha_service import HAService
+
+        self.ha_service = HAService(self)
         self.disk_full = False
         self.recovered_abnormally = False
         self.recovery_cut_reason = ""
@@ -147,6 +150,17 @@ class MessageStore(MessageReader):
         paths.fsync_dir(self.root)
         self._running = True
 
+    def start_ha(self) -> int:
+        """Start replication (listen on ha_listen_port; a slave connects to its master).
+
+        The broker calls this after ``start``; a bare store (tools, tests) does not listen.
+        Returns the bound HA port.
+        """
+        if not self._running:
+            raise IllegalStateError("MessageStore.start_ha() before start()")
+        self.ha_service.start()
+        return self.ha_service.listen_port
+
     def reput_start_offset(self) -> int:
         """4.x rule (store.md §7.6): the max physical end over all consume queues."""
         return max(self.consume_queues.max_physic_end(), max(0, self.commit_log.get_min_offset()))
@@ -157,6 +171,7 @@ class MessageStore(MessageReader):
         was_running = self._running
         self._running = False
         if was_running:
+            self.ha_service.shutdown()
             self.clean_commit_log_service.shutdown()
             self.clean_consume_queue_service.shutdown()
             self.reput_service.shutdown()  # runs a final do_reput
@@ -212,7 +227,7 @@ class MessageStore(MessageReader):
     def _check(self, msg: MessageExt) -> PutMessageStatus | None:
         if not self._running:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if self.disk_full:
+        if self.disk_full or self.config.broker_role is BrokerRole.SLAVE:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if validate_topic(msg.topic, topic_max_length(msg.topic)) or msg.queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
@@ -289,18 +304,63 @@ class MessageStore(MessageReader):
     def _handle_disk_flush(
         self, result: AppendMessageResult, wait_store_msg_ok: bool
     ) -> Future[PutMessageResult]:
-        """CommitLog.handleDiskFlush."""
+        """handleDiskFlushAndHA: the flush status, then the replication status (neither
+        waited for when the message does not ask for it: WAIT=false)."""
         self.reput_service.wakeup()
+        end = result.wrote_offset + result.wrote_bytes
         service = self.flush_service
-        if not isinstance(service, GroupCommitService):
-            return _future(PutMessageStatus.PUT_OK, result)
         if not wait_store_msg_ok:
             service.wakeup()
+            self.ha_service.wakeup_all()
             return _future(PutMessageStatus.PUT_OK, result)
+        replicated = self._handle_ha(end)
+        if not isinstance(service, GroupCommitService):
+            if replicated is None:
+                return _future(PutMessageStatus.PUT_OK, result)
+            flushed: Future[PutMessageStatus] = Future()
+            flushed.set_result(PutMessageStatus.PUT_OK)
+        else:
+            flushed = service.put_request(end)
         out: Future[PutMessageResult] = Future()
-        flushed = service.put_request(result.wrote_offset + result.wrote_bytes)
-        flushed.add_done_callback(lambda f: out.set_result(PutMessageResult(f.result(), result)))
+
+        def combine(_: object) -> None:
+            if not flushed.done() or (replicated is not None and not replicated.done()):
+                return
+            status = flushed.result()
+            if status is PutMessageStatus.PUT_OK and replicated is not None:
+                status = replicated.result()
+            if not out.done():
+                out.set_result(PutMessageResult(status, result))
+
+        flushed.add_done_callback(combine)
+        if replicated is not None:
+            replicated.add_done_callback(combine)
         return out
+
+    def _handle_ha(self, end: int) -> Future[PutMessageStatus] | None:
+        """SYNC_MASTER: a future completed once a slave holds ``end`` (CommitLog.handleHA)."""
+        ha = self.ha_service
+        if self.config.broker_role is not BrokerRole.SYNC_MASTER:
+            if ha.connections:
+                ha.wakeup_all()
+            return None
+        if not ha.is_slave_ok(end):
+            f: Future[PutMessageStatus] = Future()
+            f.set_result(PutMessageStatus.SLAVE_NOT_AVAILABLE)
+            return f
+        return ha.put_request(end)
+
+    def append_to_commit_log(self, start_offset: int, data: bytes) -> bool:
+        """A slave appends replicated bytes (DefaultMessageStore.appendToCommitLog)."""
+        if not self._running:
+            return False
+        if not self.commit_log.append_data(start_offset, data):
+            return False
+        self.reput_service.wakeup()
+        service = self.flush_service
+        if isinstance(service, GroupCommitService):
+            service.put_request(start_offset + len(data))
+        return True
 
     def put_message(self, msg: MessageExt) -> PutMessageResult:
         """Blocking put: in SYNC_FLUSH mode returns once the record is msynced."""
@@ -316,10 +376,14 @@ class MessageStore(MessageReader):
         if isinstance(result, PutMessageStatus):
             return PutMessageResult(result)
         self.reput_service.wakeup()
+        end = result.wrote_offset + result.wrote_bytes
         service = self.flush_service
-        if not isinstance(service, GroupCommitService):
-            return PutMessageResult(PutMessageStatus.PUT_OK, result)
-        status = service.flush_and_wait(result.wrote_offset + result.wrote_bytes)
+        replicated = self._handle_ha(end)
+        status = PutMessageStatus.PUT_OK
+        if isinstance(service, GroupCommitService):
+            status = service.flush_and_wait(end)
+        if status is PutMessageStatus.PUT_OK and replicated is not None:
+            status = replicated.result()
         return PutMessageResult(status, result)
 
     # ------------------------------------------------------------------ consume queues
@@ -353,6 +417,9 @@ class MessageStore(MessageReader):
                 index.build_index(req)
         if requests:
             self._last_dispatched_ts = requests[-1].store_timestamp
+            if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:
+                # a slave's appends carry no local store time: take it at dispatch (4.x)
+                self.checkpoint.physic_msg_timestamp = requests[-1].store_timestamp
 
     def dispatch_behind_bytes(self) -> int:
         return self.reput_service.dispatch_behind_bytes()

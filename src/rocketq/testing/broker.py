@@ -44,6 +44,7 @@ async def run_broker(
     base = config or BrokerConfig()
     overrides["store_properties"] = {
         **SMALL_INDEX,
+        "haListenPort": "0",  # any free port: listenPort + 1 may be taken on a busy machine
         **base.store_properties,
         **overrides.get("store_properties", {}),
     }

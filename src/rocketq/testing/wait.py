@@ -15,3 +15,15 @@ async def until(predicate: Callable[[], bool], timeout_s: float, step_s: float =
             return True
         await asyncio.sleep(step_s)
     return predicate()
+
+
+def until_sync(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.01) -> bool:
+    """:func:`until` for threads and synchronous tests."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return predicate()

@@ -22,6 +22,7 @@ from rocketq.remoting.headers import (
     ViewMessageRequestHeader,
 )
 from rocketq.remoting.topic_route import KVTable
+from rocketq.store.config import BrokerRole
 
 DEFAULT_QUERY_MAX_NUM = 32
 
@@ -46,6 +47,9 @@ class AdminBrokerProcessor:
     async def update_and_create_topic(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
+        refused = self._refuse_on_slave()
+        if refused is not None:
+            return refused
         h = CreateTopicRequestHeader.from_ext_fields(request.ext_fields)
         reason = validate_topic(h.topic)
         if reason is not None:
@@ -71,6 +75,9 @@ class AdminBrokerProcessor:
     async def delete_topic(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
+        refused = self._refuse_on_slave()
+        if refused is not None:
+            return refused
         h = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
         await asyncio.to_thread(self.c.topic_config_manager.delete_topic_config, h.topic)
         self.c.consumer_offset_manager.clean_offset_by_topic(h.topic)
@@ -79,6 +86,16 @@ class AdminBrokerProcessor:
         # deleteTopics yet
         await self.c.register_broker_all()
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
+
+    def _refuse_on_slave(self) -> RemotingCommand | None:
+        """A slave's topics come from its master (SlaveSynchronize): changes go there."""
+        if self.c.config.broker_role is not BrokerRole.SLAVE:
+            return None
+        return _error(
+            ResponseCode.SYSTEM_ERROR,
+            "Can't modify topic or subscription group from slave broker, "
+            "please execute it from master broker.",
+        )
 
     async def get_all_topic_config(
         self, channel: RemotingChannel, request: RemotingCommand

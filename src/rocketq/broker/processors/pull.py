@@ -43,6 +43,8 @@ from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
+from rocketq.remoting.topic_route import MASTER_ID
+from rocketq.store.config import BrokerRole
 from rocketq.store.results import GetMessageResult, GetMessageStatus
 
 # A pull within this many units of its queue's end (a live consumer, a held pull woken by an
@@ -117,7 +119,7 @@ class PullMessageProcessor:
             result = read()  # the queue's newest records, just written: in the page cache
         else:
             result = await asyncio.to_thread(read)  # a backlog may have to come from disk
-        response: RemotingCommand | None = _answer(h, result)
+        response: RemotingCommand | None = self._answer_with_suggestion(h, result)
         self._record_get(h, result, response)
         has_suspend = has_suspend_flag(h.sys_flag)
         if (
@@ -144,11 +146,45 @@ class PullMessageProcessor:
                 )
             )
             response = None
-        if broker_allow_suspend and has_commit_offset_flag(h.sys_flag) and h.commit_offset >= 0:
+        if (
+            broker_allow_suspend
+            and has_commit_offset_flag(h.sys_flag)
+            and h.commit_offset >= 0
+            and not self._is_slave  # a slave takes offsets only from UPDATE_CONSUMER_OFFSET
+        ):
             self.c.consumer_offset_manager.commit_offset(
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
         return response
+
+    @property
+    def _is_slave(self) -> bool:
+        return self.c.config.broker_role is BrokerRole.SLAVE
+
+    def _answer_with_suggestion(
+        self, h: PullMessageRequestHeader, result: GetMessageResult
+    ) -> RemotingCommand:
+        """The reply, with suggestWhichBrokerId; a slave without slaveReadEnable serves
+        nothing and sends the consumer back to the master (4.x)."""
+        response = _answer(h, result)
+        suggest = self._suggest_which_broker_id(h, result)
+        if self._is_slave and not self.c.config.slave_read_enable:
+            response.code, response.body, suggest = ResponseCode.PULL_RETRY_IMMEDIATELY, b"", 0
+        response.ext_fields["suggestWhichBrokerId"] = str(suggest)
+        return response
+
+    def _suggest_which_broker_id(
+        self, h: PullMessageRequestHeader, result: GetMessageResult
+    ) -> int:
+        """The master suggests the slave to a consumer reading beyond memory (slaveReadEnable)."""
+        if not self.c.config.slave_read_enable:
+            return MASTER_ID
+        cfg = self.c.subscription_group_manager.find_subscription_group_config(h.consumer_group)
+        if cfg is None:
+            return MASTER_ID
+        if result.suggest_pulling_from_slave:
+            return cfg.which_broker_when_consume_slowly
+        return cfg.broker_id
 
     def _record_get(
         self,

@@ -95,6 +95,8 @@ class MQClientInstance:
         self.api = MQClientAPI(self.remoting, config.request_timeout_s)
         self.topic_route_table: dict[str, TopicRouteData] = {}
         self.broker_addr_table: dict[str, dict[int, str]] = {}
+        # PullAPIWrapper.pullFromWhichNodeTable: the broker id each queue pulls from next
+        self.pull_from_which_node: dict[MessageQueue, int] = {}
         self.producers: dict[str, ProducerMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
         self._key: tuple[int, str, str] = (0, client_id, config.access_key)
@@ -271,6 +273,36 @@ class MQClientInstance:
         if addr is None:
             raise RocketQError(f"the broker {broker_name} is not in the route of {topic}")
         return addr
+
+    def find_broker_address_in_subscribe(
+        self, broker_name: str, broker_id: int = MASTER_ID, *, only_this_broker: bool = False
+    ) -> tuple[str, bool] | None:
+        """(address, is_slave) to read from: the asked id, its next slave, else any address.
+
+        A consumer reads from a slave when the master suggests it or when the master is
+        gone from the route (findBrokerAddressInSubscribe).
+        """
+        addrs = self.broker_addr_table.get(broker_name) or {}
+        addr = addrs.get(broker_id)
+        if addr is None and broker_id != MASTER_ID:
+            addr, broker_id = addrs.get(broker_id + 1), broker_id + 1
+        if addr is None and not only_this_broker and addrs:
+            broker_id, addr = next(iter(sorted(addrs.items())))
+        return None if addr is None else (addr, broker_id != MASTER_ID)
+
+    async def find_broker_addr_in_subscribe_or_refresh(
+        self, broker_name: str, topic: str, broker_id: int = MASTER_ID
+    ) -> tuple[str, bool]:
+        """The subscribe address, refreshing the route once; the master when it is there."""
+        found = self.find_broker_address_in_subscribe(
+            broker_name, broker_id, only_this_broker=broker_id == MASTER_ID
+        )
+        if found is None:
+            await self.update_topic_route(topic)
+            found = self.find_broker_address_in_subscribe(broker_name, broker_id)
+        if found is None:
+            raise RocketQError(f"the broker {broker_name} is not in the route of {topic}")
+        return found
 
     def all_broker_addrs(self) -> list[str]:
         return sorted({a for addrs in self.broker_addr_table.values() for a in addrs.values()})

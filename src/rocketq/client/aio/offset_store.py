@@ -157,6 +157,14 @@ class BrokerFinder(Protocol):
 
     async def find_broker_addr_or_refresh(self, broker_name: str, topic: str) -> str: ...
 
+    def find_broker_address_in_subscribe(
+        self, broker_name: str, broker_id: int = 0, *, only_this_broker: bool = False
+    ) -> tuple[str, bool] | None: ...
+
+    async def find_broker_addr_in_subscribe_or_refresh(
+        self, broker_name: str, topic: str, broker_id: int = 0
+    ) -> tuple[str, bool]: ...
+
 
 class RemoteBrokerOffsetStore(OffsetTable):
     def __init__(self, instance: BrokerFinder, group: str) -> None:
@@ -173,7 +181,9 @@ class RemoteBrokerOffsetStore(OffsetTable):
             if offset >= 0 or read_type is ReadOffsetType.READ_FROM_MEMORY:
                 return offset
         try:
-            addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, mq.topic)
+            addr, _ = await self.instance.find_broker_addr_in_subscribe_or_refresh(
+                mq.broker_name, mq.topic
+            )
             stored = await self.instance.api.query_consumer_offset(addr, self.group, mq)
         except (RocketQError, OSError) as exc:
             log.warning("query offset of %s for %s failed: %r", mq, self.group, exc)
@@ -191,9 +201,10 @@ class RemoteBrokerOffsetStore(OffsetTable):
         offset = self.offsets.get(mq)
         if offset is None or offset < 0:
             return
-        addr = self.instance.find_broker_addr(mq.broker_name)
-        if addr is None:
+        found = self.instance.find_broker_address_in_subscribe(mq.broker_name)
+        if found is None:  # no master: the slave keeps it until the master is back
             return
+        addr = found[0]
         with contextlib.suppress(RocketQError, OSError):
             await self.instance.api.update_consumer_offset(addr, self.group, mq, offset)
 

@@ -15,6 +15,7 @@ from rocketq.common.message_decoder import decode_messages
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.common.subscription import SubscriptionData, is_tag_matched
 from rocketq.remoting.headers import PullMessageRequestHeader
+from rocketq.remoting.topic_route import MASTER_ID
 
 
 async def pull_kernel(
@@ -29,7 +30,12 @@ async def pull_kernel(
     suspend_s: float = 0.0,
     timeout_s: float,
 ) -> PullResult:
-    addr = await instance.find_broker_addr_or_refresh(mq.broker_name, mq.topic)
+    broker_id = instance.pull_from_which_node.get(mq, MASTER_ID)
+    addr, is_slave = await instance.find_broker_addr_in_subscribe_or_refresh(
+        mq.broker_name, mq.topic, broker_id
+    )
+    if is_slave:  # a slave does not take the commit offset a pull carries
+        commit_offset = 0
     header = PullMessageRequestHeader(
         consumer_group=group,
         topic=mq.topic,
@@ -46,6 +52,7 @@ async def pull_kernel(
         expression_type=subscription.expression_type,
     )
     result, body = await instance.api.pull_message(addr, header, timeout_s)
+    instance.pull_from_which_node[mq] = result.suggest_which_broker_id
     if result.status is PullStatus.FOUND:
         result.msg_found_list = process_pull_body(body, subscription, result)
     return result

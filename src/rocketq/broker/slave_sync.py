@@ -1,0 +1,97 @@
+"""SlaveSynchronize: a slave copies its master's metadata (RocketMQ 4.x).
+
+Every ``slave_sync_interval_ms`` (10 s, first after 3 s) a slave asks its master
+(``masterAddr`` from the name server's REGISTER_BROKER answer) for the topic configs
+(GET_ALL_TOPIC_CONFIG), consumer offsets (GET_ALL_CONSUMER_OFFSET), delay offsets
+(GET_ALL_DELAY_OFFSET) and subscription groups (GET_ALL_SUBSCRIPTIONGROUP_CONFIG), and
+persists them. Topic configs and subscription groups are replaced when the master's
+DataVersion differs; consumer offsets are merged per ``topic@group`` (``putAll``), so what
+the slave holds for groups the master does not know survives. While the master is down the
+sync fails (logged, tried again next period) and offsets committed on the slave stay; the
+consumer re-commits its own offsets to the master once the master is back in the route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from rocketq.broker.config_manager import parse_fastjson
+from rocketq.errors import RocketQError
+from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.command import RemotingCommand
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+
+log = logging.getLogger(__name__)
+
+SYNC_TIMEOUT_S = 3.0
+
+
+class SlaveSynchronize:
+    def __init__(self, controller: BrokerController) -> None:
+        self.c = controller
+        self.master_addr: str | None = None
+        self.sync_count = 0
+
+    async def sync_all(self) -> bool:
+        """One round; True when all four tables came from the master."""
+        addr = self.master_addr
+        if not addr:
+            return False
+        try:
+            await self._sync_topic_config(addr)
+            await self._sync_consumer_offset(addr)
+            await self._sync_delay_offset(addr)
+            await self._sync_subscription_group_config(addr)
+        except (OSError, ValueError, TimeoutError, RocketQError) as exc:
+            log.warning("slave sync from master %s failed: %r", addr, exc)
+            return False
+        self.sync_count += 1
+        return True
+
+    async def _fetch(self, addr: str, code: int) -> Any:
+        request = RemotingCommand.create_request(code, {})
+        response = await self.c.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
+        if response.code != ResponseCode.SUCCESS:
+            raise ValueError(f"master answered {code} with {response.code}: {response.remark}")
+        obj = parse_fastjson(bytes(response.body or b"").decode("utf-8"))
+        if not isinstance(obj, dict):
+            raise ValueError(f"master's answer to {code} is not a JSON object")
+        return obj
+
+    async def _sync_topic_config(self, addr: str) -> None:
+        obj = await self._fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
+        manager = self.c.topic_config_manager
+        if obj.get("dataVersion") != manager.data_version.to_json():
+            manager.topic_config_table.clear()
+            manager.decode(obj)
+            await asyncio.to_thread(manager.persist)
+            log.info("slave synced the master's topic configs")
+
+    async def _sync_consumer_offset(self, addr: str) -> None:
+        obj = await self._fetch(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        manager = self.c.consumer_offset_manager
+        merged = manager.encode()
+        merged["offsetTable"].update(obj.get("offsetTable") or {})
+        manager.decode(merged)
+        await asyncio.to_thread(manager.persist)
+
+    async def _sync_delay_offset(self, addr: str) -> None:
+        service = self.c.schedule_message_service
+        if service is None:
+            return
+        obj = await self._fetch(addr, RequestCode.GET_ALL_DELAY_OFFSET)
+        service.decode(obj)
+        await asyncio.to_thread(service.persist)
+
+    async def _sync_subscription_group_config(self, addr: str) -> None:
+        obj = await self._fetch(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
+        manager = self.c.subscription_group_manager
+        if obj.get("dataVersion") != manager.data_version.to_json():
+            manager.subscription_group_table.clear()
+            manager.decode(obj)
+            await asyncio.to_thread(manager.persist)
+            log.info("slave synced the master's subscription groups")

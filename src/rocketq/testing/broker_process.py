@@ -1,0 +1,103 @@
+"""A broker in its own process, for fault tests that ``kill -9`` it (``rocketq broker -c``).
+
+The harness writes ``broker.conf``, starts the broker, waits for its boot line and keeps
+reading its output in a thread (so a chatty broker never blocks on a full pipe). ``kill``
+is SIGKILL: no shutdown hook runs, the store is left as a crash leaves it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections import deque
+from pathlib import Path
+
+BOOT_MARK = "boot success"
+
+
+def free_port() -> int:
+    """A port nothing listens on now (bound and released; the broker binds it next)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class BrokerProcess:
+    def __init__(self, work_dir: Path, conf: dict[str, str]) -> None:
+        self.work_dir = work_dir
+        self.conf = conf
+        self.proc: subprocess.Popen[str] | None = None
+        self.output: deque[str] = deque(maxlen=400)
+        self._reader: threading.Thread | None = None
+
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.conf['listenPort']}"
+
+    def start(self, timeout_s: float = 30.0) -> None:
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        conf_path = self.work_dir / "broker.conf"
+        conf_path.write_text("".join(f"{k}={v}\n" for k, v in self.conf.items()))
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from rocketq.cli.main import cli; cli()",
+                "broker",
+                "--host",
+                "127.0.0.1",
+                "-c",
+                str(conf_path),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        booted = threading.Event()
+        self._reader = threading.Thread(target=self._read, args=(booted,), daemon=True)
+        self._reader.start()
+        if not booted.wait(timeout_s):
+            self.kill()
+            tail = "\n".join(list(self.output)[-30:])
+            raise RuntimeError(f"broker did not boot in {timeout_s} s:\n{tail}")
+
+    def _read(self, booted: threading.Event) -> None:
+        proc = self.proc
+        assert proc is not None
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self.output.append(line.rstrip())
+            if BOOT_MARK in line:
+                booted.set()
+        proc.stdout.close()
+
+    def kill(self) -> None:
+        """SIGKILL, then reap."""
+        self._signal(signal.SIGKILL)
+
+    def stop(self) -> None:
+        """SIGTERM: the broker shuts down cleanly."""
+        self._signal(signal.SIGTERM)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            os.kill(proc.pid, sig)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        if self._reader is not None:
+            self._reader.join(10)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None

@@ -1,0 +1,173 @@
+"""Master and slave stores in one process, linked by the real HA service and client."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rocketq.store.config import BrokerRole, FlushDiskType
+from rocketq.store.message_store import MessageStore
+from rocketq.store.results import PutMessageStatus
+from rocketq.testing.wait import until_sync
+from tests.store.store_support import new_msg, small_config
+
+HA = {
+    "ha_listen_port": 0,
+    "ha_listen_host": "127.0.0.1",
+    "ha_send_heartbeat_interval_ms": 200,
+    "sync_flush_timeout_ms": 3000,
+}
+
+
+def _open(root: Path, role: BrokerRole, **kw: object) -> MessageStore:
+    store = MessageStore(small_config(root, broker_role=role, **{**HA, **kw}))
+    store.load()
+    store.start()
+    store.start_ha()
+    return store
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[MessageStore, MessageStore]]:
+    master = _open(tmp_path / "master", BrokerRole.SYNC_MASTER)
+    slave = _open(
+        tmp_path / "slave",
+        BrokerRole.SLAVE,
+        ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
+    )
+    try:
+        assert until_sync(lambda: master.ha_service.connection_count == 1, 10)
+        yield master, slave
+    finally:
+        slave.shutdown()
+        master.shutdown()
+
+
+def commitlog_bytes(store: MessageStore, end: int | None = None) -> bytes:
+    d = store.config.commit_log_dir
+    end = store.get_max_phy_offset() if end is None else end
+    out = b"".join(Path(d, n).read_bytes() for n in sorted(os.listdir(d)))
+    return out[:end]
+
+
+def test_sync_master_answers_put_ok_only_once_the_slave_has_the_bytes(
+    pair: tuple[MessageStore, MessageStore],
+) -> None:
+    master, slave = pair
+    for i in range(300):  # 64 KiB files: the copy rolls over several files
+        result = master.put_message(new_msg(queue_id=i % 4, body=b"x" * 500 + str(i).encode()))
+        assert result.status is PutMessageStatus.PUT_OK
+        assert result.append_result is not None
+        end = result.append_result.wrote_offset + result.append_result.wrote_bytes
+        assert slave.get_max_phy_offset() >= end
+    assert commitlog_bytes(slave) == commitlog_bytes(master)
+    assert slave.wait_for_dispatch(10)
+    for qid in range(4):
+        assert slave.get_max_offset_in_queue("TopicTest", qid) == 75
+        got = slave.get_message("g", "TopicTest", qid, 74, 1)
+        assert got.message_buffers
+
+
+def test_slave_refuses_puts_with_service_not_available(
+    pair: tuple[MessageStore, MessageStore],
+) -> None:
+    _, slave = pair
+    assert slave.put_message(new_msg()).status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert slave.get_max_phy_offset() == 0
+
+
+def test_sync_master_without_a_slave_answers_slave_not_available(tmp_path: Path) -> None:
+    master = _open(tmp_path / "m", BrokerRole.SYNC_MASTER)
+    try:
+        result = master.put_message(new_msg())
+        assert result.status is PutMessageStatus.SLAVE_NOT_AVAILABLE
+        assert master.get_max_phy_offset() > 0  # stored all the same, as RocketMQ does
+    finally:
+        master.shutdown()
+
+
+def test_sync_master_whose_slave_stopped_answering_times_out_with_flush_slave_timeout(
+    tmp_path: Path,
+) -> None:
+    import socket
+
+    master = _open(tmp_path / "m", BrokerRole.SYNC_MASTER, sync_flush_timeout_ms=300)
+    # a "slave" that connects and reports once, then never again
+    sock = socket.create_connection(("127.0.0.1", master.ha_service.listen_port), timeout=5)
+    try:
+        sock.sendall((0).to_bytes(8, "big"))
+        assert until_sync(lambda: master.ha_service.connection_count == 1, 10)
+        result = master.put_message(new_msg())
+        assert result.status is PutMessageStatus.FLUSH_SLAVE_TIMEOUT
+    finally:
+        sock.close()
+        master.shutdown()
+
+
+def test_async_master_replicates_without_waiting(tmp_path: Path) -> None:
+    master = _open(
+        tmp_path / "m", BrokerRole.ASYNC_MASTER, flush_disk_type=FlushDiskType.ASYNC_FLUSH
+    )
+    slave = _open(
+        tmp_path / "s",
+        BrokerRole.SLAVE,
+        ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
+    )
+    try:
+        for i in range(50):
+            assert master.put_message(new_msg(body=b"%d" % i)).status is PutMessageStatus.PUT_OK
+        assert until_sync(lambda: slave.get_max_phy_offset() == master.get_max_phy_offset(), 10)
+        assert commitlog_bytes(slave) == commitlog_bytes(master)
+    finally:
+        slave.shutdown()
+        master.shutdown()
+
+
+def test_frames_cut_inside_a_record_are_dispatched_once_the_rest_arrives(tmp_path: Path) -> None:
+    master = _open(tmp_path / "m", BrokerRole.ASYNC_MASTER, ha_transfer_batch_size=100)
+    slave = _open(
+        tmp_path / "s",
+        BrokerRole.SLAVE,
+        ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
+    )
+    try:
+        for i in range(20):
+            master.put_message(new_msg(body=b"b" * 333 + b"%d" % i))
+        assert until_sync(lambda: slave.get_max_phy_offset() == master.get_max_phy_offset(), 10)
+        assert slave.wait_for_dispatch(10)
+        assert slave.get_max_offset_in_queue("TopicTest", 0) == 20
+    finally:
+        slave.shutdown()
+        master.shutdown()
+
+
+def test_a_silent_slave_link_is_closed_after_the_housekeeping_interval(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    master = _open(tmp_path / "m", BrokerRole.ASYNC_MASTER, ha_housekeeping_interval_ms=500)
+    sock = socket.create_connection(("127.0.0.1", master.ha_service.listen_port), timeout=5)
+    try:
+        sock.sendall((0).to_bytes(8, "big"))  # one report, then silence
+        assert until_sync(lambda: master.ha_service.connection_count == 1, 10)
+        silent_from = time.monotonic()
+        assert until_sync(lambda: master.ha_service.connection_count == 0, 15)
+        assert time.monotonic() - silent_from >= 0.4
+    finally:
+        sock.close()
+        master.shutdown()
+
+
+def test_a_slave_checkpoint_takes_the_store_time_of_what_it_dispatched(
+    pair: tuple[MessageStore, MessageStore],
+) -> None:
+    master, slave = pair
+    for i in range(10):
+        master.put_message(new_msg(body=b"%d" % i))
+    assert until_sync(lambda: slave.get_max_phy_offset() == master.get_max_phy_offset(), 10)
+    assert slave.wait_for_dispatch(10)
+    assert slave.checkpoint is not None
+    assert slave.checkpoint.physic_msg_timestamp == master.commit_log.store_timestamp
