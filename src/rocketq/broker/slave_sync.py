@@ -15,15 +15,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rocketq.broker.config_manager import parse_fastjson
+from rocketq.broker.offsets import ConsumerOffsetManager
+from rocketq.broker.schedule import ScheduleMessageService
+from rocketq.broker.subscription_group import SubscriptionGroupManager
+from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.errors import RocketQError
+from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 
-if TYPE_CHECKING:
-    from rocketq.broker.controller import BrokerController
+
+class SlaveSyncBroker(Protocol):
+    """What the slave's copy of the master's tables uses of its broker."""
+
+    topic_config_manager: TopicConfigManager
+    consumer_offset_manager: ConsumerOffsetManager
+    subscription_group_manager: SubscriptionGroupManager
+    remoting_client: RemotingClient
+
+    @property
+    def schedule_message_service(self) -> ScheduleMessageService | None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +46,7 @@ SYNC_TIMEOUT_S = 3.0
 
 
 class SlaveSynchronize:
-    def __init__(self, controller: BrokerController) -> None:
+    def __init__(self, controller: SlaveSyncBroker) -> None:
         self.c = controller
         self.master_addr: str | None = None
         self.sync_count = 0

@@ -41,6 +41,7 @@ from rocketq.store.flush import (
     FlushRealTimeService,
     GroupCommitService,
 )
+from rocketq.store.ha.ha_service import HAService
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFileCreateError
 from rocketq.store.message_reader import MessageReader
@@ -96,8 +97,6 @@ class MessageStore(MessageReader):
         self.reput_service.message_arriving_listener = message_arriving_listener
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
-        from rocketq.store.ha.ha_service import HAService
-
         self.ha_service = HAService(self)
         self.disk_full = False
         self.recovered_abnormally = False

@@ -21,12 +21,9 @@ import logging
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING
 
 from rocketq.store.ha.frames import HAProtocolError, TransferDecoder, encode_report
-
-if TYPE_CHECKING:
-    from rocketq.store.message_store import MessageStore
+from rocketq.store.ha.replica_store import ReplicaStore
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +34,7 @@ MAX_RECONNECT_WAIT_MS = 5_000
 
 
 class HAClient:
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: ReplicaStore) -> None:
         self.store = store
         self.config = store.config
         self.master_address = self.config.ha_master_address

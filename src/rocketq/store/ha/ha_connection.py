@@ -23,12 +23,23 @@ import logging
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from rocketq.store.commitlog import CommitLog
+from rocketq.store.config import StoreConfig
 from rocketq.store.ha.frames import HAProtocolError, ReportDecoder, encode_transfer_header
 
-if TYPE_CHECKING:
-    from rocketq.store.ha.ha_service import HAService
+
+class ConnectionOwner(Protocol):
+    """What a connection uses of the HAService that accepted it."""
+
+    config: StoreConfig
+    commit_log: CommitLog
+
+    def notify_transfer_some(self, offset: int) -> None: ...
+
+    def remove_connection(self, conn: HAConnection) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +48,7 @@ RECV_BYTES = 1024 * 1024
 
 
 class HAConnection:
-    def __init__(self, service: HAService, sock: socket.socket, addr: str) -> None:
+    def __init__(self, service: ConnectionOwner, sock: socket.socket, addr: str) -> None:
         self.service = service
         self.sock = sock
         self.client_addr = addr

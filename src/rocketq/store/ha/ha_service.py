@@ -21,23 +21,20 @@ import socket
 import threading
 import time
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
+from rocketq.store.commitlog import CommitLog
 from rocketq.store.config import BrokerRole, StoreConfig
 from rocketq.store.ha.ha_client import HAClient
 from rocketq.store.ha.ha_connection import HAConnection
+from rocketq.store.ha.replica_store import ReplicaStore
 from rocketq.store.results import PutMessageStatus
 from rocketq.store.service_thread import ServiceThread
-
-if TYPE_CHECKING:
-    from rocketq.store.commitlog import CommitLog
-    from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger(__name__)
 
 
 class HAService:
-    def __init__(self, store: MessageStore) -> None:
+    def __init__(self, store: ReplicaStore) -> None:
         self.store = store
         self.config: StoreConfig = store.config
         self.commit_log: CommitLog = store.commit_log
