@@ -137,6 +137,16 @@ def _spawn(args: list[str], log: str, env: dict[str, str] | None = None) -> subp
 
 
 @contextlib.contextmanager
+def _serving(server: Server) -> Iterator[Server]:
+    """``server`` once its port accepts connections; its process group is stopped after."""
+    try:
+        wait_for_port(server.port, server.proc, START_TIMEOUT_S)
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
 def rocketq_server(data_dir: str) -> Iterator[Server]:
     """``rocketq server`` (name server + broker, ASYNC_FLUSH) in a child process."""
     ns_port, broker_port = free_port(), free_port()
@@ -147,12 +157,8 @@ def rocketq_server(data_dir: str) -> Iterator[Server]:
         "--host", "127.0.0.1",
     ]  # fmt: skip
     proc = _spawn(args, os.path.join(data_dir, "rocketq.log"))
-    server = Server("rocketq", broker_port, proc, ns_port)
-    try:
-        wait_for_port(broker_port, proc, START_TIMEOUT_S)
+    with _serving(Server("rocketq", broker_port, proc, ns_port)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @contextlib.contextmanager
@@ -165,12 +171,8 @@ def rocketq_sync_flush_broker(data_dir: str) -> Iterator[Server]:
     rocketq = os.path.join(os.path.dirname(sys.executable), "rocketq")
     args = [rocketq, "broker", "-c", conf, "--store", os.path.join(data_dir, "store")]
     proc = _spawn(args, os.path.join(data_dir, "rocketq-sync.log"))
-    server = Server("rocketq-sync", port, proc)
-    try:
-        wait_for_port(port, proc, START_TIMEOUT_S)
+    with _serving(Server("rocketq-sync", port, proc)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @contextlib.contextmanager
@@ -181,12 +183,8 @@ def nats_server(data_dir: str) -> Iterator[Server]:
     os.makedirs(d)
     args = ["nats-server", "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", d]
     proc = _spawn(args, os.path.join(data_dir, "nats.log"))
-    server = Server("nats", port, proc)
-    try:
-        wait_for_port(port, proc, START_TIMEOUT_S)
+    with _serving(Server("nats", port, proc)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @contextlib.contextmanager
@@ -201,12 +199,8 @@ def redis_server(data_dir: str) -> Iterator[Server]:
         "--protected-mode", "no",
     ]  # fmt: skip
     proc = _spawn(args, os.path.join(data_dir, "redis.log"))
-    server = Server("redis", port, proc)
-    try:
-        wait_for_port(port, proc, START_TIMEOUT_S)
+    with _serving(Server("redis", port, proc)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @contextlib.contextmanager
@@ -234,10 +228,8 @@ def rabbitmq_server(data_dir: str) -> Iterator[Server]:
         ERL_EPMD_PORT=str(epmd_port),
     )
     proc = _spawn([RABBIT_BIN], os.path.join(data_dir, "rabbitmq.log"), env)
-    server = Server("rabbitmq", port, proc)
     try:
-        wait_for_port(port, proc, START_TIMEOUT_S)
-        yield server
+        with _serving(Server("rabbitmq", port, proc)) as server:
+            yield server
     finally:
-        server.stop()
         subprocess.run(["epmd", "-kill"], env=env, capture_output=True, timeout=10, check=False)
