@@ -19,11 +19,14 @@ def _store(tmp_path: Path, now_ms: int, files: int) -> SimpleNamespace:
     cl = CommitLog(config)
     while len(cl.mapped_file_queue.mapped_files) < files:
         cl.append(EncodedMessage(build_record("T", 0, b"q" * 20000), "T", 0))
-    return SimpleNamespace(config=config, commit_log=cl, disk_full=False)
+    store = SimpleNamespace(config=config, commit_log=cl, disk_full=False)
+    _age_files(store, 0)  # written "now" by the store's clock, whatever the wall clock says
+    return store
 
 
 def _age_files(store: SimpleNamespace, hours: float) -> None:
-    old = time.time() - hours * 3600
+    """Set every file's mtime ``hours`` before the store's (fake) clock."""
+    old = store.config.clock_ms() / 1000 - hours * 3600
     for mf in store.commit_log.mapped_file_queue.mapped_files:
         os.utime(mf.file_name, (old, old))
 
