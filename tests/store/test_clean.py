@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from rocketq.store.clean import CleanCommitLogService
+from rocketq.store.clean import CleanCommitLogService, disk_used_ratio, used_space_ratio
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from tests.store.records import build_record
 from tests.store.test_commitlog import SEG, make_config
@@ -61,3 +61,18 @@ def test_disk_pressure_deletes_at_any_hour_and_forcibly_above_85_percent(tmp_pat
     svc.run_once()
     assert store.disk_full
     store.commit_log.shutdown()
+
+
+def test_the_used_ratio_is_rocketmqs_and_leaves_out_roots_reserve(tmp_path: Path) -> None:
+    gib = 1 << 30
+    # 252 GiB in all, 180 GiB free of which 30 usable (150 reserved): df's Use% is 71 %,
+    # where used / total would read 88 % and force a clean-up of young files
+    assert used_space_ratio(252 * gib, 180 * gib, 30 * gib) == 0.71
+    assert used_space_ratio(100, 50, 50) == 0.5
+    assert used_space_ratio(3, 2, 2) == 0.34  # 1/3 rounded up to a whole percent
+    assert used_space_ratio(0, 0, 0) == -1.0
+    st = os.statvfs(tmp_path)
+    expected = used_space_ratio(
+        st.f_blocks * st.f_frsize, st.f_bfree * st.f_frsize, st.f_bavail * st.f_frsize
+    )
+    assert disk_used_ratio(str(tmp_path / "not" / "yet")) == expected

@@ -9,24 +9,15 @@ import shutil
 from typing import TYPE_CHECKING
 
 from rocketq.common.message_decoder import decode_message
+from rocketq.store.clean import disk_used_ratio
 
 if TYPE_CHECKING:
     from rocketq.broker.broker_context import BrokerContext
 
 
 def disk_ratio(path: str) -> float:
-    """Used / total of the file system holding ``path`` (the nearest existing parent)."""
-    probe = path
-    while probe and not os.path.exists(probe):
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            break
-        probe = parent
-    try:
-        usage = shutil.disk_usage(probe or ".")
-    except OSError:
-        return -1.0
-    return usage.used / usage.total if usage.total else -1.0
+    """The used ratio of the file system holding ``path``, as the store's clean-up sees it."""
+    return disk_used_ratio(path)
 
 
 def human_size(size: int) -> str:

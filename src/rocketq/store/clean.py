@@ -29,14 +29,34 @@ log = logging.getLogger(__name__)
 FIRST_RUN_DELAY_MS = 60_000
 
 
+def used_space_ratio(total: int, free: int, usable: int) -> float:
+    """RocketMQ's ``UtilAll.getDiskPartitionSpaceUsedPercent``: used / (used + usable), where
+    used = total - free, rounded up to a whole percent; -1.0 for an empty file system.
+
+    Space reserved for root (free but not usable) counts on neither side, as ``df`` shows
+    ``Use%``: on a file system with a large reserve, used / total would read far fuller than
+    it is and set off the forced clean-up early."""
+    used = total - free
+    entire = used + usable
+    if total <= 0 or entire <= 0:
+        return -1.0
+    return -(-used * 100 // entire) / 100
+
+
 def disk_used_ratio(path: str) -> float:
+    """The used ratio of the file system holding ``path`` (the nearest existing parent)."""
     while not os.path.exists(path):
-        path = os.path.dirname(path) or "."
-    st = os.statvfs(path)
-    total = st.f_blocks * st.f_frsize
-    if total == 0:
-        return 0.0
-    return 1.0 - (st.f_bavail * st.f_frsize) / total
+        parent = os.path.dirname(path) or "."
+        if parent == path:
+            break
+        path = parent
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return -1.0
+    return used_space_ratio(
+        st.f_blocks * st.f_frsize, st.f_bfree * st.f_frsize, st.f_bavail * st.f_frsize
+    )
 
 
 class CommitLogOwner(Protocol):
