@@ -24,7 +24,11 @@ from rocketq.broker.client_manager import (
 )
 from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.configuration import apply_broker_permission
-from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
+from rocketq.broker.long_polling import (
+    PullRequest,
+    PullRequestHoldService,
+    loop_dispatch_scheduler,
+)
 from rocketq.broker.metrics import BrokerMetricsCollector, MetricsExporter
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
@@ -158,6 +162,9 @@ class BrokerController:
         try:
             if self._message_store is None:
                 self._message_store = await asyncio.to_thread(self._open_store)
+            # a put's records are dispatched on this loop (held pulls answered without a
+            # hop through the reput thread); see PullRequestHoldService
+            self._message_store.reput_service.set_dispatch_scheduler(loop_dispatch_scheduler(loop))
             await self.remoting_server.start_serving()
         except BaseException:
             await self.remoting_server.stop()
@@ -275,6 +282,8 @@ class BrokerController:
             await asyncio.to_thread(self.metrics_exporter.stop)
         if self.access_validator is not None:
             await self.access_validator.manager.shutdown()
+        if self._message_store is not None:
+            self._message_store.reput_service.set_dispatch_scheduler(None)
         await self.pull_request_hold_service.shutdown()
         if self.schedule_message_service is not None:
             await self.schedule_message_service.shutdown()

@@ -7,8 +7,12 @@ first:
 
 - a message arrives for that queue at an offset past the pull's offset and passes the pull's
   consume-queue filter and, when the store hands over the message's properties, its property
-  filter (SQL92; ``notify_message_arriving``; the store calls it from its reput thread, so
-  ``notify_message_arriving_threadsafe`` hops onto the loop with ``call_soon_threadsafe``);
+  filter (SQL92; ``notify_message_arriving``). The store calls
+  ``notify_message_arriving_threadsafe`` from whichever thread dispatched the message: on the
+  loop's own thread (the broker dispatches a put's records on its loop, see
+  ``loop_dispatch_scheduler``) the held pulls are woken at once; from the reput thread the
+  arrivals are queued and one ``call_soon_threadsafe`` carries every arrival queued until the
+  loop takes them (one hop per run of records, not per record);
 - the deadline passes (a timer per request, ``loop.call_later``).
 
 Re-execution goes back to the pull processor through ``wakeup(request)``, which answers the
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -47,6 +52,30 @@ class PullRequest:
 
 
 Wakeup = Callable[[PullRequest], Awaitable[None]]
+Arrival = tuple[str, int, int, "int | None", "Mapping[str, str] | None"]
+
+
+def loop_dispatch_scheduler(
+    loop: asyncio.AbstractEventLoop,
+) -> Callable[[Callable[[], None]], bool]:
+    """The store's ``DispatchScheduler`` for a broker on ``loop``: a put's records are
+    dispatched on the loop once its current iteration's callbacks ran (the puts of one
+    iteration share the run); from another thread through ``call_soon_threadsafe``."""
+    loop_thread = threading.get_ident()
+
+    def schedule(fn: Callable[[], None]) -> bool:
+        if loop.is_closed():
+            return False
+        try:
+            if threading.get_ident() == loop_thread:
+                loop.call_soon(fn)
+            else:
+                loop.call_soon_threadsafe(fn)
+        except RuntimeError:  # closed in between
+            return False
+        return True
+
+    return schedule
 
 
 class PullRequestHoldService:
@@ -56,6 +85,9 @@ class PullRequestHoldService:
         self._table: dict[str, list[PullRequest]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopped = False
+        self._loop_thread: int | None = None
+        self._arrivals: list[Arrival] = []
+        self._arrivals_lock = threading.Lock()
 
     @staticmethod
     def build_key(topic: str, queue_id: int) -> str:
@@ -69,6 +101,7 @@ class PullRequestHoldService:
         """Hold ``pull`` until a matching message arrives or its timeout passes."""
         loop = self._loop or asyncio.get_running_loop()
         self._loop = loop
+        self._loop_thread = threading.get_ident()
         if self._stopped:
             self._fire(pull)
             return
@@ -108,12 +141,28 @@ class PullRequestHoldService:
         properties: Mapping[str, str] | None = None,
     ) -> None:
         """The store's arriving listener: callable from any thread."""
+        if threading.get_ident() == self._loop_thread:
+            self.notify_message_arriving(topic, queue_id, max_offset, tags_code, properties)
+            return
         loop = self._loop
         if loop is None or loop.is_closed():
             return
-        loop.call_soon_threadsafe(
-            self.notify_message_arriving, topic, queue_id, max_offset, tags_code, properties
-        )
+        with self._arrivals_lock:
+            first = not self._arrivals
+            self._arrivals.append((topic, queue_id, max_offset, tags_code, properties))
+        if first:
+            try:
+                loop.call_soon_threadsafe(self._take_arrivals)
+            except RuntimeError:  # the loop closed in between
+                with self._arrivals_lock:
+                    self._arrivals.clear()
+
+    def _take_arrivals(self) -> None:
+        with self._arrivals_lock:
+            arrivals, self._arrivals = self._arrivals, []
+        for topic, queue_id, max_offset, tags_code, properties in arrivals:
+            if self._table:
+                self.notify_message_arriving(topic, queue_id, max_offset, tags_code, properties)
 
     def _forget(self, pull: PullRequest) -> None:
         pull._done = True

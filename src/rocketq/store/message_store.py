@@ -305,7 +305,7 @@ class MessageStore(MessageReader):
     ) -> Future[PutMessageResult]:
         """handleDiskFlushAndHA: the flush status, then the replication status (neither
         waited for when the message does not ask for it: WAIT=false)."""
-        self.reput_service.wakeup()
+        self.reput_service.request_dispatch()
         end = result.wrote_offset + result.wrote_bytes
         service = self.flush_service
         if not wait_store_msg_ok:

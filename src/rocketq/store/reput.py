@@ -12,6 +12,7 @@ the consume queue.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Protocol
 
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 CHUNK_BYTES = 4 * 1024 * 1024
 
 MessageArrivingListener = Callable[[str, int, int, int, int, dict[str, str]], None]
+# Runs the given callable soon on the thread that owns the puts (from any thread) and returns
+# True, or returns False when it cannot (its loop is closed): the put then wakes the thread.
+DispatchScheduler = Callable[[Callable[[], None]], bool]
 
 
 class Dispatcher(Protocol):
@@ -44,6 +48,10 @@ class ReputMessageService(ServiceThread):
         self.fallback_wait_ms = fallback_wait_ms
         self.message_arriving_listener: MessageArrivingListener | None = None
         self._reported_bad_at = -1
+        self.dispatch_scheduler: DispatchScheduler | None = None
+        self._dispatch_lock = threading.Lock()  # one dispatch run at a time
+        self._flag_lock = threading.Lock()
+        self._dispatch_scheduled = False
 
     def dispatch_behind_bytes(self) -> int:
         return max(0, self.commit_log.get_max_offset() - self.reput_from_offset)
@@ -51,8 +59,55 @@ class ReputMessageService(ServiceThread):
     def is_committed_all_dispatched(self) -> bool:
         return self.dispatch_behind_bytes() == 0
 
+    def set_dispatch_scheduler(self, scheduler: DispatchScheduler | None) -> None:
+        """Dispatch on the scheduler's thread from now on (None: on the reput thread)."""
+        self.dispatch_scheduler = scheduler
+        with self._flag_lock:
+            self._dispatch_scheduled = False
+        self.wakeup()  # whatever a dropped scheduled run would have dispatched
+
+    def request_dispatch(self) -> None:
+        """A put appended records: dispatch them soon (on the scheduler's thread, or here
+        in the reput thread when there is no scheduler)."""
+        scheduler = self.dispatch_scheduler
+        if scheduler is None:
+            self.wakeup()
+            return
+        with self._flag_lock:
+            if self._dispatch_scheduled:  # a run not yet started will see this put
+                return
+            self._dispatch_scheduled = True
+        if not scheduler(self._run_scheduled):
+            with self._flag_lock:
+                self._dispatch_scheduled = False
+            self.wakeup()
+
+    def _run_scheduled(self) -> None:
+        with self._flag_lock:
+            self._dispatch_scheduled = False
+        if not self.dispatch_now():
+            self.wakeup()
+
+    def dispatch_now(self) -> bool:
+        """Dispatch what is committed on the calling thread; False when another run holds
+        the lock (the caller then wakes the reput thread)."""
+        if not self._dispatch_lock.acquire(blocking=False):
+            return False
+        try:
+            self._do_reput()
+        except Exception:
+            log.exception("dispatch failed at offset %d", self.reput_from_offset)
+            return False
+        finally:
+            self._dispatch_lock.release()
+        return True
+
     def do_reput(self) -> int:
         """Dispatch what is committed now; return how many records were dispatched."""
+        with self._dispatch_lock:
+            return self._do_reput()
+
+    def _do_reput(self) -> int:
         count = 0
         min_offset = self.commit_log.get_min_offset()
         if min_offset > self.reput_from_offset:
