@@ -15,8 +15,10 @@ The same-minute A/B companion of ``bench/broker_bench.py``'s ``sync 1`` and ``la
   header, result);
 - ``latency``: the bench's latency phase (a paced Producer and a live PushConsumer).
 
-Printed per round: TPS, RT p50 / p99 ms, and the client's and the broker's CPU microseconds
-per message (``time.process_time`` of this process, ``/proc`` of the server's group).
+Printed per round: TPS, RT p50 / p99 ms, the client's and the broker's CPU microseconds
+per message (``time.process_time`` of this process, ``/proc`` of the server's group) and the
+broker's voluntary context switches per message (every thread of its group: each is a thread
+going to sleep, i.e. a hand-off; a figure the machine's load moves much less than the RTs).
 """
 
 from __future__ import annotations
@@ -79,20 +81,37 @@ RUNNERS: dict[str, Callable[[peers.Server, Plan, Probe], Awaitable[Figures]]] = 
 }
 
 
+def context_switches(server: peers.Server) -> int:
+    """Voluntary context switches of every thread of the server's process group."""
+    total = 0
+    for pid in peers._group_pids(server.proc.pid):
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches:"):
+                            total += int(line.split()[1])
+            except OSError:
+                continue
+    return total
+
+
 def measured(phase: str, server: peers.Server, plan: Plan, profile: bool) -> None:
     """Run one phase; print its row with the client's CPU per message."""
     profiler = cProfile.Profile() if profile else None
     cpu0 = time.process_time()
+    switches0 = context_switches(server)
     if profiler is not None:
         profiler.enable()
     fig = event_loop.run(RUNNERS[phase](server, plan, Probe(server.cpu_s)))
     if profiler is not None:
         profiler.disable()
     client_us = (time.process_time() - cpu0) * 1e6 / max(fig.messages, 1)
+    switches = (context_switches(server) - switches0) / max(fig.messages, 1)
     r = fig.row()
     print(
         f"{phase:<10}{r['messages']:>7}{r['tps']:>8}{r['rt_p50_ms']:>8}{r['rt_p99_ms']:>8}"
-        f"{client_us:>12.1f}{r['cpu_us_per_msg']:>12}",
+        f"{client_us:>12.1f}{r['cpu_us_per_msg']:>12}{switches:>10.2f}",
         flush=True,
     )
     if profiler is not None:
@@ -112,7 +131,7 @@ def main() -> None:
         phases, args.rounds = [args.profile], 1
     plan = Plan(1024, (1,), args.count, args.count, 0, 30.0, 1_000, args.latency_count)
     print(f"{'phase':<10}{'msgs':>7}{'TPS':>8}{'p50':>8}{'p99':>8}{'client us':>12}"
-          f"{'broker us':>12}")  # fmt: skip
+          f"{'broker us':>12}{'cs/msg':>10}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="latency-bench-") as d, peers.rocketq_server(d) as s:
         for _ in range(args.rounds):
             for phase in phases:
