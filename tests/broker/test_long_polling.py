@@ -130,3 +130,47 @@ async def test_held_sql92_pull_wakes_only_for_a_message_whose_properties_match(
     finally:
         await hold.shutdown()
         await link.client.shutdown()
+
+
+async def test_arrival_notified_on_the_loops_own_thread_wakes_the_held_pull_at_once(
+    server: RemotingServer,
+) -> None:
+    woken = Woken()
+    hold = PullRequestHoldService(woken)
+    link = await connect(server)
+    try:
+        hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=15_000))
+        hold.notify_message_arriving_threadsafe("T", 0, 1, 3)  # the broker's loop dispatched
+        assert hold.held_count == 0  # woken before the call returned, no hop
+        got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
+        assert got.pull_from_this_offset == 0
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()
+
+
+async def test_arrivals_from_a_store_thread_all_wake_their_pulls_through_shared_hops(
+    server: RemotingServer,
+) -> None:
+    woken = Woken()
+    hold = PullRequestHoldService(woken)
+    link = await connect(server)
+    try:
+        pulls = [held_pull(link, offset=0, timeout_ms=15_000) for _ in range(3)]
+        for queue_id, pull in enumerate(pulls):
+            pull.queue_id = queue_id
+            hold.suspend_pull_request(pull)
+
+        def reput_run() -> None:  # one run of records for three queues
+            for queue_id in range(3):
+                hold.notify_message_arriving_threadsafe("T", queue_id, 1, 3)
+
+        reput = threading.Thread(target=reput_run)
+        reput.start()
+        reput.join(3.0)
+        got = {(await asyncio.wait_for(woken.queue.get(), 3.0))[0].queue_id for _ in range(3)}
+        assert got == {0, 1, 2}
+        assert hold.held_count == 0
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()

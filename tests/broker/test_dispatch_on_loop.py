@@ -1,0 +1,40 @@
+"""A broker dispatches a put's records on its event loop: a held pull is answered even with
+the store's reput thread stopped, and the message it returns is the one just sent."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from rocketq.common.pull_sys_flag import build_sys_flag
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.codes import ResponseCode
+from rocketq.testing.broker import run_broker
+from rocketq.testing.wait import until
+from tests.e2e.wire import pull_request, send_request
+
+SUSPEND = build_sys_flag(commit_offset=False, suspend=True, subscription=True)
+
+
+async def test_a_held_pull_is_answered_by_the_loops_dispatch_without_the_reput_thread(
+    tmp_path: Path,
+) -> None:
+    async with run_broker(tmp_path / "store") as broker, RemotingClient() as client:
+        addr = f"127.0.0.1:{broker.port}"
+        first = await client.invoke(addr, send_request("Hot", b"create", queue_id=0), 5.0)
+        assert first.code == ResponseCode.SUCCESS, first.remark
+        reput = broker.message_store.reput_service
+        await asyncio.to_thread(reput.shutdown)  # from here only the loop dispatches
+        assert not reput.is_alive
+        store = broker.message_store
+        assert await until(lambda: store.dispatch_behind_bytes() == 0, 10.0)
+        pull = pull_request("G", "Hot", 0, 1, sys_flag=SUSPEND, suspend_ms=20_000)
+        held = asyncio.ensure_future(client.invoke(addr, pull, 30.0))
+        hold = broker.pull_request_hold_service
+        assert await until(lambda: hold.held_count == 1, 10.0)
+        sent = await client.invoke(addr, send_request("Hot", b"arrived", queue_id=0), 5.0)
+        assert sent.code == ResponseCode.SUCCESS, sent.remark
+        answer = await asyncio.wait_for(held, 10.0)  # far below the 20 s suspension
+        assert answer.code == ResponseCode.SUCCESS, answer.remark
+        assert b"arrived" in answer.body
+        assert answer.ext_fields["nextBeginOffset"] == "2"
