@@ -93,6 +93,8 @@ class ConsumeService:
         """One call per chunk; a plain listener runs them all in one pool job (one thread hop
         per pulled batch instead of one per message), a coroutine listener concurrently."""
         if self._is_coroutine:
+            if len(chunks) == 1:  # the common case: no task and no loop iteration for gather
+                return [await self._call_async(chunks[0])]
             return list(await asyncio.gather(*(self._call_async(c) for c in chunks)))
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(

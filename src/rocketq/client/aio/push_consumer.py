@@ -329,6 +329,9 @@ class PushConsumer(ConsumerCore):
             if result.status is PullStatus.FOUND and result.msg_found_list:
                 dispatch = pq.put_message(result.msg_found_list)
                 consume.submit(result.msg_found_list, pq, mq, dispatch)
+                # let the consume task just submitted reach the listener before this loop
+                # encodes and writes the next pull (the delivered messages come first)
+                await asyncio.sleep(0)
             elif result.status is PullStatus.OFFSET_ILLEGAL:
                 log.warning("offset of %s is illegal, moving to %d", mq, offset)
                 self.offset_store.update_offset(mq, offset, increase_only=False)
