@@ -42,6 +42,7 @@ from figures import BATCH, QUEUES, TIMEOUT_S, Figures, Plan, Probe, paced, run_s
 
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
+from rocketq.client.aio.api import send_v2_ext_fields
 from rocketq.common.message import Message as WireMessage
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_batch_messages
@@ -60,7 +61,7 @@ def send_command(topic: str, queue_id: int, body: bytes, *, batch: bool = False)
         properties="" if batch else "WAIT\x01true\x02", batch=batch,
     )  # fmt: skip
     code = RequestCode.SEND_BATCH_MESSAGE if batch else RequestCode.SEND_MESSAGE_V2
-    return RemotingCommand.create_request(code, header.to_v2().to_ext_fields(), body)
+    return RemotingCommand.create_request(code, send_v2_ext_fields(header), body)
 
 
 def pull_command(topic: str, queue_id: int, offset: int) -> RemotingCommand:

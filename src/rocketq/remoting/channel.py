@@ -334,19 +334,38 @@ class RemotingChannel:
         return len(expired)
 
     async def invoke(self, request: RemotingCommand, timeout_s: float) -> RemotingCommand:
-        """Send a request and wait for the response with the same opaque."""
-        future = await self.invoke_async(request, timeout_s)
+        """Send a request and wait for the response with the same opaque.
+
+        The per-request path of every sync call: one future in the response table and one
+        timer that fails it after ``timeout_s`` (no ``asyncio.timeout`` scope, no deadline
+        entry for the periodic scan, no done callback); the table entry and the timer are
+        removed however the wait ends."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[RemotingCommand] = loop.create_future()
+        opaque = request.opaque
+        responses = self._responses
+        responses[opaque] = future
+        timer = loop.call_later(timeout_s, self._expire, future, request, timeout_s)
         try:
-            async with asyncio.timeout(timeout_s):
-                return await future
-        except TimeoutError:
-            raise RemotingTimeoutError(
-                f"wait response on {self.remote_addr} timeout {timeout_s}s, "
-                f"code {request.code}, opaque {request.opaque}"
-            ) from None
+            await self.send(request)
+            return await future
         finally:
+            timer.cancel()
+            if responses.get(opaque) is future:
+                del responses[opaque]
             if not future.done():
                 future.cancel()
+
+    def _expire(
+        self, future: asyncio.Future[RemotingCommand], request: RemotingCommand, timeout_s: float
+    ) -> None:
+        if not future.done():
+            future.set_exception(
+                RemotingTimeoutError(
+                    f"wait response on {self.remote_addr} timeout {timeout_s}s, "
+                    f"code {request.code}, opaque {request.opaque}"
+                )
+            )
 
     async def invoke_oneway(self, request: RemotingCommand) -> None:
         """Send a request marked oneway; no response is expected."""

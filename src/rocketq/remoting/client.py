@@ -82,7 +82,9 @@ class RemotingClient:
         self, addr: str | None, request: RemotingCommand, timeout_s: float = 3.0
     ) -> RemotingCommand:
         """Send ``request`` to ``addr`` (None: a name server) and return its response."""
-        channel = await self.get_channel(addr)
+        channel = self._channels.get(addr) if addr is not None else None
+        if channel is None or channel.is_closed or self._scan_task is None:
+            channel = await self.get_channel(addr)
         if self._rpc_hook is not None:
             self._rpc_hook(request)
         return await channel.invoke(request, timeout_s)

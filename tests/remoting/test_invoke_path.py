@@ -1,0 +1,84 @@
+"""The client's per-request path: a future and a timer per sync invoke, both gone however
+the wait ends (answer, timeout, cancellation), and the connection unharmed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from rocketq.errors import RemotingTimeoutError
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.server import RemotingServer
+
+ECHO, HELD = 1000, 1001
+WAIT = 5.0
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[RemotingServer, asyncio.Event]]:
+    release = asyncio.Event()
+    srv = RemotingServer()
+
+    async def echo(_: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
+        return RemotingCommand.create_response(ResponseCode.SUCCESS, ext_fields=req.ext_fields)
+
+    async def held(_: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
+        await release.wait()
+        return RemotingCommand.create_response(ResponseCode.SUCCESS, "late")
+
+    srv.register_processor(ECHO, echo)
+    srv.register_processor(HELD, held)
+    await srv.start("127.0.0.1", 0)
+    try:
+        yield srv, release
+    finally:
+        release.set()
+        await srv.stop()
+
+
+async def test_a_cancelled_invoke_leaves_nothing_pending_and_its_late_answer_is_dropped(
+    served: tuple[RemotingServer, asyncio.Event],
+) -> None:
+    srv, release = served
+    async with RemotingClient() as client:
+        waiting = asyncio.ensure_future(
+            client.invoke(srv.addr, RemotingCommand.create_request(HELD), WAIT)
+        )
+        channel = await client.get_channel(srv.addr)
+        async with asyncio.timeout(WAIT):
+            while channel.pending_request_count == 0:
+                await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert channel.pending_request_count == 0
+        release.set()  # the late answer finds no waiter
+        answer = await client.invoke(
+            srv.addr, RemotingCommand.create_request(ECHO, {"n": "1"}), WAIT
+        )
+        assert answer.ext_fields == {"n": "1"}
+        assert not channel.is_closed
+
+
+async def test_a_timed_out_invoke_names_the_request_and_the_next_one_is_answered(
+    served: tuple[RemotingServer, asyncio.Event],
+) -> None:
+    srv, _ = served
+    async with RemotingClient() as client:
+        req = RemotingCommand.create_request(HELD)
+        with pytest.raises(RemotingTimeoutError, match=f"code {HELD}, opaque {req.opaque}"):
+            await client.invoke(srv.addr, req, 0.2)
+        channel = await client.get_channel(srv.addr)
+        assert channel.pending_request_count == 0
+        for n in range(50):  # answered requests leave no timer that could fail a later one
+            fields = {"n": str(n)}
+            answer = await client.invoke(
+                srv.addr, RemotingCommand.create_request(ECHO, fields), 0.5
+            )
+            assert answer.ext_fields == fields
+        assert channel.pending_request_count == 0
