@@ -5,8 +5,9 @@ Unit (``format.CQ_STORE_UNIT_STRUCT``), 20 bytes::
     0 COMMITLOG_OFFSET i8 | 8 SIZE i4 | 12 TAGS_CODE i8
 
 Theory of operation: queue offset n lives at logical byte n*20 of a MappedFileQueue under
-``consumequeue/<topic>/<queueId>/`` (300,000 units a file by default). Only the reput thread
-appends (``put_message_position_info_wrapper``); readers use ``get_unit`` on the
+``consumequeue/<topic>/<queueId>/`` (300,000 units a file by default). Only a dispatch run
+appends (``put_message_position_info_wrapper``; the reput thread's or one on the broker's
+loop, never two at once: ``ReputMessageService``'s dispatch lock); readers use ``get_unit`` on the
 copy-on-write file list without locks. A put is idempotent: a record whose end is at or
 below ``max_physic_offset``, or whose slot is already written, is skipped, which makes
 re-dispatch after a crash safe. A queue rebuilt from a commitlog whose head has expired
