@@ -1,9 +1,10 @@
 """The read side of MessageStore (DefaultMessageStore's getMessage and lookups).
 
 Reads go through the consume queues, so a message is served only once a dispatch run (the
-reput thread's, or the broker loop's right after the put) has dispatched it. ``get_message`` scans units from the requested offset, asks the filter about
-the unit's tags code and then about the record (``message_filter``), and stops at
-``max_count`` messages or the transfer byte limit; statuses and next offsets follow
+reput thread's, or the broker loop's right after the put) has dispatched it. ``get_message``
+scans units from the requested offset, asks the filter about the unit's tags code and then
+about the record (``message_filter``), and stops at ``max_count`` messages or the transfer
+byte limit; statuses and next offsets follow
 RocketMQ (remoting.md §3.2.2).
 """
 
