@@ -38,3 +38,29 @@ async def test_a_held_pull_is_answered_by_the_loops_dispatch_without_the_reput_t
         assert answer.code == ResponseCode.SUCCESS, answer.remark
         assert b"arrived" in answer.body
         assert answer.ext_fields["nextBeginOffset"] == "2"
+
+
+async def test_a_held_pull_is_answered_before_the_reply_to_the_send_that_woke_it(
+    tmp_path: Path,
+) -> None:
+    async with run_broker(tmp_path / "store") as broker, RemotingClient() as client:
+        addr = f"127.0.0.1:{broker.port}"
+        first = await client.invoke(addr, send_request("Hot", b"create", queue_id=0), 5.0)
+        assert first.code == ResponseCode.SUCCESS, first.remark
+        hold = broker.pull_request_hold_service
+        answered: list[str] = []
+        pull = pull_request("G", "Hot", 0, 1, sys_flag=SUSPEND, suspend_ms=20_000)
+        held = asyncio.ensure_future(client.invoke(addr, pull, 30.0))
+        held.add_done_callback(lambda _: answered.append("pull"))
+        assert await until(lambda: hold.held_count == 1, 10.0)
+        send = asyncio.ensure_future(
+            client.invoke(addr, send_request("Hot", b"arrived", queue_id=0), 10.0)
+        )
+        send.add_done_callback(lambda _: answered.append("send"))
+        sent, got = await asyncio.wait_for(asyncio.gather(send, held), 15.0)
+        assert sent.code == ResponseCode.SUCCESS, sent.remark
+        assert got.code == ResponseCode.SUCCESS, got.remark
+        assert b"arrived" in got.body
+        # the same connection carried both: the pull's answer was written inside the put,
+        # the send's reply after it
+        assert answered == ["pull", "send"]

@@ -4,11 +4,14 @@ import asyncio
 import threading
 import time
 
+import pytest
+
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
 from rocketq.broker.property_filter import build_subscription_data, message_filter_of
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.testing.wait import until
 from tests.broker.channel_pair import Link, connect
 
 
@@ -171,6 +174,79 @@ async def test_arrivals_from_a_store_thread_all_wake_their_pulls_through_shared_
         got = {(await asyncio.wait_for(woken.queue.get(), 3.0))[0].queue_id for _ in range(3)}
         assert got == {0, 1, 2}
         assert hold.held_count == 0
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()
+
+
+async def test_an_arrival_runs_the_woken_pulls_first_step_at_once_and_the_rest_in_a_task(
+    server: RemotingServer,
+) -> None:
+    steps: list[str] = []
+    release = asyncio.Event()
+
+    async def wakeup(pull: PullRequest) -> None:
+        steps.append(f"read {pull.queue_id}")
+        if pull.queue_id == 1:  # a cold read: waits for a thread
+            await release.wait()
+            steps.append("answered 1")
+
+    hold = PullRequestHoldService(wakeup)
+    link = await connect(server)
+    try:
+        hot, cold = held_pull(link, 0, 15_000), held_pull(link, 0, 15_000)
+        cold.queue_id = 1
+        hold.suspend_pull_request(hot)
+        hold.suspend_pull_request(cold)
+        assert hold.notify_message_arriving("T", 0, max_offset=1) == 1
+        assert steps == ["read 0"]  # answered inside the call: no task, no loop iteration
+        assert hold.notify_message_arriving("T", 1, max_offset=1) == 1
+        assert steps == ["read 0", "read 1"]
+        await asyncio.sleep(0)  # the task waits on the pending future the first step left
+        assert steps == ["read 0", "read 1"]
+        release.set()
+        assert await until(lambda: "answered 1" in steps, 5.0)
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()
+
+
+async def test_a_woken_pull_left_waiting_is_cancelled_at_its_await_and_errors_are_logged(
+    server: RemotingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    outcomes: list[str] = []
+    never = asyncio.Event()
+
+    async def wakeup(pull: PullRequest) -> None:
+        if pull.queue_id == 0:
+            try:
+                await never.wait()
+            except asyncio.CancelledError:
+                outcomes.append("cancelled at its await")
+                raise
+        else:
+            await asyncio.sleep(0)  # a bare yield, then a failure
+            raise RuntimeError("disk on fire")
+
+    hold = PullRequestHoldService(wakeup)
+    link = await connect(server)
+    try:
+        failing = held_pull(link, 0, 15_000)
+        failing.queue_id = 1
+        hold.suspend_pull_request(failing)
+        hold.notify_message_arriving("T", 1, max_offset=1)
+        failed = set(hold._tasks)
+        assert len(failed) == 1
+        assert await asyncio.gather(*failed) == [None]  # the failure is logged, not raised
+        assert "re-executing held pull of T@1 failed" in caplog.text
+        hold.suspend_pull_request(held_pull(link, 0, 15_000))
+        hold.notify_message_arriving("T", 0, max_offset=1)
+        (waiting,) = hold._tasks
+        await asyncio.sleep(0)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert outcomes == ["cancelled at its await"]
     finally:
         await hold.shutdown()
         await link.client.shutdown()

@@ -163,8 +163,11 @@ class BrokerController:
             if self._message_store is None:
                 self._message_store = await asyncio.to_thread(self._open_store)
             # a put's records are dispatched on this loop (held pulls answered without a
-            # hop through the reput thread); see PullRequestHoldService
-            self._message_store.reput_service.set_dispatch_scheduler(loop_dispatch_scheduler(loop))
+            # hop through the reput thread, at once while pulls are held); see long_polling
+            hold = self.pull_request_hold_service
+            self._message_store.reput_service.set_dispatch_scheduler(
+                loop_dispatch_scheduler(loop, lambda: hold.has_held)
+            )
             await self.remoting_server.start_serving()
         except BaseException:
             await self.remoting_server.stop()

@@ -24,8 +24,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.command import RemotingCommand
@@ -56,11 +57,13 @@ Arrival = tuple[str, int, int, "int | None", "Mapping[str, str] | None"]
 
 
 def loop_dispatch_scheduler(
-    loop: asyncio.AbstractEventLoop,
+    loop: asyncio.AbstractEventLoop, run_now: Callable[[], bool] = lambda: False
 ) -> Callable[[Callable[[], None]], bool]:
     """The store's ``DispatchScheduler`` for a broker on ``loop``: a put's records are
     dispatched on the loop once its current iteration's callbacks ran (the puts of one
-    iteration share the run); from another thread through ``call_soon_threadsafe``."""
+    iteration share the run), or at once, inside the put, while ``run_now()`` says so (pulls
+    are held: they are answered before the put's own reply is written); from another thread
+    through ``call_soon_threadsafe``."""
     loop_thread = threading.get_ident()
 
     def schedule(fn: Callable[[], None]) -> bool:
@@ -68,7 +71,10 @@ def loop_dispatch_scheduler(
             return False
         try:
             if threading.get_ident() == loop_thread:
-                loop.call_soon(fn)
+                if run_now():
+                    fn()
+                else:
+                    loop.call_soon(fn)
             else:
                 loop.call_soon_threadsafe(fn)
         except RuntimeError:  # closed in between
@@ -92,6 +98,10 @@ class PullRequestHoldService:
     @staticmethod
     def build_key(topic: str, queue_id: int) -> str:
         return f"{topic}{TOPIC_QUEUEID_SEPARATOR}{queue_id}"
+
+    @property
+    def has_held(self) -> bool:
+        return bool(self._table)
 
     @property
     def held_count(self) -> int:
@@ -129,7 +139,7 @@ class PullRequestHoldService:
             and (properties is None or p.matches_properties(properties))
         ]
         for pull in woken:
-            self._fire(pull)
+            self._fire(pull, eager=True)
         return len(woken)
 
     def notify_message_arriving_threadsafe(
@@ -175,14 +185,25 @@ class PullRequestHoldService:
             if not held:
                 del self._table[key]
 
-    def _fire(self, pull: PullRequest) -> None:
+    def _fire(self, pull: PullRequest, *, eager: bool = False) -> None:
+        """Re-execute ``pull``. ``eager`` (an arrival): its first step runs now, so a hot
+        read is answered before the caller goes on (no task, no loop iteration); only what
+        is left once it waits (a cold read in a thread, a full socket buffer) becomes a task.
+        Timeouts and shutdown start a task as before."""
         if pull._done:
             return
         self._forget(pull)
         if pull.channel.is_closed:
             return
         assert self._loop is not None
-        task = self._loop.create_task(self._run(pull))
+        coro: Coroutine[Any, Any, None] = self._run(pull)
+        if eager:
+            try:
+                awaited = coro.send(None)
+            except StopIteration:
+                return
+            coro = _resume(coro, awaited)
+        task = self._loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -200,3 +221,31 @@ class PullRequestHoldService:
                 self._fire(pull)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def _resume(coro: Coroutine[Any, Any, None], awaited: object) -> None:
+    """Drive ``coro``, started by hand and now waiting on ``awaited`` (what its ``send``
+    yielded: an asyncio future, or None for a bare yield), to its end as this task: wait for
+    what it waits for, then resume it; what this task gets thrown (its cancellation, the
+    future's error) is thrown into ``coro`` at the same await."""
+    while True:
+        try:
+            if awaited is None:
+                await asyncio.sleep(0)
+            elif isinstance(awaited, asyncio.Future):
+                # the hand-made step left the future marked as yielded to a task (what
+                # Task.__step clears before it waits); this task takes the wait over
+                awaited._asyncio_future_blocking = False
+                await awaited
+            else:
+                raise TypeError(f"a woken pull yielded {awaited!r}, not a future")
+        except BaseException as exc:
+            try:
+                awaited = coro.throw(exc)
+            except StopIteration:
+                return
+            continue
+        try:
+            awaited = coro.send(None)
+        except StopIteration:
+            return
