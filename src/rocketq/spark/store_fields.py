@@ -173,16 +173,17 @@ def first_false(ok: npt.NDArray[np.bool_]) -> int:
 
 def records(seg: Bytes, at: Ints, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
     """``dtype.itemsize`` bytes at each of ``at``, viewed as one structured record each."""
-    raw = seg[at[:, None] + np.arange(dtype.itemsize)]
-    return raw.view(dtype).reshape(len(at))
+    raw: Bytes = seg[at[:, None] + np.arange(dtype.itemsize)]
+    out: npt.NDArray[Any] = raw.view(dtype).reshape(len(at))
+    return out
 
 
 def be_int64(seg: Bytes, at: Ints) -> Ints:
-    return seg[at[:, None] + np.arange(8)].view(">i8").reshape(len(at)).astype(np.int64)
+    return records(seg, at, np.dtype(">i8")).astype(np.int64)
 
 
 def be_int16(seg: Bytes, at: Ints) -> Ints:
-    return seg[at[:, None] + np.arange(2)].view(">i2").reshape(len(at)).astype(np.int64)
+    return records(seg, at, np.dtype(">i2")).astype(np.int64)
 
 
 def take_ranges(seg: Bytes, starts: Ints, lengths: Ints) -> tuple[Bytes, Ints]:

@@ -22,9 +22,11 @@ offset, or with ``skip_corrupt`` steps over it (resynchronising when the header 
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import struct
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -319,7 +321,29 @@ class MappedSegment:
         self._view = memoryview(self._mm)
         return self._mm, self._view
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
         self._view.release()
-        if self._mm is not None:
+        if self._mm is None:
+            return
+        try:
             self._mm.close()
+        except BufferError:
+            if exc is None:
+                raise
+            # a slice of the map is still held by a frame of the error on its way out (a
+            # DecodeError's cause): free those frames; else the map closes when collected
+            _clear_frames(exc)
+            with contextlib.suppress(BufferError):
+                self._mm.close()
+
+
+def _clear_frames(exc: BaseException) -> None:
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        err = stack.pop()
+        if err is None or id(err) in seen:
+            continue
+        seen.add(id(err))
+        traceback.clear_frames(err.__traceback__)
+        stack += [err.__cause__, err.__context__]
