@@ -71,8 +71,10 @@ def columnar_batches(
                 fields = gather_fields(seg, view, chunk, split.base, verify_crc)
                 if fields.count:
                     walked = True
-                    batch = _batch(fields, view, split.broker, schema)
-                    yield batch if topics is None else _only(batch, topics)
+                    batch = _batch(fields, split.broker, schema)
+                    batch = batch if topics is None else _only(batch, topics)
+                    if batch.num_rows:
+                        yield batch
                 if fields.count < len(chunk):
                     stop = int(chunk[fields.count])
                     break
@@ -103,7 +105,7 @@ def _only(batch: Any, topics: frozenset[str]) -> Any:
     return batch.filter(keep)
 
 
-def _batch(f: RecordFields, view: memoryview, broker: str, schema: Any) -> Any:
+def _batch(f: RecordFields, broker: str, schema: Any) -> Any:
     n = f.count
     props = f.properties
     keys = props.lookup(PROPERTY_KEYS)
