@@ -8,6 +8,7 @@ torn tails, BLANK tails and split boundaries anywhere.
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 from typing import Any
@@ -154,8 +155,17 @@ def test_the_golden_vectors_read_the_same_both_ways(tmp_path: Path) -> None:
     assert [OFFSETS[n] for n in (1, 2, 3)] == [0, 210, 472]
     segment, _ = lay_out([data], 0, 4096, blank=True)
     write_segments(tmp_path, [segment], 4096)
-    for split_bytes in (1, 100, 211, 473, 4096):
+    for split_bytes in (9, 100, 211, 473, 4096):
         assert assert_same_rows(tmp_path, split_bytes) == 3
+
+
+def test_a_store_written_by_the_message_store_reads_the_same_both_ways(tmp_path: Path) -> None:
+    from tests.spark.store_data import write_store
+
+    sent = write_store(tmp_path, 300, transactional=True)  # several 64 KiB segments
+    assert len(os.listdir(tmp_path / "commitlog")) > 3
+    for split_bytes in (5000, 1 << 16):
+        assert assert_same_rows(tmp_path, split_bytes) == len(sent)
 
 
 def mixed_messages() -> list[MessageExt]:
@@ -335,7 +345,7 @@ def messages(draw: st.DrawFn) -> MessageExt:
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(batch=st.lists(messages(), min_size=1, max_size=25), split_bytes=st.integers(1, 9000))
+@given(batch=st.lists(messages(), min_size=1, max_size=25), split_bytes=st.integers(64, 9000))
 def test_generated_records_read_the_same_in_generated_splits(
     tmp_path_factory: pytest.TempPathFactory, batch: list[MessageExt], split_bytes: int
 ) -> None:
