@@ -8,10 +8,10 @@ source with splits of ``--split-mib`` (the source's default, one per segment her
 16 MiB, and by Spark's built-in JSON source from a JSON-lines copy of the same records
 (bodies in base64, an explicit schema, so no inference pass) into the same columns through
 the same writer. Reported: commitlog MiB/s of each, MiB per CPU-second (this process, the
-JVM and its Python workers) and the ratio; each figure is the best of ``--runs`` after a
-warm-up export through each source (the JIT compiles the writer once, for both). Then the
-CPU split: the Python decode measured in process, the rest of the
-noop scan, and Parquet.
+JVM and its Python workers) and the ratio; each figure is the best of ``--runs`` (the runs
+of the four figures interleaved) after a warm-up export through each source (the JIT
+compiles the writer once, for both). Then the CPU split: the Python decode measured in
+process, the rest of the noop scan, and Parquet.
 
 Run: ``.venv/bin/python bench/spark_store_bench.py [--mib 256] [--runs 3] [--dir DIR]``.
 Bounded by the store size: about 2 minutes for 256 MiB on 2 cores.
@@ -278,10 +278,15 @@ def bench_store(args: argparse.Namespace, spark: Any, work: Path) -> None:
     meter = Meter(spark)
     mib = scanned / MIB
     split = args.split_mib
-    noop = meter.runs(args.runs, scan_noop, spark, root, split)
-    mine = meter.runs(args.runs, export_store, spark, root, work / "out-store", split)
-    small = meter.runs(args.runs, export_store, spark, root, work / "out-small", SMALL_SPLIT_MIB)
-    theirs = meter.runs(args.runs, export_json, spark, work / "jsonl", work / "out-json")
+    noop: list[tuple[float, float]] = []
+    mine: list[tuple[float, float]] = []
+    small: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
+    for _ in range(args.runs):  # interleaved, so that a burst of load hits every figure alike
+        noop += meter.runs(1, scan_noop, spark, root, split)
+        mine += meter.runs(1, export_store, spark, root, work / "out-store", split)
+        theirs += meter.runs(1, export_json, spark, work / "jsonl", work / "out-json")
+        small += meter.runs(1, export_store, spark, root, work / "out-small", SMALL_SPLIT_MIB)
     for out in ("out-store", "out-small", "out-json"):
         rows = spark.read.parquet(str(work / out)).count()
         assert rows == count, (out, rows, count)
