@@ -1,0 +1,64 @@
+"""``subscribePattern`` in a stream: a topic created after the query started is picked up.
+
+As Spark's Kafka source does on the next trigger's metadata refresh, the reader re-lists the
+name server's topics on every trigger; a newly matching topic's queues start at their first
+offset, whatever ``startingOffsets`` said for the topics known at the start.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocketq.client.blocking import Producer
+from rocketq.testing.background import BackgroundCluster
+from tests.spark.conftest import send_many
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
+_names = itertools.count()
+
+
+def test_a_topic_created_mid_stream_that_matches_the_pattern_is_read_from_its_start(
+    spark: Any, cluster: BackgroundCluster, producer: Producer, tmp_path: Path
+) -> None:
+    n = next(_names)
+    old, new, other = f"SparkPat{n}Old", f"SparkPat{n}New", f"SparkNotPat{n}"
+    cluster.create_topic(old, queues=2)
+    send_many(producer, old, 10, prefix="before")  # startingOffsets=latest: never read
+    query = (
+        spark.readStream.format("rocketq")
+        .option("nameServer", cluster.namesrv_addr)
+        .option("subscribePattern", f"SparkPat{n}[A-Za-z]+")
+        .option("startingOffsets", "latest")
+        .load()
+        .select("topic", "broker", "queueId", "queueOffset", "value")
+        .writeStream.format("parquet")
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .option("path", str(tmp_path / "out"))
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+    try:
+        query.processAllAvailable()  # the start is resolved: "latest" of the old topic
+        cluster.create_topic(new, queues=2)
+        cluster.create_topic(other, queues=1)
+        send_many(producer, new, 8, prefix="new")  # before or after the query sees the topic
+        send_many(producer, old, 6, prefix="after")
+        send_many(producer, other, 3, prefix="other")
+        query.processAllAvailable()
+        assert query.exception() is None
+    finally:
+        query.stop()
+
+    rows = spark.read.parquet(str(tmp_path / "out")).collect()
+    keys = [(r.topic, r.broker, r.queueId, r.queueOffset) for r in rows]
+    assert len(keys) == len(set(keys)) == 14
+    values = sorted(r.value.decode() for r in rows)
+    assert values == sorted([f"new-{i}" for i in range(8)] + [f"after-{i}" for i in range(6)])
+    from_new = sorted((r.broker, r.queueId, r.queueOffset) for r in rows if r.topic == new)
+    assert from_new == sorted(
+        (b, q, o) for b in ("broker-a", "broker-b") for q in (0, 1) for o in (0, 1)
+    )
