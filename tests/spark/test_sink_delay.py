@@ -20,7 +20,7 @@ from rocketq.testing.wait import until_sync
 from tests.spark.conftest import SMALL_STORE
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
-DELAYS_MS = {1: 1000, 2: 3000}
+DELAYS_MS = {1: 1000, 2: 3000, 7: 3000}  # above the last level: the last (RocketMQ's rule)
 
 
 def write(df: Any, namesrv: str, topic: str) -> None:
@@ -49,8 +49,10 @@ def test_rows_with_a_delay_level_are_delivered_after_their_delay_and_not_before(
     with BackgroundCluster(tmp_path / "c", ("broker-a",), props) as cluster:
         topic = "SparkDelayedTopic"
         cluster.create_topic(topic, queues=4)
-        # level None and 0: at once; 1: one second; 2: three seconds, all on one sharding key
-        rows = [(f"v{i}", [None, 0, 1, 2][i % 4], "k" if i % 4 == 3 else None) for i in range(40)]
+        # None and 0: at once; 1: one second; 2: three seconds on one sharding key; 7: as 2
+        rows = [
+            (f"v{i}", [None, 0, 1, 2, 7][i % 5], "k" if i % 5 == 3 else None) for i in range(40)
+        ]
         df = spark.createDataFrame(rows, "value STRING, delayLevel INT, shardingKey STRING")
         write(df.repartition(2), cluster.namesrv_addr, topic)
 
