@@ -29,7 +29,7 @@ def test_a_topic_created_mid_stream_that_matches_the_pattern_is_read_from_its_st
     old, new, other = f"SparkPat{n}Old", f"SparkPat{n}New", f"SparkNotPat{n}"
     cluster.create_topic(old, queues=2)
     send_many(producer, old, 10, prefix="before")  # startingOffsets=latest: never read
-    query = (
+    writer = (
         spark.readStream.format("rocketq")
         .option("nameServer", cluster.namesrv_addr)
         .option("subscribePattern", f"SparkPat{n}[A-Za-z]+")
@@ -39,9 +39,8 @@ def test_a_topic_created_mid_stream_that_matches_the_pattern_is_read_from_its_st
         .writeStream.format("parquet")
         .option("checkpointLocation", str(tmp_path / "cp"))
         .option("path", str(tmp_path / "out"))
-        .trigger(processingTime="200 milliseconds")
-        .start()
     )
+    query = writer.trigger(processingTime="200 milliseconds").start()
     try:
         query.processAllAvailable()  # the start is resolved: "latest" of the old topic
         cluster.create_topic(new, queues=2)
@@ -63,6 +62,15 @@ def test_a_topic_created_mid_stream_that_matches_the_pattern_is_read_from_its_st
     assert from_new == sorted(
         (b, q, o) for b in ("broker-a", "broker-b") for q in (0, 1) for o in (0, 1)
     )
+
+    # restarted from its checkpoint, the query knows the new topic: only what came since
+    send_many(producer, new, 4, prefix="later")
+    restarted = writer.trigger(availableNow=True).start()
+    assert restarted.awaitTermination(180)
+    assert restarted.exception() is None
+    rows = spark.read.parquet(str(tmp_path / "out")).collect()
+    keys = [(r.topic, r.broker, r.queueId, r.queueOffset) for r in rows]
+    assert len(keys) == len(set(keys)) == 18
 
 
 def test_a_broker_that_joins_mid_stream_with_the_topic_is_read_from_its_start(
