@@ -25,8 +25,9 @@ log = logging.getLogger(__name__)
 CHUNK_BYTES = 4 * 1024 * 1024
 
 MessageArrivingListener = Callable[[str, int, int, int, int, dict[str, str]], None]
-# Runs the given callable soon on the thread that owns the puts (from any thread) and returns
-# True, or returns False when it cannot (its loop is closed): the put then wakes the thread.
+# Runs the given callable soon (or at once, inside the put) on the thread that owns the puts
+# and returns True, or returns False when it cannot (its loop is closed): the put then wakes
+# the reput thread.
 DispatchScheduler = Callable[[Callable[[], None]], bool]
 
 
