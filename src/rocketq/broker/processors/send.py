@@ -489,5 +489,13 @@ def _transaction_kind(props: dict[str, str], sys_flag: int) -> str:
 
 
 def max_delay_level(store: MessageStore) -> int:
-    """RocketMQ's maxDelayLevel: how many levels the store's messageDelayLevel configures."""
-    return len(store.config.delay_level_table_ms())
+    """RocketMQ's maxDelayLevel: how many levels the store's messageDelayLevel configures
+    (every send asks: the text is parsed once, not per send)."""
+    text = store.config.message_delay_level
+    count = _LEVEL_COUNTS.get(text)
+    if count is None:
+        count = _LEVEL_COUNTS[text] = len(store.config.delay_level_table_ms())
+    return count
+
+
+_LEVEL_COUNTS: dict[str, int] = {}  # by messageDelayLevel text
