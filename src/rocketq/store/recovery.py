@@ -26,6 +26,7 @@ import logging
 import os
 from typing import Protocol
 
+from rocketq.common import native_record
 from rocketq.store import paths
 from rocketq.store.checkpoint import StoreCheckpoint
 from rocketq.store.commitlog import CommitLog, check_message_and_return_size
@@ -152,6 +153,17 @@ def scan_valid_end(store: RecoverableStore, start: int) -> int:
         pos = offset - mf.file_from_offset
         view = mf.view
         size = mf.file_size
+        compiled = native_record.RECORD
+        if compiled is not None:  # the whole file in one C call, the GIL released
+            _, pos, status = compiled.scan_records(
+                view, pos, size, size, mf.file_from_offset, size + 1, check_crc, False, None,
+                False, None,
+            )  # fmt: skip
+            if status != compiled.ST_BLANK:
+                store.recovery_cut_reason = _why_bad(view, pos, size)
+                return mf.file_from_offset + pos
+            offset = mf.file_from_offset + mf.file_size
+            continue
         while True:
             req = check_message_and_return_size(
                 view,
