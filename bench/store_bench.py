@@ -179,7 +179,10 @@ def bench_awaited_sync_put(root: str, writers: int, seconds: float) -> float:
 
 
 def bench_recovery(root: str, mib: int) -> None:
-    from rocketq.store.commitlog import check_message_and_return_size
+    from rocketq.common import native_record
+    from rocketq.store.recovery import scan_file
+
+    print(f"{'record paths':<38} {native_record.active():>12}", flush=True)
 
     d = os.path.join(root, "recover")
     config = cfg(d)
@@ -195,24 +198,7 @@ def bench_recovery(root: str, mib: int) -> None:
     t0 = time.perf_counter()
     scanned = 0
     for mf in cl.mapped_file_queue.mapped_files:
-        pos = 0
-        view = mf.view
-        while True:
-            req = check_message_and_return_size(
-                view,
-                pos,
-                mf.file_size,
-                mf.file_from_offset,
-                check_crc=True,
-                delay_table={},
-                read_properties=False,
-            )
-            if req is None:
-                break
-            if req.msg_size == 0:
-                pos = mf.file_size
-                break
-            pos += req.msg_size
+        pos, _blank = scan_file(mf, 0, True, {})  # recovery's walk of one file
         scanned += min(pos, total - mf.file_from_offset)
     el = time.perf_counter() - t0
     assert scanned == total, (scanned, total)

@@ -502,6 +502,40 @@ static int parse_record(const unsigned char *b, Py_ssize_t pos, Py_ssize_t limit
     return 0;
 }
 
+/* Python's strict UTF-8 decoder's verdict, without making the str (no overlong forms, no
+ * surrogates, nothing past U+10FFFF): the recovery scan checks topics this way. */
+static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return 0;
+            i += 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (i + 2 >= n) return 0;
+            unsigned char c1 = s[i + 1];
+            if (c == 0xE0 ? (c1 < 0xA0 || c1 > 0xBF)
+                          : c == 0xED ? (c1 < 0x80 || c1 > 0x9F) : (c1 & 0xC0) != 0x80)
+                return 0;
+            if ((s[i + 2] & 0xC0) != 0x80) return 0;
+            i += 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            if (i + 3 >= n) return 0;
+            unsigned char c1 = s[i + 1];
+            if (c == 0xF0 ? (c1 < 0x90 || c1 > 0xBF)
+                          : c == 0xF4 ? (c1 < 0x80 || c1 > 0x8F) : (c1 & 0xC0) != 0x80)
+                return 0;
+            if ((s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80) return 0;
+            i += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* _incomplete_tail of commitlog.py: the bytes at pos start a record a slave has part of */
 static int incomplete_tail(const unsigned char *b, Py_ssize_t pos, Py_ssize_t wrote, Py_ssize_t file_size) {
     Py_ssize_t left = wrote - pos;
@@ -628,6 +662,10 @@ static PyObject *scan_records(PyObject *self, PyObject *const *args, Py_ssize_t 
             }
             status = check_record(b, pos, limit, file_from, check_crc, &r);
             if (status != ST_END) break;
+            if (!utf8_valid(r.topic, r.topic_len)) { /* the Python check decodes the topic */
+                status = ST_BAD;
+                break;
+            }
             pos += r.total;
         }
         Py_END_ALLOW_THREADS
