@@ -198,7 +198,8 @@ def bench_recovery(root: str, mib: int) -> None:
     t0 = time.perf_counter()
     scanned = 0
     for mf in cl.mapped_file_queue.mapped_files:
-        pos, _blank = scan_file(mf, 0, True, {})  # recovery's walk of one file
+        pos, blank = scan_file(mf, 0, True, {})  # recovery's walk of one file
+        pos = mf.file_size if blank else pos
         scanned += min(pos, total - mf.file_from_offset)
     el = time.perf_counter() - t0
     assert scanned == total, (scanned, total)

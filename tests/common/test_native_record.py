@@ -55,9 +55,17 @@ def test_golden_vectors_decode_as_one_pull_body_on_both_paths(native: bool) -> N
 
 
 @given(st.binary(max_size=5000))
-def test_crc32_is_zlibs(data: bytes) -> None:
-    assert native_record.COMPILED is not None
-    assert native_record.COMPILED.crc32(data) == zlib.crc32(data)  # type: ignore[attr-defined]
+def test_crc32_is_zlibs_from_libz_and_from_the_modules_own_tables(data: bytes) -> None:
+    from rocketq._native import _record
+
+    assert _record.crc32(data) == zlib.crc32(data)
+    assert _record.crc32_table(data) == zlib.crc32(data)
+
+
+def test_the_scans_use_the_libz_crc32_that_cpython_loads() -> None:
+    from rocketq._native import _record
+
+    assert _record.CRC32_IMPL == "libz"
 
 
 @given(messages())

@@ -16,11 +16,15 @@
  * stops at it and says so; the Python caller then asks the pure-Python code about that one
  * record, so error messages and edge cases come from one place.
  *
- * CRC32 is zlib's (reflected polynomial 0xEDB88320, init and final xor 0xFFFFFFFF), done
- * with slicing-by-8 tables so the module needs no library beyond CPython.
+ * CRC32 is zlib's (reflected polynomial 0xEDB88320, init and final xor 0xFFFFFFFF): the
+ * crc32 of the libz.so.1 that CPython's own zlib module loads, found with dlopen at import
+ * (about twice as fast as a table), else slicing-by-8 tables here. Either way nothing is
+ * linked at build time beyond CPython: no zlib headers needed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -107,7 +111,7 @@ static inline uint32_t ld_le32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
+static uint32_t crc32_table_of(const unsigned char *p, Py_ssize_t n) {
     uint32_t c = 0xFFFFFFFFu;
     while (n >= 8) {
         uint32_t lo = c ^ ld_le32(p), hi = ld_le32(p + 4);
@@ -122,6 +126,28 @@ static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
     return c ^ 0xFFFFFFFFu;
 }
 
+typedef unsigned long (*zlib_crc32_fn)(unsigned long, const unsigned char *, unsigned int);
+static zlib_crc32_fn zlib_crc32 = NULL;
+
+static void crc_find_zlib(void) {
+    void *lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) return;
+    void *sym = dlsym(lib, "crc32");
+    if (sym != NULL) memcpy(&zlib_crc32, &sym, sizeof(zlib_crc32));
+}
+
+static uint32_t crc32_of(const unsigned char *p, Py_ssize_t n) {
+    if (zlib_crc32 == NULL) return crc32_table_of(p, n);
+    unsigned long c = 0;
+    while (n > 0) {
+        unsigned int chunk = n > (Py_ssize_t)(1u << 30) ? 1u << 30 : (unsigned int)n;
+        c = zlib_crc32(c, p, chunk);
+        p += chunk;
+        n -= chunk;
+    }
+    return (uint32_t)c;
+}
+
 /* body_crc of message_decoder: masked to 31 bits, 0 for an empty body */
 static inline int32_t body_crc_of(const unsigned char *p, Py_ssize_t n) {
     return n ? (int32_t)(crc32_of(p, n) & 0x7FFFFFFFu) : 0;
@@ -131,6 +157,14 @@ static PyObject *py_crc32(PyObject *self, PyObject *arg) {
     Py_buffer b;
     if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) return NULL;
     uint32_t c = crc32_of((const unsigned char *)b.buf, b.len);
+    PyBuffer_Release(&b);
+    return PyLong_FromUnsignedLong(c);
+}
+
+static PyObject *py_crc32_table(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) return NULL;
+    uint32_t c = crc32_table_of((const unsigned char *)b.buf, b.len);
     PyBuffer_Release(&b);
     return PyLong_FromUnsignedLong(c);
 }
@@ -839,7 +873,8 @@ fail:
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
-    {"crc32", py_crc32, METH_O, "zlib.crc32 of a buffer (the module's own table-driven CRC)."},
+    {"crc32", py_crc32, METH_O, "zlib.crc32 of a buffer, as the scans compute it."},
+    {"crc32_table", py_crc32_table, METH_O, "zlib.crc32 of a buffer by the module's own tables."},
     {"encode_record", (PyCFunction)(void (*)(void))encode_record, METH_FASTCALL,
      "A commitlog record from a message's fields (message_decoder.encode_message)."},
     {"write_record", (PyCFunction)(void (*)(void))write_record, METH_FASTCALL,
@@ -859,6 +894,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__record(void) {
     crc_init();
+    crc_find_zlib();
     S_KEYS = PyUnicode_InternFromString("KEYS");
     S_UNIQ_KEY = PyUnicode_InternFromString("UNIQ_KEY");
     S_TAGS = PyUnicode_InternFromString("TAGS");
@@ -870,7 +906,8 @@ PyMODINIT_FUNC PyInit__record(void) {
     if (PyModule_AddIntConstant(m, "ST_END", ST_END) < 0 ||
         PyModule_AddIntConstant(m, "ST_BLANK", ST_BLANK) < 0 ||
         PyModule_AddIntConstant(m, "ST_BAD", ST_BAD) < 0 ||
-        PyModule_AddIntConstant(m, "ST_INCOMPLETE", ST_INCOMPLETE) < 0) {
+        PyModule_AddIntConstant(m, "ST_INCOMPLETE", ST_INCOMPLETE) < 0 ||
+        PyModule_AddStringConstant(m, "CRC32_IMPL", zlib_crc32 ? "libz" : "table") < 0) {
         Py_DECREF(m);
         return NULL;
     }

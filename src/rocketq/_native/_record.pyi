@@ -9,8 +9,10 @@ ST_END: int
 ST_BLANK: int
 ST_BAD: int
 ST_INCOMPLETE: int
+CRC32_IMPL: str  # "libz" (CPython's libz.so.1, found at import) or "table"
 
 def crc32(data: ReadableBuffer, /) -> int: ...
+def crc32_table(data: ReadableBuffer, /) -> int: ...
 def encode_record(
     topic: str,
     body: ReadableBuffer | None,
