@@ -21,6 +21,7 @@ import struct
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from functools import lru_cache
 
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
@@ -58,6 +59,12 @@ log = logging.getLogger(__name__)
 MAX_PROPERTIES_SIZE = 32_767
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
+
+
+@lru_cache(maxsize=4096)
+def _legal_topic(topic: str) -> bool:
+    """validate_topic's verdict, remembered: a put checks the same few topics again and again."""
+    return validate_topic(topic, topic_max_length(topic)) is None
 
 
 def _future(
@@ -228,7 +235,7 @@ class MessageStore(MessageReader):
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.disk_full or self.config.broker_role is BrokerRole.SLAVE:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if validate_topic(msg.topic, topic_max_length(msg.topic)) or msg.queue_id < 0:
+        if not _legal_topic(msg.topic) or msg.queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
         if msg.body is not None and len(msg.body) > self.config.max_message_size:
             return PutMessageStatus.MESSAGE_ILLEGAL
