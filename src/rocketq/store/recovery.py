@@ -56,6 +56,7 @@ class RecoverableStore(Protocol):
 
 
 def load_and_recover(store: RecoverableStore) -> None:
+    log.info("store %s: record paths %s", store.root, native_record.active())
     cl = store.commit_log
     cl.load()
     root = store.root
