@@ -55,17 +55,27 @@ def test_golden_vectors_decode_as_one_pull_body_on_both_paths(native: bool) -> N
 
 
 @given(st.binary(max_size=5000))
-def test_crc32_is_zlibs_from_libz_and_from_the_modules_own_tables(data: bytes) -> None:
+def test_crc32_is_zlibs_by_every_way_the_module_has(data: bytes) -> None:
     from rocketq._native import _record
 
     assert _record.crc32(data) == zlib.crc32(data)
     assert _record.crc32_table(data) == zlib.crc32(data)
+    assert _record.crc32_libz(data) == zlib.crc32(data)
 
 
-def test_the_scans_use_the_libz_crc32_that_cpython_loads() -> None:
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 63, 64, 65, 79, 80, 127, 128, 1024, 1 << 20])
+def test_crc32_is_zlibs_around_the_folding_block_sizes(size: int) -> None:
     from rocketq._native import _record
 
-    assert _record.CRC32_IMPL == "libz"
+    data = bytes((i * 131 + size) & 0xFF for i in range(size))
+    assert _record.crc32(data) == zlib.crc32(data)
+    assert _record.crc32(memoryview(data)[1:]) == zlib.crc32(data[1:])  # unaligned start
+
+
+def test_the_scans_use_the_fastest_crc32_found() -> None:
+    from rocketq._native import _record
+
+    assert _record.CRC32_IMPL in ("pclmul", "libz")
 
 
 @given(messages())

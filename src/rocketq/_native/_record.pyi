@@ -9,10 +9,11 @@ ST_END: int
 ST_BLANK: int
 ST_BAD: int
 ST_INCOMPLETE: int
-CRC32_IMPL: str  # "libz" (CPython's libz.so.1, found at import) or "table"
+CRC32_IMPL: str  # "pclmul" (x86-64 carry-less multiply), "libz" (CPython's libz.so.1) or "table"
 
 def crc32(data: ReadableBuffer, /) -> int: ...
 def crc32_table(data: ReadableBuffer, /) -> int: ...
+def crc32_libz(data: ReadableBuffer, /) -> int: ...
 def encode_record(
     topic: str,
     body: ReadableBuffer | None,
@@ -30,6 +31,7 @@ def encode_record(
     prepared_transaction_offset: int,
     /,
 ) -> bytearray: ...
+def encode_message_ext(msg: Any, host_to_bytes: Callable[[Any], bytes], /) -> bytearray: ...
 def write_record(
     dest: WriteableBuffer,
     pos: int,

@@ -65,6 +65,9 @@ def encode_message(msg: MessageExt) -> bytearray:
     Raises ``ValueError`` (or ``struct.error``) for a value that does not fit its field, e.g.
     properties over 32,767 bytes.
     """
+    compiled = native_record.RECORD
+    if compiled is not None and type(msg.properties) is dict:
+        return compiled.encode_message_ext(msg, host_to_bytes)
     body = msg.body or b""
     born = host_to_bytes(msg.born_host)
     store = host_to_bytes(msg.store_host)
@@ -75,8 +78,7 @@ def encode_message(msg: MessageExt) -> bytearray:
         sys_flag |= MessageSysFlag.BORNHOST_V6_FLAG
     if len(store) == 20:
         sys_flag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
-    compiled = native_record.RECORD
-    if compiled is not None:
+    if compiled is not None:  # properties of another Mapping type: encoded here
         props_in = msg.properties
         if type(props_in) is not dict:
             props_in = encode_properties(props_in)  # type: ignore[assignment]

@@ -415,12 +415,18 @@ class MessageStore(MessageReader):
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
         index = self.index_service if self.config.message_index_enable else None
+        runs: dict[tuple[str, int], list[DispatchRequest]] = {}  # a queue's units in one copy
         for req in requests:
             if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
-                cq = self.consume_queues.find_or_create(req.topic, req.queue_id)
-                cq.put_message_position_info_wrapper(req)
+                run = runs.get((req.topic, req.queue_id))
+                if run is None:
+                    runs[(req.topic, req.queue_id)] = [req]
+                else:
+                    run.append(req)
             if index is not None:
                 index.build_index(req)
+        for (topic, queue_id), run in runs.items():
+            self.consume_queues.find_or_create(topic, queue_id).put_message_position_infos(run)
         if requests:
             self._last_dispatched_ts = requests[-1].store_timestamp
             if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:
