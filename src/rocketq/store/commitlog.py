@@ -166,8 +166,21 @@ class EncodedMessage:
         self.record = record
         self.key = f"{topic}-{queue_id}"
         (sys_flag,) = _SYSFLAG.unpack_from(record, SYSFLAG_POSITION)
-        self.store_ts_pos = store_timestamp_position(sys_flag)
-        self.has_cq_unit = MessageSysFlag.has_consume_queue_unit(sys_flag)
+        facts = _SYSFLAG_FACTS.get(sys_flag)
+        if facts is None:
+            facts = (
+                store_timestamp_position(sys_flag),
+                MessageSysFlag.has_consume_queue_unit(sys_flag),
+            )
+            if len(_SYSFLAG_FACTS) < _SYSFLAG_FACTS_MAX:  # flags come from clients: bounded
+                _SYSFLAG_FACTS[sys_flag] = facts
+        self.store_ts_pos, self.has_cq_unit = facts
+
+
+#: SYSFLAG -> (STORETIMESTAMP position, has a consume queue unit): a put's two questions about
+#: its flags, answered once per flag value (a handful of values in use)
+_SYSFLAG_FACTS: dict[int, tuple[int, bool]] = {}
+_SYSFLAG_FACTS_MAX = 256
 
 
 class CommitLog:
