@@ -154,14 +154,17 @@ def test_a_corrupted_pull_body_fails_or_decodes_the_same_on_both_paths(
 
 
 @given(st.lists(messages(), min_size=1, max_size=3), st.integers(1, 400))
-def test_a_truncated_pull_body_raises_the_same_decode_error_on_both_paths(
+def test_a_truncated_pull_body_decodes_or_fails_the_same_on_both_paths(
     msgs: list[MessageExt], cut: int
 ) -> None:
-    body = b"".join(bytes(encode_message(m)) for m in msgs)
+    records = [bytes(encode_message(m)) for m in msgs]
+    ends = {sum(len(r) for r in records[: i + 1]) for i in range(len(records))}
+    body = b"".join(records)
     body = body[: max(1, len(body) - cut)]
     python, compiled = on_both(lambda: decode_messages(body))
     assert python == compiled
-    assert python[0] == DecodeError.__name__
+    # a cut on a record boundary leaves whole records; anywhere else the last one is torn
+    assert python[0] == ("ok" if len(body) in ends else DecodeError.__name__)
 
 
 # Length fields of vector 1 (IPv4 hosts): TOTALSIZE, BODYLENGTH, TOPICLEN, PROPLEN.
