@@ -1,7 +1,9 @@
 """CommitLog record codec (RocketMQ's MessageExtEncoder + MessageDecoder) and batch bodies.
 
 The record layout is ``record_layout``'s; this module turns a ``MessageExt`` into those bytes
-and back. Batch body record (remoting.md §5.6)::
+and back. ``encode_message`` and ``decode_messages`` hand the work to the C extension when
+``native_record`` selects it; the code here is the reference and decides every record the C
+walk leaves to it (corrupt, compressed, bad UTF-8). Batch body record (remoting.md §5.6)::
 
     0 TOTALSIZE i4 | 4 MAGIC i4 (0) | 8 BODYCRC i4 (0) | 12 FLAG i4 | 16 BODYLENGTH i4
     20 BODY n | PROPLEN i2 | PROPS p   = 22 + n + p

@@ -6,7 +6,9 @@ the lock the writer assigns the queue offset from ``topic_queue_table``, back-pa
 QUEUEOFFSET, PHYSICALOFFSET and STORETIMESTAMP into the encoded bytes and copies them into
 the mapped file. A record that does not fit with 8 spare bytes ends the file with a blank
 record (TOTALSIZE = bytes left, MAGIC = BLANK) and goes to the next file. Durability is the
-flush service's job (``flush.py``); this module only appends and reads.
+flush service's job (``flush.py``); this module only appends and reads. The copy-and-patch
+of an append and the walk of ``read_dispatch_requests`` run in C when ``native_record``
+selects it; ``check_message_and_return_size`` is the pure-Python reference of that walk.
 """
 
 from __future__ import annotations
