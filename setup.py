@@ -13,6 +13,7 @@ setup(
             "rocketq._native._record",
             sources=["src/rocketq/_native/_record.c"],
             extra_compile_args=["-Wall", "-Wextra", "-Wno-unused-parameter"],
+            libraries=["dl"],  # dlopen of libz.so.1 (in libc itself from glibc 2.34 on)
         )
     ]
 )
