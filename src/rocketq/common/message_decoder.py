@@ -58,15 +58,17 @@ def body_crc(body: bytes | bytearray | memoryview) -> int:
 # ---------------------------------------------------------------------- encode
 
 
-def encode_message(msg: MessageExt) -> bytearray:
+def encode_message(msg: MessageExt, properties: bytes | None = None) -> bytearray:
     """A whole commitlog record from ``msg``'s fields; the host flags follow the host addresses.
+    ``properties``, when given, is the record's properties string as bytes (a broker passing
+    the producer's string through) instead of ``msg.properties`` encoded.
 
     Raises ``ValueError`` (or ``struct.error``) for a value that does not fit its field, e.g.
     properties over 32,767 bytes.
     """
     body = msg.body or b""
     topic = msg.topic.encode("utf-8")
-    props = encode_properties(msg.properties)
+    props = encode_properties(msg.properties) if properties is None else properties
     born = host_to_bytes(msg.born_host)
     store = host_to_bytes(msg.store_host)
     sys_flag = msg.sys_flag & ~(

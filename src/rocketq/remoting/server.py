@@ -20,6 +20,7 @@ from rocketq.remoting.channel import (
     MAX_REQUESTS_IN_FLIGHT,
     SCAN_RESPONSE_TABLE_INTERVAL_S,
     CloseListener,
+    FastProcessor,
     ProcessorTable,
     RemotingChannel,
     RequestProcessor,
@@ -58,6 +59,10 @@ class RemotingServer:
 
     def register_processor(self, code: int, processor: RequestProcessor) -> None:
         self._processors.register(code, processor)
+
+    def register_fast_processor(self, code: int, processor: FastProcessor) -> None:
+        """Serve ``code`` on the connection's reader without a task per request (channel.py)."""
+        self._processors.register_fast(code, processor)
 
     def register_default_processor(self, processor: RequestProcessor) -> None:
         self._processors.default = processor
