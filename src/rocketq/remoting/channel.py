@@ -276,25 +276,32 @@ class RemotingChannel:
 
     def _answer_deferred(self, deferred: DeferredReply, response: RemotingCommand | None) -> None:
         self._deferred -= 1
-        self._answer(deferred.request, response, deferred.started)
+        self._answer(deferred.request, response, deferred.started, burst=True)
 
     def _answer(
-        self, request: RemotingCommand, response: RemotingCommand | None, started: float
+        self,
+        request: RemotingCommand,
+        response: RemotingCommand | None,
+        started: float,
+        *,
+        burst: bool = False,
     ) -> None:
         if response is None:
             return
         for listener in self._processors.response_listeners:
             listener(request, response, time.perf_counter() - started)
         if not request.is_oneway:
-            self._write_reply(request, response)
+            self._write_reply(request, response, burst=burst)
 
-    def _write_reply(self, request: RemotingCommand, response: RemotingCommand) -> None:
+    def _write_reply(
+        self, request: RemotingCommand, response: RemotingCommand, *, burst: bool = False
+    ) -> None:
         """Write a response now, without waiting for the socket (the reader waits instead)."""
         if self.is_closed:
             return
         response.response_to(request)
         try:
-            self._write(response)
+            self._write(response, burst=burst)
         except RemotingError as exc:
             log.debug("response to %s not sent: %s", self.remote_addr, exc)
 
@@ -380,16 +387,21 @@ class RemotingChannel:
                 self.close()
                 raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
 
-    def _write(self, cmd: RemotingCommand) -> None:
-        """Write (or queue in this iteration's write window) one command, without waiting."""
+    def _write(self, cmd: RemotingCommand, *, burst: bool = False) -> None:
+        """Write (or queue in this iteration's write window) one command, without waiting.
+        ``burst``: more frames are coming in this iteration (the answers of a batch of
+        puts), so even the first is queued and all leave in one writev."""
         if self.is_closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
         head, body = encode_head(cmd), cmd.body
         try:
-            if self._write_window_open:
+            if self._write_window_open or burst:
                 self._unwritten.append(head)
                 if body:
                     self._unwritten.append(body)
+                if not self._write_window_open:
+                    self._write_window_open = True
+                    asyncio.get_running_loop().call_soon(self._write_unwritten)
             else:
                 if body:
                     self._writer.writelines((head, body))
