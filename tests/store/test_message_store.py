@@ -31,6 +31,8 @@ def test_put_then_get_returns_messages_in_queue_order(tmp_path: Path) -> None:
         assert _bodies(store, "TopicTest", 0) == [f"m{i}".encode() for i in range(5)]
         assert store.get_max_offset_in_queue("TopicTest", 0) == 5
         assert store.get_min_offset_in_queue("TopicTest", 0) == 0
+        assert store.get_min_offset_in_queue("NeverWritten", 3) == 0  # as RocketMQ answers
+        assert store.get_max_offset_in_queue("NeverWritten", 3) == 0
         got = store.get_message("g", "TopicTest", 0, 5, 32)
         assert got.status is GetMessageStatus.OFFSET_OVERFLOW_ONE
         assert store.get_message("g", "TopicTest", 0, 9, 32).status is (

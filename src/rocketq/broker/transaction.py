@@ -245,8 +245,8 @@ class TransactionalMessageService:
 
     def fetch_consume_offset(self, topic: str, queue_id: int) -> int:
         offset = self.c.consumer_offset_manager.query_offset(CID_RMQ_SYS_TRANS, topic, queue_id)
-        if offset == -1:  # a queue not created yet has -1 here, 0 in RocketMQ (it creates it)
-            offset = max(0, self.c.message_store.get_min_offset_in_queue(topic, queue_id))
+        if offset == -1:
+            offset = self.c.message_store.get_min_offset_in_queue(topic, queue_id)
         return offset
 
     def update_consume_offset(self, topic: str, queue_id: int, offset: int) -> None:

@@ -131,8 +131,10 @@ class MessageReader:
         return int(cq.get_max_offset_in_queue()) if cq is not None else 0
 
     def get_min_offset_in_queue(self, topic: str, queue_id: int) -> int:
+        # RocketMQ's findConsumeQueue creates a missing queue, so a queue never written
+        # answers 0 there; it is not created here (a query must not make files), same answer
         cq = self.find_consume_queue(topic, queue_id, create=False)
-        return int(cq.get_min_offset_in_queue()) if cq is not None else -1
+        return int(cq.get_min_offset_in_queue()) if cq is not None else 0
 
     def get_commit_log_offset_in_queue(self, topic: str, queue_id: int, offset: int) -> int:
         cq = self.find_consume_queue(topic, queue_id, create=False)

@@ -188,7 +188,7 @@ class ConsumerAdminProcessor:
         store = self.c.message_store
         table = TopicStatsTable()
         for qid in range(queues):
-            low = max(0, store.get_min_offset_in_queue(topic, qid))
+            low = store.get_min_offset_in_queue(topic, qid)
             high = max(0, store.get_max_offset_in_queue(topic, qid))
             ts = store.get_message_store_timestamp(topic, qid, high - 1) if high > 0 else 0
             table.offset_table[self._mq(topic, qid)] = TopicOffset(
