@@ -65,10 +65,12 @@ class ProcessorTable:
 
     def register(self, code: int, processor: RequestProcessor) -> None:
         self._processors[int(code)] = processor
+        self.fast.pop(int(code), None)  # the last registration of a code wins
 
     def register_fast(self, code: int, processor: FastProcessor) -> None:
         """Serve ``code`` with a fast processor (instead of a task per request)."""
         self.fast[int(code)] = processor
+        self._processors.pop(int(code), None)
 
     def lookup(self, code: int) -> RequestProcessor | None:
         return self._processors.get(code, self.default)
