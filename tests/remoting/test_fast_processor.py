@@ -166,3 +166,21 @@ async def test_a_oneway_fast_request_gets_no_response(
         procs.held[0].answer(RemotingCommand.create_response(ResponseCode.SUCCESS))
         r = await client.invoke(server.addr, req(NOW, b"z"), WAIT_S)
     assert r.body == b"z"  # the next response on the connection is this request's own
+
+
+async def test_a_read_end_hook_answers_what_the_requests_of_a_read_left_pending(
+    server: RemotingServer, procs: Processors
+) -> None:
+    def answer_held() -> None:
+        held, procs.held = procs.held, []
+        for deferred in held:
+            deferred.answer(
+                RemotingCommand.create_response(ResponseCode.SUCCESS, body=deferred.request.body)
+            )
+
+    server.add_read_end_hook(answer_held)
+    async with RemotingClient() as client:
+        responses = await asyncio.gather(
+            *(client.invoke(server.addr, req(HELD, b"%d" % i), WAIT_S) for i in range(16))
+        )
+    assert [r.body for r in responses] == [b"%d" % i for i in range(16)]

@@ -1,8 +1,10 @@
 """PutBatcher: the sends of one event-loop iteration go to the store in one call.
 
 A send processor that has checked a message submits its put with a callback and answers its
-request when the callback runs. The first put of an iteration schedules a flush at the end
-of the loop's ready callbacks (``call_soon``); the flush hands every put submitted until then
+request when the callback runs. The connection's reader flushes once it has dispatched the
+requests of one read (a read-end hook, so the answers leave in the same loop iteration); the
+first put of an iteration also schedules a flush at the end of the loop's ready callbacks
+(``call_soon``) for puts submitted elsewhere. A flush hands every put submitted until then
 to ``MessageStore.async_put_each``: one put lock, one reput wake-up, and for the puts that
 wait for the store (SYNC_FLUSH, SYNC_MASTER) one group-commit request up to the last byte.
 Each put still gets its own result: a put the store refuses (illegal, no mapped file, disk

@@ -59,6 +59,8 @@ class ProcessorTable:
     def __init__(self) -> None:
         self._processors: dict[int, RequestProcessor] = {}
         self.fast: dict[int, FastProcessor] = {}
+        # run after the requests of one read are dispatched (the broker stores their puts)
+        self.read_end_hooks: list[Callable[[], None]] = []
         self.default: RequestProcessor | None = None
         self.rpc_hooks: list[ServerRpcHook] = []
         self.response_listeners: list[ResponseListener] = []
@@ -207,6 +209,13 @@ class RemotingChannel:
                 self.last_active_monotonic = time.monotonic()
                 for cmd in self._decoder.feed(data):
                     self._dispatch(cmd)
+                for hook in self._processors.read_end_hooks:
+                    try:
+                        hook()
+                    except Exception:
+                        log.exception("read-end hook failed on %s", self.remote_addr)
+                if self._write_window_open:  # this read's answers leave now, in one writev
+                    self._write_unwritten()
                 if self._writer.transport.get_write_buffer_size():
                     await self._writer.drain()  # fast replies: read no more until they leave
         except RemotingError as exc:

@@ -93,6 +93,7 @@ class SendMessageProcessor:
         ):
             server.register_fast_processor(code, self.process_fast)
         server.register_processor(RequestCode.CONSUMER_SEND_MSG_BACK, self.consumer_send_msg_back)
+        server.add_read_end_hook(self.put_batcher.flush)  # a read's puts: stored at its end
 
     # ------------------------------------------------------------------ send
 
