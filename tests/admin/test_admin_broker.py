@@ -4,16 +4,20 @@ subscription groups, runtime info and broker config (get, update, refusals)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from pathlib import Path
 
 import pytest
 
 from rocketq.admin import AdminClient, AsyncAdminClient
+from rocketq.broker.config import BrokerConfig
 from rocketq.common.topic_config import PERM_READ, TopicConfig
 from rocketq.errors import BrokerResponseError, ClientError, NoPermissionError, TopicNotExistError
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
 )
+from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
 from tests.client.conftest import Cluster
 
@@ -187,3 +191,45 @@ async def test_cluster_wide_topic_create_and_delete_reach_every_master(cluster: 
             await admin.examine_topic_route_info("ClusterTopic")
         with pytest.raises(ClientError, match="NoCluster"):
             await admin.master_addrs_of_cluster("NoCluster")
+
+
+async def test_a_config_update_is_written_to_the_brokers_file_and_survives_a_restart(
+    tmp_path: Path,
+) -> None:
+    conf = tmp_path / "broker.conf"
+    conf.write_text("# the operator's note stays\nbrokerName=broker-a\ndefaultTopicQueueNums=8\n")
+    config = BrokerConfig.from_file(conf)
+    assert config.broker_config_path == str(conf)
+    async with run_namesrv() as ns:
+        async with (
+            run_broker(tmp_path / "store", namesrv_addr=ns.addr, config=config) as broker,
+            AsyncAdminClient(ns.addr) as admin,
+        ):
+            await admin.update_broker_config(
+                broker.broker_addr,
+                {"defaultTopicQueueNums": "3", "autoCreateTopicEnable": "false"},
+            )
+        assert conf.read_text() == (
+            "# the operator's note stays\nbrokerName=broker-a\ndefaultTopicQueueNums=3\n"
+            "autoCreateTopicEnable=false\n"
+        )
+        assert "defaultTopicQueueNums=8" in conf.with_suffix(".conf.bak").read_text()
+        restarted = BrokerConfig.from_file(conf)
+        async with run_broker(tmp_path / "store", namesrv_addr=ns.addr, config=restarted) as again:
+            assert again.config.default_topic_queue_nums == 3
+            assert again.config.auto_create_topic_enable is False
+
+
+async def test_a_config_update_that_cannot_be_written_is_refused_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    gone = tmp_path / "gone" / "broker.conf"  # its directory does not exist
+    config = dataclasses.replace(BrokerConfig(), broker_config_path=str(gone))
+    async with (
+        run_namesrv() as ns,
+        run_broker(tmp_path / "store", namesrv_addr=ns.addr, config=config) as broker,
+        AsyncAdminClient(ns.addr) as admin,
+    ):
+        with pytest.raises(BrokerResponseError, match=r"cannot write .*nothing changed"):
+            await admin.update_broker_config(broker.broker_addr, {"defaultTopicQueueNums": "3"})
+        assert broker.config.default_topic_queue_nums == 8

@@ -64,6 +64,8 @@ BROKER_KEYS: dict[str, str] = {
     "metricsPromExporterHost": "metrics_prom_exporter_host",
     "metricsPromExporterPort": "metrics_prom_exporter_port",
     "enablePropertyFilter": "enable_property_filter",
+    # the file the broker was started from (-c): UPDATE_BROKER_CONFIG writes its changes there
+    "brokerConfigPath": "broker_config_path",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -127,6 +129,7 @@ class BrokerConfig:
     # SQL92 subscriptions (property filters); off, as in RocketMQ, refuses them
     enable_property_filter: bool = False
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
+    broker_config_path: str | None = None
     store_properties: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -184,7 +187,10 @@ class BrokerConfig:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read {path}: {exc}") from exc
-        return cls.from_properties(parse_properties(text), **overrides)
+        props = parse_properties(text)
+        if "brokerConfigPath" not in props:
+            overrides.setdefault("broker_config_path", str(path))
+        return cls.from_properties(props, **overrides)
 
 
 def _convert(key: str, text: str, type_name: str) -> Any:

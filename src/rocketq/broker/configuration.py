@@ -9,13 +9,20 @@ running broker) or a key that only takes effect at start (ports, names, paths) i
 with a remark naming it; a value that does not convert or validate is refused with the
 config error. Accepted changes replace ``controller.config`` and bump the data version;
 ``brokerPermission`` also re-registers with the name servers, whose routes then carry it.
-Changes last until the broker stops: unlike 4.9.8, which rewrites the broker's config file
-with every setting, nothing is written to disk (broker.conf stays as the operator wrote it).
+Accepted changes are written to the broker's config file (``brokerConfigPath``: the file the
+broker was started from), so they survive a restart as in RocketMQ. Where RocketMQ rewrites
+the whole file with every setting, only the changed keys' lines are replaced (or appended),
+so the operator's comments and layout stay; the file is written to ``<file>.tmp`` with fsync
+and renamed over it, the previous text kept as ``<file>.bak`` (MixAll.string2File). A broker
+started without a file keeps its changes in memory only. When the file cannot be written the
+update is refused and nothing changes.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import threading
 from enum import Enum
 from typing import Any
@@ -102,9 +109,78 @@ class Configuration:
             parsed = BrokerConfig.from_properties(known)
             changes = {BROKER_KEYS[k]: getattr(parsed, BROKER_KEYS[k]) for k in known}
             updated = dataclasses.replace(current, **changes)
+            if current.broker_config_path:
+                try:
+                    persist_properties(current.broker_config_path, known)
+                except OSError as exc:
+                    raise ConfigError(
+                        f"cannot write {current.broker_config_path}: {exc}; nothing changed"
+                    ) from exc
             self.c.config = updated
             self.data_version.next_version()
         return updated
+
+
+_KEY_OF_LINE = re.compile(r"^\s*((?:[^\\=:\s]|\\.)+)")
+
+
+def persist_properties(path: str, changes: dict[str, str]) -> None:
+    """Write ``changes`` into the properties file at ``path``: a key's last ``key=value`` line
+    is replaced, a key not in the file is appended; other lines are kept as they are."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+    except FileNotFoundError:
+        old = ""
+    lines = old.splitlines()
+    span_of: dict[str, tuple[int, int]] = {}  # key -> its last logical line (first, end)
+    number = 0
+    while number < len(lines):
+        first = number
+        while _continues(lines[number]) and number + 1 < len(lines):
+            number += 1
+        number += 1
+        stripped = lines[first].lstrip()
+        match = _KEY_OF_LINE.match(lines[first])
+        if stripped and stripped[0] not in "#!" and match:
+            span_of[match.group(1)] = (first, number)
+    replaced = {span_of[k]: f"{k}={_escape_value(v)}" for k, v in changes.items() if k in span_of}
+    out: list[str] = []
+    number = 0
+    while number < len(lines):
+        span = next((sp for sp in replaced if sp[0] == number), None)
+        if span is None:
+            out.append(lines[number])
+            number += 1
+        else:  # the key's line and its continuation lines become one line
+            out.append(replaced[span])
+            number = span[1]
+    out += [f"{k}={_escape_value(v)}" for k, v in changes.items() if k not in span_of]
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    if old:
+        with open(f"{path}.bak", "w", encoding="utf-8") as f:
+            f.write(old)
+    os.replace(tmp, path)
+    dir_fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _continues(line: str) -> bool:
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
+
+
+def _escape_value(value: str) -> str:
+    """java.util.Properties.store's escaping of a value: backslashes, line breaks, a leading
+    space."""
+    text = value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    return "\\" + text if text.startswith(" ") else text
 
 
 def apply_broker_permission(
