@@ -9,6 +9,7 @@ from rocketq.common.properties import encode_properties
 from rocketq.store import FlushDiskType
 from rocketq.store.message_store import PutRequest
 from rocketq.store.results import GetMessageStatus, PutMessageStatus
+from rocketq.testing.wait import until_sync
 from tests.store.store_support import new_msg, open_store
 
 WAIT_S = 10.0
@@ -103,5 +104,20 @@ def test_passed_through_properties_over_32k_are_refused_with_their_status(tmp_pa
         )
         assert each.results[0].status is PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
         assert each.results[1].status is PutMessageStatus.PUT_OK
+    finally:
+        store.shutdown()
+
+
+def test_puts_of_one_call_are_dispatched_without_waiting_for_the_reput_timer(
+    tmp_path: Path,
+) -> None:
+    store = open_store(
+        tmp_path, flush_disk_type=FlushDiskType.ASYNC_FLUSH, reput_fallback_wait_ms=60_000
+    )
+    try:
+        for round_ in range(20):
+            store.async_put_each([PutRequest(new_msg(body=b"r%d" % round_))] * 3)
+            # the reput is woken after the append, so it finds the records at once
+            assert until_sync(lambda: store.dispatch_behind_bytes() == 0, WAIT_S)
     finally:
         store.shutdown()

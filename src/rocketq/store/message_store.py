@@ -350,10 +350,11 @@ class MessageStore(MessageReader):
         waiting: list[int] = []
         durable: Future[PutMessageStatus] | None = None
         if encoded:
-            self.reput_service.wakeup()
+            appended = self.commit_log.append_each(encoded)
+            self.reput_service.wakeup()  # after the append: the reput must find the records
             end = -1
             woken = False
-            for i, append in zip(slots, self.commit_log.append_each(encoded), strict=True):
+            for i, append in zip(slots, appended, strict=True):
                 if append is None:
                     results[i] = PutMessageResult(PutMessageStatus.CREATE_MAPPED_FILE_FAILED)
                     continue
