@@ -39,11 +39,12 @@ class PutBatcher:
         self.flushes = 0  # store calls made (a batch each), for tests and benches
         self.puts = 0
 
-    def submit(self, put: PutRequest, done: PutDone) -> None:
-        """Queue ``put``; ``done`` is called on the loop with its result."""
+    def submit(self, put: PutRequest, done: PutDone, *, flush_soon: bool = True) -> None:
+        """Queue ``put``; ``done`` is called on the loop with its result. ``flush_soon=False``:
+        the caller runs on a connection's reader, whose read-end hook flushes."""
         self._puts.append(put)
         self._dones.append(done)
-        if not self._scheduled:
+        if flush_soon and not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self.flush)
 

@@ -130,6 +130,7 @@ class RemotingChannel:
         self._deadlines: dict[int, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._deferred = 0  # DeferredReply not yet answered
+        self._reading = False  # dispatching a read: its end writes the queued answers
         self._close_listeners: list[CloseListener] = []
         self._closed = asyncio.Event()
         self._reader_task: asyncio.Task[None] | None = None
@@ -207,13 +208,17 @@ class RemotingChannel:
                 if not data:
                     break
                 self.last_active_monotonic = time.monotonic()
-                for cmd in self._decoder.feed(data):
-                    self._dispatch(cmd)
-                for hook in self._processors.read_end_hooks:
-                    try:
-                        hook()
-                    except Exception:
-                        log.exception("read-end hook failed on %s", self.remote_addr)
+                self._reading = True
+                try:
+                    for cmd in self._decoder.feed(data):
+                        self._dispatch(cmd)
+                    for hook in self._processors.read_end_hooks:
+                        try:
+                            hook()
+                        except Exception:
+                            log.exception("read-end hook failed on %s", self.remote_addr)
+                finally:
+                    self._reading = False
                 if self._write_window_open:  # this read's answers leave now, in one writev
                     self._write_unwritten()
                 if self._writer.transport.get_write_buffer_size():
@@ -412,7 +417,8 @@ class RemotingChannel:
                     self._unwritten.append(body)
                 if not self._write_window_open:
                     self._write_window_open = True
-                    asyncio.get_running_loop().call_soon(self._write_unwritten)
+                    if not self._reading:  # else the end of the read writes them
+                        asyncio.get_running_loop().call_soon(self._write_unwritten)
             else:
                 if body:
                     self._writer.writelines((head, body))

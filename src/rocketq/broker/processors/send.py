@@ -126,7 +126,7 @@ class SendMessageProcessor:
                 response = _error(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
             deferred.answer(response)
 
-        self.put_batcher.submit(prepared.put, done)
+        self.put_batcher.submit(prepared.put, done, flush_soon=False)  # the read's end flushes
         return deferred
 
     def _msg_check(self, h: SendMessageRequestHeader) -> RemotingCommand | None:
