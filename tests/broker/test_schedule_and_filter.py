@@ -50,3 +50,18 @@ def test_star_and_missing_subscription_match_everything() -> None:
         assert f.matches_all
         assert f.is_matched_by_consume_queue(12345)
         assert f.is_matched_by_commit_log(b"")
+
+
+def test_a_delay_level_above_the_configured_levels_waits_the_last_level() -> None:
+    from rocketq.broker.processors.send import SendMessageProcessor
+    from rocketq.common import message_const as mc
+    from rocketq.common.message import MessageExt
+    from rocketq.common.topic import SCHEDULE_TOPIC
+
+    msg = MessageExt(topic="Orders", body=b"x", queue_id=3)
+    msg.properties[mc.PROPERTY_DELAY_TIME_LEVEL] = "7"
+    SendMessageProcessor.apply_delay(msg, max_level=2)  # messageDelayLevel=1s 3s
+    assert (msg.topic, msg.queue_id) == (SCHEDULE_TOPIC, 1)  # queue of level 2, delivered
+    assert msg.properties[mc.PROPERTY_DELAY_TIME_LEVEL] == "2"
+    assert msg.properties[mc.PROPERTY_REAL_TOPIC] == "Orders"
+    assert msg.properties[mc.PROPERTY_REAL_QUEUE_ID] == "3"

@@ -149,3 +149,20 @@ def test_unknown_and_contradictory_options_are_refused_by_name(
         read(spark, cluster, subscribe=topic, assign="{}").collect()
     with pytest.raises(Exception, match="startingOffsets=latest"):
         read(spark, cluster, subscribe=topic, startingOffsets="latest").collect()
+
+
+def test_ending_timestamps_end_before_the_first_message_stored_at_or_after_them(
+    spark: Any, cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    send_many(producer, topic, 8, prefix="old")  # two per queue, then two "new" per queue
+    rows = read(spark, cluster, subscribe=topic).collect()
+    cut_ms = max(int(r.timestamp.timestamp() * 1000) for r in rows) + 1
+    while int(time.time() * 1000) <= cut_ms:  # store times are in ms: step past the cut
+        time.sleep(0.002)
+    send_many(producer, topic, 8, prefix="new")
+    early = read(spark, cluster, subscribe=topic, endingTimestamp=cut_ms).collect()
+    assert sorted(r.value for r in early) == sorted(f"old-{i}".encode() for i in range(8))
+    one_queue = json.dumps({topic: {"broker-a": {"0": cut_ms}}})  # the others: latest
+    rows = read(spark, cluster, subscribe=topic, endingOffsetsByTimestamp=one_queue).collect()
+    assert len(rows) == 14
+    assert {r.value[:3] for r in rows if (r.broker, r.queueId) == ("broker-a", 0)} == {b"old"}

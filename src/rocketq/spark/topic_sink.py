@@ -12,14 +12,15 @@ is refused, never dropped):
 | tags        | string                     | TAGS                                             |
 | properties  | map<string,string>         | user properties (system names are skipped)       |
 | shardingKey | string                     | orderly queue selection (SelectMessageQueueByHash)|
-| delayLevel  | int                        | DELAY (sent one by one: a batch cannot delay)    |
+| delayLevel  | int (null/0 none, <0 bad)  | DELAY (sent one by one: a batch cannot delay)    |
 
 Theory of operation: each task groups rows per (topic, queue) (queue chosen by the sharding
 key, or by the producer for unkeyed rows), sends them as SEND_BATCH_MESSAGE batches of up to
 ``maxBatchMessages`` / ``maxBatchBytes`` with a few batches in flight, and waits for and checks
 every send before ``write`` returns: a task that returns has its rows stored. A failed task is
-retried by Spark and may send its rows twice (``at_least_once``). ``exactly_once`` needs
-transactional messages and is refused by the options until they exist.
+retried by Spark and may send its rows twice (``at_least_once``); ``exactly_once`` is
+``transactional_sink``. A delayed row goes to its sharding key's queue too (the broker keeps
+it as REAL_QID while it waits in SCHEDULE_TOPIC_XXXX).
 """
 
 from __future__ import annotations
@@ -109,8 +110,14 @@ def row_to_message(row: dict[str, Any], options: WriteOptions) -> tuple[Message,
     msg.keys = [k for k in [first, *more] if k]
     if row.get("tags"):
         msg.tags = row["tags"]
-    if row.get("delayLevel"):
-        msg.delay_time_level = int(row["delayLevel"])
+    level = row.get("delayLevel")
+    if level:
+        if level < 0:
+            raise ClientError(
+                f"delayLevel {level} is not a delay level: null or 0 sends at once, 1..N picks"
+                " the N-th entry of the broker's messageDelayLevel (above the last: the last)"
+            )
+        msg.delay_time_level = int(level)
     return msg, row.get("shardingKey")
 
 
@@ -169,10 +176,10 @@ class _TaskSender:
 
     def add(self, msg: Message, sharding_key: str | None) -> None:
         self.rows += 1
-        if msg.delay_time_level > 0:
-            self._submit(self.producer.impl.send(msg))
-            return
         mq = None if sharding_key is None else self._queue_for(msg, sharding_key)
+        if msg.delay_time_level > 0:  # a batch cannot be delayed: one SEND_MESSAGE each
+            self._submit(self.producer.impl.send(msg, message_queue=mq))
+            return
         msgs, size = self.pending.get((msg.topic, mq), ([], 0))
         msgs.append(msg)
         size += len(msg.body) + 64
@@ -216,13 +223,21 @@ def _check(future: Future[Any]) -> None:
 
 
 def write_batches(batches: Iterator[Any], options: WriteOptions) -> SinkCommitMessage:
-    """Send every row of the Arrow record batches a task receives; checked before returning."""
+    """Send every row of the Arrow record batches a task receives; checked before returning.
+
+    Each record batch is converted whole before any of its rows is sent, so a bad row
+    (null value, negative delayLevel) fails the task before that batch sends anything.
+    """
     sender = _TaskSender(options)
     for batch in batches:
         names = batch.schema.names
         columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
-        for values in zip(*columns, strict=True):
-            sender.add(*row_to_message(dict(zip(names, values, strict=True)), options))
+        rows = [
+            row_to_message(dict(zip(names, values, strict=True)), options)
+            for values in zip(*columns, strict=True)
+        ]
+        for msg, sharding_key in rows:
+            sender.add(msg, sharding_key)
     return sender.finish()
 
 

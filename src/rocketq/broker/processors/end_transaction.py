@@ -27,7 +27,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from rocketq.broker.config import BrokerRole
-from rocketq.broker.processors.send import STATUS_TO_RESPONSE, SendMessageProcessor
+from rocketq.broker.processors.send import (
+    STATUS_TO_RESPONSE,
+    SendMessageProcessor,
+    max_delay_level,
+)
 from rocketq.broker.store_future import await_store_future
 from rocketq.broker.transaction import first_queue_offset
 from rocketq.common import message_const as mc
@@ -166,7 +170,8 @@ class EndTransactionProcessor:
             service.finish_end(first, ended)
 
     async def _send_final_message(self, msg: MessageExt) -> RemotingCommand:
-        SendMessageProcessor.apply_delay(msg)  # a committed message with DELAY waits its level
+        store = self.c.message_store  # a committed message with DELAY waits its level
+        SendMessageProcessor.apply_delay(msg, max_delay_level(store))
         result = await self._put(msg)
         if result.is_ok:  # a flush or slave timeout still stored it
             return _answer(ResponseCode.SUCCESS)

@@ -58,7 +58,7 @@ from rocketq.remoting.headers import (
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
-from rocketq.store.message_store import PutRequest
+from rocketq.store.message_store import MessageStore, PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
@@ -257,7 +257,7 @@ class SendMessageProcessor:
                 "sysFlag TRANSACTION_ROLLBACK_TYPE is written by END_TRANSACTION only",
             )
         else:
-            self.apply_delay(msg)
+            self.apply_delay(msg, max_delay_level(self.c.message_store))
         return _PreparedSend(PutRequest(msg, wait), tran, queue_id)
 
     def _answer_one(
@@ -291,8 +291,12 @@ class SendMessageProcessor:
         return dlq
 
     @staticmethod
-    def apply_delay(msg: MessageExt) -> None:
-        """A message with a delay level (not a half) goes to SCHEDULE_TOPIC_XXXX first."""
+    def apply_delay(msg: MessageExt, max_level: int = SCHEDULE_QUEUE_NUMS) -> None:
+        """A message with a delay level (not a half) goes to SCHEDULE_TOPIC_XXXX first.
+
+        A level above ``max_level`` (how many levels messageDelayLevel configures, RocketMQ's
+        maxDelayLevel) becomes the last level; past it no queue would ever be delivered.
+        """
         level_text = msg.properties.get(mc.PROPERTY_DELAY_TIME_LEVEL)
         if not level_text or msg.topic.startswith(DLQ_GROUP_TOPIC_PREFIX):
             return
@@ -303,11 +307,12 @@ class SendMessageProcessor:
         ):
             return
         try:
-            level = min(int(level_text), SCHEDULE_QUEUE_NUMS)
+            level = min(int(level_text), max_level, SCHEDULE_QUEUE_NUMS)
         except ValueError:
             return
         if level <= 0:
             return
+        msg.properties[mc.PROPERTY_DELAY_TIME_LEVEL] = str(level)
         msg.properties[mc.PROPERTY_REAL_TOPIC] = msg.topic
         msg.properties[mc.PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)
         msg.topic = SCHEDULE_TOPIC
@@ -484,7 +489,7 @@ class SendMessageProcessor:
             store_host=self.c.store_host,
             reconsume_times=orig.reconsume_times + 1,
         )
-        self.apply_delay(msg)
+        self.apply_delay(msg, max_delay_level(self.c.message_store))
         store = self.c.message_store
         result = await await_store_future(store.async_put_message(msg))
         self.c.broker_stats_manager.record_send_back(h.group, orig.topic)
@@ -556,3 +561,8 @@ def _transaction_kind(props: dict[str, str], sys_flag: int) -> str:
     if tran == MessageSysFlag.TRANSACTION_ROLLBACK_TYPE:
         return "rollback"
     return "none"
+
+
+def max_delay_level(store: MessageStore) -> int:
+    """RocketMQ's maxDelayLevel: how many levels the store's messageDelayLevel configures."""
+    return len(store.config.delay_level_table_ms())

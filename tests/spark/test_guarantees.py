@@ -1,0 +1,57 @@
+"""Promises of issue 10 that no other test pins: reads acknowledge nothing, sends are checked.
+
+A read pulls planned ranges and commits no offset for its pull group, so nothing on the
+broker changes when a task is retried or a batch replayed. A send the broker refuses fails
+the write (the task checks every send before it returns) instead of being counted as stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from rocketq.client.blocking import Producer
+from rocketq.common.message import MessageQueue
+from rocketq.common.topic_config import PERM_READ, TopicConfig
+from rocketq.spark.queue_client import PULL_GROUP, QueueClient
+from rocketq.testing.background import BackgroundCluster
+from tests.spark.conftest import send_many
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
+
+
+def read(spark: Any, namesrv: str, topic: str) -> list[Any]:
+    reader = spark.read.format("rocketq").option("nameServer", namesrv)
+    return reader.option("subscribe", topic).load().collect()
+
+
+def test_a_read_commits_no_offset_on_the_brokers(
+    spark: Any, cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    send_many(producer, topic, 12)
+    assert len(read(spark, cluster.namesrv_addr, topic)) == 12
+    for broker in cluster.brokers.values():  # the brokers' own offset tables
+        assert broker.consumer_offset_manager.query_offsets(PULL_GROUP, topic) == {}
+
+
+def test_a_send_the_broker_refuses_fails_the_write_with_the_brokers_reason(
+    spark: Any, cluster: BackgroundCluster, topic: str
+) -> None:
+    # the name server still routes sends to the topic; the brokers now refuse them
+    for broker in cluster.brokers.values():
+        config = TopicConfig(
+            topic_name=topic, read_queue_nums=2, write_queue_nums=2, perm=PERM_READ
+        )
+        cluster.run(asyncio.to_thread(broker.topic_config_manager.update_topic_config, config))
+    df = spark.createDataFrame([(f"v{i}",) for i in range(3)], "value STRING").coalesce(1)
+    writer = df.write.format("rocketq").mode("append").option("nameServer", cluster.namesrv_addr)
+    with pytest.raises(Exception, match=rf"the topic\[{topic}\] sending message is forbidden"):
+        writer.option("topic", topic).save()
+    client = QueueClient(cluster.namesrv_addr)
+    try:
+        mqs = [MessageQueue(topic, b, q) for b in cluster.brokers for q in (0, 1)]
+        assert sum(client.max_offset(mq) for mq in mqs) == 0
+    finally:
+        client.close()
