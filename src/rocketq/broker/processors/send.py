@@ -6,11 +6,14 @@ topic not reserved, topic exists or is auto-created from ``defaultTopic``, queue
 then the message checks (body size, properties size). A retry-topic message past its group's
 ``retryMaxTimes`` goes to ``%DLQ%<group>``; a message with a delay level is rerouted to
 SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (the ScheduleMessageService brings
-it back). The store write happens off the loop's critical path: the put is submitted to the
-store, and its future (completed by the store, after the group commit for SYNC_FLUSH) is
-awaited through ``store_future.await_store_future``. A message with WAIT=false (and a batch
-whose header properties say so) is answered once it is appended, without waiting for the
-SYNC_FLUSH group commit (CommitLog.handleDiskFlush).
+it back). The send codes are fast processors (channel.py): a single message is checked on the
+connection's reader and its put queued in the ``PutBatcher``, which stores the puts of one
+read in one ``async_put_each`` call at the read's end and answers each send with its own
+result (after the group commit for SYNC_FLUSH); where no rule needs the properties map, the
+producer's properties string is passed through (``send_properties``). A batch send is
+answered at once when the store has it, else from a task awaiting the store's future. A
+message with WAIT=false (and a batch whose header properties say so) is answered once it is
+appended, without waiting for the SYNC_FLUSH group commit (CommitLog.handleDiskFlush).
 
 C++ 1.2.3 sends batches as code 10 with ``batch="1"`` and compresses the whole batch body when
 it is 4 KiB or larger; that body is inflated before it is split.
