@@ -10,7 +10,10 @@ ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# the compiled record path (setup.py): an edit of its C source rebuilds; a compile error fails
+NATIVE_SRC := setup.py $(wildcard src/rocketq/_native/*.c)
+
+$(STAMP): pyproject.toml $(NATIVE_SRC)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,interop,spark]'

@@ -10,7 +10,8 @@ generator (one asyncio process) for every system:
   rocketq: SEND_MESSAGE_V2 to one of 4 queues (the peers' equivalents: peer_load.py).
 - ``batch 32``: 8 senders sending 32 messages a request until the 100,000-message backlog is
   built (rocketq: SEND_BATCH_MESSAGE). The server's RssAnon is read with the backlog stored.
-- ``drain``: 4 consumers (one per queue / stream) read the backlog, 32 messages a request.
+- ``drain``: 4 consumers (one per queue / stream) read the backlog, 32 messages a request,
+  each reply turned into message objects (rocketq: ``decode_messages``, as its client does).
 - ``latency``: one producer paced at 1,000 msg/s and a live consumer in the same process
   (rocketq: the asyncio Producer and PushConsumer through the name server); the RT columns
   are send-to-receive times.
@@ -44,7 +45,7 @@ from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import Message as WireMessage
 from rocketq.common.message import MessageExt
-from rocketq.common.message_decoder import encode_batch_messages
+from rocketq.common.message_decoder import decode_messages, encode_batch_messages
 from rocketq.remoting import event_loop
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -153,22 +154,15 @@ async def drain_rocketq(
                     raise RuntimeError(f"pull answered {r.code}: {r.remark}")
                 return  # this queue is drained
             fig.rts_ms.append((time.perf_counter() - t0) * 1000)
-            fig.messages += count_records(r.body)
+            # decoded into MessageExt as the client's pull does (redis-py and nats-py build
+            # their message objects too)
+            fig.messages += len(decode_messages(r.body))
             offset = int(r.ext_fields["nextBeginOffset"])
 
     await asyncio.gather(*(consume(q) for q in range(QUEUES)))
     fig.seconds = time.perf_counter() - start
     probe.stop(fig)
     return fig
-
-
-def count_records(body: bytes) -> int:
-    """Records in a PULL body, by their TOTALSIZE words (what a client must at least do)."""
-    n = pos = 0
-    while pos < len(body):
-        pos += int.from_bytes(body[pos : pos + 4], "big")
-        n += 1
-    return n
 
 
 async def latency_rocketq(server: peers.Server, plan: Plan, body: bytes) -> Figures:

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import broker_bench as bb
 import peers
+from figures import Probe
 
 from rocketq.common.message import Message
 from rocketq.common.message_decoder import encode_batch_messages
@@ -50,9 +51,8 @@ async def drain(port: int, pid: int, backlog: int) -> tuple[int, float, float]:
             response = await client.invoke(addr, cmd, bb.TIMEOUT_S)
             assert response.code == ResponseCode.SUCCESS, response.remark
         await asyncio.sleep(DISPATCH_WAIT_S)  # the reput thread's CPU is not the drain's
-        before = process_cpu_s(pid)
-        fig = await bb.drain_rocketq(client, addr, backlog, plan)
-        return fig.messages, fig.seconds, process_cpu_s(pid) - before
+        fig = await bb.drain_rocketq(client, addr, backlog, plan, Probe(lambda: process_cpu_s(pid)))
+        return fig.messages, fig.seconds, fig.cpu_s
 
 
 def main() -> None:

@@ -5,8 +5,10 @@ so a run on a loaded machine still compares with a run of another tree made the 
     .venv/bin/python bench/record_path_bench.py                 # this tree
     (cd ../main && .venv/bin/python <this tree>/bench/record_path_bench.py)   # main's code
 
-Only APIs that exist on both sides of issue 8 are used. Bounded: 20,000 records in memory,
-5,000 in a temporary store, ``--reps`` repetitions of each row.
+Only APIs that exist on both sides of issue 8 are used (and ``scan_file`` where present);
+``ROCKETQ_NATIVE=0`` runs the pure-Python record paths of a tree with the compiled ones.
+Bounded: 20,000 records in memory, 5,000 in a temporary store, ``--reps`` repetitions of each
+row.
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from rocketq.common.message_decoder import decode_messages, encode_message
 from rocketq.store.commitlog import check_message_and_return_size
 from rocketq.store.config import FlushDiskType, StoreConfig
 from rocketq.store.message_store import MessageStore
+
+try:  # after issue 13 lever 4
+    from rocketq.store.recovery import scan_file
+except ImportError:  # before
+    scan_file = None  # type: ignore[assignment]
 
 try:  # after issue 8
     from rocketq.common.subscription import SubscriptionData
@@ -122,10 +129,30 @@ def main() -> None:
             tags_set=["TagA"],
             code_set=[java_string_hash("TagA")],
         )
+
+        def reput() -> int:
+            reqs, _next, bad = store.commit_log.read_dispatch_requests(
+                0, check_crc=False, max_bytes=64 << 20
+            )
+            assert not bad
+            assert len(reqs) == STORED
+            return len(reqs)
+
+        def recovery_walk() -> int:
+            mf = store.commit_log.mapped_file_queue.mapped_files[0]
+            end, _blank = scan_file(mf, 0, True, {})
+            assert end == mf.wrote_position
+            return STORED
+
         rows: list[tuple[str, Callable[[], int]]] = [
             ("decode_messages, a 32-record pull body (client)", decode),
             ("check_message_and_return_size, no CRC (reput)", scan(False)),
             ("check_message_and_return_size, CRC (recovery)", scan(True)),
+            ("CommitLog.read_dispatch_requests (reput)", reput),
+        ]
+        if scan_file is not None:
+            rows.append(("recovery.scan_file, CRC (recovery)", recovery_walk))
+        rows += [
             ("MessageStore.get_message, 32 a pull, no filter", get(None)),
             ("get_message + the broker's filter, '*'", get(ExpressionMessageFilter(None))),
             ("get_message + the broker's filter, 'TagA'", get(ExpressionMessageFilter(tag_a))),

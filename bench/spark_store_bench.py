@@ -3,10 +3,15 @@
 Store-file scan to Parquet: a store of ``--mib`` MiB is written through
 the real MessageStore (64 MiB segments, 4 topics x 4 queues, random bodies of 200-2,000 bytes,
 1 % of them carrying a magic code), then exported to Parquet partitioned by topic and UTC
-date twice: by the ``rocketq-store`` source (byte-range splits of ``--split-mib``), and by
-Spark's built-in JSON source from a JSON-lines copy of the same records (bodies in base64,
-an explicit schema, so no inference pass) into the same columns. Reported: commitlog MiB/s
-of each and the ratio; each figure is the best of ``--runs`` after a warm-up read.
+date as ``rocketq spark export`` does (``jobs.write_dated_parquet``): by the ``rocketq-store``
+source with splits of ``--split-mib`` (the source's default, one per segment here) and of
+16 MiB, and by Spark's built-in JSON source from a JSON-lines copy of the same records
+(bodies in base64, an explicit schema, so no inference pass) into the same columns through
+the same writer. Reported: commitlog MiB/s of each, MiB per CPU-second (this process, the
+JVM and its Python workers) and the ratio; each figure is the best of ``--runs`` (the runs
+of the four figures interleaved) after a warm-up export through each source (the JIT
+compiles the writer once, for both). Then the CPU split: the Python decode measured in
+process, the rest of the noop scan, and Parquet.
 
 Run: ``.venv/bin/python bench/spark_store_bench.py [--mib 256] [--runs 3] [--dir DIR]``.
 Bounded by the store size: about 2 minutes for 256 MiB on 2 cores.
@@ -35,6 +40,7 @@ from rocketq.store.message_store import MessageStore
 
 MIB = 1024 * 1024
 SEGMENT_BYTES = 64 * MIB
+SMALL_SPLIT_MIB = 16  # byte-range splits inside segments: 4 tasks per segment
 TOPICS = ("BenchOrders", "BenchPayments", "BenchAudit", "BenchClicks")
 JSON_DDL = (
     "topic STRING, broker STRING, queueId INT, queueOffset BIGINT, commitLogOffset BIGINT,"
@@ -42,7 +48,6 @@ JSON_DDL = (
     " properties MAP<STRING, STRING>, bornMs BIGINT, storeMs BIGINT, bornHost STRING,"
     " storeHost STRING, reconsumeTimes INT, sysFlag INT, storeSize INT"
 )
-DATE_SQL = "date_from_unix_date(CAST(floor(unix_millis(timestamp) / 86400000) AS INT))"
 
 
 def write_store(root: Path, mib: int) -> int:
@@ -128,29 +133,45 @@ def json_row(msg: MessageExt, broker: str) -> dict[str, Any]:
     }
 
 
-def export_store(spark: Any, root: Path, out: Path, split_mib: int) -> None:
-    from pyspark.sql import functions as F
+def store_frame(spark: Any, root: Path, split_mib: int) -> Any:
+    from rocketq.spark.jobs import read_store
 
-    df = (
-        spark.read.format("rocketq-store")
-        .option("splitBytes", str(split_mib * MIB))
-        .load(str(root))
-    )
-    df = df.withColumn("date", F.expr(DATE_SQL))
-    df.write.mode("overwrite").partitionBy("topic", "date").parquet(str(out))
+    return read_store(spark, [str(root)], split_bytes=split_mib * MIB)
+
+
+def export_store(spark: Any, root: Path, out: Path, split_mib: int) -> None:
+    """What ``rocketq spark export`` does: the source, a date column, the export's writer."""
+    from rocketq.spark.jobs import write_dated_parquet
+
+    write_dated_parquet(store_frame(spark, root, split_mib), str(out), "overwrite")
 
 
 def scan_noop(spark: Any, root: Path, split_mib: int) -> None:
-    df = (
-        spark.read.format("rocketq-store")
-        .option("splitBytes", str(split_mib * MIB))
-        .load(str(root))
-    )
-    df.write.format("noop").mode("overwrite").save()
+    store_frame(spark, root, split_mib).write.format("noop").mode("overwrite").save()
+
+
+def decode_in_process(root: Path, split_mib: int, columnar: bool) -> float:
+    """CPU seconds of this process turning every split into Arrow batches (no Spark)."""
+    from rocketq.spark.store_options import StoreOptions
+    from rocketq.spark.store_rows import message_batches
+    from rocketq.spark.store_source import read_split
+    from rocketq.spark.store_split import iter_split, message_decoder, plan_splits
+
+    opts = StoreOptions.parse({"path": str(root)})
+    started = time.process_time()
+    for split in plan_splits(list(opts.stores), split_mib * MIB):
+        if columnar:
+            batches = read_split(split, opts)
+        else:
+            batches = message_batches(iter_split(split, message_decoder(True)), split.broker)
+        for _ in batches:
+            pass
+    return time.process_time() - started
 
 
 def export_json(spark: Any, src: Path, out: Path) -> None:
-    from pyspark.sql import functions as F
+    """The same columns from the JSON-lines copy, through the export's writer."""
+    from rocketq.spark.jobs import write_dated_parquet
 
     df = spark.read.schema(JSON_DDL).json(str(src))
     df = df.selectExpr(
@@ -173,8 +194,8 @@ def export_json(spark: Any, src: Path, out: Path) -> None:
         "reconsumeTimes",
         "sysFlag",
         "storeSize",
-    ).withColumn("date", F.expr(DATE_SQL))
-    df.write.mode("overwrite").partitionBy("topic", "date").parquet(str(out))
+    )
+    write_dated_parquet(df, str(out), "overwrite")
 
 
 def tree_cpu_seconds(root_pid: int) -> float:
@@ -250,23 +271,44 @@ def bench_store(args: argparse.Namespace, spark: Any, work: Path) -> None:
     write_json_copy(root, work / "jsonl")
     json_mib = sum(p.stat().st_size for p in (work / "jsonl").iterdir()) / MIB
     print(f"json copy: {json_mib:.0f} MiB in {time.perf_counter() - t0:.1f} s", flush=True)
-    spark.read.format("rocketq-store").load(str(root)).count()  # warm-up: workers started
-    spark.read.schema(JSON_DDL).json(str(work / "jsonl")).count()
+    # warm-up: Python workers started and the JVM's JIT through both paths, so that
+    # neither source pays the Parquet writer's compilation for the other
+    export_store(spark, root, work / "out-store", args.split_mib)
+    export_json(spark, work / "jsonl", work / "out-json")
     meter = Meter(spark)
     mib = scanned / MIB
-    noop = meter.runs(args.runs, scan_noop, spark, root, args.split_mib)
+    split = args.split_mib
+    noop: list[tuple[float, float]] = []
+    mine: list[tuple[float, float]] = []
+    small: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
+    for _ in range(args.runs):  # interleaved, so that a burst of load hits every figure alike
+        noop += meter.runs(1, scan_noop, spark, root, split)
+        mine += meter.runs(1, export_store, spark, root, work / "out-store", split)
+        theirs += meter.runs(1, export_json, spark, work / "jsonl", work / "out-json")
+        small += meter.runs(1, export_store, spark, root, work / "out-small", SMALL_SPLIT_MIB)
+    for out in ("out-store", "out-small", "out-json"):
+        rows = spark.read.parquet(str(work / out)).count()
+        assert rows == count, (out, rows, count)
     report("store-file scan to the noop sink (decode + Arrow, no Parquet)", mib, noop)
-    mine = meter.runs(args.runs, export_store, spark, root, work / "out-store", args.split_mib)
-    theirs = meter.runs(args.runs, export_json, spark, work / "jsonl", work / "out-json")
-    rows_mine = spark.read.parquet(str(work / "out-store")).count()
-    rows_theirs = spark.read.parquet(str(work / "out-json")).count()
-    assert rows_mine == rows_theirs == count, (rows_mine, rows_theirs, count)
-    best_mine = report("store-file scan to Parquet, local[2]", mib, mine)
+    best_mine = report(f"store-file scan to Parquet, local[2], {split} MiB splits", mib, mine)
+    report(f"store-file scan to Parquet, {SMALL_SPLIT_MIB} MiB splits", mib, small)
     best_theirs = report("JSON-lines copy to Parquet (built-in json source)", mib, theirs)
     cpu_ratio = min(c for _, c in theirs) / min(c for _, c in mine)
     print(
         f"ratio store source / json source: {best_theirs / best_mine:.2f}x wall, "
         f"{cpu_ratio:.2f}x CPU",
+        flush=True,
+    )
+    rows_cpu = decode_in_process(root, split, columnar=False)
+    cols_cpu = decode_in_process(root, split, columnar=True)
+    noop_cpu, export_cpu = min(c for _, c in noop), min(c for _, c in mine)
+    per = 100 / mib
+    print(
+        f"CPU-s per 100 MiB: Python decode {per * cols_cpu:.2f} in process (the row decoder:"
+        f" {per * rows_cpu:.2f}); the rest of the noop scan (IPC, Arrow to rows, Spark's Python"
+        f" worker and tasks) {per * (noop_cpu - cols_cpu):.2f}; Parquet"
+        f" {per * (export_cpu - noop_cpu):.2f}; whole export {per * export_cpu:.2f}",
         flush=True,
     )
     check_exact(spark, root)
@@ -293,7 +335,9 @@ def check_exact(spark: Any, root: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mib", type=int, default=256, help="commitlog size to write")
-    parser.add_argument("--split-mib", type=int, default=16, help="store source split size")
+    parser.add_argument(
+        "--split-mib", type=int, default=64, help="store source split size (its default)"
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", default=None, help="work folder (default: a temporary one)")
     args = parser.parse_args(argv)

@@ -134,6 +134,25 @@ def test_export_writes_parquet_partitioned_by_topic_and_date(
         r.offset for r in iter_commitlog_records(str(store_root)) if isinstance(r, RecordInfo)
     ]
     assert offsets == walked
+    encodings = parquet_encodings(next((out / "topic=Orders").rglob("*.parquet")))
+    assert not encodings["value"] & DICTIONARY_ENCODINGS  # bodies: no dictionary attempt
+    assert not encodings["msgId"] & DICTIONARY_ENCODINGS
+    assert encodings["tags"] & DICTIONARY_ENCODINGS  # few values: dictionary pages as before
+
+
+DICTIONARY_ENCODINGS = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+
+
+def parquet_encodings(path: Path) -> dict[str, set[str]]:
+    """The encodings of each top-level column in the first row group of a Parquet file."""
+    import pyarrow.parquet as pq
+
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    out: dict[str, set[str]] = {}
+    for i in range(group.num_columns):
+        column = group.column(i)
+        out.setdefault(column.path_in_schema.split(".")[0], set()).update(column.encodings)
+    return out
 
 
 def test_stats_count_topics_tags_hours_and_report_the_gap_a_lost_record_leaves(

@@ -10,6 +10,7 @@ from rocketq.store import FlushDiskType
 from rocketq.store.message_store import PutRequest
 from rocketq.store.results import GetMessageStatus, PutMessageStatus
 from rocketq.testing.wait import until_sync
+from tests.common.native_paths import on_both
 from tests.store.store_support import new_msg, open_store
 
 WAIT_S = 10.0
@@ -121,3 +122,15 @@ def test_puts_of_one_call_are_dispatched_without_waiting_for_the_reput_timer(
             assert until_sync(lambda: store.dispatch_behind_bytes() == 0, WAIT_S)
     finally:
         store.shutdown()
+
+
+def test_given_properties_bytes_encode_the_same_record_on_the_c_and_python_paths() -> None:
+    props = {"TAGS": "tagA", "KEYS": "k1", "CLUSTER": "DefaultCluster"}
+    raw = encode_properties(props)
+    python, compiled = on_both(lambda: bytes(encode_message(new_msg(), raw)))
+    assert python == compiled
+    assert python == ("ok", bytes(encode_message(new_msg(properties=props))))
+    too_long = b"K\x01" + b"v" * 40_000 + b"\x02"
+    python, compiled = on_both(lambda: encode_message(new_msg(), too_long))
+    assert python[0] != "ok"  # refused on both paths (the store maps it to its status)
+    assert compiled[0] != "ok"

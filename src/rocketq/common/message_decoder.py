@@ -1,7 +1,9 @@
 """CommitLog record codec (RocketMQ's MessageExtEncoder + MessageDecoder) and batch bodies.
 
 The record layout is ``record_layout``'s; this module turns a ``MessageExt`` into those bytes
-and back. Batch body record (remoting.md §5.6)::
+and back. ``encode_message`` and ``decode_messages`` hand the work to the C extension when
+``native_record`` selects it; the code here is the reference and decides every record the C
+walk leaves to it (corrupt, compressed, bad UTF-8). Batch body record (remoting.md §5.6)::
 
     0 TOTALSIZE i4 | 4 MAGIC i4 (0) | 8 BODYCRC i4 (0) | 12 FLAG i4 | 16 BODYLENGTH i4
     20 BODY n | PROPLEN i2 | PROPS p   = 22 + n + p
@@ -13,6 +15,7 @@ import struct
 import zlib
 from collections.abc import Iterable
 
+from rocketq.common import native_record
 from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_id import bytes_to_host, host_to_bytes, message_id_from_host_bytes
@@ -66,9 +69,10 @@ def encode_message(msg: MessageExt, properties: bytes | None = None) -> bytearra
     Raises ``ValueError`` (or ``struct.error``) for a value that does not fit its field, e.g.
     properties over 32,767 bytes.
     """
+    compiled = native_record.RECORD
+    if compiled is not None and properties is None and type(msg.properties) is dict:
+        return compiled.encode_message_ext(msg, host_to_bytes)
     body = msg.body or b""
-    topic = msg.topic.encode("utf-8")
-    props = encode_properties(msg.properties) if properties is None else properties
     born = host_to_bytes(msg.born_host)
     store = host_to_bytes(msg.store_host)
     sys_flag = msg.sys_flag & ~(
@@ -78,6 +82,26 @@ def encode_message(msg: MessageExt, properties: bytes | None = None) -> bytearra
         sys_flag |= MessageSysFlag.BORNHOST_V6_FLAG
     if len(store) == 20:
         sys_flag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
+    if compiled is not None:  # given properties bytes, or another Mapping type: encoded here
+        props_in = encode_properties(msg.properties) if properties is None else properties
+        return compiled.encode_record(
+            msg.topic,
+            body,
+            props_in,
+            born,
+            store,
+            sys_flag,
+            msg.queue_id,
+            msg.flag,
+            msg.queue_offset,
+            msg.commitlog_offset,
+            msg.born_timestamp,
+            msg.store_timestamp,
+            msg.reconsume_times,
+            msg.prepared_transaction_offset,
+        )
+    topic = msg.topic.encode("utf-8")
+    props = encode_properties(msg.properties) if properties is None else properties
     v2 = len(topic) > V1_TOPIC_MAX_BYTES
     total = calc_msg_length(sys_flag, len(body), len(topic), len(props), v2=v2)
     magic = MESSAGE_MAGIC_CODE_V2 if v2 else MESSAGE_MAGIC_CODE
@@ -133,10 +157,19 @@ def decode_messages(
     decompress: bool = False,
 ) -> list[MessageExt]:
     """Back-to-back records, as in a PULL response body (MessageDecoder.decodes)."""
+    compiled = native_record.RECORD
     out: list[MessageExt] = []
     pos = 0
     end = len(buf)
     while pos < end:
+        if compiled is not None:
+            # the C walk stops at a record it leaves to _decode_at (corrupt: it raises there)
+            msgs, pos, stopped = compiled.decode_records(
+                buf, pos, check_crc, read_body, decompress, MessageExt, bytes_to_host
+            )
+            out.extend(msgs)
+            if not stopped:
+                break
         msg, size = _decode_at(buf, pos, check_crc, read_body, decompress)
         out.append(msg)
         pos += size

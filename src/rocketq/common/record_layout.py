@@ -175,6 +175,8 @@ def locate_topic_and_properties(
     """(topic position, topic length, properties position, properties length) of the record
     from ``start`` to ``end`` whose BODY ends at ``body_end``; DecodeError when they disagree."""
     p = body_end
+    if p + topic_length_size(magic) > end:
+        raise DecodeError("no room for TOPICLENGTH before the record end")
     if magic == MESSAGE_MAGIC_CODE_V2:
         (topic_len,) = _UINT16.unpack_from(buf, p)
         p += 2

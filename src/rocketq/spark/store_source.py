@@ -3,8 +3,9 @@
 The driver parses the options (``store_options``) and plans byte-range splits of every
 commitlog segment (``store_split.plan_splits``, the data end snapshotted there); each split
 is one Spark input partition. An executor maps its segment read-only, resynchronises on the
-magic code plus the record's own physical offset, decodes with the store's own decoder and
-yields Arrow record batches (``store_rows``). Nothing here writes to a store.
+magic code plus the record's own physical offset, decodes it into Arrow record batches
+(``store_columns``: equal to the store's own decoder row for row; ``store_rows`` for the
+dispatch output). Nothing here writes to a store.
 
 Registered automatically through the ``pyspark_rocketq_store`` module; in a notebook or over
 Spark Connect, ``spark.dataSource.register(StoreDataSource)`` does the same.
@@ -72,8 +73,9 @@ class StoreReader(DataSourceReader):
 
 def read_split(split: CommitLogSplit, opts: StoreOptions) -> Iterator[Any]:
     """The Arrow batches of one split (also used by the jobs and the benchmark)."""
-    from rocketq.spark.store_rows import dispatch_batches, message_batches
-    from rocketq.spark.store_split import dispatch_decoder, iter_split, message_decoder
+    from rocketq.spark.store_columns import columnar_batches
+    from rocketq.spark.store_rows import dispatch_batches
+    from rocketq.spark.store_split import dispatch_decoder, iter_split
 
     topics = opts.topics
     skip = opts.skip_corrupt
@@ -83,7 +85,10 @@ def read_split(split: CommitLogSplit, opts: StoreOptions) -> Iterator[Any]:
         if topics is not None:
             reqs = (r for r in reqs if r.topic in topics)
         return dispatch_batches(reqs, split.broker, opts.batch_rows)
-    msgs = iter_split(split, message_decoder(opts.verify_crc), skip_corrupt=skip)
-    if topics is not None:
-        msgs = (m for m in msgs if m.topic in topics)
-    return message_batches(msgs, split.broker, opts.batch_rows)
+    return columnar_batches(
+        split,
+        verify_crc=opts.verify_crc,
+        skip_corrupt=skip,
+        topics=topics,
+        batch_rows=opts.batch_rows,
+    )

@@ -22,9 +22,11 @@ offset, or with ``skip_corrupt`` steps over it (resynchronising when the header 
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import struct
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -51,6 +53,7 @@ MAGIC_PATTERNS = tuple(
     m.to_bytes(4, "big") for m in (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC_CODE)
 )
 DEFAULT_SPLIT_BYTES = 64 << 20
+RESYNC_WINDOW = 64 << 10
 
 T = TypeVar("T")
 
@@ -129,7 +132,7 @@ def _head_is_zero(path: str) -> bool:
 
 def recovered_end(path: str, base: int) -> int:
     """Where recovery stops in this segment: the first record that fails the store's check."""
-    with _MappedSegment(path) as (_mm, view):
+    with MappedSegment(path) as (_mm, view):
         pos = 0
         size = len(view)
         while pos < size:
@@ -162,21 +165,30 @@ def is_record_start(view: memoryview, base: int, pos: int) -> bool:
 
 
 def find_record_start(mm: mmap.mmap, view: memoryview, base: int, start: int, limit: int) -> int:
-    """The first record start in ``[start, limit)``, else ``limit``."""
+    """The first record start in ``[start, limit)``, else ``limit``.
+
+    Magic codes are searched a window at a time: a pattern that does not occur (the BLANK
+    code, mostly) would otherwise be searched for to the end of the split."""
     upto = min(len(view), limit + RECORD_HEAD_SIZE)
-    nxt = [mm.find(m, start + 4, upto) for m in MAGIC_PATTERNS]
-    while True:
-        found = [i for i in nxt if i >= 0]
-        if not found:
-            return limit
-        idx = min(found)
-        pos = idx - 4
-        if pos >= limit:
-            return limit
-        if is_record_start(view, base, pos):
-            return pos
-        k = nxt.index(idx)
-        nxt[k] = mm.find(MAGIC_PATTERNS[k], idx + 1, upto)
+    lo = start + 4
+    while lo < upto:
+        hi = min(lo + RESYNC_WINDOW, upto)
+        end = min(hi + 3, upto)  # occurrences that begin in [lo, hi)
+        for idx in sorted(i for m in MAGIC_PATTERNS for i in _occurrences(mm, m, lo, end)):
+            pos = idx - 4
+            if pos >= limit:
+                return limit
+            if is_record_start(view, base, pos):
+                return pos
+        lo = hi
+    return limit
+
+
+def _occurrences(mm: mmap.mmap, pattern: bytes, lo: int, hi: int) -> Iterator[int]:
+    i = mm.find(pattern, lo, hi)
+    while i >= 0:
+        yield i
+        i = mm.find(pattern, i + 1, hi)
 
 
 # ---------------------------------------------------------------------- the walk
@@ -185,16 +197,32 @@ def find_record_start(mm: mmap.mmap, view: memoryview, base: int, start: int, li
 Decoder = Callable[[memoryview, int, int], tuple[T, int]]
 
 
+def first_record(split: CommitLogSplit, mm: mmap.mmap, view: memoryview) -> int:
+    """Where the walk of ``split`` begins: its start, resynchronised unless at byte 0."""
+    if split.start == 0:
+        return 0
+    limit = min(split.end, split.data_end, len(view))
+    return find_record_start(mm, view, split.base, split.start, limit)
+
+
 def iter_split(
-    split: CommitLogSplit, decode: Decoder[T], *, skip_corrupt: bool = False
+    split: CommitLogSplit,
+    decode: Decoder[T],
+    *,
+    skip_corrupt: bool = False,
+    resume: tuple[int, bool] | None = None,
 ) -> Iterator[T]:
-    """The items ``decode`` makes of the records of ``split`` (see the module docstring)."""
-    with _MappedSegment(split.path) as (mm, view):
+    """The items ``decode`` makes of the records of ``split`` (see the module docstring).
+
+    ``resume`` = (position, whether a record was already read) continues a walk another
+    reader began (the columnar reader hands a record it does not take over to this one)."""
+    with MappedSegment(split.path) as (mm, view):
         limit = min(split.end, split.data_end, len(view))
-        pos = split.start
-        walked = False
-        if pos > 0:
-            pos = find_record_start(mm, view, split.base, pos, limit)
+        if resume is None:
+            pos = first_record(split, mm, view)
+            walked = False
+        else:
+            pos, walked = resume
         while pos < limit and len(view) - pos >= RECORD_HEAD_SIZE:
             total, magic = RECORD_HEAD_STRUCT.unpack_from(view, pos)
             if magic == BLANK_MAGIC_CODE and total == len(view) - pos:
@@ -254,7 +282,30 @@ def dispatch_decoder(verify_crc: bool, delay_table: dict[int, int]) -> Decoder[D
     return decode
 
 
-class _MappedSegment:
+def walk_heads(split: CommitLogSplit, mm: mmap.mmap, view: memoryview) -> tuple[list[int], int]:
+    """The record starts of ``split`` as far as their heads look sound (magic code, size
+    inside the file), and where that walk stopped: the split's end, the segment's BLANK tail,
+    or the first record whose head ``iter_split`` would not take as it is. Nothing past the
+    heads is checked; the columnar reader checks the rest and hands over at the stop."""
+    size = len(view)
+    limit = min(split.end, split.data_end, size)
+    pos = first_record(split, mm, view)
+    starts: list[int] = []
+    unpack = RECORD_HEAD_STRUCT.unpack_from
+    while pos < limit and size - pos >= RECORD_HEAD_SIZE:
+        total, magic = unpack(view, pos)
+        if magic == BLANK_MAGIC_CODE and total == size - pos:
+            return starts, size  # the segment's tail: the split is done
+        if (magic != MESSAGE_MAGIC_CODE and magic != MESSAGE_MAGIC_CODE_V2) or not (
+            MIN_RECORD_SIZE <= total <= size - pos
+        ):
+            return starts, pos
+        starts.append(pos)
+        pos += total
+    return starts, pos
+
+
+class MappedSegment:
     """A read-only map of a whole file and a view on it; both released on exit."""
 
     def __init__(self, path: str) -> None:
@@ -270,7 +321,29 @@ class _MappedSegment:
         self._view = memoryview(self._mm)
         return self._mm, self._view
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
         self._view.release()
-        if self._mm is not None:
+        if self._mm is None:
+            return
+        try:
             self._mm.close()
+        except BufferError:
+            if exc is None:
+                raise
+            # a slice of the map is still held by a frame of the error on its way out (a
+            # DecodeError's cause): free those frames; else the map closes when collected
+            _clear_frames(exc)
+            with contextlib.suppress(BufferError):
+                self._mm.close()
+
+
+def _clear_frames(exc: BaseException) -> None:
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        err = stack.pop()
+        if err is None or id(err) in seen:
+            continue
+        seen.add(id(err))
+        traceback.clear_frames(err.__traceback__)
+        stack += [err.__cause__, err.__context__]

@@ -164,6 +164,36 @@ class ConsumeQueue:
         self.max_physic_offset = offset + size
         return True
 
+    def put_message_position_infos(self, reqs: list[DispatchRequest]) -> None:
+        """Append the units of a run of this queue's requests (in commitlog order): a stretch
+        that continues the queue exactly goes into the current file with one copy; any other
+        request takes :meth:`put_message_position_info_wrapper` (skips, gaps, a new file)."""
+        pack = CQ_STORE_UNIT_STRUCT.pack
+        i, n = 0, len(reqs)
+        while i < n:
+            req = reqs[i]
+            last = self.mapped_file_queue.get_last_mapped_file()
+            if (
+                last is None
+                or last.is_full()
+                or req.commit_log_offset + req.msg_size <= self.max_physic_offset
+                or req.consume_queue_offset * CQ_STORE_UNIT_SIZE
+                != last.file_from_offset + last.wrote_position
+            ):
+                self.put_message_position_info_wrapper(req)
+                i += 1
+                continue
+            stop = min(n, i + (last.file_size - last.wrote_position) // CQ_STORE_UNIT_SIZE)
+            j = i + 1
+            while j < stop and reqs[j].consume_queue_offset == reqs[j - 1].consume_queue_offset + 1:
+                j += 1
+            last.append_message(
+                b"".join([pack(r.commit_log_offset, r.msg_size, r.tags_code) for r in reqs[i:j]])
+            )
+            tail = reqs[j - 1]
+            self.max_physic_offset = tail.commit_log_offset + tail.msg_size
+            i = j
+
     def _fill_blanks(self, current: int, expect: int) -> None:
         """Filler units from ``current`` to ``expect`` (store.md §4.1)."""
         empty = self.max_physic_offset < 0 and current <= self.min_logic_offset

@@ -21,6 +21,7 @@ import struct
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from functools import lru_cache
 from typing import NamedTuple
 
 from rocketq.common.message import MessageExt
@@ -59,6 +60,12 @@ log = logging.getLogger(__name__)
 MAX_PROPERTIES_SIZE = 32_767
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
+
+
+@lru_cache(maxsize=4096)
+def _legal_topic(topic: str) -> bool:
+    """validate_topic's verdict, remembered: a put checks the same few topics again and again."""
+    return validate_topic(topic, topic_max_length(topic)) is None
 
 
 def _future(
@@ -252,7 +259,7 @@ class MessageStore(MessageReader):
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.disk_full or self.config.broker_role is BrokerRole.SLAVE:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
-        if validate_topic(msg.topic, topic_max_length(msg.topic)) or msg.queue_id < 0:
+        if not _legal_topic(msg.topic) or msg.queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
         if msg.body is not None and len(msg.body) > self.config.max_message_size:
             return PutMessageStatus.MESSAGE_ILLEGAL
@@ -492,12 +499,18 @@ class MessageStore(MessageReader):
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
         index = self.index_service if self.config.message_index_enable else None
+        runs: dict[tuple[str, int], list[DispatchRequest]] = {}  # a queue's units in one copy
         for req in requests:
             if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
-                cq = self.consume_queues.find_or_create(req.topic, req.queue_id)
-                cq.put_message_position_info_wrapper(req)
+                run = runs.get((req.topic, req.queue_id))
+                if run is None:
+                    runs[(req.topic, req.queue_id)] = [req]
+                else:
+                    run.append(req)
             if index is not None:
                 index.build_index(req)
+        for (topic, queue_id), run in runs.items():
+            self.consume_queues.find_or_create(topic, queue_id).put_message_position_infos(run)
         if requests:
             self._last_dispatched_ts = requests[-1].store_timestamp
             if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:

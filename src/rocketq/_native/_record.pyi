@@ -1,0 +1,68 @@
+"""Stub of the C module ``rocketq._native._record`` (``_record.c``)."""
+
+from collections.abc import Callable
+from typing import Any
+
+from _typeshed import ReadableBuffer, WriteableBuffer
+
+ST_END: int
+ST_BLANK: int
+ST_BAD: int
+ST_INCOMPLETE: int
+CRC32_IMPL: str  # "pclmul" (x86-64 carry-less multiply), "libz" (CPython's libz.so.1) or "table"
+
+def crc32(data: ReadableBuffer, /) -> int: ...
+def crc32_table(data: ReadableBuffer, /) -> int: ...
+def crc32_libz(data: ReadableBuffer, /) -> int: ...
+def encode_record(
+    topic: str,
+    body: ReadableBuffer | None,
+    properties: dict[str, str] | ReadableBuffer | None,
+    born: bytes,
+    store: bytes,
+    sys_flag: int,
+    queue_id: int,
+    flag: int,
+    queue_offset: int,
+    commitlog_offset: int,
+    born_timestamp: int,
+    store_timestamp: int,
+    reconsume_times: int,
+    prepared_transaction_offset: int,
+    /,
+) -> bytearray: ...
+def encode_message_ext(msg: Any, host_to_bytes: Callable[[Any], bytes], /) -> bytearray: ...
+def write_record(
+    dest: WriteableBuffer,
+    pos: int,
+    record: ReadableBuffer,
+    queue_offset: int,
+    commitlog_offset: int,
+    store_timestamp_position: int,
+    store_timestamp: int,
+    /,
+) -> None: ...
+def scan_records(
+    buf: ReadableBuffer,
+    pos: int,
+    limit: int,
+    file_size: int,
+    file_from_offset: int,
+    max_pos: int,
+    check_crc: bool,
+    tail_check: bool,
+    factory: Callable[..., Any] | None,
+    read_properties: bool,
+    schedule_tags_code: Callable[[str, dict[str, str], int], int] | None,
+    /,
+) -> tuple[list[Any], int, int]: ...
+def decode_records(
+    buf: ReadableBuffer,
+    pos: int,
+    check_crc: bool,
+    read_body: bool,
+    decompress: bool,
+    message_cls: Callable[..., Any],
+    host_of: Callable[[bytes], tuple[str, int]],
+    /,
+) -> tuple[list[Any], int, bool]: ...
