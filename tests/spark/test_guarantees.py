@@ -8,6 +8,7 @@ the write (the task checks every send before it returns) instead of being counte
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from rocketq.common.message import MessageQueue
 from rocketq.common.topic_config import PERM_READ, TopicConfig
 from rocketq.spark.queue_client import PULL_GROUP, QueueClient
 from rocketq.testing.background import BackgroundCluster
-from tests.spark.conftest import send_many
+from tests.spark.conftest import SMALL_STORE, send_many
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
@@ -37,21 +38,29 @@ def test_a_read_commits_no_offset_on_the_brokers(
 
 
 def test_a_send_the_broker_refuses_fails_the_write_with_the_brokers_reason(
-    spark: Any, cluster: BackgroundCluster, topic: str
+    spark: Any, tmp_path: Path
 ) -> None:
-    # the name server still routes sends to the topic; the brokers now refuse them
-    for broker in cluster.brokers.values():
+    # the name server must keep routing sends to the topic while the broker refuses them: a
+    # broker of its own that re-registers only when asked (a periodic registration would carry
+    # the read-only perm to the name server, and the sink would fail for want of a route)
+    with BackgroundCluster(
+        tmp_path / "c", ("broker-a",), SMALL_STORE, register_name_server_period_ms=3_600_000
+    ) as cluster:
+        topic = "SparkRefusedTopic"
+        cluster.create_topic(topic, queues=2)
+        broker = cluster.brokers["broker-a"]
         config = TopicConfig(
             topic_name=topic, read_queue_nums=2, write_queue_nums=2, perm=PERM_READ
         )
         cluster.run(asyncio.to_thread(broker.topic_config_manager.update_topic_config, config))
-    df = spark.createDataFrame([(f"v{i}",) for i in range(3)], "value STRING").coalesce(1)
-    writer = df.write.format("rocketq").mode("append").option("nameServer", cluster.namesrv_addr)
-    with pytest.raises(Exception, match=rf"the topic\[{topic}\] sending message is forbidden"):
-        writer.option("topic", topic).save()
-    client = QueueClient(cluster.namesrv_addr)
-    try:
-        mqs = [MessageQueue(topic, b, q) for b in cluster.brokers for q in (0, 1)]
-        assert sum(client.max_offset(mq) for mq in mqs) == 0
-    finally:
-        client.close()
+        df = spark.createDataFrame([(f"v{i}",) for i in range(3)], "value STRING").coalesce(1)
+        writer = df.write.format("rocketq").mode("append")
+        writer = writer.option("nameServer", cluster.namesrv_addr).option("topic", topic)
+        with pytest.raises(Exception, match=rf"the topic\[{topic}\] sending message is forbidden"):
+            writer.save()
+        client = QueueClient(cluster.namesrv_addr)
+        try:
+            mqs = [MessageQueue(topic, "broker-a", q) for q in (0, 1)]
+            assert sum(client.max_offset(mq) for mq in mqs) == 0
+        finally:
+            client.close()

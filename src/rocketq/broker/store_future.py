@@ -13,6 +13,7 @@ import asyncio
 import collections
 import threading
 import weakref
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TypeVar
 
@@ -70,3 +71,13 @@ async def await_store_future(future: Future[T]) -> T:
     if waker is None:
         waker = _wakers[loop] = BurstWaker(loop)
     return await waker.wrap(future)
+
+
+def when_store_future_done(future: Future[T], callback: Callable[[Future[T]], object]) -> None:
+    """Call ``callback(future)`` on the running loop once the store completed ``future``
+    (from its thread), without a task: one loop wake-up per burst of completions."""
+    loop = asyncio.get_running_loop()
+    waker = _wakers.get(loop)
+    if waker is None:
+        waker = _wakers[loop] = BurstWaker(loop)
+    waker.wrap(future).add_done_callback(lambda _: callback(future))

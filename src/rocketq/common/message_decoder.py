@@ -61,14 +61,16 @@ def body_crc(body: bytes | bytearray | memoryview) -> int:
 # ---------------------------------------------------------------------- encode
 
 
-def encode_message(msg: MessageExt) -> bytearray:
+def encode_message(msg: MessageExt, properties: bytes | None = None) -> bytearray:
     """A whole commitlog record from ``msg``'s fields; the host flags follow the host addresses.
+    ``properties``, when given, is the record's properties string as bytes (a broker passing
+    the producer's string through) instead of ``msg.properties`` encoded.
 
     Raises ``ValueError`` (or ``struct.error``) for a value that does not fit its field, e.g.
     properties over 32,767 bytes.
     """
     compiled = native_record.RECORD
-    if compiled is not None and type(msg.properties) is dict:
+    if compiled is not None and properties is None and type(msg.properties) is dict:
         return compiled.encode_message_ext(msg, host_to_bytes)
     body = msg.body or b""
     born = host_to_bytes(msg.born_host)
@@ -80,10 +82,8 @@ def encode_message(msg: MessageExt) -> bytearray:
         sys_flag |= MessageSysFlag.BORNHOST_V6_FLAG
     if len(store) == 20:
         sys_flag |= MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
-    if compiled is not None:  # properties of another Mapping type: encoded here
-        props_in = msg.properties
-        if type(props_in) is not dict:
-            props_in = encode_properties(props_in)  # type: ignore[assignment]
+    if compiled is not None:  # given properties bytes, or another Mapping type: encoded here
+        props_in = encode_properties(msg.properties) if properties is None else properties
         return compiled.encode_record(
             msg.topic,
             body,
@@ -101,7 +101,7 @@ def encode_message(msg: MessageExt) -> bytearray:
             msg.prepared_transaction_offset,
         )
     topic = msg.topic.encode("utf-8")
-    props = encode_properties(msg.properties)
+    props = encode_properties(msg.properties) if properties is None else properties
     v2 = len(topic) > V1_TOPIC_MAX_BYTES
     total = calc_msg_length(sys_flag, len(body), len(topic), len(props), v2=v2)
     magic = MESSAGE_MAGIC_CODE_V2 if v2 else MESSAGE_MAGIC_CODE

@@ -3,7 +3,10 @@
 Theory of operation (NettyRemotingAbstract): one reader task per connection feeds the sans-IO
 ``FrameDecoder``. A response completes the future registered under its ``opaque`` (never by
 arrival order), so a cancelled or timed-out request cannot desynchronise the connection. A
-request runs in its own task (a held PULL must not block the reader): its processor is looked up
+request runs in its own task (a held PULL must not block the reader), unless its code has a
+fast processor: that runs on the reader and answers at once, later (``DeferredReply``, e.g.
+the broker's puts of one loop iteration stored together) or, when it must wait, in a task
+after all; the reader reads no more while replies wait for the socket. A processor is looked up
 by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises answers
 SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A malformed
 or oversized frame closes this connection only. Closing fails every pending request, cancels
@@ -16,7 +19,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeAlias
 
 from rocketq.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode_head
@@ -30,6 +34,14 @@ MAX_REQUESTS_IN_FLIGHT = 10_000  # per connection; more answer SYSTEM_BUSY [OVER
 
 RequestProcessor = Callable[["RemotingChannel", RemotingCommand], Awaitable[RemotingCommand | None]]
 CloseListener = Callable[["RemotingChannel"], None]
+# A fast processor runs on the connection's reader, without a task: it returns the response
+# (None for none) when it can answer at once, a coroutine (run as the request's own task,
+# so an ``asyncio.timeout`` it enters binds to that task) when it must wait, or the
+# DeferredReply of ``channel.defer(request)`` when something else answers it later
+FastResult: TypeAlias = (
+    "RemotingCommand | Coroutine[Any, Any, RemotingCommand | None] | DeferredReply | None"
+)
+FastProcessor = Callable[["RemotingChannel", RemotingCommand], FastResult]
 # Runs before a request's processor (RocketMQ's server RPCHook.doBeforeRequest, e.g. the
 # broker's ACL check): None lets the request through, a response refuses it.
 ServerRpcHook = Callable[["RemotingChannel", RemotingCommand], RemotingCommand | None]
@@ -46,12 +58,21 @@ class ProcessorTable:
 
     def __init__(self) -> None:
         self._processors: dict[int, RequestProcessor] = {}
+        self.fast: dict[int, FastProcessor] = {}
+        # run after the requests of one read are dispatched (the broker stores their puts)
+        self.read_end_hooks: list[Callable[[], None]] = []
         self.default: RequestProcessor | None = None
         self.rpc_hooks: list[ServerRpcHook] = []
         self.response_listeners: list[ResponseListener] = []
 
     def register(self, code: int, processor: RequestProcessor) -> None:
         self._processors[int(code)] = processor
+        self.fast.pop(int(code), None)  # the last registration of a code wins
+
+    def register_fast(self, code: int, processor: FastProcessor) -> None:
+        """Serve ``code`` with a fast processor (instead of a task per request)."""
+        self.fast[int(code)] = processor
+        self._processors.pop(int(code), None)
 
     def lookup(self, code: int) -> RequestProcessor | None:
         return self._processors.get(code, self.default)
@@ -74,6 +95,20 @@ def format_addr(sockname: object) -> str:
     return ""
 
 
+class DeferredReply:
+    """A request a fast processor answers later (``answer``), without a task of its own."""
+
+    __slots__ = ("channel", "request", "started")
+
+    def __init__(self, channel: RemotingChannel, request: RemotingCommand) -> None:
+        self.channel = channel
+        self.request = request
+        self.started = time.perf_counter()
+
+    def answer(self, response: RemotingCommand | None) -> None:
+        self.channel._answer_deferred(self, response)
+
+
 class RemotingChannel:
     """A connection; also the ``ctx`` passed to request processors."""
 
@@ -94,6 +129,8 @@ class RemotingChannel:
         self._responses: dict[int, asyncio.Future[RemotingCommand]] = {}
         self._deadlines: dict[int, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._deferred = 0  # DeferredReply not yet answered
+        self._reading = False  # dispatching a read: its end writes the queued answers
         self._close_listeners: list[CloseListener] = []
         self._closed = asyncio.Event()
         self._reader_task: asyncio.Task[None] | None = None
@@ -171,8 +208,21 @@ class RemotingChannel:
                 if not data:
                     break
                 self.last_active_monotonic = time.monotonic()
-                for cmd in self._decoder.feed(data):
-                    self._dispatch(cmd)
+                self._reading = True
+                try:
+                    for cmd in self._decoder.feed(data):
+                        self._dispatch(cmd)
+                    for hook in self._processors.read_end_hooks:
+                        try:
+                            hook()
+                        except Exception:
+                            log.exception("read-end hook failed on %s", self.remote_addr)
+                finally:
+                    self._reading = False
+                if self._write_window_open:  # this read's answers leave now, in one writev
+                    self._write_unwritten()
+                if self._writer.transport.get_write_buffer_size():
+                    await self._writer.drain()  # fast replies: read no more until they leave
         except RemotingError as exc:
             log.warning("closing connection from %s: %s", self.remote_addr, exc)
         except OSError as exc:
@@ -189,13 +239,107 @@ class RemotingChannel:
             else:
                 future.set_result(cmd)
             return
-        if len(self._tasks) >= self._max_requests_in_flight:
+        coro: Coroutine[Any, Any, None]
+        if len(self._tasks) + self._deferred >= self._max_requests_in_flight:
             coro = self._reject_overload(cmd)
         else:
+            fast = self._processors.fast.get(cmd.code)
+            if fast is not None:
+                self._process_fast(fast, cmd)
+                return
             coro = self._process_request(cmd)
+        self._spawn(coro)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def _process_fast(self, fast: FastProcessor, request: RemotingCommand) -> None:
+        """Run a fast processor on the reader: answer now, later, or in a task."""
+        if self._processors.rpc_hooks:
+            refusal = self._refusal(request)
+            if refusal is not None:
+                if not request.is_oneway:
+                    self._write_reply(request, refusal)
+                return
+        started = time.perf_counter()
+        result: FastResult
+        try:
+            result = fast(self, request)
+        except Exception as exc:
+            result = self._processor_failed(request, exc)
+        if isinstance(result, DeferredReply):
+            self._deferred += 1
+        elif result is None or isinstance(result, RemotingCommand):
+            self._answer(request, result, started)
+        else:
+            self._spawn(self._finish(request, result, started))
+
+    async def _finish(
+        self,
+        request: RemotingCommand,
+        pending: Coroutine[Any, Any, RemotingCommand | None],
+        started: float,
+    ) -> None:
+        try:
+            response = await pending
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            response = self._processor_failed(request, exc)
+        self._answer(request, response, started)
+
+    def _answer_deferred(self, deferred: DeferredReply, response: RemotingCommand | None) -> None:
+        self._deferred -= 1
+        self._answer(deferred.request, response, deferred.started, burst=True)
+
+    def _answer(
+        self,
+        request: RemotingCommand,
+        response: RemotingCommand | None,
+        started: float,
+        *,
+        burst: bool = False,
+    ) -> None:
+        if response is None:
+            return
+        for listener in self._processors.response_listeners:
+            listener(request, response, time.perf_counter() - started)
+        if not request.is_oneway:
+            self._write_reply(request, response, burst=burst)
+
+    def _write_reply(
+        self, request: RemotingCommand, response: RemotingCommand, *, burst: bool = False
+    ) -> None:
+        """Write a response now, without waiting for the socket (the reader waits instead)."""
+        if self.is_closed:
+            return
+        response.response_to(request)
+        try:
+            self._write(response, burst=burst)
+        except RemotingError as exc:
+            log.debug("response to %s not sent: %s", self.remote_addr, exc)
+
+    def defer(self, request: RemotingCommand) -> DeferredReply:
+        """For a fast processor whose answer comes later: return this, then ``answer`` it."""
+        return DeferredReply(self, request)
+
+    def _refusal(self, request: RemotingCommand) -> RemotingCommand | None:
+        try:
+            return self._processors.refusal_of(self, request)
+        except Exception as exc:
+            log.warning(
+                "rpc hook failed on code %s from %s: %r", request.code, self.remote_addr, exc
+            )
+            return RemotingCommand.create_response(
+                ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__
+            )
+
+    def _processor_failed(self, request: RemotingCommand, exc: Exception) -> RemotingCommand:
+        log.warning("processor of code %s from %s failed: %r", request.code, self.remote_addr, exc)
+        remark = str(exc) or type(exc).__name__
+        return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, remark)
 
     async def _reject_overload(self, request: RemotingCommand) -> None:
         """Too many requests of this connection are running: SYSTEM_BUSY, as Java's full pool."""
@@ -206,15 +350,7 @@ class RemotingChannel:
             await self._reply(request, busy)
 
     async def _process_request(self, request: RemotingCommand) -> None:
-        try:
-            refusal = self._processors.refusal_of(self, request)
-        except Exception as exc:
-            log.warning(
-                "rpc hook failed on code %s from %s: %r", request.code, self.remote_addr, exc
-            )
-            refusal = RemotingCommand.create_response(
-                ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__
-            )
+        refusal = self._refusal(request)
         if refusal is not None:
             if not request.is_oneway:
                 await self._reply(request, refusal)
@@ -234,11 +370,7 @@ class RemotingChannel:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.warning(
-                "processor of code %s from %s failed: %r", request.code, self.remote_addr, exc
-            )
-            remark = str(exc) or type(exc).__name__
-            response = RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, remark)
+            response = self._processor_failed(request, exc)
         if response is not None:
             for listener in self._processors.response_listeners:
                 listener(request, response, time.perf_counter() - started)
@@ -263,14 +395,30 @@ class RemotingChannel:
         and written with one ``writelines`` (one writev) when the iteration's ready
         callbacks have run, so a busy connection pays one syscall per burst, not per frame.
         """
+        self._write(cmd)
+        if self._writer.transport.get_write_buffer_size():
+            try:
+                await self._writer.drain()
+            except (OSError, RuntimeError) as exc:
+                self.close()
+                raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
+
+    def _write(self, cmd: RemotingCommand, *, burst: bool = False) -> None:
+        """Write (or queue in this iteration's write window) one command, without waiting.
+        ``burst``: more frames are coming in this iteration (the answers of a batch of
+        puts), so even the first is queued and all leave in one writev."""
         if self.is_closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
         head, body = encode_head(cmd), cmd.body
         try:
-            if self._write_window_open:
+            if self._write_window_open or burst:
                 self._unwritten.append(head)
                 if body:
                     self._unwritten.append(body)
+                if not self._write_window_open:
+                    self._write_window_open = True
+                    if not self._reading:  # else the end of the read writes them
+                        asyncio.get_running_loop().call_soon(self._write_unwritten)
             else:
                 if body:
                     self._writer.writelines((head, body))
@@ -278,8 +426,6 @@ class RemotingChannel:
                     self._writer.write(head)
                 self._write_window_open = True
                 asyncio.get_running_loop().call_soon(self._write_unwritten)
-            if self._writer.transport.get_write_buffer_size():
-                await self._writer.drain()
         except (OSError, RuntimeError) as exc:
             self.close()
             raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc

@@ -14,12 +14,14 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import (
     MAX_REQUESTS_IN_FLIGHT,
     SCAN_RESPONSE_TABLE_INTERVAL_S,
     CloseListener,
+    FastProcessor,
     ProcessorTable,
     RemotingChannel,
     RequestProcessor,
@@ -58,6 +60,15 @@ class RemotingServer:
 
     def register_processor(self, code: int, processor: RequestProcessor) -> None:
         self._processors.register(code, processor)
+
+    def register_fast_processor(self, code: int, processor: FastProcessor) -> None:
+        """Serve ``code`` on the connection's reader without a task per request (channel.py)."""
+        self._processors.register_fast(code, processor)
+
+    def add_read_end_hook(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` after the requests of each read on any connection are dispatched
+        (the broker stores the puts of one read together and answers them at once)."""
+        self._processors.read_end_hooks.append(hook)
 
     def register_default_processor(self, processor: RequestProcessor) -> None:
         self._processors.default = processor

@@ -46,7 +46,7 @@ from rocketq.common.record_layout import (
 from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.errors import DecodeError
 from rocketq.store.config import StoreConfig
-from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file import MappedFile, MappedFileCreateError
 from rocketq.store.mapped_file_queue import MappedFileQueue
 from rocketq.store.results import AppendMessageResult, AppendMessageStatus
 
@@ -230,6 +230,20 @@ class CommitLog:
             store_timestamp=now,
             msg_num=len(batch),
         )
+
+    def append_each(self, batch: Sequence[EncodedMessage]) -> list[AppendMessageResult | None]:
+        """Append the records of separate puts in one lock hold, a result each: None for a
+        record no mapped file could be created for (the others are unaffected)."""
+        out: list[AppendMessageResult | None] = []
+        with self.put_lock:
+            now = self.clock_ms()
+            for encoded in batch:
+                try:
+                    out.append(self._append_locked(encoded, now))
+                except MappedFileCreateError as exc:
+                    log.error("create mapped file failed: %s", exc)
+                    out.append(None)
+        return out
 
     def _append_locked(self, encoded: EncodedMessage, now: int) -> AppendMessageResult:
         record = encoded.record

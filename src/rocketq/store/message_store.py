@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from functools import lru_cache
+from typing import NamedTuple
 
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
@@ -71,6 +72,29 @@ def _future(
     status: PutMessageStatus, append: AppendMessageResult | None = None
 ) -> Future[PutMessageResult]:
     return CompletedFuture(PutMessageResult(status, append))
+
+
+_UNKNOWN = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
+
+
+class PutRequest(NamedTuple):
+    """One put of :meth:`MessageStore.async_put_each`; ``properties`` is the record's
+    properties string when the broker passes the producer's bytes through (else None:
+    ``msg.properties`` is encoded)."""
+
+    msg: MessageExt
+    wait_store_msg_ok: bool = True
+    properties: bytes | None = None
+
+
+class EachPutResult(NamedTuple):
+    """The results of :meth:`MessageStore.async_put_each`, one a put. The puts at the
+    indexes ``waiting`` asked to wait for the store and were appended: their final status
+    is ``durable``'s (the group commit's, then the replication's) once it completes."""
+
+    results: list[PutMessageResult]
+    waiting: list[int]
+    durable: Future[PutMessageStatus] | None
 
 
 class MessageStore(MessageReader):
@@ -241,11 +265,17 @@ class MessageStore(MessageReader):
             return PutMessageStatus.MESSAGE_ILLEGAL
         return None
 
-    def _encode(self, msg: MessageExt) -> EncodedMessage | PutMessageStatus:
+    def _encode(
+        self, msg: MessageExt, properties: bytes | None = None
+    ) -> EncodedMessage | PutMessageStatus:
         try:
-            record = encode_message(msg)
+            record = encode_message(msg, properties)
         except (ValueError, OverflowError, struct.error) as exc:
             log.debug("cannot encode message for %s: %s", msg.topic, exc)
+            if properties is not None:
+                if len(properties) > MAX_PROPERTIES_SIZE:
+                    return PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
+                return PutMessageStatus.MESSAGE_ILLEGAL
             return self._properties_or_illegal(msg) or PutMessageStatus.MESSAGE_ILLEGAL
         if len(record) > self.config.max_message_size + 65536:
             return PutMessageStatus.MESSAGE_ILLEGAL
@@ -307,27 +337,83 @@ class MessageStore(MessageReader):
             return _future(result)
         return self._handle_disk_flush(result, wait_store_msg_ok)
 
+    def async_put_each(self, puts: Sequence[PutRequest]) -> EachPutResult:
+        """Separate puts in one call (the broker's puts of one loop iteration): each is
+        checked and encoded on its own, all are appended in one lock hold, then one reput
+        wake-up and, for those that wait for the store, one group-commit (and SYNC_MASTER
+        replication) request up to the last byte. A put that fails (illegal, no mapped file)
+        has its own status; the others are unaffected."""
+        results = [_UNKNOWN] * len(puts)  # every slot is set below
+        encoded: list[EncodedMessage] = []
+        slots: list[int] = []
+        for i, put in enumerate(puts):
+            status = self._check(put.msg)
+            enc = self._encode(put.msg, put.properties) if status is None else status
+            if isinstance(enc, PutMessageStatus):
+                results[i] = PutMessageResult(enc)
+            else:
+                encoded.append(enc)
+                slots.append(i)
+        waiting: list[int] = []
+        durable: Future[PutMessageStatus] | None = None
+        if encoded:
+            appended = self.commit_log.append_each(encoded)
+            # after the append: the dispatch run must find the records
+            self.reput_service.request_dispatch()
+            end = -1
+            woken = False
+            for i, append in zip(slots, appended, strict=True):
+                if append is None:
+                    results[i] = PutMessageResult(PutMessageStatus.CREATE_MAPPED_FILE_FAILED)
+                    continue
+                results[i] = PutMessageResult(PutMessageStatus.PUT_OK, append)
+                if puts[i].wait_store_msg_ok:
+                    waiting.append(i)
+                    end = max(end, append.wrote_offset + append.wrote_bytes)
+                elif not woken:
+                    woken = True
+                    self.flush_service.wakeup()
+                    self.ha_service.wakeup_all()
+            if waiting:
+                durable = self._durable(end)
+        return EachPutResult(results, waiting if durable is not None else [], durable)
+
     def _handle_disk_flush(
         self, result: AppendMessageResult, wait_store_msg_ok: bool
     ) -> Future[PutMessageResult]:
         """handleDiskFlushAndHA: the flush status, then the replication status (neither
         waited for when the message does not ask for it: WAIT=false)."""
         self.reput_service.request_dispatch()
-        end = result.wrote_offset + result.wrote_bytes
-        service = self.flush_service
         if not wait_store_msg_ok:
-            service.wakeup()
+            self.flush_service.wakeup()
             self.ha_service.wakeup_all()
             return _future(PutMessageStatus.PUT_OK, result)
+        durable = self._durable(result.wrote_offset + result.wrote_bytes)
+        if durable is None:
+            return _future(PutMessageStatus.PUT_OK, result)
+        out: Future[PutMessageResult] = Future()
+
+        def complete(f: Future[PutMessageStatus]) -> None:
+            if not out.done():
+                out.set_result(PutMessageResult(f.result(), result))
+
+        durable.add_done_callback(complete)
+        return out
+
+    def _durable(self, end: int) -> Future[PutMessageStatus] | None:
+        """The flush status, then the replication status, of the bytes up to ``end``: None
+        when neither is waited for (ASYNC_FLUSH, not a SYNC_MASTER)."""
+        service = self.flush_service
         replicated = self._handle_ha(end)
         if not isinstance(service, GroupCommitService):
             if replicated is None:
-                return _future(PutMessageStatus.PUT_OK, result)
-            flushed: Future[PutMessageStatus] = Future()
-            flushed.set_result(PutMessageStatus.PUT_OK)
+                return None
+            flushed: Future[PutMessageStatus] = CompletedFuture(PutMessageStatus.PUT_OK)
         else:
             flushed = service.put_request(end)
-        out: Future[PutMessageResult] = Future()
+        if replicated is None:
+            return flushed
+        out: Future[PutMessageStatus] = Future()
 
         def combine(_: object) -> None:
             if not flushed.done() or (replicated is not None and not replicated.done()):
@@ -336,11 +422,10 @@ class MessageStore(MessageReader):
             if status is PutMessageStatus.PUT_OK and replicated is not None:
                 status = replicated.result()
             if not out.done():
-                out.set_result(PutMessageResult(status, result))
+                out.set_result(status)
 
         flushed.add_done_callback(combine)
-        if replicated is not None:
-            replicated.add_done_callback(combine)
+        replicated.add_done_callback(combine)
         return out
 
     def _handle_ha(self, end: int) -> Future[PutMessageStatus] | None:

@@ -52,19 +52,18 @@ class ClientManageProcessor:
         self.c = controller
 
     def register(self) -> None:
+        """Each answers from memory: fast processors, no task per request."""
         server = self.c.remoting_server
-        server.register_processor(RequestCode.HEART_BEAT, self.heart_beat)
-        server.register_processor(RequestCode.UNREGISTER_CLIENT, self.unregister_client)
-        server.register_processor(RequestCode.CHECK_CLIENT_CONFIG, self.check_client_config)
-        server.register_processor(
+        server.register_fast_processor(RequestCode.HEART_BEAT, self.heart_beat)
+        server.register_fast_processor(RequestCode.UNREGISTER_CLIENT, self.unregister_client)
+        server.register_fast_processor(RequestCode.CHECK_CLIENT_CONFIG, self.check_client_config)
+        server.register_fast_processor(
             RequestCode.GET_CONSUMER_LIST_BY_GROUP, self.get_consumer_list_by_group
         )
-        server.register_processor(RequestCode.LOCK_BATCH_MQ, self.lock_batch_mq)
-        server.register_processor(RequestCode.UNLOCK_BATCH_MQ, self.unlock_batch_mq)
+        server.register_fast_processor(RequestCode.LOCK_BATCH_MQ, self.lock_batch_mq)
+        server.register_fast_processor(RequestCode.UNLOCK_BATCH_MQ, self.unlock_batch_mq)
 
-    async def heart_beat(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand:
+    def heart_beat(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
         data = HeartbeatData.decode(request.body) if request.body else HeartbeatData(client_id="")
         language = getattr(request.language, "name", str(request.language))
         for consumer in data.consumer_data_set:
@@ -105,7 +104,7 @@ class ClientManageProcessor:
             )
             self.c.register_broker_all_soon()
 
-    async def unregister_client(
+    def unregister_client(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         header = UnregisterClientRequestHeader.from_ext_fields(request.ext_fields)
@@ -121,7 +120,7 @@ class ClientManageProcessor:
             )
         return ok()
 
-    async def check_client_config(
+    def check_client_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         """ClientManageProcessor.checkClientConfig: can this broker run the subscription?"""
@@ -140,7 +139,7 @@ class ClientManageProcessor:
             return error(ResponseCode.SUBSCRIPTION_PARSE_FAILED, str(exc))
         return ok()
 
-    async def get_consumer_list_by_group(
+    def get_consumer_list_by_group(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         header = GetConsumerListByGroupRequestHeader.from_ext_fields(request.ext_fields)
@@ -153,9 +152,7 @@ class ClientManageProcessor:
             )
         return ok(ConsumerListBody(consumer_id_list=ids).encode())
 
-    async def lock_batch_mq(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand:
+    def lock_batch_mq(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
         body = LockBatchRequestBody.decode(request.body)
         locked = self.c.rebalance_lock_manager.try_lock_batch(
             body.consumer_group, body.mq_set, body.client_id
@@ -163,7 +160,7 @@ class ClientManageProcessor:
         ordered = sorted(locked, key=lambda mq: (mq.topic, mq.broker_name, mq.queue_id))
         return ok(LockBatchResponseBody(lock_ok_mq_set=list[MessageQueueData](ordered)).encode())
 
-    async def unlock_batch_mq(
+    def unlock_batch_mq(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         body = UnlockBatchRequestBody.decode(request.body)

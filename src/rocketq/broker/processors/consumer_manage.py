@@ -38,9 +38,9 @@ class ConsumerManageProcessor:
     def register(self) -> None:
         s = self.c.remoting_server
         s.register_processor(RequestCode.QUERY_CONSUMER_OFFSET, self.query_consumer_offset)
-        s.register_processor(RequestCode.UPDATE_CONSUMER_OFFSET, self.update_consumer_offset)
-        s.register_processor(RequestCode.GET_MAX_OFFSET, self.get_max_offset)
-        s.register_processor(RequestCode.GET_MIN_OFFSET, self.get_min_offset)
+        s.register_fast_processor(RequestCode.UPDATE_CONSUMER_OFFSET, self.update_consumer_offset)
+        s.register_fast_processor(RequestCode.GET_MAX_OFFSET, self.get_max_offset)
+        s.register_fast_processor(RequestCode.GET_MIN_OFFSET, self.get_min_offset)
         s.register_processor(
             RequestCode.SEARCH_OFFSET_BY_TIMESTAMP, self.search_offset_by_timestamp
         )
@@ -66,7 +66,7 @@ class ConsumerManageProcessor:
             "Not found, V3_0_6_SNAPSHOT maybe this group consumer boot first",
         )
 
-    async def update_consumer_offset(
+    def update_consumer_offset(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = UpdateConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
@@ -75,15 +75,11 @@ class ConsumerManageProcessor:
         )
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
-    async def get_max_offset(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand:
+    def get_max_offset(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
         h = GetMaxOffsetRequestHeader.from_ext_fields(request.ext_fields)
         return _ok(offset=self.c.message_store.get_max_offset_in_queue(h.topic, h.queue_id))
 
-    async def get_min_offset(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand:
+    def get_min_offset(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
         h = GetMinOffsetRequestHeader.from_ext_fields(request.ext_fields)
         return _ok(offset=self.c.message_store.get_min_offset_in_queue(h.topic, h.queue_id))
 

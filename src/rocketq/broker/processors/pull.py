@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
@@ -39,7 +41,7 @@ from rocketq.common.subscription import SubscriptionData
 from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import MessageModel
-from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.channel import FastResult, RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
@@ -74,16 +76,18 @@ class PullMessageProcessor:
         self.c = controller
 
     def register(self) -> None:
-        self.c.remoting_server.register_processor(RequestCode.PULL_MESSAGE, self.process_request)
+        server = self.c.remoting_server
+        server.register_fast_processor(RequestCode.PULL_MESSAGE, self.process_fast)
         self.c.pull_wakeup = self.execute_request_when_wakeup
 
-    async def process_request(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand | None:
-        return await self._process(channel, request, broker_allow_suspend=True)
+    def process_fast(self, channel: RemotingChannel, request: RemotingCommand) -> FastResult:
+        """On the connection's reader: a pull of the queue's newest records (or a refusal, or
+        a pull held for arrivals) is answered without a task; a backlog read is a task."""
+        return self._process(channel, request, broker_allow_suspend=True)
 
     async def execute_request_when_wakeup(self, pull: PullRequest) -> None:
-        response = await self._process(pull.channel, pull.request, broker_allow_suspend=False)
+        answer = self._process(pull.channel, pull.request, broker_allow_suspend=False)
+        response = answer if answer is None or isinstance(answer, RemotingCommand) else await answer
         if response is None or pull.channel.is_closed:
             return
         response.response_to(pull.request)
@@ -92,9 +96,10 @@ class PullMessageProcessor:
         except Exception as exc:
             log.info("answering held pull to %s failed: %s", pull.channel.remote_addr, exc)
 
-    async def _process(
+    def _process(
         self, channel: RemotingChannel, request: RemotingCommand, *, broker_allow_suspend: bool
-    ) -> RemotingCommand | None:
+    ) -> RemotingCommand | Coroutine[Any, Any, RemotingCommand | None] | None:
+        """The answer (None: none, or held), or a coroutine when the read must leave the loop."""
         h = PullMessageRequestHeader.from_ext_fields(request.ext_fields)
         refused = self._check(h)
         if refused is not None:
@@ -117,8 +122,32 @@ class PullMessageProcessor:
         )
         if store.get_max_offset_in_queue(h.topic, h.queue_id) - h.queue_offset <= HOT_READ_UNITS:
             result = read()  # the queue's newest records, just written: in the page cache
-        else:
-            result = await asyncio.to_thread(read)  # a backlog may have to come from disk
+            return self._after_read(
+                channel, request, h, message_filter, result, broker_allow_suspend
+            )
+        return self._read_in_thread(channel, request, h, message_filter, read, broker_allow_suspend)
+
+    async def _read_in_thread(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: PullMessageRequestHeader,
+        message_filter: ExpressionMessageFilter,
+        read: Callable[[], GetMessageResult],
+        broker_allow_suspend: bool,
+    ) -> RemotingCommand | None:
+        result = await asyncio.to_thread(read)  # a backlog may have to come from disk
+        return self._after_read(channel, request, h, message_filter, result, broker_allow_suspend)
+
+    def _after_read(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: PullMessageRequestHeader,
+        message_filter: ExpressionMessageFilter,
+        result: GetMessageResult,
+        broker_allow_suspend: bool,
+    ) -> RemotingCommand | None:
         response: RemotingCommand | None = self._answer_with_suggestion(h, result)
         self._record_get(h, result, response)
         has_suspend = has_suspend_flag(h.sys_flag)

@@ -6,11 +6,14 @@ topic not reserved, topic exists or is auto-created from ``defaultTopic``, queue
 then the message checks (body size, properties size). A retry-topic message past its group's
 ``retryMaxTimes`` goes to ``%DLQ%<group>``; a message with a delay level is rerouted to
 SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (the ScheduleMessageService brings
-it back). The store write happens off the loop's critical path: the put is submitted to the
-store, and its future (completed by the store, after the group commit for SYNC_FLUSH) is
-awaited through ``store_future.await_store_future``. A message with WAIT=false (and a batch
-whose header properties say so) is answered once it is appended, without waiting for the
-SYNC_FLUSH group commit (CommitLog.handleDiskFlush).
+it back). The send codes are fast processors (channel.py): a single message is checked on the
+connection's reader and its put queued in the ``PutBatcher``, which stores the puts of one
+read in one ``async_put_each`` call at the read's end and answers each send with its own
+result (after the group commit for SYNC_FLUSH); where no rule needs the properties map, the
+producer's properties string is passed through (``send_properties``). A batch send is
+answered at once when the store has it, else from a task awaiting the store's future. A
+message with WAIT=false (and a batch whose header properties say so) is answered once it is
+appended, without waiting for the SYNC_FLUSH group commit (CommitLog.handleDiskFlush).
 
 C++ 1.2.3 sends batches as code 10 with ``batch="1"`` and compresses the whole batch body when
 it is 4 KiB or larger; that body is inflated before it is split.
@@ -23,8 +26,13 @@ import logging
 import random
 import time
 import zlib
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from typing import Any, NamedTuple
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.put_batcher import PutBatcher
+from rocketq.broker.send_properties import pass_through
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
@@ -44,7 +52,7 @@ from rocketq.common.topic import (
 )
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import DecodeError
-from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.channel import FastResult, RemotingChannel
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import (
@@ -53,7 +61,7 @@ from rocketq.remoting.headers import (
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
-from rocketq.store.message_store import MessageStore
+from rocketq.store.message_store import MessageStore, PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
@@ -66,9 +74,18 @@ def _error(code: int, remark: str) -> RemotingCommand:
     return RemotingCommand.create_response(code, remark)
 
 
+class _PreparedSend(NamedTuple):
+    """A checked single-message send: its put, its transaction kind and its queue."""
+
+    put: PutRequest
+    tran: str
+    queue_id: int
+
+
 class SendMessageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
         self.c = controller
+        self.put_batcher = PutBatcher(lambda: controller.message_store)
 
     def register(self) -> None:
         server = self.c.remoting_server
@@ -77,14 +94,15 @@ class SendMessageProcessor:
             RequestCode.SEND_MESSAGE_V2,
             RequestCode.SEND_BATCH_MESSAGE,
         ):
-            server.register_processor(code, self.process_request)
+            server.register_fast_processor(code, self.process_fast)
         server.register_processor(RequestCode.CONSUMER_SEND_MSG_BACK, self.consumer_send_msg_back)
+        server.add_read_end_hook(self.put_batcher.flush)  # a read's puts: stored at its end
 
     # ------------------------------------------------------------------ send
 
-    async def process_request(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand:
+    def process_fast(self, channel: RemotingChannel, request: RemotingCommand) -> FastResult:
+        """A send, on the connection's reader: checks now, the put with the others of this
+        loop iteration (``PutBatcher``), the answer when the store has it."""
         if request.code == RequestCode.SEND_MESSAGE:
             h = SendMessageRequestHeader.from_ext_fields(request.ext_fields)
         else:
@@ -96,8 +114,23 @@ class SendMessageProcessor:
         assert tc is not None
         queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(tc.write_queue_nums)
         if h.batch or request.code == RequestCode.SEND_BATCH_MESSAGE:
-            return await self._send_batch(channel, request, h, queue_id)
-        return await self._send_one(channel, request, h, queue_id)
+            return self._send_batch(channel, request, h, queue_id)
+        prepared = self._prepare_one(channel, request, h, queue_id)
+        if isinstance(prepared, RemotingCommand):
+            return prepared
+        deferred = channel.defer(request)
+        started = time.perf_counter()
+
+        def done(result: PutMessageResult) -> None:
+            try:
+                response = self._answer_one(h.topic, prepared, result, started)
+            except Exception as exc:
+                log.warning("answering a send to %s failed: %r", h.topic, exc)
+                response = _error(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
+            deferred.answer(response)
+
+        self.put_batcher.submit(prepared.put, done, flush_soon=False)  # the read's end flushes
+        return deferred
 
     def _msg_check(self, h: SendMessageRequestHeader) -> RemotingCommand | None:
         if not self.c.config.broker_permission & PERM_WRITE:
@@ -142,25 +175,54 @@ class SendMessageProcessor:
             )
         return None
 
-    async def _send_one(
+    def _prepare_one(
         self,
         channel: RemotingChannel,
         request: RemotingCommand,
         h: SendMessageRequestHeader,
         queue_id: int,
-    ) -> RemotingCommand:
+    ) -> _PreparedSend | RemotingCommand:
+        """The checked put of one message, or the refusal."""
         if len(request.body) > self.c.config.max_message_size:
             return _error(
                 ResponseCode.MESSAGE_ILLEGAL,
                 f"the message body size over max value, MAX: {self.c.config.max_message_size}",
             )
-        if len((h.properties or "").encode()) > MAX_PROPERTIES_BYTES:
+        text = h.properties or ""
+        try:
+            raw = text.encode()
+        except UnicodeEncodeError as exc:
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL, f"the message properties are not UTF-8: {exc}"
+            )
+        if len(raw) > MAX_PROPERTIES_BYTES:
             return _error(
                 ResponseCode.MESSAGE_ILLEGAL,
                 f"the message properties size over max value, MAX: {MAX_PROPERTIES_BYTES}",
             )
-        props = decode_properties((h.properties or "").encode())
-        topic, reconsume_times = h.topic, h.reconsume_times or 0
+        reconsume_times = h.reconsume_times or 0
+        if (
+            not h.topic.startswith(RETRY_GROUP_TOPIC_PREFIX)
+            and MessageSysFlag.get_transaction_value(h.sys_flag)
+            == MessageSysFlag.TRANSACTION_NOT_TYPE
+        ):
+            passed = pass_through(text, self.c.config.broker_cluster_name)
+            if passed is not None:
+                record_props, wait = passed
+                msg = MessageExt(
+                    topic=h.topic,
+                    queue_id=queue_id,
+                    body=bytes(request.body),
+                    flag=h.flag,
+                    sys_flag=h.sys_flag,
+                    born_timestamp=h.born_timestamp,
+                    born_host=_host(channel.remote_addr),
+                    store_host=self.c.store_host,
+                    reconsume_times=reconsume_times,
+                )
+                return _PreparedSend(PutRequest(msg, wait, record_props), "none", queue_id)
+        props = decode_properties(raw)
+        topic = h.topic
         if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             diverted = self._retry_or_dlq(topic, reconsume_times, h.max_reconsume_times, props)
             if isinstance(diverted, RemotingCommand):
@@ -199,13 +261,16 @@ class SendMessageProcessor:
             )
         else:
             self.apply_delay(msg, max_delay_level(self.c.message_store))
-        store = self.c.message_store
-        started = time.perf_counter()
-        result = await await_store_future(store.async_put_message(msg, wait_store_msg_ok=wait))
-        message_type = "Transaction" if tran == "half" else _message_type(msg)
-        self._record_put(h.topic, result, started, message_type)
+        return _PreparedSend(PutRequest(msg, wait), tran, queue_id)
+
+    def _answer_one(
+        self, topic: str, prepared: _PreparedSend, result: PutMessageResult, started: float
+    ) -> RemotingCommand:
+        msg = prepared.put.msg
+        message_type = "Transaction" if prepared.tran == "half" else _message_type(msg)
+        self._record_put(topic, result, started, message_type)
         return self._handle_put_message_result(
-            result, queue_id=queue_id if tran == "half" else msg.queue_id
+            result, queue_id=prepared.queue_id if prepared.tran == "half" else msg.queue_id
         )
 
     def _retry_or_dlq(
@@ -256,13 +321,13 @@ class SendMessageProcessor:
         msg.topic = SCHEDULE_TOPIC
         msg.queue_id = level - 1
 
-    async def _send_batch(
+    def _send_batch(
         self,
         channel: RemotingChannel,
         request: RemotingCommand,
         h: SendMessageRequestHeader,
         queue_id: int,
-    ) -> RemotingCommand:
+    ) -> RemotingCommand | Coroutine[Any, Any, RemotingCommand]:
         # the topic's length was checked with its name (_msg_check -> validate_topic)
         body = request.body
         if h.sys_flag & MessageSysFlag.COMPRESSED_FLAG:
@@ -317,8 +382,21 @@ class SendMessageProcessor:
         wait = header_props.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
         store = self.c.message_store
         started = time.perf_counter()
-        result = await await_store_future(store.async_put_messages(msgs, wait_store_msg_ok=wait))
-        self._record_put(h.topic, result, started, "Normal")
+        future = store.async_put_messages(msgs, wait_store_msg_ok=wait)
+        if future.done():  # ASYNC_FLUSH (or WAIT=false): answered without a task
+            return self._answer_batch(h.topic, future.result(), started, queue_id)
+        return self._await_batch(h.topic, future, started, queue_id)
+
+    async def _await_batch(
+        self, topic: str, future: Future[PutMessageResult], started: float, queue_id: int
+    ) -> RemotingCommand:
+        result = await await_store_future(future)
+        return self._answer_batch(topic, result, started, queue_id)
+
+    def _answer_batch(
+        self, topic: str, result: PutMessageResult, started: float, queue_id: int
+    ) -> RemotingCommand:
+        self._record_put(topic, result, started, "Normal")
         return self._handle_put_message_result(result, queue_id=queue_id)
 
     def _record_put(

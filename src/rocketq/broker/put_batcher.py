@@ -1,0 +1,94 @@
+"""PutBatcher: the sends of one event-loop iteration go to the store in one call.
+
+A send processor that has checked a message submits its put with a callback and answers its
+request when the callback runs. The connection's reader flushes once it has dispatched the
+requests of one read (a read-end hook, so the answers leave in the same loop iteration); the
+first put of an iteration also schedules a flush at the end of the loop's ready callbacks
+(``call_soon``) for puts submitted elsewhere. A flush hands every put submitted until then
+to ``MessageStore.async_put_each``: one put lock, one reput wake-up, and for the puts that
+wait for the store (SYNC_FLUSH, SYNC_MASTER) one group-commit request up to the last byte.
+Each put still gets its own result: a put the store refuses (illegal, no mapped file, disk
+full) is answered with its own status, the others are unaffected. A store call that raises
+answers every put of that flush with UNKNOWN_ERROR (refuse, never drop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from rocketq.broker.store_future import when_store_future_done
+from rocketq.store.message_store import EachPutResult, MessageStore, PutRequest
+from rocketq.store.results import PutMessageResult, PutMessageStatus
+
+log = logging.getLogger(__name__)
+
+PutDone = Callable[[PutMessageResult], None]
+
+_FAILED = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
+
+
+class PutBatcher:
+    def __init__(self, store: Callable[[], MessageStore]) -> None:
+        self._store = store
+        self._puts: list[PutRequest] = []
+        self._dones: list[PutDone] = []
+        self._scheduled = False
+        self.flushes = 0  # store calls made (a batch each), for tests and benches
+        self.puts = 0
+
+    def submit(self, put: PutRequest, done: PutDone, *, flush_soon: bool = True) -> None:
+        """Queue ``put``; ``done`` is called on the loop with its result. ``flush_soon=False``:
+        the caller runs on a connection's reader, whose read-end hook flushes."""
+        self._puts.append(put)
+        self._dones.append(done)
+        if flush_soon and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Put everything queued now (the scheduled end of an iteration)."""
+        puts, dones = self._puts, self._dones
+        self._puts, self._dones = [], []
+        self._scheduled = False
+        if not puts:
+            return
+        self.flushes += 1
+        self.puts += len(puts)
+        try:
+            each = self._store().async_put_each(puts)
+        except Exception:
+            log.exception("putting %d messages failed", len(puts))
+            for done in dones:
+                _call(done, _FAILED)
+            return
+        durable = each.durable
+        waiting = set(each.waiting)
+        for i, done in enumerate(dones):
+            if i not in waiting:
+                _call(done, each.results[i])
+        if durable is not None and waiting:
+            if durable.done():
+                _finish(each, dones, durable)
+            else:
+                when_store_future_done(durable, lambda f: _finish(each, dones, f))
+
+
+def _finish(each: EachPutResult, dones: list[PutDone], durable: Future[PutMessageStatus]) -> None:
+    """The waiting puts' answers, with the status of their flush (and replication)."""
+    try:
+        status = durable.result()
+    except Exception:
+        log.exception("waiting for the store failed")
+        status = PutMessageStatus.UNKNOWN_ERROR
+    for i in each.waiting:
+        _call(dones[i], PutMessageResult(status, each.results[i].append_result))
+
+
+def _call(done: PutDone, result: PutMessageResult) -> None:
+    try:
+        done(result)
+    except Exception:
+        log.exception("answering a put failed")
