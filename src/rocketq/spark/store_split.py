@@ -44,6 +44,7 @@ from rocketq.common.record_layout import (
 from rocketq.errors import ConfigError, CorruptionError, DecodeError
 from rocketq.store.commitlog import DispatchRequest, check_message_and_return_size
 from rocketq.store.dump import data_files, store_paths
+from rocketq.store.recovery import scan_segment
 
 RECORD_HEAD_STRUCT = BLANK_STRUCT  # TOTALSIZE i4 | MAGICCODE u4: how every record starts
 RECORD_HEAD_SIZE = RECORD_HEAD_STRUCT.size
@@ -131,20 +132,11 @@ def _head_is_zero(path: str) -> bool:
 
 
 def recovered_end(path: str, base: int) -> int:
-    """Where recovery stops in this segment: the first record that fails the store's check."""
+    """Where recovery stops in this segment: the first record that fails the store's check
+    (the store's own scan: one C call over the segment, or its pure-Python walk)."""
     with MappedSegment(path) as (_mm, view):
-        pos = 0
-        size = len(view)
-        while pos < size:
-            req = check_message_and_return_size(
-                view, pos, size, base, check_crc=False, delay_table={}, read_properties=False
-            )
-            if req is None:
-                return pos
-            if req.msg_size == 0:
-                return size
-            pos += req.msg_size
-        return pos
+        pos, blank = scan_segment(view, 0, len(view), base, False, {})
+        return len(view) if blank else pos
 
 
 # ---------------------------------------------------------------------- resynchronisation

@@ -164,13 +164,17 @@ def scan_file(
 ) -> tuple[int, bool]:
     """Walk ``mf``'s records from ``pos``: (where the walk stopped, True when at the file's
     blank END_OF_FILE record, False at a record that fails the checks)."""
-    view = mf.view
-    size = mf.file_size
+    return scan_segment(mf.view, pos, mf.file_size, mf.file_from_offset, check_crc, delay_table)
+
+
+def scan_segment(
+    view: memoryview, pos: int, size: int, base: int, check_crc: bool, delay_table: dict[int, int]
+) -> tuple[int, bool]:
+    """:func:`scan_file` over the bytes of the segment that starts at commitlog offset ``base``."""
     compiled = native_record.RECORD
     if compiled is not None:  # the whole file in one C call, the GIL released
         _, pos, status = compiled.scan_records(
-            view, pos, size, size, mf.file_from_offset, size + 1, check_crc, False, None,
-            False, None,
+            view, pos, size, size, base, size + 1, check_crc, False, None, False, None,
         )  # fmt: skip
         return pos, status == compiled.ST_BLANK
     while True:
@@ -178,7 +182,7 @@ def scan_file(
             view,
             pos,
             size,
-            mf.file_from_offset,
+            base,
             check_crc=check_crc,
             delay_table=delay_table,
             read_properties=False,
