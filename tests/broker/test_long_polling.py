@@ -3,6 +3,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import pytest
 
@@ -35,62 +37,58 @@ class Woken:
         await self.queue.put((pull, time.monotonic()))
 
 
-async def test_held_pull_wakes_when_a_message_arrives_past_its_offset(
-    server: RemotingServer,
-) -> None:
+@dataclass
+class Holding:
+    woken: Woken
+    hold: PullRequestHoldService
+    link: Link
+
+
+@pytest.fixture
+async def holding(server: RemotingServer) -> AsyncIterator[Holding]:
+    """A hold service whose wake-ups land in a queue, and a client channel to hold pulls of."""
     woken = Woken()
     hold = PullRequestHoldService(woken)
     link = await connect(server)
     try:
-        pull = held_pull(link, offset=5, timeout_ms=15_000)
-        hold.suspend_pull_request(pull)
-        assert hold.notify_message_arriving("T", 0, max_offset=5) == 0  # not past the offset
-        assert hold.notify_message_arriving("T", 1, max_offset=9) == 0  # other queue
-        assert hold.held_count == 1
-        assert hold.notify_message_arriving("T", 0, max_offset=6) == 1
-        got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
-        assert got is pull
-        assert hold.held_count == 0
-        assert hold.notify_message_arriving("T", 0, max_offset=7) == 0  # woken only once
+        yield Holding(woken, hold, link)
     finally:
         await hold.shutdown()
         await link.client.shutdown()
 
 
-async def test_non_matching_tag_does_not_wake_and_timeout_answers(server: RemotingServer) -> None:
-    woken = Woken()
-    hold = PullRequestHoldService(woken)
-    link = await connect(server)
-    try:
-        start = time.monotonic()
-        hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=200, tag_code=42))
-        assert hold.notify_message_arriving("T", 0, max_offset=1, tags_code=7) == 0
-        _, when = await asyncio.wait_for(woken.queue.get(), 3.0)
-        assert 0.15 <= when - start < 2.0
-        assert hold.held_count == 0
-    finally:
-        await hold.shutdown()
-        await link.client.shutdown()
+async def test_held_pull_wakes_when_a_message_arrives_past_its_offset(holding: Holding) -> None:
+    woken, hold, link = holding.woken, holding.hold, holding.link
+    pull = held_pull(link, offset=5, timeout_ms=15_000)
+    hold.suspend_pull_request(pull)
+    assert hold.notify_message_arriving("T", 0, max_offset=5) == 0  # not past the offset
+    assert hold.notify_message_arriving("T", 1, max_offset=9) == 0  # other queue
+    assert hold.held_count == 1
+    assert hold.notify_message_arriving("T", 0, max_offset=6) == 1
+    got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
+    assert got is pull
+    assert hold.held_count == 0
+    assert hold.notify_message_arriving("T", 0, max_offset=7) == 0  # woken only once
 
 
-async def test_arrival_notified_from_a_store_thread_hops_onto_the_loop(
-    server: RemotingServer,
-) -> None:
-    woken = Woken()
-    hold = PullRequestHoldService(woken)
-    link = await connect(server)
-    try:
-        hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=15_000))
-        reput = threading.Thread(
-            target=hold.notify_message_arriving_threadsafe, args=("T", 0, 1, 3)
-        )
-        reput.start()
-        reput.join(3.0)
-        got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
-        assert got.topic == "T"
-    finally:
-        await hold.shutdown()
-        await link.client.shutdown()
+async def test_non_matching_tag_does_not_wake_and_timeout_answers(holding: Holding) -> None:
+    woken, hold, link = holding.woken, holding.hold, holding.link
+    start = time.monotonic()
+    hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=200, tag_code=42))
+    assert hold.notify_message_arriving("T", 0, max_offset=1, tags_code=7) == 0
+    _, when = await asyncio.wait_for(woken.queue.get(), 3.0)
+    assert 0.15 <= when - start < 2.0
+    assert hold.held_count == 0
+
+
+async def test_arrival_notified_from_a_store_thread_hops_onto_the_loop(holding: Holding) -> None:
+    woken, hold, link = holding.woken, holding.hold, holding.link
+    hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=15_000))
+    reput = threading.Thread(target=hold.notify_message_arriving_threadsafe, args=("T", 0, 1, 3))
+    reput.start()
+    reput.join(3.0)
+    got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
+    assert got.topic == "T"
 
 
 async def test_closed_channel_drops_its_held_pull_and_shutdown_answers_the_rest(
@@ -136,47 +134,35 @@ async def test_held_sql92_pull_wakes_only_for_a_message_whose_properties_match(
 
 
 async def test_arrival_notified_on_the_loops_own_thread_wakes_the_held_pull_at_once(
-    server: RemotingServer,
+    holding: Holding,
 ) -> None:
-    woken = Woken()
-    hold = PullRequestHoldService(woken)
-    link = await connect(server)
-    try:
-        hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=15_000))
-        hold.notify_message_arriving_threadsafe("T", 0, 1, 3)  # the broker's loop dispatched
-        assert hold.held_count == 0  # woken before the call returned, no hop
-        got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
-        assert got.pull_from_this_offset == 0
-    finally:
-        await hold.shutdown()
-        await link.client.shutdown()
+    woken, hold, link = holding.woken, holding.hold, holding.link
+    hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=15_000))
+    hold.notify_message_arriving_threadsafe("T", 0, 1, 3)  # the broker's loop dispatched
+    assert hold.held_count == 0  # woken before the call returned, no hop
+    got, _ = await asyncio.wait_for(woken.queue.get(), 3.0)
+    assert got.pull_from_this_offset == 0
 
 
 async def test_arrivals_from_a_store_thread_all_wake_their_pulls_through_shared_hops(
-    server: RemotingServer,
+    holding: Holding,
 ) -> None:
-    woken = Woken()
-    hold = PullRequestHoldService(woken)
-    link = await connect(server)
-    try:
-        pulls = [held_pull(link, offset=0, timeout_ms=15_000) for _ in range(3)]
-        for queue_id, pull in enumerate(pulls):
-            pull.queue_id = queue_id
-            hold.suspend_pull_request(pull)
+    woken, hold, link = holding.woken, holding.hold, holding.link
+    pulls = [held_pull(link, offset=0, timeout_ms=15_000) for _ in range(3)]
+    for queue_id, pull in enumerate(pulls):
+        pull.queue_id = queue_id
+        hold.suspend_pull_request(pull)
 
-        def reput_run() -> None:  # one run of records for three queues
-            for queue_id in range(3):
-                hold.notify_message_arriving_threadsafe("T", queue_id, 1, 3)
+    def reput_run() -> None:  # one run of records for three queues
+        for queue_id in range(3):
+            hold.notify_message_arriving_threadsafe("T", queue_id, 1, 3)
 
-        reput = threading.Thread(target=reput_run)
-        reput.start()
-        reput.join(3.0)
-        got = {(await asyncio.wait_for(woken.queue.get(), 3.0))[0].queue_id for _ in range(3)}
-        assert got == {0, 1, 2}
-        assert hold.held_count == 0
-    finally:
-        await hold.shutdown()
-        await link.client.shutdown()
+    reput = threading.Thread(target=reput_run)
+    reput.start()
+    reput.join(3.0)
+    got = {(await asyncio.wait_for(woken.queue.get(), 3.0))[0].queue_id for _ in range(3)}
+    assert got == {0, 1, 2}
+    assert hold.held_count == 0
 
 
 async def test_an_arrival_runs_the_woken_pulls_first_step_at_once_and_the_rest_in_a_task(
