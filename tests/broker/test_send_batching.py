@@ -14,7 +14,7 @@ from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import SendMessageResponseHeader
 from rocketq.store import FlushDiskType
-from rocketq.store.message_store import PutRequest
+from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 from rocketq.testing.broker import run_broker
 from tests.e2e.wire import send_request

@@ -7,7 +7,7 @@ from pathlib import Path
 from rocketq.common.message_decoder import decode_message, encode_message
 from rocketq.common.properties import encode_properties
 from rocketq.store import FlushDiskType
-from rocketq.store.message_store import PutRequest
+from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import GetMessageStatus, PutMessageStatus
 from rocketq.testing.wait import until_sync
 from tests.common.native_paths import on_both

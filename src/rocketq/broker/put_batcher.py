@@ -20,7 +20,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from rocketq.broker.store_future import when_store_future_done
-from rocketq.store.message_store import EachPutResult, MessageStore, PutRequest
+from rocketq.store.message_store import MessageStore
+from rocketq.store.message_writer import EachPutResult, PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)

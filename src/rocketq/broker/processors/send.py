@@ -61,7 +61,8 @@ from rocketq.remoting.headers import (
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
-from rocketq.store.message_store import MessageStore, PutRequest
+from rocketq.store.message_store import MessageStore
+from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
