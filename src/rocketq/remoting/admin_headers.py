@@ -1,5 +1,7 @@
 """Headers of the admin, consumer-admin and request-reply codes (4.9.8
-``common/protocol/header``) that ``headers`` does not hold; same conventions as there."""
+``common/protocol/header``); same conventions as ``headers``. The topic administration and
+the admin tool's and broker -> client consumer/stats headers are re-exported by ``headers``.
+"""
 
 from __future__ import annotations
 
@@ -46,3 +48,93 @@ class ReplyMessageRequestHeader(CommandCustomHeader):
     properties: str | None = None
     reconsume_times: int | None = None
     unit_mode: bool = False
+
+
+# ----------------------------------------------------------------------------- topics (admin)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CreateTopicRequestHeader(CommandCustomHeader):
+    topic: str
+    default_topic: str
+    read_queue_nums: int
+    write_queue_nums: int
+    perm: int
+    topic_filter_type: str
+    order: bool
+    topic_sys_flag: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteTopicRequestHeader(CommandCustomHeader):
+    topic: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteTopicFromNamesrvRequestHeader(CommandCustomHeader):
+    topic: str
+    cluster_name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetTopicsByClusterRequestHeader(CommandCustomHeader):
+    cluster: str
+
+
+# ------------------------------------------------------------------ admin, broker -> client
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerRunningInfoRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    client_id: str
+    jstack_enable: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResetOffsetRequestHeader(CommandCustomHeader):
+    topic: str
+    group: str
+    timestamp: int
+    is_force: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerStatusRequestHeader(CommandCustomHeader):
+    topic: str
+    group: str
+    client_addr: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConsumeMessageDirectlyResultRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    client_id: str | None = None
+    msg_id: str | None = None
+    broker_name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumeStatsRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    topic: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetTopicStatsInfoRequestHeader(CommandCustomHeader):
+    topic: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerConnectionListRequestHeader(CommandCustomHeader):
+    consumer_group: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetProducerConnectionListRequestHeader(CommandCustomHeader):
+    producer_group: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryTopicConsumeByWhoRequestHeader(CommandCustomHeader):
+    topic: str
