@@ -41,6 +41,7 @@ def apply_delay(msg: MessageExt, max_level: int = SCHEDULE_QUEUE_NUMS) -> None:
 
 
 def born_host(addr: str) -> tuple[str, int]:
+    """A message's born host: the (host, port) of the sender's ``ip:port``."""
     host, _, port = addr.rpartition(":")
     try:
         return (host or "127.0.0.1", int(port))

@@ -66,6 +66,7 @@ def record_put(
 
 
 def put_response(c: BrokerContext, result: PutMessageResult, *, queue_id: int) -> RemotingCommand:
+    """A send's response to its put (SendMessageProcessor.handlePutMessageResult)."""
     code, remark = STATUS_TO_RESPONSE[result.status]
     append = result.append_result
     if not result.is_ok or append is None:
