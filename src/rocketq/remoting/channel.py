@@ -1,16 +1,17 @@
 """RemotingChannel: one TCP connection carrying requests and responses both ways.
 
 Theory of operation (NettyRemotingAbstract): one reader task per connection feeds the sans-IO
-``FrameDecoder``. A response completes the future registered under its ``opaque`` (never by
-arrival order), so a cancelled or timed-out request cannot desynchronise the connection. A
-request runs in its own task (a held PULL must not block the reader), unless its code has a
-fast processor: that runs on the reader and answers at once, later (``DeferredReply``, e.g.
+``FrameDecoder``. A response completes the future registered under its ``opaque``
+(``RequestInvoker`` in channel_requests.py: the requests this side sends). A request runs in
+its own task (a held PULL must not block the reader), unless its code has a fast processor:
+that runs on the reader and answers at once, later (``DeferredReply``, e.g.
 the broker's puts of one loop iteration stored together) or, when it must wait, in a task
 after all; the reader reads no more while replies wait for the socket. A processor is looked up
 by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises answers
 SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A malformed
 or oversized frame closes this connection only. Closing fails every pending request, cancels
-running processors and calls the close listeners.
+running processors and calls the close listeners. Writing, coalesced per loop iteration, is
+channel_writer.py's ``FrameWriter``.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeAlias
 
-from rocketq.errors import RemotingConnectError, RemotingError, RemotingTimeoutError
-from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode_head
+from rocketq.errors import RemotingConnectError, RemotingError
+from rocketq.remoting.channel_requests import RequestInvoker
+from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
 
@@ -109,7 +111,7 @@ class DeferredReply:
         self.channel._answer_deferred(self, response)
 
 
-class RemotingChannel:
+class RemotingChannel(RequestInvoker):
     """A connection; also the ``ctx`` passed to request processors."""
 
     def __init__(
@@ -148,10 +150,6 @@ class RemotingChannel:
 
     def start(self) -> None:
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
-
-    @property
-    def is_closed(self) -> bool:
-        return self._closed.is_set()
 
     @property
     def pending_request_count(self) -> int:
@@ -309,18 +307,6 @@ class RemotingChannel:
         if not request.is_oneway:
             self._write_reply(request, response, burst=burst)
 
-    def _write_reply(
-        self, request: RemotingCommand, response: RemotingCommand, *, burst: bool = False
-    ) -> None:
-        """Write a response now, without waiting for the socket (the reader waits instead)."""
-        if self.is_closed:
-            return
-        response.response_to(request)
-        try:
-            self._write(response, burst=burst)
-        except RemotingError as exc:
-            log.debug("response to %s not sent: %s", self.remote_addr, exc)
-
     def defer(self, request: RemotingCommand) -> DeferredReply:
         """For a fast processor whose answer comes later: return this, then ``answer`` it."""
         return DeferredReply(self, request)
@@ -335,19 +321,6 @@ class RemotingChannel:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__
             )
-
-    def _processor_failed(self, request: RemotingCommand, exc: Exception) -> RemotingCommand:
-        log.warning("processor of code %s from %s failed: %r", request.code, self.remote_addr, exc)
-        remark = str(exc) or type(exc).__name__
-        return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, remark)
-
-    async def _reject_overload(self, request: RemotingCommand) -> None:
-        """Too many requests of this connection are running: SYSTEM_BUSY, as Java's full pool."""
-        if not request.is_oneway:
-            busy = RemotingCommand.create_response(
-                ResponseCode.SYSTEM_BUSY, "[OVERLOAD]system busy, start flow control for a while"
-            )
-            await self._reply(request, busy)
 
     async def _process_request(self, request: RemotingCommand) -> None:
         refusal = self._refusal(request)
@@ -376,144 +349,3 @@ class RemotingChannel:
                 listener(request, response, time.perf_counter() - started)
         if response is not None and not request.is_oneway:
             await self._reply(request, response)
-
-    async def _reply(self, request: RemotingCommand, response: RemotingCommand) -> None:
-        response.response_to(request)
-        try:
-            await self.send(response)
-        except RemotingError as exc:
-            log.debug("response to %s not sent: %s", self.remote_addr, exc)
-
-    # ------------------------------------------------------------------ writing
-
-    async def send(self, cmd: RemotingCommand) -> None:
-        """Write one command (request or response); wait while the socket buffer is full.
-
-        The head and the body leave as two buffers (no copy of the body into a frame).
-        Writes are coalesced: the first frame of a loop iteration goes out at once, frames
-        that follow it in the same iteration (32 responses finishing together) are queued
-        and written with one ``writelines`` (one writev) when the iteration's ready
-        callbacks have run, so a busy connection pays one syscall per burst, not per frame.
-        """
-        self._write(cmd)
-        if self._writer.transport.get_write_buffer_size():
-            try:
-                await self._writer.drain()
-            except (OSError, RuntimeError) as exc:
-                self.close()
-                raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
-
-    def _write(self, cmd: RemotingCommand, *, burst: bool = False) -> None:
-        """Write (or queue in this iteration's write window) one command, without waiting.
-        ``burst``: more frames are coming in this iteration (the answers of a batch of
-        puts), so even the first is queued and all leave in one writev."""
-        if self.is_closed:
-            raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
-        head, body = encode_head(cmd), cmd.body
-        try:
-            if self._write_window_open or burst:
-                self._unwritten.append(head)
-                if body:
-                    self._unwritten.append(body)
-                if not self._write_window_open:
-                    self._write_window_open = True
-                    if not self._reading:  # else the end of the read writes them
-                        asyncio.get_running_loop().call_soon(self._write_unwritten)
-            else:
-                if body:
-                    self._writer.writelines((head, body))
-                else:
-                    self._writer.write(head)
-                self._write_window_open = True
-                asyncio.get_running_loop().call_soon(self._write_unwritten)
-        except (OSError, RuntimeError) as exc:
-            self.close()
-            raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
-        self.last_active_monotonic = time.monotonic()
-
-    def _write_unwritten(self) -> None:
-        """End the write window: the frames queued in it leave in one writelines."""
-        self._write_window_open = False
-        if not self._unwritten or self.is_closed:
-            return
-        frames, self._unwritten = self._unwritten, []
-        try:
-            self._writer.writelines(frames)
-        except (OSError, RuntimeError) as exc:
-            log.debug("write to %s failed: %s", self.remote_addr, exc)
-            self.close()
-
-    async def invoke_async(
-        self, request: RemotingCommand, timeout_s: float
-    ) -> asyncio.Future[RemotingCommand]:
-        """Send a request; the returned future gets the response, or RemotingTimeoutError
-        from :meth:`scan_response_table` once ``timeout_s`` has passed."""
-        future: asyncio.Future[RemotingCommand] = asyncio.get_running_loop().create_future()
-        opaque = request.opaque
-        self._responses[opaque] = future
-        self._deadlines[opaque] = time.monotonic() + timeout_s
-        future.add_done_callback(lambda f: self._forget(opaque, f))
-        try:
-            await self.send(request)
-        except BaseException:
-            self._forget(opaque, future)
-            raise
-        return future
-
-    def _forget(self, opaque: int, future: asyncio.Future[RemotingCommand]) -> None:
-        if self._responses.get(opaque) is future:
-            del self._responses[opaque]
-            self._deadlines.pop(opaque, None)
-
-    def scan_response_table(self, now_monotonic: float) -> int:
-        """Fail every request past its deadline (NettyRemotingAbstract.scanResponseTable)."""
-        expired = [o for o, deadline in self._deadlines.items() if deadline <= now_monotonic]
-        for opaque in expired:
-            self._deadlines.pop(opaque, None)
-            future = self._responses.pop(opaque, None)
-            if future is not None and not future.done():
-                future.set_exception(
-                    RemotingTimeoutError(
-                        f"request {opaque} to {self.remote_addr} expired without a response"
-                    )
-                )
-        return len(expired)
-
-    async def invoke(self, request: RemotingCommand, timeout_s: float) -> RemotingCommand:
-        """Send a request and wait for the response with the same opaque.
-
-        The per-request path of every sync call: one future in the response table and one
-        timer that fails it after ``timeout_s`` (no ``asyncio.timeout`` scope, no deadline
-        entry for the periodic scan, no done callback); the table entry and the timer are
-        removed however the wait ends."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[RemotingCommand] = loop.create_future()
-        opaque = request.opaque
-        responses = self._responses
-        responses[opaque] = future
-        timer = loop.call_later(timeout_s, self._expire, future, request, timeout_s)
-        try:
-            await self.send(request)
-            return await future
-        finally:
-            timer.cancel()
-            if responses.get(opaque) is future:
-                del responses[opaque]
-            if not future.done():
-                future.cancel()
-
-    def _expire(
-        self, future: asyncio.Future[RemotingCommand], request: RemotingCommand, timeout_s: float
-    ) -> None:
-        if not future.done():
-            future.set_exception(
-                RemotingTimeoutError(
-                    f"wait response on {self.remote_addr} timeout {timeout_s}s, "
-                    f"code {request.code}, opaque {request.opaque}"
-                )
-            )
-
-    async def invoke_oneway(self, request: RemotingCommand) -> None:
-        """Send a request marked oneway; no response is expected."""
-        request.mark_oneway_rpc()
-        await self.send(request)

@@ -27,11 +27,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from rocketq.broker.config import BrokerRole
-from rocketq.broker.processors.send import (
-    STATUS_TO_RESPONSE,
-    SendMessageProcessor,
-    max_delay_level,
-)
+from rocketq.broker.processors.send_kinds import apply_delay, max_delay_level
+from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.broker.store_future import await_store_future
 from rocketq.broker.transaction import first_queue_offset
 from rocketq.common import message_const as mc
@@ -171,7 +168,7 @@ class EndTransactionProcessor:
 
     async def _send_final_message(self, msg: MessageExt) -> RemotingCommand:
         store = self.c.message_store  # a committed message with DELAY waits its level
-        SendMessageProcessor.apply_delay(msg, max_delay_level(store))
+        apply_delay(msg, max_delay_level(store))
         result = await self._put(msg)
         if result.is_ok:  # a flush or slave timeout still stored it
             return _answer(ResponseCode.SUCCESS)

@@ -1,0 +1,104 @@
+"""CONSUMER_SEND_MSG_BACK (36; remoting.md §6.6): a consumer hands back a message it could not
+consume. It goes to ``%RETRY%<group>`` with a delay level (3 + its reconsume times unless the
+request names one), or to ``%DLQ%<group>`` past the group's ``retryMaxTimes`` (or the
+request's, from version 121) or with a negative delay level.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.processors.send_kinds import apply_delay, max_delay_level
+from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
+from rocketq.broker.store_future import await_store_future
+from rocketq.common import message_const as mc
+from rocketq.common.message import MessageExt
+from rocketq.common.topic import dlq_topic, retry_topic
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
+
+
+class ConsumerSendMsgBackProcessor:
+    """CONSUMER_SEND_MSG_BACK (registered by SendMessageProcessor)."""
+
+    def __init__(self, controller: BrokerContext) -> None:
+        self.c = controller
+
+    async def consumer_send_msg_back(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        h = ConsumerSendMsgBackRequestHeader.from_ext_fields(request.ext_fields)
+        cfg = self.c.subscription_group_manager.find_subscription_group_config(h.group)
+        if cfg is None:
+            return RemotingCommand.create_response(
+                ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
+                f"subscription group not exist, {h.group}",
+            )
+        if not self.c.config.broker_permission & PERM_WRITE:
+            return RemotingCommand.create_response(
+                ResponseCode.NO_PERMISSION,
+                f"the broker[{self.c.broker_addr}] sending message is forbidden",
+            )
+        if cfg.retry_queue_nums <= 0:
+            return RemotingCommand.create_response(ResponseCode.SUCCESS)
+        topic = retry_topic(h.group)
+        queue_id = random.randrange(cfg.retry_queue_nums)
+        tc = self.c.topic_config_manager.select_topic_config(topic)
+        if tc is None:
+            tc = self.c.topic_config_manager.create_topic_in_send_message_back_method(
+                topic, cfg.retry_queue_nums, PERM_READ | PERM_WRITE
+            )
+            self.c.register_broker_all_soon()
+        if not tc.writeable:
+            return RemotingCommand.create_response(
+                ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden"
+            )
+        orig = await asyncio.to_thread(self.c.message_store.look_message_by_offset, h.offset)
+        if orig is None:
+            return RemotingCommand.create_response(
+                ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}"
+            )
+        props = dict(orig.properties)
+        props.setdefault(mc.PROPERTY_RETRY_TOPIC, orig.topic)
+        props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, None)
+        max_times = cfg.retry_max_times
+        if request.version >= 121 and h.max_reconsume_times is not None:
+            max_times = h.max_reconsume_times
+        delay_level = h.delay_level
+        if orig.reconsume_times >= max_times or delay_level < 0:
+            topic, queue_id = dlq_topic(h.group), 0
+            self.c.topic_config_manager.create_topic_in_send_message_back_method(
+                topic, 1, PERM_WRITE | PERM_READ
+            )
+            self.c.register_broker_all_soon()
+            props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
+        else:
+            if delay_level == 0:
+                delay_level = 3 + orig.reconsume_times
+            props[mc.PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
+        props.setdefault(mc.PROPERTY_ORIGIN_MESSAGE_ID, h.origin_msg_id or orig.msg_id)
+        msg = MessageExt(
+            topic=topic,
+            queue_id=queue_id,
+            body=orig.body,
+            flag=orig.flag,
+            properties=props,
+            sys_flag=orig.sys_flag,
+            born_timestamp=orig.born_timestamp,
+            born_host=orig.born_host,
+            store_host=self.c.store_host,
+            reconsume_times=orig.reconsume_times + 1,
+        )
+        apply_delay(msg, max_delay_level(self.c.message_store))
+        store = self.c.message_store
+        result = await await_store_future(store.async_put_message(msg))
+        self.c.broker_stats_manager.record_send_back(h.group, orig.topic)
+        if result.is_ok:  # a flush or slave timeout still stored it
+            return RemotingCommand.create_response(ResponseCode.SUCCESS)
+        code, remark = STATUS_TO_RESPONSE[result.status]
+        return RemotingCommand.create_response(code, remark)

@@ -1,0 +1,120 @@
+"""A batch send (SEND_BATCH_MESSAGE 320, or code 10 with ``batch="1"``; remoting.md §3.2.9).
+
+C++ 1.2.3 sends batches as code 10 with ``batch="1"`` and compresses the whole batch body when
+it is 4 KiB or larger; that body is inflated before it is split. A batch send is answered at
+once when the store has it, else from a task awaiting the store's future; a batch whose header
+properties say WAIT=false is answered once it is appended.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from typing import Any
+
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.processors.send_kinds import born_host, transaction_kind
+from rocketq.broker.processors.send_results import put_response, record_put
+from rocketq.broker.store_future import await_store_future
+from rocketq.common import message_const as mc
+from rocketq.common.message import MessageExt
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import decode_batch_messages
+from rocketq.common.properties import decode_properties
+from rocketq.errors import DecodeError
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import SendMessageRequestHeader
+from rocketq.store.results import PutMessageResult
+
+
+class BatchSender:
+    """The batch path of SendMessageProcessor (its checks done: ``_msg_check``)."""
+
+    def __init__(self, controller: BrokerContext) -> None:
+        self.c = controller
+
+    def send_batch(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: SendMessageRequestHeader,
+        queue_id: int,
+    ) -> RemotingCommand | Coroutine[Any, Any, RemotingCommand]:
+        # the topic's length was checked with its name (_msg_check -> validate_topic)
+        body = request.body
+        if h.sys_flag & MessageSysFlag.COMPRESSED_FLAG:
+            try:
+                body = zlib.decompress(body)
+            except zlib.error as exc:
+                return RemotingCommand.create_response(
+                    ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not inflate: {exc}"
+                )
+        try:
+            inner = decode_batch_messages(body)
+        except (DecodeError, ValueError) as exc:
+            return RemotingCommand.create_response(
+                ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not decode: {exc}"
+            )
+        if not inner:
+            return RemotingCommand.create_response(
+                ResponseCode.MESSAGE_ILLEGAL, "the batch is empty"
+            )
+        if transaction_kind({}, h.sys_flag) != "none" or any(
+            transaction_kind(m.properties, 0) != "none" for m in inner
+        ):
+            return RemotingCommand.create_response(
+                ResponseCode.MESSAGE_ILLEGAL, "transactional messages cannot be sent in a batch"
+            )
+        msgs = []
+        for m in inner:
+            if len(m.body) > self.c.config.max_message_size:
+                return RemotingCommand.create_response(
+                    ResponseCode.MESSAGE_ILLEGAL,
+                    f"the message body size over max value, MAX: {self.c.config.max_message_size}",
+                )
+            props = dict(m.properties)
+            if props.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+                return RemotingCommand.create_response(
+                    ResponseCode.MESSAGE_ILLEGAL, "TimeDelayLevel is not supported for batch"
+                )
+            props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, None)
+            props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
+            sys_flag = h.sys_flag & ~MessageSysFlag.COMPRESSED_FLAG
+            msgs.append(
+                MessageExt(
+                    topic=h.topic,
+                    queue_id=queue_id,
+                    body=m.body,
+                    flag=m.flag,
+                    properties=props,
+                    sys_flag=sys_flag,
+                    born_timestamp=h.born_timestamp,
+                    born_host=born_host(channel.remote_addr),
+                    store_host=self.c.store_host,
+                    reconsume_times=h.reconsume_times or 0,
+                )
+            )
+        header_props = decode_properties((h.properties or "").encode())
+        wait = header_props.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
+        store = self.c.message_store
+        started = time.perf_counter()
+        future = store.async_put_messages(msgs, wait_store_msg_ok=wait)
+        if future.done():  # ASYNC_FLUSH (or WAIT=false): answered without a task
+            return self._answer_batch(h.topic, future.result(), started, queue_id)
+        return self._await_batch(h.topic, future, started, queue_id)
+
+    async def _await_batch(
+        self, topic: str, future: Future[PutMessageResult], started: float, queue_id: int
+    ) -> RemotingCommand:
+        result = await await_store_future(future)
+        return self._answer_batch(topic, result, started, queue_id)
+
+    def _answer_batch(
+        self, topic: str, result: PutMessageResult, started: float, queue_id: int
+    ) -> RemotingCommand:
+        record_put(self.c, topic, result, started, "Normal")
+        return put_response(self.c, result, queue_id=queue_id)

@@ -1,0 +1,92 @@
+"""A store put's answer to a send: the response code and remark of each PutMessageStatus
+(SendMessageProcessor.handlePutMessageResult), the SEND_MESSAGE response header, and the
+BrokerStatsManager put figures with RocketMQ 5's message_type label.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.common.message import MessageExt
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_id import create_message_id
+from rocketq.common.topic import SCHEDULE_TOPIC
+from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import SendMessageResponseHeader
+from rocketq.store.results import PutMessageResult, PutMessageStatus
+
+REGION_ID = "DefaultRegion"
+
+#: Store status -> (response code, remark) (SendMessageProcessor.handlePutMessageResult).
+STATUS_TO_RESPONSE: dict[PutMessageStatus, tuple[int, str | None]] = {
+    PutMessageStatus.PUT_OK: (ResponseCode.SUCCESS, None),
+    PutMessageStatus.FLUSH_DISK_TIMEOUT: (ResponseCode.FLUSH_DISK_TIMEOUT, None),
+    PutMessageStatus.FLUSH_SLAVE_TIMEOUT: (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
+    PutMessageStatus.SLAVE_NOT_AVAILABLE: (ResponseCode.SLAVE_NOT_AVAILABLE, None),
+    PutMessageStatus.CREATE_MAPPED_FILE_FAILED: (
+        ResponseCode.SYSTEM_ERROR,
+        "create mapped file failed, server is busy or broken.",
+    ),
+    PutMessageStatus.MESSAGE_ILLEGAL: (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg body or properties length not matched.",
+    ),
+    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED: (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "the message is illegal, maybe msg properties length limit 32k.",
+    ),
+    PutMessageStatus.SERVICE_NOT_AVAILABLE: (
+        ResponseCode.SERVICE_NOT_AVAILABLE,
+        "service not available now. It may be caused by one of the following reasons: "
+        "the broker's disk is full, messages are put to the slave, "
+        "message store has been shut down, etc.",
+    ),
+    PutMessageStatus.OS_PAGE_CACHE_BUSY: (
+        ResponseCode.SYSTEM_BUSY,
+        "[PC_SYNCHRONIZED]broker busy, start flow control for a while",
+    ),
+    PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+}
+
+assert set(STATUS_TO_RESPONSE) == set(PutMessageStatus)
+
+
+def record_put(
+    c: BrokerContext, topic: str, result: PutMessageResult, started: float, message_type: str
+) -> None:
+    """BrokerStatsManager's put figures, for puts the store accepted."""
+    stats = c.broker_stats_manager
+    stats.record_put_latency((time.perf_counter() - started) * 1000)
+    append = result.append_result
+    if append is None or not result.is_ok:
+        return
+    stats.record_put(topic, append.msg_num, append.wrote_bytes, message_type=message_type)
+
+
+def put_response(c: BrokerContext, result: PutMessageResult, *, queue_id: int) -> RemotingCommand:
+    """A send's response to its put (SendMessageProcessor.handlePutMessageResult)."""
+    code, remark = STATUS_TO_RESPONSE[result.status]
+    append = result.append_result
+    if not result.is_ok or append is None:
+        return RemotingCommand.create_response(code, remark or result.status.name)
+    header = SendMessageResponseHeader(
+        msg_id=append.msg_id or create_message_id(c.store_host, append.wrote_offset),
+        queue_id=queue_id,
+        queue_offset=append.queue_offset,
+    )
+    fields = header.to_ext_fields()
+    fields["MSG_REGION"] = REGION_ID
+    fields["TRACE_ON"] = "true"
+    return RemotingCommand.create_response(code, None, ext_fields=fields)
+
+
+def message_type_of(msg: MessageExt) -> str:
+    """The message_type label of RocketMQ 5's metrics: Delay, Transaction or Normal."""
+    if msg.topic == SCHEDULE_TOPIC:
+        return "Delay"
+    tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
+    if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:
+        return "Transaction"
+    return "Normal"

@@ -1,0 +1,133 @@
+"""FrameWriter: the write side of a RemotingChannel (channel.py), and the replies that need no
+processor (overload, a processor's failure).
+
+Writes never wait on the reader's path: a fast processor's reply is written at once and the
+reader reads no more while replies wait for the socket. Writes are coalesced: the first frame
+of a loop iteration goes out at once, the frames that follow it in the same iteration are
+queued and written with one ``writelines`` (one writev).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from rocketq.errors import RemotingConnectError, RemotingError
+from rocketq.remoting.codec import encode_head
+from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.command import RemotingCommand
+
+log = logging.getLogger("rocketq.remoting.channel")
+
+
+class FrameWriter:
+    """The writing half of RemotingChannel (which sets these attributes and ``close``s)."""
+
+    _writer: asyncio.StreamWriter
+    _closed: asyncio.Event
+    _reading: bool  # dispatching a read: its end writes the queued answers
+    _unwritten: list[bytes]
+    _write_window_open: bool
+    remote_addr: str
+    last_active_monotonic: float
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed.is_set()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ replies
+
+    def _write_reply(
+        self, request: RemotingCommand, response: RemotingCommand, *, burst: bool = False
+    ) -> None:
+        """Write a response now, without waiting for the socket (the reader waits instead)."""
+        if self.is_closed:
+            return
+        response.response_to(request)
+        try:
+            self._write(response, burst=burst)
+        except RemotingError as exc:
+            log.debug("response to %s not sent: %s", self.remote_addr, exc)
+
+    async def _reply(self, request: RemotingCommand, response: RemotingCommand) -> None:
+        response.response_to(request)
+        try:
+            await self.send(response)
+        except RemotingError as exc:
+            log.debug("response to %s not sent: %s", self.remote_addr, exc)
+
+    def _processor_failed(self, request: RemotingCommand, exc: Exception) -> RemotingCommand:
+        log.warning("processor of code %s from %s failed: %r", request.code, self.remote_addr, exc)
+        remark = str(exc) or type(exc).__name__
+        return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, remark)
+
+    async def _reject_overload(self, request: RemotingCommand) -> None:
+        """Too many requests of this connection are running: SYSTEM_BUSY, as Java's full pool."""
+        if not request.is_oneway:
+            busy = RemotingCommand.create_response(
+                ResponseCode.SYSTEM_BUSY, "[OVERLOAD]system busy, start flow control for a while"
+            )
+            await self._reply(request, busy)
+
+    # ------------------------------------------------------------------ writing
+
+    async def send(self, cmd: RemotingCommand) -> None:
+        """Write one command (request or response); wait while the socket buffer is full.
+
+        The head and the body leave as two buffers (no copy of the body into a frame).
+        Writes are coalesced: the first frame of a loop iteration goes out at once, frames
+        that follow it in the same iteration (32 responses finishing together) are queued
+        and written with one ``writelines`` (one writev) when the iteration's ready
+        callbacks have run, so a busy connection pays one syscall per burst, not per frame.
+        """
+        self._write(cmd)
+        if self._writer.transport.get_write_buffer_size():
+            try:
+                await self._writer.drain()
+            except (OSError, RuntimeError) as exc:
+                self.close()
+                raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
+
+    def _write(self, cmd: RemotingCommand, *, burst: bool = False) -> None:
+        """Write (or queue in this iteration's write window) one command, without waiting.
+        ``burst``: more frames are coming in this iteration (the answers of a batch of
+        puts), so even the first is queued and all leave in one writev."""
+        if self.is_closed:
+            raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
+        head, body = encode_head(cmd), cmd.body
+        try:
+            if self._write_window_open or burst:
+                self._unwritten.append(head)
+                if body:
+                    self._unwritten.append(body)
+                if not self._write_window_open:
+                    self._write_window_open = True
+                    if not self._reading:  # else the end of the read writes them
+                        asyncio.get_running_loop().call_soon(self._write_unwritten)
+            else:
+                if body:
+                    self._writer.writelines((head, body))
+                else:
+                    self._writer.write(head)
+                self._write_window_open = True
+                asyncio.get_running_loop().call_soon(self._write_unwritten)
+        except (OSError, RuntimeError) as exc:
+            self.close()
+            raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
+        self.last_active_monotonic = time.monotonic()
+
+    def _write_unwritten(self) -> None:
+        """End the write window: the frames queued in it leave in one writelines."""
+        self._write_window_open = False
+        if not self._unwritten or self.is_closed:
+            return
+        frames, self._unwritten = self._unwritten, []
+        try:
+            self._writer.writelines(frames)
+        except (OSError, RuntimeError) as exc:
+            log.debug("write to %s failed: %s", self.remote_addr, exc)
+            self.close()
