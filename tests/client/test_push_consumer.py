@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -438,3 +439,22 @@ async def test_a_delayed_message_arrives_after_its_delay_level(cluster: Cluster)
     assert waited >= 0.9  # level 2 is one second with the test broker's delay table
     assert got.msgs[0].topic == "TopicDelay"
     assert got.msgs[0].body == b"later"
+
+
+async def test_client_and_broker_leave_the_global_random_state_alone(cluster: Cluster) -> None:
+    # an application (or Hypothesis) that seeds `random` must not see a library's threads
+    # draw from it: message ids, queue selection, rebalance and the retry queue each use
+    # their own generator
+    random.seed(20261125)
+    before = random.getstate()
+    await produce(cluster, "TopicRandom", 3)
+    got = Collector(fail_first=True)  # each message is sent back once: a random retry queue
+    c = consumer(cluster, "GroupRandom", "TopicRandom")
+    c.register_message_listener(got)
+    await c.start()
+    try:
+        assert await until(lambda: len(got.msgs) >= 3, 40)
+    finally:
+        await c.shutdown()
+    assert got.seqs() == [0, 1, 2]
+    assert random.getstate() == before

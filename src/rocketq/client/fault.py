@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 
 from rocketq.common.message import MessageQueue
 
+# our own generator: threads of a library must not draw from (or disturb) the global
+# random state an application seeds
+_random = random.Random()
+
 LATENCY_MAX_MS = (50, 100, 550, 1000, 2000, 3000, 15000)
 NOT_AVAILABLE_DURATION_MS = (0, 0, 30000, 60000, 120000, 180000, 600000)
 ISOLATION_LATENCY_MS = 30000
@@ -32,7 +36,7 @@ class TopicPublishInfo:
     order_topic: bool = False
     have_topic_router_info: bool = False
     _send_which_queue: itertools.count[int] = field(
-        default_factory=lambda: itertools.count(random.randrange(1 << 16))
+        default_factory=lambda: itertools.count(_random.randrange(1 << 16))
     )
 
     def ok(self) -> bool:
@@ -89,7 +93,7 @@ class LatencyFaultTolerance:
             key=lambda it: (not it.is_available(now), it.current_latency_ms, it.start_timestamp_ms),
         )
         half = max(1, len(items) // 2)
-        return items[random.randrange(half)].name
+        return items[_random.randrange(half)].name
 
 
 class MQFaultStrategy:

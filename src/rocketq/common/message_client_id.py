@@ -17,6 +17,10 @@ import time
 
 from rocketq.common import clock
 
+# our own generator: threads of a library must not draw from (or disturb) the global
+# random state an application seeds
+_random = random.Random()
+
 
 class _UniqIdMaker:
     """MessageClientIDSetter: IP, pid, a per-process random (the class-loader hash), the
@@ -25,9 +29,9 @@ class _UniqIdMaker:
     def __init__(self) -> None:
         ip = _local_ip()
         self.prefix = (
-            (ip + struct.pack(">HI", os.getpid() & 0xFFFF, random.getrandbits(31))).hex().upper()
+            (ip + struct.pack(">HI", os.getpid() & 0xFFFF, _random.getrandbits(31))).hex().upper()
         )
-        self._counter = itertools.count(random.randrange(1 << 16))
+        self._counter = itertools.count(_random.randrange(1 << 16))
         self._lock = threading.Lock()
         self._month_start_ms = 0
         self._next_month_ms = 0

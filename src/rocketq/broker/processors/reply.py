@@ -30,6 +30,10 @@ from rocketq.remoting.headers import (
     SendMessageResponseHeader,
 )
 
+# our own generator: threads of a library must not draw from (or disturb) the global
+# random state an application seeds
+_random = random.Random()
+
 log = logging.getLogger(__name__)
 
 PUSH_REPLY_TIMEOUT_S = 3.0
@@ -69,7 +73,7 @@ class ReplyMessageProcessor:
             return RemotingCommand.create_response(
                 ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!"
             )
-        queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(tc.write_queue_nums)
+        queue_id = h.queue_id if h.queue_id >= 0 else _random.randrange(tc.write_queue_nums)
         props = decode_properties((h.properties or "").encode())
         pushed, remark = await self._push_reply(channel, h, props, request.body)
         if pushed:

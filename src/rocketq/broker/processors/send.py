@@ -56,6 +56,10 @@ from rocketq.remoting.headers import SendMessageRequestHeader, SendMessageReques
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult
 
+# our own generator: threads of a library must not draw from (or disturb) the global
+# random state an application seeds
+_random = random.Random()
+
 log = logging.getLogger(__name__)
 
 MAX_PROPERTIES_BYTES = 32767
@@ -107,7 +111,7 @@ class SendMessageProcessor:
             return refused
         tc = self.c.topic_config_manager.select_topic_config(h.topic)
         assert tc is not None
-        queue_id = h.queue_id if h.queue_id >= 0 else random.randrange(tc.write_queue_nums)
+        queue_id = h.queue_id if h.queue_id >= 0 else _random.randrange(tc.write_queue_nums)
         if h.batch or request.code == RequestCode.SEND_BATCH_MESSAGE:
             return self._send_batch(channel, request, h, queue_id)
         prepared = self._prepare_one(channel, request, h, queue_id)

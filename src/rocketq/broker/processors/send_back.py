@@ -22,6 +22,10 @@ from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
 
+# our own generator: threads of a library must not draw from (or disturb) the global
+# random state an application seeds
+_random = random.Random()
+
 
 class ConsumerSendMsgBackProcessor:
     """CONSUMER_SEND_MSG_BACK (registered by SendMessageProcessor)."""
@@ -47,7 +51,7 @@ class ConsumerSendMsgBackProcessor:
         if cfg.retry_queue_nums <= 0:
             return RemotingCommand.create_response(ResponseCode.SUCCESS)
         topic = retry_topic(h.group)
-        queue_id = random.randrange(cfg.retry_queue_nums)
+        queue_id = _random.randrange(cfg.retry_queue_nums)
         tc = self.c.topic_config_manager.select_topic_config(topic)
         if tc is None:
             tc = self.c.topic_config_manager.create_topic_in_send_message_back_method(

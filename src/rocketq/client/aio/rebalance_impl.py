@@ -28,6 +28,10 @@ from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
 from rocketq.remoting.topic_route import MASTER_ID
 
+# our own generator: threads of a library must not draw from (or disturb) the global
+# random state an application seeds
+_random = random.Random()
+
 log = logging.getLogger(__name__)
 
 
@@ -119,7 +123,7 @@ class RebalanceImpl:
             route = self.instance.topic_route_table.get(topic)
         if route is None or not route.broker_datas:
             return []
-        broker = random.choice(route.broker_datas)
+        broker = _random.choice(route.broker_datas)
         addr = broker.select_broker_addr()
         if addr is None:
             return []
