@@ -19,14 +19,23 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 
 def free_ports(count: int) -> list[int]:
-    """``count`` free loopback ports, consecutive pairs not needed except for metrics (+1)."""
+    """``count`` loopback ports each free together with the port after it (the broker's HA
+    port is its port + 1, the name server's /metrics the metrics port + 1), and no chosen
+    port or its successor equal to another's."""
     found: list[int] = []
+    taken: set[int] = set()
     while len(found) < count:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port + 1 < 65536 and port not in found and port + 1 not in found:
-            found.append(port)
+        with socket.socket() as first, socket.socket() as second:
+            first.bind(("127.0.0.1", 0))
+            port = int(first.getsockname()[1])
+            if port + 1 >= 65536 or {port, port + 1} & taken:
+                continue
+            try:
+                second.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue  # the successor is in use: try another
+        found.append(port)
+        taken |= {port, port + 1}
     return found
 
 
@@ -46,26 +55,26 @@ def test_server_process_serves_metrics_and_dashboard_and_stops_on_sigterm(tmp_pa
         "--namesrv-port", str(namesrv), "--broker-port", str(broker),
         "--metrics-port", str(metrics), "--dashboard-port", str(dashboard),
     ]  # fmt: skip
-    log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        status = 0
-        while time.monotonic() < deadline and proc.poll() is None:
-            status, page = get(f"http://127.0.0.1:{dashboard}/cluster")
-            if status == 200 and "broker-a" in page:
-                break
-            time.sleep(0.2)
-        assert status == 200, (tmp_path / "server.log").read_text()
-        assert f"127.0.0.1:{broker}" in page
-        code, text = get(f"http://127.0.0.1:{metrics}/metrics")
-        assert code == 200
-        assert "rocketmq_broker_permission" in text
-        code, text = get(f"http://127.0.0.1:{metrics + 1}/metrics")
-        assert code == 200
-        assert "rocketmq_namesrv_live_brokers" in text
-    finally:
-        os.kill(proc.pid, signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
-        log.close()
+    with (tmp_path / "server.log").open("w") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            status = 0
+            while time.monotonic() < deadline and proc.poll() is None:
+                status, page = get(f"http://127.0.0.1:{dashboard}/cluster")
+                if status == 200 and "broker-a" in page:
+                    break
+                time.sleep(0.2)
+            assert status == 200, (tmp_path / "server.log").read_text()
+            assert f"127.0.0.1:{broker}" in page
+            code, text = get(f"http://127.0.0.1:{metrics}/metrics")
+            assert code == 200
+            assert "rocketmq_broker_permission" in text
+            code, text = get(f"http://127.0.0.1:{metrics + 1}/metrics")
+            assert code == 200
+            assert "rocketmq_namesrv_live_brokers" in text
+        finally:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
     assert "dashboard: http://127.0.0.1:" in (tmp_path / "server.log").read_text()
