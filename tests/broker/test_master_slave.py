@@ -24,6 +24,7 @@ from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
 from tests.client.conftest import FAST_CLIENT
 from tests.e2e.wire import pull_request, send_request
+from tests.store.ha.test_replication import slave_linked
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -69,7 +70,7 @@ async def master_and_slave(
             store_properties=STORE,
         ) as slave,
     ):
-        assert await until(lambda: master.message_store.ha_service.connection_count == 1, 10)
+        assert await until(lambda: slave_linked(master.message_store), 10)
         yield Group(ns, master, slave)
 
 

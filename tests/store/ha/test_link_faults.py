@@ -25,7 +25,7 @@ from rocketq.store.message_store import MessageStore
 from rocketq.store.results import PutMessageStatus
 from rocketq.testing.tcp_proxy import TcpProxy
 from rocketq.testing.wait import until_sync
-from tests.store.ha.test_replication import HA, commitlog_bytes
+from tests.store.ha.test_replication import HA, commitlog_bytes, slave_linked
 from tests.store.store_support import new_msg, small_config
 
 pytestmark = pytest.mark.timeout(90)
@@ -62,7 +62,7 @@ def test_slave_cut_off_mid_stream_catches_up_from_its_own_offset(
     proxy = TcpProxy(("127.0.0.1", master.ha_service.listen_port))
     slave = _open(tmp_path / "slave", BrokerRole.SLAVE, ha_master_address=proxy.addr)
     try:
-        assert until_sync(lambda: master.ha_service.connection_count == 1, 10)
+        assert until_sync(lambda: slave_linked(master), 10)
         _put(master, 300, "before")
         assert until_sync(lambda: slave.get_max_phy_offset() == master.get_max_phy_offset(), 10)
         proxy.cut()

@@ -22,6 +22,13 @@ HA = {
 }
 
 
+def slave_linked(master: MessageStore) -> bool:
+    """One slave linked and its first report read: the master knows where to start it (an
+    empty slave that reports after a file roll is started at the master's last file)."""
+    conns = list(master.ha_service.connections)
+    return len(conns) == 1 and conns[0].slave_request_offset >= 0
+
+
 def _open(root: Path, role: BrokerRole, **kw: object) -> MessageStore:
     store = MessageStore(small_config(root, broker_role=role, **{**HA, **kw}))
     store.load()
@@ -39,7 +46,7 @@ def pair(tmp_path: Path) -> Iterator[tuple[MessageStore, MessageStore]]:
         ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
     )
     try:
-        assert until_sync(lambda: master.ha_service.connection_count == 1, 10)
+        assert until_sync(lambda: slave_linked(master), 10)
         yield master, slave
     finally:
         slave.shutdown()
