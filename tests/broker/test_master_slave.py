@@ -50,6 +50,7 @@ async def master_and_slave(
     *,
     slave_read_enable: bool = True,
     master_store: dict[str, str] | None = None,
+    slave_store: dict[str, str] | None = None,
 ) -> AsyncIterator[Group]:
     async with (
         run_namesrv() as ns,
@@ -67,7 +68,7 @@ async def master_and_slave(
             broker_id=1,
             slave_read_enable=slave_read_enable,
             slave_sync_interval_ms=200,
-            store_properties=STORE,
+            store_properties={**STORE, **(slave_store or {})},
         ) as slave,
     ):
         assert await until(lambda: slave_linked(master.message_store), 10)
@@ -101,10 +102,30 @@ async def test_sync_master_acknowledges_sends_the_slave_already_holds(tmp_path: 
         assert total == 120
 
 
-async def test_slave_copies_topics_offsets_and_groups_from_its_master(tmp_path: Path) -> None:
-    async with master_and_slave(tmp_path, BrokerRole.ASYNC_MASTER) as g:
+async def test_slave_copies_topics_offsets_delay_offsets_and_groups_from_its_master(
+    tmp_path: Path,
+) -> None:
+    delay = {"messageDelayLevel": "1s 1s"}
+    async with master_and_slave(
+        tmp_path, BrokerRole.ASYNC_MASTER, master_store=delay, slave_store=delay
+    ) as g:
         g.master.topic_config_manager.update_topic_config(
             TopicConfig(topic_name="SyncedTopic", read_queue_nums=3, write_queue_nums=3)
+        )
+        await g.master.register_broker_all()
+        async with Producer("pg", namesrv_addr=g.namesrv.addr, **FAST_CLIENT) as producer:
+            for _ in range(3):  # the master's schedule service delivers them: level 2 at 3
+                sent = await producer.send(Message("SyncedTopic", b"later", delay_time_level=2))
+                assert sent.status is SendStatus.SEND_OK
+        schedule = g.master.schedule_message_service
+        assert schedule is not None
+        assert await until(lambda: schedule.offset_table.get(2) == 3, 10)
+        slave_schedule = g.slave.schedule_message_service
+        assert slave_schedule is not None
+        assert await until(lambda: slave_schedule.offset_table.get(2) == 3, 10)
+        delay_file = tmp_path / "slave" / "config" / "delayOffset.json"
+        assert await until(
+            lambda: delay_file.exists() and '"offsetTable"' in delay_file.read_text(), 10
         )
         g.master.consumer_offset_manager.commit_offset("x", "SyncedGroup", "SyncedTopic", 2, 42)
         g.master.subscription_group_manager.find_subscription_group_config("SyncedGroup")
@@ -270,3 +291,67 @@ async def test_a_slave_refuses_topic_changes_they_come_from_its_master(tmp_path:
         await create_topic([g.master.broker_addr], "OnMaster")
         topics = g.slave.topic_config_manager.topic_config_table
         assert await until(lambda: "OnMaster" in topics, 10)
+
+
+def free_port_pair() -> int:
+    """A loopback port free together with the port after it (the HA port)."""
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as first, socket.socket() as second:
+            first.bind(("127.0.0.1", 0))
+            port = int(first.getsockname()[1])
+            if port + 1 >= 65536:
+                continue
+            try:
+                second.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no two consecutive free ports")
+
+
+async def test_the_ha_port_is_the_listen_port_plus_one_unless_ha_listen_port_is_set(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    from rocketq.broker.config import BrokerConfig
+
+    port = free_port_pair()
+    config = dataclasses.replace(
+        BrokerConfig(),
+        listen_host="127.0.0.1",
+        listen_port=port,
+        broker_ip1="127.0.0.1",
+        broker_role=BrokerRole.SYNC_MASTER,
+        store_path_root_dir=str(tmp_path / "m"),
+        store_properties=dict(STORE),  # no haListenPort: BrokerStartup's listenPort + 1
+    )
+    master = BrokerController(config)
+    await master.start()
+    try:
+        assert master.message_store.ha_service.listen_port == port + 1
+        assert master.identity().ha_server_addr == f"127.0.0.1:{port + 1}"
+    finally:
+        await master.shutdown()
+
+
+def test_the_2m_2s_layout_matches_the_readme_table() -> None:
+    from rocketq.broker.config import BrokerConfig
+    from rocketq.cli.server_layout import broker_configs
+
+    configs = broker_configs("2m-2s-sync", BrokerConfig(listen_port=10911), "/s")
+    rows = [
+        (c.broker_name, c.broker_id, c.broker_role.name, c.listen_port, c.store_path_root_dir)
+        for c in configs
+    ]
+    assert rows == [  # README "Replication": HA port = listen port + 1 for each
+        ("broker-a", 0, "SYNC_MASTER", 10911, os.path.join("/s", "broker-a")),
+        ("broker-b", 0, "SYNC_MASTER", 11111, os.path.join("/s", "broker-b")),
+        ("broker-a", 1, "SLAVE", 11011, os.path.join("/s", "broker-a-s")),
+        ("broker-b", 1, "SLAVE", 11211, os.path.join("/s", "broker-b-s")),
+    ]
+    assert all(c.slave_read_enable for c in configs if c.broker_id == 1)
+    asynchronous = broker_configs("2m-2s-async", BrokerConfig(listen_port=10911), "/s")
+    assert [c.broker_role.name for c in asynchronous][:2] == ["ASYNC_MASTER", "ASYNC_MASTER"]
