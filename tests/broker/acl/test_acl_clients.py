@@ -9,14 +9,25 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.admin import AsyncAdminClient
 from rocketq.client import LitePullConsumer, Message, MessageExt, SendStatus
 from rocketq.client import Producer as BlockingProducer
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.client.status import ConsumeStatus
+from rocketq.common.message_decoder import decode_messages
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import NoPermissionError
+from rocketq.store.message_store import MessageStore
 from rocketq.testing import until
-from tests.broker.acl.conftest import NORMAL, PUB_ONLY, SUB_ONLY, WAIT_S, AclCluster
+from tests.broker.acl.conftest import (
+    ADMIN,
+    NORMAL,
+    PUB_ONLY,
+    SUB_ONLY,
+    WAIT_S,
+    WHITE,
+    AclCluster,
+)
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER
 
 CONSUME_WAIT_S = 30.0
@@ -112,3 +123,44 @@ def test_the_secret_never_shows_in_a_client_config_repr(tmp_path: Path) -> None:
     producer = BlockingProducer("pg", namesrv_addr="127.0.0.1:1", **credentials(NORMAL))
     assert NORMAL[1] not in repr(producer.impl.config)
     assert NORMAL[0] in repr(producer.impl.config)
+
+
+async def test_our_producer_from_a_white_listed_address_needs_no_valid_signature(
+    acl_cluster: AclCluster,
+) -> None:
+    await create_topic(acl_cluster, "TopicA")
+    ns = acl_cluster.namesrv.addr
+    # the account's whiteRemoteAddress (127.0.0.*) matches: signature and permissions skipped
+    white = credentials((WHITE[0], "not-the-secret"))
+    async with Producer("pg", namesrv_addr=ns, **FAST_CLIENT, **white) as p:
+        assert (await p.send(Message("TopicA", b"white-account"))).status is SendStatus.SEND_OK
+    # no credentials at all: refused until 127.0.0.1 is a global white address
+    async with Producer("pg", namesrv_addr=ns, **FAST_CLIENT) as p:
+        with pytest.raises(NoPermissionError, match="No accessKey"):
+            await p.send(Message("TopicA", b"unsigned-refused"))
+        async with AsyncAdminClient(ns, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
+            await admin.update_global_white_addr_config(acl_cluster.broker_addr, ["127.0.0.1"])
+        assert (await p.send(Message("TopicA", b"global-white"))).status is SendStatus.SEND_OK
+    store = acl_cluster.broker.message_store
+    bodies = sorted(m.body for q in range(2) for m in read_queue(store, "TopicA", q))
+    assert bodies == [b"global-white", b"white-account"]
+
+
+async def test_our_admin_client_creates_a_topic_only_with_an_admin_account(
+    acl_cluster: AclCluster,
+) -> None:
+    ns, addr = acl_cluster.namesrv.addr, acl_cluster.broker_addr
+    topics = acl_cluster.broker.topic_config_manager.topic_config_table
+    for account in (NORMAL, PUB_ONLY, (ADMIN[0], "wrong-secret")):
+        async with AsyncAdminClient(ns, access_key=account[0], secret_key=account[1]) as admin:
+            with pytest.raises(NoPermissionError, match=f"accessKey={account[0]}"):
+                await admin.create_and_update_topic_config(addr, TopicConfig(topic_name="AdminT"))
+        assert "AdminT" not in topics
+    async with AsyncAdminClient(ns, access_key=ADMIN[0], secret_key=ADMIN[1]) as admin:
+        await admin.create_and_update_topic_config(addr, TopicConfig(topic_name="AdminT"))
+    assert "AdminT" in topics
+
+
+def read_queue(store: MessageStore, topic: str, queue_id: int) -> list[MessageExt]:
+    result = store.get_message("reader", topic, queue_id, 0, 32)
+    return [m for buf in result.message_buffers for m in decode_messages(bytes(buf))]
