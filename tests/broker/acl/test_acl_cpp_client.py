@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from rocketq.admin import AsyncAdminClient
 from rocketq.common.topic_config import TopicConfig
 from rocketq.testing import until
-from tests.broker.acl.conftest import NORMAL, PUB_ONLY, SUB_ONLY, AclCluster
+from tests.broker.acl.conftest import ADMIN, NORMAL, PUB_ONLY, SUB_ONLY, WHITE, AclCluster
 from tests.interop.cpp_runner import run_driver, start_driver
 
 pytestmark = [
@@ -82,3 +83,29 @@ async def test_cpp_producer_without_the_right_to_send_is_refused_and_stores_noth
     assert validator.refused_count >= 2
     store = acl_cluster.broker.message_store
     assert all(store.get_max_offset_in_queue("TopicA", q) == 0 for q in range(2))
+
+
+async def test_cpp_producer_from_a_white_listed_address_needs_no_valid_signature(
+    acl_cluster: AclCluster, tmp_path: Path
+) -> None:
+    await create_topic(acl_cluster, "TopicA")
+    store = acl_cluster.broker.message_store
+
+    def stored() -> int:
+        return sum(store.get_max_offset_in_queue("TopicA", q) for q in range(2))
+
+    # the account's whiteRemoteAddress (127.0.0.*) matches: signature and permissions skipped
+    white = creds((WHITE[0], "not-the-secret"))
+    events = await produce(acl_cluster, tmp_path / "w", "TopicA", 2, *white)
+    assert [e["status"] for e in events if e["event"] == "sent"] == [0, 0], events
+    assert stored() == 2
+    # without credentials: refused, then served once 127.0.0.1 is a global white address
+    events = await produce(acl_cluster, tmp_path / "u", "TopicA", 1)
+    assert [e for e in events if e["event"] == "sent"] == [], events
+    async with AsyncAdminClient(
+        acl_cluster.namesrv.addr, access_key=ADMIN[0], secret_key=ADMIN[1]
+    ) as admin:
+        await admin.update_global_white_addr_config(acl_cluster.broker_addr, ["127.0.0.1"])
+    events = await produce(acl_cluster, tmp_path / "g", "TopicA", 2)
+    assert [e["status"] for e in events if e["event"] == "sent"] == [0, 0], events
+    assert stored() == 4
