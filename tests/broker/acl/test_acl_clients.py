@@ -142,6 +142,7 @@ async def test_our_producer_from_a_white_listed_address_needs_no_valid_signature
             await admin.update_global_white_addr_config(acl_cluster.broker_addr, ["127.0.0.1"])
         assert (await p.send(Message("TopicA", b"global-white"))).status is SendStatus.SEND_OK
     store = acl_cluster.broker.message_store
+    assert store.wait_for_dispatch(WAIT_S)  # a send is answered before its queue entry exists
     bodies = sorted(m.body for q in range(2) for m in read_queue(store, "TopicA", q))
     assert bodies == [b"global-white", b"white-account"]
 
