@@ -212,3 +212,26 @@ async def test_a_broker_with_a_broken_acl_file_does_not_start(tmp_path: Path) ->
     with pytest.raises(ConfigError, match="accessKey=short"):
         async with run_broker(root, acl_enable=True):
             pass
+
+
+async def test_concurrent_admin_updates_each_land_in_the_file_none_lost(
+    acl_cluster: AclCluster,
+) -> None:
+    import asyncio
+
+    names = [(f"Concurrent{i:02d}", f"ConcurrentSK{i:02d}") for i in range(12)]
+    async with admin_client() as admin:
+
+        async def add(account: tuple[str, str]) -> None:
+            entry = PlainAccessConfig(
+                access_key=account[0], secret_key=account[1], default_topic_perm="PUB"
+            )
+            await acl_admin.create_or_update_access_config(admin, acl_cluster.broker_addr, entry)
+
+        await asyncio.gather(*(add(a) for a in names))
+    in_file = file_accounts(acl_cluster.acl_file)
+    assert {a for a, _ in names} <= set(in_file)
+    assert set(in_file) >= {str(a["accessKey"]) for a in ACCOUNTS}  # the others kept
+    assert file_counter(acl_cluster.acl_file) == len(names)  # one version per rewrite
+    for account in names:
+        assert (await acl_cluster.invoke(send_as(account))).code == ResponseCode.SUCCESS
