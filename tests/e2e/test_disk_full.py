@@ -128,7 +128,8 @@ async def test_disk_full_refuses_sends_keeps_what_was_stored_and_recovers(
         before = len(acked)
         await send_until_code(client, broker.addr, ResponseCode.SUCCESS, acked, "c", limit=100)
         assert len(acked) == before + 1
-        assert time.monotonic() - started < 10
+        recovered_s = time.monotonic() - started
+        assert recovered_s < 10
         for _ in range(40):  # and roll into a new commitlog file
             await send_until_code(client, broker.addr, ResponseCode.SUCCESS, acked, "d")
     finally:
@@ -143,5 +144,9 @@ async def test_disk_full_refuses_sends_keeps_what_was_stored_and_recovers(
         assert len(os.listdir(store.config.commit_log_dir)) >= 2
     finally:
         store.shutdown()
+    print(  # the figures RELIABILITY.md reports (pytest -s shows them)
+        f"disk full: {len(acked)} acknowledged, lost 0, SYSTEM_ERROR then SERVICE_NOT_AVAILABLE,"
+        f" SUCCESS again {recovered_s:.2f} s after space returned, exit status 0"
+    )
     with contextlib.suppress(OSError):
         filler.unlink()

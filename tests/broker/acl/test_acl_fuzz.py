@@ -172,3 +172,7 @@ async def test_fuzzed_acl_headers_are_refused_store_nothing_and_the_broker_keeps
     )
     assert pulled.code == ResponseCode.SUCCESS
     assert [m.body for m in decode_messages(pulled.body)][: len(kept)] == kept
+    print(  # the figures RELIABILITY.md reports (pytest -s shows them)
+        f"ACL fuzz: {FIELD_MUTATIONS} header mutations, {refused} change what is signed, all"
+        f" {refused} NO_PERMISSION, 0 stored; {BYTE_MUTATIONS} byte-mutated frames; broker serving"
+    )
