@@ -87,6 +87,8 @@ class BrokerController:
         self.transactional_message_service = TransactionalMessageService(self)
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         self.slave_synchronize = SlaveSynchronize(self)
+        if config.broker_role is BrokerRole.SLAVE:  # its commits go to the master later
+            self.consumer_offset_manager.commit_listener = self.slave_synchronize.note_local_commit
         self.access_validator: PlainAccessValidator | None = None
         self.broker_stats_manager = BrokerStatsManager(config.broker_cluster_name)
         self.metrics_exporter: MetricsExporter | None = None

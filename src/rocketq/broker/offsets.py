@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from rocketq.broker.config_manager import ConfigManager, int_keys
@@ -20,6 +21,8 @@ class ConsumerOffsetManager(ConfigManager):
         super().__init__(os.path.join(store_root, "config", "consumerOffset.json"))
         self.offset_table: dict[str, dict[int, int]] = {}
         self._lock = threading.Lock()
+        # a slave's SlaveSynchronize hears of commits made on it (key, queueId, offset)
+        self.commit_listener: Callable[[str, int, int], None] | None = None
 
     @staticmethod
     def key(topic: str, group: str) -> str:
@@ -29,8 +32,11 @@ class ConsumerOffsetManager(ConfigManager):
         self, client_host: str, group: str, topic: str, queue_id: int, offset: int
     ) -> None:
         del client_host  # RocketMQ logs it; kept for signature parity
+        key = self.key(topic, group)
         with self._lock:
-            self.offset_table.setdefault(self.key(topic, group), {})[queue_id] = offset
+            self.offset_table.setdefault(key, {})[queue_id] = offset
+        if self.commit_listener is not None:
+            self.commit_listener(key, queue_id, offset)
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
         """The committed offset, or -1 when the group never committed on this queue."""

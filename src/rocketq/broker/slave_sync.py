@@ -7,8 +7,13 @@ Every ``slave_sync_interval_ms`` (10 s, first after 3 s) a slave asks its master
 persists them. Topic configs and subscription groups are replaced when the master's
 DataVersion differs; consumer offsets are merged per ``topic@group`` (``putAll``), so what
 the slave holds for groups the master does not know survives. While the master is down the
-sync fails (logged, tried again next period) and offsets committed on the slave stay; the
-consumer re-commits its own offsets to the master once the master is back in the route.
+sync fails (logged, tried again next period) and offsets committed on the slave stay.
+
+Beyond RocketMQ 4.x: offsets committed on the slave (consumers commit there while the master
+is out of their route) are handed to the master with UPDATE_CONSUMER_OFFSET before the
+slave takes the master's table, where the master's offset is lower; so they survive the
+master's return even when no consumer is left to commit them again (4.x would overwrite
+them with the master's older offsets). A master's higher offset is never lowered.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import asyncio
 import logging
 from typing import Any, Protocol
 
-from rocketq.broker.config_manager import parse_fastjson
+from rocketq.broker.config_manager import int_keys, parse_fastjson
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
@@ -26,6 +31,7 @@ from rocketq.errors import RocketQError
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.headers import UpdateConsumerOffsetRequestHeader
 
 
 class SlaveSyncBroker(Protocol):
@@ -50,6 +56,11 @@ class SlaveSynchronize:
         self.c = controller
         self.master_addr: str | None = None
         self.sync_count = 0
+        self.committed_here: dict[tuple[str, int], int] = {}  # not yet handed to the master
+
+    def note_local_commit(self, key: str, queue_id: int, offset: int) -> None:
+        """ConsumerOffsetManager.commit_listener on a slave."""
+        self.committed_here[(key, queue_id)] = offset
 
     async def sync_all(self) -> bool:
         """One round; True when all four tables came from the master."""
@@ -88,11 +99,35 @@ class SlaveSynchronize:
 
     async def _sync_consumer_offset(self, addr: str) -> None:
         obj = await self._fetch(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        theirs = obj.get("offsetTable") or {}
+        await self._hand_over_local_commits(addr, theirs)
         manager = self.c.consumer_offset_manager
         merged = manager.encode()
-        merged["offsetTable"].update(obj.get("offsetTable") or {})
+        merged["offsetTable"].update(theirs)
         manager.decode(merged)
         await asyncio.to_thread(manager.persist)
+
+    async def _hand_over_local_commits(self, addr: str, theirs: dict[str, Any]) -> None:
+        """Commits made on this slave go to the master where its offset is lower; ``theirs``
+        (the master's table) is updated to what the master now holds."""
+        for (key, queue_id), offset in list(self.committed_here.items()):
+            table = theirs.get(key)
+            known = int_keys(table) if isinstance(table, dict) else {}
+            if int(known.get(queue_id, -1)) < offset:
+                topic, _, group = key.partition("@")
+                header = UpdateConsumerOffsetRequestHeader(
+                    consumer_group=group, topic=topic, queue_id=queue_id, commit_offset=offset
+                )
+                request = RemotingCommand.create_request(
+                    RequestCode.UPDATE_CONSUMER_OFFSET, header.to_ext_fields()
+                )
+                response = await self.c.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
+                if response.code != ResponseCode.SUCCESS:
+                    raise ValueError(f"master refused offset {key}:{queue_id}: {response.remark}")
+                theirs[key] = {**known, queue_id: offset}
+                log.info("slave handed offset %s:%d=%d to the master", key, queue_id, offset)
+            if self.committed_here.get((key, queue_id)) == offset:  # no newer commit since
+                del self.committed_here[(key, queue_id)]
 
     async def _sync_delay_offset(self, addr: str) -> None:
         service = self.c.schedule_message_service
