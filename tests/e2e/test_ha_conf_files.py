@@ -7,6 +7,7 @@ slave finds it through the name servers. A SYNC_MASTER's SEND_OK proves the slav
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from rocketq.client.aio import Producer
 from rocketq.client.status import SendStatus
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
+from rocketq.testing.wait import until
 from tests.broker.test_master_slave import free_port_pair
 from tests.e2e.ha_support import FAST_PRODUCER, STORE_KEYS, commitlog_bytes, create_topic
 
@@ -56,23 +58,25 @@ async def test_rocketmq_2m_2s_sync_files_replicate_as_the_readme_maps_them(
             await asyncio.to_thread(slave.start)
             try:
                 await create_topic([master.addr], "ConfTopic")
-                async with Producer("pg", namesrv_addr=ns2.addr, **FAST_PRODUCER) as producer:
-                    statuses = []
-                    for i in range(200):  # SLAVE_NOT_AVAILABLE until the slave has linked
-                        result = await producer.send(Message("ConfTopic", b"conf-%d" % i))
-                        statuses.append(result.status)
-                        if statuses[-5:] == [SendStatus.SEND_OK] * 5:
-                            break
-                        await asyncio.sleep(0.05)
-                assert statuses[-5:] == [SendStatus.SEND_OK] * 5, statuses
-                # the master's HA port is its listen port + 1; the slave found it by itself
+                # the master's HA port is its listen port + 1; the slave finds it by itself
                 assert any(f"listening on port {port_m + 1}" in x for x in master.output)
                 linked = f"connected to master 127.0.0.1:{port_m + 1}"
-                assert any(linked in x for x in slave.output), "\n".join(slave.output)
+                assert await until(lambda: any(linked in x for x in slave.output), 60), "\n".join(
+                    slave.output
+                )
+                async with Producer("pg", namesrv_addr=ns2.addr, **FAST_PRODUCER) as producer:
+                    statuses: list[SendStatus] = []
+                    deadline = time.monotonic() + 60  # SLAVE_NOT_AVAILABLE until the link is up
+                    while statuses[-5:] != [SendStatus.SEND_OK] * 5 and time.monotonic() < deadline:
+                        result = await producer.send(Message("ConfTopic", b"conf"))
+                        statuses.append(result.status)
+                        if result.status is not SendStatus.SEND_OK:
+                            await asyncio.sleep(0.1)
+                assert statuses[-5:] == [SendStatus.SEND_OK] * 5, statuses
             finally:
-                slave.stop()
+                await asyncio.to_thread(slave.stop)  # the loop serves the name servers
         finally:
-            master.stop()
+            await asyncio.to_thread(master.stop)
     m_log, s_log = tmp_path / "m-store" / "commitlog", tmp_path / "s-store" / "commitlog"
     master_bytes = commitlog_bytes(str(m_log), 1 << 40)
     slave_bytes = commitlog_bytes(str(s_log), 1 << 40)

@@ -74,7 +74,7 @@ async def test_sync_master_killed_50_times_under_load_loses_no_acknowledged_mess
             assert await until(
                 lambda: slave.message_store.ha_service.ha_client.connected.is_set(), 10
             )
-            master.stop()
+            await asyncio.to_thread(master.stop)
             slave_end = slave.message_store.get_max_phy_offset()
             slave_dir = slave.message_store.config.commit_log_dir
             slave_start = commitlog_start(slave_dir)

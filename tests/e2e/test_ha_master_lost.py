@@ -152,5 +152,5 @@ async def test_master_lost_for_good_consumers_finish_from_slave_and_nothing_is_r
                     f"+ {sum(second.got.values())} delivered, lost 0, duplicates 0, replayed 0"
                 )
         finally:
-            master_a.stop()
-            master_b.stop()
+            await asyncio.to_thread(master_a.stop)
+            await asyncio.to_thread(master_b.stop)

@@ -78,8 +78,8 @@ async def test_slave_killed_10_times_under_load_ends_with_every_acked_message(
                 stop.set()
                 await asyncio.wait_for(load, 30)
         finally:
-            slave.stop()
-            master.stop()
+            await asyncio.to_thread(slave.stop)
+            await asyncio.to_thread(master.stop)
     assert ledger.not_ok["SLAVE_NOT_AVAILABLE"] > 0
     m_store = open_stopped_store(m_conf)
     try:
@@ -136,8 +136,8 @@ async def test_a_stopped_slave_turns_sends_into_flush_slave_timeout_never_send_o
                 stop.set()
                 await asyncio.wait_for(load, 30)
         finally:
-            slave.stop()
-            master.stop()
+            await asyncio.to_thread(slave.stop)
+            await asyncio.to_thread(master.stop)
     s_store = open_stopped_store(s_conf)
     try:
         assert missing_in_store(s_store, ledger.acked) == []
