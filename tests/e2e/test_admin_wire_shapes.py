@@ -432,3 +432,15 @@ async def test_a_reply_is_pushed_to_the_requester_with_the_java_reply_header(wir
     assert pushed.body == b"the answer"
     assert "CORRELATION_ID\x01corr-1\x02" in pushed.ext_fields["properties"]
     assert props_text({"MSG_TYPE": "reply"}) in pushed.ext_fields["properties"]
+
+
+# AdminBrokerProcessor codes of 4.9 this broker does not serve (and one no broker knows)
+NOT_SERVED = [223, 301, 303, 305, 306, 308, 314, 316, 317, 328, 329, 9999]
+
+
+@pytest.mark.parametrize("code", NOT_SERVED)
+async def test_a_code_the_broker_does_not_serve_is_refused_naming_it(wire: Wire, code: int) -> None:
+    request = RemotingCommand.create_request(code, {"topic": TOPIC, "group": GROUP}, b"{}")
+    response = await wire.admin.invoke(wire.broker_addr, request, WAIT)
+    assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+    assert response.remark == f" request type {code} not supported"  # RocketMQ's remark
