@@ -17,6 +17,7 @@ from rocketq.cli import (
     admin_message_scan,
     admin_namesrv,
     admin_progress,
+    admin_stats,
     admin_topic,
 )
 
@@ -48,6 +49,7 @@ for module in (
     admin_message_scan,
     admin_namesrv,
     admin_broker,
+    admin_stats,
     admin_acl,
 ):
     for command in module.COMMANDS:

@@ -1,8 +1,9 @@
 """``rocketq admin`` cluster and broker commands: clusterList, brokerStatus, getBrokerConfig,
-updateBrokerConfig, statsAll."""
+updateBrokerConfig (statsAll is in ``admin_stats``)."""
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -62,8 +63,11 @@ def _day_totals(kv: dict[str, str]) -> tuple[int, int, int, int]:
     "-m", "--moreStats", "more", is_flag=True, help="Messages in and out, yesterday and today."
 )
 @click.option("-c", "--clusterName", "only", default=None, help="Only this cluster.")
+@click.option(
+    "-i", "--interval", type=float, default=None, help="Print again every this many seconds."
+)
 @admin_command
-def cluster_list(ctx: AdminContext, more: bool, only: str | None) -> None:
+def cluster_list(ctx: AdminContext, more: bool, only: str | None, interval: float | None) -> None:
     """Every cluster's brokers with their version, TPS in and out and disk use.
 
     \b
@@ -109,25 +113,30 @@ def cluster_list(ctx: AdminContext, more: bool, only: str | None) -> None:
                     )
         return rows
 
-    if more:
-        headers = ["#Cluster Name", "#Broker Name", "#InTotalYest", "#OutTotalYest"]
-        ctx.table([*headers, "#InTotalToday", "#OutTotalToday"], ctx.run(call))
-        return
-    ctx.table(
-        [
-            "#Cluster Name",
-            "#Broker Name",
-            "#BID",
-            "#Addr",
-            "#Version",
-            "#InTPS",
-            "#OutTPS",
-            "#PCWait(ms)",
-            "#Hour",
-            "#SPACE",
-        ],
-        ctx.run(call),
-    )
+    while True:
+        if more:
+            headers = ["#Cluster Name", "#Broker Name", "#InTotalYest", "#OutTotalYest"]
+            ctx.table([*headers, "#InTotalToday", "#OutTotalToday"], ctx.run(call))
+        else:
+            ctx.table(CLUSTER_HEADERS, ctx.run(call))
+        if interval is None:
+            return
+        sys.stdout.flush()
+        time.sleep(interval)  # mqadmin's -i: until interrupted
+
+
+CLUSTER_HEADERS = [
+    "#Cluster Name",
+    "#Broker Name",
+    "#BID",
+    "#Addr",
+    "#Version",
+    "#InTPS",
+    "#OutTPS",
+    "#PCWait(ms)",
+    "#Hour",
+    "#SPACE",
+]
 
 
 @click.command("brokerStatus")
@@ -223,75 +232,9 @@ def update_broker_config(
         ctx.done(f"update broker config success, {addr}", {"broker": addr})
 
 
-async def _stats_sum(
-    admin: AsyncAdminClient, masters: list[str], name: str, key: str
-) -> tuple[float, int]:
-    tps, day = 0.0, 0
-    for addr in masters:
-        try:
-            data = await admin.view_broker_stats_data(addr, name, key)
-        except RocketQError:  # never counted on that broker
-            continue
-        tps += data.stats_minute.tps
-        day += data.stats_day.sum
-    return tps, day
-
-
-@click.command("statsAll")
-@click.option("-t", "--topic", default=None, help="Only this topic.")
-@click.option("-a", "--activeTopic", "active", is_flag=True, help="Only topics with traffic.")
-@admin_command
-def stats_all(ctx: AdminContext, topic: str | None, active: bool) -> None:
-    """Each topic's and group's TPS in and out, 24-hour totals and accumulation.
-
-    \b
-    Example:
-      rocketq admin statsAll -n 127.0.0.1:9876 -a
-    """
-
-    async def call(admin: AsyncAdminClient) -> list[tuple[Any, ...]]:
-        topics = [topic] if topic else sorted(await admin.fetch_all_topic_list())
-        rows: list[tuple[Any, ...]] = []
-        for t in topics:
-            if t.startswith(("%RETRY%", "%DLQ%")):
-                continue
-            try:
-                masters = list((await admin.master_addrs_of_topic(t)).values())
-            except RocketQError:
-                continue
-            in_tps, in_day = await _stats_sum(admin, masters, "TOPIC_PUT_NUMS", t)
-            groups = (await admin.query_topic_consume_by_who(t)).group_list
-            if active and in_day == 0 and not groups:
-                continue
-            if not groups:
-                rows.append((t, "", 0, in_tps, 0.0, in_day, 0))
-            for g in groups:
-                out_tps, out_day = await _stats_sum(admin, masters, "GROUP_GET_NUMS", f"{t}@{g}")
-                try:
-                    accumulation = (await admin.examine_consume_stats(g, t)).compute_total_diff()
-                except RocketQError:
-                    accumulation = 0
-                rows.append((t, g, accumulation, in_tps, out_tps, in_day, out_day))
-        return rows
-
-    ctx.table(
-        [
-            "#Topic",
-            "#Consumer Group",
-            "#Accumulation",
-            "#InTPS",
-            "#OutTPS",
-            "#InMsg24Hour",
-            "#OutMsg24Hour",
-        ],
-        ctx.run(call),
-    )
-
-
 COMMANDS = [
     cluster_list,
     broker_status,
     get_broker_config,
     update_broker_config,
-    stats_all,
 ]

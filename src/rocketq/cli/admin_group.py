@@ -228,9 +228,15 @@ def consumer_status(
     show_default=True,
     help="Also move offsets forward past unconsumed messages.",
 )
+@click.option(
+    "-c",
+    "--cplus",
+    is_flag=True,
+    help="Reset C++ consumers: they get their body form in any case (by their language).",
+)
 @admin_command
 def reset_offset_by_time(
-    ctx: AdminContext, group: str, topic: str, timestamp: str, force: bool
+    ctx: AdminContext, group: str, topic: str, timestamp: str, force: bool, cplus: bool
 ) -> None:
     """Move a group's offsets on a topic to the first message stored at or after a time.
 
@@ -238,6 +244,7 @@ def reset_offset_by_time(
     Example:
       rocketq admin resetOffsetByTime -n 127.0.0.1:9876 -g GroupA -t TopicTest -s now
     """
+    del cplus  # the broker answers each client in its language's form (broker2client)
     when = -1 if timestamp == "-1" else parse_timestamp(timestamp)
     offsets = ctx.run(
         lambda admin: admin.reset_offset_by_timestamp(topic, group, when, is_force=force)

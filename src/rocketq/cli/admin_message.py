@@ -124,6 +124,7 @@ def direct_target(group: str | None, client_id: str | None) -> tuple[str, str] |
 @click.option(
     "-s", "--sendMessage", "resend", type=bool, default=False, help="true: send it again."
 )
+@click.option("-u", "--unitName", "unit", default=None, help="Refused: rocketq has no units.")
 @BODY_FORMAT
 @admin_command
 def query_msg_by_id(
@@ -133,6 +134,7 @@ def query_msg_by_id(
     group: str | None,
     client_id: str | None,
     resend: bool,
+    unit: str | None,
     charset: str,
 ) -> None:
     """Show one message by its id, with its properties and body.
@@ -141,6 +143,8 @@ def query_msg_by_id(
     Example:
       rocketq admin queryMsgById -n 127.0.0.1:9876 -i 7F00000100002A9F0000000000000000
     """
+    if unit:
+        raise click.UsageError("unit names (-u) are not supported by rocketq")
     target = direct_target(group, client_id)
     if target is not None:
         consume_directly(ctx, *target, topic, msg_id)
