@@ -328,3 +328,24 @@ async def test_consumer_options_ask_a_broker_show_stacks_and_consume_directly(
         assert re.search(r"^broker-a\s+0\s+0$", reset, re.M)
     finally:
         await consumer.shutdown()
+
+
+async def test_producer_connection_and_write_permission_commands_act(cluster: Cluster) -> None:
+    await cluster.create_topic("OptPerm", 1)
+    async with Producer("OptPG", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        await producer.send(Message("OptPerm", b"x"))
+        rows = json.loads(
+            ok(await run(cluster, "producerConnection", "-g", "OptPG", "-t", "OptPerm", "--json"))
+        )
+    assert len(rows) == 1
+    assert rows[0]["ClientAddr"].startswith("127.0.0.1:")
+
+    async def perm() -> int:
+        route = json.loads(ok(await run(cluster, "topicRoute", "-t", "OptPerm")))
+        return int(route["queueDatas"][0]["perm"])
+
+    assert await perm() == 6
+    ok(await run(cluster, "wipeWritePerm", "-b", "broker-a"))
+    assert await perm() == 4  # read only in the name server's route
+    ok(await run(cluster, "addWritePerm", "-b", "broker-a"))
+    assert await perm() == 6
