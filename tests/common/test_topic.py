@@ -44,6 +44,9 @@ def test_every_topic_clients_may_not_send_to_is_a_system_topic() -> None:
 
 
 def test_retry_and_dlq_topics_are_built_from_and_recognised_by_their_prefixes() -> None:
-    assert retry_topic("g") == "%RETRY%g" and is_retry_topic(retry_topic("g"))
-    assert dlq_topic("g") == "%DLQ%g" and is_dlq_topic(dlq_topic("g"))
-    assert not is_retry_topic(dlq_topic("g")) and not is_dlq_topic(retry_topic("g"))
+    assert retry_topic("g") == "%RETRY%g"
+    assert is_retry_topic(retry_topic("g"))
+    assert dlq_topic("g") == "%DLQ%g"
+    assert is_dlq_topic(dlq_topic("g"))
+    assert not is_retry_topic(dlq_topic("g"))
+    assert not is_dlq_topic(retry_topic("g"))
