@@ -3,13 +3,13 @@ updateBrokerConfig, wipeWritePerm, addWritePerm, updateKvConfig, deleteKvConfig,
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command
+from rocketq.common.clock import now_ms
 from rocketq.common.topic import is_dlq_topic, is_retry_topic
 from rocketq.errors import RocketQError
 
@@ -56,7 +56,7 @@ def cluster_list(ctx: AdminContext) -> None:
                     ratio = kv.get("commitLogDiskRatio")
                     space = f"{float(ratio):.4f}" if ratio else None
                     earliest = int(kv.get("earliestMessageTimeStamp") or 0)
-                    hours = (time.time() * 1000 - earliest) / 3_600_000 if earliest else None
+                    hours = (now_ms() - earliest) / 3_600_000 if earliest else None
                     rows.append(
                         (
                             cluster,

@@ -7,9 +7,9 @@ import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms
-from rocketq.common.topic_config import TopicConfig
+from rocketq.common.topic_config import PERM_READ, PERM_WRITE, TopicConfig
 
-PERM_READ_WRITE = 6
+PERM_READ_WRITE = PERM_READ | PERM_WRITE
 
 
 @click.command("updateTopic")
