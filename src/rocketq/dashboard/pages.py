@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from rocketq.client import Message
+from rocketq.client.aio import Producer
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.topic import (
@@ -159,9 +161,6 @@ async def topic(board: Dashboard, request: Request) -> Response:
 
 
 async def topic_send(board: Dashboard, request: Request) -> Response:
-    from rocketq.client import Message
-    from rocketq.client.aio import Producer
-
     form = await request.form()
     name = str(form.get("topic", ""))
     msg = Message(
@@ -272,9 +271,6 @@ async def group_reset(board: Dashboard, request: Request) -> Response:
 
 async def group_resend(board: Dashboard, request: Request) -> Response:
     """Send a copy of a DLQ message back to the topic it first failed on (its RETRY_TOPIC)."""
-    from rocketq.client import Message
-    from rocketq.client.aio import Producer
-
     form = await request.form()
     name = str(form.get("group", ""))
     original = await board.admin.view_message(str(form.get("offset_id", "")))
