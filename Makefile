@@ -27,8 +27,8 @@ test: lint system-deps $(ALI_ONS)
 	$(BIN)/python -m pytest -q
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
-# (the dashboard's browser tests); installed only when missing
-SYSTEM_TOOLS := prometheus chromium
+# (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing
+SYSTEM_TOOLS := prometheus chromium curl
 system-deps:
 	@missing=""; for tool in $(SYSTEM_TOOLS); do \
 	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \

@@ -25,6 +25,8 @@ import pytest
 
 from rocketq.broker.controller import BrokerController
 from rocketq.common.filter import parse_sql92
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import decode_message
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
 from rocketq.store.check import check_store
@@ -197,6 +199,18 @@ async def test_large_and_compressed_bodies_arrive_intact(env: Env) -> None:
     msgs = await env.consume("AliBig", "AliBigGroup", 6)
     assert sorted(m["body_sha256"] for m in msgs) == sorted(e["body_sha256"] for e in big + packed)
     assert {m["body_len"] for m in msgs} == {512 * 1024, 64 * 1024}
+    # stored as ali-ons sent them: zlib bodies with COMPRESSED_FLAG, inflated only by the client
+    store = env.broker.message_store
+    records = [
+        decode_message(store.get_message("t", "AliBig", q, offset, 1).message_buffers[0])
+        for q in range(4)
+        for offset in range(store.get_max_offset_in_queue("AliBig", q))
+    ]
+    assert len(records) == 6
+    assert all(r.sys_flag & MessageSysFlag.COMPRESSED_FLAG for r in records)
+    small = [r for r in records if (r.keys or [""])[0].startswith("z-")]
+    assert len(small) == 3
+    assert all(len(r.body) < 64 * 1024 // 10 for r in small)  # really compressed on the wire
 
 
 async def test_consumer_offsets_survive_a_broker_restart(tmp_path: Path) -> None:

@@ -161,7 +161,7 @@ async def test_group_commands_show_progress_connections_and_reset(cluster: Clust
     await consumer.start()
     try:
         assert await until(lambda: cluster.committed("CliGroup", "CliGroupTopic") == {0: 4}, 30)
-        progress = ok(await run(cluster, "consumerProgress", "-g", "CliGroup"))
+        progress = ok(await run(cluster, "consumerProgress", "-g", "CliGroup", "-s", "true"))
         assert "Diff Total: 0" in progress
         assert "#Client IP" in progress.splitlines()[0]
         assert re.search(

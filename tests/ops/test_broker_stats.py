@@ -11,12 +11,14 @@ import pytest
 from rocketq.admin import AsyncAdminClient
 from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.stats_item import StatsItem
-from rocketq.client import Message
-from rocketq.client.aio import Producer
+from rocketq.client import ConsumeStatus, Message
+from rocketq.client.aio import Producer, PushConsumer
+from rocketq.common.message import MessageExt
 from rocketq.errors import BrokerResponseError
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.stats_bodies import BrokerStatsData, ViewBrokerStatsDataRequestHeader
-from tests.client.conftest import FAST_CLIENT, Cluster
+from rocketq.testing.wait import until
+from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 
 class Clock:
@@ -98,3 +100,44 @@ async def test_runtime_info_and_stats_data_count_what_producers_sent(cluster: Cl
     assert 0 < int(info["earliestMessageTimeStamp"]) <= int(time.time() * 1000)
     data = BrokerStatsData.decode(response.body)
     assert (data.stats_minute.sum, data.stats_hour.sum, data.stats_day.sum) == (7, 7, 7)
+
+
+async def test_group_gets_and_put_sizes_are_counted_per_minute_hour_and_day(
+    cluster: Cluster,
+) -> None:
+    await cluster.create_topic("StatsGet", 1)
+    async with Producer("pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        for _ in range(5):
+            await producer.send(Message("StatsGet", b"y" * 200))
+    got: list[MessageExt] = []
+
+    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
+        got.extend(msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    consumer = PushConsumer(
+        "StatsGroup",
+        namesrv_addr=cluster.addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        **FAST_CONSUMER,
+    )
+    consumer.subscribe("StatsGet", "*")
+    consumer.register_message_listener(listener)
+    await consumer.start()
+    try:
+        assert await until(lambda: len(got) == 5, 30)
+    finally:
+        await consumer.shutdown()
+    addr = cluster.broker.broker_addr
+    async with AsyncAdminClient(cluster.addr) as admin:
+        put_size = await admin.view_broker_stats_data(addr, "TOPIC_PUT_SIZE", "StatsGet")
+        gets = await admin.view_broker_stats_data(addr, "GROUP_GET_NUMS", "StatsGet@StatsGroup")
+        get_size = await admin.view_broker_stats_data(addr, "GROUP_GET_SIZE", "StatsGet@StatsGroup")
+        info = await admin.fetch_broker_runtime_stats(addr)
+    for window in (put_size.stats_minute, put_size.stats_hour, put_size.stats_day):
+        assert window.sum > 5 * 200  # the stored records' sizes: bodies plus headers
+    assert (gets.stats_minute.sum, gets.stats_hour.sum, gets.stats_day.sum) == (5, 5, 5)
+    assert get_size.stats_day.sum >= 5 * 200
+    assert info["msgGetTotalTodayNow"] == "5"
+    assert info["msgGetTotalTodayMorning"] == "0"
+    assert info["msgPutTotalYesterdayMorning"] == "0"

@@ -73,9 +73,14 @@ async def test_topic_flow_create_send_watch_tps_and_find_the_message(
         brokers = p.locator("#brokers")
         await playwright_api.expect(brokers).to_contain_text("broker-a")
         await playwright_api.expect(brokers).to_contain_text(cluster.broker.broker_addr)
+        disk = brokers.locator("tr").nth(1).locator("td").nth(9)  # "Disk used"
+        await playwright_api.expect(disk).to_have_text(re.compile(r"^\d+\.\d %$"))
         await shot(p, "cluster")
         await p.click(f"text={cluster.broker.broker_addr}")
-        await playwright_api.expect(p.locator("#runtime")).to_contain_text("msgPutTotalTodayNow")
+        runtime = p.locator("#runtime")
+        await playwright_api.expect(runtime).to_contain_text("msgPutTotalTodayNow")
+        await playwright_api.expect(runtime).to_contain_text("commitLogDiskRatio")
+        await playwright_api.expect(runtime).to_contain_text("commitLogDirCapacity")
         await shot(p, "broker")
 
         await p.goto(f"{base}/topics")
@@ -85,12 +90,16 @@ async def test_topic_flow_create_send_watch_tps_and_find_the_message(
         await p.wait_for_url(re.compile(r".*/topic\?name=UiTopic"))
         status = p.locator("#status tr")
         await playwright_api.expect(status).to_have_count(3)  # header + 2 queues
+        route = p.locator("#route tr").nth(1)
+        await playwright_api.expect(route).to_contain_text("broker-a")
+        await playwright_api.expect(route).to_contain_text(f"0={cluster.broker.broker_addr}")
 
         await p.fill("#send input[name=keys]", "ui-key")
         await p.fill("#send textarea[name=body]", "hello from the browser")
         await p.click("#send button")
         sent = p.locator("#sent")
         await playwright_api.expect(sent).to_contain_text("SEND_OK")
+        msg_id = (await sent.inner_text()).split()[1]  # "SEND_OK: <msgId> on ..."
         async with Producer("UiProducer", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
             for i in range(20):
                 await producer.send(Message("UiTopic", f"load-{i}".encode()))
@@ -116,9 +125,23 @@ async def test_topic_flow_create_send_watch_tps_and_find_the_message(
         await playwright_api.expect(p.locator("#properties")).to_contain_text("UNIQ_KEY")
         await shot(p, "message")
 
-        await p.goto(f"{base}/messages?mode=topic&topic=UiTopic")
-        await playwright_api.expect(p.locator("#found tr")).to_have_count(22)
+        await p.goto(f"{base}/messages")
+        await p.fill("#by-topic input[name=topic]", "UiTopic")
+        await p.fill("#by-topic input[name=begin]", "2000-01-01T00:00:00")
+        await p.fill("#by-topic input[name=end]", "2100-01-01T00:00:00")
+        await p.click("#by-topic button")
+        await playwright_api.expect(p.locator("#found tr")).to_have_count(22)  # header + 21
         await shot(p, "messages")
+        await p.fill("#by-topic input[name=topic]", "UiTopic")
+        await p.fill("#by-topic input[name=begin]", "2099-01-01T00:00:00")
+        await p.click("#by-topic button")
+        await playwright_api.expect(p.locator("#found")).to_contain_text("No message found.")
+
+        await p.fill("#by-id input[name=topic]", "UiTopic")
+        await p.fill("#by-id input[name=id]", msg_id)
+        await p.click("#by-id button")
+        await playwright_api.expect(p.locator("#found tr")).to_have_count(2)
+        await playwright_api.expect(p.locator("#found")).to_contain_text("hello from the browser")
 
         await p.goto(f"{base}/topic?name=NoSuchTopic")
         await playwright_api.expect(p.locator("#error")).to_contain_text("NoSuchTopic")
@@ -158,11 +181,19 @@ async def test_group_flow_lag_connections_reset_and_dlq_resend(cluster: Cluster,
             await p.click("text=UiGroup")
             await playwright_api.expect(p.locator("#clients tr")).to_have_count(2)
             await playwright_api.expect(p.locator("#total-lag")).to_have_text("0")
+            progress = p.locator("#progress tr").nth(1)  # lag per queue
+            await playwright_api.expect(progress).to_have_text(
+                re.compile(r"UiGroupTopic\s*broker-a\s*0\s*6\s*6\s*0")
+            )
             dlq = p.locator("#dlq")
             await playwright_api.expect(dlq).to_contain_text("m5")
             await playwright_api.expect(dlq.locator("td").nth(2)).to_have_text("k5")
-            chart = p.locator("canvas#lag")
-            await playwright_api.expect(chart).to_have_attribute("data-points", re.compile(r"\d"))
+            chart = p.locator("canvas#lag")  # over time: a point per poll, a line per queue
+            await playwright_api.expect(chart).to_have_attribute(
+                "data-points", re.compile(r"^([2-9]|\d\d+)$")
+            )
+            lag = await p.evaluate("fetch('/api/lag?group=UiGroup').then((r) => r.json())")
+            assert lag["series"]["UiGroupTopic:broker-a:0"][-1] == 0
             await shot(p, "group")
 
             await p.click("#dlq button")

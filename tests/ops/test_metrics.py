@@ -50,6 +50,8 @@ async def test_broker_metrics_count_messages_in_and_out_and_the_groups_lag(
     assert 0 < sample(broker, "rocketmq_brokeruntime_commitlog_disk_ratio") < 1
     assert sample(broker, "rocketmq_storage_size", storage_type="local") > 0
     assert sample(broker, "rocketmq_storage_dispatch_behind_bytes") >= 0
+    assert sample(broker, "rocketmq_topic_number") >= 2  # the test's topic and system topics
+    assert sample(broker, "rocketmq_consumer_group_number") >= 1
     assert sample(broker, "rocketmq_message_size_bucket", topic=TOPIC, le="1024") == total
     assert sample(broker, "rocketmq_message_size_count", topic=TOPIC) == total
     sends = sample(broker, "rocketmq_rpc_latency_count", request_code="310", response_code="0")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.testing.dashboard import run_dashboard
 from tests.client.conftest import Cluster
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -30,9 +31,12 @@ def test_the_readme_has_python_and_shell_blocks_to_test() -> None:
     assert kinds.count("sh") >= 2
 
 
-def run_block(kind: str, code: str, cluster: Cluster) -> subprocess.CompletedProcess[str]:
+def run_block(
+    kind: str, code: str, cluster: Cluster, dashboard: str
+) -> subprocess.CompletedProcess[str]:
     code = code.replace("127.0.0.1:9876", cluster.addr)
     code = code.replace("127.0.0.1:10911", cluster.broker.broker_addr)
+    code = code.replace("http://127.0.0.1:8080", dashboard)
     env = dict(os.environ, NAMESRV_ADDR=cluster.addr, PYSPARK_PYTHON=sys.executable)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     argv = (
@@ -45,10 +49,13 @@ def run_block(kind: str, code: str, cluster: Cluster) -> subprocess.CompletedPro
 
 async def test_every_readme_block_runs_against_live_servers(cluster: Cluster) -> None:
     outputs = []
-    for kind, code in blocks():
-        done = await asyncio.to_thread(run_block, kind, code, cluster)
-        assert done.returncode == 0, f"{kind} block failed:\n{code}\n{done.stdout}\n{done.stderr}"
-        outputs.append(done.stdout)
+    async with run_dashboard(cluster.addr) as dashboard:
+        for kind, code in blocks():
+            done = await asyncio.to_thread(run_block, kind, code, cluster, dashboard)
+            assert done.returncode == 0, (
+                f"{kind} block failed:\n{code}\n{done.stdout}\n{done.stderr}"
+            )
+            outputs.append(done.stdout)
     text = "\n".join(outputs)
     assert "create topic to" in text
     assert "SEND_OK" in text
@@ -57,6 +64,7 @@ async def test_every_readme_block_runs_against_live_servers(cluster: Cluster) ->
     assert "[b'hello asyncio', b'hello rocketq']" in text  # Spark's read of DemoTopic
     assert "DefaultCluster" in text
     assert '"msgPutTotalTodayNow"' in text
+    assert "broker-a\nhello rocketq\ndemo-push\n" in text  # the dashboard's pages, by curl
 
 
 def test_docs_configuration_lists_every_broker_conf_key_we_honour() -> None:

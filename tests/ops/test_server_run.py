@@ -5,6 +5,7 @@ stops it cleanly (exit 0) by its PID."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -78,3 +79,11 @@ def test_server_process_serves_metrics_and_dashboard_and_stops_on_sigterm(tmp_pa
                 os.kill(proc.pid, signal.SIGTERM)
             assert proc.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
     assert "dashboard: http://127.0.0.1:" in (tmp_path / "server.log").read_text()
+
+
+def test_make_run_starts_the_server_with_metrics_and_the_dashboard() -> None:
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    recipe = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
+    assert "rocketq server" in recipe
+    assert re.search(r"--metrics-port \d+", recipe)
+    assert re.search(r"--dashboard-port 8080\b", recipe)

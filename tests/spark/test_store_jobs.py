@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,7 @@ def test_export_writes_parquet_partitioned_by_topic_and_date(
     out = tmp_path / "parquet"
     output = run("export", "--store", str(store_root), "--out", str(out), "--split-bytes", "40000")
     assert "exported 500 records" in output
+    assert re.search(r"^export: \d+\.\d MiB of commitlog from 1 store\(s\)$", output, re.M)
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted(
         f"topic={t}" for t in (*TOPICS, SCHEDULE_TOPIC)
     )

@@ -208,8 +208,10 @@ class AdminClient:
     def examine_topic_stats(self, topic: str) -> TopicStatsTable:
         return self._run(self.impl.examine_topic_stats(topic))
 
-    def examine_consumer_connection_info(self, group: str) -> ConsumerConnection:
-        return self._run(self.impl.examine_consumer_connection_info(group))
+    def examine_consumer_connection_info(
+        self, group: str, broker_addr: str | None = None
+    ) -> ConsumerConnection:
+        return self._run(self.impl.examine_consumer_connection_info(group, broker_addr))
 
     def examine_producer_connection_info(self, group: str, topic: str) -> ProducerConnection:
         return self._run(self.impl.examine_producer_connection_info(group, topic))
@@ -218,9 +220,13 @@ class AdminClient:
         return self._run(self.impl.query_topic_consume_by_who(topic))
 
     def get_consumer_running_info(
-        self, group: str, client_id: str, *, jstack: bool = False
+        self, group: str, client_id: str, *, jstack: bool = False, broker_addr: str | None = None
     ) -> ConsumerRunningInfo:
-        return self._run(self.impl.get_consumer_running_info(group, client_id, jstack=jstack))
+        return self._run(
+            self.impl.get_consumer_running_info(
+                group, client_id, jstack=jstack, broker_addr=broker_addr
+            )
+        )
 
     def consume_message_directly(
         self, group: str, client_id: str, topic: str, msg_id: str

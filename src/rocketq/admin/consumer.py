@@ -58,14 +58,21 @@ class ConsumerAdmin(MessageAdmin):
             total.offset_table.update(TopicStatsTable.decode(response.body).offset_table)
         return total
 
-    async def examine_consumer_connection_info(self, group: str) -> ConsumerConnection:
-        """The group's live consumers, their subscriptions and mode (from one broker)."""
+    async def examine_consumer_connection_info(
+        self, group: str, broker_addr: str | None = None
+    ) -> ConsumerConnection:
+        """The group's live consumers, their subscriptions and mode (from one broker: the
+        first master of the group's retry topic that knows them, or ``broker_addr``)."""
         header = h.GetConsumerConnectionListRequestHeader(consumer_group=group)
-        try:
-            masters = await self.master_addrs_of_topic(retry_topic(group))
-        except TopicNotExistError:  # no consumer of the group ever heartbeated
-            raise ConsumerNotOnlineError(f"the consumer group[{group}] not online") from None
-        for addr in masters.values():
+        addrs: list[str]
+        if broker_addr is not None:
+            addrs = [broker_addr]
+        else:
+            try:
+                addrs = list((await self.master_addrs_of_topic(retry_topic(group))).values())
+            except TopicNotExistError:  # no consumer of the group ever heartbeated
+                raise ConsumerNotOnlineError(f"the consumer group[{group}] not online") from None
+        for addr in addrs:
             try:
                 response = await self.call(addr, RequestCode.GET_CONSUMER_CONNECTION_LIST, header)
             except ConsumerNotOnlineError:
@@ -98,14 +105,18 @@ class ConsumerAdmin(MessageAdmin):
         return GroupList(group_list=sorted(groups))
 
     async def get_consumer_running_info(
-        self, group: str, client_id: str, *, jstack: bool = False
+        self, group: str, client_id: str, *, jstack: bool = False, broker_addr: str | None = None
     ) -> ConsumerRunningInfo:
-        """GET_CONSUMER_RUNNING_INFO (307), forwarded by a broker to the client."""
+        """GET_CONSUMER_RUNNING_INFO (307), forwarded by a broker (``broker_addr``, or the
+        first master of the group's retry topic) to the client."""
         header = h.GetConsumerRunningInfoRequestHeader(
             consumer_group=group, client_id=client_id, jstack_enable=jstack
         )
-        masters = await self.master_addrs_of_topic(retry_topic(group))
-        addr = next(iter(masters.values()))
+        if broker_addr is not None:
+            addr = broker_addr
+        else:
+            masters = await self.master_addrs_of_topic(retry_topic(group))
+            addr = next(iter(masters.values()))
         response = await self._call_consumer(addr, RequestCode.GET_CONSUMER_RUNNING_INFO, header)
         return ConsumerRunningInfo.decode(response.body)
 

@@ -181,4 +181,16 @@ class BrokerMetricsCollector(Collector):
             labels=NODE_LABELS,
         )
         cq_ratio.add_metric(list(node), disk_ratio(consume_queue))
-        yield from (permission, size, dispatch, ratio, cq_ratio)
+        topics = GaugeMetricFamily(
+            "rocketmq_topic_number", "Topics the broker holds", labels=NODE_LABELS
+        )
+        topics.add_metric(list(node), len(self.c.topic_config_manager.topic_config_table))
+        groups = GaugeMetricFamily(
+            "rocketmq_consumer_group_number",
+            "Subscription groups the broker holds",
+            labels=NODE_LABELS,
+        )
+        groups.add_metric(
+            list(node), len(self.c.subscription_group_manager.subscription_group_table)
+        )
+        yield from (permission, size, dispatch, ratio, cq_ratio, topics, groups)

@@ -48,7 +48,12 @@ def _run(ctx: click.Context, call: Callable[[RemotingClient, str], Awaitable[T]]
 @click.option("--sk", envvar="ROCKETQ_SECRET_KEY", default="", help="admin secretKey")
 @click.pass_context
 def acl(ctx: click.Context, broker_addr: str | None, ak: str, sk: str) -> None:
-    """Manage a broker's plain ACL (plain_acl.yml)."""
+    """Manage a broker's plain ACL (plain_acl.yml).
+
+    \b
+    Example:
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 list
+    """
     ctx.obj = {"broker_addr": broker_addr, "ak": ak, "sk": sk}
 
 

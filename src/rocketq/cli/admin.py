@@ -9,7 +9,17 @@ from __future__ import annotations
 
 import click
 
-from rocketq.cli import admin_acl, admin_broker, admin_group, admin_message, admin_topic
+from rocketq.cli import (
+    admin_acl,
+    admin_broker,
+    admin_group,
+    admin_message,
+    admin_message_scan,
+    admin_namesrv,
+    admin_progress,
+    admin_stats,
+    admin_topic,
+)
 
 
 class AdminGroup(click.Group):
@@ -31,6 +41,16 @@ def admin() -> None:
     """
 
 
-for module in (admin_topic, admin_group, admin_message, admin_broker, admin_acl):
+for module in (
+    admin_topic,
+    admin_group,
+    admin_progress,
+    admin_message,
+    admin_message_scan,
+    admin_namesrv,
+    admin_broker,
+    admin_stats,
+    admin_acl,
+):
     for command in module.COMMANDS:
         admin.add_command(command)

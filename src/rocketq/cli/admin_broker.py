@@ -1,8 +1,10 @@
 """``rocketq admin`` cluster and broker commands: clusterList, brokerStatus, getBrokerConfig,
-updateBrokerConfig, wipeWritePerm, addWritePerm, updateKvConfig, deleteKvConfig, statsAll."""
+updateBrokerConfig (statsAll is in ``admin_stats``)."""
 
 from __future__ import annotations
 
+import sys
+import time
 from typing import Any
 
 import click
@@ -10,7 +12,6 @@ import click
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command
 from rocketq.common.clock import now_ms
-from rocketq.common.topic import is_dlq_topic, is_retry_topic
 from rocketq.errors import RocketQError
 
 
@@ -25,6 +26,18 @@ async def _broker_addrs(
     return list((await admin.master_addrs_of_cluster(cluster)).values())
 
 
+async def _every_broker_of(admin: AsyncAdminClient, cluster: str) -> list[str]:
+    """Every broker address (masters and slaves) of ``cluster``."""
+    info = await admin.examine_broker_cluster_info()
+    if cluster not in info.cluster_addr_table:
+        raise click.ClickException(f"no cluster named {cluster}")
+    addrs: list[str] = []
+    for name in sorted(info.cluster_addr_table[cluster]):
+        data = info.broker_addr_table.get(name)
+        addrs.extend(addr for _, addr in sorted((data.broker_addrs if data else {}).items()))
+    return addrs
+
+
 def _first(text: str | None) -> float | None:
     try:
         return float((text or "").split()[0])
@@ -32,20 +45,45 @@ def _first(text: str | None) -> float | None:
         return None
 
 
+def _day_totals(kv: dict[str, str]) -> tuple[int, int, int, int]:
+    """clusterList -m: messages in and out yesterday and today (from the morning snapshots)."""
+
+    def n(key: str) -> int:
+        return int(kv.get(key) or 0)
+
+    return (
+        n("msgPutTotalTodayMorning") - n("msgPutTotalYesterdayMorning"),
+        n("msgGetTotalTodayMorning") - n("msgGetTotalYesterdayMorning"),
+        n("msgPutTotalTodayNow") - n("msgPutTotalTodayMorning"),
+        n("msgGetTotalTodayNow") - n("msgGetTotalTodayMorning"),
+    )
+
+
 @click.command("clusterList")
+@click.option(
+    "-m", "--moreStats", "more", is_flag=True, help="Messages in and out, yesterday and today."
+)
+@click.option("-c", "--clusterName", "only", default=None, help="Only this cluster.")
+@click.option(
+    "-i", "--interval", type=float, default=None, help="Print again every this many seconds."
+)
 @admin_command
-def cluster_list(ctx: AdminContext) -> None:
+def cluster_list(ctx: AdminContext, more: bool, only: str | None, interval: float | None) -> None:
     """Every cluster's brokers with their version, TPS in and out and disk use.
 
     \b
     Example:
-      rocketq admin clusterList -n 127.0.0.1:9876
+      rocketq admin clusterList -n 127.0.0.1:9876 -m
     """
 
     async def call(admin: AsyncAdminClient) -> list[tuple[Any, ...]]:
         info = await admin.examine_broker_cluster_info()
+        if only is not None and only not in info.cluster_addr_table:
+            raise click.ClickException(f"no cluster named {only}")
         rows: list[tuple[Any, ...]] = []
         for cluster in sorted(info.cluster_addr_table):
+            if only is not None and cluster != only:
+                continue
             for name in sorted(info.cluster_addr_table[cluster]):
                 data = info.broker_addr_table.get(name)
                 for bid, addr in sorted((data.broker_addrs if data else {}).items()):
@@ -53,6 +91,9 @@ def cluster_list(ctx: AdminContext) -> None:
                         kv = await admin.fetch_broker_runtime_stats(addr)
                     except RocketQError:
                         kv = {}
+                    if more:
+                        rows.append((cluster, name, *_day_totals(kv)))
+                        continue
                     ratio = kv.get("commitLogDiskRatio")
                     space = f"{float(ratio):.4f}" if ratio else None
                     earliest = int(kv.get("earliestMessageTimeStamp") or 0)
@@ -73,21 +114,30 @@ def cluster_list(ctx: AdminContext) -> None:
                     )
         return rows
 
-    ctx.table(
-        [
-            "#Cluster Name",
-            "#Broker Name",
-            "#BID",
-            "#Addr",
-            "#Version",
-            "#InTPS",
-            "#OutTPS",
-            "#PCWait(ms)",
-            "#Hour",
-            "#SPACE",
-        ],
-        ctx.run(call),
-    )
+    while True:
+        if more:
+            headers = ["#Cluster Name", "#Broker Name", "#InTotalYest", "#OutTotalYest"]
+            ctx.table([*headers, "#InTotalToday", "#OutTotalToday"], ctx.run(call))
+        else:
+            ctx.table(CLUSTER_HEADERS, ctx.run(call))
+        if interval is None:
+            return
+        sys.stdout.flush()
+        time.sleep(interval)  # mqadmin's -i: until interrupted
+
+
+CLUSTER_HEADERS = [
+    "#Cluster Name",
+    "#Broker Name",
+    "#BID",
+    "#Addr",
+    "#Version",
+    "#InTPS",
+    "#OutTPS",
+    "#PCWait(ms)",
+    "#Hour",
+    "#SPACE",
+]
 
 
 @click.command("brokerStatus")
@@ -146,9 +196,22 @@ def get_broker_config(ctx: AdminContext, broker: str | None, cluster: str | None
 @click.option("-c", "--clusterName", "cluster", default=None)
 @click.option("-k", "--key", required=True)
 @click.option("-v", "--value", required=True)
+@click.option(
+    "-a",
+    "--updateAllBroker",
+    "all_brokers",
+    type=bool,
+    default=False,
+    help="true: with -c, slaves too (not only masters).",
+)
 @admin_command
 def update_broker_config(
-    ctx: AdminContext, broker: str | None, cluster: str | None, key: str, value: str
+    ctx: AdminContext,
+    broker: str | None,
+    cluster: str | None,
+    key: str,
+    value: str,
+    all_brokers: bool,
 ) -> None:
     """Change one broker setting at run time (refused, with the reason, if it cannot).
 
@@ -158,7 +221,10 @@ def update_broker_config(
     """
 
     async def call(admin: AsyncAdminClient) -> list[str]:
-        addrs = await _broker_addrs(admin, cluster, broker)
+        if all_brokers and cluster is not None and broker is None:
+            addrs = await _every_broker_of(admin, cluster)
+        else:
+            addrs = await _broker_addrs(admin, cluster, broker)
         for addr in addrs:
             await admin.update_broker_config(addr, {key: value})
         return addrs
@@ -167,145 +233,9 @@ def update_broker_config(
         ctx.done(f"update broker config success, {addr}", {"broker": addr})
 
 
-def _perm_command(name: str, wipe: bool) -> click.Command:
-    verb = "Remove" if wipe else "Give back"
-
-    @click.command(name)
-    @click.option("-b", "--brokerName", "broker_name", required=True)
-    @admin_command
-    def command(ctx: AdminContext, broker_name: str) -> None:
-        async def call(admin: AsyncAdminClient) -> list[tuple[str, int]]:
-            out = []
-            for ns in admin.remoting.get_namesrv_addr_list():
-                if wipe:
-                    count = await admin.wipe_write_perm_of_broker(ns, broker_name)
-                else:
-                    count = await admin.add_write_perm_of_broker(ns, broker_name)
-                out.append((ns, count))
-            return out
-
-        what = "wipe" if wipe else "add"
-        for ns, count in ctx.run(call):
-            ctx.done(
-                f"{what} write perm of broker[{broker_name}] in name server[{ns}] OK, {count}",
-                {"namesrv": ns, "topicCount": count},
-            )
-
-    command.help = (
-        f"{verb} a broker's write permission in every name server's routes.\n\n"
-        f"\b\nExample:\n  rocketq admin {name} -n 127.0.0.1:9876 -b broker-a"
-    )
-    return command
-
-
-wipe_write_perm = _perm_command("wipeWritePerm", wipe=True)
-add_write_perm = _perm_command("addWritePerm", wipe=False)
-
-
-@click.command("updateKvConfig")
-@click.option("-s", "--namespace", required=True)
-@click.option("-k", "--key", required=True)
-@click.option("-v", "--value", required=True)
-@admin_command
-def update_kv_config(ctx: AdminContext, namespace: str, key: str, value: str) -> None:
-    """Set a KV config item on every name server.
-
-    \b
-    Example:
-      rocketq admin updateKvConfig -n 127.0.0.1:9876 -s ORDER_TOPIC_CONFIG -k TopicA -v broker-a:4
-    """
-    ctx.run(lambda admin: admin.put_kv_config(namespace, key, value))
-    ctx.done("update kv config in namespace success.")
-
-
-@click.command("deleteKvConfig")
-@click.option("-s", "--namespace", required=True)
-@click.option("-k", "--key", required=True)
-@admin_command
-def delete_kv_config(ctx: AdminContext, namespace: str, key: str) -> None:
-    """Delete a KV config item from every name server.
-
-    \b
-    Example:
-      rocketq admin deleteKvConfig -n 127.0.0.1:9876 -s ORDER_TOPIC_CONFIG -k TopicA
-    """
-    ctx.run(lambda admin: admin.delete_kv_config(namespace, key))
-    ctx.done("delete kv config from namespace success.")
-
-
-async def _stats_sum(
-    admin: AsyncAdminClient, masters: list[str], name: str, key: str
-) -> tuple[float, int]:
-    tps, day = 0.0, 0
-    for addr in masters:
-        try:
-            data = await admin.view_broker_stats_data(addr, name, key)
-        except RocketQError:  # never counted on that broker
-            continue
-        tps += data.stats_minute.tps
-        day += data.stats_day.sum
-    return tps, day
-
-
-@click.command("statsAll")
-@click.option("-t", "--topic", default=None, help="Only this topic.")
-@click.option("-a", "--activeTopic", "active", is_flag=True, help="Only topics with traffic.")
-@admin_command
-def stats_all(ctx: AdminContext, topic: str | None, active: bool) -> None:
-    """Each topic's and group's TPS in and out, 24-hour totals and accumulation.
-
-    \b
-    Example:
-      rocketq admin statsAll -n 127.0.0.1:9876 -a
-    """
-
-    async def call(admin: AsyncAdminClient) -> list[tuple[Any, ...]]:
-        topics = [topic] if topic else sorted(await admin.fetch_all_topic_list())
-        rows: list[tuple[Any, ...]] = []
-        for t in topics:
-            if is_retry_topic(t) or is_dlq_topic(t):
-                continue
-            try:
-                masters = list((await admin.master_addrs_of_topic(t)).values())
-            except RocketQError:
-                continue
-            in_tps, in_day = await _stats_sum(admin, masters, "TOPIC_PUT_NUMS", t)
-            groups = (await admin.query_topic_consume_by_who(t)).group_list
-            if active and in_day == 0 and not groups:
-                continue
-            if not groups:
-                rows.append((t, "", 0, in_tps, 0.0, in_day, 0))
-            for g in groups:
-                out_tps, out_day = await _stats_sum(admin, masters, "GROUP_GET_NUMS", f"{t}@{g}")
-                try:
-                    accumulation = (await admin.examine_consume_stats(g, t)).compute_total_diff()
-                except RocketQError:
-                    accumulation = 0
-                rows.append((t, g, accumulation, in_tps, out_tps, in_day, out_day))
-        return rows
-
-    ctx.table(
-        [
-            "#Topic",
-            "#Consumer Group",
-            "#Accumulation",
-            "#InTPS",
-            "#OutTPS",
-            "#InMsg24Hour",
-            "#OutMsg24Hour",
-        ],
-        ctx.run(call),
-    )
-
-
 COMMANDS = [
     cluster_list,
     broker_status,
     get_broker_config,
     update_broker_config,
-    wipe_write_perm,
-    add_write_perm,
-    update_kv_config,
-    delete_kv_config,
-    stats_all,
 ]

@@ -1,5 +1,6 @@
-"""``rocketq admin`` consumer-group commands: updateSubGroup, deleteSubGroup, consumerProgress,
-consumerConnection, producerConnection, consumerStatus, resetOffsetByTime."""
+"""``rocketq admin`` consumer-group commands: updateSubGroup, deleteSubGroup,
+consumerConnection, producerConnection, consumerStatus, resetOffsetByTime (consumerProgress is
+in ``admin_progress``)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ from typing import Any
 import click
 
 from rocketq.admin import AsyncAdminClient
-from rocketq.cli.admin_context import AdminContext, admin_command, format_ms, parse_timestamp
-from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, is_retry_topic
-from rocketq.errors import ClientError, ConsumerNotOnlineError, RocketQError
-from rocketq.remoting.admin_bodies import ConsumerConnection, ConsumeStats
+from rocketq.cli.admin_context import AdminContext, admin_command, parse_timestamp
+from rocketq.cli.admin_progress import enum_name
+from rocketq.remoting.admin_bodies import ConsumerConnection
 from rocketq.remoting.group_bodies import SubscriptionGroupConfig
 
 
@@ -33,6 +33,11 @@ async def _targets(admin: AsyncAdminClient, cluster: str | None, broker: str | N
 @click.option("-d", "--consumeBroadcastEnable", "broadcast", type=bool, default=True)
 @click.option("-q", "--retryQueueNums", "retry_queues", type=int, default=1, show_default=True)
 @click.option("-r", "--retryMaxTimes", "retry_max", type=int, default=16, show_default=True)
+@click.option("-i", "--brokerId", "broker_id", type=int, default=0, show_default=True)
+@click.option(
+    "-w", "--whichBrokerWhenConsumeSlowly", "slow_broker", type=int, default=1, show_default=True
+)
+@click.option("-a", "--notifyConsumerIdsChanged", "notify", type=bool, default=True)
 @admin_command
 def update_sub_group(
     ctx: AdminContext,
@@ -44,6 +49,9 @@ def update_sub_group(
     broadcast: bool,
     retry_queues: int,
     retry_max: int,
+    broker_id: int,
+    slow_broker: int,
+    notify: bool,
 ) -> None:
     """Create a subscription group or change its settings.
 
@@ -58,6 +66,9 @@ def update_sub_group(
         consume_broadcast_enable=broadcast,
         retry_queue_nums=retry_queues,
         retry_max_times=retry_max,
+        broker_id=broker_id,
+        which_broker_when_consume_slowly=slow_broker,
+        notify_consumer_ids_changed_enable=notify,
     )
 
     async def call(admin: AsyncAdminClient) -> list[str]:
@@ -96,147 +107,20 @@ def delete_sub_group(
         ctx.done(f"delete subscription group [{group}] from broker [{addr}] success.")
 
 
-def _progress_rows(
-    stats: ConsumeStats, owners: dict[tuple[str, str, int], str]
-) -> list[tuple[Any, ...]]:
-    rows = []
-    for mq, w in sorted(
-        stats.offset_table.items(), key=lambda kv: (kv[0].topic, kv[0].broker_name, kv[0].queue_id)
-    ):
-        rows.append(
-            (
-                mq.topic,
-                mq.broker_name,
-                mq.queue_id,
-                w.broker_offset,
-                w.consumer_offset,
-                owners.get((mq.topic, mq.broker_name, mq.queue_id)),
-                w.broker_offset - w.consumer_offset,
-                format_ms(w.last_timestamp),
-            )
-        )
-    return rows
-
-
-async def _queue_owners(admin: AsyncAdminClient, group: str) -> dict[tuple[str, str, int], str]:
-    """Which client address holds each queue (from the consumers' running info), as
-    mqadmin's #Client IP column; empty when no consumer of the group is online."""
-    owners: dict[tuple[str, str, int], str] = {}
-    try:
-        conn = await admin.examine_consumer_connection_info(group)
-    except ConsumerNotOnlineError:
-        return owners
-    for c in conn.connection_set:
-        try:
-            info = await admin.get_consumer_running_info(group, c.client_id)
-        except RocketQError:
-            continue
-        for mq in info.mq_table:
-            owners[(mq.topic, mq.broker_name, mq.queue_id)] = c.client_addr
-    return owners
-
-
-@click.command("consumerProgress")
-@click.option("-g", "--groupName", "group", default=None, help="Without it: every group.")
-@click.option("-t", "--topicName", "topic", default=None)
-@admin_command
-def consumer_progress(ctx: AdminContext, group: str | None, topic: str | None) -> None:
-    """A group's offsets against each queue's max: the lag (#Diff) per queue.
-
-    \b
-    Example:
-      rocketq admin consumerProgress -n 127.0.0.1:9876 -g GroupA
-    """
-    if group is not None:
-
-        async def one_group(
-            admin: AsyncAdminClient,
-        ) -> tuple[ConsumeStats, dict[tuple[str, str, int], str]]:
-            assert group is not None
-            return await admin.examine_consume_stats(group, topic), await _queue_owners(
-                admin, group
-            )
-
-        stats, owners = ctx.run(one_group)
-        headers = [
-            "#Topic",
-            "#Broker Name",
-            "#QID",
-            "#Broker Offset",
-            "#Consumer Offset",
-            "#Client IP",
-            "#Diff",
-            "#LastTime",
-        ]
-        if ctx.as_json:
-            ctx.json(
-                {
-                    "consumeTps": stats.consume_tps,
-                    "diffTotal": stats.compute_total_diff(),
-                    "queues": [
-                        dict(zip([h.lstrip("#") for h in headers], r, strict=True))
-                        for r in _progress_rows(stats, owners)
-                    ],
-                }
-            )
-            return
-        ctx.table(headers, _progress_rows(stats, owners))
-        click.echo("")
-        click.echo(f"Consume TPS: {stats.consume_tps:.2f}")
-        click.echo(f"Diff Total: {stats.compute_total_diff()}")
-        return
-
-    async def every_group(admin: AsyncAdminClient) -> list[tuple[Any, ...]]:
-        rows: list[tuple[Any, ...]] = []
-        for name in sorted(await admin.fetch_all_topic_list()):
-            if not is_retry_topic(name):
-                continue
-            g = name[len(RETRY_GROUP_TOPIC_PREFIX) :]
-            try:
-                stats = await admin.examine_consume_stats(g)
-            except ClientError:
-                continue
-            try:
-                conn = await admin.examine_consumer_connection_info(g)
-                count, model = len(conn.connection_set), conn.message_model
-                kind = conn.consume_type
-                version = max((c.version for c in conn.connection_set), default=None)
-            except ConsumerNotOnlineError:
-                count, model, kind, version = 0, None, None, None
-            rows.append(
-                (
-                    g,
-                    count,
-                    version,
-                    _name(kind),
-                    _name(model),
-                    stats.consume_tps,
-                    stats.compute_total_diff(),
-                )
-            )
-        return rows
-
-    ctx.table(
-        ["#Group", "#Count", "#Version", "#Type", "#Model", "#TPS", "#Diff Total"],
-        ctx.run(every_group),
-    )
-
-
-def _name(value: object) -> str | None:
-    return None if value is None else str(getattr(value, "name", value))
-
-
 @click.command("consumerConnection")
 @click.option("-g", "--consumerGroup", "group", required=True)
+@click.option("-b", "--brokerAddr", "broker", default=None, help="Ask this broker.")
 @admin_command
-def consumer_connection(ctx: AdminContext, group: str) -> None:
+def consumer_connection(ctx: AdminContext, group: str, broker: str | None) -> None:
     """The group's live consumers and what they subscribe to.
 
     \b
     Example:
       rocketq admin consumerConnection -n 127.0.0.1:9876 -g GroupA
     """
-    conn: ConsumerConnection = ctx.run(lambda admin: admin.examine_consumer_connection_info(group))
+    conn: ConsumerConnection = ctx.run(
+        lambda admin: admin.examine_consumer_connection_info(group, broker)
+    )
     if ctx.as_json:
         ctx.json(conn.to_json())
         return
@@ -250,9 +134,9 @@ def consumer_connection(ctx: AdminContext, group: str) -> None:
         [(t, s.sub_string) for t, s in sorted(conn.subscription_table.items())],
     )
     click.echo("")
-    click.echo(f"ConsumeType: {_name(conn.consume_type)}")
-    click.echo(f"MessageModel: {_name(conn.message_model)}")
-    click.echo(f"ConsumeFromWhere: {_name(conn.consume_from_where)}")
+    click.echo(f"ConsumeType: {enum_name(conn.consume_type)}")
+    click.echo(f"MessageModel: {enum_name(conn.message_model)}")
+    click.echo(f"ConsumeFromWhere: {enum_name(conn.consume_from_where)}")
 
 
 @click.command("producerConnection")
@@ -276,8 +160,12 @@ def producer_connection(ctx: AdminContext, group: str, topic: str) -> None:
 @click.command("consumerStatus")
 @click.option("-g", "--consumerGroup", "group", required=True)
 @click.option("-i", "--clientId", "client_id", default=None, help="One client (default: all).")
+@click.option("-b", "--brokerAddr", "broker", default=None, help="Ask through this broker.")
+@click.option("-s", "--jstack", is_flag=True, help="Also print each client's thread stacks.")
 @admin_command
-def consumer_status(ctx: AdminContext, group: str, client_id: str | None) -> None:
+def consumer_status(
+    ctx: AdminContext, group: str, client_id: str | None, broker: str | None, jstack: bool
+) -> None:
     """Each consumer's running info: settings, queues it holds, consume rates.
 
     \b
@@ -291,10 +179,17 @@ def consumer_status(ctx: AdminContext, group: str, client_id: str | None) -> Non
             if client_id
             else [
                 c.client_id
-                for c in (await admin.examine_consumer_connection_info(group)).connection_set
+                for c in (
+                    await admin.examine_consumer_connection_info(group, broker)
+                ).connection_set
             ]
         )
-        return {cid: await admin.get_consumer_running_info(group, cid) for cid in ids}
+        return {
+            cid: await admin.get_consumer_running_info(
+                group, cid, jstack=jstack, broker_addr=broker
+            )
+            for cid in ids
+        }
 
     infos = ctx.run(call)
     if ctx.as_json:
@@ -313,6 +208,8 @@ def consumer_status(ctx: AdminContext, group: str, client_id: str | None) -> Non
         click.echo("")
         ctx.table(["#Topic", "#Broker Name", "#QID", "#Commit Offset", "#Cached Msgs"], rows)
         click.echo("")
+        if jstack and info.jstack:
+            click.echo(info.jstack)
 
 
 @click.command("resetOffsetByTime")
@@ -329,9 +226,15 @@ def consumer_status(ctx: AdminContext, group: str, client_id: str | None) -> Non
     show_default=True,
     help="Also move offsets forward past unconsumed messages.",
 )
+@click.option(
+    "-c",
+    "--cplus",
+    is_flag=True,
+    help="Reset C++ consumers: they get their body form in any case (by their language).",
+)
 @admin_command
 def reset_offset_by_time(
-    ctx: AdminContext, group: str, topic: str, timestamp: str, force: bool
+    ctx: AdminContext, group: str, topic: str, timestamp: str, force: bool, cplus: bool
 ) -> None:
     """Move a group's offsets on a topic to the first message stored at or after a time.
 
@@ -339,6 +242,7 @@ def reset_offset_by_time(
     Example:
       rocketq admin resetOffsetByTime -n 127.0.0.1:9876 -g GroupA -t TopicTest -s now
     """
+    del cplus  # the broker answers each client in its language's form (broker2client)
     when = -1 if timestamp == "-1" else parse_timestamp(timestamp)
     offsets = ctx.run(
         lambda admin: admin.reset_offset_by_timestamp(topic, group, when, is_force=force)
@@ -352,7 +256,6 @@ def reset_offset_by_time(
 COMMANDS = [
     update_sub_group,
     delete_sub_group,
-    consumer_progress,
     consumer_connection,
     producer_connection,
     consumer_status,

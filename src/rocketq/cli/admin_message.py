@@ -1,9 +1,11 @@
-"""``rocketq admin`` message commands: queryMsgById, queryMsgByKey, queryMsgByUniqueKey,
-queryMsgByOffset, printMsg, consumeMessage, sendMessage."""
+"""``rocketq admin`` message lookups: queryMsgById, queryMsgByKey, queryMsgByUniqueKey,
+queryMsgByOffset (mqadmin's names and short options). With ``-g`` and ``-d`` a found message is
+handed to one consumer client to consume again (CONSUME_MESSAGE_DIRECTLY); with ``-s true``
+queryMsgById sends a copy of it to its topic again."""
 
 from __future__ import annotations
 
-import sys
+import codecs
 from typing import Any
 
 import click
@@ -12,12 +14,14 @@ from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms, parse_timestamp
 from rocketq.common.message import MessageExt, MessageQueue
 
-CHUNK = 32
+UTF8 = "UTF-8"
 
 
-def message_pairs(msg: MessageExt) -> list[tuple[str, Any]]:
-    """The fields mqadmin's queryMsgById prints, with the body as text."""
-    return [
+def message_pairs(
+    msg: MessageExt, *, charset: str = UTF8, print_body: bool = True
+) -> list[tuple[str, Any]]:
+    """The fields mqadmin's queryMsgById prints, with the body as text in ``charset``."""
+    pairs: list[tuple[str, Any]] = [
         ("OffsetID", msg.offset_msg_id),
         ("Topic", msg.topic),
         ("Tags", f"[{msg.tags or ''}]"),
@@ -32,21 +36,82 @@ def message_pairs(msg: MessageExt) -> list[tuple[str, Any]]:
         ("Store Host", f"{msg.store_host[0]}:{msg.store_host[1]}"),
         ("System Flag", msg.sys_flag),
         ("Properties", dict(sorted(msg.properties.items()))),
-        ("Message Body", msg.body.decode("utf-8", "replace")),
     ]
+    if print_body:
+        pairs.append(("Message Body", msg.body.decode(charset, "replace")))
+    return pairs
 
 
-def message_json(msg: MessageExt) -> dict[str, Any]:
-    return {k.replace(" ", ""): v for k, v in message_pairs(msg)} | {"msgId": msg.client_msg_id}
+def message_json(
+    msg: MessageExt, *, charset: str = UTF8, print_body: bool = True
+) -> dict[str, Any]:
+    pairs = message_pairs(msg, charset=charset, print_body=print_body)
+    return {k.replace(" ", ""): v for k, v in pairs} | {"msgId": msg.client_msg_id}
 
 
-def _print_messages(ctx: AdminContext, msgs: list[MessageExt]) -> None:
+def print_messages(
+    ctx: AdminContext, msgs: list[MessageExt], *, charset: str = UTF8, print_body: bool = True
+) -> None:
     if ctx.as_json:
-        ctx.json([message_json(m) for m in msgs])
+        ctx.json([message_json(m, charset=charset, print_body=print_body) for m in msgs])
         return
     for msg in msgs:
-        ctx.pairs([(f"{k}:", v) for k, v in message_pairs(msg)], separator=" ")
+        pairs = message_pairs(msg, charset=charset, print_body=print_body)
+        ctx.pairs([(f"{k}:", v) for k, v in pairs], separator=" ")
         click.echo("")
+
+
+def check_charset(
+    click_ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """A body charset Python knows (mqadmin's -f bodyFormat / printMsg's -c charsetName)."""
+    if value is None:
+        return None
+    try:
+        codecs.lookup(value)
+    except LookupError:
+        raise click.BadParameter(f"{value!r} is not a charset") from None
+    return value
+
+
+BODY_FORMAT = click.option(
+    "-f",
+    "--bodyFormat",
+    "charset",
+    default=UTF8,
+    show_default=True,
+    callback=check_charset,
+    help="The charset to print bodies in.",
+)
+CONSUMER_GROUP = click.option(
+    "-g", "--consumerGroup", "group", default=None, help="With -d: consume it again there."
+)
+CLIENT_ID = click.option("-d", "--clientId", "client_id", default=None, help="With -g.")
+
+
+def consume_directly(
+    ctx: AdminContext, group: str, client_id: str, topic: str | None, msg_id: str
+) -> None:
+    """CONSUME_MESSAGE_DIRECTLY: the client runs its listener on the message; print the result."""
+    if topic is None:
+        msg = ctx.run(lambda admin: admin.view_message(msg_id))
+        topic = msg.topic
+    result = ctx.run(
+        lambda admin: admin.consume_message_directly(group, client_id, str(topic), msg_id)
+    )
+    if ctx.as_json:
+        ctx.json(result.to_json())
+    else:
+        click.echo(f"ConsumeMessageDirectlyResult: {result.to_json()}")
+
+
+def direct_target(group: str | None, client_id: str | None) -> tuple[str, str] | None:
+    """(group, client id) when -g and -d ask to consume the message again, else None."""
+    if group is None and client_id is None:
+        return None
+    if group is None or client_id is None:
+        raise click.UsageError("-g/--consumerGroup and -d/--clientId go together")
+    return group, client_id
 
 
 @click.command("queryMsgById")
@@ -54,15 +119,60 @@ def _print_messages(ctx: AdminContext, msgs: list[MessageExt]) -> None:
     "-i", "--msgId", "msg_id", required=True, help="The offset msgId (or a uniq key with -t)."
 )
 @click.option("-t", "--topic", default=None)
+@CONSUMER_GROUP
+@CLIENT_ID
+@click.option(
+    "-s", "--sendMessage", "resend", type=bool, default=False, help="true: send it again."
+)
+@click.option("-u", "--unitName", "unit", default=None, help="Refused: rocketq has no units.")
+@BODY_FORMAT
 @admin_command
-def query_msg_by_id(ctx: AdminContext, msg_id: str, topic: str | None) -> None:
+def query_msg_by_id(
+    ctx: AdminContext,
+    msg_id: str,
+    topic: str | None,
+    group: str | None,
+    client_id: str | None,
+    resend: bool,
+    unit: str | None,
+    charset: str,
+) -> None:
     """Show one message by its id, with its properties and body.
 
     \b
     Example:
       rocketq admin queryMsgById -n 127.0.0.1:9876 -i 7F00000100002A9F0000000000000000
     """
-    _print_messages(ctx, [ctx.run(lambda admin: admin.view_message(msg_id, topic))])
+    if unit:
+        raise click.UsageError("unit names (-u) are not supported by rocketq")
+    target = direct_target(group, client_id)
+    if target is not None:
+        consume_directly(ctx, *target, topic, msg_id)
+        return
+    msg = ctx.run(lambda admin: admin.view_message(msg_id, topic))
+    if resend:
+        resend_message(ctx, msg)
+        return
+    print_messages(ctx, [msg], charset=charset)
+
+
+def resend_message(ctx: AdminContext, msg: MessageExt) -> None:
+    """A copy of ``msg`` (body, tags, keys, user properties) sent to its topic again."""
+    from rocketq.client import Message
+    from rocketq.client.aio import Producer
+
+    async def call(admin: AsyncAdminClient) -> Any:
+        del admin
+        copy = Message(msg.topic, msg.body, tags=msg.tags, keys=msg.keys or None)
+        async with Producer("PID_ROCKETQ_ADMIN", namesrv_addr=ctx.namesrv_addr) as producer:
+            return await producer.send(copy)
+
+    result = ctx.run(call)
+    ctx.done(
+        f"prepare resend msg. originalMsgId={msg.client_msg_id} {result.status.name} "
+        f"msgId={result.msg_id}",
+        {"originalMsgId": msg.client_msg_id, "status": result.status.name, "msgId": result.msg_id},
+    )
 
 
 @click.command("queryMsgByKey")
@@ -93,22 +203,40 @@ def query_msg_by_key(
 @click.command("queryMsgByUniqueKey")
 @click.option("-t", "--topic", required=True)
 @click.option("-i", "--msgId", "msg_id", required=True, help="The client msgId (UNIQ_KEY).")
+@CONSUMER_GROUP
+@CLIENT_ID
+@click.option("-a", "--showAll", "show_all", is_flag=True, help="Every copy, not only the first.")
 @admin_command
-def query_msg_by_unique_key(ctx: AdminContext, topic: str, msg_id: str) -> None:
+def query_msg_by_unique_key(
+    ctx: AdminContext,
+    topic: str,
+    msg_id: str,
+    group: str | None,
+    client_id: str | None,
+    show_all: bool,
+) -> None:
     """Show a message by the id its producer printed (the uniq key).
 
     \b
     Example:
       rocketq admin queryMsgByUniqueKey -n 127.0.0.1:9876 -t TopicTest -i 7F000001...
     """
+    target = direct_target(group, client_id)
+    if target is not None:
+        consume_directly(ctx, *target, topic, msg_id)
+        return
 
-    async def call(admin: AsyncAdminClient) -> MessageExt:
-        found = await admin.query_message_by_uniq_key(topic, msg_id)
-        if found is None:
+    async def call(admin: AsyncAdminClient) -> list[MessageExt]:
+        if show_all:
+            found = (await admin.query_message(topic, msg_id, 32, is_uniq_key=True)).message_list
+        else:
+            one = await admin.query_message_by_uniq_key(topic, msg_id)
+            found = [] if one is None else [one]
+        if not found:
             raise click.ClickException(f"no message of {topic} has the uniq key {msg_id}")
         return found
 
-    _print_messages(ctx, [ctx.run(call)])
+    print_messages(ctx, ctx.run(call))
 
 
 @click.command("queryMsgByOffset")
@@ -116,9 +244,10 @@ def query_msg_by_unique_key(ctx: AdminContext, topic: str, msg_id: str) -> None:
 @click.option("-b", "--brokerName", "broker", required=True)
 @click.option("-i", "--queueId", "queue_id", type=int, required=True)
 @click.option("-o", "--offset", type=int, required=True)
+@BODY_FORMAT
 @admin_command
 def query_msg_by_offset(
-    ctx: AdminContext, topic: str, broker: str, queue_id: int, offset: int
+    ctx: AdminContext, topic: str, broker: str, queue_id: int, offset: int, charset: str
 ) -> None:
     """Show the message at an offset of one queue.
 
@@ -127,165 +256,8 @@ def query_msg_by_offset(
       rocketq admin queryMsgByOffset -n 127.0.0.1:9876 -t TopicTest -b broker-a -i 0 -o 0
     """
     mq = MessageQueue(topic, broker, queue_id)
-    _print_messages(ctx, [ctx.run(lambda admin: admin.query_msg_by_offset(mq, offset))])
+    msg = ctx.run(lambda admin: admin.query_msg_by_offset(mq, offset))
+    print_messages(ctx, [msg], charset=charset)
 
 
-async def _range(
-    admin: AsyncAdminClient,
-    queues: list[tuple[MessageQueue, int, int]],
-    limit: int,
-    progress: Any,
-) -> list[MessageExt]:
-    found: list[MessageExt] = []
-    for mq, start, stop in queues:
-        offset = start
-        while offset < stop and len(found) < limit:
-            chunk = await admin.messages_of_queue(mq, offset, min(CHUNK, stop - offset))
-            if not chunk:
-                break
-            found.extend(chunk[: limit - len(found)])
-            progress(len(chunk))
-            offset += len(chunk)
-    return found
-
-
-async def _queues_of(
-    admin: AsyncAdminClient, topic: str, begin_ms: int | None, end_ms: int | None
-) -> list[tuple[MessageQueue, int, int]]:
-    stats = await admin.examine_topic_stats(topic)
-    out = []
-    for data, off in sorted(
-        stats.offset_table.items(), key=lambda kv: (kv[0].broker_name, kv[0].queue_id)
-    ):
-        mq = MessageQueue(data.topic, data.broker_name, data.queue_id)
-        start = off.min_offset if begin_ms is None else await admin.search_offset(mq, begin_ms)
-        stop = off.max_offset if end_ms is None else await admin.search_offset(mq, end_ms)
-        out.append((mq, max(start, off.min_offset), min(stop, off.max_offset)))
-    return out
-
-
-def _fetch_with_progress(
-    ctx: AdminContext, plan: list[tuple[MessageQueue, int, int]], limit: int
-) -> list[MessageExt]:
-    total = min(limit, sum(max(0, stop - start) for _, start, stop in plan))
-    bar: Any = click.progressbar(
-        length=total, label="reading messages", file=sys.stderr, show_pos=True
-    )
-    with bar:
-        return ctx.run(lambda admin: _range(admin, plan, limit, bar.update))
-
-
-@click.command("printMsg")
-@click.option("-t", "--topic", required=True)
-@click.option("-b", "--beginTimestamp", "begin", default=None, help="Epoch ms or a date.")
-@click.option("-e", "--endTimestamp", "end", default=None, help="Epoch ms or a date.")
-@click.option("-m", "--maxNum", "max_num", type=int, default=1000, show_default=True)
-@admin_command
-def print_msg(
-    ctx: AdminContext, topic: str, begin: str | None, end: str | None, max_num: int
-) -> None:
-    """Print a topic's messages stored in a time range (every queue; progress on stderr).
-
-    \b
-    Example:
-      rocketq admin printMsg -n 127.0.0.1:9876 -t TopicTest -b 2026-01-01#00:00:00:000
-    """
-    begin_ms = parse_timestamp(begin) if begin else None
-    end_ms = parse_timestamp(end) if end else None
-    plan = ctx.run(lambda admin: _queues_of(admin, topic, begin_ms, end_ms))
-    _print_messages(ctx, _fetch_with_progress(ctx, plan, max_num))
-
-
-@click.command("consumeMessage")
-@click.option("-t", "--topic", required=True)
-@click.option("-b", "--brokerName", "broker", default=None)
-@click.option("-i", "--queueId", "queue_id", type=int, default=None)
-@click.option("-o", "--offset", type=int, default=None, help="First queue offset (with -b, -i).")
-@click.option("-c", "--messageNumber", "count", type=int, default=128, show_default=True)
-@admin_command
-def consume_message(
-    ctx: AdminContext,
-    topic: str,
-    broker: str | None,
-    queue_id: int | None,
-    offset: int | None,
-    count: int,
-) -> None:
-    """Read messages of a topic (or one queue from an offset) without committing anything.
-
-    \b
-    Example:
-      rocketq admin consumeMessage -n 127.0.0.1:9876 -t TopicTest -b broker-a -i 0 -o 0 -c 10
-    """
-    plan = ctx.run(lambda admin: _queues_of(admin, topic, None, None))
-    if broker is not None or queue_id is not None:
-        plan = [
-            p
-            for p in plan
-            if (broker in (None, p[0].broker_name)) and (queue_id in (None, p[0].queue_id))
-        ]
-        if not plan:
-            raise click.ClickException(f"{topic} has no queue {broker}:{queue_id}")
-    if offset is not None:
-        plan = [(mq, max(start, offset), stop) for mq, start, stop in plan]
-    _print_messages(ctx, _fetch_with_progress(ctx, plan, count))
-
-
-@click.command("sendMessage")
-@click.option("-t", "--topic", required=True)
-@click.option("-p", "--body", required=True)
-@click.option("-k", "--keys", default=None)
-@click.option("-c", "--tags", default=None)
-@click.option("-b", "--broker", default=None, help="Send to this broker (with -i).")
-@click.option("-i", "--qid", "queue_id", type=int, default=None)
-@admin_command
-def send_message(
-    ctx: AdminContext,
-    topic: str,
-    body: str,
-    keys: str | None,
-    tags: str | None,
-    broker: str | None,
-    queue_id: int | None,
-) -> None:
-    """Send one message (for a quick test of a topic).
-
-    \b
-    Example:
-      rocketq admin sendMessage -n 127.0.0.1:9876 -t TopicTest -p "hello" -k order-42 -c TagA
-    """
-    from rocketq.client import Message
-    from rocketq.client.aio import Producer
-
-    async def call(admin: AsyncAdminClient) -> Any:
-        del admin
-        msg = Message(topic, body.encode(), tags=tags, keys=keys)
-        async with Producer("PID_ROCKETQ_ADMIN", namesrv_addr=ctx.namesrv_addr) as producer:
-            if broker is not None:
-                mq = MessageQueue(topic, broker, queue_id or 0)
-                return await producer.send(msg, message_queue=mq)
-            return await producer.send(msg)
-
-    result = ctx.run(call)
-    ctx.table(
-        ["#Broker Name", "#QID", "#Send Result", "#MsgId"],
-        [
-            (
-                result.message_queue.broker_name,
-                result.message_queue.queue_id,
-                result.status.name,
-                result.msg_id,
-            )
-        ],
-    )
-
-
-COMMANDS = [
-    query_msg_by_id,
-    query_msg_by_key,
-    query_msg_by_unique_key,
-    query_msg_by_offset,
-    print_msg,
-    consume_message,
-    send_message,
-]
+COMMANDS = [query_msg_by_id, query_msg_by_key, query_msg_by_unique_key, query_msg_by_offset]

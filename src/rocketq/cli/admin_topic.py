@@ -7,9 +7,14 @@ import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms
+from rocketq.cli.table import Cell, format_table
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE, TopicConfig
+from rocketq.remoting.admin_bodies import TopicStatsTable
 
 PERM_READ_WRITE = PERM_READ | PERM_WRITE
+# TopicSysFlag's bits, set by updateTopic's -u and -s
+FLAG_UNIT = 0x1
+FLAG_UNIT_SUB = 0x2
 
 
 @click.command("updateTopic")
@@ -27,6 +32,10 @@ PERM_READ_WRITE = PERM_READ | PERM_WRITE
     help="2 read, 4 write, 6 both.",
 )
 @click.option("-o", "--order", type=bool, default=False, show_default=True, help="Ordered topic.")
+@click.option("-u", "--unit", type=bool, default=False, help="A unit topic (topicSysFlag).")
+@click.option(
+    "-s", "--hasUnitSub", "unit_sub", type=bool, default=False, help="Has unit subscriptions."
+)
 @admin_command
 def update_topic(
     ctx: AdminContext,
@@ -37,6 +46,8 @@ def update_topic(
     write_queues: int,
     perm: int,
     order: bool,
+    unit: bool,
+    unit_sub: bool,
 ) -> None:
     """Create a topic or change its queues and permission.
 
@@ -52,6 +63,7 @@ def update_topic(
         write_queue_nums=write_queues,
         perm=perm,
         order=order,
+        topic_sys_flag=(FLAG_UNIT if unit else 0) | (FLAG_UNIT_SUB if unit_sub else 0),
     )
 
     async def call(admin: AsyncAdminClient) -> list[str]:
@@ -123,29 +135,73 @@ def topic_list(ctx: AdminContext, with_cluster: bool) -> None:
 
 @click.command("topicRoute")
 @click.option("-t", "--topic", required=True)
+@click.option("-l", "--list", "as_list", is_flag=True, help="A table instead of JSON.")
 @admin_command
-def topic_route(ctx: AdminContext, topic: str) -> None:
-    """Print a topic's route (its brokers and queues) as JSON, as mqadmin does.
+def topic_route(ctx: AdminContext, topic: str, as_list: bool) -> None:
+    """Print a topic's route (its brokers and queues) as JSON, or with -l as a table.
 
     \b
     Example:
-      rocketq admin topicRoute -n 127.0.0.1:9876 -t TopicTest
+      rocketq admin topicRoute -n 127.0.0.1:9876 -t TopicTest -l
     """
     route = ctx.run(lambda admin: admin.examine_topic_route_info(topic))
-    ctx.json(route.to_json())
+    if not as_list or ctx.as_json:
+        ctx.json(route.to_json())
+        return
+    queues = {q.broker_name: q for q in route.queue_datas}
+    rows: list[tuple[Cell, ...]] = []
+    for broker in sorted(route.broker_datas, key=lambda b: b.broker_name):
+        q = queues.get(broker.broker_name)
+        if q is None:
+            continue
+        addrs = "{" + ", ".join(f"{k}={v}" for k, v in sorted(broker.broker_addrs.items())) + "}"
+        rows.append(
+            (
+                broker.cluster,
+                broker.broker_name,
+                addrs,
+                q.read_queue_nums,
+                q.write_queue_nums,
+                q.perm,
+            )
+        )
+    headers = ["#ClusterName", "#BrokerName", "#BrokerAddrs", "#ReadQueue", "#WriteQueue", "#Perm"]
+    total = (
+        "Total:",
+        len(rows),
+        "",
+        sum(int(r[3] or 0) for r in rows),
+        sum(int(r[4] or 0) for r in rows),
+        "",
+    )
+    click.echo(format_table(headers, [*rows, total]))
 
 
 @click.command("topicStatus")
 @click.option("-t", "--topic", required=True)
+@click.option("-c", "--cluster", default=None, help="Only the queues on this cluster's brokers.")
 @admin_command
-def topic_status(ctx: AdminContext, topic: str) -> None:
+def topic_status(ctx: AdminContext, topic: str, cluster: str | None) -> None:
     """Each queue's min and max offset and last update time.
 
     \b
     Example:
       rocketq admin topicStatus -n 127.0.0.1:9876 -t TopicTest
     """
-    stats = ctx.run(lambda admin: admin.examine_topic_stats(topic))
+
+    async def call(admin: AsyncAdminClient) -> TopicStatsTable:
+        stats = await admin.examine_topic_stats(topic)
+        if cluster is not None:
+            info = await admin.examine_broker_cluster_info()
+            if cluster not in info.cluster_addr_table:
+                raise click.ClickException(f"no cluster named {cluster}")
+            names = info.cluster_addr_table[cluster]
+            stats.offset_table = {
+                mq: off for mq, off in stats.offset_table.items() if mq.broker_name in names
+            }
+        return stats
+
+    stats = ctx.run(call)
     rows = [
         (
             mq.broker_name,

@@ -51,4 +51,9 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="rocketq")
 def cli() -> None:
-    """rocketq: a RocketMQ-compatible message queue in Python."""
+    """rocketq: a RocketMQ-compatible message queue in Python.
+
+    \b
+    Example:
+      rocketq server --store ~/store --dashboard-port 8080
+    """

@@ -50,7 +50,12 @@ CORRUPT_OPTION = click.option(
 
 @click.group()
 def spark() -> None:
-    """Spark jobs over store files: export to Parquet, statistics, queue and index rebuild."""
+    """Spark jobs over store files: export to Parquet, statistics, queue and index rebuild.
+
+    \b
+    Example:
+      rocketq spark stats --store ~/store
+    """
 
 
 @spark.command()

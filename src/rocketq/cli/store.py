@@ -57,7 +57,12 @@ SLOTS_OPTION = click.option(
 
 @click.group()
 def store() -> None:
-    """Inspect and check a store directory (ours or Apache RocketMQ's)."""
+    """Inspect and check a store directory (ours or Apache RocketMQ's).
+
+    \b
+    Example:
+      rocketq store check --store ~/store
+    """
 
 
 @store.command()

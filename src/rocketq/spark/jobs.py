@@ -71,6 +71,8 @@ def export_parquet(
     """Write every record as Parquet under ``out``, partitioned by topic and UTC date."""
     df = read_store(spark, stores, **read_options)
     scanned = planned_bytes(stores, read_options.get("split_bytes"))
+    if progress is not None:
+        progress(f"export: {scanned / MIB:.1f} MiB of commitlog from {len(stores)} store(s)")
     started = time.monotonic()
     with StageProgress(spark, progress, "export"):
         write_dated_parquet(df, out, "overwrite" if overwrite else "errorifexists")

@@ -13,7 +13,6 @@ from rocketq.broker.processors.consumer_admin import ConsumerAdminProcessor
 from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.pull import PullMessageProcessor
-from rocketq.broker.processors.replication import ReplicationAdminProcessor
 from rocketq.broker.processors.reply import ReplyMessageProcessor
 from rocketq.broker.processors.send import SendMessageProcessor
 
@@ -33,6 +32,5 @@ def register_all(broker: BrokerContext) -> None:
         ClientCallProcessor(broker),
         ReplyMessageProcessor(broker),
         BrokerStatsProcessor(broker),  # VIEW_BROKER_STATS_DATA (issue 12)
-        ReplicationAdminProcessor(broker),  # what a slave copies: 43, 45, 201 (issue 11)
     ):
         processor.register()
