@@ -15,6 +15,8 @@ PACKAGES = [
     "rocketq.client",
     "rocketq.admin",
     "rocketq.spark",
+    "rocketq.dashboard",
+    "rocketq.cli",
     "rocketq.testing",
 ]
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import pytest
 
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
-from rocketq.broker.property_filter import build_subscription_data, message_filter_of
+from rocketq.broker.property_filter import message_filter_of
+from rocketq.common.subscription import build_subscription_data
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer

@@ -6,13 +6,10 @@ import pytest
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.filter import ExpressionMessageFilter
-from rocketq.broker.property_filter import (
-    PropertyMessageFilter,
-    build_subscription_data,
-    message_filter_of,
-)
+from rocketq.broker.property_filter import PropertyMessageFilter, message_filter_of
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
+from rocketq.common.subscription import build_subscription_data
 from rocketq.errors import ConfigError, FilterExpressionError
 
 

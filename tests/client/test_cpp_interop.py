@@ -26,13 +26,19 @@ pytestmark = [
     ),
 ]
 TIMEOUT_S = 60.0
+SEND_TIMEOUT_MS = 10_000
 
 
 async def cpp_produce(cluster: Cluster, topic: str, count: int, *extra: str) -> list[dict]:  # type: ignore[type-arg]
+    """Every message sent, or a failure that shows what the C++ client reported instead."""
     home = cluster.tmp / "homes" / f"p-{topic}"
     args = ["produce", "--namesrv", cluster.addr, "--topic", topic, "--count", str(count)]
+    # a loaded machine can take more than the C++ client's default 3 s for a send
+    args += ["--send-timeout-ms", str(SEND_TIMEOUT_MS)]
     events = await run_driver(home, TIMEOUT_S, *args, *extra)
-    return [e for e in events if e["event"] == "sent"]
+    sent = [e for e in events if e["event"] == "sent"]
+    assert len(sent) == count, [e for e in events if e["event"] != "sent"]
+    return sent
 
 
 async def consume(cluster: Cluster, topic: str, group: str, count: int) -> list[MessageExt]:

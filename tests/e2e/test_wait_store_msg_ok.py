@@ -66,3 +66,38 @@ async def test_wait_false_sends_are_answered_before_the_group_commit_and_wait_tr
         assert response.code == ResponseCode.SUCCESS, response.remark
         assert queue.flushed_where >= queue.get_max_offset()
         assert int(response.ext_fields["queueOffset"]) == 4
+
+
+async def test_the_delay_services_re_put_does_not_wait_for_the_group_commit(
+    tmp_path: Path,
+) -> None:
+    """ScheduleMessageService re-puts a due message with WAIT=false, as RocketMQ's
+    messageTimeup does: it is delivered while the group commit cannot flush."""
+    props = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH", messageDelayLevel="1h")
+    async with (
+        run_broker(tmp_path / "store", store_properties=props) as broker,
+        RemotingClient() as client,
+    ):
+        store = broker.message_store
+        group_commit = store.flush_service
+        assert isinstance(group_commit, GroupCommitService)
+        schedule = broker.schedule_message_service
+        assert schedule is not None
+        queue = store.commit_log.mapped_file_queue
+        delayed = send_request("WaitD", b"later", extra={"DELAY": "1"})
+        sent = await client.invoke(broker.broker_addr, delayed, TIMEOUT_S)
+        assert sent.code == ResponseCode.SUCCESS, sent.remark
+        assert await until(
+            lambda: store.get_max_offset_in_queue("SCHEDULE_TOPIC_XXXX", 0) == 1, TIMEOUT_S
+        )
+        assert store.get_max_offset_in_queue("WaitD", 0) == 0  # an hour early
+        assert group_commit._flush_lock.acquire(timeout=TIMEOUT_S)
+        try:
+            two_hours_on = store.now_ms() + 2 * 3_600_000
+            delivered = await asyncio.wait_for(schedule.deliver_due(1, two_hours_on), TIMEOUT_S)
+            assert delivered == 1
+            assert queue.flushed_where < queue.get_max_offset()  # re-put, not yet msynced
+        finally:
+            group_commit._flush_lock.release()
+        assert await until(lambda: store.get_max_offset_in_queue("WaitD", 0) == 1, TIMEOUT_S)
+        assert await until(lambda: queue.flushed_where >= queue.get_max_offset(), TIMEOUT_S)

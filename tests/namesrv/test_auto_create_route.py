@@ -97,6 +97,10 @@ def test_ordinary_topic_names_are_auto_creatable() -> None:
     assert not is_auto_creatable_topic("x" * 128)
     assert not is_auto_creatable_topic("")
     assert not is_auto_creatable_topic("SCHEDULE_TOPIC_XXXX")
+    assert not is_auto_creatable_topic("rmq_sys_wheel")
+    assert not is_auto_creatable_topic("RMQ_SYS_TRANS_HALF_TOPIC")
+    assert not is_auto_creatable_topic("%RETRY%group")
+    assert not is_auto_creatable_topic("bad topic")
 
 
 async def test_ali_ons_route_frame_for_a_new_topic_gets_a_route(

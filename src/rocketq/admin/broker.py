@@ -7,6 +7,7 @@ import json
 
 from rocketq.admin.core import AdminCore
 from rocketq.common.java_properties import parse_properties
+from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting import headers as h
 from rocketq.remoting.admin_headers import (
@@ -24,15 +25,13 @@ from rocketq.remoting.group_bodies import (
 from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.remoting.topic_route import KVTable
 
-DEFAULT_TOPIC = "TBW102"
-
 
 class BrokerAdmin(AdminCore):
     async def create_and_update_topic_config(self, broker_addr: str, config: TopicConfig) -> None:
         """UPDATE_AND_CREATE_TOPIC (17); the broker registers the topic with the name servers."""
         header = h.CreateTopicRequestHeader(
             topic=config.topic_name,
-            default_topic=DEFAULT_TOPIC,
+            default_topic=AUTO_CREATE_TOPIC_KEY_TOPIC,
             read_queue_nums=config.read_queue_nums,
             write_queue_nums=config.write_queue_nums,
             perm=config.perm,

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import bisect
 import datetime
-import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.broker.stats_item import StatsItemSet
+from rocketq.common.clock import now_ms
 
 TOPIC_PUT_NUMS = "TOPIC_PUT_NUMS"
 TOPIC_PUT_SIZE = "TOPIC_PUT_SIZE"
@@ -66,10 +66,6 @@ MESSAGE_SIZE_BOUNDS = (1024, 4096, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024, 4 *
 SAMPLE_RING_SIZE = 601
 
 
-def system_clock_ms() -> int:
-    return int(time.time() * 1000)
-
-
 @dataclass(frozen=True, slots=True)
 class CallCounts:
     """A per-second sample of the store counters (StoreStatsService's CallSnapshot ring)."""
@@ -82,7 +78,7 @@ class CallCounts:
 
 
 class BrokerStatsManager:
-    def __init__(self, cluster_name: str, *, clock_ms: Callable[[], int] = system_clock_ms):
+    def __init__(self, cluster_name: str, *, clock_ms: Callable[[], int] = now_ms):
         self.cluster_name = cluster_name
         self.clock_ms = clock_ms
         self.sets = {name: StatsItemSet(name, clock_ms) for name in STATS_NAMES}

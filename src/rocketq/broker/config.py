@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC
 from rocketq.errors import ConfigError
 from rocketq.store.config import STORE_KEYS as STORE_CONFIG_KEYS
 from rocketq.store.config import BrokerRole as BrokerRole
@@ -92,7 +93,7 @@ class BrokerConfig:
     cluster_topic_enable: bool = True
     broker_topic_enable: bool = True
     trace_topic_enable: bool = False
-    msg_trace_topic_name: str = "RMQ_SYS_TRACE_TOPIC"
+    msg_trace_topic_name: str = RMQ_SYS_TRACE_TOPIC
     flush_consumer_offset_interval_ms: int = 5_000
     flush_delay_offset_interval_ms: int = 10_000
     register_name_server_period_ms: int = 30_000

@@ -23,6 +23,7 @@ from rocketq.broker.broker_stats_manager import (
     MESSAGE_SIZE_BOUNDS,
 )
 from rocketq.broker.disk_info import disk_ratio, store_dirs
+from rocketq.common.topic import is_dlq_topic, is_retry_topic, is_system_topic
 from rocketq.remoting.metrics_exporter import NODE_LABELS, MetricsExporter, rpc_latency_family
 
 if TYPE_CHECKING:
@@ -32,12 +33,13 @@ __all__ = ["BrokerMetricsCollector", "MetricsExporter", "rpc_latency_family"]
 
 log = logging.getLogger(__name__)
 
-RETRY_PREFIX = "%RETRY%"
-SYSTEM_PREFIXES = ("rmq_sys_", "SCHEDULE_TOPIC_", "%DLQ%", "RMQ_SYS_", "TBW102")
-
 
 def _is_system(topic: str) -> str:
-    return "true" if topic.startswith(SYSTEM_PREFIXES) else "false"
+    return "true" if is_system_topic(topic) or is_dlq_topic(topic) else "false"
+
+
+def _is_retry(topic: str) -> str:
+    return "true" if is_retry_topic(topic) else "false"
 
 
 class BrokerMetricsCollector(Collector):
@@ -82,8 +84,8 @@ class BrokerMetricsCollector(Collector):
         for family, name in ((msgs_out, GROUP_GET_NUMS), (bytes_out, GROUP_GET_SIZE)):
             for item in sorted(stats.sets[name].items(), key=lambda i: i.stats_key):
                 topic, _, group = item.stats_key.partition("@")
-                retry = "true" if topic.startswith(RETRY_PREFIX) else "false"
-                family.add_metric([*node, topic, group, retry, _is_system(topic)], item.value)
+                values = [*node, topic, group, _is_retry(topic), _is_system(topic)]
+                family.add_metric(values, item.value)
         sizes = HistogramMetricFamily(
             "rocketmq_message_size",
             "Size of the messages put, in bytes",
@@ -125,7 +127,7 @@ class BrokerMetricsCollector(Collector):
                 total_inflight += max(
                     0, min(pulled.get((topic, group, queue_id), 0), max_offset) - committed
                 )
-            values = [*node, topic, group, "true" if topic.startswith(RETRY_PREFIX) else "false"]
+            values = [*node, topic, group, _is_retry(topic)]
             lag.add_metric(values, total_lag)
             inflight.add_metric(values, total_inflight)
             ready.add_metric(values, total_lag - total_inflight)

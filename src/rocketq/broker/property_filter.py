@@ -22,16 +22,11 @@ from rocketq.common.subscription import (
     EXPRESSION_TYPE_SQL92,
     EXPRESSION_TYPE_TAG,
     SubscriptionData,
+    is_tag_type,
 )
-from rocketq.common.subscription import build_subscription_data as build_tag_subscription_data
 from rocketq.errors import FilterExpressionError
 
 PROPERTY_FILTER_SETTING = "enablePropertyFilter"
-
-
-def is_tag_type(expression_type: str | None) -> bool:
-    """ExpressionType.isTagType: no type or TAG."""
-    return not expression_type or expression_type == EXPRESSION_TYPE_TAG
 
 
 def property_filter_disabled_remark(expression_type: str) -> str:
@@ -39,21 +34,6 @@ def property_filter_disabled_remark(expression_type: str) -> str:
     return (
         f"The broker does not support consumer to filter message by {expression_type}"
         f" ({PROPERTY_FILTER_SETTING}=false in broker.conf)"
-    )
-
-
-def build_subscription_data(
-    topic: str, expression: str | None, sub_version: int = 0, expression_type: str | None = None
-) -> SubscriptionData:
-    """FilterAPI.build: a TAG expression's tags and codes, or another type's expression."""
-    if is_tag_type(expression_type):
-        return build_tag_subscription_data(topic, expression, sub_version)
-    assert expression_type is not None
-    return SubscriptionData(
-        topic=topic,
-        sub_string=expression or "",
-        sub_version=sub_version,
-        expression_type=expression_type,
     )
 
 

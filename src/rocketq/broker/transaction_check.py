@@ -249,9 +249,9 @@ class TransactionalMessageCheckService:
         return first != msg.queue_offset and first in scan.ended_first_offsets
 
     def _need_skip(self, msg: MessageExt) -> bool:
-        config = getattr(self.c.message_store, "config", None)
-        reserved_h = getattr(config, "file_reserved_time_h", 72)
-        return bool(self.c.message_store.now_ms() - msg.born_timestamp > reserved_h * 3_600_000)
+        store = self.c.message_store
+        reserved_ms = store.config.file_reserved_time_h * 3_600_000
+        return store.now_ms() - msg.born_timestamp > reserved_ms
 
     def _immune(self, msg: MessageExt, timeout_ms: int) -> bool:
         """Younger than its own CHECK_IMMUNITY_TIME_IN_SECONDS."""

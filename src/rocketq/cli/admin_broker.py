@@ -11,6 +11,7 @@ import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command
+from rocketq.common.clock import now_ms
 from rocketq.errors import RocketQError
 
 
@@ -96,7 +97,7 @@ def cluster_list(ctx: AdminContext, more: bool, only: str | None, interval: floa
                     ratio = kv.get("commitLogDiskRatio")
                     space = f"{float(ratio):.4f}" if ratio else None
                     earliest = int(kv.get("earliestMessageTimeStamp") or 0)
-                    hours = (time.time() * 1000 - earliest) / 3_600_000 if earliest else None
+                    hours = (now_ms() - earliest) / 3_600_000 if earliest else None
                     rows.append(
                         (
                             cluster,

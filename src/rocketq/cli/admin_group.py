@@ -14,8 +14,6 @@ from rocketq.cli.admin_progress import enum_name
 from rocketq.remoting.admin_bodies import ConsumerConnection
 from rocketq.remoting.group_bodies import SubscriptionGroupConfig
 
-RETRY_PREFIX = "%RETRY%"
-
 
 async def _targets(admin: AsyncAdminClient, cluster: str | None, broker: str | None) -> list[str]:
     if (cluster is None) == (broker is None):

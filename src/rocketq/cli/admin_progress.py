@@ -9,10 +9,9 @@ import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, is_retry_topic
 from rocketq.errors import ClientError, ConsumerNotOnlineError, RocketQError
 from rocketq.remoting.admin_bodies import ConsumeStats
-
-RETRY_PREFIX = "%RETRY%"
 
 
 def enum_name(value: object) -> str | None:
@@ -132,9 +131,9 @@ def consumer_progress(
     async def every_group(admin: AsyncAdminClient) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = []
         for name in sorted(await admin.fetch_all_topic_list()):
-            if not name.startswith(RETRY_PREFIX):
+            if not is_retry_topic(name):
                 continue
-            g = name[len(RETRY_PREFIX) :]
+            g = name[len(RETRY_GROUP_TOPIC_PREFIX) :]
             try:
                 stats = await admin.examine_consume_stats(g)
             except ClientError:

@@ -9,6 +9,7 @@ import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command
+from rocketq.common.topic import is_dlq_topic, is_retry_topic
 from rocketq.errors import RocketQError
 
 
@@ -42,7 +43,7 @@ def stats_all(ctx: AdminContext, topic: str | None, active: bool) -> None:
         topics = [topic] if topic else sorted(await admin.fetch_all_topic_list())
         rows: list[tuple[Any, ...]] = []
         for t in topics:
-            if t.startswith(("%RETRY%", "%DLQ%")):
+            if is_retry_topic(t) or is_dlq_topic(t):
                 continue
             try:
                 masters = list((await admin.master_addrs_of_topic(t)).values())

@@ -13,6 +13,7 @@ import socket
 from dataclasses import dataclass, field
 
 from rocketq.common.clock import now_ms
+from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketq.errors import ConfigError
 from rocketq.remoting.acl import AclClientRPCHook
 from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
@@ -82,7 +83,7 @@ class ClientConfig:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ProducerConfig(ClientConfig):
     producer_group: str = "DEFAULT_PRODUCER"
-    create_topic_key: str = "TBW102"
+    create_topic_key: str = AUTO_CREATE_TOPIC_KEY_TOPIC
     default_topic_queue_nums: int = 4
     send_msg_timeout_s: float = 3.0
     compress_msg_body_over_bytes: int = 4 * 1024

@@ -53,11 +53,5 @@ def build_subscription(
         return build_subscription_data(topic, subscription.expression, sub_version)
     if subscription.expression_type != EXPRESSION_TYPE_SQL92:
         raise ClientError(f"unsupported expression type {subscription.expression_type!r}")
-    if not topic:
-        raise ClientError("the subscribed topic is empty")
-    return SubscriptionData(
-        topic=topic,
-        sub_string=MessageSelector.by_sql(subscription.expression).expression,
-        sub_version=sub_version,
-        expression_type=EXPRESSION_TYPE_SQL92,
-    )
+    sql = MessageSelector.by_sql(subscription.expression).expression
+    return build_subscription_data(topic, sql, sub_version, EXPRESSION_TYPE_SQL92)

@@ -27,6 +27,7 @@ from rocketq.common.record_layout import (
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
     MIN_RECORD_SIZE,
+    PROPERTIES_LENGTH_SIZE,
     STORE_TIMESTAMP_STRUCT,
     TAIL_STRUCT,
     V1_TOPIC_MAX_BYTES,
@@ -201,7 +202,8 @@ def _decode_at(
 ) -> tuple[MessageExt, int]:
     limit = len(buf)
     if limit - offset < MIN_RECORD_SIZE:
-        raise DecodeError(f"{limit - offset} bytes left, a record needs at least 91", offset)
+        left = limit - offset
+        raise DecodeError(f"{left} bytes left, a record needs at least {MIN_RECORD_SIZE}", offset)
     # one unpack for the usual two IPv4 hosts; its head fields are right for any record
     fixed = FIXED_V4_STRUCT.unpack_from(buf, offset)
     (total, magic, crc, queue_id, flag, queue_offset, phy, sys_flag, born_ts) = fixed[:9]
@@ -273,7 +275,7 @@ def _decompress(body: bytes, sys_flag: int, offset: int) -> bytes:
 def encode_batch_message(msg: Message) -> bytes:
     props = encode_properties(msg.properties)
     body = msg.body or b""
-    total = BATCH_HEAD_SIZE + len(body) + 2 + len(props)
+    total = BATCH_HEAD_SIZE + len(body) + PROPERTIES_LENGTH_SIZE + len(props)
     return b"".join(
         (
             BATCH_HEAD_STRUCT.pack(total, 0, 0, msg.flag, len(body)),
@@ -295,16 +297,16 @@ def decode_batch_messages(body: bytes | bytearray | memoryview, topic: str = "")
     pos = 0
     end = len(body)
     while pos < end:
-        if end - pos < BATCH_HEAD_SIZE + 2:
+        if end - pos < BATCH_HEAD_SIZE + PROPERTIES_LENGTH_SIZE:
             raise DecodeError(f"{end - pos} trailing bytes do not hold a batch record", pos)
         total, _magic, _crc, flag, body_len = BATCH_HEAD_STRUCT.unpack_from(body, pos)
         p = pos + BATCH_HEAD_SIZE
-        if body_len < 0 or p + body_len + 2 > end:
+        if body_len < 0 or p + body_len + PROPERTIES_LENGTH_SIZE > end:
             raise DecodeError(f"batch BODYLENGTH {body_len} runs past the body", pos)
         data = bytes(body[p : p + body_len])
         p += body_len
         (props_len,) = _INT16.unpack_from(body, p)
-        p += 2
+        p += PROPERTIES_LENGTH_SIZE
         if props_len < 0 or p + props_len > end:
             raise DecodeError(f"batch PROPERTIESLENGTH {props_len} runs past the body", pos)
         try:

@@ -63,6 +63,7 @@ TAIL_STRUCT = struct.Struct(
 TAIL_SIZE = TAIL_STRUCT.size
 assert TAIL_SIZE == 16
 BODY_LENGTH_OFFSET_IN_TAIL = struct.calcsize(">iq")
+BODY_LENGTH_SIZE = TAIL_SIZE - BODY_LENGTH_OFFSET_IN_TAIL  # BODY follows it
 IPV4_HOST_SIZE = 8
 IPV6_HOST_SIZE = 20
 #: Everything before BODY when both hosts are IPv4: one pack/unpack on the hot paths.

@@ -72,12 +72,26 @@ def parse_tags(expression: str | None) -> list[str]:
     return [t for t in (part.strip() for part in text.split(TAG_SEPARATOR)) if t]
 
 
+def is_tag_type(expression_type: str | None) -> bool:
+    """ExpressionType.isTagType: no type or TAG."""
+    return not expression_type or expression_type == EXPRESSION_TYPE_TAG
+
+
 def build_subscription_data(
-    topic: str, expression: str | None, sub_version: int = 0
+    topic: str, expression: str | None, sub_version: int = 0, expression_type: str | None = None
 ) -> SubscriptionData:
-    """FilterAPI.buildSubscriptionData for TAG expressions."""
+    """FilterAPI.build: a TAG expression's tags and their codes (no type, or TAG), or another
+    type's expression as it is (the broker compiles an SQL92 one; the client did already)."""
     if not topic:
         raise FilterExpressionError("the subscribed topic is empty")
+    if not is_tag_type(expression_type):
+        assert expression_type is not None
+        return SubscriptionData(
+            topic=topic,
+            sub_string=expression or "",
+            sub_version=sub_version,
+            expression_type=expression_type,
+        )
     text = (expression or "").strip()
     tags = parse_tags(text)
     if not tags:

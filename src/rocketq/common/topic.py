@@ -18,6 +18,7 @@ SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
 TRANS_HALF_TOPIC = "RMQ_SYS_TRANS_HALF_TOPIC"
 TRANS_OP_HALF_TOPIC = "RMQ_SYS_TRANS_OP_HALF_TOPIC"
 TRANS_CHECK_MAX_TIME_TOPIC = "TRANS_CHECK_MAX_TIME_TOPIC"
+RMQ_SYS_TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 SYSTEM_TOPIC_PREFIX = "rmq_sys_"
 REPLY_TOPIC_POSTFIX = "REPLY_TOPIC"
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
@@ -34,6 +35,22 @@ NOT_ALLOWED_SEND_TOPICS = frozenset(
         TRANS_CHECK_MAX_TIME_TOPIC,
         SELF_TEST_TOPIC,
         OFFSET_MOVED_EVENT,
+    }
+)
+
+#: TopicValidator.SYSTEM_TOPIC_SET; a broker also keeps its cluster and broker names and its
+#: own trace topic as system topics (TopicConfigManager).
+SYSTEM_TOPICS = frozenset(
+    {
+        AUTO_CREATE_TOPIC_KEY_TOPIC,
+        SCHEDULE_TOPIC,
+        BENCHMARK_TOPIC,
+        TRANS_HALF_TOPIC,
+        TRANS_OP_HALF_TOPIC,
+        TRANS_CHECK_MAX_TIME_TOPIC,
+        RMQ_SYS_TRACE_TOPIC,
+        OFFSET_MOVED_EVENT,
+        SELF_TEST_TOPIC,
     }
 )
 
@@ -61,6 +78,11 @@ def validate_topic(topic: str, max_length: int = TOPIC_MAX_LENGTH) -> str | None
             f"allowing only {VALID_TOPIC_CHARACTERS}"
         )
     return None
+
+
+def is_system_topic(topic: str) -> bool:
+    """TopicValidator.isSystemTopic: one of ``SYSTEM_TOPICS`` or ``rmq_sys_``-prefixed."""
+    return topic in SYSTEM_TOPICS or topic.startswith(SYSTEM_TOPIC_PREFIX)
 
 
 def is_retry_topic(topic: str) -> bool:

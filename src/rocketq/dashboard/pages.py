@@ -11,16 +11,25 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from rocketq.client import Message
+from rocketq.client.aio import Producer
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
+from rocketq.common.topic import (
+    RETRY_GROUP_TOPIC_PREFIX,
+    dlq_topic,
+    is_dlq_topic,
+    is_retry_topic,
+    is_system_topic,
+)
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ClientError, ConsumerNotOnlineError, RocketQError
 
 if TYPE_CHECKING:
     from rocketq.dashboard.board import Dashboard
 
-RETRY_PREFIX = "%RETRY%"
-DLQ_PREFIX = "%DLQ%"
+#: the default cluster's name, which a broker registers as a topic (clusterTopicEnable)
+DEFAULT_CLUSTER_TOPIC = "DefaultCluster"
 MESSAGE_LIMIT = 64
 
 
@@ -44,16 +53,11 @@ def parse_time(text: str | None) -> int | None:
 
 
 def topic_kind(topic: str) -> str:
-    if topic.startswith(RETRY_PREFIX):
+    if is_retry_topic(topic):
         return "retry"
-    if topic.startswith(DLQ_PREFIX):
+    if is_dlq_topic(topic):
         return "dlq"
-    if topic.startswith(("rmq_sys_", "SCHEDULE_TOPIC_", "RMQ_SYS_", "TBW102")) or topic in (
-        "DefaultCluster",
-        "OFFSET_MOVED_EVENT",
-        "SELF_TEST_TOPIC",
-        "BenchmarkTest",
-    ):
+    if is_system_topic(topic) or topic == DEFAULT_CLUSTER_TOPIC:
         return "system"
     return "normal"
 
@@ -157,9 +161,6 @@ async def topic(board: Dashboard, request: Request) -> Response:
 
 
 async def topic_send(board: Dashboard, request: Request) -> Response:
-    from rocketq.client import Message
-    from rocketq.client.aio import Producer
-
     form = await request.form()
     name = str(form.get("topic", ""))
     msg = Message(
@@ -182,9 +183,9 @@ async def topic_send(board: Dashboard, request: Request) -> Response:
 async def groups(board: Dashboard, request: Request) -> Response:
     rows = []
     for name in sorted(await board.admin.fetch_all_topic_list()):
-        if not name.startswith(RETRY_PREFIX):
+        if not is_retry_topic(name):
             continue
-        group_name = name[len(RETRY_PREFIX) :]
+        group_name = name[len(RETRY_GROUP_TOPIC_PREFIX) :]
         try:
             stats = await board.admin.examine_consume_stats(group_name)
             diff, tps = stats.compute_total_diff(), stats.consume_tps
@@ -233,11 +234,11 @@ async def _group_context(board: Dashboard, name: str) -> dict[str, Any]:
         clients, subscriptions = [], []
     dlq: list[dict[str, Any]] = []
     try:
-        found = await admin.messages_of_topic(DLQ_PREFIX + name, None, None, MESSAGE_LIMIT)
+        found = await admin.messages_of_topic(dlq_topic(name), None, None, MESSAGE_LIMIT)
         dlq = [message_row(m) for m in found]
     except RocketQError:
         pass  # no DLQ topic: nothing ever failed for good
-    topics = sorted({q["topic"] for q in queues if not q["topic"].startswith(RETRY_PREFIX)})
+    topics = sorted({q["topic"] for q in queues if not is_retry_topic(q["topic"])})
     return {
         "page": "groups",
         "name": name,
@@ -270,9 +271,6 @@ async def group_reset(board: Dashboard, request: Request) -> Response:
 
 async def group_resend(board: Dashboard, request: Request) -> Response:
     """Send a copy of a DLQ message back to the topic it first failed on (its RETRY_TOPIC)."""
-    from rocketq.client import Message
-    from rocketq.client.aio import Producer
-
     form = await request.form()
     name = str(form.get("group", ""))
     original = await board.admin.view_message(str(form.get("offset_id", "")))

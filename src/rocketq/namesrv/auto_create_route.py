@@ -18,27 +18,17 @@ in the ``rocketq namesrv`` and ``rocketq server`` commands (``--no-auto-create-t
 
 from __future__ import annotations
 
-import re
-
-from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
+from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC, is_system_topic, validate_topic
 from rocketq.common.topic_config import PERM_INHERIT
 from rocketq.namesrv.route_info import RouteInfoManager
 from rocketq.remoting.topic_route import QueueData, TopicRouteData
 
 DEFAULT_TOPIC_QUEUE_NUMS = 4  # DefaultMQProducer.defaultTopicQueueNums, ali-ons' too
-TOPIC_MAX_LENGTH = 127
-_ORDINARY_TOPIC = re.compile(r"^[a-zA-Z0-9_-][|a-zA-Z0-9_-]*$")
-_SYSTEM_PREFIXES = ("rmq_sys_", "RMQ_SYS_", "SCHEDULE_TOPIC_", "TRANS_CHECK_MAX_TIME_TOPIC")
 
 
 def is_auto_creatable_topic(topic: str) -> bool:
-    """An ordinary topic name: valid, not a retry/DLQ (``%``) or system topic."""
-    return (
-        0 < len(topic) <= TOPIC_MAX_LENGTH
-        and _ORDINARY_TOPIC.match(topic) is not None
-        and topic != AUTO_CREATE_TOPIC_KEY_TOPIC
-        and not topic.startswith(_SYSTEM_PREFIXES)
-    )
+    """An ordinary topic name: valid, not a retry/DLQ (``%``) or system topic (TBW102 is one)."""
+    return validate_topic(topic) is None and "%" not in topic and not is_system_topic(topic)
 
 
 def pickup_auto_create_route(route_info: RouteInfoManager, topic: str) -> TopicRouteData | None:

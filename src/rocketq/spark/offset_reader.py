@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rocketq.common import topic as topics
 from rocketq.common.message import MessageQueue
 from rocketq.errors import DataLossError, SparkOptionError
 from rocketq.spark.offsets import EARLIEST, LATEST, OffsetMap
@@ -46,15 +47,10 @@ class QueueRange:
         return self.end - self.start
 
 
-def is_system_topic(topic: str) -> bool:
-    return topic.startswith(("%RETRY%", "%DLQ%", "rmq_sys_", "RMQ_SYS_")) or topic in (
-        "TBW102",
-        "SCHEDULE_TOPIC_XXXX",
-        "OFFSET_MOVED_EVENT",
-        "SELF_TEST_TOPIC",
-        "BenchmarkTest",
-        "TRANS_CHECK_MAX_TIME_TOPIC",
-    )
+def _internal_topic(topic: str) -> bool:
+    """Not a topic a pattern subscribes to: a system topic, or a group's retry or DLQ topic."""
+    group_topic = topics.is_retry_topic(topic) or topics.is_dlq_topic(topic)
+    return group_topic or topics.is_system_topic(topic)
 
 
 class OffsetReader:
@@ -74,7 +70,7 @@ class OffsetReader:
         if opts.subscribe_pattern is not None:
             pattern = re.compile(opts.subscribe_pattern)
             return [
-                t for t in self.client.topics() if pattern.fullmatch(t) and not is_system_topic(t)
+                t for t in self.client.topics() if pattern.fullmatch(t) and not _internal_topic(t)
             ]
         return list(opts.subscribe)
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from rocketq.client.message_selector import MessageSelector, Subscription, build_subscription
 from rocketq.client.status import PullResult, PullStatus
+from rocketq.common.clock import now_ms
 from rocketq.common.subscription import EXPRESSION_TYPE_SQL92, EXPRESSION_TYPE_TAG, SubscriptionData
 from rocketq.errors import DataLossError, RocketQError
 from rocketq.spark.offset_reader import QueueRange
@@ -109,7 +110,7 @@ def subscription_of(topic: str, settings: ReadSettings) -> SubscriptionData:
     expression: Subscription = settings.sub_expression
     if settings.sub_expression_type == EXPRESSION_TYPE_SQL92:
         expression = MessageSelector.by_sql(settings.sub_expression)
-    return build_subscription(topic, expression, time.time_ns() // 1_000_000)
+    return build_subscription(topic, expression, now_ms())
 
 
 def _check_stall(

@@ -33,7 +33,13 @@ from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import body_crc, decode_message
-from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, body_length_position
+from rocketq.common.record_layout import (
+    BLANK_MAGIC_CODE,
+    BLANK_SIZE,
+    BLANK_STRUCT,
+    BODY_LENGTH_SIZE,
+    body_length_position,
+)
 from rocketq.errors import DecodeError
 from rocketq.store.config import StoreConfig
 from rocketq.store.format import (
@@ -257,9 +263,9 @@ def _walk_file(
 ) -> Generator[RecordInfo, None, DataEnd | None]:
     """Records of one file; returns None at its blank record, else where valid data ends."""
     size = len(view)
-    while pos + 8 <= size:
+    while pos + BLANK_SIZE <= size:
         total, magic = BLANK_STRUCT.unpack_from(view, pos)
-        if magic == BLANK_MAGIC_CODE and 8 <= total <= size - pos:
+        if magic == BLANK_MAGIC_CODE and BLANK_SIZE <= total <= size - pos:
             return None
         if total == 0 and magic == 0:
             if is_zero(view, pos):
@@ -277,7 +283,8 @@ def _walk_file(
 def _record_info(view: memoryview, base: int, pos: int, msg: MessageExt, path: str) -> RecordInfo:
     p = pos + body_length_position(msg.sys_flag)
     (body_len,) = _INT32.unpack_from(view, p)
-    crc = body_crc(view[p + 4 : p + 4 + body_len]) if body_len > 0 else 0
+    body = p + BODY_LENGTH_SIZE
+    crc = body_crc(view[body : body + body_len]) if body_len > 0 else 0
     props = msg.properties
     delay = props.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0")
     return RecordInfo(

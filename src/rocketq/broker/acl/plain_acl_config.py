@@ -33,8 +33,8 @@ import yaml
 
 from rocketq.broker.acl.permission import parse_perm_from_string, parse_resource_perms
 from rocketq.broker.acl.remote_address import RemoteAddressStrategy, get_remote_address_strategy
-from rocketq.common.clock import now_ms
-from rocketq.errors import ConfigError
+from rocketq.common.data_version import DataVersion
+from rocketq.errors import ConfigError, RemotingCommandError
 
 ACCESS_KEY_MIN_LENGTH = 6  # AclConstants: keys must be longer than this
 SECRET_KEY_MIN_LENGTH = 6
@@ -64,7 +64,7 @@ class PlainAclConfig:
     accounts: dict[str, PlainAccessAccount] = field(default_factory=dict)
     global_white_addrs: tuple[str, ...] = ()
     global_white_strategies: tuple[RemoteAddressStrategy, ...] = ()
-    data_version: dict[str, int] = field(default_factory=lambda: {"counter": 0, "timestamp": 0})
+    data_version: DataVersion = field(default_factory=DataVersion)
     raw: dict[str, Any] = field(default_factory=dict)
     digest: str = ""
 
@@ -161,25 +161,23 @@ def parse_plain_acl(data: bytes, path: str | os.PathLike[str]) -> PlainAclConfig
     )
 
 
-def _data_version(raw: dict[str, Any]) -> dict[str, int]:
+def _data_version(raw: dict[str, Any]) -> DataVersion:
+    """The file's first dataVersion entry; a missing or malformed one reads as version 0."""
     versions = raw.get(CONFIG_DATA_VERSION)
     first = versions[0] if isinstance(versions, list) and versions else None
     if not isinstance(first, dict):
-        return {"counter": 0, "timestamp": 0}
+        return DataVersion()
     try:
-        return {
-            "counter": int(first.get("counter", 0)),
-            "timestamp": int(first.get("timestamp", 0)),
-        }
-    except (TypeError, ValueError):
-        return {"counter": 0, "timestamp": 0}
+        return DataVersion.from_json(first)
+    except RemotingCommandError:
+        return DataVersion()
 
 
 def next_data_version(raw: dict[str, Any]) -> dict[str, Any]:
     """``raw`` with its dataVersion bumped (updateAclConfigFileVersion)."""
-    current = _data_version(raw)
-    bumped = {"counter": current["counter"] + 1, "timestamp": now_ms()}
-    return {**raw, CONFIG_DATA_VERSION: [bumped]}
+    version = _data_version(raw)
+    version.next_version()
+    return {**raw, CONFIG_DATA_VERSION: [version.to_json()]}
 
 
 def dump_plain_acl(raw: dict[str, Any]) -> bytes:

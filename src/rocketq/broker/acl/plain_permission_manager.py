@@ -46,14 +46,13 @@ from rocketq.broker.acl.plain_acl_config import (
     text_of,
     write_atomically,
 )
-from rocketq.common.topic import is_retry_topic
+from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC, is_retry_topic
 from rocketq.errors import AclError, ConfigError
 from rocketq.remoting.acl import verify_signature
 from rocketq.remoting.command import RemotingCommand
 
 log = logging.getLogger(__name__)
 
-RMQ_SYS_TRACE_TOPIC = "RMQ_SYS_TRACE_TOPIC"
 DEFAULT_WATCH_INTERVAL_S = 0.5
 
 Edit = Callable[[dict[str, Any]], dict[str, Any]]

@@ -151,10 +151,11 @@ class AclAdminProcessor:
         manager = self.manager
         if manager is None:
             return _response(ResponseCode.SYSTEM_ERROR, ACL_DISABLED)
-        version = json.dumps(manager.config.data_version, separators=(",", ":"), sort_keys=True)
+        data_version = manager.config.data_version.to_json()
+        version = json.dumps(data_version, separators=(",", ":"), sort_keys=True)
         header = GetBrokerAclConfigResponseHeader(
             version=version,
-            all_acl_file_version=json.dumps({str(manager.path): manager.config.data_version}),
+            all_acl_file_version=json.dumps({str(manager.path): data_version}),
             broker_name=self.c.config.broker_name,
             broker_addr=self.c.broker_addr,
             cluster_name=self.c.config.broker_cluster_name,

@@ -11,11 +11,8 @@ import logging
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
-from rocketq.broker.property_filter import (
-    compile_selector,
-    is_tag_type,
-    property_filter_disabled_remark,
-)
+from rocketq.broker.property_filter import compile_selector, property_filter_disabled_remark
+from rocketq.common.subscription import is_tag_type
 from rocketq.common.topic import retry_topic
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import FilterExpressionError

@@ -26,18 +26,13 @@ from typing import Any
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.long_polling import PullRequest
-from rocketq.broker.property_filter import (
-    build_subscription_data,
-    is_tag_type,
-    message_filter_of,
-    property_filter_disabled_remark,
-)
+from rocketq.broker.property_filter import message_filter_of, property_filter_disabled_remark
 from rocketq.common.pull_sys_flag import (
     has_commit_offset_flag,
     has_subscription_flag,
     has_suspend_flag,
 )
-from rocketq.common.subscription import SubscriptionData
+from rocketq.common.subscription import SubscriptionData, build_subscription_data, is_tag_type
 from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError
 from rocketq.remoting.bodies import MessageModel

@@ -22,7 +22,9 @@ from rocketq.client.aio.request_reply import RequestFutureHolder
 from rocketq.client.config import ClientConfig
 from rocketq.client.consumer_stats import ConsumerStatsManager
 from rocketq.client.fault import TopicPublishInfo
+from rocketq.common import message_const as mc
 from rocketq.common.message import MessageQueue
+from rocketq.common.message_decoder import decode_message
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumerData, HeartbeatData, ProducerData
@@ -210,9 +212,6 @@ class MQClientInstance:
 
         The listener runs in its own task so a slow check never holds the connection's reader.
         """
-        from rocketq.common import message_const as mc
-        from rocketq.common.message_decoder import decode_message
-
         msg = decode_message(request.body, check_crc=False, decompress=True)
         group = msg.properties.get(mc.PROPERTY_PRODUCER_GROUP, "")
         check = getattr(self.producers.get(group), "check_transaction_state", None)

@@ -18,6 +18,7 @@ from typing import Any
 
 from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.mq_admin import MQAdmin
+from rocketq.client.aio.request_reply import request
 from rocketq.client.config import ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
 from rocketq.client.message import check_message, check_topic, prepare_for_send, set_uniq_id
@@ -152,10 +153,25 @@ class Producer(MQAdmin):
     ) -> MessageExt:
         """Send ``msg`` and wait for the reply a consumer sends with ``create_reply_message``
         (request-reply, RocketMQ 4.6+); raises RequestTimeoutError when none comes in time."""
-        from rocketq.client.aio.request_reply import request
+        instance = self.instance
+
+        async def ensure_route(topic: str) -> None:
+            if topic not in instance.topic_route_table:
+                await self.fetch_publish_message_queues(topic)
+                await instance.send_heartbeat_to_all()
+
+        async def send(remaining_s: float) -> SendResult:
+            return await self.send(
+                msg, timeout_s=remaining_s, selector=selector, arg=arg, message_queue=message_queue
+            )
 
         return await request(
-            self, msg, timeout_s, selector=selector, arg=arg, message_queue=message_queue
+            msg,
+            timeout_s,
+            holder=instance.request_futures,
+            client_id=instance.client_id,
+            ensure_route=ensure_route,
+            send=send,
         )
 
     async def send_orderly(self, msg: Message, sharding_key: Any) -> SendResult:

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import uuid
 import zlib
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from rocketq.common import message_const as mc
 from rocketq.common.clock import now_ms
@@ -147,31 +147,29 @@ def _host(addr: str) -> tuple[str, int]:
 
 
 async def request(
-    producer: Any,
     msg: Message,
     timeout_s: float,
     *,
-    selector: Any = None,
-    arg: Any = None,
-    message_queue: Any = None,
+    holder: RequestFutureHolder,
+    client_id: str,
+    ensure_route: Callable[[str], Awaitable[None]],
+    send: Callable[[float], Awaitable[object]],
 ) -> MessageExt:
-    """DefaultMQProducerImpl.request: send ``msg`` and wait for its reply."""
-    instance = producer.instance
-    holder: RequestFutureHolder = instance.request_futures
+    """DefaultMQProducerImpl.request: send ``msg`` and wait for its reply.
+
+    The producer hands in its client's holder and id and two steps: ``ensure_route`` (route
+    and heartbeat for a topic it never sent to) and ``send`` (with the seconds left).
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
-    correlation_id = prepare_request(msg, instance.client_id, timeout_s)
+    correlation_id = prepare_request(msg, client_id, timeout_s)
     future = holder.register(correlation_id)
     try:
-        if msg.topic not in instance.topic_route_table:
-            await producer.fetch_publish_message_queues(msg.topic)
-            await instance.send_heartbeat_to_all()
+        await ensure_route(msg.topic)
         remaining = deadline - loop.time()
         if remaining <= 0:
             raise RequestTimeoutError(f"request to {msg.topic} timed out before it was sent")
-        await producer.send(
-            msg, timeout_s=remaining, selector=selector, arg=arg, message_queue=message_queue
-        )
+        await send(remaining)
     except BaseException:
         holder.forget(correlation_id)
         raise
