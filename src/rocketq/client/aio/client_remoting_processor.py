@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
 
-from rocketq.client.aio import consumer_admin
+from rocketq.client.aio.consumer_member import ConsumerMember
 from rocketq.client.aio.request_reply import RequestFutureHolder
 from rocketq.common.message import MessageQueue
 from rocketq.common.message_decoder import decode_message
@@ -53,7 +52,7 @@ class ClientRemotingProcessor:
     def __init__(
         self,
         remoting: RemotingClient,
-        consumers: Mapping[str, Any],
+        consumers: Mapping[str, ConsumerMember],
         request_futures: RequestFutureHolder,
     ) -> None:
         self.remoting = remoting
@@ -74,7 +73,7 @@ class ClientRemotingProcessor:
             self.request_futures.on_push_reply_message,
         )
 
-    def _consumer(self, group: str) -> Any:
+    def _consumer(self, group: str) -> ConsumerMember | None:
         return self.consumers.get(group)
 
     async def get_consumer_running_info(
@@ -84,7 +83,7 @@ class ClientRemotingProcessor:
         consumer = self._consumer(h.consumer_group)
         if consumer is None:
             return _no_group(h.consumer_group)
-        info = await consumer_admin.consumer_running_info(consumer, with_jstack=h.jstack_enable)
+        info = await consumer.consumer_running_info(with_jstack=h.jstack_enable)
         info.properties[PROP_NAMESERVER_ADDR] = ";".join(self.remoting.get_namesrv_addr_list())
         info.properties[PROP_CONSUME_TYPE] = consumer.consume_type.name
         info.properties[PROP_CLIENT_VERSION] = CLIENT_VERSION_DESC
@@ -103,7 +102,7 @@ class ClientRemotingProcessor:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, f"the message in the body does not decode: {exc}"
             )
-        result = await consumer_admin.consume_message_directly(consumer, msg, h.broker_name)
+        result = await consumer.consume_message_directly(msg, h.broker_name)
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=result.encode())
 
     async def reset_offset(
@@ -119,5 +118,5 @@ class ClientRemotingProcessor:
             MessageQueue(mq.topic, mq.broker_name, mq.queue_id): offset
             for mq, offset in body.offset_table.items()
         }
-        await consumer_admin.reset_offset(consumer, h.topic, offsets)
+        await consumer.reset_offset(h.topic, offsets)
         return None

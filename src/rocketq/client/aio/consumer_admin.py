@@ -2,21 +2,30 @@
 consumer side): its running info (307), consuming one message on demand (309) and moving its
 queues to offsets a reset chose (220).
 
-Works on the push consumer's parts (rebalance process queues, offset store, consume
-service) and, for running info, on any consumer core.
+Theory of operation: each consumer answers for itself (``ConsumerMember``) by calling these
+functions with its own parts: its config, rebalance (process queues and subscriptions), offset
+store, consume service, pull tasks, the instance's statistics and a rebalance-now callable.
+A consumer without a part (not started, or a lite pull consumer) passes None or asks for the
+refusal that fits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import sys
 import time
 import traceback
-from typing import Any
+from collections.abc import Callable
+from enum import Enum
 
-from rocketq.client.aio.offset_store import ReadOffsetType
+from rocketq.client.aio.consume_service import ConsumeService
+from rocketq.client.aio.offset_store import OffsetStore, ReadOffsetType
+from rocketq.client.aio.rebalance_impl import RebalanceImpl
+from rocketq.client.config import ConsumerConfig
+from rocketq.client.consumer_stats import ConsumerStatsManager
 from rocketq.client.message import restore_retry_topic
 from rocketq.client.status import ConsumeStatus
 from rocketq.common.message import MessageExt, MessageQueue
@@ -39,14 +48,14 @@ def _mq_data(mq: MessageQueue) -> MessageQueueData:
     return MessageQueueData(topic=mq.topic, broker_name=mq.broker_name, queue_id=mq.queue_id)
 
 
-def _config_properties(config: Any) -> dict[str, str]:
+def _config_properties(config: ConsumerConfig) -> dict[str, str]:
     """MixAll.object2Properties of the consumer's config: camelCase names (Java's for the
     settings without a unit, e.g. ``consumerGroup``, ``messageModel``, ``pullBatchSize``;
     the unit stays in the others, e.g. ``brokerSuspendMaxTimeS``), values as text."""
     props: dict[str, str] = {}
-    for name in getattr(config, "__dataclass_fields__", {}):
-        value = getattr(config, name)
-        props[camel_case(name)] = str(getattr(value, "name", value))
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        props[camel_case(f.name)] = str(value.name if isinstance(value, Enum) else value)
     return props
 
 
@@ -58,19 +67,26 @@ def jstack() -> str:
     return "\n".join(parts)
 
 
-async def consumer_running_info(consumer: Any, *, with_jstack: bool) -> ConsumerRunningInfo:
-    info = ConsumerRunningInfo(properties=_config_properties(consumer.config))
-    orderly = bool(getattr(consumer, "_orderly", False))
+async def consumer_running_info(
+    config: ConsumerConfig,
+    *,
+    orderly: bool,
+    core_pool_size: int,
+    start_timestamp_ms: int,
+    rebalance: RebalanceImpl | None,
+    offset_store: OffsetStore | None,
+    stats: ConsumerStatsManager | None,
+    with_jstack: bool,
+) -> ConsumerRunningInfo:
+    """The settings always; subscriptions, queues, statistics and stacks once it rebalances."""
+    info = ConsumerRunningInfo(properties=_config_properties(config))
     info.properties[PROP_CONSUME_ORDERLY] = "true" if orderly else "false"
-    info.properties[PROP_THREADPOOL_CORE_SIZE] = str(
-        getattr(consumer.config, "consume_thread_max", 1)
-    )
-    info.properties[PROP_CONSUMER_START_TIMESTAMP] = str(consumer.start_timestamp_ms)
-    rebalance = getattr(consumer, "_rebalance", None)
+    info.properties[PROP_THREADPOOL_CORE_SIZE] = str(core_pool_size)
+    info.properties[PROP_CONSUMER_START_TIMESTAMP] = str(start_timestamp_ms)
     if rebalance is None:
         return info
     info.subscription_set = list(rebalance.subscription_inner.values())
-    store = consumer.offset_store
+    store = offset_store
     for mq, pq in sorted(rebalance.process_queue_table.items()):
         commit = -1
         if store is not None:
@@ -91,9 +107,9 @@ async def consumer_running_info(consumer: Any, *, with_jstack: bool) -> Consumer
             last_pull_timestamp=_wall_ms(pq.last_pull_monotonic),
             last_lock_timestamp=_wall_ms(pq.last_lock_monotonic) if pq.last_lock_monotonic else 0,
         )
-    stats = consumer._instance.consumer_stats_manager
-    for topic in sorted(rebalance.subscription_inner):
-        info.status_table[topic] = stats.consume_status(consumer.group, topic)
+    if stats is not None:
+        for topic in sorted(rebalance.subscription_inner):
+            info.status_table[topic] = stats.consume_status(config.consumer_group, topic)
     if with_jstack:
         info.jstack = jstack()
     return info
@@ -103,22 +119,29 @@ def _wall_ms(monotonic_s: float) -> int:
     return int((time.time() - (time.monotonic() - monotonic_s)) * 1000)
 
 
+def no_message_listener() -> ConsumeMessageDirectlyResult:
+    """The answer of a consumer that has no listener to run (lite pull, or not started)."""
+    return ConsumeMessageDirectlyResult(
+        consume_result=CMResult.CR_THROW_EXCEPTION,
+        remark="this consumer has no message listener (not a started push consumer)",
+    )
+
+
 async def consume_message_directly(
-    consumer: Any, msg: MessageExt, broker_name: str | None
+    service: ConsumeService | None, group: str, msg: MessageExt, broker_name: str | None
 ) -> ConsumeMessageDirectlyResult:
     """ConsumeMessage*Service.consumeMessageDirectly: run the listener on this one message."""
-    service = getattr(consumer, "_consume", None)
     if service is None:
-        return ConsumeMessageDirectlyResult(
-            consume_result=CMResult.CR_THROW_EXCEPTION,
-            remark="this consumer has no message listener (not a started push consumer)",
-        )
-    restore_retry_topic(msg, consumer.group)
+        return no_message_listener()
+    restore_retry_topic(msg, group)
     orderly = bool(service.orderly)
     started = time.monotonic()
     try:
+        status: object
         if inspect.iscoroutinefunction(service.listener):
-            status = await service.listener([msg])
+            status = service.listener([msg])
+            if inspect.isawaitable(status):
+                status = await status
         else:
             status = await asyncio.to_thread(service.listener, [msg])
         if inspect.isawaitable(status):
@@ -143,18 +166,26 @@ async def consume_message_directly(
     )
 
 
-async def reset_offset(consumer: Any, topic: str, offsets: dict[MessageQueue, int]) -> None:
+def reset_offset_ignored(group: str, topic: str) -> None:
+    """As Java: only push consumers are reset; any other consumer logs and goes on."""
+    log.warning("reset offset of %s ignored: %s is not a push consumer", topic, group)
+
+
+async def reset_offset(
+    topic: str,
+    offsets: dict[MessageQueue, int],
+    *,
+    group: str,
+    rebalance: RebalanceImpl | None,
+    store: OffsetStore | None,
+    pull_tasks: dict[MessageQueue, asyncio.Task[None]],
+    rebalance_now: Callable[[], None],
+) -> None:
     """MQClientInstance.resetOffset: drop the topic's queues, store and persist the new
     offsets, then rebalance at once so the queues are pulled again from there."""
-    rebalance = getattr(consumer, "_rebalance", None)
-    store = consumer.offset_store
-    if not hasattr(consumer, "_pull_tasks"):  # as Java: only push consumers are reset
-        log.warning("reset offset of %s ignored: %s is not a push consumer", topic, consumer.group)
-        return
     if rebalance is None or store is None:
         return
-    dropped = []
-    pull_tasks: dict[MessageQueue, asyncio.Task[None]] = consumer._pull_tasks
+    dropped: list[MessageQueue] = []
     for mq, pq in list(rebalance.process_queue_table.items()):
         if mq.topic == topic:
             pq.dropped = True
@@ -170,7 +201,5 @@ async def reset_offset(consumer: Any, topic: str, offsets: dict[MessageQueue, in
         rebalance.process_queue_table.pop(mq, None)
         if mq in offsets:
             store.remove_offset(mq)
-    log.info("offsets of %s in %s reset: %s", topic, consumer.group, offsets)
-    instance = getattr(consumer, "_instance", None)
-    if instance is not None:
-        instance.rebalance_immediately()
+    log.info("offsets of %s in %s reset: %s", topic, group, offsets)
+    rebalance_now()

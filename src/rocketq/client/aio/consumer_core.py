@@ -1,5 +1,6 @@
-"""What the push and the lite pull consumer share: subscriptions and the rebalance hooks
-the client instance calls (heartbeat data, route updates, where a new queue starts)."""
+"""What the push and the lite pull consumer share: subscriptions, the rebalance hooks the
+client instance calls (heartbeat data, route updates, where a new queue starts) and the
+running info an admin asks for (ConsumerMember)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from rocketq.client.aio import consumer_admin
 from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.rebalance_impl import compute_pull_from_where
 from rocketq.client.message_selector import Subscription, build_subscription
@@ -15,6 +17,7 @@ from rocketq.common.message import MessageQueue
 from rocketq.common.subscription import EXPRESSION_TYPE_TAG
 from rocketq.errors import RocketQError
 from rocketq.remoting.bodies import ConsumerData, ConsumeType
+from rocketq.remoting.consumer_bodies import ConsumerRunningInfo
 from rocketq.remoting.topic_route import MASTER_ID
 
 if TYPE_CHECKING:
@@ -97,3 +100,24 @@ class ConsumerCore(MQAdmin):
         if self._instance is None or self.offset_store is None or not self._running:
             return -1
         return await compute_pull_from_where(self._instance, self.offset_store, self.config, mq)
+
+    def is_consume_orderly(self) -> bool:
+        """DefaultMQPushConsumerImpl.consumeOrderly; only a push consumer has a listener."""
+        return False
+
+    def core_pool_size(self) -> int:
+        """The consume service's threads (ConsumeMessageService.getCorePoolSize)."""
+        return 1
+
+    async def consumer_running_info(self, *, with_jstack: bool) -> ConsumerRunningInfo:
+        instance = self._instance
+        return await consumer_admin.consumer_running_info(
+            self.config,
+            orderly=self.is_consume_orderly(),
+            core_pool_size=self.core_pool_size(),
+            start_timestamp_ms=self.start_timestamp_ms,
+            rebalance=self._rebalance,
+            offset_store=self.offset_store,
+            stats=instance.consumer_stats_manager if instance is not None else None,
+            with_jstack=with_jstack,
+        )

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Protocol
 
 from rocketq.client.aio.api import MQClientAPI
 from rocketq.client.aio.client_remoting_processor import ClientRemotingProcessor
+from rocketq.client.aio.consumer_member import ConsumerMember
 from rocketq.client.aio.request_reply import RequestFutureHolder
 from rocketq.client.config import ClientConfig
 from rocketq.client.consumer_stats import ConsumerStatsManager
@@ -27,7 +28,7 @@ from rocketq.common.message import MessageQueue
 from rocketq.common.message_decoder import decode_message
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import RocketQError
-from rocketq.remoting.bodies import ConsumerData, HeartbeatData, ProducerData
+from rocketq.remoting.bodies import HeartbeatData, ProducerData
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode
@@ -42,16 +43,6 @@ class ProducerMember(Protocol):
 
     def publish_topics(self) -> set[str]: ...
     def update_topic_publish_info(self, topic: str, info: TopicPublishInfo) -> None: ...
-
-
-class ConsumerMember(Protocol):
-    group: str
-
-    def consumer_data(self) -> ConsumerData: ...
-    def subscribed_topics(self) -> set[str]: ...
-    def update_topic_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None: ...
-    async def do_rebalance(self) -> None: ...
-    async def persist_consumer_offset(self) -> None: ...
 
 
 def publish_info_of(topic: str, route: TopicRouteData, max_queues: int = 0) -> TopicPublishInfo:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocketq.client.aio import consumer_admin
 from rocketq.client.aio.consumer_core import ConsumerCore
 from rocketq.client.aio.instance import MQClientInstance, subscribe_info_of
 from rocketq.client.aio.offset_store import (
@@ -44,6 +45,7 @@ from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.subscription import build_subscription_data
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeType, MessageModel
+from rocketq.remoting.consumer_bodies import ConsumeMessageDirectlyResult
 
 log = logging.getLogger(__name__)
 
@@ -270,6 +272,14 @@ class LitePullConsumer(ConsumerCore):
     async def persist_consumer_offset(self) -> None:
         if self.offset_store is not None:
             await self.offset_store.persist_all(set(self._queues))
+
+    async def consume_message_directly(
+        self, msg: MessageExt, broker_name: str | None
+    ) -> ConsumeMessageDirectlyResult:
+        return consumer_admin.no_message_listener()  # the application polls; no listener
+
+    async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
+        consumer_admin.reset_offset_ignored(self.group, topic)  # seek is the pull way
 
     # ------------------------------------------------------------------ RebalanceHooks
 

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocketq.client.aio import consumer_admin
 from rocketq.client.aio.consume_service import ConsumeService, MessageListener
 from rocketq.client.aio.consumer_core import ConsumerCore
 from rocketq.client.aio.instance import MQClientInstance
@@ -44,6 +45,7 @@ from rocketq.common.subscription import build_subscription_data
 from rocketq.common.topic import retry_topic
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
+from rocketq.remoting.consumer_bodies import ConsumeMessageDirectlyResult
 from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
 
 log = logging.getLogger(__name__)
@@ -211,6 +213,34 @@ class PushConsumer(ConsumerCore):
 
     def assigned_queues(self) -> set[MessageQueue]:
         return set(self._rebalance.process_queue_table) if self._rebalance else set()
+
+    def is_consume_orderly(self) -> bool:
+        return self._orderly
+
+    def core_pool_size(self) -> int:
+        return self.config.consume_thread_max
+
+    async def consume_message_directly(
+        self, msg: MessageExt, broker_name: str | None
+    ) -> ConsumeMessageDirectlyResult:
+        return await consumer_admin.consume_message_directly(
+            self._consume, self.group, msg, broker_name
+        )
+
+    async def reset_offset(self, topic: str, offsets: dict[MessageQueue, int]) -> None:
+        await consumer_admin.reset_offset(
+            topic,
+            offsets,
+            group=self.group,
+            rebalance=self._rebalance,
+            store=self.offset_store,
+            pull_tasks=self._pull_tasks,
+            rebalance_now=self._rebalance_now,
+        )
+
+    def _rebalance_now(self) -> None:
+        if self._instance is not None:
+            self._instance.rebalance_immediately()
 
     # ------------------------------------------------------------------ RebalanceHooks
 
