@@ -1,16 +1,17 @@
 """AdminClient's message queries and consumer admin calls against a real broker with real
-producers and push consumers: view/query/uniq key, offsets, consume stats, connections,
-running info (307), consume directly (309) and reset by time (222 -> 220)."""
+producers, push and lite pull consumers: view/query/uniq key, offsets, consume stats,
+connections, running info (307), consume directly (309) and reset by time (222 -> 220)."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.client import ConsumeStatus, Message
-from rocketq.client.aio import Producer, PushConsumer
+from rocketq.client.aio import LitePullConsumer, Producer, PushConsumer
 from rocketq.client.status import SendResult
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import BrokerResponseError, ConsumerNotOnlineError, NoMessageError
@@ -251,8 +252,6 @@ async def test_reset_offset_by_time_makes_the_live_consumer_read_again(cluster: 
 async def test_a_lite_pull_consumer_answers_running_info_and_refuses_direct_consume(
     cluster: Cluster,
 ) -> None:
-    from rocketq.client.aio import LitePullConsumer
-
     sent = await produce(cluster, "LiteTopic", 2)
     consumer = LitePullConsumer("LiteGroup", namesrv_addr=cluster.addr, **FAST_CLIENT)
     consumer.subscribe("LiteTopic")
@@ -291,3 +290,48 @@ async def test_reset_offset_of_an_offline_group_moves_the_broker_offsets(cluster
         table = await admin.reset_offset_by_timestamp("OfflineReset", "OfflineGroup", 0)
     assert set(table.values()) == {0}
     assert set(cluster.committed("OfflineGroup", "OfflineReset").values()) == {0}
+
+
+async def poll_count(consumer: LitePullConsumer, count: int, timeout_s: float) -> list[MessageExt]:
+    got: list[MessageExt] = []
+    deadline = time.monotonic() + timeout_s
+    while len(got) < count and time.monotonic() < deadline:
+        got.extend(await consumer.poll(0.5))
+    return got
+
+
+@pytest.mark.timeout(60)
+async def test_a_lite_pull_consumer_ignores_a_reset_with_a_warning_and_reads_on(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="rocketq.client.aio.consumer_admin")
+    await produce(cluster, "LiteReset", 4)
+    consumer = LitePullConsumer(
+        "LiteResetGroup",
+        namesrv_addr=cluster.addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        **FAST_CONSUMER,
+    )
+    consumer.subscribe("LiteReset")
+    await consumer.start()
+    try:
+        before = await poll_count(consumer, 4, 30)
+        await consumer.commit()
+        assert await until(
+            lambda: sum(cluster.committed("LiteResetGroup", "LiteReset").values()) == 4, 10
+        )
+        async with AsyncAdminClient(cluster.addr) as admin:
+            table = await admin.reset_offset_by_timestamp("LiteReset", "LiteResetGroup", 0)
+        assert await until(
+            lambda: any("is not a push consumer" in r.getMessage() for r in caplog.records), 10
+        )
+        await produce(cluster, "LiteReset", 2)
+        after = await poll_count(consumer, 2, 30)
+        after += await consumer.poll(1.0)  # a replay of the first four would show here
+    finally:
+        await consumer.shutdown()
+    assert set(table.values()) == {0}
+    assert len(before) == 4
+    seen = {(m.queue_id, m.queue_offset) for m in before}
+    assert len(after) == 2
+    assert not seen & {(m.queue_id, m.queue_offset) for m in after}
