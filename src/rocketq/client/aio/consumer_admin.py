@@ -86,11 +86,10 @@ async def consumer_running_info(
     if rebalance is None:
         return info
     info.subscription_set = list(rebalance.subscription_inner.values())
-    store = offset_store
     for mq, pq in sorted(rebalance.process_queue_table.items()):
         commit = -1
-        if store is not None:
-            commit = await store.read_offset(mq, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
+        if offset_store is not None:
+            commit = await offset_store.read_offset(mq, ReadOffsetType.MEMORY_FIRST_THEN_STORE)
         cached = list(pq.msg_tree_map)
         consuming = list(pq.consuming)
         info.mq_table[_mq_data(mq)] = ProcessQueueInfo(
