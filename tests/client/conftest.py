@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 
 from rocketq.broker import BrokerController
+from rocketq.client.aio import PushConsumer
+from rocketq.client.status import ConsumeStatus
+from rocketq.common.message import MessageExt
 from rocketq.common.topic_config import TopicConfig
 from rocketq.namesrv import NamesrvController
 from rocketq.testing import run_broker, run_namesrv
@@ -33,6 +36,28 @@ FAST_CONSUMER: dict[str, Any] = {
     "broker_suspend_max_time_s": 2.0,
     "consumer_timeout_when_suspend_s": 5.0,
 }
+
+
+def collecting_consumer(
+    group: str, namesrv_addr: str, topic: str
+) -> tuple[PushConsumer, list[MessageExt]]:
+    """A push consumer of ``topic`` from its first offset, not yet started, whose listener
+    appends every message it gets to the returned list and answers CONSUME_SUCCESS."""
+    got: list[MessageExt] = []
+
+    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
+        got.extend(msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    consumer = PushConsumer(
+        group,
+        namesrv_addr=namesrv_addr,
+        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        **FAST_CONSUMER,
+    )
+    consumer.subscribe(topic, "*")
+    consumer.register_message_listener(listener)
+    return consumer, got
 
 
 @dataclass

@@ -19,16 +19,8 @@ import pytest
 from rocketq.broker import BrokerController
 from rocketq.common import message_decoder as codec
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.subscription import SubscriptionData
 from rocketq.remoting import object_key_json
-from rocketq.remoting.bodies import (
-    ConsumeFromWhere,
-    ConsumerData,
-    ConsumeType,
-    HeartbeatData,
-    MessageModel,
-    ProducerData,
-)
+from rocketq.remoting.bodies import ConsumeFromWhere
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
@@ -36,7 +28,7 @@ from rocketq.remoting.command import RemotingCommand
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
 from tests.e2e.conftest import SMALL_STORE
-from tests.e2e.wire import props_text, send_request
+from tests.e2e.wire import heartbeat, props_text, send_request
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 WAIT = 10.0
@@ -44,6 +36,7 @@ TOPIC = "WireShapes"
 GROUP = "WireGroup"
 CLIENT_ID = "127.0.0.1@wire-consumer"
 PRODUCER_ID = "127.0.0.1@wire-producer"
+FIRST = ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET
 
 # field names of RocketMQ 4.9's classes (fastjson writes every non-null field, sorted)
 MESSAGE_QUEUE = {"brokerName", "queueId", "topic"}
@@ -134,23 +127,6 @@ class Wire:
         self.client.register_processor(code, processor)
 
 
-def heartbeat() -> RemotingCommand:
-    data = HeartbeatData(
-        client_id=CLIENT_ID,
-        producer_data_set=[ProducerData(group_name="PG")],
-        consumer_data_set=[
-            ConsumerData(
-                group_name=GROUP,
-                consume_type=ConsumeType.CONSUME_PASSIVELY,
-                message_model=MessageModel.CLUSTERING,
-                consume_from_where=ConsumeFromWhere.CONSUME_FROM_FIRST_OFFSET,
-                subscription_data_set=[SubscriptionData(topic=TOPIC, sub_string="*")],
-            )
-        ],
-    )
-    return RemotingCommand.create_request(RequestCode.HEART_BEAT, body=data.encode())
-
-
 @pytest.fixture
 async def wire(tmp_path: Path) -> AsyncIterator[Wire]:
     async with (
@@ -181,7 +157,9 @@ async def wire(tmp_path: Path) -> AsyncIterator[Wire]:
                 w.broker_addr, send_request(TOPIC, b"m%d" % i, tags="T", queue_id=i % 2), WAIT
             )
             assert sent.code == ResponseCode.SUCCESS, sent.remark
-        beat = await client.invoke(w.broker_addr, heartbeat(), WAIT)
+        beat = await client.invoke(
+            w.broker_addr, heartbeat(CLIENT_ID, GROUP, TOPIC, consume_from_where=FIRST), WAIT
+        )
         assert beat.code == ResponseCode.SUCCESS
         for queue_id in (0, 1):  # the group has consumed one message of each queue
             await w.call(

@@ -90,7 +90,13 @@ def pull_request(
     return RemotingCommand.create_request(RequestCode.PULL_MESSAGE, header.to_ext_fields())
 
 
-def heartbeat(client_id: str, group: str, topic: str, expression: str = "*") -> RemotingCommand:
+def heartbeat(
+    client_id: str,
+    group: str,
+    topic: str,
+    expression: str = "*",
+    consume_from_where: ConsumeFromWhere = ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+) -> RemotingCommand:
     data = HeartbeatData(
         client_id=client_id,
         producer_data_set=[ProducerData(group_name="PG")],
@@ -99,7 +105,7 @@ def heartbeat(client_id: str, group: str, topic: str, expression: str = "*") -> 
                 group_name=group,
                 consume_type=ConsumeType.CONSUME_PASSIVELY,
                 message_model=MessageModel.CLUSTERING,
-                consume_from_where=ConsumeFromWhere.CONSUME_FROM_LAST_OFFSET,
+                consume_from_where=consume_from_where,
                 subscription_data_set=[SubscriptionData(topic=topic, sub_string=expression)],
             )
         ],

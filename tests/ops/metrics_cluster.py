@@ -12,14 +12,13 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from rocketq.broker.controller import BrokerController
-from rocketq.client import ConsumeStatus, Message
-from rocketq.client.aio import Producer, PushConsumer
-from rocketq.common.message import MessageExt
+from rocketq.client import Message
+from rocketq.client.aio import Producer
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController, start_namesrv
 from rocketq.testing.broker import run_broker
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE
+from tests.client.conftest import FAST_CLIENT, SMALL_STORE, collecting_consumer
 
 TOPIC = "MetricsTopic"
 GROUP = "MetricsGroup"
@@ -99,20 +98,7 @@ async def traffic(cluster: MetricsCluster) -> None:
     )
     await broker.register_broker_all()
     await send(cluster.namesrv.addr, CONSUMED)
-    got: list[MessageExt] = []
-
-    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
-        got.extend(msgs)
-        return ConsumeStatus.CONSUME_SUCCESS
-
-    consumer = PushConsumer(
-        GROUP,
-        namesrv_addr=cluster.namesrv.addr,
-        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-        **FAST_CONSUMER,
-    )
-    consumer.subscribe(TOPIC, "*")
-    consumer.register_message_listener(listener)
+    consumer, got = collecting_consumer(GROUP, cluster.namesrv.addr, TOPIC)
     await consumer.start()
     try:
         assert await until(lambda: len(got) == CONSUMED, 30)

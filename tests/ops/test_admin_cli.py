@@ -13,11 +13,8 @@ from click.testing import CliRunner, Result
 
 from rocketq.cli.admin import admin
 from rocketq.cli.table import format_table
-from rocketq.client import ConsumeStatus
-from rocketq.client.aio import PushConsumer
-from rocketq.common.message import MessageExt
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CONSUMER, Cluster
+from tests.client.conftest import Cluster, collecting_consumer
 
 
 async def run(cluster: Cluster | None, *args: str) -> Result:
@@ -144,20 +141,7 @@ async def test_group_commands_show_progress_connections_and_reset(cluster: Clust
     await cluster.create_topic("CliGroupTopic", 1)
     for i in range(4):
         ok(await run(cluster, "sendMessage", "-t", "CliGroupTopic", "-p", f"m{i}"))
-    got: list[MessageExt] = []
-
-    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
-        got.extend(msgs)
-        return ConsumeStatus.CONSUME_SUCCESS
-
-    consumer = PushConsumer(
-        "CliGroup",
-        namesrv_addr=cluster.addr,
-        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-        **FAST_CONSUMER,
-    )
-    consumer.subscribe("CliGroupTopic", "*")
-    consumer.register_message_listener(listener)
+    consumer, got = collecting_consumer("CliGroup", cluster.addr, "CliGroupTopic")
     await consumer.start()
     try:
         assert await until(lambda: cluster.committed("CliGroup", "CliGroupTopic") == {0: 4}, 30)

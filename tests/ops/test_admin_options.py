@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 from rocketq.cli.admin import admin
-from rocketq.client import ConsumeStatus, Message
-from rocketq.client.aio import Producer, PushConsumer
-from rocketq.common.message import MessageExt
+from rocketq.client import Message
+from rocketq.client.aio import Producer
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from tests.client.conftest import FAST_CLIENT, Cluster, collecting_consumer
 from tests.ops.test_admin_cli import ok, run
 
 # The short options of each command in apache/rocketmq 4.9.8 tools/command/**/*.java
@@ -265,20 +264,7 @@ async def test_consumer_options_ask_a_broker_show_stacks_and_consume_directly(
     await cluster.create_topic("OptConsume", 1)
     async with Producer("OptProducer", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
         sent = await producer.send(Message("OptConsume", b"again"))
-    got: list[MessageExt] = []
-
-    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
-        got.extend(msgs)
-        return ConsumeStatus.CONSUME_SUCCESS
-
-    consumer = PushConsumer(
-        "OptGroup",
-        namesrv_addr=cluster.addr,
-        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-        **FAST_CONSUMER,
-    )
-    consumer.subscribe("OptConsume", "*")
-    consumer.register_message_listener(listener)
+    consumer, got = collecting_consumer("OptGroup", cluster.addr, "OptConsume")
     await consumer.start()
     addr = cluster.broker.broker_addr
     try:

@@ -11,14 +11,13 @@ import pytest
 from rocketq.admin import AsyncAdminClient
 from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.stats_item import StatsItem
-from rocketq.client import ConsumeStatus, Message
-from rocketq.client.aio import Producer, PushConsumer
-from rocketq.common.message import MessageExt
+from rocketq.client import Message
+from rocketq.client.aio import Producer
 from rocketq.errors import BrokerResponseError
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.stats_bodies import BrokerStatsData, ViewBrokerStatsDataRequestHeader
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from tests.client.conftest import FAST_CLIENT, Cluster, collecting_consumer
 
 
 class Clock:
@@ -109,20 +108,7 @@ async def test_group_gets_and_put_sizes_are_counted_per_minute_hour_and_day(
     async with Producer("pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
         for _ in range(5):
             await producer.send(Message("StatsGet", b"y" * 200))
-    got: list[MessageExt] = []
-
-    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
-        got.extend(msgs)
-        return ConsumeStatus.CONSUME_SUCCESS
-
-    consumer = PushConsumer(
-        "StatsGroup",
-        namesrv_addr=cluster.addr,
-        consume_from_where="CONSUME_FROM_FIRST_OFFSET",
-        **FAST_CONSUMER,
-    )
-    consumer.subscribe("StatsGet", "*")
-    consumer.register_message_listener(listener)
+    consumer, got = collecting_consumer("StatsGroup", cluster.addr, "StatsGet")
     await consumer.start()
     try:
         assert await until(lambda: len(got) == 5, 30)
