@@ -264,7 +264,9 @@ async def test_subscription_groups_and_the_get_all_tables_are_compact_fastjson(
 
 async def test_broker_config_is_properties_text_with_a_data_version_header(wire: Wire) -> None:
     got = await wire.call(RequestCode.GET_BROKER_CONFIG)
-    assert set(json.loads(got.ext_fields["version"])) == {"counter", "timestamp"}
+    version = json.loads(got.ext_fields["version"])
+    assert set(version) == {"counter", "timestamp"}
+    assert version["timestamp"] > 1_600_000_000_000  # stamped at creation, as Java's
     lines = got.body.decode().splitlines()
     assert all("=" in line for line in lines)
     assert "brokerName=broker-a" in lines

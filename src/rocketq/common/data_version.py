@@ -7,7 +7,7 @@ whether a registration changed anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 from rocketq.common.clock import now_ms
@@ -16,7 +16,9 @@ from rocketq.common.json_body import JsonBody, as_int
 
 @dataclass(slots=True, kw_only=True)
 class DataVersion(JsonBody):
-    timestamp: int = 0
+    # stamped at creation, as RocketMQ's (System.currentTimeMillis()): a table that a restarted
+    # broker builds afresh never equals the version it registered before the restart
+    timestamp: int = field(default_factory=now_ms)
     counter: int = 0
 
     def next_version(self, timestamp_ms: int | None = None) -> None:
