@@ -235,6 +235,7 @@ async def test_connection_stats_and_group_bodies_have_the_java_classes_fields(
     assert (cq["minQueueIndex"], cq["maxQueueIndex"]) == (0, 2)
     assert [set(unit) for unit in cq["queueData"]] == [CONSUME_QUEUE_DATA] * 2
     assert set(cq["subscriptionData"]) == SUBSCRIPTION_DATA
+    assert cq["filterData"] == "null"  # a tag subscription has no ConsumerFilterData
 
 
 async def test_subscription_groups_and_the_get_all_tables_are_compact_fastjson(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -227,6 +228,50 @@ async def test_a_heartbeat_subscription_filters_pulls_without_the_subscription_f
     assert (await cluster.client.invoke(cluster.broker_addr, beat, WAIT)).code == 0
     pulled = await pull_all(cluster, "ignored: not sent", max_nums=32, group="GH", sys_flag=0)
     assert pulled == model(expression)
+
+
+async def test_query_consume_queue_shows_an_online_sql92_groups_filter_data_as_rocketmq_does(
+    cluster: Cluster,
+) -> None:
+    """QUERY_CONSUME_QUEUE's filterData: JSON.toJSONString(ConsumerFilterData, true) for an
+    SQL92 subscription (born when first seen, its client version the subVersion); "null" for a
+    tag subscription; "<group>@<topic> is not online!" without one."""
+    subs = [
+        ("GF", SubscriptionData(topic=TOPIC, sub_string="a > 3", expression_type="SQL92")),
+        ("GT", SubscriptionData(topic=TOPIC, sub_string="*")),
+    ]
+    for group, sub in subs:
+        sub.sub_version = 1_700_000_000_123
+        data = HeartbeatData(
+            client_id=f"127.0.0.1@{group}",
+            consumer_data_set=[ConsumerData(group_name=group, subscription_data_set=[sub])],
+        )
+        beat = RemotingCommand.create_request(RequestCode.HEART_BEAT, body=data.encode())
+        assert (await cluster.client.invoke(cluster.broker_addr, beat, WAIT)).code == 0
+
+    async def filter_data(group: str) -> str:
+        fields = {"topic": TOPIC, "queueId": "0", "index": "0", "count": "1"}
+        fields["consumerGroup"] = group
+        request = RemotingCommand.create_request(RequestCode.QUERY_CONSUME_QUEUE, fields)
+        answer = await cluster.client.invoke(cluster.broker_addr, request, WAIT)
+        assert answer.code == ResponseCode.SUCCESS, answer.remark
+        return str(json.loads(answer.body)["filterData"])
+
+    sql = await filter_data("GF")
+    assert sql.startswith('{\n\t"bornTime":'), sql  # fastjson's pretty form: tabs, sorted keys
+    obj = json.loads(sql)
+    assert obj.pop("bornTime") > 1_600_000_000_000
+    assert obj == {
+        "clientVersion": 1_700_000_000_123,
+        "consumerGroup": "GF",
+        "dead": False,
+        "deadTime": 0,
+        "expression": "a > 3",
+        "expressionType": "SQL92",
+        "topic": TOPIC,
+    }
+    assert await filter_data("GT") == "null"
+    assert await filter_data("Nobody") == f"Nobody@{TOPIC} is not online!"
 
 
 async def test_unknown_expression_type_is_refused(cluster: Cluster) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from rocketq.common.clock import Clock, now_ms
-from rocketq.common.subscription import SubscriptionData
+from rocketq.common.subscription import SubscriptionData, is_tag_type
 from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.codes import RequestCode
@@ -50,6 +50,9 @@ class ConsumerGroupInfo:
     consume_from_where: ConsumeFromWhere
     channel_info_table: dict[RemotingChannel, ClientChannelInfo] = field(default_factory=dict)
     subscription_table: dict[str, SubscriptionData] = field(default_factory=dict)
+    # topic -> (clientVersion, bornTime) of a non-tag subscription: what RocketMQ's
+    # ConsumerFilterManager keeps per group, for QUERY_CONSUME_QUEUE's filterData
+    filter_born: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def all_client_ids(self) -> list[str]:
         return [info.client_id for info in self.channel_info_table.values()]
@@ -62,6 +65,20 @@ class ConsumerGroupInfo:
             if info.client_id == client_id:
                 return info
         return None
+
+
+def _note_filter_born(gi: ConsumerGroupInfo, now: int) -> None:
+    """ConsumerFilterManager.register: a non-tag subscription is born when first seen or
+    when its client version (subVersion) grows; tag subscriptions have no filter data."""
+    for topic, sub in gi.subscription_table.items():
+        seen = gi.filter_born.get(topic)
+        if is_tag_type(sub.expression_type):
+            if seen is not None:
+                del gi.filter_born[topic]
+        elif seen is None or sub.sub_version > seen[0]:
+            gi.filter_born[topic] = (sub.sub_version, now)
+    for topic in set(gi.filter_born) - set(gi.subscription_table):
+        del gi.filter_born[topic]
 
 
 IdsChangeListener = Callable[[ConsumerGroupEvent, str, list[RemotingChannel]], None]
@@ -107,6 +124,7 @@ class ConsumerManager:
             new_subs = {s.topic: s for s in subscriptions}
             subs_changed = set(new_subs) != set(gi.subscription_table)
             gi.subscription_table = new_subs
+            _note_filter_born(gi, info.last_update_timestamp_ms)
             channels = gi.all_channels()
         if (members_changed or subs_changed) and is_notify:
             self._notify(ConsumerGroupEvent.CHANGE, group, channels)
@@ -157,6 +175,26 @@ class ConsumerManager:
     def find_subscription_data(self, group: str, topic: str) -> SubscriptionData | None:
         gi = self.consumer_table.get(group)
         return None if gi is None else gi.subscription_table.get(topic)
+
+    def consumer_filter_data(self, group: str, topic: str) -> dict[str, object] | None:
+        """RocketMQ's ConsumerFilterData of an online non-tag subscription, as fastjson writes
+        it (its getters: ``dead`` included, the transient compiled expression left out);
+        None for a tag subscription or a group not online."""
+        gi = self.consumer_table.get(group)
+        sub = None if gi is None else gi.subscription_table.get(topic)
+        born = None if gi is None else gi.filter_born.get(topic)
+        if sub is None or born is None:
+            return None
+        return {
+            "bornTime": born[1],
+            "clientVersion": born[0],
+            "consumerGroup": group,
+            "dead": False,
+            "deadTime": 0,
+            "expression": sub.sub_string,
+            "expressionType": sub.expression_type,
+            "topic": topic,
+        }
 
     def _notify(
         self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]

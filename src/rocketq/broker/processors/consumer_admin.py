@@ -10,6 +10,7 @@ import asyncio
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
+from rocketq.broker.config_manager import to_fastjson
 from rocketq.common.data_version import DataVersion
 from rocketq.remoting.admin_bodies import (
     Connection,
@@ -214,6 +215,11 @@ class ConsumerAdminProcessor:
             body.subscription_data = sub
             if sub is None:
                 body.filter_data = f"{h.consumer_group}@{h.topic} is not online!"
+            else:  # JSON.toJSONString(filterData, true): "null" for a tag subscription
+                manager = self.c.consumer_manager
+                body.filter_data = to_fastjson(
+                    manager.consumer_filter_data(h.consumer_group, h.topic)
+                )
         if not units:
             response = ok(body.encode())
             response.remark = f"Index {h.index} of {h.queue_id}@{h.topic} is not exist!"
