@@ -11,7 +11,7 @@ ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 venv: $(STAMP)
 
 # the compiled record path (setup.py): an edit of its C source rebuilds; a compile error fails
-NATIVE_SRC := setup.py $(wildcard src/rocketq/_native/*.c)
+NATIVE_SRC := setup.py $(wildcard src/rocketq/_native/*.c src/rocketq/_native/*.h)
 
 $(STAMP): pyproject.toml $(NATIVE_SRC)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -11,8 +11,18 @@ setup(
     ext_modules=[
         Extension(
             "rocketq._native._record",
-            sources=["src/rocketq/_native/_record.c"],
-            extra_compile_args=["-Wall", "-Wextra", "-Wno-unused-parameter"],
+            sources=[
+                f"src/rocketq/_native/{part}.c"
+                for part in ("_record", "crc32", "properties", "encode", "scan", "decode")
+            ],
+            depends=["src/rocketq/_native/record.h"],
+            # the parts share functions; only PyInit__record leaves the shared object
+            extra_compile_args=[
+                "-Wall",
+                "-Wextra",
+                "-Wno-unused-parameter",
+                "-fvisibility=hidden",
+            ],
             libraries=["dl"],  # dlopen of libz.so.1 (in libc itself from glibc 2.34 on)
         )
     ]

@@ -1,4 +1,4 @@
-"""Stub of the C module ``rocketq._native._record`` (``_record.c``)."""
+"""Stub of the C module ``rocketq._native._record`` (``_record.c`` and its parts beside it)."""
 
 from collections.abc import Callable
 from typing import Any

@@ -1,0 +1,84 @@
+/* The property strings, Java hashes and topic cache that the scan and the decode share. */
+#include "record.h"
+
+PyObject *S_KEYS, *S_UNIQ_KEY, *S_TAGS, *S_DELAY, *S_EMPTY;
+
+/* Java String.hashCode over the UTF-16 code units of a str, as a signed int32 */
+int32_t java_hash(PyObject *s) {
+    uint32_t h = 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c > 0xFFFF) {
+            c -= 0x10000;
+            h = 31 * h + (0xD800 + (c >> 10));
+            h = 31 * h + (0xDC00 + (c & 0x3FF));
+        } else {
+            h = 31 * h + c;
+        }
+    }
+    return (int32_t)h;
+}
+
+/* properties.decode_properties: split on 0x02, partition at the first 0x01, keep pairs with
+ * a name and a value; strict UTF-8 over the whole string (skipped segments are checked too).
+ * NULL with UnicodeDecodeError (or MemoryError) set on failure. */
+PyObject *parse_properties(const unsigned char *p, Py_ssize_t n) {
+    PyObject *d = PyDict_New();
+    if (d == NULL || n == 0) return d;
+    const unsigned char *end = p + n;
+    while (p <= end) {
+        const unsigned char *seg_end = memchr(p, 0x02, (size_t)(end - p));
+        if (seg_end == NULL) seg_end = end;
+        const unsigned char *sep = memchr(p, 0x01, (size_t)(seg_end - p));
+        if (sep != NULL && sep > p && sep + 1 < seg_end) {
+            PyObject *k = PyUnicode_DecodeUTF8((const char *)p, sep - p, NULL);
+            if (k == NULL) goto fail;
+            PyObject *v = PyUnicode_DecodeUTF8((const char *)sep + 1, seg_end - sep - 1, NULL);
+            if (v == NULL) {
+                Py_DECREF(k);
+                goto fail;
+            }
+            int rc = PyDict_SetItem(d, k, v);
+            Py_DECREF(k);
+            Py_DECREF(v);
+            if (rc < 0) goto fail;
+        } else if (seg_end > p) {
+            PyObject *check = PyUnicode_DecodeUTF8((const char *)p, seg_end - p, NULL);
+            if (check == NULL) goto fail;
+            Py_DECREF(check);
+        }
+        p = seg_end + 1;
+    }
+    return d;
+fail:
+    Py_DECREF(d);
+    return NULL;
+}
+
+PyObject *cached_topic(TopicCache *tc, const unsigned char *p, Py_ssize_t n) {
+    if (tc->str != NULL && tc->len == n && memcmp(tc->bytes, p, (size_t)n) == 0) {
+        Py_INCREF(tc->str);
+        return tc->str;
+    }
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)p, n, NULL);
+    if (s == NULL) return NULL;
+    Py_XDECREF(tc->str);
+    Py_INCREF(s);
+    tc->str = s;
+    tc->bytes = p;
+    tc->len = n;
+    return s;
+}
+
+
+int properties_setup(void) {
+    S_KEYS = PyUnicode_InternFromString("KEYS");
+    S_UNIQ_KEY = PyUnicode_InternFromString("UNIQ_KEY");
+    S_TAGS = PyUnicode_InternFromString("TAGS");
+    S_DELAY = PyUnicode_InternFromString("DELAY");
+    S_EMPTY = PyUnicode_InternFromString("");
+    return S_KEYS && S_UNIQ_KEY && S_TAGS && S_DELAY && S_EMPTY ? 0 : -1;
+}

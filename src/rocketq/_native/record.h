@@ -1,0 +1,139 @@
+/*
+ * record.h: what the parts of rocketq._native._record share (see _record.c for the whole).
+ *
+ * The record layout (rocketq/common/record_layout.py, store.md section 2.1) as the R_*
+ * constants, big-endian readers and writers, the scan statuses, the parsed Record, and the
+ * functions each part offers the others. Everything here is internal to the extension: the
+ * build hides every symbol but PyInit__record (-fvisibility=hidden in setup.py).
+ */
+#ifndef ROCKETQ_NATIVE_RECORD_H
+#define ROCKETQ_NATIVE_RECORD_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAGIC_V1 0xDAA320A7u
+#define MAGIC_V2 0xDAA320ABu
+#define MAGIC_BLANK 0xCBD43194u
+#define BLANK_SIZE 8
+#define MIN_RECORD_SIZE 91
+#define FIXED_V4_SIZE 88
+#define BORNHOST_V6 0x10
+#define STOREHOST_V6 0x20
+#define COMPRESSED_FLAG 0x1
+#define V1_TOPIC_MAX 127
+#define INT16_MAX_LEN 32767
+
+#define R_TOTAL 0
+#define R_MAGIC 4
+#define R_CRC 8
+#define R_QUEUE_ID 12
+#define R_FLAG 16
+#define R_QUEUE_OFFSET 20
+#define R_PHY 28
+#define R_SYSFLAG 36
+#define R_BORN_TS 40
+#define R_BORN_HOST 48
+
+/* scan / decode statuses (mirrored in _record.pyi and native_record.py) */
+#define ST_END 0        /* reached max_pos */
+#define ST_BLANK 1      /* an END_OF_FILE blank record at pos */
+#define ST_BAD 2        /* the record at pos fails the checks */
+#define ST_INCOMPLETE 3 /* the record at pos continues past the written bytes */
+
+static inline uint32_t rd_u32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+static inline int32_t rd_i32(const unsigned char *p) { return (int32_t)rd_u32(p); }
+static inline int64_t rd_i64(const unsigned char *p) {
+    return (int64_t)((uint64_t)rd_u32(p) << 32 | (uint64_t)rd_u32(p + 4));
+}
+static inline void wr_u32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+static inline void wr_u64(unsigned char *p, uint64_t v) {
+    wr_u32(p, (uint32_t)(v >> 32));
+    wr_u32(p + 4, (uint32_t)v);
+}
+static inline void wr_u16(unsigned char *p, uint16_t v) {
+    p[0] = (unsigned char)(v >> 8);
+    p[1] = (unsigned char)v;
+}
+
+static inline Py_ssize_t host_size(int32_t sys_flag, int bit) {
+    return (sys_flag & bit) ? 20 : 8;
+}
+static inline Py_ssize_t fixed_size(int32_t sys_flag) {
+    return FIXED_V4_SIZE + host_size(sys_flag, BORNHOST_V6) - 8 + host_size(sys_flag, STOREHOST_V6) - 8;
+}
+
+/* the topic str of a run of records: one object while the bytes repeat */
+typedef struct {
+    const unsigned char *bytes;
+    Py_ssize_t len;
+    PyObject *str;
+} TopicCache;
+
+typedef struct {
+    int32_t total;
+    uint32_t magic;
+    int32_t crc;
+    int32_t queue_id;
+    int32_t flag;
+    int64_t queue_offset;
+    int64_t phy;
+    int32_t sys_flag;
+    int64_t born_ts;
+    const unsigned char *born;
+    Py_ssize_t born_len;
+    int64_t store_ts;
+    const unsigned char *store;
+    Py_ssize_t store_len;
+    int32_t reconsume;
+    int64_t prepared;
+    const unsigned char *body;
+    Py_ssize_t body_len;
+    const unsigned char *topic;
+    Py_ssize_t topic_len;
+    const unsigned char *props;
+    Py_ssize_t props_len;
+} Record;
+
+/* crc32.c */
+int crc32_setup(void);
+const char *crc32_impl(void);
+uint32_t crc32_of(const unsigned char *p, Py_ssize_t n);
+PyObject *py_crc32(PyObject *self, PyObject *arg);
+PyObject *py_crc32_libz(PyObject *self, PyObject *arg);
+PyObject *py_crc32_table(PyObject *self, PyObject *arg);
+
+static inline int32_t body_crc_of(const unsigned char *p, Py_ssize_t n) {
+    return n ? (int32_t)(crc32_of(p, n) & 0x7FFFFFFFu) : 0;
+}
+
+/* properties.c */
+extern PyObject *S_KEYS, *S_UNIQ_KEY, *S_TAGS, *S_DELAY, *S_EMPTY;
+int properties_setup(void);
+int32_t java_hash(PyObject *s);
+PyObject *parse_properties(const unsigned char *p, Py_ssize_t n);
+PyObject *cached_topic(TopicCache *tc, const unsigned char *p, Py_ssize_t n);
+
+/* encode.c */
+int encode_setup(void);
+PyObject *encode_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *encode_message_ext(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *write_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* scan.c */
+int parse_record(const unsigned char *b, Py_ssize_t pos, Py_ssize_t limit, Record *r);
+PyObject *scan_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* decode.c */
+PyObject *decode_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+#endif
