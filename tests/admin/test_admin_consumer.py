@@ -17,8 +17,8 @@ from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import BrokerResponseError, ConsumerNotOnlineError, NoMessageError
 from rocketq.remoting.bodies import ConsumeType, MessageModel
 from rocketq.remoting.consumer_bodies import PROP_CONSUME_TYPE, CMResult
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 
 async def produce(cluster: Cluster, topic: str, count: int) -> list[SendResult]:

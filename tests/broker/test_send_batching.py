@@ -17,8 +17,8 @@ from rocketq.store import FlushDiskType
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 from rocketq.testing.broker import run_broker
-from tests.e2e.wire import send_request
-from tests.store.store_support import new_msg, open_store
+from rocketq.testing.store import new_msg, open_store
+from rocketq.testing.wire import send_request
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from rocketq.cli.main import cli
 from rocketq.cli.store import store as store_cli
-from tests.common.vectors import VectorStore, write_vector_store
+from rocketq.testing.vectors import VectorStore, write_vector_store
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ from rocketq.client import (
 from rocketq.client.loop_thread import LoopThread
 from rocketq.errors import IllegalStateError
 from rocketq.testing import run_broker, run_namesrv
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.store import small_store_properties
 
 
 def wait_for(predicate: object, timeout_s: float) -> bool:
@@ -79,7 +80,9 @@ def run_scenario(namesrv_addr: str) -> tuple[list[MessageExt], list[object], set
 async def test_the_blocking_api_sends_and_consumes_from_plain_threads(tmp_path: Path) -> None:
     async with (
         run_namesrv() as ns,
-        run_broker(tmp_path / "store", namesrv_addr=ns.addr, store_properties=SMALL_STORE),
+        run_broker(
+            tmp_path / "store", namesrv_addr=ns.addr, store_properties=small_store_properties()
+        ),
     ):
         import asyncio
 
@@ -94,7 +97,9 @@ async def test_the_blocking_api_sends_and_consumes_from_plain_threads(tmp_path: 
 async def test_the_lite_pull_consumer_polls_from_a_thread(tmp_path: Path) -> None:
     async with (
         run_namesrv() as ns,
-        run_broker(tmp_path / "store", namesrv_addr=ns.addr, store_properties=SMALL_STORE),
+        run_broker(
+            tmp_path / "store", namesrv_addr=ns.addr, store_properties=small_store_properties()
+        ),
     ):
         import asyncio
 

@@ -9,7 +9,7 @@ from rocketq.client import Message
 from rocketq.client.aio import LitePullConsumer, Producer
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.testing import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 
 async def send(cluster: Cluster, topic: str, count: int, start: int = 0) -> None:

@@ -12,8 +12,9 @@ from rocketq.client.aio import LitePullConsumer, Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.errors import FilterExpressionError, SystemError_
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE, Cluster
 
 TOPIC = "Selected"
 
@@ -25,7 +26,7 @@ async def sql_cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
         run_broker(
             tmp_path / "store",
             namesrv_addr=ns.addr,
-            store_properties=dict(SMALL_STORE),
+            store_properties=small_store_properties(),
             enable_property_filter=True,
         ) as broker,
     ):

@@ -14,8 +14,8 @@ from rocketq.client import Producer as BlockingProducer
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageQueue
 from rocketq.errors import IllegalStateError, NoMessageError
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 
 async def test_producer_views_and_queries_what_it_sent(cluster: Cluster) -> None:

@@ -24,8 +24,8 @@ from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.testing.broker import SMALL_INDEX
 from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.wire import send_request
 from tests.e2e.ha_support import TOPIC, Ack, missing_in_store, open_stopped_store
-from tests.e2e.wire import send_request
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

@@ -15,8 +15,8 @@ from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
+from rocketq.testing.cluster import FAST_CONSUMER
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CONSUMER
 from tests.e2e.ha_support import (
     FAST_PRODUCER,
     TOPIC,

@@ -19,8 +19,8 @@ from rocketq.client import ConsumeStatus, LocalTransactionState, Message, Messag
 from rocketq.client.aio import PushConsumer, TransactionProducer
 from rocketq.store.check import check_store
 from rocketq.testing.broker import run_namesrv
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER
 
 pytestmark = pytest.mark.e2e
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -31,8 +31,8 @@ from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
 from rocketq.store.check import check_store
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.cli_process import CLI_PROGRAM, read_until
 from rocketq.testing.wait import until
-from tests.e2e.test_server_cli import SERVER, read_until
 from tests.interop.ali_runner import ali_ons_missing, run_ali, start_ali
 from tests.interop.cpp_runner import DriverRun
 
@@ -330,7 +330,7 @@ async def test_ali_ons_against_the_rocketq_server_command_sends_to_a_new_topic(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        SERVER,
+        CLI_PROGRAM,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

@@ -11,7 +11,7 @@ from pathlib import Path
 from rocketq.common.message_decoder import encode_message
 from rocketq.store import StoreConfig
 from rocketq.store.check import check_store
-from tests.common.vectors import (
+from rocketq.testing.vectors import (
     NEXT_FREE_OFFSET,
     VectorStore,
     cq_unit,

@@ -26,6 +26,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_port_pair() -> int:
+    """A loopback port free together with the port after it (the HA port)."""
+    for _ in range(50):
+        with socket.socket() as first, socket.socket() as second:
+            first.bind(("127.0.0.1", 0))
+            port = int(first.getsockname()[1])
+            if port + 1 >= 65536:
+                continue
+            try:
+                second.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no two consecutive free ports")
+
+
 class BrokerProcess:
     def __init__(self, work_dir: Path, conf: dict[str, str]) -> None:
         self.work_dir = work_dir

@@ -19,7 +19,7 @@ from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import NoPermissionError
 from rocketq.store.message_store import MessageStore
 from rocketq.testing import until
-from tests.broker.acl.conftest import (
+from rocketq.testing.acl import (
     ADMIN,
     NORMAL,
     PUB_ONLY,
@@ -28,7 +28,7 @@ from tests.broker.acl.conftest import (
     WHITE,
     AclCluster,
 )
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
 
 CONSUME_WAIT_S = 30.0
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.testing.cluster import Cluster
 from rocketq.testing.dashboard import run_dashboard
-from tests.client.conftest import Cluster
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 BLOCK = re.compile(r"^```(\w+) test\n(.*?)^```$", re.M | re.S)

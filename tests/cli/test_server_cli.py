@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import signal
 import sys
 from pathlib import Path
@@ -12,21 +11,10 @@ import pytest
 
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
-from tests.e2e.wire import request, send_request
+from rocketq.testing.cli_process import CLI_PROGRAM, read_until
+from rocketq.testing.wire import request, send_request
 
 pytestmark = pytest.mark.e2e
-SERVER = "import sys; from rocketq.cli.main import cli; sys.exit(cli())"
-
-
-async def read_until(stream: asyncio.StreamReader, pattern: str, timeout_s: float) -> re.Match[str]:
-    async with asyncio.timeout(timeout_s):
-        while True:
-            line = (await stream.readline()).decode()
-            if not line:
-                raise AssertionError(f"process ended before printing {pattern!r}")
-            found = re.search(pattern, line)
-            if found is not None:
-                return found
 
 
 async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
@@ -45,7 +33,7 @@ async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) 
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        SERVER,
+        CLI_PROGRAM,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
@@ -91,7 +79,7 @@ async def test_server_runs_two_masters_and_two_slaves_replicating_synchronously(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        SERVER,
+        CLI_PROGRAM,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

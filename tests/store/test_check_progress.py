@@ -14,7 +14,7 @@ from rocketq.common.message import MessageExt
 from rocketq.store.check import PROGRESS_EVERY_RECORDS, check_store
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
-from tests.common.vectors import write_vector_store
+from rocketq.testing.vectors import write_vector_store
 
 SEGMENT_BYTES = 128 * 1024
 
