@@ -18,7 +18,7 @@ from rocketq.errors import BrokerResponseError, ConsumerNotOnlineError, NoMessag
 from rocketq.remoting.bodies import ConsumeType, MessageModel
 from rocketq.remoting.consumer_bodies import PROP_CONSUME_TYPE, CMResult
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
-from rocketq.testing.wait import until
+from rocketq.testing.wait import collect, until
 
 
 async def produce(cluster: Cluster, topic: str, count: int) -> list[SendResult]:
@@ -293,11 +293,7 @@ async def test_reset_offset_of_an_offline_group_moves_the_broker_offsets(cluster
 
 
 async def poll_count(consumer: LitePullConsumer, count: int, timeout_s: float) -> list[MessageExt]:
-    got: list[MessageExt] = []
-    deadline = time.monotonic() + timeout_s
-    while len(got) < count and time.monotonic() < deadline:
-        got.extend(await consumer.poll(0.5))
-    return got
+    return await collect(lambda: consumer.poll(0.5), count, timeout_s)
 
 
 @pytest.mark.timeout(60)

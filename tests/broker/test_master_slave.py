@@ -279,7 +279,7 @@ async def test_our_consumer_follows_the_suggestion_and_pulls_from_the_slave(
 
 
 async def test_a_slave_refuses_topic_changes_they_come_from_its_master(tmp_path: Path) -> None:
-    from tests.e2e.ha_support import create_topic
+    from rocketq.testing.wire import create_topic
 
     async with master_and_slave(tmp_path, BrokerRole.ASYNC_MASTER) as g:
         with pytest.raises(AssertionError, match="from master broker"):

@@ -14,7 +14,7 @@ from rocketq.errors import FilterExpressionError, SystemError_
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.store import small_store_properties
-from rocketq.testing.wait import until
+from rocketq.testing.wait import collect, until
 
 TOPIC = "Selected"
 
@@ -82,12 +82,8 @@ async def test_lite_pull_consumer_by_sql(sql_cluster: Cluster) -> None:
     options = {**FAST_CONSUMER, "consume_from_where": "CONSUME_FROM_FIRST_OFFSET"}
     consumer = LitePullConsumer("GLite", namesrv_addr=sql_cluster.addr, **options)
     consumer.subscribe(TOPIC, MessageSelector.by_sql("seq < 5 OR seq > 21"))
-    got: list[MessageExt] = []
     async with consumer:
-        for _ in range(60):
-            got.extend(await consumer.poll(0.5))
-            if len(got) >= 7:
-                break
+        got = await collect(lambda: consumer.poll(0.5), 7, 30)
     assert seqs(got) == [0, 1, 2, 3, 4, 22, 23]
 
 

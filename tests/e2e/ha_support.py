@@ -168,31 +168,3 @@ def commitlog_bytes(commit_log_dir: str, end: int) -> bytes:
 def commitlog_start(commit_log_dir: str) -> int:
     names = sorted(os.listdir(commit_log_dir))
     return int(names[0]) if names else 0
-
-
-async def create_topic(addrs: list[str], topic: str = TOPIC, queues: int = 4) -> None:
-    """UPDATE_AND_CREATE_TOPIC on each master, as mqadmin updateTopic does."""
-    from rocketq.remoting.client import RemotingClient
-    from rocketq.remoting.codes import RequestCode, ResponseCode
-    from rocketq.remoting.command import RemotingCommand
-    from rocketq.remoting.headers import CreateTopicRequestHeader
-
-    header = CreateTopicRequestHeader(
-        topic=topic,
-        default_topic="TBW102",
-        read_queue_nums=queues,
-        write_queue_nums=queues,
-        perm=6,
-        topic_filter_type="SINGLE_TAG",
-        order=False,
-    )
-    client = RemotingClient()
-    try:
-        for addr in addrs:
-            request = RemotingCommand.create_request(
-                RequestCode.UPDATE_AND_CREATE_TOPIC, header.to_ext_fields()
-            )
-            response = await client.invoke(addr, request, 5)
-            assert response.code == ResponseCode.SUCCESS, response.remark
-    finally:
-        await client.shutdown()

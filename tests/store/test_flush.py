@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from rocketq.store import PutMessageStatus
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService
 from rocketq.testing.store import commit_log_config, new_msg, open_store
+from rocketq.testing.wait import until_sync
 from tests.store.records import build_record
 
 
@@ -104,10 +104,11 @@ def test_a_sync_flush_put_that_does_not_wait_completes_at_once_and_is_flushed_so
         assert result.status is PutMessageStatus.PUT_OK
         assert result.append_result is not None
         end = result.append_result.wrote_offset + result.append_result.wrote_bytes
-        deadline = time.monotonic() + 10.0
-        while queue.flushed_where < end and time.monotonic() < deadline:
+
+        def flushed() -> bool:
             store.flush_service.wakeup()
-            time.sleep(0.005)
-        assert queue.flushed_where >= end  # the group commit flushed it without a request
+            return queue.flushed_where >= end
+
+        assert until_sync(flushed, 10.0, 0.005)  # the group commit flushed it without a request
     finally:
         store.shutdown()

@@ -92,18 +92,18 @@ class BrokerProcess:
                 booted.set()
         proc.stdout.close()
 
-    def kill(self) -> None:
-        """SIGKILL, then reap."""
-        self._signal(signal.SIGKILL)
+    def kill(self) -> int | None:
+        """SIGKILL, then reap; the exit status (None if it was not running)."""
+        return self._signal(signal.SIGKILL)
 
-    def stop(self) -> None:
-        """SIGTERM: the broker shuts down cleanly."""
-        self._signal(signal.SIGTERM)
+    def stop(self) -> int | None:
+        """SIGTERM: the broker shuts down cleanly; the exit status (None if not running)."""
+        return self._signal(signal.SIGTERM)
 
-    def _signal(self, sig: signal.Signals) -> None:
+    def _signal(self, sig: signal.Signals) -> int | None:
         proc, self.proc = self.proc, None
         if proc is None:
-            return
+            return None
         if proc.poll() is None:
             os.kill(proc.pid, sig)
         try:
@@ -113,6 +113,7 @@ class BrokerProcess:
             proc.wait(10)
         if self._reader is not None:
             self._reader.join(10)
+        return proc.returncode
 
     @property
     def running(self) -> bool:

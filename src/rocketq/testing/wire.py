@@ -14,9 +14,14 @@ from rocketq.remoting.bodies import (
     MessageModel,
     ProducerData,
 )
-from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import PullMessageRequestHeader, SendMessageRequestHeader
+from rocketq.remoting.headers import (
+    CreateTopicRequestHeader,
+    PullMessageRequestHeader,
+    SendMessageRequestHeader,
+)
 
 
 def props_text(props: dict[str, str]) -> str:
@@ -115,3 +120,30 @@ def heartbeat(
 
 def request(code: int, **fields: object) -> RemotingCommand:
     return RemotingCommand.create_request(code, {k: str(v) for k, v in fields.items()})
+
+
+def create_topic_request(topic: str, queues: int = 4) -> RemotingCommand:
+    """UPDATE_AND_CREATE_TOPIC with mqadmin updateTopic's defaults (read-write, one tag)."""
+    header = CreateTopicRequestHeader(
+        topic=topic,
+        default_topic="TBW102",
+        read_queue_nums=queues,
+        write_queue_nums=queues,
+        perm=6,
+        topic_filter_type="SINGLE_TAG",
+        order=False,
+    )
+    return RemotingCommand.create_request(
+        RequestCode.UPDATE_AND_CREATE_TOPIC, header.to_ext_fields()
+    )
+
+
+async def create_topic(addrs: list[str], topic: str, queues: int = 4) -> None:
+    """UPDATE_AND_CREATE_TOPIC on each broker, as mqadmin updateTopic does; asserts SUCCESS."""
+    client = RemotingClient()
+    try:
+        for addr in addrs:
+            response = await client.invoke(addr, create_topic_request(topic, queues), 5)
+            assert response.code == ResponseCode.SUCCESS, response.remark
+    finally:
+        await client.shutdown()

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import CreateTopicRequestHeader, UpdateConsumerOffsetRequestHeader
-from rocketq.testing.wire import heartbeat, pull_request, send_request
+from rocketq.remoting.headers import UpdateConsumerOffsetRequestHeader
+from rocketq.testing.wire import create_topic_request, heartbeat, pull_request, send_request
 
 
 def offset_update(group: str, topic: str, offset: int) -> RemotingCommand:
@@ -16,21 +16,6 @@ def offset_update(group: str, topic: str, offset: int) -> RemotingCommand:
     )
     return RemotingCommand.create_request(
         RequestCode.UPDATE_CONSUMER_OFFSET, header.to_ext_fields()
-    )
-
-
-def create_topic(topic: str) -> RemotingCommand:
-    header = CreateTopicRequestHeader(
-        topic=topic,
-        default_topic="TBW102",
-        read_queue_nums=4,
-        write_queue_nums=4,
-        perm=6,
-        topic_filter_type="SINGLE_TAG",
-        order=False,
-    )
-    return RemotingCommand.create_request(
-        RequestCode.UPDATE_AND_CREATE_TOPIC, header.to_ext_fields()
     )
 
 
@@ -45,6 +30,6 @@ REQUESTS: dict[str, Callable[[str], RemotingCommand]] = {
     "pull": lambda who: pull_request("GroupA", "TopicA", 0, 0, suspend_ms=0),
     "heartbeat": lambda who: heartbeat(f"127.0.0.1@{who}", "GroupA", "TopicA"),
     "offset": lambda who: offset_update("GroupA", "TopicA", 700 + len(who)),
-    "create_topic": lambda who: create_topic(f"Created-{who}"),
+    "create_topic": lambda who: create_topic_request(f"Created-{who}"),
     "runtime_info": lambda who: runtime_info(),
 }

@@ -4,7 +4,6 @@ push and lite pull consumers against a broker with ``aclEnable=true``."""
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from rocketq.testing.acl import (
     AclCluster,
 )
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.wait import collect_sync
 
 CONSUME_WAIT_S = 30.0
 
@@ -99,11 +99,8 @@ def blocking_scenario(namesrv_addr: str) -> tuple[list[SendStatus], list[Message
         **credentials(NORMAL),
     )
     consumer.subscribe("TopicB")
-    got: list[MessageExt] = []
     with consumer:
-        deadline = time.monotonic() + CONSUME_WAIT_S
-        while len(got) < 4 and time.monotonic() < deadline:
-            got.extend(consumer.poll(0.5))
+        got = collect_sync(lambda: consumer.poll(0.5), 4, CONSUME_WAIT_S)
     return statuses, got
 
 
