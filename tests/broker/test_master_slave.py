@@ -314,23 +314,3 @@ async def test_the_ha_port_is_the_listen_port_plus_one_unless_ha_listen_port_is_
         assert master.identity().ha_server_addr == f"127.0.0.1:{port + 1}"
     finally:
         await master.shutdown()
-
-
-def test_the_2m_2s_layout_matches_the_readme_table() -> None:
-    from rocketq.broker.config import BrokerConfig
-    from rocketq.cli.server_layout import broker_configs
-
-    configs = broker_configs("2m-2s-sync", BrokerConfig(listen_port=10911), "/s")
-    rows = [
-        (c.broker_name, c.broker_id, c.broker_role.name, c.listen_port, c.store_path_root_dir)
-        for c in configs
-    ]
-    assert rows == [  # README "Replication": HA port = listen port + 1 for each
-        ("broker-a", 0, "SYNC_MASTER", 10911, os.path.join("/s", "broker-a")),
-        ("broker-b", 0, "SYNC_MASTER", 11111, os.path.join("/s", "broker-b")),
-        ("broker-a", 1, "SLAVE", 11011, os.path.join("/s", "broker-a-s")),
-        ("broker-b", 1, "SLAVE", 11211, os.path.join("/s", "broker-b-s")),
-    ]
-    assert all(c.slave_read_enable for c in configs if c.broker_id == 1)
-    asynchronous = broker_configs("2m-2s-async", BrokerConfig(listen_port=10911), "/s")
-    assert [c.broker_role.name for c in asynchronous][:2] == ["ASYNC_MASTER", "ASYNC_MASTER"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from pathlib import Path
@@ -124,3 +125,23 @@ async def test_server_runs_two_masters_and_two_slaves_replicating_synchronously(
             await proc.wait()
     for name in ("broker-a", "broker-a-s", "broker-b", "broker-b-s"):
         assert (store / name / "commitlog").is_dir(), name
+
+
+def test_the_2m_2s_layout_matches_the_readme_table() -> None:
+    from rocketq.broker.config import BrokerConfig
+    from rocketq.cli.server_layout import broker_configs
+
+    configs = broker_configs("2m-2s-sync", BrokerConfig(listen_port=10911), "/s")
+    rows = [
+        (c.broker_name, c.broker_id, c.broker_role.name, c.listen_port, c.store_path_root_dir)
+        for c in configs
+    ]
+    assert rows == [  # README "Replication": HA port = listen port + 1 for each
+        ("broker-a", 0, "SYNC_MASTER", 10911, os.path.join("/s", "broker-a")),
+        ("broker-b", 0, "SYNC_MASTER", 11111, os.path.join("/s", "broker-b")),
+        ("broker-a", 1, "SLAVE", 11011, os.path.join("/s", "broker-a-s")),
+        ("broker-b", 1, "SLAVE", 11211, os.path.join("/s", "broker-b-s")),
+    ]
+    assert all(c.slave_read_enable for c in configs if c.broker_id == 1)
+    asynchronous = broker_configs("2m-2s-async", BrokerConfig(listen_port=10911), "/s")
+    assert [c.broker_role.name for c in asynchronous][:2] == ["ASYNC_MASTER", "ASYNC_MASTER"]

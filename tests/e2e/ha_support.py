@@ -25,13 +25,12 @@ from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
 from rocketq.testing.broker import SMALL_INDEX, run_broker
 from rocketq.testing.broker_process import free_port
+from rocketq.testing.store import ha_store_properties
 
 TOPIC = "TopicHA"
 SEGMENT = 256 * 1024
 STORE_KEYS = {
-    "mapedFileSizeCommitLog": str(SEGMENT),
-    "mapedFileSizeConsumeQueue": str(6000),
-    "haSendHeartbeatInterval": "200",
+    **ha_store_properties(SEGMENT),
     # the shared machine's disk runs above 82 %: no forced clean-up of acked messages here
     "diskSpaceCleanForciblyRatio": "99",
     "diskSpaceWarningLevelRatio": "99",
