@@ -11,8 +11,7 @@ from rocketq.client import ConsumeStatus, Message, MessageSelector
 from rocketq.client.aio import LitePullConsumer, Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.errors import FilterExpressionError, SystemError_
-from rocketq.testing.broker import run_broker, run_namesrv
-from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster, run_cluster
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import collect, until
 
@@ -21,16 +20,10 @@ TOPIC = "Selected"
 
 @pytest.fixture
 async def sql_cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
-    async with (
-        run_namesrv() as ns,
-        run_broker(
-            tmp_path / "store",
-            namesrv_addr=ns.addr,
-            store_properties=small_store_properties(),
-            enable_property_filter=True,
-        ) as broker,
-    ):
-        yield Cluster(ns, broker, tmp_path)
+    async with run_cluster(
+        tmp_path, store_properties=small_store_properties(), enable_property_filter=True
+    ) as cluster:
+        yield cluster
 
 
 async def produce(cluster: Cluster, count: int) -> None:
