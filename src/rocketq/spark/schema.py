@@ -2,8 +2,9 @@
 
 The topic source (``rocketq``) emits exactly ``TOPIC_COLUMNS``; the store-file source
 (``rocketq-store``) emits the same columns followed by ``STORE_EXTRA_COLUMNS``. Rows cross to
-the JVM as Arrow record batches (spark.md §2.2 P8: twice the rate of tuples), built by
-``RecordBatchBuilder`` from ``MessageExt`` objects. pyarrow is imported only when a batch is
+the JVM as Arrow record batches (``DataSourceReader.read`` in pyspark/sql/datasource.py may
+yield ``pyarrow.RecordBatch`` instead of tuples), built by ``RecordBatchBuilder`` from
+``MessageExt`` objects. pyarrow is imported only when a batch is
 built, never at import time (Spark imports ``pyspark_*`` modules on every lookup).
 
 | column          | type                 | from                                              |
