@@ -2,7 +2,7 @@
 
 Theory of operation: the task pulls ``[start, end)`` of one queue with PULL_MESSAGE, never
 setting FLAG_COMMIT_OFFSET, so nothing is acknowledged and a retried task reads the same
-range again (the solace anti-pattern of spark.md §4.3 is avoided). With a tag expression the
+range again (no acknowledgement inside ``read()``). With a tag expression the
 broker skips unmatched offsets, so the reader steps by ``next_begin_offset`` rather than by
 counting rows. It stops at ``end``; a message at or past ``end`` (a filtered pull can reach
 beyond it) is dropped. OFFSET_MOVED (data deleted under the reader) is data loss:
