@@ -1,7 +1,7 @@
 """Spark fixtures: one SparkSession for the whole run and one two-broker cluster.
 
 The session is ``local[2]`` with the UI off and two shuffle partitions; Python workers are
-pointed at this interpreter (spark.md §2.3-1: they run ``python3`` from PATH otherwise). The
+pointed at this interpreter (pyspark/core/context.py: else ``python3`` from PATH). The
 cluster (a name server and brokers ``broker-a`` and ``broker-b``) runs on its own loop
 thread because Spark calls block the test's thread. Tests use fresh topic names.
 """

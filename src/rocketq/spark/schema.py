@@ -2,9 +2,8 @@
 
 The topic source (``rocketq``) emits exactly ``TOPIC_COLUMNS``; the store-file source
 (``rocketq-store``) emits the same columns followed by ``STORE_EXTRA_COLUMNS``. Rows cross to
-the JVM as Arrow record batches (``DataSourceReader.read`` in pyspark/sql/datasource.py may
-yield ``pyarrow.RecordBatch`` instead of tuples), built by ``RecordBatchBuilder`` from
-``MessageExt`` objects. pyarrow is imported only when a batch is
+the JVM as Arrow record batches (twice the rate of tuples, docs/spark.md), built by
+``RecordBatchBuilder`` from ``MessageExt`` objects. pyarrow is imported only when a batch is
 built, never at import time (Spark imports ``pyspark_*`` modules on every lookup).
 
 | column          | type                 | from                                              |

@@ -1,9 +1,9 @@
 """Options of the ``rocketq-store`` data source, parsed once on the driver.
 
 Spark hands options over lower-cased with string values (``CaseInsensitiveDict`` in
-pyspark/sql/datasource.py); an unknown
-option or a bad value is a ``ConfigError`` that names it. The parsed ``StoreOptions`` is a
-small frozen dataclass, pickled to the executors with the reader.
+pyspark/sql/datasource.py); an unknown option or a bad value is a ``ConfigError`` that names it.
+The parsed ``StoreOptions`` is a small frozen dataclass, pickled to the executors with the
+reader.
 
 =====================  ==========================================================  =========
 option                 meaning                                                     default

@@ -1,11 +1,10 @@
 """Options of the ``rocketq`` source and sink, named as Spark's Kafka source names them.
 
 Spark hands options over as a case-insensitive dict of strings with lower-cased keys
-(``CaseInsensitiveDict`` in pyspark/sql/datasource.py, given to ``DataSource.__init__``).
-``ReadOptions.parse`` and ``WriteOptions.parse`` validate everything on the driver, before a
-task runs: an unknown option, a malformed value or two options that
-contradict each other raise ``SparkOptionError`` naming them. The parsed objects are small
-frozen dataclasses, pickled into every partition.
+(``CaseInsensitiveDict`` in pyspark/sql/datasource.py). ``ReadOptions.parse`` and
+``WriteOptions.parse`` validate everything on the driver, before a task runs: an unknown option,
+a malformed value or two options that contradict each other raise ``SparkOptionError`` naming
+them. The parsed objects are small frozen dataclasses, pickled into every partition.
 """
 
 from __future__ import annotations

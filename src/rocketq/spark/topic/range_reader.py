@@ -1,14 +1,14 @@
 """Reading one ``QueueRange`` on an executor: pulls at exact offsets, Arrow batches out.
 
 Theory of operation: the task pulls ``[start, end)`` of one queue with PULL_MESSAGE, never
-setting FLAG_COMMIT_OFFSET, so nothing is acknowledged and a retried task reads the same range
-again (a source that acknowledges inside a task loses data when the task is retried). With a
-tag expression the broker skips unmatched offsets, so the reader steps by ``next_begin_offset``
-rather than by counting rows. It stops at ``end``; a message at or past ``end`` (a filtered
-pull can reach beyond it) is dropped. OFFSET_MOVED (data deleted under the reader) is data
-loss: ``failOnDataLoss`` decides between failing the task and skipping to the broker's minimum.
-A queue that answers "no new message" below ``end`` for ``pollTimeoutMs`` is a stall and fails
-the task instead of hanging it.
+setting FLAG_COMMIT_OFFSET, so nothing is acknowledged and a retried task reads the same
+range again (no acknowledgement inside ``read()``). With a tag expression the
+broker skips unmatched offsets, so the reader steps by ``next_begin_offset`` rather than by
+counting rows. It stops at ``end``; a message at or past ``end`` (a filtered pull can reach
+beyond it) is dropped. OFFSET_MOVED (data deleted under the reader) is data loss:
+``failOnDataLoss`` decides between failing the task and skipping to the broker's minimum.
+A queue that answers "no new message" below ``end`` for ``pollTimeoutMs`` is a stall and
+fails the task instead of hanging it.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The ``rocketq`` data source: topics as DataFrames, batch and Structured Streaming.
 
-Theory of operation (docs/spark.md, "Guarantees"). Reads are deterministic ranges of
-ConsumeQueue offsets, planned on the driver and logged by Spark before any task runs; executors
-pull exactly those ranges and acknowledge nothing, so a replayed batch reads the same messages.
+Theory of operation (docs/spark.md, "Reading"). Reads are deterministic ranges of ConsumeQueue
+offsets, planned on the driver and logged by Spark before any task runs; executors pull exactly
+those ranges and acknowledge nothing, so a replayed batch reads the same messages.
 
 Streaming offsets are ``rocketq.spark.topic.offsets`` JSON. Batch 0 is replay-safe: the resolved
 start (``latest``, a timestamp...) travels inside batch 0's end offset as ``init``, and

@@ -1,8 +1,8 @@
 """``deliveryGuarantee=exactly_once``: the sink on RocketMQ transactional (half) messages.
 
 Theory of operation (docs/spark.md, "Writing"). Tasks send every row as a *half message*
-(stored, not delivered) tagged ``SPARK_TXN=<writeId>:<batchId>``, and return the halves'
-handles as their commit message; nothing a task sends is visible yet. Spark calls the driver's
+(stored, not delivered) tagged ``SPARK_TXN=<writeId>:<batchId>``, and return the halves' handles
+as their commit message; nothing a task sends is visible yet. Spark calls the driver's
 ``commit(messages, batchId)`` once, after every task succeeded, with the messages of the
 successful attempts only. The driver then
 
