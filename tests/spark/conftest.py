@@ -20,10 +20,10 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
+from rocketq.admin import AdminClient  # noqa: E402
 from rocketq.client.blocking import Producer  # noqa: E402
 from rocketq.client.status import SendResult  # noqa: E402
 from rocketq.common.message import Message, MessageQueue  # noqa: E402
-from rocketq.spark.queue_client import QueueClient  # noqa: E402
 from rocketq.testing.background import BackgroundCluster  # noqa: E402
 
 SMALL_STORE = {
@@ -110,12 +110,9 @@ def wait_visible(producer: Producer, results: list[SendResult], timeout_s: float
     highest: dict[MessageQueue, int] = {}
     for r in results:
         highest[r.message_queue] = max(highest.get(r.message_queue, 0), r.queue_offset + 1)
-    client = QueueClient(producer.impl.config.namesrv_addr)
-    try:
+    with AdminClient(producer.impl.config.namesrv_addr) as admin:
         deadline = time.monotonic() + timeout_s
         for mq, wanted in highest.items():
-            while client.max_offset(mq) < wanted:
+            while admin.max_offset(mq) < wanted:
                 assert time.monotonic() < deadline, f"{mq} never reached offset {wanted}"
                 time.sleep(0.01)
-    finally:
-        client.close()

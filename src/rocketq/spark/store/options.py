@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rocketq.errors import ConfigError
-from rocketq.spark.store_split import DEFAULT_SPLIT_BYTES, StoreInput
+from rocketq.spark.store.split import DEFAULT_SPLIT_BYTES, StoreInput
 from rocketq.store.config import DEFAULT_DELAY_LEVELS, StoreConfig
 
 OPTION_NAMES = (

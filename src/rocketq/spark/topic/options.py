@@ -17,7 +17,7 @@ from typing import Any
 
 from rocketq.common.message import MessageQueue
 from rocketq.errors import SparkOptionError
-from rocketq.spark.offsets import EARLIEST, LATEST, OffsetMap, parse_offsets_json
+from rocketq.spark.topic.offsets import EARLIEST, LATEST, OffsetMap, parse_offsets_json
 
 READ_OPTIONS = [
     "nameServer",

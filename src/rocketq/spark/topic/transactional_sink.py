@@ -47,8 +47,8 @@ from pyspark.sql.types import StructType
 from rocketq.client import LocalTransactionState, TransactionHandle, TransactionProducer
 from rocketq.common.message import Message, MessageExt
 from rocketq.errors import ClientError, RocketQError, SparkOptionError
-from rocketq.spark.options import WriteOptions
-from rocketq.spark.topic_sink import check_input_schema, row_to_message
+from rocketq.spark.topic.options import WriteOptions
+from rocketq.spark.topic.sink import check_input_schema, row_to_message
 
 log = logging.getLogger(__name__)
 
