@@ -22,7 +22,6 @@ from rocketq.common.message import MessageQueue
 from rocketq.errors import ClientError, IllegalStateError
 from tests.client.conftest import FAST_CLIENT, Cluster
 
-
 MQ = MessageQueue("TwinTopic", "broker-a", 0)
 
 
@@ -157,4 +156,3 @@ async def test_the_admin_calls_that_had_no_blocking_twin_answer_through_the_faca
     assert set(version) == {"counter", "timestamp"}
     assert version["timestamp"] > 0
     assert bodies == [b"m0", b"m1", b"m2"]
-

@@ -89,9 +89,10 @@ def twin_signature(facade: type, name: str) -> inspect.Signature | None:
 def twin_problems(facade: type) -> list[str]:
     core = core_of(facade)
     calls = async_calls(core)
-    skipped: dict[str, str] = dict(facade.not_mirrored)  # type: ignore[attr-defined]
+    skipped = dict(facade.not_mirrored)  # type: ignore[attr-defined]
     where = f"{facade.__qualname__} (twin of {core.__module__}.{core.__qualname__})"
-    problems = [f"{where}: not_mirrored names {n}, no async call" for n in skipped if n not in calls]
+    stale = [name for name in skipped if name not in calls]
+    problems = [f"{where}: not_mirrored names {name}, no async call" for name in stale]
     for name, expected in sorted(calls.items()):
         twin = twin_signature(facade, name)
         if name in skipped:
