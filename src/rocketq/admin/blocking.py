@@ -122,3 +122,9 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     messages_of_queue = blocking_twin(_Admin.messages_of_queue)
     query_msg_by_offset = blocking_twin(_Admin.query_msg_by_offset)
     messages_of_topic = blocking_twin(_Admin.messages_of_topic)
+
+    # ------------------------------------------------------------------ Spark's topic source
+
+    fetch_subscribe_message_queues = blocking_twin(_Admin.fetch_subscribe_message_queues)
+    update_consume_offset = blocking_twin(_Admin.update_consume_offset)
+    register_consumer_group = blocking_twin(_Admin.register_consumer_group)
