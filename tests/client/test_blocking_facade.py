@@ -20,7 +20,7 @@ from rocketq.client.blocking_facade import (
 from rocketq.client.loop_thread import LoopThread
 from rocketq.common.message import MessageQueue
 from rocketq.errors import ClientError, IllegalStateError
-from tests.client.conftest import FAST_CLIENT, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, Cluster
 
 MQ = MessageQueue("TwinTopic", "broker-a", 0)
 
