@@ -109,13 +109,16 @@ class RawNode:
 
     def has_ready(self) -> bool:
         raft, log = self._raft, self._raft.log
+        persisted = self._persisted
         return bool(
             raft.messages
             or raft.read_states
             or log.unstable_snapshot
             or log.stable < log.last_index
             or log.applied < log.committed
-            or self._hard_state() != self._persisted
+            or raft.term != persisted.term
+            or raft.vote != persisted.vote
+            or log.committed != persisted.commit
         )
 
     def ready(self) -> Ready:

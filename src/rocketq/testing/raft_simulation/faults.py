@@ -14,12 +14,24 @@ advanced, is cut off at once, before what it sent arrives.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rocketq.controller.raft import Role
+from rocketq.testing.raft_simulation.event import FAULT, HEAL
+from rocketq.testing.raft_simulation.network import SimNetwork
+from rocketq.testing.raft_simulation.node import SimNode
 
-if TYPE_CHECKING:
-    from rocketq.testing.raft_simulation.simulator import Simulation
+
+class Simulation(Protocol):
+    """What the injector needs of the simulation."""
+
+    nodes: dict[int, SimNode]
+    network: SimNetwork
+
+    def schedule(self, delay_us: int, kind: int, payload: object) -> None: ...
+
+    def crash(self, node_id: int) -> None: ...
+
 
 FAULT_KINDS = (
     ("crash_leader", 3),
@@ -51,8 +63,6 @@ class FaultInjector:
         self._next()
 
     def _next(self) -> None:
-        from rocketq.testing.raft_simulation.simulator import FAULT
-
         self.sim.schedule(self.rng.randrange(1_000_000, 4_000_000), FAULT, None)
 
     def on_fault(self, _: object) -> None:
@@ -84,8 +94,6 @@ class FaultInjector:
         self.sim.network.drop_probability = self.base_drop
 
     def _heal_later(self, low_us: int = 1_000_000, high_us: int = 8_000_000) -> None:
-        from rocketq.testing.raft_simulation.simulator import HEAL
-
         self.sim.schedule(self.rng.randrange(low_us, high_us), HEAL, None)
 
     def _alive(self) -> list[int]:

@@ -35,6 +35,8 @@ class SimNode:
     waiting_reads: list[tuple[int, int, int]] = field(default_factory=list)  # index, op, key
     read_keys: dict[bytes, int] = field(default_factory=dict)
     applied: int = 0
+    changed: bool = False
+    """Whether the last call handled a Ready (nothing the invariants read changes without)."""
 
     def start(self) -> None:
         self.raw = RawNode(self.config, self.disk.restored())
@@ -77,7 +79,9 @@ class SimNode:
     def handle_ready(self) -> list[Message]:
         raw = self.raw
         out: list[Message] = []
+        self.changed = False
         while raw is not None and raw.has_ready():
+            self.changed = True
             ready = raw.ready()
             disk = self.disk
             if ready.snapshot is not None:
