@@ -57,7 +57,7 @@ class RaftLog:
         return self.term(index) == term
 
     def is_up_to_date(self, last_index: int, last_term: int) -> bool:
-        """A candidate's log is at least as up to date as ours (Raft paper §5.4.1)."""
+        """A candidate's log is at least as up to date as ours (Raft paper section 5.4.1)."""
         return (last_term, last_index) >= (self.last_term, self.last_index)
 
     def slice(self, low: int, high: int) -> list[Entry]:
@@ -107,7 +107,7 @@ class RaftLog:
         return self.slice(self.applied + 1, self.committed + 1)
 
     def restore(self, snapshot: Snapshot) -> None:
-        """Replace everything with a leader's snapshot (InstallSnapshot, Raft paper §7)."""
+        """Replace everything with a leader's snapshot (InstallSnapshot, Raft paper section 7)."""
         self.snapshot = snapshot
         self.entries = []
         self.committed = self.applied = self.stable = snapshot.index

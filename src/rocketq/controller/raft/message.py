@@ -17,7 +17,7 @@ NONE = 0
 
 class Entry(NamedTuple):
     """One log entry. An entry with empty ``data`` is the no-op a new leader appends (Raft
-    thesis §6.4: a leader commits an entry of its own term before it serves)."""
+    thesis section 6.4: a leader commits an entry of its own term before it serves)."""
 
     index: int  # type: ignore[assignment]  # shadows tuple.index, as the Raft papers name it
     term: int
@@ -26,7 +26,7 @@ class Entry(NamedTuple):
 
 class Snapshot(NamedTuple):
     """The whole state machine as of ``index`` (whose entry had ``term``): log compaction by
-    snapshot (Raft paper §7). Index 0 is the empty snapshot every log starts from."""
+    snapshot (Raft paper section 7). Index 0 is the empty snapshot every log starts from."""
 
     index: int = 0  # type: ignore[assignment]
     term: int = 0
@@ -43,8 +43,8 @@ class HardState(NamedTuple):
 
 
 class ReadState(NamedTuple):
-    """A ReadIndex answer (Raft thesis §6.4): once this node has applied ``index``, a read of its
-    state machine for the request ``context`` is linearizable."""
+    """A ReadIndex answer (Raft thesis section 6.4): once this node has applied ``index``, a
+    read of its state machine for the request ``context`` is linearizable."""
 
     index: int  # type: ignore[assignment]
     context: bytes

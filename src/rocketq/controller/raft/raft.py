@@ -2,18 +2,18 @@
 tick (etcd-io/raft's ``raft.go``); ``raw_node.py`` wraps it in the Ready contract.
 
 Theory of operation:
-- Elections (Raft paper §5.2) start with a PreVote round (thesis §9.6): a node asks whether it
-  could win at term + 1 without moving to it, so a node that rejoins after a partition cannot
-  disrupt a healthy leader by inflating terms.
-- CheckQuorum (thesis §6.2): a leader that has not heard from a quorum within an election timeout
-  steps down; a node that heard from a leader within the (minimum) election timeout ignores vote
-  and pre-vote requests. ``stale leader`` messages of lower terms are answered so that a leader
-  left behind learns the new term.
+- Elections (Raft paper section 5.2) start with a PreVote round (thesis section 9.6): a node
+  asks whether it could win at term + 1 without moving to it, so a node that rejoins after a
+  partition cannot disrupt a healthy leader by inflating terms.
+- CheckQuorum (thesis section 6.2): a leader that has not heard from a quorum within an
+  election timeout steps down; a node that heard from a leader within the (minimum) election
+  timeout ignores vote and pre-vote requests. Messages of a lower term from a leader are
+  answered, so that a leader left behind learns the new term.
 - A new leader appends an empty entry and serves proposals and reads only once an entry of its
-  own term is committed (thesis §6.4); entries are committed by counting replicas only when they
-  are of the current term (paper §5.4.2, Figure 8).
-- Reads use ReadIndex (thesis §6.4): the leader records its commit index, confirms it is still
-  leader with a heartbeat round a quorum answers, and hands back a ``ReadState``.
+  own term is committed (thesis section 6.4); entries are committed by counting replicas only
+  when they are of the current term (paper section 5.4.2, Figure 8).
+- Reads use ReadIndex (thesis section 6.4): the leader records its commit index, confirms it
+  is still leader with a heartbeat round a quorum answers, and hands back a ``ReadState``.
 - A leader counts its own log only up to what the program has persisted (``advance``), so nothing
   is committed on the strength of an unsynced local write.
 """
@@ -33,7 +33,8 @@ from rocketq.controller.raft.message import (
     Snapshot,
 )
 from rocketq.controller.raft.progress import Progress, quorum_index
-from rocketq.controller.raft.role import PendingRead, Role
+from rocketq.controller.raft.read_only import ReadOnly
+from rocketq.controller.raft.role import Role
 
 MT = MessageType
 
@@ -53,7 +54,7 @@ class Raft:
         self.read_states: list[ReadState] = []
         self.progress: dict[int, Progress] = {}
         self.votes: dict[int, bool] = {}
-        self.pending_reads: list[PendingRead] = []
+        self.reads = ReadOnly(self.id, config.quorum)
         self.election_elapsed = 0
         self.heartbeat_elapsed = 0
         self.randomized_timeout = 0
@@ -71,7 +72,7 @@ class Raft:
         self.randomized_timeout = tick + self.config.rng.randrange(0, tick)
         self.votes = {}
         self.progress = {}
-        self.pending_reads = []
+        self.reads = ReadOnly(self.id, self.config.quorum)
 
     def become_follower(self, term: int, leader: int) -> None:
         self._reset(term)
@@ -85,7 +86,7 @@ class Raft:
         nxt = self.log.last_index + 1
         self.progress = {peer: Progress(next=nxt) for peer in self.config.peers}
         self.progress[self.id].match = self.log.stable
-        self.log.append(Entry(nxt, self.term))  # the no-op of thesis §6.4
+        self.log.append(Entry(nxt, self.term))  # the no-op of thesis section 6.4
         self.broadcast_append()
 
     def campaign(self, pre: bool) -> None:
@@ -137,8 +138,7 @@ class Raft:
         self.heartbeat_elapsed += 1
         if self.heartbeat_elapsed >= self.config.heartbeat_tick:
             self.heartbeat_elapsed = 0
-            context = self.pending_reads[-1].context if self.pending_reads else b""
-            self.broadcast_heartbeat(context)
+            self.broadcast_heartbeat(self.reads.last_context())
 
     def _quorum_active(self) -> bool:
         active = 0
@@ -159,7 +159,7 @@ class Raft:
     def step(self, m: Message) -> None:
         if m.term > self.term:
             if m.type in (MT.VOTE, MT.PRE_VOTE) and self._in_lease():
-                return  # heard from a leader recently: not disrupted (CheckQuorum, thesis §4.2.3)
+                return  # heard from a leader recently: not disrupted (thesis section 4.2.3)
             if m.type is MT.PRE_VOTE or (m.type is MT.PRE_VOTE_RESPONSE and not m.reject):
                 pass  # a pre-vote never moves a term
             elif m.type in (MT.APPEND, MT.HEARTBEAT, MT.SNAPSHOT):
@@ -267,7 +267,7 @@ class Raft:
             if progress.match < self.log.last_index:
                 self.send_append(m.sender)
             if m.context:
-                self._ack_read(m.context, m.sender)
+                self.read_states.extend(self.reads.ack(m.context, m.sender))
 
     def maybe_commit(self) -> bool:
         index = quorum_index([p.match for p in self.progress.values()], self.config.quorum)
@@ -312,27 +312,12 @@ class Raft:
     def read_index(self, context: bytes) -> bool:
         if self.role is not Role.LEADER or not self.committed_in_current_term():
             return False
-        read = PendingRead(context, self.log.committed, {self.id})
-        self.pending_reads.append(read)
-        if len(read.acks) >= self.config.quorum:
-            self._release_reads(0)
+        released = self.reads.add(context, self.log.committed)
+        if released:
+            self.read_states.extend(released)
         else:
             self.broadcast_heartbeat(context)
         return True
-
-    def _ack_read(self, context: bytes, sender: int) -> None:
-        for position, read in enumerate(self.pending_reads):
-            if read.context == context:
-                read.acks.add(sender)
-                if len(read.acks) >= self.config.quorum:
-                    self._release_reads(position)
-                return
-
-    def _release_reads(self, upto: int) -> None:
-        """A quorum confirmed leadership after ``upto`` was queued: it and all before it hold."""
-        released = self.pending_reads[: upto + 1]
-        del self.pending_reads[: upto + 1]
-        self.read_states.extend(ReadState(read.index, read.context) for read in released)
 
     def propose(self, data: bytes) -> int | None:
         if not data:

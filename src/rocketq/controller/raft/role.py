@@ -1,9 +1,8 @@
-"""A node's role and a leader's queued ReadIndex requests."""
+"""A node's role."""
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 
 
 class Role(enum.Enum):
@@ -11,12 +10,3 @@ class Role(enum.Enum):
     PRE_CANDIDATE = "pre-candidate"
     CANDIDATE = "candidate"
     LEADER = "leader"
-
-
-@dataclass(slots=True)
-class PendingRead:
-    """A ReadIndex request waiting for a quorum's heartbeat answers (thesis §6.4)."""
-
-    context: bytes
-    index: int
-    acks: set[int] = field(default_factory=set)

@@ -6,11 +6,7 @@ linearizability check of the clients' compare-and-set history at the end.
 rocketq.testing.raft_simulation --seeds N`` runs many in a process pool.
 """
 
-from rocketq.testing.raft_simulation.simulator import (
-    Simulation,
-    SimulationConfig,
-    SimulationResult,
-    run_seed,
-)
+from rocketq.testing.raft_simulation.result import SimulationConfig, SimulationResult
+from rocketq.testing.raft_simulation.simulator import Simulation, run_seed
 
 __all__ = ["Simulation", "SimulationConfig", "SimulationResult", "run_seed"]

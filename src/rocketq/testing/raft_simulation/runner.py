@@ -16,11 +16,8 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 
-from rocketq.testing.raft_simulation.simulator import (
-    SimulationConfig,
-    SimulationResult,
-    run_seed,
-)
+from rocketq.testing.raft_simulation.result import SimulationConfig, SimulationResult
+from rocketq.testing.raft_simulation.simulator import run_seed
 
 CHUNK = 50
 
