@@ -19,6 +19,7 @@ from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.config_manager import ConfigManager, int_keys
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import clock
 from rocketq.common import message_const as mc
@@ -133,18 +134,7 @@ class ScheduleMessageService(ConfigManager):
         real_topic = props.get(mc.PROPERTY_REAL_TOPIC, "")
         real_qid = int(props.get(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
         props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
-        inner = MessageExt(
-            topic=real_topic,
-            queue_id=real_qid,
-            body=msg.body,
-            flag=msg.flag,
-            properties=props,
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
-        )
+        inner = copy_message(msg, topic=real_topic, queue_id=real_qid, properties=props)
         store = self.c.message_store
         result = await await_store_future(store.async_put_message(inner, wait_store_msg_ok=False))
         if not result.is_ok:

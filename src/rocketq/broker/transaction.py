@@ -33,6 +33,7 @@ import dataclasses
 import logging
 from typing import Protocol
 
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.store_future import await_store_future
 from rocketq.broker.topic_config import TopicConfigManager
@@ -144,18 +145,7 @@ class TransactionalMessageService:
         """renewHalfMessageInner: the same half again, remembering the first queue offset."""
         props = dict(msg.properties)
         props[mc.PROPERTY_TRANSACTION_PREPARED_QUEUE_OFFSET] = str(first_queue_offset(msg))
-        return MessageExt(
-            topic=msg.topic,
-            queue_id=msg.queue_id,
-            body=msg.body,
-            flag=msg.flag,
-            properties=props,
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
-        )
+        return copy_message(msg, topic=msg.topic, queue_id=msg.queue_id, properties=props)
 
     async def put_back_half_message(self, msg: MessageExt) -> MessageExt | None:
         """Append a renewed copy; the copy with its new offsets, or None when the put failed."""

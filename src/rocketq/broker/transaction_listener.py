@@ -12,6 +12,7 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
@@ -72,17 +73,8 @@ class TransactionalMessageCheckListener:
                 TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE
             )
             self.c.register_broker_all_soon()
-        inner = MessageExt(
-            topic=TRANS_CHECK_MAX_TIME_TOPIC,
-            queue_id=0,
-            body=msg.body,
-            flag=msg.flag,
-            properties=dict(msg.properties),
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
+        inner = copy_message(
+            msg, topic=TRANS_CHECK_MAX_TIME_TOPIC, queue_id=0, properties=dict(msg.properties)
         )
         store = self.c.message_store
         result = await await_store_future(store.async_put_message(inner, wait_store_msg_ok=False))

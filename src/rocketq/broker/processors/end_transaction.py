@@ -27,6 +27,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from rocketq.broker.config import BrokerRole
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.processors.send_kinds import apply_delay, max_delay_level
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.broker.store_future import await_store_future
@@ -79,17 +80,12 @@ def end_message_transaction(half: MessageExt, h: EndTransactionRequestHeader) ->
     topic = props.pop(mc.PROPERTY_REAL_TOPIC, "")
     queue_id = int(props.pop(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
     props.pop(mc.PROPERTY_TRANSACTION_PREPARED, None)
-    msg = MessageExt(
+    msg = copy_message(
+        half,
         topic=topic,
         queue_id=queue_id,
-        body=half.body,
-        flag=half.flag,
         properties=props,
         sys_flag=MessageSysFlag.reset_transaction_value(half.sys_flag, COMMIT),
-        born_timestamp=half.born_timestamp,
-        born_host=half.born_host,
-        store_host=half.store_host,
-        reconsume_times=half.reconsume_times,
     )
     msg.prepared_transaction_offset = h.commit_log_offset
     msg.transaction_id = props.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
@@ -195,18 +191,7 @@ class EndTransactionProcessor:
         props = dict(msg.properties)
         props[mc.PROPERTY_TRANSACTION_CHECK_TIMES] = "0"
         self.c.transactional_message_service.select_topic_config(TRANS_HALF_TOPIC)
-        inner = MessageExt(
-            topic=TRANS_HALF_TOPIC,
-            queue_id=0,
-            body=msg.body,
-            flag=msg.flag,
-            properties=props,
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
-        )
+        inner = copy_message(msg, topic=TRANS_HALF_TOPIC, queue_id=0, properties=props)
         result = await self._put(inner)
         if result.status is not PutMessageStatus.PUT_OK:
             return _answer(

@@ -14,10 +14,10 @@ import logging
 import random
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.message_inner import message_from_request
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
 from rocketq.common.clock import now_ms
-from rocketq.common.message import MessageExt
 from rocketq.common.properties import decode_properties, properties_to_string
 from rocketq.errors import RemotingError
 from rocketq.remoting.admin_headers import ReplyMessageRequestHeader
@@ -37,11 +37,6 @@ _random = random.Random()
 log = logging.getLogger(__name__)
 
 PUSH_REPLY_TIMEOUT_S = 3.0
-
-
-def _host(addr: str) -> tuple[str, int]:
-    host, _, port = addr.rpartition(":")
-    return (host or "127.0.0.1", int(port) if port.isdigit() else 0)
 
 
 class ReplyMessageProcessor:
@@ -139,17 +134,14 @@ class ReplyMessageProcessor:
         body: bytes,
         queue_id: int,
     ) -> None:
-        msg = MessageExt(
+        msg = message_from_request(
+            h,
+            channel.remote_addr,
+            self.c.store_host,
             topic=h.topic,
             queue_id=queue_id,
             body=bytes(body),
-            flag=h.flag,
             properties=dict(props),
-            sys_flag=h.sys_flag,
-            born_timestamp=h.born_timestamp,
-            born_host=_host(channel.remote_addr),
-            store_host=self.c.store_host,
-            reconsume_times=h.reconsume_times or 0,
         )
         result = await await_store_future(self.c.message_store.async_put_message(msg))
         if not result.is_ok:

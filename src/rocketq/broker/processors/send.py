@@ -27,11 +27,11 @@ import time
 from typing import NamedTuple
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.message_inner import message_from_request
 from rocketq.broker.processors.send_back import ConsumerSendMsgBackProcessor
 from rocketq.broker.processors.send_batch import BatchSender
 from rocketq.broker.processors.send_kinds import (
     apply_delay,
-    born_host,
     max_delay_level,
     transaction_kind,
 )
@@ -39,7 +39,6 @@ from rocketq.broker.processors.send_results import message_type_of, put_response
 from rocketq.broker.put_batcher import PutBatcher
 from rocketq.broker.send_properties import pass_through
 from rocketq.common import message_const as mc
-from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.properties import decode_properties
 from rocketq.common.topic import (
@@ -208,16 +207,13 @@ class SendMessageProcessor:
             passed = pass_through(text, self.c.config.broker_cluster_name)
             if passed is not None:
                 record_props, wait = passed
-                msg = MessageExt(
+                msg = message_from_request(
+                    h,
+                    channel.remote_addr,
+                    self.c.store_host,
                     topic=h.topic,
                     queue_id=queue_id,
                     body=bytes(request.body),
-                    flag=h.flag,
-                    sys_flag=h.sys_flag,
-                    born_timestamp=h.born_timestamp,
-                    born_host=born_host(channel.remote_addr),
-                    store_host=self.c.store_host,
-                    reconsume_times=reconsume_times,
                 )
                 return _PreparedSend(PutRequest(msg, wait, record_props), "none", queue_id)
         props = decode_properties(raw)
@@ -230,17 +226,14 @@ class SendMessageProcessor:
                 topic, queue_id = diverted, 0
         wait = props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
         props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
-        msg = MessageExt(
+        msg = message_from_request(
+            h,
+            channel.remote_addr,
+            self.c.store_host,
             topic=topic,
             queue_id=queue_id,
             body=bytes(request.body),
-            flag=h.flag,
             properties=props,
-            sys_flag=h.sys_flag,
-            born_timestamp=h.born_timestamp,
-            born_host=born_host(channel.remote_addr),
-            store_host=self.c.store_host,
-            reconsume_times=reconsume_times,
         )
         tran = transaction_kind(props, h.sys_flag)
         if tran == "half":

@@ -10,11 +10,11 @@ import asyncio
 import random
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.processors.send_kinds import apply_delay, max_delay_level
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
-from rocketq.common.message import MessageExt
 from rocketq.common.topic import dlq_topic, retry_topic
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.remoting.channel import RemotingChannel
@@ -86,15 +86,11 @@ class ConsumerSendMsgBackProcessor:
                 delay_level = 3 + orig.reconsume_times
             props[mc.PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
         props.setdefault(mc.PROPERTY_ORIGIN_MESSAGE_ID, h.origin_msg_id or orig.msg_id)
-        msg = MessageExt(
+        msg = copy_message(
+            orig,
             topic=topic,
             queue_id=queue_id,
-            body=orig.body,
-            flag=orig.flag,
             properties=props,
-            sys_flag=orig.sys_flag,
-            born_timestamp=orig.born_timestamp,
-            born_host=orig.born_host,
             store_host=self.c.store_host,
             reconsume_times=orig.reconsume_times + 1,
         )

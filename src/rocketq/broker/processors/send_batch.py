@@ -15,11 +15,11 @@ from concurrent.futures import Future
 from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
-from rocketq.broker.processors.send_kinds import born_host, transaction_kind
+from rocketq.broker.message_inner import message_from_request
+from rocketq.broker.processors.send_kinds import transaction_kind
 from rocketq.broker.processors.send_results import put_response, record_put
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
-from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_batch_messages
 from rocketq.common.properties import decode_properties
@@ -85,17 +85,16 @@ class BatchSender:
             props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
             sys_flag = h.sys_flag & ~MessageSysFlag.COMPRESSED_FLAG
             msgs.append(
-                MessageExt(
+                message_from_request(
+                    h,
+                    channel.remote_addr,
+                    self.c.store_host,
                     topic=h.topic,
                     queue_id=queue_id,
                     body=m.body,
-                    flag=m.flag,
                     properties=props,
+                    flag=m.flag,
                     sys_flag=sys_flag,
-                    born_timestamp=h.born_timestamp,
-                    born_host=born_host(channel.remote_addr),
-                    store_host=self.c.store_host,
-                    reconsume_times=h.reconsume_times or 0,
                 )
             )
         header_props = decode_properties((h.properties or "").encode())
