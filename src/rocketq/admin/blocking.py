@@ -280,8 +280,10 @@ class AdminClient:
     def delete_plain_access_config(self, broker_addr: str, access_key: str) -> None:
         self._run(self.impl.delete_plain_access_config(broker_addr, access_key))
 
-    def update_global_white_addr_config(self, broker_addr: str, addrs: list[str]) -> None:
-        self._run(self.impl.update_global_white_addr_config(broker_addr, addrs))
+    def update_global_white_addr_config(
+        self, broker_addr: str, addrs: list[str], acl_file_full_path: str | None = None
+    ) -> None:
+        self._run(self.impl.update_global_white_addr_config(broker_addr, addrs, acl_file_full_path))
 
     def examine_broker_cluster_acl_version_info(
         self, broker_addr: str
