@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_id import create_message_id
@@ -77,8 +78,8 @@ def put_response(c: BrokerContext, result: PutMessageResult, *, queue_id: int) -
         queue_offset=append.queue_offset,
     )
     fields = header.to_ext_fields()
-    fields["MSG_REGION"] = REGION_ID
-    fields["TRACE_ON"] = "true"
+    fields[mc.PROPERTY_MSG_REGION] = REGION_ID
+    fields[mc.PROPERTY_TRACE_SWITCH] = "true"
     return RemotingCommand.create_response(code, None, ext_fields=fields)
 
 
