@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 
 from rocketq.admin.core import AdminCore
+from rocketq.remoting import acl_headers as h
 from rocketq.remoting.acl_headers import (
-    CreateAccessConfigRequestHeader,
-    DeleteAccessConfigRequestHeader,
     GetBrokerAclConfigResponseHeader,
     GetBrokerClusterAclConfigResponseBody,
     PlainAccessConfig,
-    UpdateGlobalWhiteAddrsConfigRequestHeader,
 )
 from rocketq.remoting.codes import RequestCode
 
@@ -26,7 +24,7 @@ class AclAdmin(AdminCore):
         self, broker_addr: str, config: PlainAccessConfig
     ) -> None:
         """UPDATE_AND_CREATE_ACL_CONFIG (50)."""
-        header = CreateAccessConfigRequestHeader(
+        header = h.CreateAccessConfigRequestHeader(
             access_key=config.access_key,
             secret_key=config.secret_key,
             white_remote_address=config.white_remote_address,
@@ -40,14 +38,14 @@ class AclAdmin(AdminCore):
 
     async def delete_plain_access_config(self, broker_addr: str, access_key: str) -> None:
         """DELETE_ACL_CONFIG (51)."""
-        header = DeleteAccessConfigRequestHeader(access_key=access_key)
+        header = h.DeleteAccessConfigRequestHeader(access_key=access_key)
         await self.call(broker_addr, RequestCode.DELETE_ACL_CONFIG, header)
 
     async def update_global_white_addr_config(
         self, broker_addr: str, addrs: list[str], acl_file_full_path: str | None = None
     ) -> None:
         """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53); the broker refuses a file not its own."""
-        header = UpdateGlobalWhiteAddrsConfigRequestHeader(
+        header = h.UpdateGlobalWhiteAddrsConfigRequestHeader(
             global_white_addrs=",".join(addrs), acl_file_full_path=acl_file_full_path
         )
         await self.call(broker_addr, RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, header)

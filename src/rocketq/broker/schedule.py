@@ -53,7 +53,7 @@ class ScheduleMessageService(ConfigManager):
         super().__init__(
             os.path.join(controller.config.store_path_root_dir, "config", "delayOffset.json")
         )
-        self.c = controller
+        self.broker = controller
         self.delay_level_table = parse_delay_levels(levels)
         self.offset_table: dict[int, int] = {}
         self._task: asyncio.Task[None] | None = None
@@ -69,7 +69,7 @@ class ScheduleMessageService(ConfigManager):
         """Load the delay offsets; deliver due messages unless ``deliver`` is False (a
         slave only keeps the offsets its master sends it)."""
         # messageDelayLevel from broker.conf lives in the store's config
-        self.delay_level_table = self.c.message_store.config.delay_level_table_ms()
+        self.delay_level_table = self.broker.message_store.config.delay_level_table_ms()
         self.load()
         if deliver:
             self._task = asyncio.get_running_loop().create_task(self._run())
@@ -89,7 +89,7 @@ class ScheduleMessageService(ConfigManager):
                     delivered += await self.deliver_due(level)
                 if (
                     time.monotonic() - self._last_persist
-                    > self.c.config.flush_delay_offset_interval_ms / 1000
+                    > self.broker.config.flush_delay_offset_interval_ms / 1000
                 ):
                     self._last_persist = time.monotonic()
                     await asyncio.to_thread(self.persist)
@@ -101,7 +101,7 @@ class ScheduleMessageService(ConfigManager):
 
     async def deliver_due(self, level: int, now_ms: int | None = None) -> int:
         """Deliver the due messages at the head of ``level``; returns how many."""
-        store = self.c.message_store
+        store = self.broker.message_store
         queue_id = level - 1
         offset = self.offset_table.get(level, 0)
         if offset >= store.get_max_offset_in_queue(SCHEDULE_TOPIC, queue_id):
@@ -135,7 +135,7 @@ class ScheduleMessageService(ConfigManager):
         real_qid = int(props.get(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
         props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
         inner = copy_message(msg, topic=real_topic, queue_id=real_qid, properties=props)
-        store = self.c.message_store
+        store = self.broker.message_store
         result = await await_store_future(store.async_put_message(inner, wait_store_msg_ok=False))
         if not result.is_ok:
             log.warning("delayed message to %s failed: %s", real_topic, result.status.name)

@@ -53,6 +53,17 @@ def _on_brokers(
     return ctx.run(run, access_key=opts.pop("ak"), secret_key=opts.pop("sk"))
 
 
+def _change_on_brokers(
+    ctx: AdminContext,
+    opts: dict[str, Any],
+    call: Callable[[AsyncAdminClient, str], Awaitable[None]],
+    done: str,
+) -> None:
+    """Run ``call`` on each broker and say ``done`` (its ``{addr}`` filled in) for each."""
+    for addr, _ in _on_brokers(ctx, opts, call):
+        ctx.done(done.format(addr=addr), {"broker": addr})
+
+
 def _split(text: str | None) -> list[str]:
     return [item.strip() for item in (text or "").split(",") if item.strip()]
 
@@ -110,11 +121,12 @@ def update_acl_config(ctx: AdminContext, **opts: Any) -> None:
         topic_perms=_split(opts.pop("topic_perms")),
         group_perms=_split(opts.pop("group_perms")),
     )
-    done = _on_brokers(
-        ctx, opts, lambda admin, addr: admin.create_and_update_plain_access_config(addr, config)
+    _change_on_brokers(
+        ctx,
+        opts,
+        lambda admin, addr: admin.create_and_update_plain_access_config(addr, config),
+        "create or update plain access config to {addr} success.",
     )
-    for addr, _ in done:
-        ctx.done(f"create or update plain access config to {addr} success.", {"broker": addr})
 
 
 @click.command("deleteAclConfig")
@@ -128,11 +140,12 @@ def delete_acl_config(ctx: AdminContext, access_key: str, **opts: Any) -> None:
     Example:
       rocketq admin deleteAclConfig -b 127.0.0.1:10911 --ak admin --sk 12345678 -a app1
     """
-    done = _on_brokers(
-        ctx, opts, lambda admin, addr: admin.delete_plain_access_config(addr, access_key)
+    _change_on_brokers(
+        ctx,
+        opts,
+        lambda admin, addr: admin.delete_plain_access_config(addr, access_key),
+        "delete plain access config from {addr} success.",
     )
-    for addr, _ in done:
-        ctx.done(f"delete plain access config from {addr} success.", {"broker": addr})
 
 
 @click.command("updateGlobalWhiteAddr")
@@ -147,11 +160,12 @@ def update_global_white_addr(ctx: AdminContext, addrs: str, **opts: Any) -> None
       rocketq admin updateGlobalWhiteAddr -b 127.0.0.1:10911 --ak admin --sk 12345678 -g 10.0.0.*
     """
     white = _split(addrs)
-    done = _on_brokers(
-        ctx, opts, lambda admin, addr: admin.update_global_white_addr_config(addr, white)
+    _change_on_brokers(
+        ctx,
+        opts,
+        lambda admin, addr: admin.update_global_white_addr_config(addr, white),
+        "update global white remote addresses to {addr} success.",
     )
-    for addr, _ in done:
-        ctx.done(f"update global white remote addresses to {addr} success.", {"broker": addr})
 
 
 @click.command("clusterAclConfigVersion")

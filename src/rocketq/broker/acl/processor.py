@@ -85,10 +85,10 @@ class AclBroker(Protocol):
 
 class AclAdminProcessor:
     def __init__(self, controller: AclBroker) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        s = self.c.remoting_server
+        s = self.broker.remoting_server
         s.register_processor(RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, self.update_access_config)
         s.register_processor(RequestCode.DELETE_ACL_CONFIG, self.delete_access_config)
         s.register_processor(RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, self.update_white)
@@ -97,7 +97,7 @@ class AclAdminProcessor:
 
     @property
     def manager(self) -> PlainPermissionManager | None:
-        validator = self.c.access_validator
+        validator = self.broker.access_validator
         return None if validator is None else validator.manager
 
     async def update_access_config(
@@ -156,9 +156,9 @@ class AclAdminProcessor:
         header = GetBrokerAclConfigResponseHeader(
             version=version,
             all_acl_file_version=json.dumps({str(manager.path): data_version}),
-            broker_name=self.c.config.broker_name,
-            broker_addr=self.c.broker_addr,
-            cluster_name=self.c.config.broker_cluster_name,
+            broker_name=self.broker.config.broker_name,
+            broker_addr=self.broker.broker_addr,
+            cluster_name=self.broker.config.broker_cluster_name,
         )
         return _response(ResponseCode.SUCCESS, ext_fields=header.to_ext_fields())
 

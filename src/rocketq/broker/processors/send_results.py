@@ -55,10 +55,10 @@ assert set(STATUS_TO_RESPONSE) == set(PutMessageStatus)
 
 
 def record_put(
-    c: BrokerContext, topic: str, result: PutMessageResult, started: float, message_type: str
+    broker: BrokerContext, topic: str, result: PutMessageResult, started: float, message_type: str
 ) -> None:
     """BrokerStatsManager's put figures, for puts the store accepted."""
-    stats = c.broker_stats_manager
+    stats = broker.broker_stats_manager
     stats.record_put_latency((time.perf_counter() - started) * 1000)
     append = result.append_result
     if append is None or not result.is_ok:
@@ -66,14 +66,16 @@ def record_put(
     stats.record_put(topic, append.msg_num, append.wrote_bytes, message_type=message_type)
 
 
-def put_response(c: BrokerContext, result: PutMessageResult, *, queue_id: int) -> RemotingCommand:
+def put_response(
+    broker: BrokerContext, result: PutMessageResult, *, queue_id: int
+) -> RemotingCommand:
     """A send's response to its put (SendMessageProcessor.handlePutMessageResult)."""
     code, remark = STATUS_TO_RESPONSE[result.status]
     append = result.append_result
     if not result.is_ok or append is None:
         return RemotingCommand.create_response(code, remark or result.status.name)
     header = SendMessageResponseHeader(
-        msg_id=append.msg_id or create_message_id(c.store_host, append.wrote_offset),
+        msg_id=append.msg_id or create_message_id(broker.store_host, append.wrote_offset),
         queue_id=queue_id,
         queue_offset=append.queue_offset,
     )
