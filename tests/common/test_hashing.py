@@ -1,4 +1,4 @@
-"""Java String.hashCode, ConsumeQueue tag codes and IndexFile key hashes (store.md §4.1, §5.3)."""
+"""Java String.hashCode, ConsumeQueue tag codes and IndexFile key hashes."""
 
 from __future__ import annotations
 

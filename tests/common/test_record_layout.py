@@ -1,4 +1,4 @@
-"""The commitlog record layout module against store.md §2.1 and against the codec."""
+"""The commitlog record layout module against RocketMQ's field order and against the codec."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The three golden records of spec/store-vectors.md: bytes, inputs and their side entries.
+"""The three golden records (docs/store-format.md): bytes, inputs and their side entries.
 
 ``message(n)`` rebuilds the MessageExt of vector ``n`` with the property order the vector
 shows; ``record(n)`` is the one-line hex as bytes. ``write_vector_store`` lays the three

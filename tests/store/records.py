@@ -1,4 +1,4 @@
-"""An independent test-side record builder (store.md §2.1), IPv4 hosts, v1 magic.
+"""An independent test-side record builder (CommitLog layout), IPv4 hosts, v1 magic.
 
 Used to feed CommitLog before/independently of ``rocketq.common.message_decoder``.
 """

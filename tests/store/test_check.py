@@ -1,4 +1,4 @@
-"""check_store on hand-built stores (store-vectors.md), corrupted ones, and MessageStore output."""
+"""check_store on the vector store (tests/common/vectors.py), corrupted stores, MessageStore's."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The read-only walkers of rocketq.store.dump on the vector store (store-vectors.md)."""
+"""The read-only walkers of rocketq.store.dump on the vector store."""
 
 from __future__ import annotations
 

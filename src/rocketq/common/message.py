@@ -147,7 +147,7 @@ class MessageExt(Message):
 
     @property
     def offset_msg_id(self) -> str:
-        """The broker offset msgId (store host + commitlog offset, store.md §3)."""
+        """The offset msgId: store host + commitlog offset (MessageDecoder#createMessageId)."""
         return create_message_id(self.store_host, self.commitlog_offset)
 
     @property

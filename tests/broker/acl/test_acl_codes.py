@@ -1,6 +1,7 @@
 """Every request code the broker serves, for five accounts, against an explicit table of what
-each code needs (reliability.md §4.1, S2): about 190 cells, checked in process through the
-same parse + validate the broker's hook runs."""
+each code needs (RocketMQ 4.9.8's PlainAccessValidator#parse plus the stricter rules of
+RELIABILITY.md): about 190 cells, checked in process through the same parse + validate the
+broker's hook runs."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ def mutate_acl(rng: random.Random, cmd: RemotingCommand) -> RemotingCommand:
 
 
 def same_signed_request(a: RemotingCommand, b: RemotingCommand) -> bool:
-    """Still the seed as far as the signature goes (a protocol property, reliability.md §4.2)."""
+    """Still the seed as far as the signature goes (AclClientRPCHook signs the values only)."""
     keys = (ACCESS_KEY, SIGNATURE)
     return all(a.ext_fields.get(k) == b.ext_fields.get(k) for k in keys) and (
         combine_request_content(a.ext_fields, a.body)

@@ -2,7 +2,7 @@
 
 Theory of operation: the task pulls ``[start, end)`` of one queue with PULL_MESSAGE, never
 setting FLAG_COMMIT_OFFSET, so nothing is acknowledged and a retried task reads the same
-range again (the solace anti-pattern of spark.md §4.3 is avoided). With a tag expression the
+range again (no acknowledgement inside ``read()``). With a tag expression the
 broker skips unmatched offsets, so the reader steps by ``next_begin_offset`` rather than by
 counting rows. It stops at ``end``; a message at or past ``end`` (a filtered pull can reach
 beyond it) is dropped. OFFSET_MOVED (data deleted under the reader) is data loss:
@@ -26,9 +26,9 @@ from rocketq.client.status import PullResult, PullStatus
 from rocketq.common.clock import now_ms
 from rocketq.common.subscription import EXPRESSION_TYPE_SQL92, EXPRESSION_TYPE_TAG, SubscriptionData
 from rocketq.errors import DataLossError, RocketQError
-from rocketq.spark.offset_reader import QueueRange
-from rocketq.spark.queue_client import QueueClient
 from rocketq.spark.schema import RecordBatchBuilder, topic_row
+from rocketq.spark.topic.offset_reader import QueueRange
+from rocketq.spark.topic.pull_client import PullClient
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def pull_range(r: QueueRange, settings: ReadSettings) -> Iterator[Any]:
     ends anywhere else (fewer messages for the broker's byte limit, a filter, a stall)
     discards the pulls sent after it and the window restarts where the broker says.
     """
-    client = QueueClient.for_name_server(settings.name_server)
+    client = PullClient.for_name_server(settings.name_server)
     subscription = subscription_of(r.topic, settings)
     every_offset = subscription.expression_type == EXPRESSION_TYPE_TAG and not subscription.tags_set
     depth = PULLS_IN_FLIGHT if every_offset else 1

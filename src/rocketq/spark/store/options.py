@@ -1,8 +1,9 @@
 """Options of the ``rocketq-store`` data source, parsed once on the driver.
 
-Spark hands options over lower-cased with string values (spec/spark.md §2.3-8); an unknown
-option or a bad value is a ``ConfigError`` that names it. The parsed ``StoreOptions`` is a
-small frozen dataclass, pickled to the executors with the reader.
+Spark hands options over lower-cased with string values (``CaseInsensitiveDict`` in
+pyspark/sql/datasource.py); an unknown option or a bad value is a ``ConfigError`` that names it.
+The parsed ``StoreOptions`` is a small frozen dataclass, pickled to the executors with the
+reader.
 
 =====================  ==========================================================  =========
 option                 meaning                                                     default
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rocketq.errors import ConfigError
-from rocketq.spark.store_split import DEFAULT_SPLIT_BYTES, StoreInput
+from rocketq.spark.store.split import DEFAULT_SPLIT_BYTES, StoreInput
 from rocketq.store.config import DEFAULT_DELAY_LEVELS, StoreConfig
 
 OPTION_NAMES = (

@@ -1,10 +1,10 @@
 """Options of the ``rocketq`` source and sink, named as Spark's Kafka source names them.
 
 Spark hands options over as a case-insensitive dict of strings with lower-cased keys
-(spark.md §2.3-8). ``ReadOptions.parse`` and ``WriteOptions.parse`` validate everything on
-the driver, before a task runs: an unknown option, a malformed value or two options that
-contradict each other raise ``SparkOptionError`` naming them. The parsed objects are small
-frozen dataclasses, pickled into every partition.
+(``CaseInsensitiveDict`` in pyspark/sql/datasource.py). ``ReadOptions.parse`` and
+``WriteOptions.parse`` validate everything on the driver, before a task runs: an unknown option,
+a malformed value or two options that contradict each other raise ``SparkOptionError`` naming
+them. The parsed objects are small frozen dataclasses, pickled into every partition.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from rocketq.common.message import MessageQueue
 from rocketq.errors import SparkOptionError
-from rocketq.spark.offsets import EARLIEST, LATEST, OffsetMap, parse_offsets_json
+from rocketq.spark.topic.offsets import EARLIEST, LATEST, OffsetMap, parse_offsets_json
 
 READ_OPTIONS = [
     "nameServer",

@@ -1,5 +1,5 @@
 """Spark jobs over store directories: export to Parquet and statistics (rebuild is in
-``store_rebuild``). Each takes a SparkSession the caller owns and reads through the
+``rebuild``). Each takes a SparkSession the caller owns and reads through the
 ``rocketq-store`` source, so the executors do the decoding; only small results reach the
 driver. Dates and hours are UTC, whatever the session's time zone.
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocketq.spark.store_source import SOURCE_NAME, StoreDataSource
+from rocketq.spark.store.source import SOURCE_NAME, StoreDataSource
 
 MIB = 1024 * 1024
 Progress = Callable[[str], None]
@@ -111,7 +111,7 @@ def write_dated_parquet(df: Any, out: str, mode: str) -> None:
 
 def planned_bytes(stores: Sequence[str], split_bytes: int | None = None) -> int:
     """Commitlog bytes the splits of ``stores`` cover (the scan's input size)."""
-    from rocketq.spark.store_split import DEFAULT_SPLIT_BYTES, StoreInput, plan_splits
+    from rocketq.spark.store.split import DEFAULT_SPLIT_BYTES, StoreInput, plan_splits
 
     inputs = [StoreInput(s, str(i)) for i, s in enumerate(stores)]
     splits = plan_splits(inputs, split_bytes or DEFAULT_SPLIT_BYTES)

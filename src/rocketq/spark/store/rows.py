@@ -1,9 +1,10 @@
 """Arrow record batches from decoded store records (executor side; imports pyarrow).
 
 ``message_batches`` turns ``MessageExt`` objects (the store's one decoder) into batches of
-``store_schema.STORE_COLUMNS`` (``schema.store_row``'s values, built column by column);
-``dispatch_batches`` turns ``DispatchRequest``s (the reput thread's view of a record) into rows of
-``DISPATCH_COLUMNS``, which the rebuild job uses. Batches hold ``batch_rows`` rows.
+``store.schema.STORE_COLUMNS`` (``rocketq.spark.schema.store_row``'s values, built column by
+column); ``dispatch_batches`` turns ``DispatchRequest``s (the reput thread's view of a record)
+into rows of ``DISPATCH_COLUMNS``, which the rebuild job uses. Batches hold ``batch_rows``
+rows.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rocketq.common.message_const import (
     PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX as PROPERTY_UNIQ_KEY,
 )
 from rocketq.spark.schema import TIMESTAMP_TYPE_LOG_APPEND, arrow_schema, host_text
-from rocketq.spark.store_schema import DISPATCH_COLUMNS, STORE_COLUMNS
+from rocketq.spark.store.schema import DISPATCH_COLUMNS, STORE_COLUMNS
 from rocketq.store.commitlog import DispatchRequest
 
 DEFAULT_BATCH_ROWS = 8192

@@ -1,13 +1,13 @@
 """Offsets of a topic read: ConsumeQueue indices per (topic, broker, queueId), as sorted JSON.
 
-Spark compares offsets as JSON text, so every dict is built in sorted key order (spark.md
-§2.3-5). Values are the *next* index to read (end-exclusive).
+Spark compares offsets as JSON text, so every dict is built in sorted key order
+(pyspark/sql/datasource_internal.py). Values are the *next* index to read (end-exclusive).
 
 * User-facing JSON (``startingOffsets``/``endingOffsets``, rocketmq-spark's shape):
   ``{"orders": {"broker-a": {"0": 1200, "1": -2}}}`` where -2 means earliest and -1 latest.
 * Stream offsets (what the checkpoint's ``offsets/N`` holds):
   ``{"v": 1, "topics": {...}}`` plus, in batch 0 only, ``"init": {...}``: the resolved start,
-  carried in the end offset so a replay of batch 0 never re-resolves ``latest`` (§5.4).
+  carried in the end offset so a replay of batch 0 never re-resolves ``latest`` (docs/spark.md).
   ``initialOffset()`` marks its answer ``"initial": true`` so ``latestOffset`` knows batch 0.
 """
 

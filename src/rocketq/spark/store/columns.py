@@ -1,6 +1,6 @@
 """The columnar reader of a commitlog split: Arrow columns straight from the mapped bytes.
 
-Theory of operation. ``store_split.walk_heads`` lists the record starts of a split (a Python
+Theory of operation. ``split.walk_heads`` lists the record starts of a split (a Python
 loop over 8-byte heads, well under a microsecond a record). A chunk of starts is then decoded
 with no per-record Python objects: fixed-width fields are gathered with numpy fancy indexing
 over the mapped segment (big-endian dtypes whose field offsets come from ``record_layout``),
@@ -9,7 +9,7 @@ made of an offsets buffer and one gathered data buffer. The properties map is pa
 same vectorised way: separators found with numpy, entries cut where RocketMQ's
 ``string2messageProperties`` cuts them (``properties.string_to_properties``).
 
-Every check the store's row decoder (``decode_message`` plus ``store_split.message_decoder``)
+Every check the store's row decoder (``decode_message`` plus ``split.message_decoder``)
 makes is made here as a mask over the chunk. The reader keeps the rows before the first record
 that fails any of them (or that it does not represent the same way: duplicate property names,
 where a dict keeps one) and hands that record's position to the row reader, which continues
@@ -34,10 +34,10 @@ from rocketq.common.message_const import (
 )
 from rocketq.common.message_id import bytes_to_host, message_id_from_host_bytes
 from rocketq.spark.schema import TIMESTAMP_TYPE_LOG_APPEND, arrow_schema, host_text
-from rocketq.spark.store_fields import RecordFields, gather_fields
-from rocketq.spark.store_rows import message_batches
-from rocketq.spark.store_schema import STORE_COLUMNS
-from rocketq.spark.store_split import (
+from rocketq.spark.store.fields import RecordFields, gather_fields
+from rocketq.spark.store.rows import message_batches
+from rocketq.spark.store.schema import STORE_COLUMNS
+from rocketq.spark.store.split import (
     CommitLogSplit,
     MappedSegment,
     iter_split,

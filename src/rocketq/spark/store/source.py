@@ -1,10 +1,10 @@
 """``spark.read.format("rocketq-store")``: a batch data source over store directories.
 
-The driver parses the options (``store_options``) and plans byte-range splits of every
-commitlog segment (``store_split.plan_splits``, the data end snapshotted there); each split
+The driver parses the options (``options``) and plans byte-range splits of every
+commitlog segment (``split.plan_splits``, the data end snapshotted there); each split
 is one Spark input partition. An executor maps its segment read-only, resynchronises on the
 magic code plus the record's own physical offset, decodes it into Arrow record batches
-(``store_columns``: equal to the store's own decoder row for row; ``store_rows`` for the
+(``columns``: equal to the store's own decoder row for row; ``rows`` for the
 dispatch output). Nothing here writes to a store.
 
 Registered automatically through the ``pyspark_rocketq_store`` module; in a notebook or over
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from rocketq.spark.store_schema import DISPATCH_SCHEMA_DDL, STORE_SCHEMA_DDL
+from rocketq.spark.store.schema import DISPATCH_SCHEMA_DDL, STORE_SCHEMA_DDL
 
 if TYPE_CHECKING:  # imported where used, so that Spark's data-source lookup stays cheap
-    from rocketq.spark.store_options import StoreOptions
-    from rocketq.spark.store_split import CommitLogSplit
+    from rocketq.spark.store.options import StoreOptions
+    from rocketq.spark.store.split import CommitLogSplit
 
 SOURCE_NAME = "rocketq-store"
 
@@ -48,7 +48,7 @@ class StoreDataSource(DataSource):
         return DISPATCH_SCHEMA_DDL if output == "dispatch" else STORE_SCHEMA_DDL
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        from rocketq.spark.store_options import StoreOptions
+        from rocketq.spark.store.options import StoreOptions
 
         return StoreReader(StoreOptions.parse(self.options))
 
@@ -58,7 +58,7 @@ class StoreReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> list[InputPartition]:
-        from rocketq.spark.store_split import plan_splits
+        from rocketq.spark.store.split import plan_splits
 
         opts = self.options
         splits = plan_splits(list(opts.stores), opts.split_bytes, opts.end_offset)
@@ -73,9 +73,9 @@ class StoreReader(DataSourceReader):
 
 def read_split(split: CommitLogSplit, opts: StoreOptions) -> Iterator[Any]:
     """The Arrow batches of one split (also used by the jobs and the benchmark)."""
-    from rocketq.spark.store_columns import columnar_batches
-    from rocketq.spark.store_rows import dispatch_batches
-    from rocketq.spark.store_split import dispatch_decoder, iter_split
+    from rocketq.spark.store.columns import columnar_batches
+    from rocketq.spark.store.rows import dispatch_batches
+    from rocketq.spark.store.split import dispatch_decoder, iter_split
 
     topics = opts.topics
     skip = opts.skip_corrupt

@@ -1,10 +1,10 @@
 """The ``rocketq`` data source: topics as DataFrames, batch and Structured Streaming.
 
-Theory of operation (spark.md §5). Reads are deterministic ranges of ConsumeQueue offsets,
-planned on the driver and logged by Spark before any task runs; executors pull exactly those
-ranges and acknowledge nothing, so a replayed batch reads the same messages.
+Theory of operation (docs/spark.md, "Reading"). Reads are deterministic ranges of ConsumeQueue
+offsets, planned on the driver and logged by Spark before any task runs; executors pull exactly
+those ranges and acknowledge nothing, so a replayed batch reads the same messages.
 
-Streaming offsets are ``rocketq.spark.offsets`` JSON. Batch 0 is replay-safe: the resolved
+Streaming offsets are ``rocketq.spark.topic.offsets`` JSON. Batch 0 is replay-safe: the resolved
 start (``latest``, a timestamp...) travels inside batch 0's end offset as ``init``, and
 ``partitions`` prefers it over the start Spark hands in (Spark re-calls ``initialOffset`` on a
 restart before batch 0 committed). Queues that appear later (a topic scaled out, a broker
@@ -44,19 +44,19 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from rocketq.common.message import MessageQueue
-from rocketq.spark.offsets import (
+from rocketq.spark.schema import TOPIC_SCHEMA_DDL
+from rocketq.spark.topic.offsets import (
     OffsetMap,
     init_of,
     is_initial,
     offsets_of,
     stream_offset,
 )
-from rocketq.spark.options import EXACTLY_ONCE, ReadOptions, WriteOptions
-from rocketq.spark.schema import TOPIC_SCHEMA_DDL
+from rocketq.spark.topic.options import EXACTLY_ONCE, ReadOptions, WriteOptions
 
 if TYPE_CHECKING:  # the client is imported by the first read, not by Spark's module scan
-    from rocketq.spark.offset_reader import OffsetReader, QueueRange
-    from rocketq.spark.range_reader import ReadSettings
+    from rocketq.spark.topic.offset_reader import OffsetReader, QueueRange
+    from rocketq.spark.topic.range_reader import ReadSettings
 
 log = logging.getLogger(__name__)
 
@@ -72,14 +72,14 @@ class RangePartition(InputPartition):
 
 
 def read_partition(partition: InputPartition) -> Iterator[Any]:
-    from rocketq.spark.range_reader import read_range
+    from rocketq.spark.topic.range_reader import read_range
 
     if isinstance(partition, RangePartition):
         yield from read_range(partition.range, partition.settings)
 
 
 def settings_of(opts: ReadOptions) -> ReadSettings:
-    from rocketq.spark.range_reader import ReadSettings
+    from rocketq.spark.topic.range_reader import ReadSettings
 
     return ReadSettings(
         name_server=opts.name_server,
@@ -110,20 +110,20 @@ class TopicSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = WriteOptions.parse(self.options)
         if options.delivery_guarantee == EXACTLY_ONCE:
-            from rocketq.spark.transactional_sink import TopicTxnBatchWriter
+            from rocketq.spark.topic.transactional_sink import TopicTxnBatchWriter
 
             return TopicTxnBatchWriter(options, schema, overwrite)
-        from rocketq.spark.topic_sink import TopicBatchWriter
+        from rocketq.spark.topic.sink import TopicBatchWriter
 
         return TopicBatchWriter(options, schema, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         options = WriteOptions.parse(self.options)
         if options.delivery_guarantee == EXACTLY_ONCE:
-            from rocketq.spark.transactional_sink import TopicTxnStreamWriter
+            from rocketq.spark.topic.transactional_sink import TopicTxnStreamWriter
 
             return TopicTxnStreamWriter(options, schema, overwrite)
-        from rocketq.spark.topic_sink import TopicStreamWriter
+        from rocketq.spark.topic.sink import TopicStreamWriter
 
         return TopicStreamWriter(options, schema, overwrite)
 
@@ -133,7 +133,7 @@ class TopicBatchReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> list[InputPartition]:
-        from rocketq.spark.offset_reader import OffsetReader
+        from rocketq.spark.topic.offset_reader import OffsetReader
 
         offsets = OffsetReader(self.options)
         mqs = offsets.queues()
@@ -175,7 +175,7 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     @property
     def offsets(self) -> OffsetReader:
-        from rocketq.spark.offset_reader import OffsetReader
+        from rocketq.spark.topic.offset_reader import OffsetReader
 
         return OffsetReader(self.options)
 
@@ -272,25 +272,34 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         quiet spell would never show; ``latestOffset`` also passes its ``start``, which is the
         end of a batch Spark has already committed.
         """
+        from rocketq.client import ClientConfig
+
         group = self.options.consumer_group
         if group is None:
             return
-        client = self.offsets.client
+        admin = self.offsets.admin
         if not self._group_committed:
             try:  # first commit of this reader: make the group visible to admin tools
-                client.announce_group(group, sorted({mq.topic for mq in done}))
+                client_id = ClientConfig(instance_name=f"spark-{id(self)}").build_client_id()
+                admin.register_consumer_group(group, sorted({mq.topic for mq in done}), client_id)
             except Exception as exc:
                 log.warning("could not announce %s to the brokers: %r", group, exc)
+        masters: dict[str, dict[str, str]] = {}
         for mq, offset in done.items():
             if self._group_committed.get(mq) == offset:
                 continue
             try:
-                client.update_consumer_offset(group, mq, offset)
+                if mq.topic not in masters:
+                    masters[mq.topic] = admin.master_addrs_of_topic(mq.topic)
+                addr = masters[mq.topic][mq.broker_name]
+                admin.update_consume_offset(addr, group, mq, offset)
                 self._group_committed[mq] = offset
             except Exception as exc:  # lag tooling only: the checkpoint is the truth
                 log.warning("could not commit %s=%d for %s: %r", mq, offset, group, exc)
 
     def stop(self) -> None:
-        from rocketq.spark.queue_client import QueueClient
+        from rocketq.spark.topic.offset_reader import close_admins
+        from rocketq.spark.topic.pull_client import PullClient
 
-        QueueClient.close_all()
+        close_admins()
+        PullClient.close_all()

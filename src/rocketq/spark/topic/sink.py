@@ -53,7 +53,7 @@ from pyspark.sql.types import (
 from rocketq.common import message_const as mc
 from rocketq.common.message import Message, MessageQueue
 from rocketq.errors import ClientError, SparkOptionError
-from rocketq.spark.options import WriteOptions
+from rocketq.spark.topic.options import WriteOptions
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class ProducerCache:
 
     @classmethod
     def get(cls, options: WriteOptions) -> Any:
-        from rocketq.client.blocking import Producer
+        from rocketq.client import Producer
 
         key = (options.name_server, options.producer_group)
         with cls._lock:
@@ -189,7 +189,7 @@ class _TaskSender:
             self._send((msg.topic, mq))
 
     def _queue_for(self, msg: Message, sharding_key: str) -> MessageQueue:
-        from rocketq.client.aio.producer import select_message_queue_by_hash
+        from rocketq.client import select_message_queue_by_hash
 
         mqs = self.queues.get(msg.topic)
         if mqs is None:
@@ -215,7 +215,7 @@ class _TaskSender:
 
 
 def _check(future: Future[Any]) -> None:
-    from rocketq.client.status import SendStatus
+    from rocketq.client import SendStatus
 
     result = future.result()
     if result.status is not SendStatus.SEND_OK:

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketq.errors import ConfigError
-from rocketq.spark.index_rebuild import write_index_files
-from rocketq.spark.jobs import TRANSACTION_SKIPPED, Progress, StageProgress, read_store
+from rocketq.spark.store.index_rebuild import write_index_files
+from rocketq.spark.store.jobs import TRANSACTION_SKIPPED, Progress, StageProgress, read_store
 from rocketq.store.commitlog import DispatchRequest
 from rocketq.store.config import StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue

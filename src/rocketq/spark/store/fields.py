@@ -1,9 +1,9 @@
-"""The fields of a chunk of commitlog records, gathered with numpy (``store_columns`` uses it).
+"""The fields of a chunk of commitlog records, gathered with numpy (``columns`` uses it).
 
 Fixed-width fields are read as structured big-endian dtypes whose field offsets are
 ``record_layout``'s; where a field sits depends on the two IPv6 host bits of SYSFLAG, so its
 position comes from a four-entry table built from ``record_layout``'s own position functions.
-Each check of the row decoder (``decode_message`` and ``store_split.message_decoder``) is a
+Each check of the row decoder (``decode_message`` and ``split.message_decoder``) is a
 mask; ``gather_fields`` keeps the records before the first one that fails and says how many.
 Variable fields are gathered only for the records kept, so no read leaves a record.
 """
@@ -43,7 +43,7 @@ from rocketq.common.record_layout import (
     store_timestamp_position,
     topic_length_size,
 )
-from rocketq.spark.store_properties import PropertiesColumn, parse_properties
+from rocketq.spark.store.properties import PropertiesColumn, parse_properties
 
 Ints = npt.NDArray[np.int64]
 Bytes = npt.NDArray[np.uint8]

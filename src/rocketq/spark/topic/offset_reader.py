@@ -5,27 +5,57 @@ It lists the queues a read selects (``subscribe``, ``subscribePattern`` re-liste
 latest, -2/-1 in JSON, by timestamp through SEARCH_OFFSET_BY_TIMESTAMP), checks planned
 offsets against what the broker still holds (``failOnDataLoss``), and cuts ``[start, end)``
 ranges into ``QueueRange``s for the executors. Every call is a cheap metadata request through
-the process's cached ``QueueClient``.
+the process's cached ``rocketq.admin.AdminClient`` (``admin_for``), the library API RocketMQ's
+tools use; only the executors' pulls go through the client (``pull_client``).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import math
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rocketq.admin import AdminClient
 from rocketq.common import topic as topics
 from rocketq.common.message import MessageQueue
-from rocketq.errors import DataLossError, SparkOptionError
-from rocketq.spark.offsets import EARLIEST, LATEST, OffsetMap
-from rocketq.spark.options import ReadOptions
-from rocketq.spark.queue_client import QueueClient
+from rocketq.errors import ClientError, DataLossError, SparkOptionError, TopicNotExistError
+from rocketq.spark.topic.offsets import EARLIEST, LATEST, OffsetMap
+from rocketq.spark.topic.options import ReadOptions
 
 log = logging.getLogger(__name__)
 
 SIZE_CHUNK_UNITS = 256
+ADMIN_TIMEOUT_S = 10.0
+
+_admins: dict[str, AdminClient] = {}
+_admins_lock = threading.Lock()
+
+
+def admin_for(name_server: str) -> AdminClient:
+    """The process's AdminClient for ``name_server``, started on first use. A Spark driver
+    keeps one per name server: a stream reader's process lives as long as its query."""
+    with _admins_lock:
+        admin = _admins.get(name_server)
+        if admin is None:
+            admin = AdminClient(name_server, timeout_s=ADMIN_TIMEOUT_S)
+            admin.start()
+            _admins[name_server] = admin
+        return admin
+
+
+def close_admins() -> None:
+    with _admins_lock:
+        admins = list(_admins.values())
+        _admins.clear()
+    for admin in admins:
+        admin.shutdown()
+
+
+atexit.register(close_admins)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +88,8 @@ class OffsetReader:
         self.options = options
 
     @property
-    def client(self) -> QueueClient:
-        return QueueClient.for_name_server(self.options.name_server)
+    def admin(self) -> AdminClient:
+        return admin_for(self.options.name_server)
 
     # ------------------------------------------------------------------ queues
 
@@ -70,20 +100,33 @@ class OffsetReader:
         if opts.subscribe_pattern is not None:
             pattern = re.compile(opts.subscribe_pattern)
             return [
-                t for t in self.client.topics() if pattern.fullmatch(t) and not _internal_topic(t)
+                t
+                for t in sorted(self.admin.fetch_all_topic_list())
+                if pattern.fullmatch(t) and not _internal_topic(t)
             ]
         return list(opts.subscribe)
 
     def queues(self) -> list[MessageQueue]:
         if self.options.assign:
             return list(self.options.assign)
-        return sorted(mq for topic in self.topics() for mq in self.client.message_queues(topic))
+        return sorted(mq for topic in self.topics() for mq in self._queues_of(topic))
+
+    def _queues_of(self, topic: str) -> set[MessageQueue]:
+        """The readable queues of ``topic``; none when it has no route."""
+        try:
+            return self.admin.fetch_subscribe_message_queues(topic)
+        except TopicNotExistError:
+            return set()
+
+    def min_offset(self, mq: MessageQueue) -> int:
+        """The queue's first offset; a queue never written (the broker says -1) starts at 0."""
+        return max(0, self.admin.min_offset(mq))
 
     def earliest(self, mqs: list[MessageQueue]) -> OffsetMap:
-        return {mq: self.client.min_offset(mq) for mq in mqs}
+        return {mq: self.min_offset(mq) for mq in mqs}
 
     def latest(self, mqs: list[MessageQueue]) -> OffsetMap:
-        return {mq: self.client.max_offset(mq) for mq in mqs}
+        return {mq: self.admin.max_offset(mq) for mq in mqs}
 
     # ------------------------------------------------------------------ resolution
 
@@ -116,15 +159,15 @@ class OffsetReader:
 
     def _position(self, mq: MessageQueue, wanted: str | int) -> int:
         if wanted in ("earliest", EARLIEST):
-            return self.client.min_offset(mq)
+            return self.min_offset(mq)
         if wanted in ("latest", LATEST):
-            return self.client.max_offset(mq)
+            return self.admin.max_offset(mq)
         assert isinstance(wanted, int)
         return wanted
 
     def _by_timestamp(self, mq: MessageQueue, timestamp_ms: int, strategy: str) -> int:
-        found = self.client.search_offset(mq, timestamp_ms)
-        latest = self.client.max_offset(mq)
+        found = self.admin.search_offset(mq, timestamp_ms)
+        latest = self.admin.max_offset(mq)
         if found >= latest and strategy == "error":
             raise SparkOptionError(
                 f"no message of {mq} has a store time at or after {timestamp_ms}; set"
@@ -142,7 +185,7 @@ class OffsetReader:
         for mq, begin in start.items():
             if mq not in end:
                 continue
-            low = self.client.min_offset(mq) if begin < end[mq] else begin
+            low = self.min_offset(mq) if begin < end[mq] else begin
             if begin < low:
                 self.report_loss(f"{mq}: offsets [{begin}, {low}) were deleted before being read")
                 begin = low
@@ -170,12 +213,15 @@ class OffsetReader:
         """
         out = {mq: begin.get(mq, end[mq]) for mq in end}
         active = [mq for mq in sorted(end) if end[mq] > out[mq]]
+        masters = {
+            t: self.admin.master_addrs_of_topic(t) for t in sorted({mq.topic for mq in active})
+        }
         budget = max_bytes
         while active:
             for mq in list(active):
                 count = min(SIZE_CHUNK_UNITS, end[mq] - out[mq])
                 taken = 0
-                for size in self.client.consume_queue_sizes(mq, out[mq], count):
+                for size in self._unit_sizes(masters[mq.topic], mq, out[mq], count):
                     if size > budget and (budget < max_bytes or taken):
                         break
                     budget -= size
@@ -184,6 +230,17 @@ class OffsetReader:
                 if taken < count or out[mq] >= end[mq]:
                     active.remove(mq)
         return out
+
+    def _unit_sizes(
+        self, masters: Mapping[str, str], mq: MessageQueue, index: int, count: int
+    ) -> list[int]:
+        """The message sizes of ``count`` ConsumeQueue units of ``mq`` from ``index``, read from
+        the consume queue's 20-byte units (QUERY_CONSUME_QUEUE): no message body is fetched."""
+        addr = masters.get(mq.broker_name)
+        if addr is None:
+            raise ClientError(f"the broker {mq.broker_name} is not in the route of {mq.topic}")
+        body = self.admin.query_consume_queue(addr, mq.topic, mq.queue_id, index, count)
+        return [unit.physic_size for unit in body.queue_data]
 
     # ------------------------------------------------------------------ planning
 

@@ -1,8 +1,8 @@
 """``deliveryGuarantee=exactly_once``: the sink on RocketMQ transactional (half) messages.
 
-Theory of operation (spark.md §5.6). Tasks send every row as a *half message* (stored, not
-delivered) tagged ``SPARK_TXN=<writeId>:<batchId>``, and return the halves' handles as their
-commit message; nothing a task sends is visible yet. Spark calls the driver's
+Theory of operation (docs/spark.md, "Writing"). Tasks send every row as a *half message*
+(stored, not delivered) tagged ``SPARK_TXN=<writeId>:<batchId>``, and return the halves' handles
+as their commit message; nothing a task sends is visible yet. Spark calls the driver's
 ``commit(messages, batchId)`` once, after every task succeeded, with the messages of the
 successful attempts only. The driver then
 
@@ -47,8 +47,8 @@ from pyspark.sql.types import StructType
 from rocketq.client import LocalTransactionState, TransactionHandle, TransactionProducer
 from rocketq.common.message import Message, MessageExt
 from rocketq.errors import ClientError, RocketQError, SparkOptionError
-from rocketq.spark.options import WriteOptions
-from rocketq.spark.topic_sink import check_input_schema, row_to_message
+from rocketq.spark.topic.options import WriteOptions
+from rocketq.spark.topic.sink import check_input_schema, row_to_message
 
 log = logging.getLogger(__name__)
 
