@@ -107,9 +107,10 @@ def update_acl_config(ctx: AdminContext, **opts: Any) -> None:
     """Create or change an ACL account on brokers.
 
     \b
-    Example:
+    Examples:
       rocketq admin updateAclConfig -b 127.0.0.1:10911 --ak admin --sk 12345678 \\
           -a app1 -s app1secret -t TopicTest=PUB
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 update -a app1 -s app1secret
     """
     config = PlainAccessConfig(
         access_key=opts.pop("access_key"),
@@ -137,8 +138,9 @@ def delete_acl_config(ctx: AdminContext, access_key: str, **opts: Any) -> None:
     """Delete an ACL account from brokers.
 
     \b
-    Example:
+    Examples:
       rocketq admin deleteAclConfig -b 127.0.0.1:10911 --ak admin --sk 12345678 -a app1
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 delete -a app1
     """
     _change_on_brokers(
         ctx,
@@ -156,8 +158,9 @@ def update_global_white_addr(ctx: AdminContext, addrs: str, **opts: Any) -> None
     """Replace the brokers' globalWhiteRemoteAddresses.
 
     \b
-    Example:
+    Examples:
       rocketq admin updateGlobalWhiteAddr -b 127.0.0.1:10911 --ak admin --sk 12345678 -g 10.0.0.*
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 white -g 10.0.0.*
     """
     white = _split(addrs)
     _change_on_brokers(
@@ -175,8 +178,9 @@ def cluster_acl_config_version(ctx: AdminContext, **opts: Any) -> None:
     """Each broker's ACL file version.
 
     \b
-    Example:
+    Examples:
       rocketq admin clusterAclConfigVersion -c DefaultCluster --ak admin --sk 12345678
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 version
     """
     done = _on_brokers(
         ctx, opts, lambda admin, addr: admin.examine_broker_cluster_acl_version_info(addr)
@@ -204,8 +208,9 @@ def get_access_config(ctx: AdminContext, **opts: Any) -> None:
     """The brokers' ACL accounts (without secrets) and white list, as JSON.
 
     \b
-    Example:
+    Examples:
       rocketq admin getAccessConfigSubCommand -b 127.0.0.1:10911 --ak admin --sk 12345678
+      rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 list
     """
     done = _on_brokers(ctx, opts, lambda admin, addr: admin.get_broker_cluster_acl_config(addr))
     ctx.json({addr: body.to_json() for addr, body in done})
