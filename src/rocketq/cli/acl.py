@@ -107,7 +107,7 @@ def update_acl_config(ctx: AdminContext, **opts: Any) -> None:
     """Create or change an ACL account on brokers.
 
     \b
-    Examples:
+    Example:
       rocketq admin updateAclConfig -b 127.0.0.1:10911 --ak admin --sk 12345678 \\
           -a app1 -s app1secret -t TopicTest=PUB
       rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 update -a app1 -s app1secret
@@ -138,7 +138,7 @@ def delete_acl_config(ctx: AdminContext, access_key: str, **opts: Any) -> None:
     """Delete an ACL account from brokers.
 
     \b
-    Examples:
+    Example:
       rocketq admin deleteAclConfig -b 127.0.0.1:10911 --ak admin --sk 12345678 -a app1
       rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 delete -a app1
     """
@@ -158,7 +158,7 @@ def update_global_white_addr(ctx: AdminContext, addrs: str, **opts: Any) -> None
     """Replace the brokers' globalWhiteRemoteAddresses.
 
     \b
-    Examples:
+    Example:
       rocketq admin updateGlobalWhiteAddr -b 127.0.0.1:10911 --ak admin --sk 12345678 -g 10.0.0.*
       rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 white -g 10.0.0.*
     """
@@ -178,7 +178,7 @@ def cluster_acl_config_version(ctx: AdminContext, **opts: Any) -> None:
     """Each broker's ACL file version.
 
     \b
-    Examples:
+    Example:
       rocketq admin clusterAclConfigVersion -c DefaultCluster --ak admin --sk 12345678
       rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 version
     """
@@ -208,7 +208,7 @@ def get_access_config(ctx: AdminContext, **opts: Any) -> None:
     """The brokers' ACL accounts (without secrets) and white list, as JSON.
 
     \b
-    Examples:
+    Example:
       rocketq admin getAccessConfigSubCommand -b 127.0.0.1:10911 --ak admin --sk 12345678
       rocketq acl -b 127.0.0.1:10911 --ak admin --sk 12345678 list
     """

@@ -48,8 +48,9 @@ class Message:
         self.flag = flag
         self.properties = {}
         self.transaction_id = transaction_id
-        for name, value in (properties or {}).items():
-            self.put_user_property(name, value)
+        if properties:
+            for name, value in properties.items():
+                self.put_user_property(name, value)
         if tags:
             self.tags = tags
         if keys:
