@@ -22,8 +22,8 @@ from rocketq.errors import (
 )
 from rocketq.remoting.bodies import ConsumeType, MessageModel
 from rocketq.remoting.consumer_bodies import PROP_CONSUME_TYPE, CMResult
-from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.wait import collect, until
 
 
 async def produce(cluster: Cluster, topic: str, count: int) -> list[SendResult]:
@@ -323,11 +323,7 @@ async def test_a_group_without_a_consumer_client_announces_itself_and_commits_of
 
 
 async def poll_count(consumer: LitePullConsumer, count: int, timeout_s: float) -> list[MessageExt]:
-    got: list[MessageExt] = []
-    deadline = time.monotonic() + timeout_s
-    while len(got) < count and time.monotonic() < deadline:
-        got.extend(await consumer.poll(0.5))
-    return got
+    return await collect(lambda: consumer.poll(0.5), count, timeout_s)
 
 
 @pytest.mark.timeout(60)

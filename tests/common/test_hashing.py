@@ -12,7 +12,7 @@ from rocketq.common.hashing import (
     java_string_hash,
     tags_string_to_tags_code,
 )
-from tests.common.vectors import INDEX_ENTRIES
+from rocketq.testing.vectors import INDEX_ENTRIES
 
 
 def reference_hash(s: str) -> int:

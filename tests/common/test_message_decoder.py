@@ -11,7 +11,7 @@ from rocketq.common.message_decoder import body_crc, decode_message, decode_mess
 from rocketq.common.message_id import create_message_id
 from rocketq.common.record_layout import MESSAGE_MAGIC_CODE
 from rocketq.errors import DecodeError
-from tests.common.vectors import OFFSET_MSG_IDS, OFFSETS, SIZES, UNIQ_KEYS, message, record
+from rocketq.testing.vectors import OFFSET_MSG_IDS, OFFSETS, SIZES, UNIQ_KEYS, message, record
 
 ALL = [1, 2, 3]
 

@@ -25,11 +25,9 @@ from rocketq.client.blocking import Producer  # noqa: E402
 from rocketq.client.status import SendResult  # noqa: E402
 from rocketq.common.message import Message, MessageQueue  # noqa: E402
 from rocketq.testing.background import BackgroundCluster  # noqa: E402
+from rocketq.testing.store import small_store_properties  # noqa: E402
 
-SMALL_STORE = {
-    "mapedFileSizeCommitLog": str(64 * 1024),
-    "mapedFileSizeConsumeQueue": str(600),
-}
+SMALL_STORE = small_store_properties(64 * 1024, 600)
 _topics = itertools.count()
 
 

@@ -14,7 +14,7 @@ from rocketq.remoting.acl_headers import PlainAccessConfig
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.testing import run_broker, until
-from tests.broker.acl.conftest import (
+from rocketq.testing.acl import (
     ACCOUNTS,
     ADMIN,
     NORMAL,
@@ -24,7 +24,7 @@ from tests.broker.acl.conftest import (
     signed,
     write_acl,
 )
-from tests.e2e.wire import send_request
+from rocketq.testing.wire import send_request
 
 NEW = ("NewcomerAK", "NewcomerSK")
 

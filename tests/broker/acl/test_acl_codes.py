@@ -16,8 +16,8 @@ from rocketq.errors import AclError
 from rocketq.remoting.bodies import LockBatchRequestBody, MessageQueueData
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
-from tests.broker.acl.conftest import ACCOUNTS, ADMIN, NORMAL, PUB_ONLY, SUB_ONLY, signed, write_acl
-from tests.e2e.wire import heartbeat, pull_request, send_request
+from rocketq.testing.acl import ACCOUNTS, ADMIN, NORMAL, PUB_ONLY, SUB_ONLY, signed, write_acl
+from rocketq.testing.wire import heartbeat, pull_request, send_request
 
 DENIED = ("DeniedAK1", "DeniedSK1")
 PRINCIPALS = {"admin": ADMIN, "pub_only": PUB_ONLY, "sub_only": SUB_ONLY, "normal": NORMAL}

@@ -16,9 +16,9 @@ import pytest
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.dashboard import run_dashboard
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 playwright_api = pytest.importorskip("playwright.async_api")
 # generous: a shared 2-core machine under load; charts poll every 2 s

@@ -1,24 +1,25 @@
-"""A name server and a broker with ``aclEnable=true`` on 127.0.0.1 port 0, and the accounts."""
+"""A name server and a broker with ``aclEnable=true`` on 127.0.0.1 port 0, and the accounts.
+
+The accounts cover each kind of principal of RocketMQ's plain ACL (``PlainAccessValidator``):
+an admin, a publish-only and a subscribe-only account, a normal one, and one trusted by its
+white remote address.
+"""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-from rocketq.broker import BrokerController
-from rocketq.namesrv import NamesrvController
 from rocketq.remoting.acl import sign_request
-from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.command import RemotingCommand
-from rocketq.testing import run_broker, run_namesrv
+from rocketq.testing.cluster import Cluster, run_cluster
+from rocketq.testing.store import MIB, small_store_properties
 
 WAIT_S = 10.0
-SMALL_STORE = {"mapedFileSizeCommitLog": str(4 * 1024 * 1024), "mapedFileSizeConsumeQueue": "6000"}
 
 ADMIN = ("AdminAK01", "AdminSK01")
 PUB_ONLY = ("PubOnlyAK", "PubOnlySK")
@@ -72,16 +73,8 @@ def signed(cmd: RemotingCommand, account: tuple[str, str]) -> RemotingCommand:
     return cmd
 
 
-@dataclass
-class AclCluster:
-    namesrv: NamesrvController
-    broker: BrokerController
-    client: RemotingClient
-    store_root: Path
-
-    @property
-    def broker_addr(self) -> str:
-        return self.broker.broker_addr
+class AclCluster(Cluster):
+    """A cluster whose broker has ``aclEnable=true`` and the accounts above."""
 
     @property
     def acl_file(self) -> Path:
@@ -91,19 +84,16 @@ class AclCluster:
         return await self.client.invoke(self.broker_addr, cmd, WAIT_S)
 
 
-@pytest.fixture
-async def acl_cluster(tmp_path: Path) -> AsyncIterator[AclCluster]:
-    root = tmp_path / "store"
-    write_acl(root / "config" / "plain_acl.yml", ACCOUNTS)
-    async with (
-        run_namesrv() as ns,
-        run_broker(
-            root,
-            namesrv_addr=ns.addr,
-            store_properties=dict(SMALL_STORE),
-            acl_enable=True,
-            acl_watch_interval_ms=100,
-        ) as broker,
-        RemotingClient() as client,
-    ):
-        yield AclCluster(ns, broker, client, root)
+@contextlib.asynccontextmanager
+async def run_acl_cluster(
+    tmp: Path, accounts: list[dict[str, Any]], **broker_overrides: Any
+) -> AsyncIterator[AclCluster]:
+    """A cluster under ``tmp`` whose broker reads ``accounts`` from its plain_acl.yml."""
+    write_acl(tmp / "store" / "config" / "plain_acl.yml", accounts)
+    async with run_cluster(
+        tmp,
+        store_properties=small_store_properties(4 * MIB),
+        acl_enable=True,
+        **broker_overrides,
+    ) as cluster:
+        yield AclCluster(cluster.namesrv, cluster.broker, cluster.client, cluster.store_root)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import re
+import os
 import signal
 import sys
 from pathlib import Path
@@ -12,21 +12,10 @@ import pytest
 
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
-from tests.e2e.wire import request, send_request
+from rocketq.testing.cli_process import CLI_PROGRAM, read_until
+from rocketq.testing.wire import request, send_request
 
 pytestmark = pytest.mark.e2e
-SERVER = "import sys; from rocketq.cli.main import cli; sys.exit(cli())"
-
-
-async def read_until(stream: asyncio.StreamReader, pattern: str, timeout_s: float) -> re.Match[str]:
-    async with asyncio.timeout(timeout_s):
-        while True:
-            line = (await stream.readline()).decode()
-            if not line:
-                raise AssertionError(f"process ended before printing {pattern!r}")
-            found = re.search(pattern, line)
-            if found is not None:
-                return found
 
 
 async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
@@ -45,7 +34,7 @@ async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) 
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        SERVER,
+        CLI_PROGRAM,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
@@ -91,7 +80,7 @@ async def test_server_runs_two_masters_and_two_slaves_replicating_synchronously(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        SERVER,
+        CLI_PROGRAM,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
@@ -136,3 +125,23 @@ async def test_server_runs_two_masters_and_two_slaves_replicating_synchronously(
             await proc.wait()
     for name in ("broker-a", "broker-a-s", "broker-b", "broker-b-s"):
         assert (store / name / "commitlog").is_dir(), name
+
+
+def test_the_2m_2s_layout_matches_the_readme_table() -> None:
+    from rocketq.broker.config import BrokerConfig
+    from rocketq.cli.server_layout import broker_configs
+
+    configs = broker_configs("2m-2s-sync", BrokerConfig(listen_port=10911), "/s")
+    rows = [
+        (c.broker_name, c.broker_id, c.broker_role.name, c.listen_port, c.store_path_root_dir)
+        for c in configs
+    ]
+    assert rows == [  # README "Replication": HA port = listen port + 1 for each
+        ("broker-a", 0, "SYNC_MASTER", 10911, os.path.join("/s", "broker-a")),
+        ("broker-b", 0, "SYNC_MASTER", 11111, os.path.join("/s", "broker-b")),
+        ("broker-a", 1, "SLAVE", 11011, os.path.join("/s", "broker-a-s")),
+        ("broker-b", 1, "SLAVE", 11211, os.path.join("/s", "broker-b-s")),
+    ]
+    assert all(c.slave_read_enable for c in configs if c.broker_id == 1)
+    asynchronous = broker_configs("2m-2s-async", BrokerConfig(listen_port=10911), "/s")
+    assert [c.broker_role.name for c in asynchronous][:2] == ["ASYNC_MASTER", "ASYNC_MASTER"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rocketq.testing.wait import until
-from tests.ops.metrics_cluster import (
+from tests.broker.metrics_cluster import (
     BEHIND,
     CONSUMED,
     GROUP,

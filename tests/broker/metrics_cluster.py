@@ -17,8 +17,9 @@ from rocketq.client.aio import Producer
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController, start_namesrv
 from rocketq.testing.broker import run_broker
+from rocketq.testing.cluster import FAST_CLIENT, collecting_consumer
+from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, SMALL_STORE, collecting_consumer
 
 TOPIC = "MetricsTopic"
 GROUP = "MetricsGroup"
@@ -77,7 +78,7 @@ async def metrics_cluster(tmp: Path) -> AsyncIterator[MetricsCluster]:
         async with run_broker(
             tmp / "store",
             namesrv_addr=namesrv.addr,
-            store_properties=dict(SMALL_STORE),
+            store_properties=small_store_properties(),
             metrics_exporter_type="PROM",
             metrics_prom_exporter_host="127.0.0.1",
             metrics_prom_exporter_port=0,

@@ -7,14 +7,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from rocketq.cli.main import cli
 from rocketq.common.message import MessageExt
 from rocketq.store.check import PROGRESS_EVERY_RECORDS, check_store
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
-from tests.common.vectors import write_vector_store
+from rocketq.testing.vectors import write_vector_store
 
 SEGMENT_BYTES = 128 * 1024
 
@@ -51,17 +48,6 @@ def test_store_check_progress_rises_to_the_commit_log_size(tmp_path: Path) -> No
     dones = [done for done, _ in seen]
     assert dones == sorted(dones)
     assert seen[-1][0] == seen[-1][1] > 0
-
-
-def test_store_check_cli_prints_progress_on_stderr_and_the_report_on_stdout(
-    tmp_path: Path,
-) -> None:
-    root = str(write_vector_store(tmp_path).root)
-    result = CliRunner().invoke(cli, ["store", "check", "--store", root])
-    assert result.exit_code == 0, result.output
-    assert "checking the commit log" in result.stderr
-    assert result.stdout.rstrip().endswith("OK")
-    assert "checking the commit log" not in result.stdout
 
 
 def test_store_check_progress_steps_through_a_store_of_several_files(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from click.testing import CliRunner, Result
 
 from rocketq.cli.main import cli
 from rocketq.remoting.codes import RequestCode, ResponseCode
-from tests.broker.acl.conftest import ADMIN, NORMAL, AclCluster, signed
-from tests.e2e.wire import send_request
+from rocketq.testing.acl import ADMIN, NORMAL, AclCluster, signed
+from rocketq.testing.wire import send_request
 
 
 async def run_cli(cluster: AclCluster, *args: str, account: tuple[str, str] = ADMIN) -> Result:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.testing.cluster import Cluster
 from rocketq.testing.dashboard import run_dashboard
-from tests.client.conftest import Cluster
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCK = re.compile(r"^```(\w+) test\n(.*?)^```$", re.M | re.S)
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

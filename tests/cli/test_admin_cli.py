@@ -9,23 +9,13 @@ import json
 import re
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from rocketq.cli.admin import admin
 from rocketq.cli.table import format_table
+from rocketq.testing.cluster import Cluster, collecting_consumer
 from rocketq.testing.wait import until
-from tests.client.conftest import Cluster, collecting_consumer
-
-
-async def run(cluster: Cluster | None, *args: str) -> Result:
-    ns = ["-n", cluster.addr] if cluster is not None else []
-    argv = [*args[:1], *ns, *args[1:]]
-    return await asyncio.to_thread(CliRunner().invoke, admin, argv)
-
-
-def ok(result: Result) -> str:
-    assert result.exit_code == 0, (result.output, result.exception)
-    return result.stdout
+from tests.cli.admin_runner import ok, run
 
 
 def test_tables_align_columns_and_right_align_numbers() -> None:

@@ -16,8 +16,8 @@ from rocketq.client.aio import Producer
 from rocketq.errors import BrokerResponseError
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.stats_bodies import BrokerStatsData, ViewBrokerStatsDataRequestHeader
+from rocketq.testing.cluster import FAST_CLIENT, Cluster, collecting_consumer
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, Cluster, collecting_consumer
 
 
 class Clock:
