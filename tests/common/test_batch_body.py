@@ -63,9 +63,16 @@ def test_a_batch_body_length_past_the_end_raises_decode_error() -> None:
         decode_batch_messages(bytes(data))
 
 
+def _message(topic: str, body: bytes, flag: int, properties: dict[str, str]) -> Message:
+    """A message with any properties, system names too (as a decoded batch carries them)."""
+    msg = Message(topic, body, flag=flag)
+    msg.properties = properties
+    return msg
+
+
 _chars = st.characters(blacklist_characters="\x01\x02", blacklist_categories=("Cs",))
 _messages = st.builds(
-    Message,
+    _message,
     topic=st.just("T"),
     body=st.binary(max_size=300),
     flag=st.integers(-(1 << 31), (1 << 31) - 1),

@@ -16,6 +16,11 @@ PROPERTY_NAMES = {
 }
 
 
+#: modules whose literals are data, not code: the golden vectors spell their input messages as
+#: the vector tables (docs/store-format.md) do, independent of the constants they check
+DATA = {"rocketq/testing/vectors.py"}
+
+
 def _docstrings(tree: ast.Module) -> set[int]:
     found = set()
     for node in ast.walk(tree):
@@ -49,7 +54,7 @@ def test_no_module_outside_message_const_spells_a_property_name() -> None:
     found = [
         f"{path.relative_to(SRC)}:{line}: use mc.{name}"
         for path in sorted(SRC.rglob("*.py"))
-        if path.name != "message_const.py"
+        if path.name != "message_const.py" and path.relative_to(SRC).as_posix() not in DATA
         for line, name in property_literals(path.read_text(encoding="utf-8"))
     ]
     assert found == []
