@@ -15,8 +15,8 @@ from rocketq.client.aio import LitePullConsumer, Producer, PushConsumer
 from rocketq.client.status import SendResult
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import BrokerResponseError, ConsumerNotOnlineError, NoMessageError
-from rocketq.remoting.bodies import ConsumeType, MessageModel
-from rocketq.remoting.consumer_bodies import PROP_CONSUME_TYPE, CMResult
+from rocketq.remoting.protocol.bodies import ConsumeType, MessageModel
+from rocketq.remoting.protocol.consumer_bodies import PROP_CONSUME_TYPE, CMResult
 from rocketq.testing.wait import until
 from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 

@@ -173,9 +173,10 @@ def commitlog_start(commit_log_dir: str) -> int:
 async def create_topic(addrs: list[str], topic: str = TOPIC, queues: int = 4) -> None:
     """UPDATE_AND_CREATE_TOPIC on each master, as mqadmin updateTopic does."""
     from rocketq.remoting.client import RemotingClient
-    from rocketq.remoting.codes import RequestCode, ResponseCode
-    from rocketq.remoting.command import RemotingCommand
-    from rocketq.remoting.headers import CreateTopicRequestHeader
+    from rocketq.remoting.protocol.codes import RequestCode
+    from rocketq.remoting.protocol.command import RemotingCommand
+    from rocketq.remoting.protocol.headers import CreateTopicRequestHeader
+    from rocketq.response_code import ResponseCode
 
     header = CreateTopicRequestHeader(
         topic=topic,

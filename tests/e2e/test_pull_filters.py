@@ -7,8 +7,8 @@ import pytest
 
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message_decoder import decode_messages
-from rocketq.common.subscription import build_subscription_data, is_tag_matched
-from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.protocol.subscription import build_subscription_data, is_tag_matched
+from rocketq.response_code import ResponseCode
 from tests.e2e.conftest import Cluster
 from tests.e2e.test_broker_e2e import WAIT, send
 from tests.e2e.wire import pull_request

@@ -16,29 +16,34 @@ from rocketq.client.loop_thread import LoopThread
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import IllegalStateError
-from rocketq.remoting.acl_headers import (
-    GetBrokerAclConfigResponseHeader,
+from rocketq.remoting.protocol.acl_bodies import (
     GetBrokerClusterAclConfigResponseBody,
     PlainAccessConfig,
 )
-from rocketq.remoting.admin_bodies import (
+from rocketq.remoting.protocol.admin_bodies import (
     ConsumerConnection,
     ConsumeStats,
     GroupList,
     ProducerConnection,
     TopicStatsTable,
 )
-from rocketq.remoting.consumer_bodies import ConsumeMessageDirectlyResult, ConsumerRunningInfo
-from rocketq.remoting.group_bodies import (
+from rocketq.remoting.protocol.consumer_bodies import (
+    ConsumeMessageDirectlyResult,
+    ConsumerRunningInfo,
+)
+from rocketq.remoting.protocol.group_bodies import (
     ConsumerOffsetSerializeWrapper,
     DelayOffsetSerializeWrapper,
     QueryConsumeQueueResponseBody,
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
-from rocketq.remoting.stats_bodies import BrokerStatsData
-from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
+from rocketq.remoting.protocol.headers import (
+    GetBrokerAclConfigResponseHeader,
+)
+from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
+from rocketq.remoting.protocol.stats_bodies import BrokerStatsData
+from rocketq.remoting.protocol.topic_route import ClusterInfo, TopicRouteData
 
 T = TypeVar("T")
 

@@ -4,9 +4,10 @@ write permission of a broker, deleting a topic's route, topics of a cluster."""
 from __future__ import annotations
 
 from rocketq.admin.core import AdminCore
-from rocketq.remoting import headers as h
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.topic_route import ClusterInfo, KVTable, TopicList
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.topic_route import ClusterInfo, KVTable, TopicList
+from rocketq.response_code import ResponseCode
 
 
 class NamesrvAdmin(AdminCore):

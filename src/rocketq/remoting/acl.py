@@ -15,7 +15,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 
 ACCESS_KEY = "AccessKey"
 SECRET_KEY = "SecretKey"

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rocketq.errors import RemotingCommandError
-from rocketq.remoting.codes import LanguageCode, SerializeType
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
 
 MAX_FRAME_SIZE = 16 * 1024 * 1024  # frame bytes including the length field (Java's default)
 

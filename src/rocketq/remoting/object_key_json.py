@@ -17,8 +17,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from rocketq.common.json_text import text_of
 from rocketq.errors import RemotingCommandError
+from rocketq.remoting.protocol.fastjson import text_of
 
 _DECODER = json.JSONDecoder()
 _WHITESPACE = " \t\n\r"

@@ -25,13 +25,13 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import PullResult
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import SubscriptionData, build_subscription_data
-from rocketq.remoting.admin_headers import QueryConsumeQueueRequestHeader
-from rocketq.remoting.bodies import ConsumerData, ConsumeType, HeartbeatData
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.group_bodies import QueryConsumeQueueResponseBody
-from rocketq.remoting.topic_route import TopicList
+from rocketq.remoting.protocol.bodies import ConsumerData, ConsumeType, HeartbeatData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.group_bodies import QueryConsumeQueueResponseBody
+from rocketq.remoting.protocol.headers import QueryConsumeQueueRequestHeader
+from rocketq.remoting.protocol.subscription import SubscriptionData, build_subscription_data
+from rocketq.remoting.protocol.topic_route import TopicList
 
 T = TypeVar("T")
 

@@ -14,7 +14,7 @@ from rocketq.broker import BrokerController
 from rocketq.namesrv import NamesrvController
 from rocketq.remoting.acl import sign_request
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.testing import run_broker, run_namesrv
 
 WAIT_S = 10.0

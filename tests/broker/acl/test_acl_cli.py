@@ -8,7 +8,8 @@ import yaml
 from click.testing import CliRunner, Result
 
 from rocketq.cli.main import cli
-from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
 from tests.broker.acl.conftest import ADMIN, NORMAL, AclCluster, signed
 from tests.e2e.wire import send_request
 

@@ -22,8 +22,9 @@ from rocketq.remoting.acl import (
 )
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import decode, encode
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker, run_namesrv
 from rocketq.testing.fuzz import mutate_frame
 from tests.broker.acl.conftest import (

@@ -10,9 +10,13 @@ import pytest
 
 from rocketq.common.message_decoder import decode_messages
 from rocketq.remoting.acl import sign_request
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import CreateTopicRequestHeader, UpdateConsumerOffsetRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
+    CreateTopicRequestHeader,
+    UpdateConsumerOffsetRequestHeader,
+)
+from rocketq.response_code import ResponseCode
 from tests.broker.acl.conftest import (
     ADMIN,
     NORMAL,

@@ -15,7 +15,7 @@ import itertools
 import threading
 from dataclasses import dataclass, field
 
-from rocketq.remoting.codes import CURRENT_VERSION, LanguageCode, SerializeType
+from rocketq.remoting.protocol.codes import CURRENT_VERSION, LanguageCode, SerializeType
 
 RPC_TYPE = 0x1
 RPC_ONEWAY = 0x2
