@@ -1,4 +1,5 @@
-"""The one remoting codec: frames, JSON headers and ROCKETMQ binary headers (remoting.md §1).
+"""The one remoting codec: frames, JSON headers and ROCKETMQ binary headers (RocketMQ's
+``RemotingCommand.encode``/``decode``, ``RocketMQSerializable`` and ``NettyDecoder``).
 
 Frame::
 
@@ -7,7 +8,7 @@ Frame::
     +--------+--------+--------------+----------+
     W = serialize type << 24 | H      (type 0 JSON, 1 ROCKETMQ)
 
-ROCKETMQ binary header (§1.5), H = 21 + R + E::
+ROCKETMQ binary header (``RocketMQSerializable.rocketMQProtocolEncode``), H = 21 + R + E::
 
     code int16 | language int8 | version int16 | opaque int32 | flag int32   (13 bytes)
     R int32 | remark (R bytes, UTF-8)
