@@ -6,8 +6,8 @@
 (``AclUtils.combineRequestContent`` sorts the fields in a TreeMap, ``AclUtils.calSignature``
 signs.) Every request of the C++ client captured in ``tests/remoting/fixtures`` carries
 ``AccessKey``, ``OnsChannel`` and ``Signature``, signed with an empty secret when no credentials
-are set (``tests/remoting/test_acl.py`` verifies each). Values are the text the codec keeps (numbers in their
-decimal text, booleans lowercase), so received signatures verify as sent.
+are set (``tests/remoting/test_acl.py`` verifies each). Values are the text the codec keeps
+(numbers in their decimal text, booleans lowercase), so received signatures verify as sent.
 """
 
 from __future__ import annotations

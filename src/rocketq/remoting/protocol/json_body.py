@@ -90,7 +90,7 @@ def _int(value: Any, key: str) -> int:
 
 def _float(value: Any, key: str) -> float:
     try:
-        return float(value or 0.0)
+        return 0.0 if value == "" else float(value)
     except (TypeError, ValueError):
         raise RemotingCommandError(f"body field {key} is not a number: {value!r}") from None
 
