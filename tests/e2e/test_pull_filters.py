@@ -1,5 +1,6 @@
-"""Where each pull filter runs (common/subscription.py): the broker by tags code, the client by
-the exact TAGS string; an expression that does not parse is refused with RocketMQ's code."""
+"""Where each pull filter runs (remoting/protocol/subscription.py): the broker by tags code, the
+client by the exact TAGS string; an expression that does not parse is refused with RocketMQ's
+code."""
 
 from __future__ import annotations
 
