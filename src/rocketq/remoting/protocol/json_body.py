@@ -23,7 +23,9 @@ dict[<dataclass>, V]   ``ObjectKeyMap``: object     ``key_object`` of each key
 X | None               left out when None           None
 =====================  ===========================  =========================================
 
-A missing field takes its declared default; a field without one (or with a default factory)
+``to_json()`` gives the keys in fastjson's order, sorted (a class with
+``json_in_field_order = True`` keeps its field order instead). A missing field takes its
+declared default; a field without one (or with a default factory)
 takes the zero of its type, as fastjson leaves a Java field at its zero: ``""``, ``0``,
 ``False``, empty containers, a nested body read from ``{}``. ``encode()``/``decode()`` turn
 the object into bytes with ``fastjson.dumps``/``loads``; ``ObjectKeyBody`` uses the
@@ -186,9 +188,10 @@ def _codec(cls: type) -> _Codec:
     codec = _CODECS.get(cls)
     if codec is None:
         hints = typing.get_type_hints(cls)
-        codec = _Codec(
-            tuple(_build_field(f, hints[f.name]) for f in dataclasses.fields(cls) if f.init)
-        )
+        built = [_build_field(f, hints[f.name]) for f in dataclasses.fields(cls) if f.init]
+        if not getattr(cls, "json_in_field_order", False):
+            built.sort(key=lambda f: f.key)  # fastjson writes a bean's keys sorted
+        codec = _Codec(tuple(built))
         _CODECS[cls] = codec
     return codec
 
