@@ -18,8 +18,8 @@ from rocketq.remoting.protocol.group_bodies import (
 )
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.cluster import Cluster
 from rocketq.testing.wait import until
-from tests.client.conftest import Cluster
 
 
 async def test_topic_created_through_admin_is_routed_listed_and_deleted(cluster: Cluster) -> None:

@@ -16,9 +16,9 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import EndTransactionRequestHeader
 from rocketq.response_code import ResponseCode
+from rocketq.testing.cluster import Cluster
 from rocketq.testing.wait import until
-from tests.e2e.conftest import Cluster
-from tests.e2e.wire import send_request
+from rocketq.testing.wire import send_request
 
 pytestmark = pytest.mark.e2e
 WAIT = 10.0

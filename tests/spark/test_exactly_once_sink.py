@@ -20,7 +20,7 @@ from tests.spark.conftest import SMALL_STORE, send_many, spark_env
 pytest.importorskip("pyspark")
 
 from rocketq.client import LocalTransactionState
-from rocketq.spark.transactional_sink import (
+from rocketq.spark.topic.transactional_sink import (
     PROPERTY_SPARK_TXN,
     LedgerListener,
     TxnLedger,

@@ -6,7 +6,7 @@ Each method runs the coroutine of the same name on the client's private loop thr
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from rocketq.admin.client import AsyncAdminClient
@@ -312,3 +312,21 @@ class AdminClient:
 
     def query_msg_by_offset(self, mq: MessageQueue, offset: int) -> MessageExt:
         return self._run(self.impl.query_msg_by_offset(mq, offset))
+
+    # ------------------------------------------------------------------ Spark (issue 17)
+
+    def master_addrs_of_topic(self, topic: str) -> dict[str, str]:
+        return self._run(self.impl.master_addrs_of_topic(topic))
+
+    def fetch_subscribe_message_queues(self, topic: str) -> set[MessageQueue]:
+        return self._run(self.impl.fetch_subscribe_message_queues(topic))
+
+    def update_consume_offset(
+        self, broker_addr: str, group: str, mq: MessageQueue, offset: int
+    ) -> None:
+        self._run(self.impl.update_consume_offset(broker_addr, group, mq, offset))
+
+    def register_consumer_group(
+        self, group: str, topics: Sequence[str], client_id: str
+    ) -> list[str]:
+        return self._run(self.impl.register_consumer_group(group, topics, client_id))

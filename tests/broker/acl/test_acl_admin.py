@@ -17,7 +17,7 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker, until
-from tests.broker.acl.conftest import (
+from rocketq.testing.acl import (
     ACCOUNTS,
     ADMIN,
     NORMAL,
@@ -27,7 +27,7 @@ from tests.broker.acl.conftest import (
     signed,
     write_acl,
 )
-from tests.e2e.wire import send_request
+from rocketq.testing.wire import send_request
 
 NEW = ("NewcomerAK", "NewcomerSK")
 

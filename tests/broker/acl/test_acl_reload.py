@@ -11,8 +11,8 @@ from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
 from rocketq.testing import until
-from tests.broker.acl.conftest import ACCOUNTS, NORMAL, WAIT_S, AclCluster, signed, write_acl
-from tests.e2e.wire import send_request
+from rocketq.testing.acl import ACCOUNTS, NORMAL, WAIT_S, AclCluster, signed, write_acl
+from rocketq.testing.wire import send_request
 
 SENDERS = 4
 ROUNDS = 5

@@ -16,9 +16,9 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import EndTransactionRequestHeader
 from rocketq.response_code import ResponseCode
+from rocketq.testing.acl import NORMAL, WAIT_S, AclCluster
+from rocketq.testing.cluster import FAST_CLIENT
 from rocketq.testing.wait import until
-from tests.broker.acl.conftest import NORMAL, WAIT_S, AclCluster
-from tests.client.conftest import FAST_CLIENT
 
 TOPIC = "TxAcl"
 
