@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rocketq.broker.message_inner import born_host, copy_message, message_from_request
 from rocketq.common.message import MessageExt
-from rocketq.remoting.headers import SendMessageRequestHeader
+from rocketq.remoting.protocol.headers import SendMessageRequestHeader
 
 STORE_HOST = ("10.0.0.9", 10911)
 

@@ -16,10 +16,11 @@ import pytest
 from rocketq.namesrv import NamesrvController, start_namesrv
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import SendMessageRequestHeader, SendMessageResponseHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageResponseHeader
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 from tests.namesrv.test_namesrv_server import register_request
 
 pytestmark = [

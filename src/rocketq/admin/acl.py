@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 
 from rocketq.admin.core import AdminCore
-from rocketq.remoting import acl_headers as h
-from rocketq.remoting.acl_headers import (
-    GetBrokerAclConfigResponseHeader,
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.acl_bodies import (
     GetBrokerClusterAclConfigResponseBody,
     PlainAccessConfig,
 )
-from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.headers import GetBrokerAclConfigResponseHeader
 
 
 class AclAdmin(AdminCore):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from rocketq.common.message import MessageExt
 from rocketq.common.message_id import Host
-from rocketq.remoting.headers import SendMessageRequestHeader
+from rocketq.remoting.protocol.headers import SendMessageRequestHeader
 
 
 def born_host(addr: str) -> Host:

@@ -18,7 +18,7 @@ import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command
-from rocketq.remoting.acl_headers import PlainAccessConfig
+from rocketq.remoting.protocol.acl_bodies import PlainAccessConfig
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])

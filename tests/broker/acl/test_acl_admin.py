@@ -10,9 +10,10 @@ import yaml
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.errors import BrokerResponseError, ConfigError, NoPermissionError
-from rocketq.remoting.acl_headers import PlainAccessConfig
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.acl_bodies import PlainAccessConfig
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker, until
 from rocketq.testing.acl import (
     ACCOUNTS,
