@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import re
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import pytest
 from rocketq.broker import BrokerController
 from rocketq.common.topic_config import TopicConfig
 from rocketq.namesrv import NamesrvController
+from rocketq.remoting.codes import ResponseCode
 from rocketq.store.check import check_store
 from rocketq.testing import run_broker, run_namesrv, until
 from tests.interop.cpp_runner import DriverRun, run_driver, start_driver
@@ -251,7 +253,9 @@ async def test_large_and_compressed_bodies_round_trip(env: Env) -> None:
     assert {(20000, e["body_sha256"]) for e in sent(small)} <= got
 
 
-async def test_oversized_body_is_rejected(tmp_path: Path) -> None:
+async def test_oversized_body_is_rejected_with_the_brokers_message_illegal(
+    tmp_path: Path,
+) -> None:
     async with (
         run_namesrv() as ns,
         run_broker(
@@ -262,13 +266,30 @@ async def test_oversized_body_is_rejected(tmp_path: Path) -> None:
         ) as broker,
     ):
         env = Env(ns, broker, tmp_path)
+        env.create_topic("TopicX", 4)  # routed: the send reaches the broker's size check
+        await broker.register_broker_all()
         events = await env.produce(
             "TopicX", 1, "--body-size", str(512 * 1024), "--max-size", str(4 * 1024 * 1024)
         )
     assert not sent(events)
     assert [e["event"] for e in events if e["event"] == "send_error"] == ["send_error"]
-    assert broker.message_store.get_max_offset_in_queue("TopicX", 0) == 0
+    # the C++ client retries and then throws "No route info" whatever the broker answered
+    # (DefaultMQProducer::sendDefaultImpl); its log keeps each answer it got (processSendResponse)
+    answers = broker_answers(env.home("producer"))
+    assert answers, "the C++ client never got an answer from the broker"
+    assert {code for code, _ in answers} == {ResponseCode.MESSAGE_ILLEGAL}
+    assert all(remark.startswith("the message body size over max value") for _, remark in answers)
+    assert all(broker.message_store.get_max_offset_in_queue("TopicX", q) == 0 for q in range(4))
     assert check_store(str(tmp_path / "store")).ok
+
+
+SEND_ANSWER = re.compile(r"processSendResponse error remark:(.*), error code:(-?\d+)\[")
+
+
+def broker_answers(home: Path) -> list[tuple[int, str]]:
+    """The failed SEND_MESSAGE answers a C++ client logged: (response code, remark)."""
+    lines = "".join(p.read_text(errors="replace") for p in sorted(home.glob("logs/**/*.log*")))
+    return [(int(code), remark) for remark, code in SEND_ANSWER.findall(lines)]
 
 
 async def test_restarted_consumer_resumes_from_its_committed_offset(env: Env) -> None:
