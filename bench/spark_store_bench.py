@@ -88,8 +88,8 @@ def write_store(root: Path, mib: int) -> int:
 
 def write_json_copy(root: Path, out: Path, files: int = 4) -> None:
     """The same records as JSON lines, through the store source's own row function."""
-    from rocketq.spark.store_options import StoreOptions
-    from rocketq.spark.store_split import iter_split, message_decoder, plan_splits
+    from rocketq.spark.store.options import StoreOptions
+    from rocketq.spark.store.split import iter_split, message_decoder, plan_splits
 
     opts = StoreOptions.parse({"path": str(root)})
     splits = plan_splits(list(opts.stores), SEGMENT_BYTES)
@@ -134,14 +134,14 @@ def json_row(msg: MessageExt, broker: str) -> dict[str, Any]:
 
 
 def store_frame(spark: Any, root: Path, split_mib: int) -> Any:
-    from rocketq.spark.jobs import read_store
+    from rocketq.spark.store.jobs import read_store
 
     return read_store(spark, [str(root)], split_bytes=split_mib * MIB)
 
 
 def export_store(spark: Any, root: Path, out: Path, split_mib: int) -> None:
     """What ``rocketq spark export`` does: the source, a date column, the export's writer."""
-    from rocketq.spark.jobs import write_dated_parquet
+    from rocketq.spark.store.jobs import write_dated_parquet
 
     write_dated_parquet(store_frame(spark, root, split_mib), str(out), "overwrite")
 
@@ -152,10 +152,10 @@ def scan_noop(spark: Any, root: Path, split_mib: int) -> None:
 
 def decode_in_process(root: Path, split_mib: int, columnar: bool) -> float:
     """CPU seconds of this process turning every split into Arrow batches (no Spark)."""
-    from rocketq.spark.store_options import StoreOptions
-    from rocketq.spark.store_rows import message_batches
-    from rocketq.spark.store_source import read_split
-    from rocketq.spark.store_split import iter_split, message_decoder, plan_splits
+    from rocketq.spark.store.options import StoreOptions
+    from rocketq.spark.store.rows import message_batches
+    from rocketq.spark.store.source import read_split
+    from rocketq.spark.store.split import iter_split, message_decoder, plan_splits
 
     opts = StoreOptions.parse({"path": str(root)})
     started = time.process_time()
@@ -171,7 +171,7 @@ def decode_in_process(root: Path, split_mib: int, columnar: bool) -> float:
 
 def export_json(spark: Any, src: Path, out: Path) -> None:
     """The same columns from the JSON-lines copy, through the export's writer."""
-    from rocketq.spark.jobs import write_dated_parquet
+    from rocketq.spark.store.jobs import write_dated_parquet
 
     df = spark.read.schema(JSON_DDL).json(str(src))
     df = df.selectExpr(
@@ -259,7 +259,7 @@ def bench_store(args: argparse.Namespace, spark: Any, work: Path) -> None:
     t0 = time.perf_counter()
     count = write_store(root, args.mib)
     stored = sum(p.stat().st_size for p in (root / "commitlog").iterdir())
-    from rocketq.spark.jobs import planned_bytes
+    from rocketq.spark.store.jobs import planned_bytes
 
     scanned = planned_bytes([str(root)], args.split_mib * MIB)
     print(

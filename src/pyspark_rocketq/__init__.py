@@ -13,6 +13,6 @@ Importing this module only defines classes: no client, socket or thread is made 
 task reads or writes.
 """
 
-from rocketq.spark.topic_source import TopicSource as DefaultSource
+from rocketq.spark.topic.source import TopicSource as DefaultSource
 
 __all__ = ["DefaultSource"]

@@ -6,6 +6,6 @@ registers its ``DefaultSource`` under ``DefaultSource.name()``, so
 module loads only the data source class; the store code is imported when a read runs.
 """
 
-from rocketq.spark.store_source import StoreDataSource as DefaultSource
+from rocketq.spark.store.source import StoreDataSource as DefaultSource
 
 __all__ = ["DefaultSource"]

@@ -8,9 +8,7 @@ import pytest
 from rocketq.admin import AsyncAdminClient
 from rocketq.errors import NoPermissionError
 from rocketq.remoting.acl_headers import PlainAccessConfig
-from tests.broker.acl.conftest import ADMIN, AclCluster, acl_cluster
-
-__all__ = ["acl_cluster"]
+from rocketq.testing.acl import ADMIN, AclCluster
 
 
 async def test_signed_admin_calls_pass_and_unsigned_changes_are_refused(

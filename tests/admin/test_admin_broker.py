@@ -18,8 +18,8 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
 )
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.cluster import Cluster
 from rocketq.testing.wait import until
-from tests.client.conftest import Cluster
 
 
 async def test_topic_created_through_admin_is_routed_listed_and_deleted(cluster: Cluster) -> None:

@@ -14,11 +14,16 @@ from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import LitePullConsumer, Producer, PushConsumer
 from rocketq.client.status import SendResult
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.errors import BrokerResponseError, ConsumerNotOnlineError, NoMessageError
+from rocketq.errors import (
+    BrokerResponseError,
+    ConsumerNotOnlineError,
+    NoMessageError,
+    TopicNotExistError,
+)
 from rocketq.remoting.bodies import ConsumeType, MessageModel
 from rocketq.remoting.consumer_bodies import PROP_CONSUME_TYPE, CMResult
-from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.wait import collect, until
 
 
 async def produce(cluster: Cluster, topic: str, count: int) -> list[SendResult]:
@@ -292,12 +297,33 @@ async def test_reset_offset_of_an_offline_group_moves_the_broker_offsets(cluster
     assert set(cluster.committed("OfflineGroup", "OfflineReset").values()) == {0}
 
 
+async def test_a_group_without_a_consumer_client_announces_itself_and_commits_offsets(
+    cluster: Cluster,
+) -> None:
+    """What Spark's topic source does for ``consumerGroup``: one heartbeat, then offsets."""
+    await produce(cluster, "AnnouncedTopic", 4)
+    async with AsyncAdminClient(cluster.addr) as admin:
+        queues = await admin.fetch_subscribe_message_queues("AnnouncedTopic")
+        with pytest.raises(TopicNotExistError):
+            await admin.fetch_subscribe_message_queues("NoSuchTopic")
+        addrs = await admin.register_consumer_group(
+            "AnnouncedGroup", ["AnnouncedTopic", "NoSuchTopic"], "127.0.0.1@announcer"
+        )
+        connection = await admin.examine_consumer_connection_info("AnnouncedGroup")
+        for mq in sorted(queues):
+            await admin.update_consume_offset(addrs[0], "AnnouncedGroup", mq, 2)
+        stats = await admin.examine_consume_stats("AnnouncedGroup", "AnnouncedTopic")
+    broker_name = cluster.broker.config.broker_name
+    assert queues == {MessageQueue("AnnouncedTopic", broker_name, q) for q in (0, 1)}
+    assert addrs == [cluster.broker.broker_addr]
+    assert [c.client_id for c in connection.connection_set] == ["127.0.0.1@announcer"]
+    assert connection.consume_type is ConsumeType.CONSUME_ACTIVELY
+    assert cluster.committed("AnnouncedGroup", "AnnouncedTopic") == {0: 2, 1: 2}
+    assert sum(w.consumer_offset for w in stats.offset_table.values()) == 4
+
+
 async def poll_count(consumer: LitePullConsumer, count: int, timeout_s: float) -> list[MessageExt]:
-    got: list[MessageExt] = []
-    deadline = time.monotonic() + timeout_s
-    while len(got) < count and time.monotonic() < deadline:
-        got.extend(await consumer.poll(0.5))
-    return got
+    return await collect(lambda: consumer.poll(0.5), count, timeout_s)
 
 
 @pytest.mark.timeout(60)

@@ -11,8 +11,8 @@ import pytest
 from rocketq.admin import AsyncAdminClient
 from rocketq.client import Message
 from rocketq.client.aio import Producer
+from rocketq.testing.cluster import FAST_CLIENT, Cluster
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, Cluster
 from tests.interop.cpp_runner import DriverRun, start_driver
 
 pytestmark = [

@@ -16,8 +16,8 @@ from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.errors import BrokerResponseError, ClientError, RequestTimeoutError
 from rocketq.remoting.codes import ResponseCode
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 
 class Replier:

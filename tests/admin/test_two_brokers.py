@@ -13,20 +13,23 @@ from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.common.topic_config import TopicConfig
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE
 
 
 @pytest.mark.timeout(90)
 async def test_queries_and_stats_cover_every_broker_of_the_topic(tmp_path: Path) -> None:
     async with (
         run_namesrv() as ns,
-        run_broker(tmp_path / "a", namesrv_addr=ns.addr, store_properties=SMALL_STORE) as a,
+        run_broker(
+            tmp_path / "a", namesrv_addr=ns.addr, store_properties=small_store_properties()
+        ) as a,
         run_broker(
             tmp_path / "b",
             namesrv_addr=ns.addr,
             broker_name="broker-b",
-            store_properties=SMALL_STORE,
+            store_properties=small_store_properties(),
         ) as b,
         AsyncAdminClient(ns.addr) as admin,
     ):

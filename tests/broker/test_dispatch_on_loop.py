@@ -11,7 +11,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
 from rocketq.testing.broker import run_broker
 from rocketq.testing.wait import until
-from tests.e2e.wire import pull_request, send_request
+from rocketq.testing.wire import pull_request, send_request
 
 SUSPEND = build_sys_flag(commit_offset=False, suspend=True, subscription=True)
 

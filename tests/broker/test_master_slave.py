@@ -21,19 +21,16 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.broker_process import free_port_pair
+from rocketq.testing.cluster import FAST_CLIENT
+from rocketq.testing.store import ha_store_properties
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT
-from tests.e2e.wire import pull_request, send_request
+from rocketq.testing.wire import pull_request, send_request
 from tests.store.ha.test_replication import slave_linked
 
 pytestmark = pytest.mark.timeout(60)
 
-STORE = {
-    "mapedFileSizeCommitLog": str(64 * 1024),
-    "mapedFileSizeConsumeQueue": str(6000),
-    "flushDiskType": "SYNC_FLUSH",
-    "haSendHeartbeatInterval": "200",
-}
+STORE = ha_store_properties(flushDiskType="SYNC_FLUSH")
 
 
 @dataclass
@@ -243,7 +240,7 @@ async def test_our_consumer_follows_the_suggestion_and_pulls_from_the_slave(
 ) -> None:
     from rocketq.client import ConsumeStatus
     from rocketq.client.aio import PushConsumer
-    from tests.client.conftest import FAST_CONSUMER
+    from rocketq.testing.cluster import FAST_CONSUMER
 
     beyond = {"accessMessageInMemoryMaxRatio": "0"}
     async with master_and_slave(tmp_path, BrokerRole.SYNC_MASTER, master_store=beyond) as g:
@@ -282,7 +279,7 @@ async def test_our_consumer_follows_the_suggestion_and_pulls_from_the_slave(
 
 
 async def test_a_slave_refuses_topic_changes_they_come_from_its_master(tmp_path: Path) -> None:
-    from tests.e2e.ha_support import create_topic
+    from rocketq.testing.wire import create_topic
 
     async with master_and_slave(tmp_path, BrokerRole.ASYNC_MASTER) as g:
         with pytest.raises(AssertionError, match="from master broker"):
@@ -291,24 +288,6 @@ async def test_a_slave_refuses_topic_changes_they_come_from_its_master(tmp_path:
         await create_topic([g.master.broker_addr], "OnMaster")
         topics = g.slave.topic_config_manager.topic_config_table
         assert await until(lambda: "OnMaster" in topics, 10)
-
-
-def free_port_pair() -> int:
-    """A loopback port free together with the port after it (the HA port)."""
-    import socket
-
-    for _ in range(50):
-        with socket.socket() as first, socket.socket() as second:
-            first.bind(("127.0.0.1", 0))
-            port = int(first.getsockname()[1])
-            if port + 1 >= 65536:
-                continue
-            try:
-                second.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-            return port
-    raise AssertionError("no two consecutive free ports")
 
 
 async def test_the_ha_port_is_the_listen_port_plus_one_unless_ha_listen_port_is_set(
@@ -335,23 +314,3 @@ async def test_the_ha_port_is_the_listen_port_plus_one_unless_ha_listen_port_is_
         assert master.identity().ha_server_addr == f"127.0.0.1:{port + 1}"
     finally:
         await master.shutdown()
-
-
-def test_the_2m_2s_layout_matches_the_readme_table() -> None:
-    from rocketq.broker.config import BrokerConfig
-    from rocketq.cli.server_layout import broker_configs
-
-    configs = broker_configs("2m-2s-sync", BrokerConfig(listen_port=10911), "/s")
-    rows = [
-        (c.broker_name, c.broker_id, c.broker_role.name, c.listen_port, c.store_path_root_dir)
-        for c in configs
-    ]
-    assert rows == [  # README "Replication": HA port = listen port + 1 for each
-        ("broker-a", 0, "SYNC_MASTER", 10911, os.path.join("/s", "broker-a")),
-        ("broker-b", 0, "SYNC_MASTER", 11111, os.path.join("/s", "broker-b")),
-        ("broker-a", 1, "SLAVE", 11011, os.path.join("/s", "broker-a-s")),
-        ("broker-b", 1, "SLAVE", 11211, os.path.join("/s", "broker-b-s")),
-    ]
-    assert all(c.slave_read_enable for c in configs if c.broker_id == 1)
-    asynchronous = broker_configs("2m-2s-async", BrokerConfig(listen_port=10911), "/s")
-    assert [c.broker_role.name for c in asynchronous][:2] == ["ASYNC_MASTER", "ASYNC_MASTER"]

@@ -1,4 +1,4 @@
-"""The store status -> PULL_MESSAGE reply code table (remoting.md §3.2.2)."""
+"""The store status -> PULL_MESSAGE reply code table (PullMessageProcessor)."""
 
 from __future__ import annotations
 

@@ -17,13 +17,13 @@ from rocketq.store import FlushDiskType
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 from rocketq.testing.broker import run_broker
-from tests.e2e.wire import send_request
-from tests.store.store_support import new_msg, open_store
+from rocketq.testing.store import MIB, new_msg, open_store, small_store_properties
+from rocketq.testing.wire import send_request
 
 pytestmark = pytest.mark.timeout(60)
 
 WAIT_S = 10.0
-SMALL = {"mapedFileSizeCommitLog": str(1024 * 1024), "mapedFileSizeConsumeQueue": str(6000)}
+SMALL = small_store_properties(MIB)
 
 
 async def burst(addr: str, requests: list[RemotingCommand]) -> list[RemotingCommand]:

@@ -19,8 +19,11 @@ from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import UpdateConsumerOffsetRequestHeader
 from rocketq.testing.broker import SMALL_INDEX, run_broker, run_namesrv
+from rocketq.testing.broker_process import free_port_pair
+from rocketq.testing.store import ha_store_properties
 from rocketq.testing.wait import until
-from tests.broker.test_master_slave import STORE, free_port_pair
+
+STORE = ha_store_properties(flushDiskType="SYNC_FLUSH")
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from rocketq.cli.main import cli
 from rocketq.cli.store import store as store_cli
-from tests.common.vectors import VectorStore, write_vector_store
+from rocketq.testing.vectors import VectorStore, write_vector_store
 
 
 @pytest.fixture
@@ -180,3 +180,14 @@ def test_check_can_allow_topics_without_consume_queues(vstore: VectorStore) -> N
     assert "SCHEDULE_TOPIC_XXXX/2 offset 0 has no consume queue unit" in strict.output
     lenient = run("check", "--store", str(vstore.root), "--no-require-consume-queues")
     assert lenient.exit_code == 0, lenient.output
+
+
+def test_store_check_cli_prints_progress_on_stderr_and_the_report_on_stdout(
+    tmp_path: Path,
+) -> None:
+    root = str(write_vector_store(tmp_path).root)
+    result = CliRunner().invoke(cli, ["store", "check", "--store", root])
+    assert result.exit_code == 0, result.output
+    assert "checking the commit log" in result.stderr
+    assert result.stdout.rstrip().endswith("OK")
+    assert "checking the commit log" not in result.stdout

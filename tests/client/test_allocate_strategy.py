@@ -1,4 +1,4 @@
-"""Allocate strategies: the examples of remoting.md §6.4 and what every group relies on."""
+"""Allocate strategies: RocketMQ's AllocateMessageQueue* and what every group relies on."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,16 +21,13 @@ from rocketq.client import (
 from rocketq.client.loop_thread import LoopThread
 from rocketq.errors import IllegalStateError
 from rocketq.testing import run_broker, run_namesrv
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wait import collect_sync, until_sync
 
 
-def wait_for(predicate: object, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return bool(predicate())  # type: ignore[operator]
+def wait_for(predicate: Callable[[], bool], timeout_s: float) -> bool:
+    return until_sync(predicate, timeout_s, 0.05)
 
 
 def run_scenario(namesrv_addr: str) -> tuple[list[MessageExt], list[object], set[str]]:
@@ -79,7 +76,9 @@ def run_scenario(namesrv_addr: str) -> tuple[list[MessageExt], list[object], set
 async def test_the_blocking_api_sends_and_consumes_from_plain_threads(tmp_path: Path) -> None:
     async with (
         run_namesrv() as ns,
-        run_broker(tmp_path / "store", namesrv_addr=ns.addr, store_properties=SMALL_STORE),
+        run_broker(
+            tmp_path / "store", namesrv_addr=ns.addr, store_properties=small_store_properties()
+        ),
     ):
         import asyncio
 
@@ -94,7 +93,9 @@ async def test_the_blocking_api_sends_and_consumes_from_plain_threads(tmp_path: 
 async def test_the_lite_pull_consumer_polls_from_a_thread(tmp_path: Path) -> None:
     async with (
         run_namesrv() as ns,
-        run_broker(tmp_path / "store", namesrv_addr=ns.addr, store_properties=SMALL_STORE),
+        run_broker(
+            tmp_path / "store", namesrv_addr=ns.addr, store_properties=small_store_properties()
+        ),
     ):
         import asyncio
 
@@ -109,11 +110,8 @@ async def test_the_lite_pull_consumer_polls_from_a_thread(tmp_path: Path) -> Non
                     **FAST_CONSUMER,
                 )
                 consumer.subscribe("Pulled")
-                got: list[MessageExt] = []
                 with consumer:
-                    deadline = time.monotonic() + 20
-                    while len(got) < 5 and time.monotonic() < deadline:
-                        got.extend(consumer.poll(0.5))
+                    got = collect_sync(lambda: consumer.poll(0.5), 5, 20)
                     queues = consumer.fetch_message_queues("Pulled")
                 assigned = LitePullConsumer(
                     "lg2",
@@ -123,9 +121,7 @@ async def test_the_lite_pull_consumer_polls_from_a_thread(tmp_path: Path) -> Non
                 )
                 assigned.assign(queues)  # before start: applied when it starts
                 with assigned:
-                    deadline = time.monotonic() + 20
-                    while len(got) < 10 and time.monotonic() < deadline:
-                        got.extend(assigned.poll(0.5))
+                    got += collect_sync(lambda: assigned.poll(0.5), 10 - len(got), 20)
                     assert assigned.assignment() == queues
                 return got
 

@@ -12,7 +12,8 @@ from rocketq.client import ConsumeStatus, Message, SendStatus
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.testing import run_broker, run_namesrv, until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.store import small_store_properties
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,11 +25,13 @@ async def test_sends_retry_on_the_other_broker_while_one_restarts(tmp_path: Path
             tmp_path / "b",
             namesrv_addr=ns.addr,
             broker_name="broker-b",
-            store_properties=SMALL_STORE,
+            store_properties=small_store_properties(),
         ) as broker_b,
     ):
         a_store = tmp_path / "a"
-        broker_a_cm = run_broker(a_store, namesrv_addr=ns.addr, store_properties=SMALL_STORE)
+        broker_a_cm = run_broker(
+            a_store, namesrv_addr=ns.addr, store_properties=small_store_properties()
+        )
         broker_a = await broker_a_cm.__aenter__()
         port = int(broker_a.broker_addr.rsplit(":", 1)[1])
         for broker in (broker_a, broker_b):
@@ -59,7 +62,10 @@ async def test_sends_retry_on_the_other_broker_while_one_restarts(tmp_path: Path
             # now avoided for its back-off period
             assert not producer.fault_strategy.fault_tolerance.is_available("broker-a")
             broker_a_cm = run_broker(
-                a_store, namesrv_addr=ns.addr, listen_port=port, store_properties=SMALL_STORE
+                a_store,
+                namesrv_addr=ns.addr,
+                listen_port=port,
+                store_properties=small_store_properties(),
             )
             broker_a = await broker_a_cm.__aenter__()
             restarted = len(results)

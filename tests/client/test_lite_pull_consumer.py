@@ -9,7 +9,8 @@ from rocketq.client import Message
 from rocketq.client.aio import LitePullConsumer, Producer
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.testing import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.wait import collect
 
 
 async def send(cluster: Cluster, topic: str, count: int, start: int = 0) -> None:
@@ -19,11 +20,7 @@ async def send(cluster: Cluster, topic: str, count: int, start: int = 0) -> None
 
 
 async def poll_until(consumer: LitePullConsumer, count: int, timeout_s: float) -> list[MessageExt]:
-    got: list[MessageExt] = []
-    deadline = time.monotonic() + timeout_s
-    while len(got) < count and time.monotonic() < deadline:
-        got.extend(await consumer.poll(0.5))
-    return got
+    return await collect(lambda: consumer.poll(0.5), count, timeout_s)
 
 
 def seqs(msgs: list[MessageExt]) -> list[int]:

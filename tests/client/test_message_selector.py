@@ -11,25 +11,19 @@ from rocketq.client import ConsumeStatus, Message, MessageSelector
 from rocketq.client.aio import LitePullConsumer, Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.errors import FilterExpressionError, SystemError_
-from rocketq.testing.broker import run_broker, run_namesrv
-from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster, run_cluster
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wait import collect, until
 
 TOPIC = "Selected"
 
 
 @pytest.fixture
 async def sql_cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
-    async with (
-        run_namesrv() as ns,
-        run_broker(
-            tmp_path / "store",
-            namesrv_addr=ns.addr,
-            store_properties=dict(SMALL_STORE),
-            enable_property_filter=True,
-        ) as broker,
-    ):
-        yield Cluster(ns, broker, tmp_path)
+    async with run_cluster(
+        tmp_path, store_properties=small_store_properties(), enable_property_filter=True
+    ) as cluster:
+        yield cluster
 
 
 async def produce(cluster: Cluster, count: int) -> None:
@@ -81,12 +75,8 @@ async def test_lite_pull_consumer_by_sql(sql_cluster: Cluster) -> None:
     options = {**FAST_CONSUMER, "consume_from_where": "CONSUME_FROM_FIRST_OFFSET"}
     consumer = LitePullConsumer("GLite", namesrv_addr=sql_cluster.addr, **options)
     consumer.subscribe(TOPIC, MessageSelector.by_sql("seq < 5 OR seq > 21"))
-    got: list[MessageExt] = []
     async with consumer:
-        for _ in range(60):
-            got.extend(await consumer.poll(0.5))
-            if len(got) >= 7:
-                break
+        got = await collect(lambda: consumer.poll(0.5), 7, 30)
     assert seqs(got) == [0, 1, 2, 3, 4, 22, 23]
 
 

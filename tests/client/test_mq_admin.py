@@ -14,8 +14,8 @@ from rocketq.client import Producer as BlockingProducer
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageQueue
 from rocketq.errors import IllegalStateError, NoMessageError
-from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.wait import until, until_sync
 
 
 async def test_producer_views_and_queries_what_it_sent(cluster: Cluster) -> None:
@@ -77,9 +77,8 @@ async def test_blocking_clients_answer_the_queries(cluster: Cluster) -> None:
         try:
             sent = producer.send(Message("BlockingQueryTopic", b"blocking", keys="bk"))
             body = producer.view_message(sent.offset_msg_id).body
-            deadline = time.monotonic() + 5  # the consume queue is built just after the put
-            while producer.max_offset(sent.message_queue) == 0 and time.monotonic() < deadline:
-                time.sleep(0.02)
+            # the consume queue is built just after the put
+            until_sync(lambda: producer.max_offset(sent.message_queue) != 0, 5, 0.02)
             return (
                 body,
                 producer.max_offset(sent.message_queue),

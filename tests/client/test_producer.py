@@ -15,7 +15,7 @@ from rocketq.common.message_decoder import decode_message
 from rocketq.common.message_id import decode_message_id
 from rocketq.errors import ClientError, MessageIllegalError
 from rocketq.testing import until
-from tests.client.conftest import FAST_CLIENT, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, Cluster
 
 
 async def stored(cluster: Cluster, result: SendResult) -> MessageExt:

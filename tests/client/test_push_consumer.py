@@ -14,7 +14,7 @@ from rocketq.common.message import MessageExt
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.bodies import MessageQueueData
 from rocketq.testing import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 
 class Collector:

@@ -10,7 +10,7 @@ from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.testing import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 
 TOTAL = 400
 

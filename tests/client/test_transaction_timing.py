@@ -21,7 +21,8 @@ from rocketq.common.message import MessageExt
 from rocketq.common.topic import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC
 from rocketq.common.topic_config import TopicConfig
 from rocketq.testing.broker import run_broker, run_namesrv
-from tests.client.conftest import FAST_CLIENT, SMALL_STORE
+from rocketq.testing.cluster import FAST_CLIENT
+from rocketq.testing.store import small_store_properties
 from tests.client.test_transaction_producer import records, stored
 
 TOPIC = "TxTiming"
@@ -56,7 +57,10 @@ async def test_checks_wait_the_timeout_come_an_interval_apart_and_stop_at_the_ma
     async with (
         run_namesrv() as ns,
         run_broker(
-            tmp_path / "s", namesrv_addr=ns.addr, config=config, store_properties=SMALL_STORE
+            tmp_path / "s",
+            namesrv_addr=ns.addr,
+            config=config,
+            store_properties=small_store_properties(),
         ) as broker,
     ):
         broker.topic_config_manager.update_topic_config(

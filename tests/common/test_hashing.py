@@ -1,4 +1,4 @@
-"""Java String.hashCode, ConsumeQueue tag codes and IndexFile key hashes (store.md §4.1, §5.3)."""
+"""Java String.hashCode, ConsumeQueue tag codes and IndexFile key hashes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rocketq.common.hashing import (
     java_string_hash,
     tags_string_to_tags_code,
 )
-from tests.common.vectors import INDEX_ENTRIES
+from rocketq.testing.vectors import INDEX_ENTRIES
 
 
 def reference_hash(s: str) -> int:

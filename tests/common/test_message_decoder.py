@@ -1,4 +1,4 @@
-"""The commitlog record codec against the golden vectors of spec/store-vectors.md."""
+"""The commitlog record codec against the golden vectors of tests/common/vectors.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rocketq.common.message_decoder import body_crc, decode_message, decode_mess
 from rocketq.common.message_id import create_message_id
 from rocketq.common.record_layout import MESSAGE_MAGIC_CODE
 from rocketq.errors import DecodeError
-from tests.common.vectors import OFFSET_MSG_IDS, OFFSETS, SIZES, UNIQ_KEYS, message, record
+from rocketq.testing.vectors import OFFSET_MSG_IDS, OFFSETS, SIZES, UNIQ_KEYS, message, record
 
 ALL = [1, 2, 3]
 
@@ -201,7 +201,7 @@ APPENDIX_HEX = (
 
 
 def test_the_appended_properties_crc_vector_decodes_and_encodes() -> None:
-    """store-vectors.md appendix: V1 with enabledAppendPropCRC (a __CRC32# property)."""
+    """The vectors' appendix: V1 with enabledAppendPropCRC (a __CRC32# property)."""
     data = bytes.fromhex(APPENDIX_HEX)
     msg = decode_message(data, check_crc=True)
     assert msg.store_size == 230

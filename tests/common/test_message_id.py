@@ -1,4 +1,4 @@
-"""Offset msgIds (store.md §3) and client UNIQ_KEYs (MessageClientIDSetter layout)."""
+"""Offset msgIds (MessageDecoder#createMessageId) and client UNIQ_KEYs (MessageClientIDSetter)."""
 
 from __future__ import annotations
 

@@ -17,9 +17,9 @@ from rocketq.common import native_record
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_messages, encode_message
 from rocketq.errors import DecodeError
-from tests.common.native_paths import on_both, on_both_damaged, record_paths
-from tests.common.test_record_round_trip import messages
-from tests.common.vectors import HEXES, message, record
+from rocketq.testing.record_paths import on_both, on_both_damaged, record_paths
+from rocketq.testing.strategies import messages
+from rocketq.testing.vectors import HEXES, message, record
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
 

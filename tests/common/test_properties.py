@@ -1,4 +1,4 @@
-"""The properties string codec (store.md §2.5): RocketMQ's string2messageProperties rules."""
+"""The properties string codec: RocketMQ's string2messageProperties rules."""
 
 from __future__ import annotations
 

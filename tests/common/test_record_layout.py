@@ -1,4 +1,4 @@
-"""The commitlog record layout module against store.md §2.1 and against the codec."""
+"""The commitlog record layout module against RocketMQ's field order and against the codec."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_message, encode_message
 from rocketq.errors import DecodeError
-from tests.common.test_record_round_trip import messages
+from rocketq.testing.strategies import messages
 
 BORN_V6 = MessageSysFlag.BORNHOST_V6_FLAG
 STORE_V6 = MessageSysFlag.STOREHOSTADDRESS_V6_FLAG

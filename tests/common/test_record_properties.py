@@ -13,7 +13,7 @@ from rocketq.common.message_decoder import (
     encode_message,
 )
 from rocketq.errors import DecodeError
-from tests.common.test_record_round_trip import messages
+from rocketq.testing.strategies import messages
 
 
 @given(st.one_of(messages(), messages(topic=st.text("ab", min_size=128, max_size=300))))

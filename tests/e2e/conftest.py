@@ -1,43 +1,14 @@
-"""Fixtures: a name server and a broker in-process on 127.0.0.1 port 0, and a raw client."""
+"""The end-to-end tests take the ``cluster`` fixture of tests/conftest.py.
+
+These names stay here only for tests/e2e/test_broker_e2e.py and tests/e2e/test_sql92_pull.py,
+which another change of issue 17 edits at the same time (listed in tests/test_layout.py's
+PENDING; delete when they import from ``rocketq.testing``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
+from rocketq.testing.cluster import Cluster
+from rocketq.testing.store import small_store_properties
 
-import pytest
+SMALL_STORE = small_store_properties()
 
-from rocketq.broker import BrokerController
-from rocketq.namesrv import NamesrvController
-from rocketq.remoting.client import RemotingClient
-from rocketq.testing import run_broker, run_namesrv
-
-SMALL_STORE = {
-    "mapedFileSizeCommitLog": str(8 * 1024 * 1024),
-    "mapedFileSizeConsumeQueue": str(6000),
-}
-
-
-@dataclass
-class Cluster:
-    namesrv: NamesrvController
-    broker: BrokerController
-    client: RemotingClient
-    store_root: Path
-
-    @property
-    def broker_addr(self) -> str:
-        return self.broker.broker_addr
-
-
-@pytest.fixture
-async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
-    async with (
-        run_namesrv() as ns,
-        run_broker(
-            tmp_path / "store", namesrv_addr=ns.addr, store_properties=dict(SMALL_STORE)
-        ) as broker,
-        RemotingClient() as client,
-    ):
-        yield Cluster(ns, broker, client, tmp_path / "store")
+__all__ = ["SMALL_STORE", "Cluster"]

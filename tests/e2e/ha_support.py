@@ -25,13 +25,12 @@ from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
 from rocketq.testing.broker import SMALL_INDEX, run_broker
 from rocketq.testing.broker_process import free_port
+from rocketq.testing.store import ha_store_properties
 
 TOPIC = "TopicHA"
 SEGMENT = 256 * 1024
 STORE_KEYS = {
-    "mapedFileSizeCommitLog": str(SEGMENT),
-    "mapedFileSizeConsumeQueue": str(6000),
-    "haSendHeartbeatInterval": "200",
+    **ha_store_properties(SEGMENT),
     # the shared machine's disk runs above 82 %: no forced clean-up of acked messages here
     "diskSpaceCleanForciblyRatio": "99",
     "diskSpaceWarningLevelRatio": "99",
@@ -168,31 +167,3 @@ def commitlog_bytes(commit_log_dir: str, end: int) -> bytes:
 def commitlog_start(commit_log_dir: str) -> int:
     names = sorted(os.listdir(commit_log_dir))
     return int(names[0]) if names else 0
-
-
-async def create_topic(addrs: list[str], topic: str = TOPIC, queues: int = 4) -> None:
-    """UPDATE_AND_CREATE_TOPIC on each master, as mqadmin updateTopic does."""
-    from rocketq.remoting.client import RemotingClient
-    from rocketq.remoting.codes import RequestCode, ResponseCode
-    from rocketq.remoting.command import RemotingCommand
-    from rocketq.remoting.headers import CreateTopicRequestHeader
-
-    header = CreateTopicRequestHeader(
-        topic=topic,
-        default_topic="TBW102",
-        read_queue_nums=queues,
-        write_queue_nums=queues,
-        perm=6,
-        topic_filter_type="SINGLE_TAG",
-        order=False,
-    )
-    client = RemotingClient()
-    try:
-        for addr in addrs:
-            request = RemotingCommand.create_request(
-                RequestCode.UPDATE_AND_CREATE_TOPIC, header.to_ext_fields()
-            )
-            response = await client.invoke(addr, request, 5)
-            assert response.code == ResponseCode.SUCCESS, response.remark
-    finally:
-        await client.shutdown()

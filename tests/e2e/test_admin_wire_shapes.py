@@ -26,9 +26,9 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from tests.e2e.conftest import SMALL_STORE
-from tests.e2e.wire import heartbeat, props_text, send_request
+from rocketq.testing.wire import heartbeat, props_text, send_request
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 WAIT = 10.0
@@ -134,7 +134,7 @@ async def wire(tmp_path: Path) -> AsyncIterator[Wire]:
         run_broker(
             tmp_path / "store",
             namesrv_addr=ns.addr,
-            store_properties=dict(SMALL_STORE, messageDelayLevel=" ".join(["1s"] * 18)),
+            store_properties=small_store_properties(messageDelayLevel=" ".join(["1s"] * 18)),
             transaction_check_interval_ms=100,
             transaction_time_out_ms=0,
         ) as broker,

@@ -16,9 +16,9 @@ from rocketq.common.message_decoder import decode_messages
 from rocketq.remoting.codec import decode, encode
 from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
+from rocketq.testing.cluster import Cluster
 from rocketq.testing.fuzz import mutate_frame
-from tests.e2e.conftest import Cluster
-from tests.e2e.wire import pull_request, send_request
+from rocketq.testing.wire import pull_request, send_request
 
 FIXTURES = Path(__file__).resolve().parents[1] / "remoting" / "fixtures"
 WAIT = 10.0

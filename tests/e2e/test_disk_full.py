@@ -24,8 +24,9 @@ from rocketq.remoting.codes import ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.testing.broker import SMALL_INDEX
 from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wire import send_request
 from tests.e2e.ha_support import TOPIC, Ack, missing_in_store, open_stopped_store
-from tests.e2e.wire import send_request
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -94,8 +95,7 @@ async def test_disk_full_refuses_sends_keeps_what_was_stored_and_recovers(
         "listenPort": str(free_port()),
         "haListenPort": str(free_port()),
         "storePathRootDir": str(small_fs / "store"),
-        "mapedFileSizeCommitLog": str(SEGMENT),
-        "mapedFileSizeConsumeQueue": str(6000),
+        **small_store_properties(SEGMENT),
         "cleanResourceInterval": "200",
         "maxHashSlotNum": "100",
         "maxIndexNum": "400",

@@ -16,10 +16,10 @@ from rocketq.client import Message
 from rocketq.client.aio import Producer
 from rocketq.client.status import SendStatus
 from rocketq.testing.broker import run_namesrv
-from rocketq.testing.broker_process import BrokerProcess
+from rocketq.testing.broker_process import BrokerProcess, free_port_pair
 from rocketq.testing.wait import until
-from tests.broker.test_master_slave import free_port_pair
-from tests.e2e.ha_support import FAST_PRODUCER, STORE_KEYS, commitlog_bytes, create_topic
+from rocketq.testing.wire import create_topic
+from tests.e2e.ha_support import FAST_PRODUCER, STORE_KEYS, commitlog_bytes
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 

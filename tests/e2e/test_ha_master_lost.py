@@ -15,13 +15,13 @@ from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
+from rocketq.testing.cluster import FAST_CONSUMER
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CONSUMER
+from rocketq.testing.wire import create_topic
 from tests.e2e.ha_support import (
     FAST_PRODUCER,
     TOPIC,
     Ledger,
-    create_topic,
     master_conf,
     run_slave,
     send_until,
@@ -80,7 +80,7 @@ async def test_master_lost_for_good_consumers_finish_from_slave_and_nothing_is_r
                 run_slave(tmp_path / "a-slave", ns.addr, conf_a) as slave_a,
                 Producer("pg", namesrv_addr=ns.addr, **FAST_PRODUCER) as producer,
             ):
-                await create_topic([master_a.addr, master_b.addr])
+                await create_topic([master_a.addr, master_b.addr], TOPIC)
                 assert await until(
                     lambda: slave_a.message_store.ha_service.ha_client.connected.is_set(), 10
                 )

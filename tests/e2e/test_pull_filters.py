@@ -9,9 +9,9 @@ from rocketq.common.hashing import java_string_hash
 from rocketq.common.message_decoder import decode_messages
 from rocketq.common.subscription import build_subscription_data, is_tag_matched
 from rocketq.remoting.codes import ResponseCode
-from tests.e2e.conftest import Cluster
+from rocketq.testing.cluster import Cluster
+from rocketq.testing.wire import pull_request
 from tests.e2e.test_broker_e2e import WAIT, send
-from tests.e2e.wire import pull_request
 
 pytestmark = pytest.mark.e2e
 

@@ -21,9 +21,9 @@ from rocketq.common.message_decoder import decode_message
 from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.common.topic_config import TopicConfig
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER
-from tests.e2e.conftest import SMALL_STORE
 
 TOPIC = "Payments"
 GROUP = "cg-payments"
@@ -34,7 +34,7 @@ BROKER_CONF = "\n".join(
         "brokerClusterName=DefaultCluster",
         "brokerName=broker-a",
         "messageDelayLevel=" + " ".join(["1s"] * 18),
-        *(f"{k}={v}" for k, v in SMALL_STORE.items()),
+        *(f"{k}={v}" for k, v in small_store_properties().items()),
     ]
 )
 
@@ -154,7 +154,7 @@ async def test_old_clients_get_the_groups_retry_max_times_and_direct_retry_sends
     from rocketq.remoting.codes import RequestCode, ResponseCode
     from rocketq.remoting.command import RemotingCommand
     from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
-    from tests.e2e.wire import send_request
+    from rocketq.testing.wire import send_request
 
     conf = tmp_path / "broker.conf"
     conf.write_text(BROKER_CONF)

@@ -5,10 +5,7 @@ ended before the crash is not asked about, and the store passes ``rocketq store 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import signal
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,14 +15,14 @@ import pytest
 from rocketq.client import ConsumeStatus, LocalTransactionState, Message, MessageExt
 from rocketq.client.aio import PushConsumer, TransactionProducer
 from rocketq.store.check import check_store
-from rocketq.testing.broker import run_namesrv
+from rocketq.testing.broker import SMALL_INDEX, run_namesrv
+from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER
 
 pytestmark = pytest.mark.e2e
-REPO_ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "TxCrash"
-FAST_CHECKS = ["transaction_check_interval_ms=100", "transaction_time_out_ms=300"]
 
 
 class Listener:
@@ -41,29 +38,24 @@ class Listener:
         return self.check
 
 
-async def start_broker(store: Path, namesrv: str) -> asyncio.subprocess.Process:
-    args = ["--store", str(store), "--namesrv", namesrv]
-    for item in FAST_CHECKS:
-        args += ["--set", item]
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.e2e.broker_process",
-        *args,
-        cwd=REPO_ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    assert proc.stdout is not None
-    line = await asyncio.wait_for(proc.stdout.readline(), 60)
-    assert json.loads(line)["broker"]
-    return proc
-
-
-async def stop(proc: asyncio.subprocess.Process, sig: int) -> int:
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(sig)
-    return await asyncio.wait_for(proc.wait(), 60)
+async def start_broker(work_dir: Path, namesrv: str) -> BrokerProcess:
+    """``rocketq broker -c`` on ``work_dir / "store"`` with the check-back every 100 ms."""
+    conf = {
+        "brokerName": "broker-a",
+        "brokerIP1": "127.0.0.1",
+        "listenPort": str(free_port()),
+        "haListenPort": str(free_port()),
+        "namesrvAddr": namesrv,
+        "storePathRootDir": str(work_dir / "store"),
+        "transactionCheckInterval": "100",
+        "transactionTimeOut": "300",
+        **small_store_properties(),
+        **SMALL_INDEX,
+    }
+    broker = BrokerProcess(work_dir, conf)
+    # the name server runs on this loop: wait for the boot line in a thread
+    await asyncio.to_thread(broker.start, 60.0)
+    return broker
 
 
 def tx_producer(addr: str, listener: Listener, name: str) -> TransactionProducer:
@@ -75,7 +67,8 @@ def tx_producer(addr: str, listener: Listener, name: str) -> TransactionProducer
 async def test_halves_pending_at_a_broker_crash_are_checked_and_committed_once_after_restart(
     tmp_path: Path,
 ) -> None:
-    store = tmp_path / "store"
+    work_dir = tmp_path / "broker"
+    store = work_dir / "store"
     before = Listener(LocalTransactionState.UNKNOWN)
     after = Listener(LocalTransactionState.COMMIT)
     got: list[MessageExt] = []
@@ -85,7 +78,7 @@ async def test_halves_pending_at_a_broker_crash_are_checked_and_committed_once_a
         return ConsumeStatus.CONSUME_SUCCESS
 
     async with run_namesrv() as ns:
-        broker = await start_broker(store, ns.addr)
+        broker = await start_broker(work_dir, ns.addr)
         try:
             async with tx_producer(ns.addr, before, "before") as p:
                 ended = await p.send_message_in_transaction(
@@ -99,8 +92,8 @@ async def test_halves_pending_at_a_broker_crash_are_checked_and_committed_once_a
                 ]
                 ids = {r.msg_id for r in pending}
                 assert await until(lambda: ids <= {m.transaction_id for m in before.checked}, 30)
-            assert await stop(broker, signal.SIGKILL) == -signal.SIGKILL
-            broker = await start_broker(store, ns.addr)
+            assert await asyncio.to_thread(broker.kill) == -signal.SIGKILL
+            broker = await start_broker(work_dir, ns.addr)
             consumer = PushConsumer(
                 "cg-crash",
                 namesrv_addr=ns.addr,
@@ -113,7 +106,7 @@ async def test_halves_pending_at_a_broker_crash_are_checked_and_committed_once_a
                 assert await until(lambda: len(got) >= 4, 60)
                 assert await until(lambda: ids <= {m.transaction_id for m in after.checked}, 10)
         finally:
-            exit_code = await stop(broker, signal.SIGTERM)
+            exit_code = await asyncio.to_thread(broker.stop)
     assert exit_code == 0  # the restarted broker shut down cleanly
     assert Counter(m.body for m in got) == Counter(
         [b"ended", b"pending-0", b"pending-1", b"pending-2"]

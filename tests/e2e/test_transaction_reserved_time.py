@@ -14,8 +14,8 @@ from rocketq.common.topic import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import ResponseCode
 from rocketq.testing import run_broker, until
-from tests.e2e.conftest import SMALL_STORE
-from tests.e2e.wire import send_request
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wire import send_request
 
 pytestmark = pytest.mark.e2e
 WAIT = 10.0
@@ -27,7 +27,7 @@ def records(broker: BrokerController, topic: str) -> list[MessageExt]:
 
 
 async def _scan_one_half(tmp_path: Path, reserved_hours: str) -> tuple[int, list[MessageExt]]:
-    props = dict(SMALL_STORE, fileReservedTime=reserved_hours)
+    props = small_store_properties(fileReservedTime=reserved_hours)
     async with (
         run_broker(tmp_path / "store", store_properties=props) as broker,
         RemotingClient() as client,

@@ -15,9 +15,9 @@ from rocketq.common.topic import TRANS_HALF_TOPIC
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import EndTransactionRequestHeader
+from rocketq.testing.cluster import Cluster
 from rocketq.testing.wait import until
-from tests.e2e.conftest import Cluster
-from tests.e2e.wire import send_request
+from rocketq.testing.wire import send_request
 
 pytestmark = pytest.mark.e2e
 WAIT = 10.0

@@ -15,8 +15,8 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.store.flush import GroupCommitService
 from rocketq.testing import run_broker, until
-from tests.e2e.conftest import SMALL_STORE
-from tests.e2e.wire import send_request
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wire import send_request
 
 TIMEOUT_S = 10.0
 
@@ -24,7 +24,7 @@ TIMEOUT_S = 10.0
 async def test_wait_false_sends_are_answered_before_the_group_commit_and_wait_true_after(
     tmp_path: Path,
 ) -> None:
-    props = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH")
+    props = small_store_properties(flushDiskType="SYNC_FLUSH")
     async with (
         run_broker(tmp_path / "store", store_properties=props) as broker,
         RemotingClient() as client,
@@ -73,7 +73,7 @@ async def test_the_delay_services_re_put_does_not_wait_for_the_group_commit(
 ) -> None:
     """ScheduleMessageService re-puts a due message with WAIT=false, as RocketMQ's
     messageTimeup does: it is delivered while the group commit cannot flush."""
-    props = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH", messageDelayLevel="1h")
+    props = small_store_properties(flushDiskType="SYNC_FLUSH", messageDelayLevel="1h")
     async with (
         run_broker(tmp_path / "store", store_properties=props) as broker,
         RemotingClient() as client,

@@ -31,8 +31,9 @@ from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
 from rocketq.store.check import check_store
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.cli_process import CLI_PROGRAM, read_until
+from rocketq.testing.store import MIB, small_store_properties
 from rocketq.testing.wait import until
-from tests.e2e.test_server_cli import SERVER, read_until
 from tests.interop.ali_runner import ali_ons_missing, run_ali, start_ali
 from tests.interop.cpp_runner import DriverRun
 
@@ -41,11 +42,7 @@ pytestmark = [
     pytest.mark.skipif(ali_ons_missing() is not None, reason=str(ali_ons_missing())),
 ]
 
-STORE = {
-    "mapedFileSizeCommitLog": str(16 * 1024 * 1024),
-    "mapedFileSizeConsumeQueue": "6000",
-    "messageDelayLevel": "1s 2s 3s 4s 5s",
-}
+STORE = small_store_properties(16 * MIB, messageDelayLevel="1s 2s 3s 4s 5s")
 PRODUCE_TIMEOUT_S = 60.0
 CONSUME_TIMEOUT_S = 60.0
 
@@ -330,7 +327,7 @@ async def test_ali_ons_against_the_rocketq_server_command_sends_to_a_new_topic(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
-        SERVER,
+        CLI_PROGRAM,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,

@@ -17,7 +17,7 @@ import pytest
 from rocketq.client import LocalTransactionState, Message
 from rocketq.client.aio import TransactionProducer
 from rocketq.common.message import MessageExt
-from tests.client.conftest import FAST_CLIENT
+from rocketq.testing.cluster import FAST_CLIENT
 from tests.interop.test_cpp_client import CONSUME_TIMEOUT_S, Env, env  # noqa: F401
 
 pytestmark = [

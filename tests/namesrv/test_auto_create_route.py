@@ -126,11 +126,3 @@ async def test_ali_ons_route_frame_for_a_new_topic_gets_a_route(
     assert reply.code == ResponseCode.SUCCESS, reply.remark
     route = TopicRouteData.decode(reply.body)
     assert route.queue_datas[0].write_queue_nums == 4
-
-
-def test_the_rocketq_namesrv_command_answers_new_topics_by_default() -> None:
-    from rocketq.cli.namesrv import namesrv
-
-    option = next(p for p in namesrv.params if p.name == "auto_create_topic_route")
-    assert option.default is True
-    assert NamesrvConfig().auto_create_topic_route_enable is False  # the library: RocketMQ's

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -325,42 +321,6 @@ async def test_blocking_client_reads_routes(namesrv: NamesrvController) -> None:
         with BlockingRemotingClient(namesrv_addrs=[namesrv.addr]) as blocking:
             resp = await asyncio.to_thread(blocking.invoke, None, route_request("T"), WAIT)
     assert TopicRouteData.decode(resp.body).queue_datas[0].read_queue_nums == 3
-
-
-def test_cli_runs_until_sigterm_and_logs_its_port() -> None:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from rocketq.cli.main import cli; cli()",
-            "namesrv",
-            "-p",
-            "0",
-            "--host",
-            "127.0.0.1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert "listening on 127.0.0.1:" in line
-        port = int(line.rsplit(":", 1)[1])
-        with BlockingRemotingClient() as c:
-            resp = c.invoke(f"127.0.0.1:{port}", route_request("X"), WAIT)
-        assert resp.code == ResponseCode.TOPIC_NOT_EXIST
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=WAIT) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=WAIT)
-        if proc.stdout:
-            proc.stdout.close()
 
 
 async def test_namesrv_config_can_be_read_and_order_topics_switched_on(

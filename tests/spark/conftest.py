@@ -1,7 +1,7 @@
 """Spark fixtures: one SparkSession for the whole run and one two-broker cluster.
 
 The session is ``local[2]`` with the UI off and two shuffle partitions; Python workers are
-pointed at this interpreter (spark.md §2.3-1: they run ``python3`` from PATH otherwise). The
+pointed at this interpreter (pyspark/core/context.py: else ``python3`` from PATH). The
 cluster (a name server and brokers ``broker-a`` and ``broker-b``) runs on its own loop
 thread because Spark calls block the test's thread. Tests use fresh topic names.
 """
@@ -20,16 +20,14 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
+from rocketq.admin import AdminClient  # noqa: E402
 from rocketq.client.blocking import Producer  # noqa: E402
 from rocketq.client.status import SendResult  # noqa: E402
 from rocketq.common.message import Message, MessageQueue  # noqa: E402
-from rocketq.spark.queue_client import QueueClient  # noqa: E402
 from rocketq.testing.background import BackgroundCluster  # noqa: E402
+from rocketq.testing.store import small_store_properties  # noqa: E402
 
-SMALL_STORE = {
-    "mapedFileSizeCommitLog": str(64 * 1024),
-    "mapedFileSizeConsumeQueue": str(600),
-}
+SMALL_STORE = small_store_properties(64 * 1024, 600)
 _topics = itertools.count()
 
 
@@ -110,12 +108,9 @@ def wait_visible(producer: Producer, results: list[SendResult], timeout_s: float
     highest: dict[MessageQueue, int] = {}
     for r in results:
         highest[r.message_queue] = max(highest.get(r.message_queue, 0), r.queue_offset + 1)
-    client = QueueClient(producer.impl.config.namesrv_addr)
-    try:
+    with AdminClient(producer.impl.config.namesrv_addr) as admin:
         deadline = time.monotonic() + timeout_s
         for mq, wanted in highest.items():
-            while client.max_offset(mq) < wanted:
+            while admin.max_offset(mq) < wanted:
                 assert time.monotonic() < deadline, f"{mq} never reached offset {wanted}"
                 time.sleep(0.01)
-    finally:
-        client.close()

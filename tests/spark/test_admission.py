@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from rocketq.client.blocking import Producer
-from rocketq.spark.offsets import offsets_of
-from rocketq.spark.options import ReadOptions
+from rocketq.spark.topic.offsets import offsets_of
+from rocketq.spark.topic.options import ReadOptions
 from rocketq.testing.background import BackgroundCluster
 from tests.spark.conftest import send_many
 
@@ -18,7 +18,7 @@ pytest.importorskip("pyspark")
 
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-from rocketq.spark.topic_source import TopicStreamReader
+from rocketq.spark.topic.source import TopicStreamReader
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(120)]
 
@@ -90,7 +90,7 @@ def test_starting_offsets_by_timestamp_resolve_per_queue_and_the_strategy_decide
 ) -> None:
     from rocketq.common.message import MessageQueue
     from rocketq.errors import SparkOptionError
-    from rocketq.spark.offset_reader import OffsetReader
+    from rocketq.spark.topic.offset_reader import OffsetReader
 
     sent = send_many(producer, topic, 8)
     mq = MessageQueue(topic, "broker-a", 0)
@@ -123,18 +123,17 @@ def test_starting_offsets_by_timestamp_resolve_per_queue_and_the_strategy_decide
 def test_max_bytes_per_trigger_admits_by_the_consume_queue_sizes(
     cluster: BackgroundCluster, producer: Producer, topic: str
 ) -> None:
+    from rocketq.admin import AdminClient
     from rocketq.common.message import Message, MessageQueue
-    from rocketq.spark.queue_client import QueueClient
     from tests.spark.conftest import wait_visible
 
     mq = MessageQueue(topic, "broker-a", 0)
     sent = [producer.send(Message(topic, b"x" * 100), message_queue=mq) for _ in range(12)]
     wait_visible(producer, sent)
-    client = QueueClient(cluster.namesrv_addr)
-    try:
-        sizes = client.consume_queue_sizes(mq, 0, 12)
-    finally:
-        client.close()
+    with AdminClient(cluster.namesrv_addr) as admin:
+        addr = admin.master_addrs_of_topic(topic)["broker-a"]
+        units = admin.query_consume_queue(addr, topic, 0, 0, 12).queue_data
+    sizes = [unit.physic_size for unit in units]
     assert len(sizes) == 12
     assert len(set(sizes)) == 1
     limit = sizes[0] * 3 + sizes[0] // 2

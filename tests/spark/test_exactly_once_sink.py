@@ -26,9 +26,9 @@ pytest.importorskip("pyspark")
 from pyspark.sql.datasource import DataSourceWriter, WriterCommitMessage
 
 from rocketq.client import LocalTransactionState
-from rocketq.spark.options import WriteOptions
-from rocketq.spark.topic_source import TopicSource
-from rocketq.spark.transactional_sink import (
+from rocketq.spark.topic.options import WriteOptions
+from rocketq.spark.topic.source import TopicSource
+from rocketq.spark.topic.transactional_sink import (
     PROPERTY_SPARK_TXN,
     LedgerListener,
     TopicTxnBatchWriter,

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from rocketq.admin import AdminClient
 from rocketq.client.blocking import Producer
 from rocketq.common.message import MessageQueue
 from rocketq.common.topic_config import PERM_READ, TopicConfig
-from rocketq.spark.queue_client import PULL_GROUP, QueueClient
+from rocketq.spark.topic.pull_client import PULL_GROUP
 from rocketq.testing.background import BackgroundCluster
 from tests.spark.conftest import SMALL_STORE, send_many
 
@@ -58,9 +59,6 @@ def test_a_send_the_broker_refuses_fails_the_write_with_the_brokers_reason(
         writer = writer.option("nameServer", cluster.namesrv_addr).option("topic", topic)
         with pytest.raises(Exception, match=rf"the topic\[{topic}\] sending message is forbidden"):
             writer.save()
-        client = QueueClient(cluster.namesrv_addr)
-        try:
+        with AdminClient(cluster.namesrv_addr) as admin:
             mqs = [MessageQueue(topic, "broker-a", q) for q in (0, 1)]
-            assert sum(client.max_offset(mq) for mq in mqs) == 0
-        finally:
-            client.close()
+            assert sum(admin.max_offset(mq) for mq in mqs) == 0

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rocketq.spark.jobs import StageProgress
+from rocketq.spark.store.jobs import StageProgress
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(120)]
 

@@ -8,13 +8,13 @@ import pytest
 
 from rocketq.common.message import MessageQueue
 from rocketq.errors import SparkOptionError
-from rocketq.spark.offset_reader import QueueRange, split_ranges
-from rocketq.spark.offsets import offsets_of, parse_offsets_json, stream_offset
-from rocketq.spark.options import ReadOptions, WriteOptions
+from rocketq.spark.topic.offset_reader import QueueRange, split_ranges
+from rocketq.spark.topic.offsets import offsets_of, parse_offsets_json, stream_offset
+from rocketq.spark.topic.options import ReadOptions, WriteOptions
 
 pytest.importorskip("pyspark")
 
-from rocketq.spark.topic_source import rate_limit
+from rocketq.spark.topic.source import rate_limit
 
 pytestmark = pytest.mark.spark
 NS = {"nameserver": "127.0.0.1:9876"}

@@ -1,8 +1,9 @@
 """The ``pyspark_*`` modules Spark imports on its data-source lookup: cheap, no side effects.
 
-Spark's lookup imports every top-level ``pyspark_*`` module on the path (spark.md §2.3-9), in
-every session, whether or not the job uses rocketq. Importing ours must only define classes:
-no thread, no open file or socket, and neither the client nor the broker machinery loaded.
+Spark's lookup imports every top-level ``pyspark_*`` module on the path (PySpark's
+pyspark/sql/worker/lookup_data_sources.py), in every session, whether or not the job uses
+rocketq. Importing ours must only define classes: no thread, no open file or socket, and neither
+the client nor the broker machinery loaded.
 """
 
 from __future__ import annotations

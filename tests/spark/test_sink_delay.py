@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from rocketq.admin import AdminClient
 from rocketq.common.message import MessageQueue
-from rocketq.spark.queue_client import QueueClient
 from rocketq.testing.background import BackgroundCluster
 from rocketq.testing.wait import until_sync
 from tests.spark.conftest import SMALL_STORE
@@ -35,11 +35,8 @@ def read(spark: Any, namesrv: str, topic: str) -> list[Any]:
 
 
 def stored(namesrv: str, topic: str) -> int:
-    client = QueueClient(namesrv)
-    try:
-        return sum(client.max_offset(MessageQueue(topic, "broker-a", q)) for q in range(4))
-    finally:
-        client.close()
+    with AdminClient(namesrv) as admin:
+        return sum(admin.max_offset(MessageQueue(topic, "broker-a", q)) for q in range(4))
 
 
 def test_rows_with_a_delay_level_are_delivered_after_their_delay_and_not_before(

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from rocketq.client.blocking import Producer
-from rocketq.spark.offset_reader import OffsetReader
-from rocketq.spark.options import ReadOptions
-from rocketq.spark.range_reader import ReadSettings, pull_range
+from rocketq.spark.topic.offset_reader import OffsetReader
+from rocketq.spark.topic.options import ReadOptions
+from rocketq.spark.topic.range_reader import ReadSettings, pull_range
 from rocketq.testing.background import BackgroundCluster
 from tests.spark.conftest import send_many
 from tests.spark.standalone import SPARK_HOME, spark_home_env, standalone_cluster, stop, tail

@@ -32,10 +32,10 @@ from rocketq.common.record_layout import (  # noqa: E402
 )
 from rocketq.errors import CorruptionError  # noqa: E402
 from rocketq.spark.schema import arrow_schema  # noqa: E402
-from rocketq.spark.store_columns import columnar_batches  # noqa: E402
-from rocketq.spark.store_rows import message_batches  # noqa: E402
-from rocketq.spark.store_schema import STORE_COLUMNS  # noqa: E402
-from rocketq.spark.store_split import (  # noqa: E402
+from rocketq.spark.store.columns import columnar_batches  # noqa: E402
+from rocketq.spark.store.rows import message_batches  # noqa: E402
+from rocketq.spark.store.schema import STORE_COLUMNS  # noqa: E402
+from rocketq.spark.store.split import (  # noqa: E402
     CommitLogSplit,
     StoreInput,
     iter_split,

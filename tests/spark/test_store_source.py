@@ -140,7 +140,7 @@ def test_a_corrupt_body_fails_the_read_with_its_offset_or_is_skipped(
 def test_the_source_is_found_by_name_in_a_new_session_without_registering(
     spark: Any, two_stores: tuple[Path, Path]
 ) -> None:
-    fresh = spark.newSession()  # sees no per-session registration (spec/spark.md 2.3-9)
+    fresh = spark.newSession()  # sees no per-session registration
     df = fresh.read.format("rocketq-store").option("topics", "Orders").load(str(two_stores[1]))
     assert df.count() == sum(
         1 for m in store_decoded(two_stores[1]).values() if m.topic == "Orders"

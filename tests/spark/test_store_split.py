@@ -10,7 +10,7 @@ import pytest
 
 from rocketq.common.message_decoder import decode_message
 from rocketq.errors import ConfigError, CorruptionError
-from rocketq.spark.store_split import (
+from rocketq.spark.store.split import (
     CommitLogSplit,
     StoreInput,
     iter_split,
@@ -202,8 +202,8 @@ def test_a_whole_record_copied_into_a_body_never_starts_a_split(
 
 def test_store_columns_are_the_shared_store_rows_transposed(store_root: Path) -> None:
     from rocketq.spark.schema import store_row
-    from rocketq.spark.store_rows import message_columns
-    from rocketq.spark.store_schema import STORE_COLUMNS
+    from rocketq.spark.store.rows import message_columns
+    from rocketq.spark.store.schema import STORE_COLUMNS
 
     splits = plan_splits([StoreInput(str(store_root), "broker-a")], 1 << 30)
     msgs = read_all(splits)

@@ -15,9 +15,9 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import DataSourceStreamWriter, WriterCommitMessage
 
-from rocketq.spark.options import WriteOptions
-from rocketq.spark.topic_source import TopicSource
-from rocketq.spark.transactional_sink import TopicTxnStreamWriter
+from rocketq.spark.topic.options import WriteOptions
+from rocketq.spark.topic.source import TopicSource
+from rocketq.spark.topic.transactional_sink import TopicTxnStreamWriter
 
 
 class HangingWriter(TopicTxnStreamWriter):

@@ -1,4 +1,4 @@
-"""An independent test-side record builder (store.md §2.1), IPv4 hosts, v1 magic.
+"""An independent test-side record builder (CommitLog layout), IPv4 hosts, v1 magic.
 
 Used to feed CommitLog before/independently of ``rocketq.common.message_decoder``.
 """
@@ -9,18 +9,7 @@ import socket
 import struct
 import zlib
 
-VECTOR1_HEX = (
-    "000000d2daa320a769c865ed000000030000000000000000000000000000000000000000000000000000018b"
-    "cfe568007f0000010000d4310000018bcfe5687b7f00000100002a9f0000000000000000000000000000000e"
-    "48656c6c6f20526f636b65744d5109546f706963546573740060554e49515f4b45590137463030303030313330"
-    "333931423644333538363437423736303030303030300243"
-    "4c55535445520144656661756c74436c757374657202544147530154616741024b455953016b31206b3202"
-    "57414954017472756502"
-)
-VECTOR1_PROPS = (
-    b"UNIQ_KEY\x017F00000130391B6D358647B760000000\x02CLUSTER\x01DefaultCluster\x02"
-    b"TAGS\x01TagA\x02KEYS\x01k1 k2\x02WAIT\x01true\x02"
-)
+from rocketq.testing.vectors import message
 
 
 def props_bytes(props: dict[str, str]) -> bytes:
@@ -60,3 +49,7 @@ def build_record(
     out += struct.pack(">b", len(t)) + t + struct.pack(">h", len(props)) + props
     assert len(out) == total
     return out
+
+
+#: the properties of golden vector 1 (``rocketq.testing.vectors``) as the record holds them
+VECTOR1_PROPS = props_bytes(message(1).properties)

@@ -1,4 +1,4 @@
-"""check_store on hand-built stores (store-vectors.md), corrupted ones, and MessageStore output."""
+"""check_store on the vector store (tests/common/vectors.py), corrupted stores, MessageStore's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from rocketq.common.message_decoder import encode_message
 from rocketq.store import StoreConfig
 from rocketq.store.check import check_store
-from tests.common.vectors import (
+from rocketq.testing.vectors import (
     NEXT_FREE_OFFSET,
     VectorStore,
     cq_unit,
@@ -316,7 +316,7 @@ def test_a_zero_header_before_a_later_file_is_reported(tmp_path: Path) -> None:
 
 
 def test_a_store_written_by_message_store_passes(tmp_path: Path) -> None:
-    from tests.store import store_support as support
+    from rocketq.testing import store as support
 
     store = support.open_store(tmp_path / "s")
     for i in range(400):
@@ -336,7 +336,7 @@ def test_a_store_written_by_message_store_passes(tmp_path: Path) -> None:
 def test_message_store_delay_and_transaction_records_pass_and_a_flip_is_found(
     tmp_path: Path,
 ) -> None:
-    from tests.store import store_support as support
+    from rocketq.testing import store as support
 
     store = support.open_store(tmp_path / "s")
     offsets = []
@@ -370,7 +370,7 @@ def test_message_store_delay_and_transaction_records_pass_and_a_flip_is_found(
 
 
 def test_a_schedule_topic_record_with_delay_zero_keeps_its_tags_hash(tmp_path: Path) -> None:
-    from tests.store import store_support as support
+    from rocketq.testing import store as support
 
     store = support.open_store(tmp_path / "s")
     props = {"TAGS": "TagA", "DELAY": "0"}

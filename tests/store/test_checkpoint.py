@@ -1,4 +1,4 @@
-"""StoreCheckpoint: the 4096-byte page of store.md §6."""
+"""StoreCheckpoint: the 4096-byte page."""
 
 from __future__ import annotations
 

@@ -7,14 +7,14 @@ from types import SimpleNamespace
 
 from rocketq.store.clean import CleanCommitLogService, disk_used_ratio, used_space_ratio
 from rocketq.store.commitlog import CommitLog, EncodedMessage
+from rocketq.testing.store import SEGMENT_BYTES, commit_log_config
 from tests.store.records import build_record
-from tests.store.test_commitlog import SEG, make_config
 
 HOUR_MS = 3_600_000
 
 
 def _store(tmp_path: Path, now_ms: int, files: int) -> SimpleNamespace:
-    config = make_config(tmp_path, file_reserved_time_h=1, delete_when="04", ts=now_ms)
+    config = commit_log_config(tmp_path, file_reserved_time_h=1, delete_when="04", ts=now_ms)
     config = config.replace(clock_ms=lambda: now_ms, delete_files_batch_max=2)
     cl = CommitLog(config)
     while len(cl.mapped_file_queue.mapped_files) < files:
@@ -45,7 +45,7 @@ def test_expired_files_are_deleted_only_at_delete_when_hour(tmp_path: Path) -> N
     store.config = store.config.replace(clock_ms=lambda: _at_hour(4))
     assert svc.run_once() == 2  # batch max 2
     assert svc.run_once() == 1  # never the last file
-    assert store.commit_log.get_min_offset() == 3 * SEG
+    assert store.commit_log.get_min_offset() == 3 * SEGMENT_BYTES
     store.commit_log.shutdown()
 
 

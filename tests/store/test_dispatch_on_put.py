@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rocketq.store import FlushDiskType, MessageStore, PutMessageStatus
-from tests.store.store_support import new_msg, open_store
+from rocketq.testing.store import new_msg, open_store
 
 Arrival = tuple[str, int, int, int]
 

@@ -1,4 +1,4 @@
-"""The read-only walkers of rocketq.store.dump on the vector store (store-vectors.md)."""
+"""The read-only walkers of rocketq.store.dump on the vector store."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from rocketq.store.dump import (
     store_paths,
 )
 from rocketq.store.index_service import IndexService
-from tests.common.vectors import (
+from rocketq.testing.vectors import (
     INDEX_ENTRIES,
     INDEX_HEADER_HEX,
     NEXT_FREE_OFFSET,

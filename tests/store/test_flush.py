@@ -1,19 +1,18 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from rocketq.store import PutMessageStatus
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService
+from rocketq.testing.store import commit_log_config, new_msg, open_store
+from rocketq.testing.wait import until_sync
 from tests.store.records import build_record
-from tests.store.store_support import new_msg, open_store
-from tests.store.test_commitlog import make_config
 
 
 def test_group_commit_completes_requests_after_flush_and_shares_fsyncs(tmp_path: Path) -> None:
-    config = make_config(tmp_path)
+    config = commit_log_config(tmp_path)
     cl = CommitLog(config)
     flushed_ts: list[int] = []
     svc = GroupCommitService(
@@ -45,7 +44,7 @@ def test_group_commit_completes_requests_after_flush_and_shares_fsyncs(tmp_path:
 
 
 def test_group_commit_times_out_a_request_that_cannot_be_flushed(tmp_path: Path) -> None:
-    config = make_config(tmp_path, sync_flush_timeout_ms=50)
+    config = commit_log_config(tmp_path, sync_flush_timeout_ms=50)
     cl = CommitLog(config)
     svc = GroupCommitService(config, cl.mapped_file_queue, lambda: 0)
     svc.start()
@@ -57,7 +56,7 @@ def test_group_commit_times_out_a_request_that_cannot_be_flushed(tmp_path: Path)
 
 
 def test_flush_real_time_service_flushes_at_shutdown(tmp_path: Path) -> None:
-    config = make_config(tmp_path, flush_interval_commit_log_ms=10_000)
+    config = commit_log_config(tmp_path, flush_interval_commit_log_ms=10_000)
     cl = CommitLog(config)
     seen: list[int] = []
     svc = FlushRealTimeService(
@@ -72,7 +71,7 @@ def test_flush_real_time_service_flushes_at_shutdown(tmp_path: Path) -> None:
 
 
 def test_flush_and_wait_leader_flushes_for_concurrent_writers(tmp_path: Path) -> None:
-    config = make_config(tmp_path)
+    config = commit_log_config(tmp_path)
     cl = CommitLog(config)
     svc = GroupCommitService(config, cl.mapped_file_queue, lambda: cl.store_timestamp)
     statuses: list[PutMessageStatus] = []
@@ -105,10 +104,11 @@ def test_a_sync_flush_put_that_does_not_wait_completes_at_once_and_is_flushed_so
         assert result.status is PutMessageStatus.PUT_OK
         assert result.append_result is not None
         end = result.append_result.wrote_offset + result.append_result.wrote_bytes
-        deadline = time.monotonic() + 10.0
-        while queue.flushed_where < end and time.monotonic() < deadline:
+
+        def flushed() -> bool:
             store.flush_service.wakeup()
-            time.sleep(0.005)
-        assert queue.flushed_where >= end  # the group commit flushed it without a request
+            return queue.flushed_where >= end
+
+        assert until_sync(flushed, 10.0, 0.005)  # the group commit flushed it without a request
     finally:
         store.shutdown()

@@ -1,4 +1,4 @@
-"""IndexFile and IndexService: golden bytes of store-vectors.md, chains, new files, recovery."""
+"""IndexFile and IndexService: golden bytes of the vectors, chains, new files, recovery."""
 
 from __future__ import annotations
 

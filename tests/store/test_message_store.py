@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rocketq.store import GetMessageStatus, PutMessageStatus
-from tests.store.records import VECTOR1_HEX
-from tests.store.store_support import STORE_TS, new_msg, open_store
+from rocketq.testing.store import STORE_TS, new_msg, open_store
+from rocketq.testing.vectors import V1_HEX
 
 
 def _bodies(store: object, topic: str, qid: int, offset: int = 0, n: int = 32) -> list[bytes]:
@@ -81,7 +81,7 @@ def test_golden_vector1_record_and_cq_entry(tmp_path: Path) -> None:
         assert r.status is PutMessageStatus.PUT_OK
         assert store.wait_for_dispatch()
         record = store.select_one_message_by_offset(0)
-        assert record == bytes.fromhex(VECTOR1_HEX)
+        assert record == bytes.fromhex(V1_HEX)
     finally:
         store.shutdown()
     cq = (tmp_path / "consumequeue" / "TopicTest" / "3" / f"{0:020d}").read_bytes()

@@ -19,7 +19,7 @@ from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.store import StoreConfig
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.recovery import scan_file
-from tests.common.native_paths import on_both, on_both_damaged
+from rocketq.testing.record_paths import on_both, on_both_damaged
 
 SEG = 16 * 1024
 TS = 1700000000123

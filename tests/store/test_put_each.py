@@ -9,9 +9,9 @@ from rocketq.common.properties import encode_properties
 from rocketq.store import FlushDiskType
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import GetMessageStatus, PutMessageStatus
+from rocketq.testing.record_paths import on_both
+from rocketq.testing.store import new_msg, open_store
 from rocketq.testing.wait import until_sync
-from tests.common.native_paths import on_both
-from tests.store.store_support import new_msg, open_store
 
 WAIT_S = 10.0
 

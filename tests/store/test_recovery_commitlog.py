@@ -11,12 +11,12 @@ import pytest
 
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.recovery import cut_tail, scan_valid_end
+from rocketq.testing.store import SEGMENT_BYTES, commit_log_config
 from tests.store.records import build_record
-from tests.store.test_commitlog import SEG, make_config
 
 
 def _write(tmp_path: Path, count: int, body_size: int = 1000) -> list[int]:
-    cl = CommitLog(make_config(tmp_path))
+    cl = CommitLog(commit_log_config(tmp_path))
     offsets = []
     for i in range(count):
         rec = build_record("T", 0, bytes([i % 251]) * body_size)
@@ -27,7 +27,7 @@ def _write(tmp_path: Path, count: int, body_size: int = 1000) -> list[int]:
 
 
 def _reopen(tmp_path: Path) -> SimpleNamespace:
-    config = make_config(tmp_path)
+    config = commit_log_config(tmp_path)
     cl = CommitLog(config)
     cl.load()
     return SimpleNamespace(commit_log=cl, root=str(tmp_path), config=config, recovery_cut_reason="")
@@ -90,7 +90,7 @@ def store_end(data: bytes) -> int:
 
 def test_files_past_the_cut_are_moved_whole_to_truncated(tmp_path: Path) -> None:
     offsets = _write(tmp_path, 200)  # about 3 files of 64 KiB
-    assert offsets[-1] > 2 * SEG
+    assert offsets[-1] > 2 * SEGMENT_BYTES
     path0 = tmp_path / "commitlog" / f"{0:020d}"
     with open(path0, "r+b") as f:
         f.seek(offsets[10])
@@ -100,8 +100,8 @@ def test_files_past_the_cut_are_moved_whole_to_truncated(tmp_path: Path) -> None
     assert end == offsets[10]
     assert len(store.commit_log.mapped_file_queue.mapped_files) == 1
     moved = sorted(os.listdir(tmp_path / "truncated"))
-    assert f"{SEG:020d}.{SEG}.cut" in moved
-    assert f"{2 * SEG:020d}.{2 * SEG}.cut" in moved
+    assert f"{SEGMENT_BYTES:020d}.{SEGMENT_BYTES}.cut" in moved
+    assert f"{2 * SEGMENT_BYTES:020d}.{2 * SEGMENT_BYTES}.cut" in moved
     store.commit_log.shutdown()
 
 
@@ -124,6 +124,6 @@ def test_corrupt_first_record_keeps_every_later_file_in_truncated(tmp_path: Path
     store = _reopen(tmp_path)
     assert _recover(store) == 0
     kept = sorted(os.listdir(tmp_path / "truncated"))
-    assert kept == [f"{0:020d}.0.cut", f"{SEG:020d}.{SEG}.cut"]
+    assert kept == [f"{0:020d}.0.cut", f"{SEGMENT_BYTES:020d}.{SEGMENT_BYTES}.cut"]
     assert store.commit_log.get_max_offset() == 0
     store.commit_log.shutdown()

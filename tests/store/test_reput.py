@@ -5,8 +5,8 @@ from pathlib import Path
 
 from rocketq.store.commitlog import CommitLog, DispatchRequest, EncodedMessage
 from rocketq.store.reput import ReputMessageService
+from rocketq.testing.store import commit_log_config
 from tests.store.records import build_record, props_bytes
-from tests.store.test_commitlog import make_config
 
 
 class Collector:
@@ -22,7 +22,7 @@ class Collector:
 
 
 def test_reput_dispatches_committed_records_and_notifies_listener(tmp_path: Path) -> None:
-    cl = CommitLog(make_config(tmp_path))
+    cl = CommitLog(commit_log_config(tmp_path))
     sink = Collector()
     svc = ReputMessageService(cl, sink, fallback_wait_ms=1000)
     arrivals: list[tuple[str, int, int, int]] = []
@@ -51,7 +51,7 @@ def test_reput_dispatches_committed_records_and_notifies_listener(tmp_path: Path
 
 
 def test_schedule_topic_tags_code_is_the_delivery_time(tmp_path: Path) -> None:
-    cl = CommitLog(make_config(tmp_path, ts=1_000_000))
+    cl = CommitLog(commit_log_config(tmp_path, ts=1_000_000))
     props = props_bytes({"DELAY": "3", "REAL_TOPIC": "T"})
     rec = build_record("SCHEDULE_TOPIC_XXXX", 2, b"d", props)
     cl.append(EncodedMessage(rec, "SCHEDULE_TOPIC_XXXX", 2))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from rocketq.store import FlushDiskType, MessageStore, PutMessageStatus
-from tests.store.store_support import new_msg, small_config
+from rocketq.testing.store import new_msg, small_store_config
 
 QUEUES = 2
 
@@ -27,7 +27,7 @@ class StoreMachine(RuleBasedStateMachine):
 
     def _open(self) -> MessageStore:
         store = MessageStore(
-            small_config(
+            small_store_config(
                 self.dir, flush_disk_type=self.flush_type, flush_interval_commit_log_ms=60_000
             )
         )

@@ -1,7 +1,7 @@
 /*
  * rocketq._native._record: the CommitLog record paths in C (issue 13, lever 4).
  *
- * The record layout is rocketq/common/record_layout.py's (store.md section 2.1); this file
+ * The record layout is rocketq/common/record_layout.py's (RocketMQ's CommitLog); this file
  * repeats its offsets as the R_* constants below. Three entry points, each the compiled twin
  * of a pure-Python function that stays the reference (rocketq.common.native_record picks):
  *

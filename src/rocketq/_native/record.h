@@ -1,7 +1,7 @@
 /*
  * record.h: what the parts of rocketq._native._record share (see _record.c for the whole).
  *
- * The record layout (rocketq/common/record_layout.py, store.md section 2.1) as the R_*
+ * The record layout (rocketq/common/record_layout.py, RocketMQ's CommitLog) as the R_*
  * constants, big-endian readers and writers, the scan statuses, the parsed Record, and the
  * functions each part offers the others. Everything here is internal to the extension: the
  * build hides every symbol but PyInit__record (-fvisibility=hidden in setup.py).

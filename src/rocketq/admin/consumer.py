@@ -1,6 +1,7 @@
 """DefaultMQAdminExt's consumer and stats calls: consume progress (208), topic stats (202),
 who is connected (203, 204, 300), a consumer's running info (307), consuming one message on a
-chosen client (309), and resetting a group's offsets by time (222 -> 220).
+chosen client (309), resetting a group's offsets by time (222 -> 220), committing one offset
+(15) and announcing a group to its brokers by heartbeat (34).
 
 Per-broker answers are merged over every master of the topic's route (for a group, the route
 of ``%RETRY%<group>``), as DefaultMQAdminExtImpl does.
@@ -8,8 +9,11 @@ of ``%RETRY%<group>``), as DefaultMQAdminExtImpl does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rocketq.admin.messages import MessageAdmin
 from rocketq.common.message import MessageQueue
+from rocketq.common.subscription import build_subscription_data
 from rocketq.common.topic import retry_topic
 from rocketq.errors import ClientError, ConsumerNotOnlineError, TopicNotExistError
 from rocketq.remoting import headers as h
@@ -20,6 +24,7 @@ from rocketq.remoting.admin_bodies import (
     ProducerConnection,
     TopicStatsTable,
 )
+from rocketq.remoting.bodies import ConsumerData, ConsumeType, HeartbeatData
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.consumer_bodies import (
@@ -178,9 +183,48 @@ class ConsumerAdmin(MessageAdmin):
                 target = await self.search_offset(mq, timestamp_ms)
             if not is_force and target > wrapper.consumer_offset:
                 continue
-            update = h.UpdateConsumerOffsetRequestHeader(
-                consumer_group=group, topic=topic, queue_id=mq.queue_id, commit_offset=target
-            )
-            await self.call(addr, RequestCode.UPDATE_CONSUMER_OFFSET, update)
+            await self.update_consume_offset(addr, group, mq, target)
             offsets[mq] = target
         return offsets
+
+    async def update_consume_offset(
+        self, broker_addr: str, group: str, mq: MessageQueue, offset: int
+    ) -> None:
+        """UPDATE_CONSUMER_OFFSET (15): ``group``'s committed offset of ``mq`` on one broker
+        (DefaultMQAdminExt.updateConsumeOffset)."""
+        header = h.UpdateConsumerOffsetRequestHeader(
+            consumer_group=group, topic=mq.topic, queue_id=mq.queue_id, commit_offset=offset
+        )
+        await self.call(broker_addr, RequestCode.UPDATE_CONSUMER_OFFSET, header)
+
+    async def register_consumer_group(
+        self, group: str, topics: Sequence[str], client_id: str
+    ) -> list[str]:
+        """One HEART_BEAT (34) naming ``group`` a CONSUME_ACTIVELY consumer of ``topics`` to
+        every broker (masters and slaves) of their routes; returns those addresses.
+
+        A broker creates and registers the group's %RETRY% topic on a consumer's heartbeat
+        (ClientManageProcessor.heartBeat), which is how the admin calls find a group's
+        brokers; a consumer that commits offsets without a consumer client (Spark's topic
+        source) announces itself this way. A topic without a route is skipped.
+        """
+        addrs: set[str] = set()
+        for topic in topics:
+            try:
+                route = await self.examine_topic_route_info(topic)
+            except TopicNotExistError:
+                continue
+            addrs.update(a for b in route.broker_datas for a in b.broker_addrs.values())
+        data = HeartbeatData(
+            client_id=client_id,
+            consumer_data_set=[
+                ConsumerData(
+                    group_name=group,
+                    consume_type=ConsumeType.CONSUME_ACTIVELY,
+                    subscription_data_set=[build_subscription_data(t, "*") for t in topics],
+                )
+            ],
+        )
+        for addr in sorted(addrs):
+            await self.call(addr, RequestCode.HEART_BEAT, body=data.encode())
+        return sorted(addrs)

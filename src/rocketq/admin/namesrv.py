@@ -1,9 +1,12 @@
-"""DefaultMQAdminExt's name-server calls: topic list, routes, cluster info, KV config,
-write permission of a broker, deleting a topic's route, topics of a cluster."""
+"""DefaultMQAdminExt's name-server calls: topic list, routes, the queues a topic is read from,
+cluster info, KV config, write permission of a broker, deleting a topic's route, topics of a
+cluster."""
 
 from __future__ import annotations
 
 from rocketq.admin.core import AdminCore
+from rocketq.client.aio.instance import subscribe_info_of
+from rocketq.common.message import MessageQueue
 from rocketq.remoting import headers as h
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.topic_route import ClusterInfo, KVTable, TopicList
@@ -20,6 +23,11 @@ class NamesrvAdmin(AdminCore):
         header = h.GetTopicsByClusterRequestHeader(cluster=cluster)
         response = await self.call(None, RequestCode.GET_TOPICS_BY_CLUSTER, header)
         return TopicList.decode(response.body).topic_list
+
+    async def fetch_subscribe_message_queues(self, topic: str) -> set[MessageQueue]:
+        """The readable queues of ``topic`` from its route (MQAdminImpl
+        .fetchSubscribeMessageQueues); TopicNotExistError when the topic has no route."""
+        return subscribe_info_of(topic, await self.examine_topic_route_info(topic))
 
     async def examine_broker_cluster_info(self) -> ClusterInfo:
         """GET_BROKER_CLUSTER_INFO (106)."""

@@ -1,4 +1,4 @@
-"""Broker2Client: requests the broker starts towards its clients (remoting.md §3.3).
+"""Broker2Client: requests the broker starts towards its clients (Broker2Client.java).
 
 ``call_client`` forwards an admin request (GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY)
 to one consumer's channel and returns its answer. ``reset_offset`` (INVOKE_BROKER_TO_RESET_OFFSET)

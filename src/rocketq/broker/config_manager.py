@@ -1,4 +1,5 @@
-"""ConfigManager: the broker's JSON config files as RocketMQ writes and reads them (store.md §8).
+"""ConfigManager: the broker's JSON config files as RocketMQ writes and reads them (its
+ConfigManager.java and RemotingSerializable).
 
 Writer: fastjson's pretty output: tab indentation, ``"key":value`` with no space, object keys
 in alphabetical order, integer map keys written bare (``{0:250}``), null values omitted.

@@ -1,7 +1,7 @@
 """ConsumerOffsetManager: the committed consume offset of each group on each queue.
 
 ``offsetTable`` maps ``"<topic>@<group>"`` to {queueId: next queue offset to consume}
-(store.md §8.3); written to ``config/consumerOffset.json`` every 5 s and at shutdown.
+(ConsumerOffsetManager.java); written to ``config/consumerOffset.json`` every 5 s and at shutdown.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ScheduleMessageService: delivers delayed messages when they are due (remoting.md §6.6).
+"""ScheduleMessageService (store/schedule/ in RocketMQ 4.9): delivers delayed messages when due.
 
 Delayed messages sit in SCHEDULE_TOPIC_XXXX, queue ``level - 1``, with REAL_TOPIC/REAL_QID.
 Each level is a FIFO (same delay for all), so one cursor per level suffices: read from the

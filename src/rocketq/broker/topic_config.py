@@ -1,9 +1,9 @@
 """TopicConfigManager: the broker's topic table, persisted as topics.json.
 
-At init the system topics of store.md §9 are placed in the table (without overriding anything
-loaded from disk). A send to an unknown topic naming ``defaultTopic`` (TBW102) creates the
-topic from that template when the template has the INHERIT bit: min(client queue nums,
-template write queues) queues, the template's perm without INHERIT.
+At init the system topics (those of RocketMQ's TopicConfigManager constructor) are placed in the
+table (without overriding anything loaded from disk). A send to an unknown topic naming
+``defaultTopic`` (TBW102) creates the topic from that template when the template has the INHERIT
+bit: min(client queue nums, template write queues) queues, the template's perm without INHERIT.
 """
 
 from __future__ import annotations

@@ -205,7 +205,9 @@ def query_msg_by_key(
 @click.option("-i", "--msgId", "msg_id", required=True, help="The client msgId (UNIQ_KEY).")
 @CONSUMER_GROUP
 @CLIENT_ID
-@click.option("-a", "--showAll", "show_all", is_flag=True, help="Every copy, not only the first.")
+@click.option(
+    "-a", "--showAll", "show_all", is_flag=True, help="As mqadmin's; the query keeps one copy."
+)
 @admin_command
 def query_msg_by_unique_key(
     ctx: AdminContext,
@@ -227,14 +229,11 @@ def query_msg_by_unique_key(
         return
 
     async def call(admin: AsyncAdminClient) -> list[MessageExt]:
-        if show_all:
-            found = (await admin.query_message(topic, msg_id, 32, is_uniq_key=True)).message_list
-        else:
-            one = await admin.query_message_by_uniq_key(topic, msg_id)
-            found = [] if one is None else [one]
-        if not found:
+        # the uniq-key query keeps the earliest copy (MQAdminImpl), with or without --showAll
+        one = await admin.query_message_by_uniq_key(topic, msg_id)
+        if one is None:
             raise click.ClickException(f"no message of {topic} has the uniq key {msg_id}")
-        return found
+        return [one]
 
     print_messages(ctx, ctx.run(call))
 

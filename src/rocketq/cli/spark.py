@@ -83,7 +83,7 @@ def export(
     Example:
       rocketq spark export --store /data/broker-a --store /data/broker-b --out /data/parquet
     """
-    from rocketq.spark.jobs import export_parquet
+    from rocketq.spark.store.jobs import export_parquet
 
     if os.path.exists(out) and not overwrite:
         raise click.ClickException(f"{out} exists; pass --overwrite to replace it")
@@ -123,7 +123,7 @@ def stats(
     Example:
       rocketq spark stats --store /data/broker-a --master "local[4]"
     """
-    from rocketq.spark.jobs import store_stats
+    from rocketq.spark.store.jobs import store_stats
 
     with _session(master) as session:
         result = store_stats(
@@ -185,7 +185,7 @@ def rebuild(
     Example:
       rocketq spark rebuild --store /data/broker-a --out /data/rebuilt -c broker.conf
     """
-    from rocketq.spark.store_rebuild import rebuild as run_rebuild
+    from rocketq.spark.store.rebuild import rebuild as run_rebuild
 
     config = StoreConfig() if config_file is None else StoreConfig.from_broker_conf(config_file)
     for name in ("consumequeue", "index"):

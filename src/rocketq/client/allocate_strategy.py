@@ -1,4 +1,4 @@
-"""Allocate strategies: which of a topic's queues a consumer takes (remoting.md §6.4).
+"""Allocate strategies: which of a topic's queues a consumer takes (AllocateMessageQueue*.java).
 
 Every consumer of a group runs the same function on the same sorted inputs, so the group agrees
 without talking. ``current_cid`` missing from ``cid_all`` gets nothing.

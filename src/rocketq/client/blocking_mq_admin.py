@@ -1,48 +1,18 @@
-"""The blocking face of ``rocketq.client.aio.mq_admin.MQAdmin`` for the blocking Producer,
-PushConsumer and LitePullConsumer (each runs the asyncio call on its loop thread)."""
+"""BlockingMQAdmin: the blocking twins of RocketMQ's ``MQAdmin`` calls, for every facade whose
+core is an ``MQAdmin`` (Producer, PushConsumer, LitePullConsumer, AdminClient). Each mirrors
+``MQAdminImpl``'s method, the one place their signatures are written."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from rocketq.client.aio.mq_admin_impl import MAX_TIMESTAMP, QueryResult
-from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.client.aio.mq_admin_impl import MQAdminImpl
+from rocketq.client.blocking_facade import blocking_twin
 
 
 class BlockingMQAdmin:
-    def _admin_run(self, method: str, *args: Any) -> Any:
-        impl = self.impl  # type: ignore[attr-defined]
-        return self.loop.run(getattr(impl, method)(*args))  # type: ignore[attr-defined]
-
-    def view_message(self, msg_id: str, topic: str | None = None) -> MessageExt:
-        result: MessageExt = self._admin_run("view_message", msg_id, topic)
-        return result
-
-    def query_message(
-        self,
-        topic: str,
-        key: str,
-        max_num: int = 32,
-        begin_ms: int = 0,
-        end_ms: int = MAX_TIMESTAMP,
-    ) -> QueryResult:
-        result: QueryResult = self._admin_run(
-            "query_message", topic, key, max_num, begin_ms, end_ms
-        )
-        return result
-
-    def query_message_by_uniq_key(self, topic: str, uniq_key: str) -> MessageExt | None:
-        result: MessageExt | None = self._admin_run("query_message_by_uniq_key", topic, uniq_key)
-        return result
-
-    def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
-        return int(self._admin_run("search_offset", mq, timestamp_ms))
-
-    def max_offset(self, mq: MessageQueue) -> int:
-        return int(self._admin_run("max_offset", mq))
-
-    def min_offset(self, mq: MessageQueue) -> int:
-        return int(self._admin_run("min_offset", mq))
-
-    def earliest_msg_store_time(self, mq: MessageQueue) -> int:
-        return int(self._admin_run("earliest_msg_store_time", mq))
+    view_message = blocking_twin(MQAdminImpl.view_message)
+    query_message = blocking_twin(MQAdminImpl.query_message)
+    query_message_by_uniq_key = blocking_twin(MQAdminImpl.query_message_by_uniq_key)
+    search_offset = blocking_twin(MQAdminImpl.search_offset)
+    max_offset = blocking_twin(MQAdminImpl.max_offset)
+    min_offset = blocking_twin(MQAdminImpl.min_offset)
+    earliest_msg_store_time = blocking_twin(MQAdminImpl.earliest_msg_store_time)

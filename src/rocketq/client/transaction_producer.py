@@ -14,10 +14,10 @@ from typing import Any
 from rocketq.client import aio
 from rocketq.client.aio.transaction_producer import transaction_send_result
 from rocketq.client.blocking import Producer
+from rocketq.client.blocking_facade import BlockingFacade, blocking_twin
 from rocketq.client.status import SendStatus
 from rocketq.client.transaction import (
     LocalTransactionState,
-    TransactionHandle,
     TransactionListener,
     TransactionSendResult,
     as_state,
@@ -28,7 +28,11 @@ from rocketq.errors import ClientError, RocketQError
 log = logging.getLogger(__name__)
 
 
-class TransactionProducer(Producer):
+class TransactionProducer(Producer, BlockingFacade[aio.TransactionProducer]):
+    not_mirrored = {
+        "check_transaction_state": "ClientRemotingProcessor: answers CHECK_TRANSACTION_STATE",
+    }
+
     def __init__(
         self,
         producer_group: str = "DEFAULT_PRODUCER",
@@ -43,29 +47,19 @@ class TransactionProducer(Producer):
         )
         self.impl = self.tx
 
-    def send_half_message(
-        self, msg: Message, *, timeout_s: float | None = None
-    ) -> TransactionHandle:
-        return self.loop.run(self.tx.send_half_message(msg, timeout_s=timeout_s))
-
-    def end_transaction(
-        self,
-        broker_addr: str | None,
-        handle: TransactionHandle,
-        state: LocalTransactionState,
-        *,
-        remark: str | None = None,
-    ) -> None:
-        self.loop.run(self.tx.end_transaction(broker_addr, handle, state, remark=remark))
+    send_half_message = blocking_twin(aio.TransactionProducer.send_half_message)
+    send_half = blocking_twin(aio.TransactionProducer.send_half)
+    end_transaction = blocking_twin(aio.TransactionProducer.end_transaction)
 
     def send_message_in_transaction(
         self, msg: Message, arg: Any = None, *, timeout_s: float | None = None
     ) -> TransactionSendResult:
+        """Half, local transaction in the caller's thread, end (aio's, with a plain listener)."""
         listener = self.tx.listener
         if listener is None:
             raise ClientError("TransactionListener is null")
         try:
-            sent, handle = self.loop.run(self.tx.send_half(msg, timeout_s=timeout_s))
+            sent, handle = self.send_half(msg, timeout_s=timeout_s)
         except ClientError:
             raise
         except (RocketQError, OSError) as exc:

@@ -1,4 +1,4 @@
-"""Java-compatible hashes used by the store's formats (store.md §4.1, §5.3).
+"""Java-compatible hashes used by the store's formats (ConsumeQueue, IndexFile).
 
 ``java_string_hash`` is ``String.hashCode``: ``h = 31*h + c`` over UTF-16 code units, kept in
 a signed 32-bit int. ConsumeQueue tag codes and IndexFile key hashes are built from it.
@@ -31,6 +31,6 @@ def tags_string_to_tags_code(tags: str | None) -> int:
 
 
 def index_key_hash(key: str) -> int:
-    """IndexFile keyHash: ``abs(hashCode)``, and 0 for Integer.MIN_VALUE (store.md §5.3)."""
+    """IndexFile keyHash: ``abs(hashCode)``, and 0 for Integer.MIN_VALUE (indexKeyHashMethod)."""
     h = java_string_hash(key)
     return 0 if h == INT32_MIN else abs(h)

@@ -1,4 +1,4 @@
-"""JSON text as RocketMQ peers write it (remoting.md §1.3, §3.1.1).
+"""JSON text as RocketMQ peers write it (RemotingSerializable, C++ RemotingCommand.cpp).
 
 Java fastjson may write map keys that are numbers without quotes (``{0:"10.0.0.1:10911"}``);
 C++ jsoncpp appends a line feed. ``loads`` accepts both. ``dumps`` writes compact JSON with

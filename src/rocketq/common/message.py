@@ -1,7 +1,7 @@
 """Message, MessageExt and MessageQueue: RocketMQ's message vocabulary, IO-free.
 
 ``Message`` is what a producer sends (topic, body, flag, properties). ``MessageExt`` adds
-what the broker stores with it (store.md §2.1): queue and commitlog positions, timestamps,
+what the broker stores with it (MessageExt.java): queue and commitlog positions, timestamps,
 hosts, sysflag, CRC, reconsume count. Hosts are ``(ip, port)`` tuples; an IPv6 ip selects the
 20-byte host layout when the record is encoded.
 """
@@ -102,7 +102,7 @@ class MessageExt(Message):
 
     @property
     def offset_msg_id(self) -> str:
-        """The broker offset msgId (store host + commitlog offset, store.md §3)."""
+        """The offset msgId: store host + commitlog offset (MessageDecoder#createMessageId)."""
         return create_message_id(self.store_host, self.commitlog_offset)
 
     @property

@@ -1,4 +1,4 @@
-"""MessageClientIDSetter: the client message id (UNIQ_KEY) of store.md §3.
+"""MessageClientIDSetter: the client message id (UNIQ_KEY), built as RocketMQ's class does.
 
 16 bytes, 32 upper-case hex characters: client IPv4 address (4), low 16 bits of the pid (2),
 a per-process random number in place of Java's class-loader hash (4), milliseconds since the

@@ -74,7 +74,7 @@ STRING_HASH_SET = frozenset(
 
 
 class MessageSysFlag:
-    """Bits of a record's SYSFLAG (store.md §2.2)."""
+    """Bits of a record's SYSFLAG (RocketMQ's MessageSysFlag)."""
 
     COMPRESSED_FLAG = 0x1
     MULTI_TAGS_FLAG = 0x2

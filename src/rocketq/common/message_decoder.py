@@ -3,7 +3,8 @@
 The record layout is ``record_layout``'s; this module turns a ``MessageExt`` into those bytes
 and back. ``encode_message`` and ``decode_messages`` hand the work to the C extension when
 ``native_record`` selects it; the code here is the reference and decides every record the C
-walk leaves to it (corrupt, compressed, bad UTF-8). Batch body record (remoting.md §5.6)::
+walk leaves to it (corrupt, compressed, bad UTF-8). Batch body record (RocketMQ's
+MessageDecoder#encodeMessage)::
 
     0 TOTALSIZE i4 | 4 MAGIC i4 (0) | 8 BODYCRC i4 (0) | 12 FLAG i4 | 16 BODYLENGTH i4
     20 BODY n | PROPLEN i2 | PROPS p   = 22 + n + p
@@ -55,7 +56,7 @@ _INT32 = struct.Struct(">i")
 
 
 def body_crc(body: bytes | bytearray | memoryview) -> int:
-    """CRC32 of the stored body masked with 0x7FFFFFFF (store.md §2.3)."""
+    """CRC32 of the stored body masked with 0x7FFFFFFF (UtilAll#crc32)."""
     return zlib.crc32(body) & 0x7FFFFFFF if body else 0
 
 

@@ -1,4 +1,5 @@
-"""Offset message ids (store.md §3) and the host bytes they, and records, are made of.
+"""Offset message ids (MessageDecoder#createMessageId) and the host bytes they, and records,
+are made of.
 
 An offset msgId is the hex of the store host (IPv4: 4 address bytes, IPv6: 16) + its port
 (i4) + the record's commitlog offset (i8): 32 characters for IPv4, 56 for IPv6.

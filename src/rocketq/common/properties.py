@@ -1,4 +1,5 @@
-"""The properties string of a message (store.md §2.5): ``name 0x01 value 0x02`` per pair.
+"""The properties string of a message: ``name 0x01 value 0x02`` per pair (RocketMQ's
+MessageDecoder#messageProperties2String).
 
 Encoding keeps the trailing ``0x02`` after the last pair and skips ``None`` values. Decoding
 follows RocketMQ's ``string2messageProperties``: split on ``0x02``, skip segments shorter

@@ -1,4 +1,4 @@
-"""The sysFlag bits of a PULL_MESSAGE request (RocketMQ's PullSysFlag, remoting.md §3.2.2)."""
+"""The sysFlag bits of a PULL_MESSAGE request (RocketMQ's PullSysFlag)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The CommitLog record layout (store.md §2.1): the one place its field offsets are named.
+"""The CommitLog record layout (RocketMQ's CommitLog.MessageExtEncoder, MessageDecoder#decode):
+the one place its field offsets are named.
 
 Record (IPv4 hosts, v1 magic)::
 

@@ -1,4 +1,4 @@
-"""DefaultRequestProcessor: the name server's request handlers (remoting.md §3.1).
+"""DefaultRequestProcessor: the name server's request handlers (DefaultRequestProcessor.java).
 
 Each handler takes (channel, request) and returns the response; headers that do not parse
 raise RemotingCommandError, which the channel answers as SYSTEM_ERROR naming the field.

@@ -1,6 +1,11 @@
-"""rocketq on Spark: the ``rocketq`` topic data source and sink (``topic_source``,
-``topic_sink``, ``transactional_sink``; registered through ``pyspark_rocketq``) and jobs over
-store files. Nothing here imports pyspark or the client at package import; see docs/spark.md.
+"""rocketq on Spark: two data sources with no import between them, and the schema they share.
+
+``topic/``: the ``rocketq`` source and sink over live topics (registered through
+``pyspark_rocketq``); metadata through ``rocketq.admin``, pulls and sends through the client.
+``store/``: the ``rocketq-store`` source over store files (registered through
+``pyspark_rocketq_store``) and the jobs on top of it (export, stats, rebuild).
+``schema``: the row layout both emit. Nothing here imports pyspark or the client at package
+import; see docs/spark.md.
 """
 
 __all__: list[str] = []

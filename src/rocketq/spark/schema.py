@@ -2,7 +2,7 @@
 
 The topic source (``rocketq``) emits exactly ``TOPIC_COLUMNS``; the store-file source
 (``rocketq-store``) emits the same columns followed by ``STORE_EXTRA_COLUMNS``. Rows cross to
-the JVM as Arrow record batches (spark.md §2.2 P8: twice the rate of tuples), built by
+the JVM as Arrow record batches (twice the rate of tuples, docs/spark.md), built by
 ``RecordBatchBuilder`` from ``MessageExt`` objects. pyarrow is imported only when a batch is
 built, never at import time (Spark imports ``pyspark_*`` modules on every lookup).
 

@@ -1,4 +1,4 @@
-"""rocketq.store: RocketMQ's local message store, byte-compatible on disk (spec/store.md).
+"""rocketq.store: RocketMQ's local message store, byte-compatible on disk (docs/store-format.md).
 
 Synchronous and thread-safe; never imports asyncio. Module map:
 

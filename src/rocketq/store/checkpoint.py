@@ -1,4 +1,4 @@
-"""StoreCheckpoint: the 4096-byte ``checkpoint`` page (store.md §6).
+"""StoreCheckpoint: the 4096-byte ``checkpoint`` page (RocketMQ's StoreCheckpoint.java).
 
 Layout (``format.CHECKPOINT_STRUCT``)::
 
@@ -6,7 +6,7 @@ Layout (``format.CHECKPOINT_STRUCT``)::
     24 masterFlushedOffset i8 | 32 confirmPhyOffset i8 | zeros to 4096
 
 RocketMQ maps the page; the bytes on disk are the same when we ``pwrite`` the whole page and
-``fdatasync`` it, which also avoids a sparse mapping (reliability.md: SIGBUS on a full disk).
+``fdatasync`` it, which also avoids a sparse mapping (SIGBUS on a full disk, see mapped_file).
 A missing file reads as zeros and is created on the first flush.
 """
 

@@ -1,4 +1,4 @@
-"""Expired-file clean-up (store.md §10): CleanCommitLogService and CleanConsumeQueueService.
+"""Expired-file clean-up: CleanCommitLogService and CleanConsumeQueueService (DefaultMessageStore).
 
 CommitLog files older than ``file_reserved_time_h`` (by mtime) are deleted when the local
 hour is in ``delete_when`` or when the commitlog partition is fuller than

@@ -1,4 +1,4 @@
-"""CommitLog: the append-only message log (store.md §2; the record layout is
+"""CommitLog: the append-only message log (RocketMQ's CommitLog.java; the record layout is
 ``rocketq.common.record_layout``'s).
 
 Theory of operation: a record is encoded outside the put lock (``encode_message``); under
@@ -92,7 +92,7 @@ def check_message_and_return_size(
     delay_table: dict[int, int],
     read_properties: bool = True,
 ) -> DispatchRequest | None:
-    """Validate the record at ``pos`` (store.md §2.6); None if bad, msg_size 0 for a blank."""
+    """The record at ``pos`` as checkMessageAndReturnSize: None if bad, msg_size 0 for a blank."""
     if limit - pos < BLANK_SIZE:
         return None
     total, magic = BLANK_STRUCT.unpack_from(view, pos)
@@ -368,8 +368,8 @@ class CommitLog:
     ) -> tuple[list[DispatchRequest], int, bool]:
         """Decode committed records from ``offset`` (at most ``max_bytes`` worth).
 
-        Returns (requests, next_offset, bad): ``bad`` is True when a record failed the checks
-        of store.md §2.6 at ``next_offset``; a blank record moves to the next file.
+        Returns (requests, next_offset, bad): ``bad`` is True when a record failed
+        ``check_message_and_return_size`` at ``next_offset``; a blank moves to the next file.
         """
         requests: list[DispatchRequest] = []
         end_limit = offset + max_bytes

@@ -1,4 +1,4 @@
-"""StoreConfig: RocketMQ's ``MessageStoreConfig`` with its defaults (store.md §1).
+"""StoreConfig: RocketMQ's ``MessageStoreConfig`` with its defaults (MessageStoreConfig.java).
 
 ``broker.conf`` is a Java properties file with camelCase keys; :func:`parse_properties`
 reads that format (the broker reuses it) and :meth:`StoreConfig.from_broker_conf` maps the

@@ -1,4 +1,4 @@
-"""ConsumeQueue: the per-(topic, queue) index of commitlog positions (store.md §4.1).
+"""ConsumeQueue: the per-(topic, queue) index of commitlog positions (ConsumeQueue.java).
 
 Unit (``format.CQ_STORE_UNIT_STRUCT``), 20 bytes::
 
@@ -196,7 +196,7 @@ class ConsumeQueue:
             i = j
 
     def _fill_blanks(self, current: int, expect: int) -> None:
-        """Filler units from ``current`` to ``expect`` (store.md §4.1)."""
+        """Filler units from ``current`` to ``expect`` (ConsumeQueue#fillPreBlank)."""
         empty = self.max_physic_offset < 0 and current <= self.min_logic_offset
         if not empty:
             log.error(

@@ -58,7 +58,7 @@ class ConsumeQueueTable:
                 self.find_or_create(topic, int(qid)).load()
 
     def max_physic_end(self) -> int:
-        """The largest commitlog end any queue points to (4.x reput start, store.md §7.6)."""
+        """Largest commitlog end a queue points to (4.x reput start: DefaultMessageStore#start)."""
         return max((int(cq.get_max_physic_offset()) for cq in self.all_queues()), default=0)
 
     def topic_queue_offsets(self, min_phy_offset: int) -> dict[str, int]:

@@ -1,11 +1,11 @@
 """Fixed layouts of the store's side files: ConsumeQueue units, IndexFile, checkpoint.
 
-ConsumeQueue unit (store.md §4.1), 20 bytes::
+ConsumeQueue unit (ConsumeQueue#putMessagePositionInfo), 20 bytes::
 
     0 COMMITLOG_OFFSET i8 | 8 SIZE i4 | 12 TAGS_CODE i8
 
-IndexFile (store.md §5): a 40-byte header, ``slot_num`` 4-byte slots, ``index_num`` 20-byte
-entries (entry 0 never written)::
+IndexFile (IndexFile.java, IndexHeader.java): a 40-byte header, ``slot_num`` 4-byte slots,
+``index_num`` 20-byte entries (entry 0 never written)::
 
     header: 0 BEGIN_TIMESTAMP i8 | 8 END_TIMESTAMP i8 | 16 BEGIN_PHY_OFFSET i8
             24 END_PHY_OFFSET i8 | 32 HASH_SLOT_COUNT i4 | 36 INDEX_COUNT i4
@@ -13,7 +13,7 @@ entries (entry 0 never written)::
     entry i at 40 + 4*slot_num + 20*i: KEY_HASH i4 | PHY_OFFSET i8 | TIME_DIFF_S i4 | PREV_INDEX i4
     file size = 40 + 4*slot_num + 20*index_num
 
-Checkpoint (store.md §6), a 4096-byte page::
+Checkpoint (StoreCheckpoint.java), a 4096-byte page::
 
     0 PHYSIC_MSG_TIMESTAMP i8 | 8 LOGICS_MSG_TIMESTAMP i8 | 16 INDEX_MSG_TIMESTAMP i8
     24 MASTER_FLUSHED_OFFSET i8 | 32 CONFIRM_PHY_OFFSET i8 | zeros to 4096
@@ -32,7 +32,7 @@ CQ_STORE_UNIT_STRUCT = struct.Struct(
 )
 CQ_STORE_UNIT_SIZE = CQ_STORE_UNIT_STRUCT.size
 assert CQ_STORE_UNIT_SIZE == 20
-#: The SIZE of a filler unit, written before the first real entry of a rebuilt queue (§4.1).
+#: The SIZE of a filler unit, written before the first entry of a rebuilt queue (fillPreBlank).
 CQ_FILLER_SIZE = 0x7FFFFFFF
 CQ_BLANK_UNIT = CQ_STORE_UNIT_STRUCT.pack(0, CQ_FILLER_SIZE, 0)
 

@@ -1,4 +1,4 @@
-"""IndexFile: a hash index from ``topic#key`` to commitlog offsets (store.md §5).
+"""IndexFile: a hash index from ``topic#key`` to commitlog offsets (IndexFile.java).
 
 Layout (``format.INDEX_*``)::
 

@@ -1,4 +1,4 @@
-"""IndexService: the list of IndexFiles under ``index/`` (store.md §5.3-5.6, §7.3).
+"""IndexService: the list of IndexFiles under ``index/`` (IndexService.java).
 
 Files are named by their creation time (``yyyyMMddHHmmssSSS``, local time) and loaded in
 name order. ``build_index`` (the reput thread) indexes ``topic#UNIQ_KEY`` and ``topic#key``

@@ -2,17 +2,17 @@
 
 Theory of operation
 -------------------
-A file is created at its full configured size (store.md §1) and *preallocated* with
-``os.posix_fallocate``: a sparse mapping on a full disk turns a store into SIGBUS, which kills
-the process (reliability.md §1.6), while fallocate reports ENOSPC at creation, where it can
-become ``CREATE_MAPPED_FILE_FAILED``. Writers copy into the mapping and move ``wrote_position``;
-:meth:`flush` makes ``[flushed_position, wrote_position)`` durable and moves
-``flushed_position``: on Linux with ``fdatasync`` on the descriptor (it covers pages dirtied
-through a shared mapping and, unlike ``mmap.flush``, releases the GIL), elsewhere with msync.
-Only one thread writes a file (the CommitLog put lock or the single dispatch thread);
-readers only look below ``wrote_position``. Memoryviews handed out by
-:meth:`select_view` must be released before :meth:`close`, otherwise ``mmap.close`` raises
-``BufferError``; :meth:`close` therefore releases its own views first.
+A file is created at its full configured size (as MappedFile#init) and *preallocated* with
+``os.posix_fallocate``: a sparse mapping (RocketMQ's) on a full disk turns a store into SIGBUS,
+which kills the process (tests/e2e/test_disk_full.py), while fallocate reports ENOSPC at
+creation, where it can become ``CREATE_MAPPED_FILE_FAILED``. Writers copy into the mapping and
+move ``wrote_position``; :meth:`flush` makes ``[flushed_position, wrote_position)`` durable and
+moves ``flushed_position``: on Linux with ``fdatasync`` on the descriptor (it covers pages
+dirtied through a shared mapping and, unlike ``mmap.flush``, releases the GIL), elsewhere with
+msync. Only one thread writes a file (the CommitLog put lock or the single dispatch thread);
+readers only look below ``wrote_position``. Memoryviews handed out by :meth:`select_view` must
+be released before :meth:`close`, otherwise ``mmap.close`` raises ``BufferError``; :meth:`close`
+therefore releases its own views first.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """MappedFileQueue: a logical byte stream stored as contiguous full-size MappedFiles.
 
-File names are the 20-digit offset of their first byte (store.md §1). The file list is
+File names are the 20-digit offset of their first byte (UtilAll#offset2FileName). The file list is
 copy-on-write (a tuple replaced under a lock) so readers never lock: the writer appends
 files, the clean service removes old ones, and a reader works on the snapshot it took.
 """

@@ -4,7 +4,7 @@ Reads go through the consume queues, so a message is served only once a dispatch
 reput thread's, or the broker loop's right after the put) has dispatched it. ``get_message``
 scans units from the requested offset, asks the filter about the unit's tags code and then
 about the record (``message_filter``), and stops at ``max_count`` messages or the transfer
-byte limit; statuses and next offsets follow RocketMQ (remoting.md §3.2.2).
+byte limit; statuses and next offsets follow DefaultMessageStore#getMessage.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class MessageReader:
             return GetMessageResult(
                 GetMessageStatus.OFFSET_OVERFLOW_ONE, offset, min_offset, max_offset
             )
-        if offset > max_offset:  # nextBeginOffset = maxOffset (remoting.md §3.2.2)
+        if offset > max_offset:  # nextBeginOffset = maxOffset (as getMessage)
             return GetMessageResult(
                 GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset, min_offset, max_offset
             )

@@ -1,8 +1,9 @@
 """MessageStore: RocketMQ's DefaultMessageStore, the store's public face.
 
-``load`` takes the process lock (store.md §7.1), maps the files and recovers
+``load`` takes the process lock (the ``lock`` file), maps the files and recovers
 (``recovery.py``); ``start`` starts the flush, reput and clean services and creates ``abort``;
-``shutdown`` stops them, waits for dispatch to catch up and removes ``abort`` only then (§7.2).
+``shutdown`` stops them, waits for dispatch to catch up and removes ``abort`` only then (as
+RocketMQ's DefaultMessageStore#shutdown).
 The write side (puts, the flush and replication waits) is ``message_writer``. Reads go
 through the consume queues, so a message is served only once dispatched. The queues live in
 ``consume_queue_table``, the index in ``index_service``; the read side (``get_message`` and
@@ -137,7 +138,7 @@ class MessageStore(MessageWriter, MessageReader):
         return self.ha_service.listen_port
 
     def reput_start_offset(self) -> int:
-        """4.x rule (store.md §7.6): the max physical end over all consume queues."""
+        """4.x rule (DefaultMessageStore#start): the max physical end over all consume queues."""
         return max(self.consume_queues.max_physic_end(), max(0, self.commit_log.get_min_offset()))
 
     def shutdown(self) -> None:
@@ -207,7 +208,7 @@ class MessageStore(MessageWriter, MessageReader):
         return self.consume_queues.find(topic, queue_id)
 
     def flush_consume_queues(self, least_pages: int = 0) -> None:
-        """Flush CQs (and on a full flush the index and the checkpoint, store.md §6)."""
+        """Flush CQs; a full flush also the index and the checkpoint (FlushConsumeQueueService)."""
         logics_ts = self._last_dispatched_ts
         self.consume_queues.flush(least_pages)
         if least_pages == 0 and self.checkpoint is not None:

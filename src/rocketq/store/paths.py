@@ -1,4 +1,4 @@
-"""Paths under the store root (RocketMQ's StorePathConfigHelper, store.md §1)."""
+"""Paths under the store root (RocketMQ's StorePathConfigHelper)."""
 
 from __future__ import annotations
 

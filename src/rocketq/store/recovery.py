@@ -1,4 +1,4 @@
-"""Store load and recovery (store.md §7.3-7.6, reliability.md §1.5, §1.9).
+"""Store load and recovery (DefaultMessageStore#load/#recover, CommitLog#recoverAbnormally).
 
 Theory of operation
 -------------------
@@ -8,11 +8,11 @@ Theory of operation
    Abnormal exit (``abort`` present, or the checkpoint missing): walking back from the last
    file, the first file whose first record is valid, has a non-zero store time and was stored
    before ``checkpoint.get_min_timestamp()``; else the first file.
-3. Scan forward with CRC checks (store.md §2.6). The first bad record is the end of the
-   valid data (``process_offset``). The bytes after it, up to the last non-zero byte, are
-   copied to ``<root>/truncated/<file>.<offset>.cut`` and zeroed (zeroing stops stale records
-   past the new end from ever parsing as valid after later appends); later files are moved to
-   ``truncated/`` whole. Each cut is logged at WARNING with file, offset and reason.
+3. Scan forward with CRC checks (``check_message_and_return_size``). The first bad record is the
+   end of the valid data (``process_offset``). The bytes after it, up to the last non-zero byte,
+   are copied to ``<root>/truncated/<file>.<offset>.cut`` and zeroed (zeroing stops stale
+   records past the new end from ever parsing as valid after later appends); later files are
+   moved to ``truncated/`` whole. Each cut is logged at WARNING with file, offset and reason.
 4. Consume queues are truncated to ``process_offset``.
 5. Re-dispatch, synchronously and idempotently: from the scan start after an abnormal exit;
    from the first commitlog file when the consume queue or index directory is gone (rebuild);

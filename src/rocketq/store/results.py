@@ -1,6 +1,6 @@
 """Status enums and result objects of the store (RocketMQ's PutMessageResult/GetMessageResult).
 
-Expected outcomes are statuses, never exceptions (STYLE.md "Errors").
+Expected outcomes are statuses, never exceptions (as RocketMQ's PutMessageStatus).
 """
 
 from __future__ import annotations

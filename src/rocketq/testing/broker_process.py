@@ -26,6 +26,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def free_port_pair() -> int:
+    """A loopback port free together with the port after it (the HA port)."""
+    for _ in range(50):
+        with socket.socket() as first, socket.socket() as second:
+            first.bind(("127.0.0.1", 0))
+            port = int(first.getsockname()[1])
+            if port + 1 >= 65536:
+                continue
+            try:
+                second.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no two consecutive free ports")
+
+
 class BrokerProcess:
     def __init__(self, work_dir: Path, conf: dict[str, str]) -> None:
         self.work_dir = work_dir
@@ -76,18 +92,18 @@ class BrokerProcess:
                 booted.set()
         proc.stdout.close()
 
-    def kill(self) -> None:
-        """SIGKILL, then reap."""
-        self._signal(signal.SIGKILL)
+    def kill(self) -> int | None:
+        """SIGKILL, then reap; the exit status (None if it was not running)."""
+        return self._signal(signal.SIGKILL)
 
-    def stop(self) -> None:
-        """SIGTERM: the broker shuts down cleanly."""
-        self._signal(signal.SIGTERM)
+    def stop(self) -> int | None:
+        """SIGTERM: the broker shuts down cleanly; the exit status (None if not running)."""
+        return self._signal(signal.SIGTERM)
 
-    def _signal(self, sig: signal.Signals) -> None:
+    def _signal(self, sig: signal.Signals) -> int | None:
         proc, self.proc = self.proc, None
         if proc is None:
-            return
+            return None
         if proc.poll() is None:
             os.kill(proc.pid, sig)
         try:
@@ -97,6 +113,7 @@ class BrokerProcess:
             proc.wait(10)
         if self._reader is not None:
             self._reader.join(10)
+        return proc.returncode
 
     @property
     def running(self) -> bool:

@@ -8,28 +8,21 @@ the parent knows exactly which messages were acknowledged. Topic ``CrashTopic``,
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import threading
 
 from rocketq.common.message import MessageExt
-from rocketq.store.config import FlushDiskType, StoreConfig
+from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
+from rocketq.testing.store import small_store_config
 
 TOPIC = "CrashTopic"
 QUEUES = 4
 
 
 def store_config(root: str) -> StoreConfig:
-    return dataclasses.replace(
-        StoreConfig(),
-        store_path_root_dir=root,
-        mapped_file_size_commit_log=64 * 1024,
-        mapped_file_size_consume_queue=200 * 20,
-        flush_disk_type=FlushDiskType.SYNC_FLUSH,
-        max_hash_slot_num=1000,
-        max_index_num=4000,
-    )
+    """:func:`rocketq.testing.store.small_store_config` with 200-unit consume queue files."""
+    return small_store_config(root, mapped_file_size_consume_queue=200 * 20)
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.testing import run_broker, until
-from tests.broker.acl.conftest import (
+from rocketq.testing.acl import (
     ACCOUNTS,
     ADMIN,
     NORMAL,
@@ -26,7 +26,7 @@ from tests.broker.acl.conftest import (
     signed,
     write_acl,
 )
-from tests.e2e.wire import send_request
+from rocketq.testing.wire import send_request
 
 NEW = ("NewcomerAK", "NewcomerSK")
 

@@ -4,7 +4,6 @@ push and lite pull consumers against a broker with ``aclEnable=true``."""
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import NoPermissionError
 from rocketq.store.message_store import MessageStore
 from rocketq.testing import until
-from tests.broker.acl.conftest import (
+from rocketq.testing.acl import (
     ADMIN,
     NORMAL,
     PUB_ONLY,
@@ -28,7 +27,8 @@ from tests.broker.acl.conftest import (
     WHITE,
     AclCluster,
 )
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.wait import collect_sync
 
 CONSUME_WAIT_S = 30.0
 
@@ -99,11 +99,8 @@ def blocking_scenario(namesrv_addr: str) -> tuple[list[SendStatus], list[Message
         **credentials(NORMAL),
     )
     consumer.subscribe("TopicB")
-    got: list[MessageExt] = []
     with consumer:
-        deadline = time.monotonic() + CONSUME_WAIT_S
-        while len(got) < 4 and time.monotonic() < deadline:
-            got.extend(consumer.poll(0.5))
+        got = collect_sync(lambda: consumer.poll(0.5), 4, CONSUME_WAIT_S)
     return statuses, got
 
 

@@ -1,6 +1,7 @@
 """Every request code the broker serves, for five accounts, against an explicit table of what
-each code needs (reliability.md §4.1, S2): about 190 cells, checked in process through the
-same parse + validate the broker's hook runs."""
+each code needs (RocketMQ 4.9.8's PlainAccessValidator#parse plus the stricter rules of
+RELIABILITY.md): about 190 cells, checked in process through the same parse + validate the
+broker's hook runs."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from rocketq.errors import AclError
 from rocketq.remoting.bodies import LockBatchRequestBody, MessageQueueData
 from rocketq.remoting.codes import RequestCode
 from rocketq.remoting.command import RemotingCommand
-from tests.broker.acl.conftest import ACCOUNTS, ADMIN, NORMAL, PUB_ONLY, SUB_ONLY, signed, write_acl
-from tests.e2e.wire import heartbeat, pull_request, send_request
+from rocketq.testing.acl import ACCOUNTS, ADMIN, NORMAL, PUB_ONLY, SUB_ONLY, signed, write_acl
+from rocketq.testing.wire import heartbeat, pull_request, send_request
 
 DENIED = ("DeniedAK1", "DeniedSK1")
 PRINCIPALS = {"admin": ADMIN, "pub_only": PUB_ONLY, "sub_only": SUB_ONLY, "normal": NORMAL}

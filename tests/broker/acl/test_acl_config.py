@@ -12,7 +12,7 @@ from rocketq.broker.acl.permission import DENY, PUB, SUB
 from rocketq.broker.acl.plain_acl_config import parse_plain_acl
 from rocketq.errors import ConfigError
 from rocketq.testing import run_broker
-from tests.broker.acl.conftest import ACCOUNTS, write_acl
+from rocketq.testing.acl import ACCOUNTS, write_acl
 
 # RocketMQ 4.9's distribution/conf/plain_acl.yml, as shipped
 DISTRIBUTION_PLAIN_ACL = b"""

@@ -13,7 +13,7 @@ import pytest
 from rocketq.admin import AsyncAdminClient
 from rocketq.common.topic_config import TopicConfig
 from rocketq.testing import until
-from tests.broker.acl.conftest import ADMIN, NORMAL, PUB_ONLY, SUB_ONLY, WHITE, AclCluster
+from rocketq.testing.acl import ADMIN, NORMAL, PUB_ONLY, SUB_ONLY, WHITE, AclCluster
 from tests.interop.cpp_runner import run_driver, start_driver
 
 pytestmark = [

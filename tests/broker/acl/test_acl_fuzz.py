@@ -20,24 +20,21 @@ from rocketq.remoting.acl import (
     SIGNATURE,
     combine_request_content,
 )
-from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import decode, encode
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.testing import run_broker, run_namesrv
-from rocketq.testing.fuzz import mutate_frame
-from tests.broker.acl.conftest import (
+from rocketq.testing.acl import (
     ACCOUNTS,
     ADMIN,
     NORMAL,
-    SMALL_STORE,
     WAIT_S,
     AclCluster,
+    run_acl_cluster,
     signed,
-    write_acl,
 )
-from tests.broker.acl.test_acl_matrix import REQUESTS
-from tests.e2e.wire import pull_request, send_request
+from rocketq.testing.fuzz import mutate_frame
+from rocketq.testing.wire import pull_request, send_request
+from tests.broker.acl.acl_requests import REQUESTS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "remoting" / "fixtures"
 HARNESS = ("HarnessAK", "HarnessSK")  # the credentials of the captured ACL sessions
@@ -90,7 +87,7 @@ def mutate_acl(rng: random.Random, cmd: RemotingCommand) -> RemotingCommand:
 
 
 def same_signed_request(a: RemotingCommand, b: RemotingCommand) -> bool:
-    """Still the seed as far as the signature goes (a protocol property, reliability.md §4.2)."""
+    """Still the seed as far as the signature goes (AclClientRPCHook signs the values only)."""
     keys = (ACCESS_KEY, SIGNATURE)
     return all(a.ext_fields.get(k) == b.ext_fields.get(k) for k in keys) and (
         combine_request_content(a.ext_fields, a.body)
@@ -100,17 +97,9 @@ def same_signed_request(a: RemotingCommand, b: RemotingCommand) -> bool:
 
 @pytest.fixture
 async def harness_cluster(tmp_path: Path) -> AsyncIterator[AclCluster]:
-    root = tmp_path / "store"
     harness = {"accessKey": HARNESS[0], "secretKey": HARNESS[1], "defaultTopicPerm": "PUB|SUB"}
-    write_acl(root / "config" / "plain_acl.yml", [*ACCOUNTS, harness])
-    async with (
-        run_namesrv() as ns,
-        run_broker(
-            root, namesrv_addr=ns.addr, store_properties=dict(SMALL_STORE), acl_enable=True
-        ) as broker,
-        RemotingClient() as client,
-    ):
-        yield AclCluster(ns, broker, client, root)
+    async with run_acl_cluster(tmp_path, [*ACCOUNTS, harness]) as cluster:
+        yield cluster
 
 
 async def send_raw(cluster: AclCluster, payload: bytes) -> None:

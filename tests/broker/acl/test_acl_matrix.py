@@ -4,16 +4,13 @@ nothing a refused request carried is stored."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
 from rocketq.common.message_decoder import decode_messages
 from rocketq.remoting.acl import sign_request
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import CreateTopicRequestHeader, UpdateConsumerOffsetRequestHeader
-from tests.broker.acl.conftest import (
+from rocketq.testing.acl import (
     ADMIN,
     NORMAL,
     PUB_ONLY,
@@ -22,51 +19,13 @@ from tests.broker.acl.conftest import (
     AclCluster,
     signed,
 )
-from tests.e2e.wire import heartbeat, pull_request, send_request
+from rocketq.testing.wire import heartbeat, pull_request, send_request
+from tests.broker.acl.acl_requests import REQUESTS, runtime_info
 
 UNKNOWN = ("NobodyAK1", "NobodySK1")
 WRONG_SECRET = (NORMAL[0], "not-the-secret")
 WHITE_WRONG_SECRET = (WHITE[0], "not-the-secret")
 
-
-def offset_update(group: str, topic: str, offset: int) -> RemotingCommand:
-    header = UpdateConsumerOffsetRequestHeader(
-        consumer_group=group, topic=topic, queue_id=0, commit_offset=offset
-    )
-    return RemotingCommand.create_request(
-        RequestCode.UPDATE_CONSUMER_OFFSET, header.to_ext_fields()
-    )
-
-
-def create_topic(topic: str) -> RemotingCommand:
-    header = CreateTopicRequestHeader(
-        topic=topic,
-        default_topic="TBW102",
-        read_queue_nums=4,
-        write_queue_nums=4,
-        perm=6,
-        topic_filter_type="SINGLE_TAG",
-        order=False,
-    )
-    return RemotingCommand.create_request(
-        RequestCode.UPDATE_AND_CREATE_TOPIC, header.to_ext_fields()
-    )
-
-
-def runtime_info() -> RemotingCommand:
-    return RemotingCommand.create_request(RequestCode.GET_BROKER_RUNTIME_INFO)
-
-
-REQUESTS: dict[str, Callable[[str], RemotingCommand]] = {
-    "send": lambda who: send_request(
-        "TopicA", f"from-{who}".encode(), code=RequestCode.SEND_MESSAGE_V2
-    ),
-    "pull": lambda who: pull_request("GroupA", "TopicA", 0, 0, suspend_ms=0),
-    "heartbeat": lambda who: heartbeat(f"127.0.0.1@{who}", "GroupA", "TopicA"),
-    "offset": lambda who: offset_update("GroupA", "TopicA", 700 + len(who)),
-    "create_topic": lambda who: create_topic(f"Created-{who}"),
-    "runtime_info": lambda who: runtime_info(),
-}
 
 # what each principal may do (True = allowed), and the resource named when refused
 MATRIX: dict[str, tuple[tuple[str, str] | None, dict[str, bool]]] = {

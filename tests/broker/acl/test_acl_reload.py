@@ -10,8 +10,8 @@ from pathlib import Path
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.testing import until
-from tests.broker.acl.conftest import ACCOUNTS, NORMAL, WAIT_S, AclCluster, signed, write_acl
-from tests.e2e.wire import send_request
+from rocketq.testing.acl import ACCOUNTS, NORMAL, WAIT_S, AclCluster, signed, write_acl
+from rocketq.testing.wire import send_request
 
 SENDERS = 4
 ROUNDS = 5

@@ -15,9 +15,9 @@ from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.codes import RequestCode, ResponseCode
 from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.headers import EndTransactionRequestHeader
+from rocketq.testing.acl import NORMAL, WAIT_S, AclCluster
+from rocketq.testing.cluster import FAST_CLIENT
 from rocketq.testing.wait import until
-from tests.broker.acl.conftest import NORMAL, WAIT_S, AclCluster
-from tests.client.conftest import FAST_CLIENT
 
 TOPIC = "TxAcl"
 

@@ -1,6 +1,6 @@
 """What a request needs (PlainAccessValidator.parse): its account, signature and resources.
 
-Resources per request code (reliability.md §4.1; groups as their ``%RETRY%`` topic):
+Resources per request code (4.9.8's PlainAccessValidator#parse; groups as their ``%RETRY%`` topic):
 
 - SEND_MESSAGE 10, SEND_MESSAGE_V2 310, SEND_BATCH_MESSAGE 320, SEND_REPLY_MESSAGE 324/325:
   topic PUB; to a ``%RETRY%`` topic: SUB on the group named in the header instead.
@@ -13,7 +13,7 @@ Resources per request code (reliability.md §4.1; groups as their ``%RETRY%`` to
 - any other code: a valid signature of a known account.
 
 SEND_BATCH_MESSAGE, offsets queries, LOCK/UNLOCK and offset lookups are checked stricter than
-RocketMQ 4.9 does (reliability.md S2). A header or body that does not parse raises AclError:
+RocketMQ 4.9 does (RELIABILITY.md, ACL). A header or body that does not parse raises AclError:
 nothing is known about what it asks for, so it is refused.
 """
 

@@ -6,7 +6,7 @@ retry prefix is a group. ``check_permission(needed, owned)``: an owned DENY refu
 ANY is met by PUB or SUB; otherwise the bits must overlap.
 
 Which request codes need an admin account: RocketMQ's five (topic and group create/delete,
-UPDATE_BROKER_CONFIG) plus, stricter and harmless for real clients (reliability.md S2), every
+UPDATE_BROKER_CONFIG) plus, stricter and harmless for real clients (RELIABILITY.md, ACL), every
 other code that changes topics, groups, offsets, broker config or the ACL itself.
 """
 

@@ -1,4 +1,4 @@
-"""AdminBrokerProcessor's consumer and group codes (remoting.md §3.4): who is connected
+"""AdminBrokerProcessor's consumer and group codes: who is connected
 (203, 204, 300), how far groups are (208, 43), queue stats (202, 321), delay progress (45),
 and the subscription groups (200, 201, 207). Each answers as 4.9.8's AdminBrokerProcessor:
 compact fastjson (43, 45 and 201 are also what a slave copies from its master every 10 s).

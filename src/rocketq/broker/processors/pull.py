@@ -1,4 +1,4 @@
-"""PullMessageProcessor: PULL_MESSAGE, with long polling (remoting.md §3.2.2).
+"""PullMessageProcessor: PULL_MESSAGE, with long polling (PullRequestHoldService).
 
 Store status -> reply code, as RocketMQ 4.9 answers:
 

@@ -1,5 +1,5 @@
 """SendMessageProcessor: SEND_MESSAGE (10), SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and
-CONSUMER_SEND_MSG_BACK (36) (remoting.md §3.2.1, §3.2.9, §6.5, §6.6).
+CONSUMER_SEND_MSG_BACK (36), as RocketMQ's SendMessageProcessor.
 
 Order of checks (AbstractSendMessageProcessor.msgCheck): broker writable, topic name valid,
 topic not reserved, topic exists or is auto-created from ``defaultTopic``, queue id in range;

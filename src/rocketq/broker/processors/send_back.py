@@ -1,7 +1,7 @@
-"""CONSUMER_SEND_MSG_BACK (36; remoting.md §6.6): a consumer hands back a message it could not
-consume. It goes to ``%RETRY%<group>`` with a delay level (3 + its reconsume times unless the
-request names one), or to ``%DLQ%<group>`` past the group's ``retryMaxTimes`` (or the
-request's, from version 121) or with a negative delay level.
+"""CONSUMER_SEND_MSG_BACK (36; SendMessageProcessor#asyncConsumerSendMsgBack): a consumer hands
+back a message it could not consume. It goes to ``%RETRY%<group>`` with a delay level (3 + its
+reconsume times unless the request names one), or to ``%DLQ%<group>`` past the group's
+``retryMaxTimes`` (or the request's, from version 121) or with a negative delay level.
 """
 
 from __future__ import annotations

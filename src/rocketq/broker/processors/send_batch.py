@@ -1,4 +1,4 @@
-"""A batch send (SEND_BATCH_MESSAGE 320, or code 10 with ``batch="1"``; remoting.md §3.2.9).
+"""A batch send (SEND_BATCH_MESSAGE 320, or code 10 with ``batch="1"``; asyncSendBatchMessage).
 
 C++ 1.2.3 sends batches as code 10 with ``batch="1"`` and compresses the whole batch body when
 it is 4 KiB or larger; that body is inflated before it is split. A batch send is answered at

@@ -1,4 +1,4 @@
-"""MQClientAPI: one coroutine per client -> broker / name server request (remoting.md §3.1-3.2).
+"""MQClientAPI: one coroutine per client -> broker / name server request (MQClientAPIImpl).
 
 Each builds the typed header, invokes through the shared ``RemotingClient`` and turns the reply
 into a result or raises ``rocketq.errors.for_code(code, remark)``.

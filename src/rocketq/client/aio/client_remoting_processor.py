@@ -1,4 +1,4 @@
-"""ClientRemotingProcessor: requests a broker sends to this client (remoting.md §3.3).
+"""ClientRemotingProcessor: requests a broker sends to this client (ClientRemotingProcessor.java).
 
 GET_CONSUMER_RUNNING_INFO (307) answers the named group's ConsumerRunningInfo;
 CONSUME_MESSAGE_DIRECTLY (309) runs the group's listener on the record in the body and answers

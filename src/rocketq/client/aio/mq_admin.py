@@ -1,14 +1,49 @@
-"""MQAdmin: the message queries RocketMQ's producers and consumers offer (``MQAdmin``), for
-the asyncio Producer, PushConsumer and LitePullConsumer; each runs ``MQAdminImpl`` on the
-client instance's connections, so the client must be started."""
+"""MQAdmin: the message queries RocketMQ's producers, consumers and admin client offer
+(``MQAdmin``, implemented once by ``MQAdminImpl``).
+
+Each call is ``MQAdminImpl``'s method of the same name, run on the object's connections: the
+client instance's for the asyncio Producer, PushConsumer and LitePullConsumer (so the client
+must be started), the admin client's own for ``AsyncAdminClient``. The signatures are written
+once, in ``MQAdminImpl``; ``ImplCall`` forwards them with their types.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, Generic, ParamSpec, Self, TypeVar, overload
 
-from rocketq.client.aio.mq_admin_impl import MAX_TIMESTAMP, MQAdminImpl, QueryResult
-from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.client.aio.mq_admin_impl import MQAdminImpl
 from rocketq.errors import IllegalStateError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class ImplCall(Generic[P, R]):
+    """An MQAdmin call: ``MQAdminImpl``'s method of the same name on the object's connections."""
+
+    def __init__(self, call: Callable[Concatenate[MQAdminImpl, P], Coroutine[Any, Any, R]]) -> None:
+        self.__wrapped__ = call
+        self.__name__ = call.__name__
+        self.__doc__ = call.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        if name != self.__name__:
+            raise TypeError(f"{owner.__name__}.{name} forwards {self.__name__}: names must match")
+
+    @overload
+    def __get__(self, admin: None, owner: type) -> Self: ...
+
+    @overload
+    def __get__(self, admin: MQAdmin, owner: type) -> Callable[P, Coroutine[Any, Any, R]]: ...
+
+    def __get__(
+        self, admin: MQAdmin | None, owner: type
+    ) -> Self | Callable[P, Coroutine[Any, Any, R]]:
+        if admin is None:
+            return self
+        return functools.partial(self.__wrapped__, admin._mq_admin_impl())
 
 
 class MQAdmin:
@@ -20,32 +55,10 @@ class MQAdmin:
             raise IllegalStateError(f"the {type(self).__name__} is not started")
         return MQAdminImpl(instance.remoting, instance.config.request_timeout_s)
 
-    async def view_message(self, msg_id: str, topic: str | None = None) -> MessageExt:
-        """viewMessage: by offset msgId; with ``topic`` a client msgId (uniq key) too."""
-        return await self._mq_admin_impl().view_message(msg_id, topic)
-
-    async def query_message(
-        self,
-        topic: str,
-        key: str,
-        max_num: int = 32,
-        begin_ms: int = 0,
-        end_ms: int = MAX_TIMESTAMP,
-    ) -> QueryResult:
-        """queryMessage: messages of ``topic`` with ``key`` in KEYS, over all its brokers."""
-        return await self._mq_admin_impl().query_message(topic, key, max_num, begin_ms, end_ms)
-
-    async def query_message_by_uniq_key(self, topic: str, uniq_key: str) -> MessageExt | None:
-        return await self._mq_admin_impl().query_message_by_uniq_key(topic, uniq_key)
-
-    async def search_offset(self, mq: MessageQueue, timestamp_ms: int) -> int:
-        return await self._mq_admin_impl().search_offset(mq, timestamp_ms)
-
-    async def max_offset(self, mq: MessageQueue) -> int:
-        return await self._mq_admin_impl().max_offset(mq)
-
-    async def min_offset(self, mq: MessageQueue) -> int:
-        return await self._mq_admin_impl().min_offset(mq)
-
-    async def earliest_msg_store_time(self, mq: MessageQueue) -> int:
-        return await self._mq_admin_impl().earliest_msg_store_time(mq)
+    view_message = ImplCall(MQAdminImpl.view_message)
+    query_message = ImplCall(MQAdminImpl.query_message)
+    query_message_by_uniq_key = ImplCall(MQAdminImpl.query_message_by_uniq_key)
+    search_offset = ImplCall(MQAdminImpl.search_offset)
+    max_offset = ImplCall(MQAdminImpl.max_offset)
+    min_offset = ImplCall(MQAdminImpl.min_offset)
+    earliest_msg_store_time = ImplCall(MQAdminImpl.earliest_msg_store_time)

@@ -112,11 +112,23 @@ class MQAdminImpl:
         max_num: int = 32,
         begin_ms: int = 0,
         end_ms: int = MAX_TIMESTAMP,
-        *,
-        is_uniq_key: bool = False,
     ) -> QueryResult:
-        """Messages of ``topic`` whose KEYS hold ``key`` (or whose UNIQ_KEY is ``key``), from
-        every broker of the topic; NoMessageError when none matches."""
+        """queryMessage: messages of ``topic`` whose KEYS hold ``key``, from every broker of the
+        topic; NoMessageError when none matches."""
+        return await self._query_message(topic, key, max_num, begin_ms, end_ms, is_uniq_key=False)
+
+    async def _query_message(
+        self,
+        topic: str,
+        key: str,
+        max_num: int,
+        begin_ms: int,
+        end_ms: int,
+        *,
+        is_uniq_key: bool,
+    ) -> QueryResult:
+        """MQAdminImpl.queryMessage(..., isUniqKey): the uniq-key flag stays inside, as in
+        RocketMQ, where the public calls are queryMessage and queryMessageByUniqKey."""
         result = QueryResult()
         header = h.QueryMessageRequestHeader(
             topic=topic, key=key, max_num=max_num, begin_timestamp=begin_ms, end_timestamp=end_ms
@@ -156,7 +168,7 @@ class MQAdminImpl:
         except ValueError as exc:
             raise ClientError(f"{uniq_key!r} is not a uniq key: {exc}") from None
         try:
-            result = await self.query_message(
+            result = await self._query_message(
                 topic, uniq_key, UNIQ_KEY_QUERY_MAX_NUM, begin, MAX_TIMESTAMP, is_uniq_key=True
             )
         except NoMessageError:

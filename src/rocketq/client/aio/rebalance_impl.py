@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 async def compute_pull_from_where(
     instance: MQClientInstance, store: OffsetStore, config: ConsumerConfig, mq: MessageQueue
 ) -> int:
-    """RebalancePushImpl.computePullFromWhere (remoting.md §6.8); -1: do not start the queue."""
+    """RebalancePushImpl.computePullFromWhere; -1: do not start the queue."""
     store.remove_offset(mq)
     last = await store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
     if last >= 0:

@@ -1,0 +1,274 @@
+"""``deliveryGuarantee=exactly_once``: the sink on RocketMQ transactional (half) messages.
+
+Theory of operation (docs/spark.md, "Writing"). Tasks send every row as a *half message*
+(stored, not delivered) tagged ``SPARK_TXN=<writeId>:<batchId>``, and return the halves' handles
+as their commit message; nothing a task sends is visible yet. Spark calls the driver's
+``commit(messages, batchId)`` once, after every task succeeded, with the messages of the
+successful attempts only. The driver then
+
+1. looks up ``batchId`` in the ledger (``<checkpointLocation>/rocketq-sink/<writeId>/``);
+2. if the batch is not there, writes the ledger entry first (the msg ids it will commit;
+   atomic: temporary file, fsync, rename), then sends COMMIT for exactly those handles;
+3. if the batch is there (a replay: the driver died after deciding, before Spark recorded the
+   batch), sends ROLLBACK for the new halves: the batch's rows were committed the first time.
+
+``abort`` rolls back what it is given. Halves of failed task attempts, and of a driver that
+died between the tasks and the commit, are never listed, so never committed: when the broker
+checks them back (CHECK_TRANSACTION_STATE, to any live producer of the group: the driver's
+or an executor's), ``LedgerListener`` answers from the ledger: COMMIT if the half's msg id is
+in its batch's entry, ROLLBACK if the batch is decided without it, UNKNOWN while the batch is
+undecided (tasks may still be running). The ledger is the only state; it must be on storage
+the driver and executors can read (the checkpoint location, as Spark requires for streams).
+
+A streaming query's checkpoint is its identity (``writeId`` = ``stream``); a batch write gets
+a fresh ``writeId`` per job and uses batch id 0.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from rocketq.client import LocalTransactionState, TransactionHandle, TransactionProducer
+from rocketq.common.message import Message, MessageExt
+from rocketq.errors import ClientError, RocketQError, SparkOptionError
+from rocketq.spark.topic.options import WriteOptions
+from rocketq.spark.topic.sink import check_input_schema, row_to_message
+
+log = logging.getLogger(__name__)
+
+PROPERTY_SPARK_TXN = "SPARK_TXN"
+HALVES_IN_FLIGHT = 64
+ENDS_IN_FLIGHT = 64
+END_ATTEMPTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class TxnLedger:
+    """Decided batches of one write: ``<root>/<batchId>.json`` lists the msg ids committed."""
+
+    root: str
+
+    def path(self, batch_id: int) -> Path:
+        return Path(self.root) / f"{batch_id}.json"
+
+    def decided(self, batch_id: int) -> set[str] | None:
+        try:
+            text = self.path(batch_id).read_text()
+        except FileNotFoundError:
+            return None
+        return set(json.loads(text)["committed"])
+
+    def record(self, batch_id: int, msg_ids: list[str]) -> None:
+        final = self.path(batch_id)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.with_suffix(".tmp")
+        with tmp.open("w") as f:
+            json.dump({"batchId": batch_id, "committed": sorted(msg_ids)}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, final)
+        dir_fd = os.open(final.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerListener:
+    """The check-back resolver: answers from the ledger, never from a live task."""
+
+    ledger: TxnLedger
+    write_id: str
+
+    def execute_local_transaction(self, msg: Message, arg: Any) -> LocalTransactionState:
+        return LocalTransactionState.UNKNOWN  # the sink never sends in-transaction
+
+    def check_local_transaction(self, msg: MessageExt) -> LocalTransactionState:
+        tag = msg.properties.get(PROPERTY_SPARK_TXN, "")
+        write_id, _, batch = tag.rpartition(":")
+        if write_id != self.write_id or not batch.isdigit():
+            return LocalTransactionState.UNKNOWN  # another write's half: not ours to decide
+        decided = self.ledger.decided(int(batch))
+        if decided is None:
+            return LocalTransactionState.UNKNOWN
+        committed = msg.uniq_key in decided
+        return LocalTransactionState.COMMIT if committed else LocalTransactionState.ROLLBACK
+
+
+class TxnProducerCache:
+    """One started TransactionProducer per (name server, group, ledger) in a process."""
+
+    _producers: ClassVar[dict[tuple[str, str, str], TransactionProducer]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def get(cls, options: WriteOptions, listener: LedgerListener) -> TransactionProducer:
+        key = (options.name_server, options.producer_group, listener.ledger.root)
+        with cls._lock:
+            producer = cls._producers.get(key)
+            if producer is None:
+                producer = TransactionProducer(
+                    options.producer_group,
+                    listener,
+                    namesrv_addr=options.name_server,
+                    send_msg_timeout_s=options.send_timeout_ms / 1000,
+                    instance_name=f"spark-txn-{uuid.uuid4().hex[:12]}",
+                )
+                producer.start()
+                cls._producers[key] = producer
+            return producer
+
+
+@dataclass
+class TxnCommitMessage(WriterCommitMessage):
+    handles: list[TransactionHandle] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TxnWrite:
+    """What tasks and the driver share about one transactional write (picklable)."""
+
+    options: WriteOptions
+    write_id: str
+    ledger: TxnLedger
+
+    @property
+    def listener(self) -> LedgerListener:
+        return LedgerListener(self.ledger, self.write_id)
+
+    def producer(self) -> TransactionProducer:
+        return TxnProducerCache.get(self.options, self.listener)
+
+
+def send_halves(batches: Iterator[Any], write: TxnWrite, batch_id: int) -> TxnCommitMessage:
+    """A task: every row as a half message; the handles once every send succeeded."""
+    producer = write.producer()
+    tag = f"{write.write_id}:{batch_id}"
+    in_flight: list[Future[TransactionHandle]] = []
+    handles: list[TransactionHandle] = []
+    for batch in batches:
+        names = batch.schema.names
+        columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
+        for values in zip(*columns, strict=True):
+            msg, sharding_key = row_to_message(dict(zip(names, values, strict=True)), write.options)
+            if sharding_key is not None or msg.delay_time_level > 0:
+                raise ClientError("exactly_once takes neither shardingKey nor delayLevel rows")
+            msg.put_property(PROPERTY_SPARK_TXN, tag)
+            in_flight.append(producer.loop.submit(producer.tx.send_half_message(msg)))
+            if len(in_flight) >= HALVES_IN_FLIGHT:
+                handles.append(in_flight.pop(0).result())
+    handles.extend(f.result() for f in in_flight)
+    return TxnCommitMessage(handles=handles)
+
+
+def handles_of(messages: list[WriterCommitMessage | None]) -> list[TransactionHandle]:
+    return [h for m in messages if isinstance(m, TxnCommitMessage) for h in m.handles]
+
+
+def end_all(
+    write: TxnWrite, handles: list[TransactionHandle], state: LocalTransactionState
+) -> None:
+    """End every handle, ``ENDS_IN_FLIGHT`` at a time; a failed end is retried, and one that
+    still fails is left to the ledger-backed check-back."""
+    producer = write.producer()
+    pending = list(handles)
+    for attempt in range(END_ATTEMPTS):
+        failed: list[TransactionHandle] = []
+        for start in range(0, len(pending), ENDS_IN_FLIGHT):
+            chunk = pending[start : start + ENDS_IN_FLIGHT]
+            futures = [
+                producer.loop.submit(producer.tx.end_transaction(None, h, state)) for h in chunk
+            ]
+            for handle, future in zip(chunk, futures, strict=True):
+                try:
+                    future.result()
+                except (RocketQError, OSError) as exc:
+                    failed.append(handle)
+                    if attempt == END_ATTEMPTS - 1:
+                        log.warning(
+                            "ending %s as %s failed (%r); a check-back will", handle, state, exc
+                        )
+        if not failed:
+            return
+        pending = failed
+
+
+def commit_batch(
+    write: TxnWrite, messages: list[WriterCommitMessage | None], batch_id: int
+) -> None:
+    handles = handles_of(messages)
+    decided = write.ledger.decided(batch_id)
+    if decided is None:
+        write.ledger.record(batch_id, [h.msg_id for h in handles])
+        end_all(write, handles, LocalTransactionState.COMMIT)
+        return
+    log.info("batch %d was decided before (a replay): rolling back its new halves", batch_id)
+    end_all(write, [h for h in handles if h.msg_id not in decided], LocalTransactionState.ROLLBACK)
+
+
+def abort_batch(write: TxnWrite, messages: list[WriterCommitMessage | None], batch_id: int) -> None:
+    if write.ledger.decided(batch_id) is None:
+        end_all(write, handles_of(messages), LocalTransactionState.ROLLBACK)
+
+
+def txn_write(options: WriteOptions, write_id: str) -> TxnWrite:
+    if options.checkpoint_location is None:
+        raise SparkOptionError(
+            "deliveryGuarantee=exactly_once needs the checkpointLocation option: the sink keeps"
+            " its transaction ledger there, where the driver and executors can read it"
+        )
+    root = Path(options.checkpoint_location) / "rocketq-sink" / write_id
+    return TxnWrite(options, write_id, TxnLedger(str(root)))
+
+
+class TopicTxnBatchWriter(DataSourceArrowWriter):
+    def __init__(self, options: WriteOptions, schema: StructType, overwrite: bool) -> None:
+        if overwrite:
+            raise SparkOptionError("a topic is append-only: use mode('append'), not overwrite")
+        check_input_schema(schema, options)
+        self.write_state = txn_write(options, f"job-{uuid.uuid4().hex}")
+
+    def write(self, iterator: Iterator[Any]) -> TxnCommitMessage:
+        return send_halves(iterator, self.write_state, 0)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        commit_batch(self.write_state, messages, 0)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        abort_batch(self.write_state, messages, 0)
+
+
+class TopicTxnStreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, options: WriteOptions, schema: StructType, overwrite: bool) -> None:
+        check_input_schema(schema, options)
+        self.write_state = txn_write(options, "stream")
+
+    def write(self, iterator: Iterator[Any]) -> TxnCommitMessage:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        batch_id = int(context.getLocalProperty("streaming.sql.batchId") or -1) if context else -1
+        return send_halves(iterator, self.write_state, batch_id)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        commit_batch(self.write_state, messages, batchId)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        abort_batch(self.write_state, messages, batchId)

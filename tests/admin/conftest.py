@@ -1,7 +1,0 @@
-"""Fixtures: the client tests' name server + broker cluster (real servers on 127.0.0.1:0)."""
-
-from __future__ import annotations
-
-from tests.client.conftest import Cluster, cluster
-
-__all__ = ["Cluster", "cluster"]
