@@ -49,9 +49,10 @@ from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_messages, encode_batch_messages
 from rocketq.remoting import event_loop
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import PullMessageRequestHeader, SendMessageRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader, SendMessageRequestHeader
+from rocketq.response_code import ResponseCode
 
 
 def send_command(topic: str, queue_id: int, body: bytes, *, batch: bool = False) -> RemotingCommand:

@@ -27,7 +27,7 @@ from figures import Probe
 from rocketq.common.message import Message
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
+from rocketq.response_code import ResponseCode
 
 DISPATCH_WAIT_S = 3.0
 

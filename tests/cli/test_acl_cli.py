@@ -8,7 +8,8 @@ import yaml
 from click.testing import CliRunner, Result
 
 from rocketq.cli.main import cli
-from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
 from rocketq.testing.acl import ADMIN, NORMAL, AclCluster, signed
 from rocketq.testing.wire import send_request
 

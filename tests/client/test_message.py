@@ -16,8 +16,12 @@ from rocketq.client.message import (
 )
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.subscription import build_subscription_data, is_tag_matched, parse_tags
 from rocketq.errors import ClientError, FilterExpressionError
+from rocketq.remoting.protocol.subscription import (
+    build_subscription_data,
+    is_tag_matched,
+    parse_tags,
+)
 
 
 def test_message_keywords_become_rocketmq_properties() -> None:

@@ -409,8 +409,9 @@ def _wait(predicate: Any, timeout_s: float = 20) -> bool:
 async def test_resume_check_half_message_puts_a_discarded_half_back_to_be_checked_again(
     tmp_path: Path,
 ) -> None:
-    from rocketq.remoting.codes import RequestCode, ResponseCode
-    from rocketq.remoting.command import RemotingCommand
+    from rocketq.remoting.protocol.codes import RequestCode
+    from rocketq.remoting.protocol.command import RemotingCommand
+    from rocketq.response_code import ResponseCode
 
     async with cluster(tmp_path / "s", **FAST_CHECKS, transaction_check_max=2) as (addr, broker):
         listener = Listener(execute=UNKNOWN, check=UNKNOWN)

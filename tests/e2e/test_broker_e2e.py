@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.config_manager import parse_fastjson
 from rocketq.common import message_decoder as codec
 from rocketq.common.message import Message
 from rocketq.common.message_id import decode_message_id
 from rocketq.common.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND
-from rocketq.remoting.bodies import ConsumerListBody
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.bodies import ConsumerListBody
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.topic_route import TopicRouteData
+from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker, until
 from tests.e2e.conftest import SMALL_STORE, Cluster
 from tests.e2e.wire import (
@@ -166,7 +167,7 @@ async def test_new_group_starts_at_zero_and_committed_offsets_persist(cluster: C
         "offset"
     ] == "1"
     cluster.broker.consumer_offset_manager.persist()
-    saved = parse_fastjson((cluster.store_root / "config" / "consumerOffset.json").read_text())
+    saved = fastjson.loads((cluster.store_root / "config" / "consumerOffset.json").read_text())
     assert saved["offsetTable"]["T6@G6"] == {"0": 1}
 
 

@@ -17,13 +17,13 @@ import pytest
 
 from rocketq.common import message_decoder as codec
 from rocketq.common.pull_sys_flag import FLAG_SUBSCRIPTION, FLAG_SUSPEND
-from rocketq.common.subscription import SubscriptionData
-from rocketq.remoting.bodies import ConsumerData, HeartbeatData
-from rocketq.remoting.check_client import CheckClientRequestBody
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import PullMessageRequestHeader
+from rocketq.remoting.protocol.bodies import CheckClientRequestBody, ConsumerData, HeartbeatData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader
+from rocketq.remoting.protocol.subscription import SubscriptionData
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.wait import until
 from tests.e2e.conftest import SMALL_STORE, Cluster

@@ -12,9 +12,10 @@ from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.common.message_id import decode_message_id
 from rocketq.common.topic import TRANS_HALF_TOPIC
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import EndTransactionRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import EndTransactionRequestHeader
+from rocketq.response_code import ResponseCode
 from rocketq.testing.cluster import Cluster
 from rocketq.testing.wait import until
 from rocketq.testing.wire import send_request

@@ -19,7 +19,7 @@ import pytest
 from rocketq.broker import BrokerController
 from rocketq.common.topic_config import TopicConfig
 from rocketq.namesrv import NamesrvController
-from rocketq.remoting.codes import ResponseCode
+from rocketq.response_code import ResponseCode
 from rocketq.store.check import check_store
 from rocketq.testing import run_broker, run_namesrv, until
 from tests.interop.cpp_runner import DriverRun, run_driver, start_driver

@@ -16,7 +16,7 @@ from rocketq.remoting.acl import (
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import decode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -11,9 +11,9 @@ import pytest
 from rocketq.errors import RemotingTimeoutError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 
 ECHO, HELD = 1000, 1001
 WAIT = 5.0

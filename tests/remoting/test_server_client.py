@@ -16,10 +16,11 @@ from rocketq.errors import RemotingConnectError, RemotingTimeoutError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import FrameDecoder, encode
-from rocketq.remoting.codes import RequestCode, ResponseCode, SerializeType
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import GetRouteInfoRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode, SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import GetRouteInfoRequestHeader
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 from rocketq.testing.fuzz import mutate_frame
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -10,17 +10,20 @@ from __future__ import annotations
 import json
 
 from rocketq.errors import for_code
-from rocketq.remoting.acl_headers import (
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.acl_bodies import (
+    GetBrokerClusterAclConfigResponseBody,
+    PlainAccessConfig,
+)
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     CreateAccessConfigRequestHeader,
     DeleteAccessConfigRequestHeader,
     GetBrokerAclConfigResponseHeader,
-    GetBrokerClusterAclConfigResponseBody,
-    PlainAccessConfig,
     UpdateGlobalWhiteAddrsConfigRequestHeader,
 )
-from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 
 DEFAULT_TIMEOUT_S = 5.0
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from rocketq.admin import acl
 from rocketq.admin.core import AdminCore
-from rocketq.remoting.acl_headers import (
-    GetBrokerAclConfigResponseHeader,
+from rocketq.remoting.protocol.acl_bodies import (
     GetBrokerClusterAclConfigResponseBody,
     PlainAccessConfig,
+)
+from rocketq.remoting.protocol.headers import (
+    GetBrokerAclConfigResponseHeader,
 )
 
 

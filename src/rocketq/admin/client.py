@@ -23,7 +23,7 @@ from rocketq.admin.namesrv import NamesrvAdmin
 from rocketq.admin.stats import StatsAdmin
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ClientError
-from rocketq.remoting.topic_route import MASTER_ID
+from rocketq.remoting.protocol.topic_route import MASTER_ID
 
 
 class AsyncAdminClient(StatsAdmin, ConsumerAdmin, NamesrvAdmin, BrokerAdmin, AclAdmin):

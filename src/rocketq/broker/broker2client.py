@@ -15,14 +15,15 @@ import asyncio
 import logging
 
 from rocketq.broker.broker_context import BrokerContext
-from rocketq.common import json_text
 from rocketq.errors import RemotingError, RemotingTimeoutError
-from rocketq.remoting.bodies import MessageQueueData
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import VERSION_V3_1_8, RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.consumer_bodies import ResetOffsetBody
-from rocketq.remoting.headers import ResetOffsetRequestHeader
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.bodies import MessageQueueData
+from rocketq.remoting.protocol.codes import VERSION_V3_1_8, RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.consumer_bodies import ResetOffsetBody
+from rocketq.remoting.protocol.headers import ResetOffsetRequestHeader
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +111,7 @@ class Broker2Client:
         ).to_ext_fields()
         body = ResetOffsetBody(offset_table=table)
         for info in infos:
-            data = (
-                json_text.dumps(body.to_json_for_c()) if info.language == "CPP" else body.encode()
-            )
+            data = fastjson.dumps(body.to_json_for_c()) if info.language == "CPP" else body.encode()
             request = RemotingCommand.create_request(
                 RequestCode.RESET_CONSUMER_CLIENT_OFFSET, dict(header), data
             )

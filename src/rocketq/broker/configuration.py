@@ -29,11 +29,11 @@ from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.config import BROKER_KEYS, STORE_KEYS, BrokerConfig
-from rocketq.common.data_version import DataVersion
 from rocketq.common.java_properties import parse_properties
 from rocketq.common.topic_config import is_readable, is_writeable
 from rocketq.errors import ConfigError
-from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
 
 CONFIG_BLACK_LIST = frozenset({"configBlackList", "brokerConfigPath"})
 START_ONLY_KEYS = frozenset(

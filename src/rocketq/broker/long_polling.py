@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
 

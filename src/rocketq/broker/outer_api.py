@@ -13,10 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import RegisterBrokerRequestHeader, UnRegisterBrokerRequestHeader
-from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
+    RegisterBrokerRequestHeader,
+    UnRegisterBrokerRequestHeader,
+)
+from rocketq.remoting.protocol.register_broker_body import (
+    RegisterBrokerBody,
+    TopicConfigSerializeWrapper,
+)
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

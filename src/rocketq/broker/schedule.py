@@ -18,13 +18,14 @@ import time
 from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
-from rocketq.broker.config_manager import ConfigManager, int_keys
+from rocketq.broker.config_manager import ConfigManager
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import clock
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
 from rocketq.common.topic import SCHEDULE_QUEUE_NUMS, SCHEDULE_TOPIC
+from rocketq.remoting.protocol import fastjson
 from rocketq.store.results import GetMessageStatus
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,9 @@ class ScheduleMessageService(ConfigManager):
         return {"offsetTable": dict(sorted(self.offset_table.items()))}
 
     def decode(self, obj: dict[str, Any]) -> None:
-        self.offset_table = {k: int(v) for k, v in int_keys(obj.get("offsetTable") or {}).items()}
+        self.offset_table = {
+            k: int(v) for k, v in fastjson.int_keys(obj.get("offsetTable") or {}).items()
+        }
 
     def start(self, *, deliver: bool = True) -> None:
         """Load the delay offsets; deliver due messages unless ``deliver`` is False (a

@@ -22,16 +22,17 @@ import asyncio
 import logging
 from typing import Any, Protocol
 
-from rocketq.broker.config_manager import int_keys, parse_fastjson
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.errors import RocketQError
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import UpdateConsumerOffsetRequestHeader
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import UpdateConsumerOffsetRequestHeader
+from rocketq.response_code import ResponseCode
 
 
 class SlaveSyncBroker(Protocol):
@@ -83,7 +84,7 @@ class SlaveSynchronize:
         response = await self.c.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
         if response.code != ResponseCode.SUCCESS:
             raise ValueError(f"master answered {code} with {response.code}: {response.remark}")
-        obj = parse_fastjson(bytes(response.body or b"").decode("utf-8"))
+        obj = fastjson.loads(bytes(response.body or b"").decode("utf-8"))
         if not isinstance(obj, dict):
             raise ValueError(f"master's answer to {code} is not a JSON object")
         return obj
@@ -112,7 +113,7 @@ class SlaveSynchronize:
         (the master's table) is updated to what the master now holds."""
         for (key, queue_id), offset in list(self.committed_here.items()):
             table = theirs.get(key)
-            known = int_keys(table) if isinstance(table, dict) else {}
+            known = fastjson.int_keys(table) if isinstance(table, dict) else {}
             if int(known.get(queue_id, -1)) < offset:
                 topic, _, group = key.partition("@")
                 header = UpdateConsumerOffsetRequestHeader(

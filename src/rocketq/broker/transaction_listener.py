@@ -18,9 +18,9 @@ from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
 from rocketq.common.topic import TRANS_CHECK_MAX_TIME_TOPIC
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import CheckTransactionStateRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import CheckTransactionStateRequestHeader
 
 if TYPE_CHECKING:
     from rocketq.broker.broker_context import BrokerContext

@@ -16,8 +16,8 @@ import click
 from rocketq.admin import acl as acl_admin
 from rocketq.errors import RocketQError
 from rocketq.remoting.acl import AclClientRPCHook
-from rocketq.remoting.acl_headers import PlainAccessConfig
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.acl_bodies import PlainAccessConfig
 
 T = TypeVar("T")
 

@@ -14,8 +14,8 @@ from rocketq.admin import AsyncAdminClient
 from rocketq.admin import acl as acl_admin
 from rocketq.cli.admin_context import AdminContext, admin_command
 from rocketq.remoting.acl import AclClientRPCHook
-from rocketq.remoting.acl_headers import PlainAccessConfig
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.acl_bodies import PlainAccessConfig
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])

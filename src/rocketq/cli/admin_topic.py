@@ -9,7 +9,7 @@ from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms
 from rocketq.cli.table import Cell, format_table
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE, TopicConfig
-from rocketq.remoting.admin_bodies import TopicStatsTable
+from rocketq.remoting.protocol.admin_bodies import TopicStatsTable
 
 PERM_READ_WRITE = PERM_READ | PERM_WRITE
 # TopicSysFlag's bits, set by updateTopic's -u and -s

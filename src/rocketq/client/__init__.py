@@ -26,7 +26,7 @@ from rocketq.client.transaction import (
 )
 from rocketq.client.transaction_producer import TransactionProducer
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
+from rocketq.remoting.protocol.bodies import ConsumeFromWhere, MessageModel
 
 __all__ = [
     "ClientConfig",

@@ -26,8 +26,8 @@ from typing import Any, TypeAlias
 from rocketq.errors import RemotingConnectError, RemotingError
 from rocketq.remoting.channel_requests import RequestInvoker
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from rocketq.remoting.channel import (
     ServerRpcHook,
 )
 from rocketq.remoting.codec import MAX_FRAME_SIZE
-from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.event_loop import loop_kind
+from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from rocketq.errors import RemotingCommandError, RemotingConnectError, RemotingTimeoutError
 from rocketq.remoting.client import RpcHook, parse_addr
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

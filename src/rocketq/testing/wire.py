@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from rocketq.common.pull_sys_flag import FLAG_SUBSCRIPTION
-from rocketq.common.subscription import SubscriptionData
-from rocketq.remoting.bodies import (
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.bodies import (
     ConsumeFromWhere,
     ConsumerData,
     ConsumeType,
@@ -14,14 +14,15 @@ from rocketq.remoting.bodies import (
     MessageModel,
     ProducerData,
 )
-from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     CreateTopicRequestHeader,
     PullMessageRequestHeader,
     SendMessageRequestHeader,
 )
+from rocketq.remoting.protocol.subscription import SubscriptionData
+from rocketq.response_code import ResponseCode
 
 
 def props_text(props: dict[str, str]) -> str:

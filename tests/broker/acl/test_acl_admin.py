@@ -11,10 +11,11 @@ import yaml
 from rocketq.admin import acl as acl_admin
 from rocketq.errors import BrokerResponseError, ConfigError, NoPermissionError
 from rocketq.remoting.acl import AclClientRPCHook
-from rocketq.remoting.acl_headers import PlainAccessConfig
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.acl_bodies import PlainAccessConfig
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker, until
 from rocketq.testing.acl import (
     ACCOUNTS,

@@ -33,8 +33,8 @@ import yaml
 
 from rocketq.broker.acl.permission import parse_perm_from_string, parse_resource_perms
 from rocketq.broker.acl.remote_address import RemoteAddressStrategy, get_remote_address_strategy
-from rocketq.common.data_version import DataVersion
 from rocketq.errors import ConfigError, RemotingCommandError
+from rocketq.remoting.protocol.data_version import DataVersion
 
 ACCESS_KEY_MIN_LENGTH = 6  # AclConstants: keys must be longer than this
 SECRET_KEY_MIN_LENGTH = 6

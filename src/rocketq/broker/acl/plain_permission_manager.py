@@ -49,7 +49,7 @@ from rocketq.broker.acl.plain_acl_config import (
 from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC, is_retry_topic
 from rocketq.errors import AclError, ConfigError
 from rocketq.remoting.acl import verify_signature
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
 

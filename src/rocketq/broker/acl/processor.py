@@ -20,19 +20,22 @@ from rocketq.broker.acl.plain_acl_config import CONFIG_ACCOUNTS, check_keys, tex
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.broker.config import BrokerConfig
 from rocketq.errors import ConfigError, RemotingCommandError
-from rocketq.remoting.acl_headers import (
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.protocol.acl_bodies import (
+    GetBrokerClusterAclConfigResponseBody,
+    PlainAccessConfig,
+    split_list,
+)
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     CreateAccessConfigRequestHeader,
     DeleteAccessConfigRequestHeader,
     GetBrokerAclConfigResponseHeader,
-    GetBrokerClusterAclConfigResponseBody,
-    PlainAccessConfig,
     UpdateGlobalWhiteAddrsConfigRequestHeader,
-    split_list,
 )
-from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 
 ACL_DISABLED = "ACL is not enabled on this broker (aclEnable=false)"
 

@@ -12,16 +12,17 @@ from rocketq.broker.disk_info import disk_runtime_info
 from rocketq.common.topic import validate_topic
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     CreateTopicRequestHeader,
     DeleteTopicRequestHeader,
     QueryMessageRequestHeader,
     QueryMessageResponseHeader,
     ViewMessageRequestHeader,
 )
-from rocketq.remoting.topic_route import KVTable
+from rocketq.remoting.protocol.topic_route import KVTable
+from rocketq.response_code import ResponseCode
 from rocketq.store.config import BrokerRole
 
 DEFAULT_QUERY_MAX_NUM = 32

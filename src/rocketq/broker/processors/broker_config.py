@@ -12,10 +12,11 @@ from rocketq.broker.configuration import (
     string_to_properties,
 )
 from rocketq.errors import ConfigError
-from rocketq.remoting.admin_headers import GetBrokerConfigResponseHeader
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import GetBrokerConfigResponseHeader
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 
 from rocketq.broker.stats_item import StatsSnapshot
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.stats_bodies import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import ViewBrokerStatsDataRequestHeader
+from rocketq.remoting.protocol.stats_bodies import (
     BrokerStatsData,
     BrokerStatsItem,
-    ViewBrokerStatsDataRequestHeader,
 )
+from rocketq.response_code import ResponseCode
 
 if TYPE_CHECKING:
     from rocketq.broker.broker_context import BrokerContext

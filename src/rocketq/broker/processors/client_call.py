@@ -11,13 +11,14 @@ from rocketq.broker.broker2client import Broker2Client
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.common.message_id import decode_message_id
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     ConsumeMessageDirectlyResultRequestHeader,
     GetConsumerRunningInfoRequestHeader,
     ResetOffsetRequestHeader,
 )
+from rocketq.response_code import ResponseCode
 
 
 class ClientCallProcessor:

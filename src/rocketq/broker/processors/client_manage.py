@@ -12,11 +12,12 @@ import logging
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
 from rocketq.broker.property_filter import compile_selector, property_filter_disabled_remark
-from rocketq.common.subscription import is_tag_type
 from rocketq.common.topic import retry_topic
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import FilterExpressionError
-from rocketq.remoting.bodies import (
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.protocol.bodies import (
+    CheckClientRequestBody,
     ConsumerListBody,
     HeartbeatData,
     LockBatchRequestBody,
@@ -24,14 +25,14 @@ from rocketq.remoting.bodies import (
     MessageQueueData,
     UnlockBatchRequestBody,
 )
-from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.check_client import CheckClientRequestBody
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     GetConsumerListByGroupRequestHeader,
     UnregisterClientRequestHeader,
 )
+from rocketq.remoting.protocol.subscription import is_tag_type
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

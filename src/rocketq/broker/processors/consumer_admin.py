@@ -10,9 +10,9 @@ import asyncio
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
-from rocketq.broker.config_manager import to_fastjson
-from rocketq.common.data_version import DataVersion
-from rocketq.remoting.admin_bodies import (
+from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.admin_bodies import (
     Connection,
     ConsumerConnection,
     ConsumeStats,
@@ -22,15 +22,11 @@ from rocketq.remoting.admin_bodies import (
     TopicOffset,
     TopicStatsTable,
 )
-from rocketq.remoting.admin_headers import (
-    DeleteSubscriptionGroupRequestHeader,
-    QueryConsumeQueueRequestHeader,
-)
-from rocketq.remoting.bodies import MessageQueueData
-from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.group_bodies import (
+from rocketq.remoting.protocol.bodies import MessageQueueData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.group_bodies import (
     ConsumeQueueData,
     ConsumerOffsetSerializeWrapper,
     DelayOffsetSerializeWrapper,
@@ -38,13 +34,16 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.headers import (
+    DeleteSubscriptionGroupRequestHeader,
     GetConsumerConnectionListRequestHeader,
     GetConsumeStatsRequestHeader,
     GetProducerConnectionListRequestHeader,
     GetTopicStatsInfoRequestHeader,
+    QueryConsumeQueueRequestHeader,
     QueryTopicConsumeByWhoRequestHeader,
 )
+from rocketq.response_code import ResponseCode
 
 # Java reads at most to the end of one consume queue file (300,000 units by default)
 MAX_QUERY_CONSUME_QUEUE_UNITS = 300_000
@@ -217,7 +216,7 @@ class ConsumerAdminProcessor:
                 body.filter_data = f"{h.consumer_group}@{h.topic} is not online!"
             else:  # JSON.toJSONString(filterData, true): "null" for a tag subscription
                 manager = self.c.consumer_manager
-                body.filter_data = to_fastjson(
+                body.filter_data = fastjson.dumps_pretty(
                     manager.consumer_filter_data(h.consumer_group, h.topic)
                 )
         if not units:

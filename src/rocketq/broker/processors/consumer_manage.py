@@ -13,9 +13,9 @@ import asyncio
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     GetEarliestMsgStoretimeRequestHeader,
     GetMaxOffsetRequestHeader,
     GetMinOffsetRequestHeader,
@@ -23,6 +23,7 @@ from rocketq.remoting.headers import (
     SearchOffsetRequestHeader,
     UpdateConsumerOffsetRequestHeader,
 )
+from rocketq.response_code import ResponseCode
 
 
 def _ok(**fields: int) -> RemotingCommand:

@@ -38,12 +38,13 @@ from rocketq.common.message_id import decode_message_id
 from rocketq.common.topic import TRANS_HALF_TOPIC
 from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     EndTransactionRequestHeader,
     ResumeCheckHalfMessageRequestHeader,
 )
+from rocketq.response_code import ResponseCode
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 if TYPE_CHECKING:

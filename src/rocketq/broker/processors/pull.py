@@ -12,7 +12,7 @@ Store status -> reply code, as RocketMQ 4.9 answers:
 Every reply with those codes carries all four header fields. A held pull is re-run once, by
 the hold service, without the suspend permission. The broker filters by the consume queue's
 tags code only and returns the records as stored; the client checks the exact TAGS string
-(``rocketq.common.subscription`` says where each filter runs).
+(``rocketq.remoting.protocol.subscription`` says where each filter runs).
 """
 
 from __future__ import annotations
@@ -32,15 +32,20 @@ from rocketq.common.pull_sys_flag import (
     has_subscription_flag,
     has_suspend_flag,
 )
-from rocketq.common.subscription import SubscriptionData, build_subscription_data, is_tag_type
 from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError
-from rocketq.remoting.bodies import MessageModel
 from rocketq.remoting.channel import FastResult, RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import PullMessageRequestHeader, PullMessageResponseHeader
-from rocketq.remoting.topic_route import MASTER_ID
+from rocketq.remoting.protocol.bodies import MessageModel
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader, PullMessageResponseHeader
+from rocketq.remoting.protocol.subscription import (
+    SubscriptionData,
+    build_subscription_data,
+    is_tag_type,
+)
+from rocketq.remoting.protocol.topic_route import MASTER_ID
+from rocketq.response_code import ResponseCode
 from rocketq.store.config import BrokerRole
 from rocketq.store.results import GetMessageResult, GetMessageStatus
 

@@ -20,15 +20,16 @@ from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt
 from rocketq.common.properties import decode_properties, properties_to_string
 from rocketq.errors import RemotingError
-from rocketq.remoting.admin_headers import ReplyMessageRequestHeader
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
+    ReplyMessageRequestHeader,
     SendMessageRequestHeader,
     SendMessageRequestHeaderV2,
     SendMessageResponseHeader,
 )
+from rocketq.response_code import ResponseCode
 
 # our own generator: threads of a library must not draw from (or disturb) the global
 # random state an application seeds

@@ -50,9 +50,10 @@ from rocketq.common.topic import (
 )
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.remoting.channel import FastResult, RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
+from rocketq.response_code import ResponseCode
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult
 

@@ -18,9 +18,9 @@ from rocketq.common.message import MessageExt
 from rocketq.common.topic import dlq_topic, retry_topic
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import ConsumerSendMsgBackRequestHeader
+from rocketq.response_code import ResponseCode
 
 # our own generator: threads of a library must not draw from (or disturb) the global
 # random state an application seeds

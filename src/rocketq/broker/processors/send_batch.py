@@ -25,9 +25,9 @@ from rocketq.common.message_decoder import decode_batch_messages
 from rocketq.common.properties import decode_properties
 from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import SendMessageRequestHeader
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import SendMessageRequestHeader
+from rocketq.response_code import ResponseCode
 from rocketq.store.results import PutMessageResult
 
 

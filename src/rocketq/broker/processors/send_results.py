@@ -12,9 +12,9 @@ from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_id import create_message_id
 from rocketq.common.topic import SCHEDULE_TOPIC
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import SendMessageResponseHeader
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import SendMessageResponseHeader
+from rocketq.response_code import ResponseCode
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 REGION_ID = "DefaultRegion"

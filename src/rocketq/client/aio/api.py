@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import SubscriptionData
 from rocketq.errors import for_code
-from rocketq.remoting import headers as h
-from rocketq.remoting.bodies import (
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.bodies import (
+    CheckClientRequestBody,
     ConsumerListBody,
     HeartbeatData,
     LockBatchRequestBody,
@@ -19,11 +20,11 @@ from rocketq.remoting.bodies import (
     MessageQueueData,
     UnlockBatchRequestBody,
 )
-from rocketq.remoting.check_client import CheckClientRequestBody
-from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.subscription import SubscriptionData
+from rocketq.remoting.protocol.topic_route import TopicRouteData
+from rocketq.response_code import ResponseCode
 
 _SEND_STATUS = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,

@@ -29,7 +29,7 @@ from rocketq.client.message import restore_retry_topic
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import ConsumeStatus
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.remoting.bodies import MessageModel
+from rocketq.remoting.protocol.bodies import MessageModel
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from rocketq.errors import (
     RemotingError,
     RemotingTimeoutError,
 )
-from rocketq.remoting.headers import SendMessageRequestHeader
+from rocketq.remoting.protocol.headers import SendMessageRequestHeader
 
 log = logging.getLogger(__name__)
 

@@ -41,12 +41,12 @@ from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import PullStatus
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.common.subscription import build_subscription_data
 from rocketq.common.topic import retry_topic
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
-from rocketq.remoting.consumer_bodies import ConsumeMessageDirectlyResult
-from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
+from rocketq.remoting.protocol.bodies import ConsumeFromWhere, ConsumeType, MessageModel
+from rocketq.remoting.protocol.consumer_bodies import ConsumeMessageDirectlyResult
+from rocketq.remoting.protocol.headers import ConsumerSendMsgBackRequestHeader
+from rocketq.remoting.protocol.subscription import build_subscription_data
 
 log = logging.getLogger(__name__)
 

@@ -25,10 +25,10 @@ from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.properties import decode_properties
 from rocketq.errors import ClientError, RequestTimeoutError
-from rocketq.remoting.admin_headers import ReplyMessageRequestHeader
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import ReplyMessageRequestHeader
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

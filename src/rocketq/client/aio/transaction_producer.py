@@ -27,7 +27,7 @@ from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_id import decode_message_id
 from rocketq.errors import ClientError, RocketQError
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.headers import (
     CheckTransactionStateRequestHeader,
     EndTransactionRequestHeader,
 )
