@@ -18,7 +18,7 @@ from rocketq.remoting.protocol.bodies import ConsumerListBody
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.topic_route import TopicRouteData
 from rocketq.response_code import ResponseCode
-from rocketq.testing import run_broker
+from rocketq.testing import run_broker, until
 from tests.e2e.conftest import SMALL_STORE, Cluster
 from tests.e2e.wire import (
     heartbeat,
@@ -116,13 +116,18 @@ async def test_long_polling_answers_as_soon_as_a_message_arrives(cluster: Cluste
     )
     start = time.monotonic()
     pending = asyncio.ensure_future(cluster.client.invoke(cluster.broker_addr, held, WAIT))
-    await asyncio.sleep(0.3)
+    hold = cluster.broker.pull_request_hold_service
+    assert await until(lambda: len(hold.held_pulls()) == 1, 5)  # suspended in the broker
+    assert [(p.topic, p.queue_id, p.pull_from_this_offset) for p in hold.held_pulls()] == [
+        ("T4", 0, 1)
+    ]
     assert not pending.done()
     await send(cluster, "T4", b"second")
     response = await asyncio.wait_for(pending, WAIT)
     assert time.monotonic() - start < 5.0
     assert response.code == ResponseCode.SUCCESS
     assert [m.body for m in codec.decode_messages(response.body)] == [b"second"]
+    assert hold.held_pulls() == []
 
 
 async def test_long_polling_times_out_with_pull_not_found(cluster: Cluster) -> None:

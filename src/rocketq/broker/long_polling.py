@@ -107,6 +107,10 @@ class PullRequestHoldService:
     def held_count(self) -> int:
         return sum(len(v) for v in self._table.values())
 
+    def held_pulls(self) -> list[PullRequest]:
+        """The pulls held now (RocketMQ's ``pullRequestTable``, flattened), to inspect."""
+        return [pull for held in self._table.values() for pull in held]
+
     def suspend_pull_request(self, pull: PullRequest) -> None:
         """Hold ``pull`` until a matching message arrives or its timeout passes."""
         loop = self._loop or asyncio.get_running_loop()
