@@ -190,7 +190,7 @@ async def latency_rocketq(server: peers.Server, plan: Plan, body: bytes) -> Figu
         await consumer.start()
         try:
             deadline = time.perf_counter() + TIMEOUT_S
-            while len(consumer.assigned_queues()) < QUEUES and time.perf_counter() < deadline:
+            while len(consumer.assigned_queues()) < QUEUES and time.perf_counter() < deadline:  # noqa: ASYNC110 -- bounded wait for the rebalance
                 await asyncio.sleep(0.05)
             await asyncio.sleep(0.5)  # the pull loops park their first long poll
 

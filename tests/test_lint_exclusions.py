@@ -155,12 +155,12 @@ def test_mypy_excludes_and_overrides_name_third_party_or_generated_modules_only(
     exclude = mypy.get("exclude", [])
     patterns = [exclude] if isinstance(exclude, str) else exclude
     assert hand_written_matches(patterns, regex=True) == {}
-    ours = []
-    for override in mypy.get("overrides", []):
-        modules = override["module"]
-        for module in [modules] if isinstance(modules, str) else modules:
-            if module.split(".")[0] in FIRST_PARTY:
-                ours.append(module)
+    ours = [
+        module
+        for override in mypy.get("overrides", [])
+        for module in _as_list(override["module"])
+        if module.split(".")[0] in FIRST_PARTY
+    ]
     assert ours == [], "a mypy override on our own modules relaxes a hand-written module"
 
 
@@ -172,3 +172,7 @@ def test_no_module_switches_a_checker_off_and_every_excuse_names_its_code() -> N
         for number, what in suppressions((ROOT / path).read_text(encoding="utf-8"))
     ]
     assert found == []
+
+
+def _as_list(modules: str | list[str]) -> list[str]:
+    return [modules] if isinstance(modules, str) else modules

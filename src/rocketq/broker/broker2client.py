@@ -120,8 +120,6 @@ class Broker2Client:
             try:
                 await info.channel.invoke_oneway(request)
                 log.info("[reset-offset] %s %s sent to %s", topic, group, info.client_id)
-            except (RemotingError, OSError) as exc:
-                log.error(
-                    "[reset-offset] %s %s to %s failed: %s", topic, group, info.client_id, exc
-                )
+            except (RemotingError, OSError):
+                log.exception("[reset-offset] %s %s to %s failed", topic, group, info.client_id)
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body.encode())

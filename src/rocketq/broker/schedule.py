@@ -96,7 +96,7 @@ class ScheduleMessageService(ConfigManager):
                 ):
                     self._last_persist = time.monotonic()
                     await asyncio.to_thread(self.persist)
-            except Exception:
+            except Exception:  # the delay service outlives one failed delivery round; logged
                 log.exception("schedule delivery failed")
                 delivered = 0
             if not delivered:

@@ -86,7 +86,7 @@ class SlaveSynchronize:
             raise ValueError(f"master answered {code} with {response.code}: {response.remark}")
         obj = fastjson.loads(bytes(response.body or b"").decode("utf-8"))
         if not isinstance(obj, dict):
-            raise ValueError(f"master's answer to {code} is not a JSON object")
+            raise ValueError(f"master's answer to {code} is not a JSON object")  # noqa: TRY004 -- a malformed master answer, not a caller's bug
         return obj
 
     async def _sync_topic_config(self, addr: str) -> None:

@@ -135,7 +135,7 @@ class TransactionalMessageCheckService:
             self._wakeup.clear()
             try:
                 await self.check()
-            except Exception:
+            except Exception:  # the check service outlives a failed round
                 log.exception("transaction check failed")
             self.rounds += 1
 

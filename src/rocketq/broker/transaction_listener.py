@@ -62,7 +62,7 @@ class TransactionalMessageCheckListener:
         log.debug("check of %s (queue offset %d) to %s", uniq, msg.queue_offset, channel)
         try:
             await channel.invoke_oneway(request)
-        except Exception as exc:  # a dead producer must not stop the scan
+        except Exception as exc:  # noqa: BLE001 -- a dead producer must not stop the scan
             log.info("check transaction to %s failed: %r", channel.remote_addr, exc)
 
     async def resolve_discard_msg(self, msg: MessageExt) -> None:

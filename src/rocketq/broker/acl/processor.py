@@ -11,6 +11,7 @@ file that a later ``aclEnable=true`` would trust.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -150,7 +151,7 @@ class AclAdminProcessor:
         async def change(manager: PlainPermissionManager) -> str | None:
             h = UpdateGlobalWhiteAddrsConfigRequestHeader.from_ext_fields(request.ext_fields)
             target = h.acl_file_full_path
-            if target and Path(target).resolve() != manager.path.resolve():
+            if target and not await asyncio.to_thread(_same_file, Path(target), manager.path):
                 return f"{target} is not this broker's ACL file"
             await manager.update_global_white_addrs(split_list(h.global_white_addrs) or [])
             return None
@@ -189,3 +190,8 @@ class AclAdminProcessor:
             ],
         )
         return _response(ResponseCode.SUCCESS, body=body.encode())
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (resolve() stats the disk: off the loop)."""
+    return a.resolve() == b.resolve()

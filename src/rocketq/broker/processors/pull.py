@@ -33,7 +33,7 @@ from rocketq.common.pull_sys_flag import (
     has_suspend_flag,
 )
 from rocketq.common.topic_config import is_readable
-from rocketq.errors import FilterExpressionError
+from rocketq.errors import FilterExpressionError, RemotingError
 from rocketq.remoting.channel import FastResult, RemotingChannel
 from rocketq.remoting.protocol.bodies import MessageModel
 from rocketq.remoting.protocol.codes import RequestCode
@@ -93,7 +93,7 @@ class PullMessageProcessor:
         response.response_to(pull.request)
         try:
             await pull.channel.send(response)
-        except Exception as exc:
+        except (RemotingError, OSError) as exc:
             log.info("answering held pull to %s failed: %s", pull.channel.remote_addr, exc)
 
     def _process(

@@ -123,7 +123,7 @@ class SendMessageProcessor:
         def done(result: PutMessageResult) -> None:
             try:
                 response = self._answer_one(h.topic, prepared, result, started)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- any failure answers SYSTEM_ERROR, with the reason
                 log.warning("answering a send to %s failed: %r", h.topic, exc)
                 response = _error(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
             deferred.answer(response)

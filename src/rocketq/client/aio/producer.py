@@ -338,5 +338,5 @@ def _call_back(task: asyncio.Task[SendResult], callback: SendCallback) -> None:
             callback(None, task.exception())
         else:
             callback(task.result(), None)
-    except Exception:
+    except Exception:  # a user callback's error must not break the client's reply path
         log.exception("send callback failed")
