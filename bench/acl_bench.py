@@ -30,7 +30,8 @@ from rocketq.broker.acl.access_resource import parse
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.remoting.acl import AclClientRPCHook, sign_request
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker
 
 ACCOUNT = ("BenchAK01", "BenchSK01")

@@ -28,9 +28,10 @@ from rocketq.common.filter import parse_sql92
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_record_properties, encode_message
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import PullMessageRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker
 
 SELECTOR = "a > 100 AND color IN ('red', 'blue') AND TAGS IS NOT NULL"

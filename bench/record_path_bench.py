@@ -34,9 +34,9 @@ except ImportError:  # before
     scan_file = None  # type: ignore[assignment]
 
 try:  # after issue 8
-    from rocketq.common.subscription import SubscriptionData
+    from rocketq.remoting.protocol.subscription import SubscriptionData
 except ImportError:  # before
-    from rocketq.remoting.bodies import SubscriptionData  # type: ignore[attr-defined,no-redef]
+    from rocketq.remoting.protocol.bodies import SubscriptionData  # type: ignore[attr-defined,no-redef]
 
 RECORDS = 20_000
 STORED = 5_000

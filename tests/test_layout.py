@@ -31,11 +31,8 @@ PENDING = {
     ("tests.client.test_transaction_timing", "tests.client.test_transaction_producer"),
     ("tests.e2e.test_pull_filters", "tests.e2e.test_broker_e2e"),
     ("tests.interop.test_cpp_transaction", "tests.interop.test_cpp_client"),
-    ("tests.common.test_native_record", "tests.common.test_record_round_trip"),
-    ("tests.namesrv.test_cpp_interop", "tests.namesrv.test_namesrv_server"),
     ("tests.spark.test_store_columns", "tests.common.vectors"),
     ("tests.spark.test_store_split", "tests.common.native_paths"),
-    ("tests.store.test_native_scan", "tests.common.native_paths"),
 }
 
 

@@ -51,6 +51,6 @@ def test_the_main_classes_import_from_their_package_roots() -> None:
     assert TopicConfig.__module__ == "rocketq.common.topic_config"
     assert NamesrvController.__module__ == "rocketq.namesrv.server"
     assert RemotingClient.__module__ == "rocketq.remoting.client"
-    assert RemotingCommand.__module__ == "rocketq.remoting.command"
+    assert RemotingCommand.__module__ == "rocketq.remoting.protocol.command"
     assert StoreConfig.__module__ == "rocketq.store.config"
     assert PutMessageStatus.PUT_OK.is_ok

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rocketq.response_code import ResponseCode
+
 
 class RocketQError(Exception):
     """Root of every error rocketq raises."""
@@ -85,7 +87,7 @@ class AclError(RocketQError):
 class BrokerResponseError(RocketQError):
     """A broker or name server answered with a non-success response code."""
 
-    code: ClassVar[int] = -1
+    code: ClassVar[ResponseCode | int] = -1  # a subclass names its ResponseCode
     retriable: ClassVar[bool] = False
 
     def __init__(self, remark: str = "", *, code: int | None = None) -> None:
@@ -98,115 +100,115 @@ class BrokerResponseError(RocketQError):
 
 
 class SystemError_(BrokerResponseError):  # the trailing _ avoids shadowing the builtin
-    code = 1
+    code = ResponseCode.SYSTEM_ERROR
     retriable = True
 
 
 class SystemBusyError(BrokerResponseError):
-    code = 2
+    code = ResponseCode.SYSTEM_BUSY
     retriable = True
 
 
 class RequestCodeNotSupportedError(BrokerResponseError):
-    code = 3
+    code = ResponseCode.REQUEST_CODE_NOT_SUPPORTED
 
 
 class FlushDiskTimeoutError(BrokerResponseError):
-    code = 10
+    code = ResponseCode.FLUSH_DISK_TIMEOUT
     retriable = True
 
 
 class SlaveNotAvailableError(BrokerResponseError):
-    code = 11
+    code = ResponseCode.SLAVE_NOT_AVAILABLE
     retriable = True
 
 
 class FlushSlaveTimeoutError(BrokerResponseError):
-    code = 12
+    code = ResponseCode.FLUSH_SLAVE_TIMEOUT
     retriable = True
 
 
 class MessageIllegalError(BrokerResponseError):
-    code = 13
+    code = ResponseCode.MESSAGE_ILLEGAL
 
 
 class ServiceNotAvailableError(BrokerResponseError):
-    code = 14
+    code = ResponseCode.SERVICE_NOT_AVAILABLE
     retriable = True
 
 
 class VersionNotSupportedError(BrokerResponseError):
-    code = 15
+    code = ResponseCode.VERSION_NOT_SUPPORTED
 
 
 class NoPermissionError(BrokerResponseError):
-    code = 16
+    code = ResponseCode.NO_PERMISSION
 
 
 class TopicNotExistError(BrokerResponseError):
-    code = 17
+    code = ResponseCode.TOPIC_NOT_EXIST
 
 
 class SubscriptionParseFailedError(BrokerResponseError):
-    code = 23
+    code = ResponseCode.SUBSCRIPTION_PARSE_FAILED
 
 
 class SubscriptionNotExistError(BrokerResponseError):
-    code = 24
+    code = ResponseCode.SUBSCRIPTION_NOT_EXIST
 
 
 class SubscriptionNotLatestError(BrokerResponseError):
-    code = 25
+    code = ResponseCode.SUBSCRIPTION_NOT_LATEST
     retriable = True
 
 
 class SubscriptionGroupNotExistError(BrokerResponseError):
-    code = 26
+    code = ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST
 
 
 class FilterDataNotExistError(BrokerResponseError):
-    code = 27
+    code = ResponseCode.FILTER_DATA_NOT_EXIST
 
 
 class FilterDataNotLatestError(BrokerResponseError):
-    code = 28
+    code = ResponseCode.FILTER_DATA_NOT_LATEST
     retriable = True
 
 
 class TransactionShouldCommitError(BrokerResponseError):
-    code = 200
+    code = ResponseCode.TRANSACTION_SHOULD_COMMIT
 
 
 class TransactionShouldRollbackError(BrokerResponseError):
-    code = 201
+    code = ResponseCode.TRANSACTION_SHOULD_ROLLBACK
 
 
 class TransactionStateUnknowError(BrokerResponseError):
-    code = 202
+    code = ResponseCode.TRANSACTION_STATE_UNKNOW
 
 
 class TransactionStateGroupWrongError(BrokerResponseError):
-    code = 203
+    code = ResponseCode.TRANSACTION_STATE_GROUP_WRONG
 
 
 class NoBuyerIdError(BrokerResponseError):
-    code = 204
+    code = ResponseCode.NO_BUYER_ID
 
 
 class NotInCurrentUnitError(BrokerResponseError):
-    code = 205
+    code = ResponseCode.NOT_IN_CURRENT_UNIT
 
 
 class ConsumerNotOnlineError(BrokerResponseError):
-    code = 206
+    code = ResponseCode.CONSUMER_NOT_ONLINE
 
 
 class ConsumeMsgTimeoutError(BrokerResponseError):
-    code = 207
+    code = ResponseCode.CONSUME_MSG_TIMEOUT
 
 
 class NoMessageError(BrokerResponseError):
-    code = 208
+    code = ResponseCode.NO_MESSAGE
 
 
 def _subclasses(cls: type[BrokerResponseError]) -> list[type[BrokerResponseError]]:
@@ -217,14 +219,18 @@ def _subclasses(cls: type[BrokerResponseError]) -> list[type[BrokerResponseError
     return found
 
 
-RESPONSE_ERRORS: dict[int, type[BrokerResponseError]] = {
-    cls.code: cls for cls in _subclasses(BrokerResponseError)
+RESPONSE_ERRORS: dict[ResponseCode, type[BrokerResponseError]] = {
+    ResponseCode(cls.code): cls for cls in _subclasses(BrokerResponseError)
 }
+
+_KNOWN_CODES = frozenset(ResponseCode)
 
 
 def for_code(code: int, remark: str = "") -> BrokerResponseError:
     """Build the error that a non-success response code stands for."""
-    cls = RESPONSE_ERRORS.get(code, BrokerResponseError)
+    cls = BrokerResponseError
+    if code in _KNOWN_CODES:
+        cls = RESPONSE_ERRORS.get(ResponseCode(code), BrokerResponseError)
     return cls(remark, code=code)
 
 

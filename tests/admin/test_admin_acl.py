@@ -7,7 +7,7 @@ import pytest
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.errors import NoPermissionError
-from rocketq.remoting.acl_headers import PlainAccessConfig
+from rocketq.remoting.protocol.acl_bodies import PlainAccessConfig
 from rocketq.testing.acl import ADMIN, AclCluster
 
 

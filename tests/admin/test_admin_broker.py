@@ -13,10 +13,10 @@ from rocketq.admin import AdminClient, AsyncAdminClient
 from rocketq.broker.config import BrokerConfig
 from rocketq.common.topic_config import PERM_READ, TopicConfig
 from rocketq.errors import BrokerResponseError, ClientError, NoPermissionError, TopicNotExistError
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.group_bodies import (
+from rocketq.remoting.protocol.group_bodies import (
     SubscriptionGroupConfig,
 )
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.cluster import Cluster
 from rocketq.testing.wait import until
@@ -167,7 +167,7 @@ async def test_blocking_admin_client_answers_the_same_calls(cluster: Cluster) ->
 async def test_a_code_this_broker_does_not_serve_is_refused_with_its_number(
     cluster: Cluster,
 ) -> None:
-    from rocketq.remoting.codes import RequestCode
+    from rocketq.remoting.protocol.codes import RequestCode
 
     async with AsyncAdminClient(cluster.addr) as admin:
         with pytest.raises(BrokerResponseError, match="request type 223 not supported") as caught:

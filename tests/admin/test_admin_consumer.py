@@ -20,8 +20,8 @@ from rocketq.errors import (
     NoMessageError,
     TopicNotExistError,
 )
-from rocketq.remoting.bodies import ConsumeType, MessageModel
-from rocketq.remoting.consumer_bodies import PROP_CONSUME_TYPE, CMResult
+from rocketq.remoting.protocol.bodies import ConsumeType, MessageModel
+from rocketq.remoting.protocol.consumer_bodies import PROP_CONSUME_TYPE, CMResult
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.wait import collect, until
 

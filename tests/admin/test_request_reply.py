@@ -15,7 +15,7 @@ from rocketq.client.aio.request_reply import create_reply_message, reply_topic
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.errors import BrokerResponseError, ClientError, RequestTimeoutError
-from rocketq.remoting.codes import ResponseCode
+from rocketq.response_code import ResponseCode
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.wait import until
 
@@ -134,9 +134,9 @@ async def test_send_reply_message_v1_without_a_requester_is_refused_but_stored(
     cluster: Cluster,
 ) -> None:
     from rocketq.remoting.client import RemotingClient
-    from rocketq.remoting.codes import RequestCode
-    from rocketq.remoting.command import RemotingCommand
-    from rocketq.remoting.headers import SendMessageRequestHeader
+    from rocketq.remoting.protocol.codes import RequestCode
+    from rocketq.remoting.protocol.command import RemotingCommand
+    from rocketq.remoting.protocol.headers import SendMessageRequestHeader
 
     topic = reply_topic("DefaultCluster")
     header = SendMessageRequestHeader(

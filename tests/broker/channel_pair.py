@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
 
 

@@ -8,9 +8,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ from rocketq.broker.stats_item import StatsItem
 from rocketq.client import Message
 from rocketq.client.aio import Producer
 from rocketq.errors import BrokerResponseError
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.stats_bodies import BrokerStatsData, ViewBrokerStatsDataRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.headers import ViewBrokerStatsDataRequestHeader
+from rocketq.remoting.protocol.stats_bodies import BrokerStatsData
 from rocketq.testing.cluster import FAST_CLIENT, Cluster, collecting_consumer
 from rocketq.testing.wait import until
 

@@ -9,9 +9,9 @@ from rocketq.broker.client_manager import (
     ProducerManager,
 )
 from rocketq.broker.rebalance_lock import RebalanceLockManager
-from rocketq.common.subscription import SubscriptionData
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
-from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.protocol.bodies import ConsumeFromWhere, ConsumeType, MessageModel
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.subscription import SubscriptionData
 from rocketq.remoting.server import RemotingServer
 from tests.broker.channel_pair import Clock, Link, connect
 

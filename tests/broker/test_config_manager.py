@@ -3,7 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker.config_manager import ConfigManager, parse_fastjson, to_fastjson
+from rocketq.broker.config_manager import ConfigManager
+from rocketq.remoting.protocol import fastjson
 
 
 class _Box(ConfigManager):
@@ -19,18 +20,20 @@ class _Box(ConfigManager):
 
 
 def test_writer_uses_tabs_sorted_bean_keys_and_bare_integer_keys() -> None:
-    text = to_fastjson({"offsetTable": {"T@g": {0: 250, 1: 249}}, "b": None, "a": [1, "x"]})
+    text = fastjson.dumps_pretty(
+        {"offsetTable": {"T@g": {0: 250, 1: 249}}, "b": None, "a": [1, "x"]}
+    )
     assert text == '{\n\t"a":[1,"x"],\n\t"offsetTable":{\n\t\t"T@g":{0:250,1:249\n\t\t}\n\t}\n}'
 
 
 def test_reader_accepts_bare_and_quoted_integer_keys() -> None:
-    assert parse_fastjson('{"t":{0:250,1:249\n}}') == {"t": {"0": 250, "1": 249}}
-    assert parse_fastjson('{"t":{"0":250}}') == {"t": {"0": 250}}
+    assert fastjson.loads('{"t":{0:250,1:249\n}}') == {"t": {"0": 250, "1": 249}}
+    assert fastjson.loads('{"t":{"0":250}}') == {"t": {"0": 250}}
 
 
 def test_writer_output_reads_back() -> None:
     value = {"dataVersion": {"counter": 3, "timestamp": 17}, "t": {"x": {5: 7}}, "e": {}}
-    assert parse_fastjson(to_fastjson(value)) == {
+    assert fastjson.loads(fastjson.dumps_pretty(value)) == {
         "dataVersion": {"counter": 3, "timestamp": 17},
         "e": {},
         "t": {"x": {"5": 7}},
@@ -43,8 +46,8 @@ def test_persist_keeps_the_previous_content_in_bak(tmp_path: Path) -> None:
     box.persist()
     box.value = {"v": 2}
     box.persist()
-    assert parse_fastjson((tmp_path / "config" / "x.json").read_text()) == {"v": 2}
-    assert parse_fastjson((tmp_path / "config" / "x.json.bak").read_text()) == {"v": 1}
+    assert fastjson.loads((tmp_path / "config" / "x.json").read_text()) == {"v": 2}
+    assert fastjson.loads((tmp_path / "config" / "x.json.bak").read_text()) == {"v": 1}
     assert not (tmp_path / "config" / "x.json.tmp").exists()
 
 

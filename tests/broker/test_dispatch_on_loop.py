@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker
 from rocketq.testing.wait import until
 from rocketq.testing.wire import pull_request, send_request

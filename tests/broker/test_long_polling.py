@@ -10,9 +10,9 @@ import pytest
 
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
 from rocketq.broker.property_filter import message_filter_of
-from rocketq.common.subscription import build_subscription_data
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.subscription import build_subscription_data
 from rocketq.remoting.server import RemotingServer
 from rocketq.testing.wait import until
 from tests.broker.channel_pair import Link, connect

@@ -18,8 +18,8 @@ from rocketq.client.aio import Producer
 from rocketq.client.status import SendStatus
 from rocketq.namesrv.server import NamesrvController
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.broker_process import free_port_pair
 from rocketq.testing.cluster import FAST_CLIENT

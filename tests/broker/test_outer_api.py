@@ -7,9 +7,10 @@ from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.topic_route import TopicRouteData
+from rocketq.response_code import ResponseCode
 from rocketq.testing import run_namesrv
 
 WHO = BrokerIdentity(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rocketq.broker.processors.pull import _answer
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.headers import PullMessageRequestHeader
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader
+from rocketq.response_code import ResponseCode
 from rocketq.store import GetMessageResult, GetMessageStatus
 
 

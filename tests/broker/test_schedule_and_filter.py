@@ -7,7 +7,7 @@ import pytest
 from rocketq.broker import BrokerConfig, BrokerController
 from rocketq.broker.filter import ExpressionMessageFilter, to_int32
 from rocketq.broker.schedule import ScheduleMessageService, parse_delay_levels
-from rocketq.common.subscription import SubscriptionData
+from rocketq.remoting.protocol.subscription import SubscriptionData
 
 
 def test_delay_levels_parse_like_rocketmq() -> None:

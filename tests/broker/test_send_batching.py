@@ -10,9 +10,10 @@ import pytest
 from rocketq.broker.put_batcher import PutBatcher
 from rocketq.common.message_decoder import decode_message
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import SendMessageResponseHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import SendMessageResponseHeader
+from rocketq.response_code import ResponseCode
 from rocketq.store import FlushDiskType
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus

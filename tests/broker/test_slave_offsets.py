@@ -15,9 +15,10 @@ from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.controller import BrokerController
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import UpdateConsumerOffsetRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import UpdateConsumerOffsetRequestHeader
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import SMALL_INDEX, run_broker, run_namesrv
 from rocketq.testing.broker_process import free_port_pair
 from rocketq.testing.store import ha_store_properties

@@ -9,8 +9,8 @@ from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.property_filter import PropertyMessageFilter, message_filter_of
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
-from rocketq.common.subscription import build_subscription_data
 from rocketq.errors import ConfigError, FilterExpressionError
+from rocketq.remoting.protocol.subscription import build_subscription_data
 
 
 def record(**props: str) -> bytes:

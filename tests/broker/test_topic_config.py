@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rocketq.broker import BrokerConfig
-from rocketq.broker.config_manager import parse_fastjson
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.common.topic import validate_topic
 from rocketq.common.topic_config import PERM_INHERIT, TopicConfig
+from rocketq.remoting.protocol import fastjson
 
 TOPICS_JSON_4X = """{
 \t"dataVersion":{
@@ -73,7 +73,7 @@ def test_topics_json_reads_a_4x_file_and_round_trips(tmp_path: Path) -> None:
     assert "TBW102" in m.topic_config_table
     assert m.data_version.counter == 3
     m.update_topic_config(TopicConfig(topic_name="Other", read_queue_nums=2, write_queue_nums=2))
-    written = parse_fastjson((tmp_path / "config" / "topics.json").read_text())
+    written = fastjson.loads((tmp_path / "config" / "topics.json").read_text())
     assert written["dataVersion"]["counter"] == 4
     assert written["topicConfigTable"]["Other"]["readQueueNums"] == 2
     assert (

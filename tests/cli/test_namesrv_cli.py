@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 from rocketq.namesrv.config import NamesrvConfig
-from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
 from rocketq.testing.blocking_remoting_client import BlockingRemotingClient
 from rocketq.testing.cli_process import CLI_PROGRAM
 from rocketq.testing.wire import request

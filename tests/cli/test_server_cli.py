@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
 from rocketq.testing.cli_process import CLI_PROGRAM, read_until
 from rocketq.testing.wire import request, send_request
 

@@ -16,8 +16,12 @@ from rocketq.client.message import (
 )
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.subscription import build_subscription_data, is_tag_matched, parse_tags
 from rocketq.errors import ClientError, FilterExpressionError
+from rocketq.remoting.protocol.subscription import (
+    build_subscription_data,
+    is_tag_matched,
+    parse_tags,
+)
 
 
 def test_message_keywords_become_rocketmq_properties() -> None:
@@ -98,3 +102,12 @@ def test_a_redelivered_message_shows_its_original_topic() -> None:
     other = MessageExt(topic="%RETRY%H", body=b"x", properties={"RETRY_TOPIC": "Orders"})
     restore_retry_topic(other, "G")
     assert other.topic == "%RETRY%H"
+
+
+def test_the_client_message_is_the_common_message() -> None:
+    from rocketq.common.message import Message as CommonMessage
+
+    assert Message is CommonMessage
+    msg = Message("T", b"x", tags="A")
+    assert msg == CommonMessage("T", b"x", tags="A")
+    assert msg != CommonMessage("T", b"x", tags="B")

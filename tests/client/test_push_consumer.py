@@ -12,7 +12,7 @@ from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.common.message import MessageExt
 from rocketq.common.topic_config import TopicConfig
-from rocketq.remoting.bodies import MessageQueueData
+from rocketq.remoting.protocol.bodies import MessageQueueData
 from rocketq.testing import until
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 

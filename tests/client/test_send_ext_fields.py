@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rocketq.client.aio.api import send_v2_ext_fields
-from rocketq.remoting.headers import SendMessageRequestHeader
+from rocketq.remoting.protocol.headers import SendMessageRequestHeader
 
 ints = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 text = st.text(max_size=40)

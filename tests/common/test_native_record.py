@@ -17,9 +17,9 @@ from rocketq.common import native_record
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_messages, encode_message
 from rocketq.errors import DecodeError
-from tests.common.native_paths import on_both, record_paths
-from tests.common.test_record_round_trip import messages
-from tests.common.vectors import HEXES, message, record
+from rocketq.testing.record_paths import on_both, on_both_damaged, record_paths
+from rocketq.testing.strategies import messages
+from rocketq.testing.vectors import HEXES, message, record
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
 
@@ -149,7 +149,7 @@ def test_a_corrupted_pull_body_fails_or_decodes_the_same_on_both_paths(
     msgs: list[MessageExt], at: int, junk: bytes, check_crc: bool
 ) -> None:
     body = _corrupted(b"".join(bytes(encode_message(m)) for m in msgs), at, junk)
-    python, compiled = on_both(lambda: decode_messages(body, check_crc=check_crc))
+    python, compiled = on_both_damaged(lambda: decode_messages(body, check_crc=check_crc))
     assert python == compiled
 
 
@@ -161,7 +161,7 @@ def test_a_truncated_pull_body_decodes_or_fails_the_same_on_both_paths(
     ends = {sum(len(r) for r in records[: i + 1]) for i in range(len(records))}
     body = b"".join(records)
     body = body[: max(1, len(body) - cut)]
-    python, compiled = on_both(lambda: decode_messages(body))
+    python, compiled = on_both_damaged(lambda: decode_messages(body))
     assert python == compiled
     # a cut on a record boundary leaves whole records; anywhere else the last one is torn
     assert python[0] == ("ok" if len(body) in ends else DecodeError.__name__)
@@ -205,5 +205,7 @@ def test_a_corrupted_length_never_reads_past_the_buffer(at: int, fmt: str) -> No
         struct.pack_into(fmt.upper() if fmt != ">i" else ">I", raw, at, value)
         guarded = GuardedBuffer(bytes(raw))
         _GUARDED.append(guarded)
-        python, compiled = on_both(lambda g=guarded: decode_messages(g.view, check_crc=True))
+        python, compiled = on_both_damaged(
+            lambda g=guarded: decode_messages(g.view, check_crc=True)
+        )
         assert python == compiled, value

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from rocketq.client.message_selector import MessageSelector, build_subscription
-from rocketq.common.subscription import (
+from rocketq.errors import FilterExpressionError
+from rocketq.remoting.protocol.subscription import (
     EXPRESSION_TYPE_SQL92,
     build_subscription_data,
     is_tag_type,
 )
-from rocketq.errors import FilterExpressionError
 
 
 def test_the_client_and_the_broker_build_the_same_tag_subscription() -> None:

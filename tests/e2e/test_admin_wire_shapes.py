@@ -19,12 +19,13 @@ import pytest
 from rocketq.broker import BrokerController
 from rocketq.common import message_decoder as codec
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.remoting import object_key_json
-from rocketq.remoting.bodies import ConsumeFromWhere
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.bodies import ConsumeFromWhere
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
@@ -174,7 +175,7 @@ async def wire(tmp_path: Path) -> AsyncIterator[Wire]:
 
 
 def json_body(response: RemotingCommand) -> Any:
-    return object_key_json.loads(response.body)
+    return fastjson.loads_object_keys(response.body)
 
 
 def assert_mq_keyed(table: dict[str, Any], values: set[str]) -> None:

@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.config_manager import parse_fastjson
 from rocketq.common import message_decoder as codec
 from rocketq.common.message import Message
 from rocketq.common.message_id import decode_message_id
 from rocketq.common.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION, FLAG_SUSPEND
-from rocketq.remoting.bodies import ConsumerListBody
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.topic_route import TopicRouteData
-from rocketq.testing import run_broker
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.bodies import ConsumerListBody
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.topic_route import TopicRouteData
+from rocketq.response_code import ResponseCode
+from rocketq.testing import run_broker, until
 from tests.e2e.conftest import SMALL_STORE, Cluster
 from tests.e2e.wire import (
     heartbeat,
@@ -115,13 +116,18 @@ async def test_long_polling_answers_as_soon_as_a_message_arrives(cluster: Cluste
     )
     start = time.monotonic()
     pending = asyncio.ensure_future(cluster.client.invoke(cluster.broker_addr, held, WAIT))
-    await asyncio.sleep(0.3)
+    hold = cluster.broker.pull_request_hold_service
+    assert await until(lambda: len(hold.held_pulls()) == 1, 5)  # suspended in the broker
+    assert [(p.topic, p.queue_id, p.pull_from_this_offset) for p in hold.held_pulls()] == [
+        ("T4", 0, 1)
+    ]
     assert not pending.done()
     await send(cluster, "T4", b"second")
     response = await asyncio.wait_for(pending, WAIT)
     assert time.monotonic() - start < 5.0
     assert response.code == ResponseCode.SUCCESS
     assert [m.body for m in codec.decode_messages(response.body)] == [b"second"]
+    assert hold.held_pulls() == []
 
 
 async def test_long_polling_times_out_with_pull_not_found(cluster: Cluster) -> None:
@@ -161,7 +167,7 @@ async def test_new_group_starts_at_zero_and_committed_offsets_persist(cluster: C
         "offset"
     ] == "1"
     cluster.broker.consumer_offset_manager.persist()
-    saved = parse_fastjson((cluster.store_root / "config" / "consumerOffset.json").read_text())
+    saved = fastjson.loads((cluster.store_root / "config" / "consumerOffset.json").read_text())
     assert saved["offsetTable"]["T6@G6"] == {"0": 1}
 
 
@@ -215,9 +221,7 @@ async def test_view_message_by_id_returns_the_stored_record(cluster: Cluster) ->
 
 
 async def test_cpp_style_batch_is_stored_as_separate_messages(cluster: Cluster) -> None:
-    inner = [
-        Message(topic="T10", body=f"b{i}".encode(), properties={"TAGS": "TagA"}) for i in range(3)
-    ]
+    inner = [Message(topic="T10", body=f"b{i}".encode(), tags="TagA") for i in range(3)]
     response = await cluster.client.invoke(
         cluster.broker_addr,
         send_request("T10", codec.encode_batch_messages(inner), batch=True),

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from rocketq.common.message_decoder import decode_messages
 from rocketq.remoting.codec import decode, encode
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing.cluster import Cluster
 from rocketq.testing.fuzz import mutate_frame
 from rocketq.testing.wire import pull_request, send_request

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import SMALL_INDEX
 from rocketq.testing.broker_process import BrokerProcess, free_port
 from rocketq.testing.store import small_store_properties

@@ -1,5 +1,6 @@
-"""Where each pull filter runs (common/subscription.py): the broker by tags code, the client by
-the exact TAGS string; an expression that does not parse is refused with RocketMQ's code."""
+"""Where each pull filter runs (remoting/protocol/subscription.py): the broker by tags code, the
+client by the exact TAGS string; an expression that does not parse is refused with RocketMQ's
+code."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import pytest
 
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message_decoder import decode_messages
-from rocketq.common.subscription import build_subscription_data, is_tag_matched
-from rocketq.remoting.codes import ResponseCode
+from rocketq.remoting.protocol.subscription import build_subscription_data, is_tag_matched
+from rocketq.response_code import ResponseCode
 from rocketq.testing.cluster import Cluster
 from rocketq.testing.wire import pull_request
 from tests.e2e.test_broker_e2e import WAIT, send

@@ -151,9 +151,10 @@ async def test_old_clients_get_the_groups_retry_max_times_and_direct_retry_sends
     the send-back fails) is diverted to the DLQ as well."""
     from rocketq.broker.subscription_group import SubscriptionGroupConfig
     from rocketq.remoting.client import RemotingClient
-    from rocketq.remoting.codes import RequestCode, ResponseCode
-    from rocketq.remoting.command import RemotingCommand
-    from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
+    from rocketq.remoting.protocol.codes import RequestCode
+    from rocketq.remoting.protocol.command import RemotingCommand
+    from rocketq.remoting.protocol.headers import ConsumerSendMsgBackRequestHeader
+    from rocketq.response_code import ResponseCode
     from rocketq.testing.wire import send_request
 
     conf = tmp_path / "broker.conf"

@@ -12,7 +12,7 @@ from rocketq.common import message_decoder as codec
 from rocketq.common.message import MessageExt
 from rocketq.common.topic import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
+from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker, until
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request

@@ -12,9 +12,10 @@ from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.common.message_id import decode_message_id
 from rocketq.common.topic import TRANS_HALF_TOPIC
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import EndTransactionRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import EndTransactionRequestHeader
+from rocketq.response_code import ResponseCode
 from rocketq.testing.cluster import Cluster
 from rocketq.testing.wait import until
 from rocketq.testing.wire import send_request
@@ -86,7 +87,9 @@ async def test_transactional_batches_and_rollback_sys_flags_are_refused_not_drop
 ) -> None:
     from rocketq.common.message import Message
 
-    body = encode_batch_messages([Message("TxWire", b"a", properties={"TRAN_MSG": "true"})])
+    half = Message("TxWire", b"a")
+    half.put_property("TRAN_MSG", "true")  # a system property: set as is, not as a user one
+    body = encode_batch_messages([half])
     batch = send_request("TxWire", body, batch=True, code=RequestCode.SEND_BATCH_MESSAGE)
     refused = await cluster.client.invoke(cluster.broker_addr, batch, WAIT)
     assert refused.code == ResponseCode.MESSAGE_ILLEGAL

@@ -12,7 +12,8 @@ from pathlib import Path
 from rocketq.common.message import Message
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
 from rocketq.store.flush import GroupCommitService
 from rocketq.testing import run_broker, until
 from rocketq.testing.store import small_store_properties

@@ -6,8 +6,8 @@ server and broker run in this process on 127.0.0.1 port 0.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
+import re
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,6 +19,7 @@ import pytest
 from rocketq.broker import BrokerController
 from rocketq.common.topic_config import TopicConfig
 from rocketq.namesrv import NamesrvController
+from rocketq.response_code import ResponseCode
 from rocketq.store.check import check_store
 from rocketq.testing import run_broker, run_namesrv, until
 from tests.interop.cpp_runner import DriverRun, run_driver, start_driver
@@ -151,16 +152,22 @@ async def test_tag_filter_and_oneway_send(env: Env) -> None:
 async def test_two_consumers_in_one_group_split_the_queues(env: Env) -> None:
     env.create_topic("TopicS", 4)
     await env.broker.register_broker_all()
-    a = await env.consumer("TopicS", "GroupS", "--instance", "a", "--timeout", "25", name="a")
-    b = await env.consumer("TopicS", "GroupS", "--instance", "b", "--timeout", "25", name="b")
+    a = await env.consumer("TopicS", "GroupS", "--instance", "a", "--timeout", "90", name="a")
+    b = await env.consumer("TopicS", "GroupS", "--instance", "b", "--timeout", "90", name="b")
     try:
-        joined = await until(lambda: _members(env, "GroupS") == 2, 30)
-        assert joined
-        assert await until(lambda: env.broker.pull_request_hold_service.held_count >= 4, 30)
-        await asyncio.sleep(1.0)  # let both finish the rebalance the last join triggered
+        assert await until(lambda: _members(env, "GroupS") == 2, 30)
+
+        # The rebalance the last join triggered is done once, in the broker's long-polling
+        # table, each member holds pulls on two queues and no queue is held by both. The
+        # pulls the first member held on the queues it gave up lapse with their suspend
+        # timeout (15 s in the C++ client), hence the long-lived consumers.
+        def rebalanced() -> bool:
+            return _split(_held_queues(env, "GroupS", "TopicS"))
+
+        assert await until(rebalanced, 40), _held_queues(env, "GroupS", "TopicS")
         events = await env.produce("TopicS", 40)
         assert len(sent(events)) == 40
-        await until(lambda: len(_seqs(a) | _seqs(b)) >= 40, CONSUME_TIMEOUT_S)
+        assert await until(lambda: len(_seqs(a) | _seqs(b)) >= 40, CONSUME_TIMEOUT_S)
     finally:
         await a.kill()
         await b.kill()
@@ -186,6 +193,24 @@ def _members(env: Env, group: str) -> int:
     return 0 if info is None else len(info.all_client_ids())
 
 
+def _held_queues(env: Env, group: str, topic: str) -> dict[str, set[int]]:
+    """For each member of ``group``: the queues of ``topic`` it has a pull held on."""
+    info = env.broker.consumer_manager.get_consumer_group_info(group)
+    members = {} if info is None else info.channel_info_table
+    held: dict[str, set[int]] = {m.client_id: set() for m in members.values()}
+    for pull in env.broker.pull_request_hold_service.held_pulls():
+        member = members.get(pull.channel)
+        if member is not None and pull.topic == topic:
+            held[member.client_id].add(pull.queue_id)
+    return held
+
+
+def _split(held: dict[str, set[int]]) -> bool:
+    """Two members, two queues each, four queues in all."""
+    shares = list(held.values())
+    return len(shares) == 2 and [len(q) for q in shares] == [2, 2] and len(set.union(*shares)) == 4
+
+
 async def test_broadcasting_delivers_every_message_to_every_consumer(env: Env) -> None:
     env.create_topic("TopicB", 2)
     await env.broker.register_broker_all()
@@ -198,7 +223,7 @@ async def test_broadcasting_delivers_every_message_to_every_consumer(env: Env) -
     try:
         assert await until(lambda: env.broker.pull_request_hold_service.held_count >= 4, 30)
         assert len(sent(await env.produce("TopicB", 10))) == 10
-        await until(lambda: all(len(r.messages()) >= 10 for r in runs), CONSUME_TIMEOUT_S)
+        assert await until(lambda: all(len(r.messages()) >= 10 for r in runs), CONSUME_TIMEOUT_S)
     finally:
         for r in runs:
             await r.kill()
@@ -251,7 +276,9 @@ async def test_large_and_compressed_bodies_round_trip(env: Env) -> None:
     assert {(20000, e["body_sha256"]) for e in sent(small)} <= got
 
 
-async def test_oversized_body_is_rejected(tmp_path: Path) -> None:
+async def test_oversized_body_is_rejected_with_the_brokers_message_illegal(
+    tmp_path: Path,
+) -> None:
     async with (
         run_namesrv() as ns,
         run_broker(
@@ -262,13 +289,30 @@ async def test_oversized_body_is_rejected(tmp_path: Path) -> None:
         ) as broker,
     ):
         env = Env(ns, broker, tmp_path)
+        env.create_topic("TopicX", 4)  # routed: the send reaches the broker's size check
+        await broker.register_broker_all()
         events = await env.produce(
             "TopicX", 1, "--body-size", str(512 * 1024), "--max-size", str(4 * 1024 * 1024)
         )
     assert not sent(events)
     assert [e["event"] for e in events if e["event"] == "send_error"] == ["send_error"]
-    assert broker.message_store.get_max_offset_in_queue("TopicX", 0) == 0
+    # the C++ client retries and then throws "No route info" whatever the broker answered
+    # (DefaultMQProducer::sendDefaultImpl); its log keeps each answer it got (processSendResponse)
+    answers = broker_answers(env.home("producer"))
+    assert answers, "the C++ client never got an answer from the broker"
+    assert {code for code, _ in answers} == {ResponseCode.MESSAGE_ILLEGAL}
+    assert all(remark.startswith("the message body size over max value") for _, remark in answers)
+    assert all(broker.message_store.get_max_offset_in_queue("TopicX", q) == 0 for q in range(4))
     assert check_store(str(tmp_path / "store")).ok
+
+
+SEND_ANSWER = re.compile(r"processSendResponse error remark:(.*), error code:(-?\d+)\[")
+
+
+def broker_answers(home: Path) -> list[tuple[int, str]]:
+    """The failed SEND_MESSAGE answers a C++ client logged: (response code, remark)."""
+    lines = "".join(p.read_text(errors="replace") for p in sorted(home.glob("logs/**/*.log*")))
+    return [(int(code), remark) for remark, code in SEND_ANSWER.findall(lines)]
 
 
 async def test_restarted_consumer_resumes_from_its_committed_offset(env: Env) -> None:

@@ -18,9 +18,10 @@ from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController, start_namesrv
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import FrameDecoder, decode
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.topic_route import TopicRouteData
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 
 WAIT = 5.0

@@ -1,26 +1,22 @@
 """The real C++ client (PyPI ``rocketmq`` 0.4.4) reads routes from our name server.
 
-The producer runs in a subprocess; a RemotingServer stands in for the broker and answers
-SEND_MESSAGE with string header values, as C++ needs.
+The producer runs in a subprocess (its own HOME, for the client's logs) and knows only the
+name server's address; it sends to the rocketq broker the route names, on 127.0.0.1 port 0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import os
 import sys
-from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
-from rocketq.namesrv import NamesrvController, start_namesrv
-from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import SendMessageRequestHeader, SendMessageResponseHeader
-from rocketq.remoting.server import RemotingServer
-from tests.namesrv.test_namesrv_server import register_request
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.topic_config import TopicConfig
+from rocketq.testing import run_broker, run_namesrv
 
 pytestmark = [
     pytest.mark.interop,
@@ -29,73 +25,65 @@ pytestmark = [
     ),
 ]
 
-PRODUCER = """
+TOPIC = "TopicInterop"
+PRODUCER = f"""
 import sys
 from rocketmq.client import Message, Producer
 producer = Producer("PG_INTEROP", timeout=3000)
 producer.set_namesrv_addr(sys.argv[1])
 producer.start()
 try:
-    msg = Message("TopicInterop")
+    msg = Message("{TOPIC}")
     msg.set_tags("TagA")
     msg.set_body("hello")
     result = producer.send_sync(msg)
-    print(int(result.status), result.offset, flush=True)
+    print(int(result.status), result.offset, result.msg_id, flush=True)
 finally:
     producer.shutdown()
 """
 
 
-@pytest.fixture
-async def namesrv() -> AsyncIterator[NamesrvController]:
-    controller = await start_namesrv(0)
+async def run_producer(namesrv_addr: str, home: Path) -> list[str]:
+    """The producer's output line: status, queue offset, msg id."""
+    home.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 -- one mkdir before the driver starts
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        PRODUCER,
+        namesrv_addr,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=dict(os.environ, HOME=str(home)),
+    )
     try:
-        yield controller
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
     finally:
-        await controller.shutdown()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return out.decode().split()
 
 
-async def test_cpp_producer_sends_to_the_broker_our_route_names(
-    namesrv: NamesrvController,
-) -> None:
-    sends: list[SendMessageRequestHeader] = []
-
-    async def on_send(channel: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
-        header = SendMessageRequestHeader.from_ext_fields(req.ext_fields)
-        sends.append(header)
-        reply = SendMessageResponseHeader(
-            msg_id="7F00000100002A9F0000000000001A2B", queue_id=header.queue_id, queue_offset=42
+async def test_cpp_producer_sends_to_the_broker_our_route_names(tmp_path: Path) -> None:
+    async with (
+        run_namesrv() as ns,
+        run_broker(tmp_path / "store", namesrv_addr=ns.addr) as broker,
+    ):
+        broker.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name=TOPIC, read_queue_nums=4, write_queue_nums=4)
         )
-        return RemotingCommand.create_response(0, ext_fields=reply.to_ext_fields())
-
-    async def ok(channel: RemotingChannel, req: RemotingCommand) -> RemotingCommand:
-        return RemotingCommand.create_response(ResponseCode.SUCCESS)
-
-    broker = RemotingServer()
-    broker.register_processor(RequestCode.SEND_MESSAGE, on_send)
-    broker.register_default_processor(ok)
-    await broker.start()
-    try:
-        async with RemotingClient() as c:
-            register = register_request({"TopicInterop": 4}, broker_addr=broker.addr)
-            assert (await c.invoke(namesrv.addr, register, 5.0)).code == 0
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-c",
-                PRODUCER,
-                namesrv.addr,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-            )
-            try:
-                out, _ = await asyncio.wait_for(proc.communicate(), 60)
-            finally:
-                if proc.returncode is None:
-                    proc.kill()
-                    await proc.wait()
-    finally:
-        await broker.stop()
-    assert out.decode().split() == ["0", "42"]
-    assert sends
-    assert sends[0].topic == "TopicInterop"
-    assert 0 <= sends[0].queue_id < 4
+        await broker.register_broker_all()
+        status, offset, msg_id = await run_producer(ns.addr, tmp_path / "home")
+        store = broker.message_store
+        assert await asyncio.to_thread(store.wait_for_dispatch, 5.0)
+        found = [
+            decode_message(buf)
+            for queue_id in range(4)
+            for buf in store.get_message("check", TOPIC, queue_id, 0, 10).message_buffers
+        ]
+    assert (status, offset) == ("0", "0")
+    [stored] = found
+    assert stored.body == b"hello"
+    assert stored.tags == "TagA"
+    assert stored.uniq_key == msg_id
+    assert 0 <= stored.queue_id < 4

@@ -9,16 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.common.data_version import DataVersion
 from rocketq.common.topic_config import TopicConfig
 from rocketq.namesrv import NamesrvConfig, NamesrvController, start_namesrv
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import FrameDecoder, decode
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import RegisterBrokerRequestHeader
-from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
-from rocketq.remoting.topic_route import ClusterInfo, KVTable, TopicList, TopicRouteData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.headers import RegisterBrokerRequestHeader
+from rocketq.remoting.protocol.register_broker_body import (
+    RegisterBrokerBody,
+    TopicConfigSerializeWrapper,
+)
+from rocketq.remoting.protocol.topic_route import ClusterInfo, KVTable, TopicList, TopicRouteData
+from rocketq.response_code import ResponseCode
 from rocketq.testing import BlockingRemotingClient
 
 FIXTURES = Path(__file__).resolve().parents[1] / "remoting" / "fixtures"
@@ -198,7 +202,7 @@ async def test_broker_connection_close_drops_its_routes(namesrv: NamesrvControll
         await broker.invoke(namesrv.addr, register_request({"T": 1}), WAIT)
     async with RemotingClient() as c:
         async with asyncio.timeout(WAIT):
-            while (await c.invoke(namesrv.addr, route_request("T"), WAIT)).code == 0:
+            while (await c.invoke(namesrv.addr, route_request("T"), WAIT)).code == 0:  # noqa: ASYNC110 -- the condition is a request
                 await asyncio.sleep(0.01)
         assert namesrv.route_info_manager.broker_live_table == {}
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rocketq.common.data_version import DataVersion
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE, TopicConfig
 from rocketq.namesrv.route_info import RegisterBrokerResult, RouteInfoManager
+from rocketq.remoting.protocol.data_version import DataVersion
 
 
 class FakeClock:

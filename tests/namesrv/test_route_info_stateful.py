@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from rocketq.common.data_version import DataVersion
 from rocketq.common.topic_config import TopicConfig
 from rocketq.namesrv.route_info import RouteInfoManager
+from rocketq.remoting.protocol.data_version import DataVersion
 
 BROKERS = ["broker-a", "broker-b", "broker-c"]
 TOPICS = ["T1", "T2", "T3"]

@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rocketq.common.subscription import SubscriptionData
 from rocketq.errors import RemotingCommandError
-from rocketq.remoting import object_key_json
-from rocketq.remoting.admin_bodies import (
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.admin_bodies import (
     Connection,
     ConsumerConnection,
     ConsumeStats,
@@ -22,19 +21,25 @@ from rocketq.remoting.admin_bodies import (
     TopicOffset,
     TopicStatsTable,
 )
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel, MessageQueueData
-from rocketq.remoting.consumer_bodies import (
+from rocketq.remoting.protocol.bodies import (
+    ConsumeFromWhere,
+    ConsumeType,
+    MessageModel,
+    MessageQueueData,
+)
+from rocketq.remoting.protocol.consumer_bodies import (
     CMResult,
     ConsumeMessageDirectlyResult,
     ConsumerRunningInfo,
     ResetOffsetBody,
 )
-from rocketq.remoting.group_bodies import (
+from rocketq.remoting.protocol.group_bodies import (
     ConsumerOffsetSerializeWrapper,
     DelayOffsetSerializeWrapper,
     QueryConsumeQueueResponseBody,
     SubscriptionGroupConfig,
 )
+from rocketq.remoting.protocol.subscription import SubscriptionData
 
 MQ0 = MessageQueueData(topic="T", broker_name="broker-a", queue_id=0)
 MQ1 = MessageQueueData(topic="T", broker_name="broker-a", queue_id=1)
@@ -156,12 +161,12 @@ def test_small_bodies_have_rocketmq_field_names() -> None:
 )
 def test_malformed_object_key_json_is_a_remoting_command_error(text: bytes) -> None:
     with pytest.raises(RemotingCommandError):
-        object_key_json.loads(text)
+        fastjson.loads_object_keys(text)
 
 
 def test_deep_nesting_is_refused() -> None:
     with pytest.raises(RemotingCommandError, match="nested"):
-        object_key_json.loads(b"[" * 100 + b"]" * 100)
+        fastjson.loads_object_keys(b"[" * 100 + b"]" * 100)
 
 
 _scalars = (
@@ -183,7 +188,7 @@ _json = st.recursive(
 
 @given(_json)
 def test_object_key_json_reads_back_what_it_writes(value: object) -> None:
-    assert object_key_json.loads(object_key_json.dumps(value)) == value
+    assert fastjson.loads_object_keys(fastjson.dumps_object_keys(value)) == value
 
 
 _mqs = st.builds(

@@ -9,9 +9,10 @@ import pytest
 
 from rocketq.errors import RemotingConnectError, RemotingTimeoutError
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 from rocketq.testing import BlockingRemotingClient
 
 WAIT = 5.0

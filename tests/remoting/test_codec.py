@@ -22,8 +22,8 @@ from rocketq.remoting.codec import (
     encode,
     encode_json_header,
 )
-from rocketq.remoting.codes import LanguageCode, RequestCode, SerializeType
-from rocketq.remoting.command import RPC_ONEWAY, RPC_TYPE, RemotingCommand, next_opaque
+from rocketq.remoting.protocol.codes import LanguageCode, RequestCode, SerializeType
+from rocketq.remoting.protocol.command import RPC_ONEWAY, RPC_TYPE, RemotingCommand, next_opaque
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FRAME_FILES = sorted(FIXTURES.glob("*/*/*.bin"))

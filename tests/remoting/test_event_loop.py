@@ -18,9 +18,9 @@ from rocketq.common.message import MessageExt
 from rocketq.remoting import event_loop
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 
 LOOPS = [pytest.param(True, id="uvloop"), pytest.param(False, id="asyncio")]

@@ -10,9 +10,9 @@ import pytest
 
 from rocketq.remoting.channel import DeferredReply, FastResult, RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 from rocketq.testing.wait import until
 
 NOW = 2000

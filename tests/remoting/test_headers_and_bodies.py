@@ -8,12 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rocketq.common.data_version import DataVersion
-from rocketq.common.subscription import SubscriptionData
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import RemotingCommandError
-from rocketq.remoting import headers as h
-from rocketq.remoting.bodies import (
+from rocketq.remoting.codec import decode
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.bodies import (
     ConsumeFromWhere,
     ConsumerData,
     ConsumeType,
@@ -23,10 +22,14 @@ from rocketq.remoting.bodies import (
     MessageModel,
     MessageQueueData,
 )
-from rocketq.remoting.codec import decode
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
-from rocketq.remoting.topic_route import BrokerData, ClusterInfo, QueueData, TopicRouteData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.register_broker_body import (
+    RegisterBrokerBody,
+    TopicConfigSerializeWrapper,
+)
+from rocketq.remoting.protocol.subscription import SubscriptionData
+from rocketq.remoting.protocol.topic_route import BrokerData, ClusterInfo, QueueData, TopicRouteData
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -273,7 +276,7 @@ def test_subscription_data_defaults_expression_type_to_tag() -> None:
 def test_compressed_register_body_that_inflates_too_far_is_refused() -> None:
     import zlib
 
-    from rocketq.remoting import register_broker_body
+    from rocketq.remoting.protocol import register_broker_body
 
     bomb = zlib.compress(b"\0" * (register_broker_body.MAX_INFLATED_BODY_BYTES + 1), 9)
     with pytest.raises(RemotingCommandError, match="inflates past"):
@@ -333,7 +336,7 @@ def test_heartbeat_data_round_trips(
         tuple[str, ConsumeType, MessageModel, ConsumeFromWhere, list[tuple[str, str, int]]]
     ],
 ) -> None:
-    from rocketq.remoting.bodies import ProducerData
+    from rocketq.remoting.protocol.bodies import ProducerData
 
     data = HeartbeatData(
         client_id=client_id,

@@ -9,9 +9,9 @@ import pytest
 
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
+from rocketq.response_code import ResponseCode
 from rocketq.testing import until
 
 GUARDED = 2000

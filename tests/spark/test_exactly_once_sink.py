@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -14,15 +15,23 @@ import pytest
 
 from rocketq.client.blocking import Producer
 from rocketq.common.message import MessageExt
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.topic import TRANS_HALF_TOPIC
 from rocketq.testing.background import BackgroundCluster
+from rocketq.testing.wait import until_sync
 from tests.spark.conftest import SMALL_STORE, send_many, spark_env
 
 pytest.importorskip("pyspark")
 
+from pyspark.sql.datasource import DataSourceWriter, WriterCommitMessage
+
 from rocketq.client import LocalTransactionState
+from rocketq.spark.topic.options import WriteOptions
+from rocketq.spark.topic.source import TopicSource
 from rocketq.spark.topic.transactional_sink import (
     PROPERTY_SPARK_TXN,
     LedgerListener,
+    TopicTxnBatchWriter,
     TxnLedger,
 )
 
@@ -62,19 +71,84 @@ def read_values(spark: Any, cluster: BackgroundCluster, topic: str) -> list[byte
     return sorted(r.value for r in df.collect())
 
 
+def paused_source(paused: Path, resume: Path) -> type[TopicSource]:
+    """``rocketq_paused``: the exactly-once batch sink whose driver-side commit (run in a
+    Python worker) touches ``paused`` and waits for ``resume`` before committing. Classes
+    built here are pickled by value, so the worker needs no test module."""
+    paused_at, resume_at = str(paused), str(resume)
+
+    class PausedWriter(TopicTxnBatchWriter):
+        def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+            Path(paused_at).touch()
+            deadline = time.monotonic() + 120
+            while not Path(resume_at).exists():
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the test never resumed the commit")
+                time.sleep(0.05)
+            super().commit(messages)
+
+    class PausedSource(TopicSource):
+        @classmethod
+        def name(cls) -> str:
+            return "rocketq_paused"
+
+        def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
+            return PausedWriter(WriteOptions.parse(self.options), schema, overwrite)
+
+    return PausedSource
+
+
+def halves_for(cluster: BackgroundCluster, topic: str) -> int:
+    """Half messages stored for ``topic`` on every broker (RMQ_SYS_TRANS_HALF_TOPIC)."""
+    count = 0
+    for broker in cluster.brokers.values():
+        store, offset = broker.message_store, 0
+        while buffers := store.get_message(
+            "check", TRANS_HALF_TOPIC, 0, offset, 32
+        ).message_buffers:
+            found = [decode_message(b) for b in buffers]
+            count += sum(m.properties.get("REAL_TOPIC") == topic for m in found)
+            offset = found[-1].queue_offset + 1
+    return count
+
+
 def test_a_batch_write_with_exactly_once_is_visible_only_after_the_commit(
     spark: Any, cluster: BackgroundCluster, topic: str, tmp_path: Path
 ) -> None:
-    df = spark.createDataFrame([(f"v{i}",) for i in range(50)], "value STRING").repartition(2)
-    (
-        df.write.format("rocketq")
-        .mode("append")
-        .option("nameServer", cluster.namesrv_addr)
-        .option("topic", topic)
-        .option("deliveryGuarantee", "exactly_once")
-        .option("checkpointLocation", str(tmp_path / "ledger"))
-        .save()
-    )
+    paused, resume = tmp_path / "paused", tmp_path / "resume"
+    spark.dataSource.register(paused_source(paused, resume))
+    failures: list[Exception] = []
+
+    def write() -> None:
+        # built on this thread: Spark looks a registered source up in the thread's session
+        df = spark.createDataFrame([(f"v{i}",) for i in range(50)], "value STRING")
+        try:
+            (
+                df.repartition(2)
+                .write.format("rocketq_paused")
+                .mode("append")
+                .option("nameServer", cluster.namesrv_addr)
+                .option("topic", topic)
+                .option("deliveryGuarantee", "exactly_once")
+                .option("checkpointLocation", str(tmp_path / "ledger"))
+                .save()
+            )
+        except Exception as exc:  # noqa: BLE001 -- reported on the test's thread
+            failures.append(exc)
+
+    writer = threading.Thread(target=write, name="exactly-once-write")
+    writer.start()
+    try:
+        assert until_sync(lambda: paused.exists() or not writer.is_alive(), 180), "no commit"
+        assert not failures, failures
+        # every task has sent its rows as halves; the commit has not run: nothing to consume
+        assert until_sync(lambda: halves_for(cluster, topic) == 50, 30), halves_for(cluster, topic)
+        assert read_values(spark, cluster, topic) == []
+    finally:
+        resume.touch()
+        writer.join(180)
+    assert not writer.is_alive()
+    assert not failures
     assert read_values(spark, cluster, topic) == sorted(f"v{i}".encode() for i in range(50))
 
 

@@ -19,7 +19,7 @@ from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.store import StoreConfig
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.recovery import scan_file
-from tests.common.native_paths import on_both, record_paths
+from rocketq.testing.record_paths import on_both, on_both_damaged
 
 SEG = 16 * 1024
 TS = 1700000000123
@@ -117,9 +117,12 @@ def test_a_corrupted_record_stops_both_scans_at_the_same_offset(log: CommitLog, 
     view = _first_file(log)
     view[at + field : at + field + len(junk)] = junk
     mf = log.mapped_file_queue.mapped_files[0]
-    python, compiled = on_both(lambda: scan_file(mf, 0, True, {}))
+    python, compiled = on_both_damaged(lambda: scan_file(mf, 0, True, {}))
     assert python == compiled == ("ok", (at, False))
-    python, compiled = on_both(lambda: _dispatch_all(log, fault == "bad CRC", True, 1 << 20))
+    python, compiled = on_both_damaged(
+        lambda: _dispatch_all(log, fault == "bad CRC", True, 1 << 20)
+    )
+    assert python[0] == "ok"
     assert python == compiled
     runs = python[1]
     assert isinstance(runs, list)
@@ -143,13 +146,14 @@ def _blank_at(view: memoryview) -> int:
 def test_a_torn_tail_stops_both_scans_at_the_last_whole_record(tmp_path: Path) -> None:
     cl = CommitLog(_config(tmp_path))
     cl.load()
-    sizes = []
-    for msg in _messages()[:3]:
-        sizes.append(cl.append(EncodedMessage(encode_message(msg), msg.topic, 0)).wrote_bytes)
+    sizes = [
+        cl.append(EncodedMessage(encode_message(msg), msg.topic, 0)).wrote_bytes
+        for msg in _messages()[:3]
+    ]
     mf = cl.mapped_file_queue.mapped_files[0]
     torn = sizes[0] + sizes[1] + 20  # the third record's head only
     mf.view[torn : mf.wrote_position] = bytes(mf.wrote_position - torn)
-    python, compiled = on_both(lambda: scan_file(mf, 0, True, {}))
+    python, compiled = on_both_damaged(lambda: scan_file(mf, 0, True, {}))
     assert python == compiled == ("ok", (sizes[0] + sizes[1], False))
     cl.shutdown()
 
@@ -178,10 +182,10 @@ def test_random_damage_gives_the_same_scan_and_dispatch_on_both_paths(
     saved = bytes(mf.view[at : at + len(junk)])
     mf.view[at : at + len(junk)] = junk
     try:
-        with record_paths(False):
-            python = (scan_file(mf, 0, True, {}), _dispatch_all(log, True, True, 1 << 20))
-        with record_paths(True):
-            compiled = (scan_file(mf, 0, True, {}), _dispatch_all(log, True, True, 1 << 20))
+        python, compiled = on_both_damaged(
+            lambda: (scan_file(mf, 0, True, {}), _dispatch_all(log, True, True, 1 << 20))
+        )
+        assert python[0] == "ok"  # a scan reports damage as where it stopped, never raises
         assert python == compiled
     finally:
         mf.view[at : at + len(junk)] = saved
@@ -201,8 +205,9 @@ def test_topic_bytes_pass_the_scan_only_where_they_are_utf8_on_both_paths(
         cl.load()
         cl.append(EncodedMessage(record, msg.topic, 0))
         mf = cl.mapped_file_queue.mapped_files[0]
-        python, compiled = on_both(lambda: scan_file(mf, 0, True, {}))
+        python, compiled = on_both_damaged(lambda: scan_file(mf, 0, True, {}))
         cl.shutdown()
+    assert python[0] == "ok"
     assert python == compiled
     try:
         topic.decode("utf-8")

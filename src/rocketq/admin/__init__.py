@@ -9,7 +9,7 @@ from rocketq.admin.blocking import AdminClient
 from rocketq.admin.client import AsyncAdminClient
 from rocketq.admin.messages import QueryResult
 from rocketq.common.topic_config import TopicConfig
-from rocketq.remoting.admin_bodies import (
+from rocketq.remoting.protocol.admin_bodies import (
     Connection,
     ConsumerConnection,
     ConsumeStats,
@@ -19,14 +19,14 @@ from rocketq.remoting.admin_bodies import (
     TopicOffset,
     TopicStatsTable,
 )
-from rocketq.remoting.consumer_bodies import (
+from rocketq.remoting.protocol.consumer_bodies import (
     CMResult,
     ConsumeMessageDirectlyResult,
     ConsumerRunningInfo,
     ConsumeStatus,
     ProcessQueueInfo,
 )
-from rocketq.remoting.group_bodies import (
+from rocketq.remoting.protocol.group_bodies import (
     ConsumeQueueData,
     ConsumerOffsetSerializeWrapper,
     DelayOffsetSerializeWrapper,
@@ -34,8 +34,8 @@ from rocketq.remoting.group_bodies import (
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
-from rocketq.remoting.topic_route import ClusterInfo, TopicRouteData
+from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
+from rocketq.remoting.protocol.topic_route import ClusterInfo, TopicRouteData
 
 __all__ = [
     "AdminClient",

@@ -9,21 +9,21 @@ from rocketq.admin.core import AdminCore
 from rocketq.common.java_properties import parse_properties
 from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketq.common.topic_config import TopicConfig
-from rocketq.remoting import headers as h
-from rocketq.remoting.admin_headers import (
-    DeleteSubscriptionGroupRequestHeader,
-    QueryConsumeQueueRequestHeader,
-)
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.group_bodies import (
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.group_bodies import (
     ConsumerOffsetSerializeWrapper,
     DelayOffsetSerializeWrapper,
     QueryConsumeQueueResponseBody,
     SubscriptionGroupConfig,
     SubscriptionGroupWrapper,
 )
-from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
-from rocketq.remoting.topic_route import KVTable
+from rocketq.remoting.protocol.headers import (
+    DeleteSubscriptionGroupRequestHeader,
+    QueryConsumeQueueRequestHeader,
+)
+from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
+from rocketq.remoting.protocol.topic_route import KVTable
 
 
 class BrokerAdmin(AdminCore):

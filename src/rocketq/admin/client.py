@@ -16,14 +16,14 @@ threads and scripts.
 
 from __future__ import annotations
 
-from rocketq.admin.acl_admin import AclAdmin
+from rocketq.admin.acl import AclAdmin
 from rocketq.admin.broker import BrokerAdmin
 from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.admin.namesrv import NamesrvAdmin
 from rocketq.admin.stats import StatsAdmin
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ClientError
-from rocketq.remoting.topic_route import MASTER_ID
+from rocketq.remoting.protocol.topic_route import MASTER_ID
 
 
 class AsyncAdminClient(StatsAdmin, ConsumerAdmin, NamesrvAdmin, BrokerAdmin, AclAdmin):

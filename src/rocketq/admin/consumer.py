@@ -13,26 +13,26 @@ from collections.abc import Sequence
 
 from rocketq.admin.messages import MessageAdmin
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import build_subscription_data
 from rocketq.common.topic import retry_topic
 from rocketq.errors import ClientError, ConsumerNotOnlineError, TopicNotExistError
-from rocketq.remoting import headers as h
-from rocketq.remoting.admin_bodies import (
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.admin_bodies import (
     ConsumerConnection,
     ConsumeStats,
     GroupList,
     ProducerConnection,
     TopicStatsTable,
 )
-from rocketq.remoting.bodies import ConsumerData, ConsumeType, HeartbeatData
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.consumer_bodies import (
+from rocketq.remoting.protocol.bodies import ConsumerData, ConsumeType, HeartbeatData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.consumer_bodies import (
     ConsumeMessageDirectlyResult,
     ConsumerRunningInfo,
     ResetOffsetBody,
 )
-from rocketq.remoting.header_base import CommandCustomHeader
+from rocketq.remoting.protocol.custom_header import CommandCustomHeader
+from rocketq.remoting.protocol.subscription import build_subscription_data
 
 CALL_CONSUMER_TIMEOUT_S = 15.0
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 from rocketq.errors import ClientError, for_code
 from rocketq.remoting.acl import AclClientRPCHook
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.header_base import CommandCustomHeader
-from rocketq.remoting.headers import GetRouteInfoRequestHeader
-from rocketq.remoting.topic_route import MASTER_ID, TopicRouteData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.custom_header import CommandCustomHeader
+from rocketq.remoting.protocol.headers import GetRouteInfoRequestHeader
+from rocketq.remoting.protocol.topic_route import MASTER_ID, TopicRouteData
+from rocketq.response_code import ResponseCode
 
 DEFAULT_TIMEOUT_S = 5.0
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from rocketq.admin.core import AdminCore
 from rocketq.client.aio.instance import subscribe_info_of
 from rocketq.common.message import MessageQueue
-from rocketq.remoting import headers as h
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.topic_route import ClusterInfo, KVTable, TopicList
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.topic_route import ClusterInfo, KVTable, TopicList
+from rocketq.response_code import ResponseCode
 
 
 class NamesrvAdmin(AdminCore):

@@ -11,8 +11,9 @@ from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_id import create_message_id
 from rocketq.errors import ClientError
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.stats_bodies import BrokerStatsData, ViewBrokerStatsDataRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.headers import ViewBrokerStatsDataRequestHeader
+from rocketq.remoting.protocol.stats_bodies import BrokerStatsData
 
 MAX_MESSAGES_PER_CALL = 1024
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from rocketq.common.clock import Clock, now_ms
-from rocketq.common.subscription import SubscriptionData, is_tag_type
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import NotifyConsumerIdsChangedRequestHeader
+from rocketq.remoting.protocol.bodies import ConsumeFromWhere, ConsumeType, MessageModel
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import NotifyConsumerIdsChangedRequestHeader
+from rocketq.remoting.protocol.subscription import SubscriptionData, is_tag_type
 
 log = logging.getLogger(__name__)
 
@@ -287,7 +287,7 @@ class ConsumerIdsChangeNotifier:
             request.mark_oneway_rpc()
             try:
                 await channel.invoke_oneway(request)
-            except Exception as exc:  # a dead peer must not stop the others
+            except Exception as exc:  # noqa: BLE001 -- a dead peer must not stop the others
                 log.info("notify consumer ids changed to %s failed: %s", channel.remote_addr, exc)
 
     async def drain(self) -> None:

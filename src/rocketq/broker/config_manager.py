@@ -1,16 +1,14 @@
-"""ConfigManager: the broker's JSON config files as RocketMQ writes and reads them (its
-ConfigManager.java and RemotingSerializable).
+"""ConfigManager: the broker's JSON config files as RocketMQ writes and reads them (RocketMQ's
+ConfigManager).
 
-Writer: fastjson's pretty output: tab indentation, ``"key":value`` with no space, object keys
-in alphabetical order, integer map keys written bare (``{0:250}``), null values omitted.
-Reader: standard JSON plus bare integer keys. Persist (4.x): write ``<file>.tmp``, copy the
+Written in fastjson's pretty form (``fastjson.dumps_pretty``), read with ``fastjson.loads``
+(standard JSON plus bare integer keys). Persist (4.x): write ``<file>.tmp``, copy the
 old ``<file>`` to ``<file>.bak``, replace ``<file>`` with the temp file, fsync; load falls back
 to ``<file>.bak`` when ``<file>`` is missing, empty or does not parse.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -18,42 +16,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rocketq.common.json_text import quote_numeric_keys
+from rocketq.remoting.protocol import fastjson
 
 log = logging.getLogger(__name__)
-
-
-def to_fastjson(value: Any, indent: int = 0) -> str:
-    """Serialize like ``JSON.toJSONString(obj, true)``."""
-    if isinstance(value, dict):
-        items = [(k, v) for k, v in value.items() if v is not None]
-        if not items:
-            return "{}"
-        if all(isinstance(k, int) for k, _ in items):
-            body = ",".join(f"{k}:{to_fastjson(v, indent + 1)}" for k, v in items)
-            return "{" + body + "\n" + "\t" * indent + "}"
-        pad = "\t" * (indent + 1)
-        parts = [
-            f"{pad}{json.dumps(str(k), ensure_ascii=False)}:{to_fastjson(v, indent + 1)}"
-            for k, v in sorted(items, key=lambda kv: str(kv[0]))
-        ]
-        return "{\n" + ",\n".join(parts) + "\n" + "\t" * indent + "}"
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return "[" + ",".join(to_fastjson(v, indent + 1) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-def parse_fastjson(text: str) -> Any:
-    """Parse JSON that may have bare integer object keys."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return json.loads(quote_numeric_keys(text))
-
-
-def int_keys(table: dict[str, Any]) -> dict[int, Any]:
-    """``{"0": 5}`` or ``{0: 5}`` (after parsing) -> ``{0: 5}``."""
-    return {int(k): v for k, v in table.items()}
 
 
 class ConfigManager:
@@ -87,7 +52,7 @@ class ConfigManager:
         if not text.strip():
             return None
         try:
-            obj = parse_fastjson(text)
+            obj = fastjson.loads(text, path.name)
         except ValueError as exc:
             log.warning("config file %s does not parse (%s); trying the backup", path, exc)
             return None
@@ -101,7 +66,7 @@ class ConfigManager:
             self._persist()
 
     def _persist(self) -> None:
-        text = to_fastjson(self.encode())
+        text = fastjson.dumps_pretty(self.encode())
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:

@@ -3,7 +3,8 @@
 For a TAG subscription the broker compares the consume-queue unit's tags code (the Java
 hashCode of TAGS, stored as a long, compared as int32) with the subscription's code set;
 ``*`` passes everything. It never reads a record for that: records whose tag only shares a
-hash code are dropped by the client's exact-tag check (see ``rocketq.common.subscription``).
+hash code are dropped by the client's exact-tag check (see
+``rocketq.remoting.protocol.subscription``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rocketq.common.subscription import SubscriptionData
+from rocketq.remoting.protocol.subscription import SubscriptionData
 
 
 def to_int32(value: int) -> int:

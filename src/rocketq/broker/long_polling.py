@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +106,10 @@ class PullRequestHoldService:
     @property
     def held_count(self) -> int:
         return sum(len(v) for v in self._table.values())
+
+    def held_pulls(self) -> list[PullRequest]:
+        """The pulls held now (RocketMQ's ``pullRequestTable``, flattened), to inspect."""
+        return [pull for held in self._table.values() for pull in held]
 
     def suspend_pull_request(self, pull: PullRequest) -> None:
         """Hold ``pull`` until a matching message arrives or its timeout passes."""
@@ -210,7 +214,7 @@ class PullRequestHoldService:
     async def _run(self, pull: PullRequest) -> None:
         try:
             await self._wakeup(pull)
-        except Exception:
+        except Exception:  # one held pull's failure must not stop the others; logged with its queue
             log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
 
     async def shutdown(self) -> None:
@@ -238,8 +242,8 @@ async def _resume(coro: Coroutine[Any, Any, None], awaited: object) -> None:
                 awaited._asyncio_future_blocking = False
                 await awaited
             else:
-                raise TypeError(f"a woken pull yielded {awaited!r}, not a future")
-        except BaseException as exc:
+                raise TypeError(f"a woken pull yielded {awaited!r}, not a future")  # noqa: TRY301 -- the coroutine it steps receives it
+        except BaseException as exc:  # noqa: BLE001 -- forwarded into the coroutine it steps, which decides
             try:
                 awaited = coro.throw(exc)
             except StopIteration:

@@ -11,7 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from rocketq.broker.config_manager import ConfigManager, int_keys
+from rocketq.broker.config_manager import ConfigManager
+from rocketq.remoting.protocol import fastjson
 
 TOPIC_GROUP_SEPARATOR = "@"
 
@@ -85,6 +86,6 @@ class ConsumerOffsetManager(ConfigManager):
         table: dict[str, dict[int, int]] = {}
         for k, v in (obj.get("offsetTable") or {}).items():
             if isinstance(v, dict) and len(str(k).split(TOPIC_GROUP_SEPARATOR)) == 2:
-                table[str(k)] = {q: int(o) for q, o in int_keys(v).items()}
+                table[str(k)] = {q: int(o) for q, o in fastjson.int_keys(v).items()}
         with self._lock:
             self.offset_table = table

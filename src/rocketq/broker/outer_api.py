@@ -12,11 +12,19 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rocketq.errors import RemotingError
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import RegisterBrokerRequestHeader, UnRegisterBrokerRequestHeader
-from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
+    RegisterBrokerRequestHeader,
+    UnRegisterBrokerRequestHeader,
+)
+from rocketq.remoting.protocol.register_broker_body import (
+    RegisterBrokerBody,
+    TopicConfigSerializeWrapper,
+)
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +90,7 @@ class BrokerOuterAPI:
             request = RemotingCommand.create_request(code, ext_fields, body)
             try:
                 response = await self.client.invoke(addr, request, self.timeout_s)
-            except Exception as exc:
+            except (RemotingError, OSError) as exc:
                 log.warning("request %d to name server %s failed: %s", code, addr, exc)
                 return False
             if response.code != ResponseCode.SUCCESS:

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.common.filter import BooleanExpression, compile_sql92
 from rocketq.common.message_decoder import decode_record_properties
-from rocketq.common.subscription import (
+from rocketq.errors import FilterExpressionError
+from rocketq.remoting.protocol.subscription import (
     EXPRESSION_TYPE_SQL92,
     EXPRESSION_TYPE_TAG,
     SubscriptionData,
     is_tag_type,
 )
-from rocketq.errors import FilterExpressionError
 
 PROPERTY_FILTER_SETTING = "enablePropertyFilter"
 

@@ -1,5 +1,5 @@
 """SubscriptionGroupManager (config/subscriptionGroup.json); SubscriptionGroupConfig is the
-wire body class of ``rocketq.remoting.admin_bodies``."""
+wire body class of ``rocketq.remoting.protocol.admin_bodies``."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import threading
 from typing import Any
 
 from rocketq.broker.config_manager import ConfigManager
-from rocketq.common.data_version import DataVersion
-from rocketq.remoting.group_bodies import (
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.group_bodies import (
     SubscriptionGroupConfig,
 )
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.config_manager import ConfigManager
-from rocketq.common.data_version import DataVersion
 from rocketq.common.topic import (
     AUTO_CREATE_TOPIC_KEY_TOPIC,
     BENCHMARK_TOPIC,
@@ -30,7 +29,9 @@ from rocketq.common.topic import (
     TRANS_CHECK_MAX_TIME_TOPIC,
 )
 from rocketq.common.topic_config import PERM_INHERIT, PERM_READ, PERM_WRITE, TopicConfig
-from rocketq.remoting.register_broker_body import TopicConfigSerializeWrapper
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.json_body import from_json
+from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +183,7 @@ class TopicConfigManager(ConfigManager):
         with self._lock:
             for name, item in table.items():
                 if isinstance(item, dict):
-                    self.topic_config_table[str(name)] = TopicConfig.from_json(item)
+                    self.topic_config_table[str(name)] = from_json(TopicConfig, item)
             version = obj.get("dataVersion")
             self.data_version = (
                 DataVersion.from_json(version) if isinstance(version, dict) else DataVersion()

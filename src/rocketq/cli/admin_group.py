@@ -11,8 +11,8 @@ import click
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, parse_timestamp
 from rocketq.cli.admin_progress import enum_name
-from rocketq.remoting.admin_bodies import ConsumerConnection
-from rocketq.remoting.group_bodies import SubscriptionGroupConfig
+from rocketq.remoting.protocol.admin_bodies import ConsumerConnection
+from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
 
 
 async def _targets(admin: AsyncAdminClient, cluster: str | None, broker: str | None) -> list[str]:

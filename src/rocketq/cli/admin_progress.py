@@ -11,7 +11,7 @@ from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, is_retry_topic
 from rocketq.errors import ClientError, ConsumerNotOnlineError, RocketQError
-from rocketq.remoting.admin_bodies import ConsumeStats
+from rocketq.remoting.protocol.admin_bodies import ConsumeStats
 
 
 def enum_name(value: object) -> str | None:

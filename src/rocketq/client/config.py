@@ -16,7 +16,7 @@ from rocketq.common.clock import now_ms
 from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketq.errors import ConfigError
 from rocketq.remoting.acl import AclClientRPCHook
-from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
+from rocketq.remoting.protocol.bodies import ConsumeFromWhere, MessageModel
 
 MIB = 1024 * 1024
 DEFAULT_INSTANCE_NAME = "DEFAULT"

@@ -14,7 +14,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from rocketq.remoting.consumer_bodies import ConsumeStatus
+from rocketq.remoting.protocol.consumer_bodies import ConsumeStatus
 
 MINUTE_S = 60.0
 HOUR_S = 3600.0

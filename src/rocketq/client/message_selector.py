@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rocketq.common.filter import compile_sql92
-from rocketq.common.subscription import (
+from rocketq.errors import ClientError
+from rocketq.remoting.protocol.subscription import (
     EXPRESSION_TYPE_SQL92,
     EXPRESSION_TYPE_TAG,
     SubscriptionData,
     build_subscription_data,
 )
-from rocketq.errors import ClientError
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,7 @@
 """rocketq.common: RocketMQ's IO-free vocabulary, shared by every other package.
 
+Wire shapes (DataVersion, SubscriptionData, JSON bodies) are ``rocketq.remoting.protocol``'s.
+
 Modules:
     message           Message, MessageExt, MessageQueue
     message_const     property names (MessageConst) and SYSFLAG bits (MessageSysFlag)
@@ -9,16 +11,12 @@ Modules:
     properties        the properties string codec; java_properties: broker.conf files
     topic             system topic names, %RETRY%/%DLQ%, validate_topic (TopicValidator)
     topic_config      TopicConfig and PERM_* (PermName)
-    data_version      DataVersion
-    subscription      SubscriptionData, FilterAPI, where each filter runs
     pull_sys_flag     PullSysFlag bits
-    json_body         JsonBody (RemotingSerializable); json_text: JSON as peers write it
     hashing           Java's String.hashCode and the index key hash
     clock             now_ms
 """
 
 from rocketq.common.clock import now_ms
-from rocketq.common.data_version import DataVersion
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import (
@@ -29,7 +27,6 @@ from rocketq.common.message_decoder import (
     encode_message,
 )
 from rocketq.common.message_id import Host, create_message_id, decode_message_id
-from rocketq.common.subscription import SubscriptionData, build_subscription_data
 from rocketq.common.topic import dlq_topic, retry_topic, validate_topic
 from rocketq.common.topic_config import PERM_INHERIT, PERM_READ, PERM_WRITE, TopicConfig
 
@@ -37,15 +34,12 @@ __all__ = [
     "PERM_INHERIT",
     "PERM_READ",
     "PERM_WRITE",
-    "DataVersion",
     "Host",
     "Message",
     "MessageExt",
     "MessageQueue",
     "MessageSysFlag",
-    "SubscriptionData",
     "TopicConfig",
-    "build_subscription_data",
     "create_message_id",
     "decode_batch_messages",
     "decode_message",

@@ -2,15 +2,15 @@
 
 One class serves the broker's topic table (``topics.json``), the registration body it sends to
 the name servers (JSON, or the space-separated text of a compressed registration) and the name
-server's route table.
+server's route table. Its JSON form derives from the fields (``remoting.protocol.json_body``),
+as fastjson derives it from the Java fields.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Self
 
-from rocketq.common.json_body import JsonBody, as_bool, as_int, as_str
 from rocketq.errors import RemotingCommandError
 
 PERM_PRIORITY = 0x8
@@ -32,7 +32,7 @@ def is_writeable(perm: int) -> bool:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TopicConfig(JsonBody):
+class TopicConfig:
     topic_name: str
     read_queue_nums: int = DEFAULT_READ_QUEUE_NUMS
     write_queue_nums: int = DEFAULT_WRITE_QUEUE_NUMS
@@ -48,29 +48,6 @@ class TopicConfig(JsonBody):
     @property
     def writeable(self) -> bool:
         return is_writeable(self.perm)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "order": self.order,
-            "perm": self.perm,
-            "readQueueNums": self.read_queue_nums,
-            "topicFilterType": self.topic_filter_type,
-            "topicName": self.topic_name,
-            "topicSysFlag": self.topic_sys_flag,
-            "writeQueueNums": self.write_queue_nums,
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Self:
-        return cls(
-            topic_name=as_str(obj, "topicName"),
-            read_queue_nums=as_int(obj, "readQueueNums", DEFAULT_READ_QUEUE_NUMS),
-            write_queue_nums=as_int(obj, "writeQueueNums", DEFAULT_WRITE_QUEUE_NUMS),
-            perm=as_int(obj, "perm", PERM_READ | PERM_WRITE),
-            topic_filter_type=as_str(obj, "topicFilterType", SINGLE_TAG),
-            topic_sys_flag=as_int(obj, "topicSysFlag"),
-            order=as_bool(obj, "order"),
-        )
 
     def encode_text(self) -> str:
         """``TopicConfig.encode()``: the space-separated form of the compressed registration."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC, is_system_topic, validate_topic
 from rocketq.common.topic_config import PERM_INHERIT
 from rocketq.namesrv.route_info import RouteInfoManager
-from rocketq.remoting.topic_route import QueueData, TopicRouteData
+from rocketq.remoting.protocol.topic_route import QueueData, TopicRouteData
 
 DEFAULT_TOPIC_QUEUE_NUMS = 4  # DefaultMQProducer.defaultTopicQueueNums, ali-ons' too
 

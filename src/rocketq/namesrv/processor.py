@@ -10,19 +10,23 @@ import dataclasses
 import logging
 import zlib
 
-from rocketq.common.data_version import DataVersion
 from rocketq.common.java_properties import parse_properties
 from rocketq.namesrv.auto_create_route import pickup_auto_create_route
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigManager
 from rocketq.namesrv.route_info import FLAG_UNIT, FLAG_UNIT_SUB, RouteInfoManager
-from rocketq.remoting import headers as h
 from rocketq.remoting.channel import RemotingChannel, RequestProcessor
-from rocketq.remoting.codes import VERSION_V3_0_11, RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.register_broker_body import RegisterBrokerBody, TopicConfigSerializeWrapper
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.codes import VERSION_V3_0_11, RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.register_broker_body import (
+    RegisterBrokerBody,
+    TopicConfigSerializeWrapper,
+)
+from rocketq.remoting.protocol.topic_route import KVTable, TopicList
 from rocketq.remoting.server import RemotingServer
-from rocketq.remoting.topic_route import KVTable, TopicList
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.common.clock import now_ms
-from rocketq.common.data_version import DataVersion
 from rocketq.common.topic_config import PERM_WRITE, TopicConfig
-from rocketq.remoting.topic_route import (
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.topic_route import (
     MASTER_ID,
     BrokerData,
     ClusterInfo,

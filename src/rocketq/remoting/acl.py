@@ -1,11 +1,13 @@
-"""Request signing of RocketMQ ACL 1.0 (AclClientRPCHook), reliability.md §4.2.
+"""Request signing of RocketMQ ACL 1.0 (RocketMQ's AclClientRPCHook and AclUtils).
 
     data      = concat(values of extFields except "Signature", keys in UTF-16 order) + body
     Signature = base64(HMAC-SHA1(secretKey, data))
 
-Every C++ 1.2.3 request carries ``AccessKey``, ``OnsChannel`` and ``Signature`` (signed with an
-empty secret when no credentials are set). Values are the text the codec keeps (numbers in their
-decimal text, booleans lowercase), so received signatures verify as sent.
+(``AclUtils.combineRequestContent`` sorts the fields in a TreeMap, ``AclUtils.calSignature``
+signs.) Every request of the C++ client captured in ``tests/remoting/fixtures`` carries
+``AccessKey``, ``OnsChannel`` and ``Signature``, signed with an empty secret when no credentials
+are set (``tests/remoting/test_acl.py`` verifies each). Values are the text the codec keeps
+(numbers in their decimal text, booleans lowercase), so received signatures verify as sent.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 
 ACCESS_KEY = "AccessKey"
 SECRET_KEY = "SecretKey"

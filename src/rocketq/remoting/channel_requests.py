@@ -13,7 +13,7 @@ import time
 
 from rocketq.errors import RemotingTimeoutError
 from rocketq.remoting.channel_writer import FrameWriter
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 
 
 class RequestInvoker(FrameWriter):

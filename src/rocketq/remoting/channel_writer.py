@@ -15,8 +15,8 @@ import time
 
 from rocketq.errors import RemotingConnectError, RemotingError
 from rocketq.remoting.codec import encode_head
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger("rocketq.remoting.channel")
 

@@ -22,7 +22,7 @@ from rocketq.remoting.channel import (
     RequestProcessor,
 )
 from rocketq.remoting.codec import MAX_FRAME_SIZE
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
 

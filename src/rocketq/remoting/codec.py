@@ -1,4 +1,5 @@
-"""The one remoting codec: frames, JSON headers and ROCKETMQ binary headers (remoting.md §1).
+"""The one remoting codec: frames, JSON headers and ROCKETMQ binary headers (RocketMQ's
+``RemotingCommand.encode``/``decode``, ``RocketMQSerializable`` and ``NettyDecoder``).
 
 Frame::
 
@@ -7,7 +8,7 @@ Frame::
     +--------+--------+--------------+----------+
     W = serialize type << 24 | H      (type 0 JSON, 1 ROCKETMQ)
 
-ROCKETMQ binary header (§1.5), H = 21 + R + E::
+ROCKETMQ binary header (``RocketMQSerializable.rocketMQProtocolEncode``), H = 21 + R + E::
 
     code int16 | language int8 | version int16 | opaque int32 | flag int32   (13 bytes)
     R int32 | remark (R bytes, UTF-8)
@@ -26,8 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rocketq.errors import RemotingCommandError
-from rocketq.remoting.codes import LanguageCode, SerializeType
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
 
 MAX_FRAME_SIZE = 16 * 1024 * 1024  # frame bytes including the length field (Java's default)
 

@@ -29,8 +29,8 @@ from rocketq.remoting.channel import (
     ServerRpcHook,
 )
 from rocketq.remoting.codec import MAX_FRAME_SIZE
-from rocketq.remoting.command import RemotingCommand
 from rocketq.remoting.event_loop import loop_kind
+from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ class RemotingServer:
         for listener in self._close_listeners:
             try:
                 listener(channel)
-            except Exception:
+            except Exception:  # one close listener's error must not stop the others; logged
                 log.exception("channel close listener failed for %s", channel.remote_addr)
 
     async def _housekeep(self) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from rocketq.remoting.acl import sign_request
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.testing.cluster import Cluster, run_cluster
 from rocketq.testing.store import MIB, small_store_properties
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from rocketq.errors import RemotingCommandError, RemotingConnectError, RemotingTimeoutError
 from rocketq.remoting.client import RpcHook, parse_addr
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ class BlockingRemotingClient:
         else:
             try:
                 response = processor(request)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- a raising processor answers SYSTEM_ERROR
                 response = RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, str(exc))
         if response is not None and not request.is_oneway:
             self._send(conn, response.response_to(request))

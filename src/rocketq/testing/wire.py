@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 
+from rocketq.common import message_const as mc
 from rocketq.common.pull_sys_flag import FLAG_SUBSCRIPTION
-from rocketq.common.subscription import SubscriptionData
-from rocketq.remoting.bodies import (
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.bodies import (
     ConsumeFromWhere,
     ConsumerData,
     ConsumeType,
@@ -14,14 +15,15 @@ from rocketq.remoting.bodies import (
     MessageModel,
     ProducerData,
 )
-from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import (
     CreateTopicRequestHeader,
     PullMessageRequestHeader,
     SendMessageRequestHeader,
 )
+from rocketq.remoting.protocol.subscription import SubscriptionData
+from rocketq.response_code import ResponseCode
 
 
 def props_text(props: dict[str, str]) -> str:
@@ -42,10 +44,10 @@ def send_request(
 ) -> RemotingCommand:
     props: dict[str, str] = {}
     if tags:
-        props["TAGS"] = tags
+        props[mc.PROPERTY_TAGS] = tags
     if keys:
-        props["KEYS"] = keys
-    props["WAIT"] = "true"
+        props[mc.PROPERTY_KEYS] = keys
+    props[mc.PROPERTY_WAIT_STORE_MSG_OK] = "true"
     props.update(extra or {})
     header = SendMessageRequestHeader(
         producer_group="PG",

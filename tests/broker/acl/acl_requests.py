@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import UpdateConsumerOffsetRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import UpdateConsumerOffsetRequestHeader
 from rocketq.testing.wire import create_topic_request, heartbeat, pull_request, send_request
 
 

@@ -13,9 +13,9 @@ import pytest
 from rocketq.broker.acl.access_resource import parse
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.errors import AclError
-from rocketq.remoting.bodies import LockBatchRequestBody, MessageQueueData
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.bodies import LockBatchRequestBody, MessageQueueData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.testing.acl import ACCOUNTS, ADMIN, NORMAL, PUB_ONLY, SUB_ONLY, signed, write_acl
 from rocketq.testing.wire import heartbeat, pull_request, send_request
 

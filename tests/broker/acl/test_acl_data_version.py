@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from rocketq.broker.acl.plain_acl_config import next_data_version
-from rocketq.common.data_version import DataVersion
+from rocketq.remoting.protocol.data_version import DataVersion
 
 
 def test_a_rewrite_bumps_the_files_data_version_counter_and_stamps_it() -> None:

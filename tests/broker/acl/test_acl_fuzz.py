@@ -21,8 +21,9 @@ from rocketq.remoting.acl import (
     combine_request_content,
 )
 from rocketq.remoting.codec import decode, encode
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing.acl import (
     ACCOUNTS,
     ADMIN,

@@ -8,8 +8,9 @@ import pytest
 
 from rocketq.common.message_decoder import decode_messages
 from rocketq.remoting.acl import sign_request
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing.acl import (
     ADMIN,
     NORMAL,

@@ -8,7 +8,8 @@ import asyncio
 from pathlib import Path
 
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
-from rocketq.remoting.codes import RequestCode, ResponseCode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
 from rocketq.testing import until
 from rocketq.testing.acl import ACCOUNTS, NORMAL, WAIT_S, AclCluster, signed, write_acl
 from rocketq.testing.wire import send_request

@@ -12,9 +12,10 @@ from rocketq.client import LocalTransactionState, Message, MessageExt
 from rocketq.client.aio import TransactionProducer
 from rocketq.common.topic import TRANS_HALF_TOPIC
 from rocketq.common.topic_config import TopicConfig
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.headers import EndTransactionRequestHeader
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import EndTransactionRequestHeader
+from rocketq.response_code import ResponseCode
 from rocketq.testing.acl import NORMAL, WAIT_S, AclCluster
 from rocketq.testing.cluster import FAST_CLIENT
 from rocketq.testing.wait import until

@@ -19,7 +19,7 @@ from rocketq.broker.acl.permission import (
 )
 from rocketq.broker.acl.remote_address import get_remote_address_strategy
 from rocketq.errors import ConfigError
-from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.protocol.codes import RequestCode
 
 
 @pytest.mark.parametrize(

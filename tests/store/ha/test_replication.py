@@ -115,21 +115,42 @@ def test_sync_master_whose_slave_stopped_answering_times_out_with_flush_slave_ti
 
 
 def test_async_master_replicates_without_waiting(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    wait_ms = 5000  # how long a put that waited for the slave would take at least
     master = _open(
-        tmp_path / "m", BrokerRole.ASYNC_MASTER, flush_disk_type=FlushDiskType.ASYNC_FLUSH
-    )
-    slave = _open(
-        tmp_path / "s",
-        BrokerRole.SLAVE,
-        ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
+        tmp_path / "m",
+        BrokerRole.ASYNC_MASTER,
+        flush_disk_type=FlushDiskType.ASYNC_FLUSH,
+        sync_flush_timeout_ms=wait_ms,
     )
     try:
-        for i in range(50):
-            assert master.put_message(new_msg(body=b"%d" % i)).status is PutMessageStatus.PUT_OK
-        assert until_sync(lambda: slave.get_max_phy_offset() == master.get_max_phy_offset(), 10)
-        assert commitlog_bytes(slave) == commitlog_bytes(master)
+        # a held slave: it connects and reports offset 0 once, then acknowledges nothing
+        held = socket.create_connection(("127.0.0.1", master.ha_service.listen_port), timeout=5)
+        try:
+            held.sendall((0).to_bytes(8, "big"))
+            assert until_sync(lambda: master.ha_service.connection_count == 1, 10)
+            # a SYNC_MASTER would wait for it and answer FLUSH_SLAVE_TIMEOUT
+            for i in range(50):
+                began = time.monotonic()
+                result = master.put_message(new_msg(body=b"%d" % i))
+                assert result.status is PutMessageStatus.PUT_OK
+                assert time.monotonic() - began < wait_ms / 1000
+            assert master.ha_service.push2slave_max_offset == 0  # no slave holds any of it
+        finally:
+            held.close()
+        slave = _open(
+            tmp_path / "s",
+            BrokerRole.SLAVE,
+            ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
+        )
+        try:  # then a real slave catches up
+            assert until_sync(lambda: slave.get_max_phy_offset() == master.get_max_phy_offset(), 10)
+            assert commitlog_bytes(slave) == commitlog_bytes(master)
+        finally:
+            slave.shutdown()
     finally:
-        slave.shutdown()
         master.shutdown()
 
 

@@ -26,9 +26,9 @@ from rocketq.broker.acl.permission import PUB, SUB
 from rocketq.common.topic import is_retry_topic, retry_topic
 from rocketq.errors import AclError, RocketQError
 from rocketq.remoting.acl import ACCESS_KEY, SECURITY_TOKEN, SIGNATURE
-from rocketq.remoting.bodies import HeartbeatData, LockBatchRequestBody
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.bodies import HeartbeatData, LockBatchRequestBody
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 
 SEND_V1_CODES = frozenset({RequestCode.SEND_MESSAGE, RequestCode.SEND_REPLY_MESSAGE})
 SEND_V2_CODES = frozenset(

@@ -17,8 +17,8 @@ from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.broker.config import BrokerConfig
 from rocketq.errors import AclError
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

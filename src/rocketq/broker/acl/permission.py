@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, is_retry_topic, retry_topic
 from rocketq.errors import ConfigError
-from rocketq.remoting.codes import RequestCode
+from rocketq.remoting.protocol.codes import RequestCode
 
 DENY = 1
 ANY = 1 << 1

@@ -33,8 +33,8 @@ import yaml
 
 from rocketq.broker.acl.permission import parse_perm_from_string, parse_resource_perms
 from rocketq.broker.acl.remote_address import RemoteAddressStrategy, get_remote_address_strategy
-from rocketq.common.data_version import DataVersion
 from rocketq.errors import ConfigError, RemotingCommandError
+from rocketq.remoting.protocol.data_version import DataVersion
 
 ACCESS_KEY_MIN_LENGTH = 6  # AclConstants: keys must be longer than this
 SECRET_KEY_MIN_LENGTH = 6
@@ -130,6 +130,16 @@ def _list(entry: dict[str, Any], key: str) -> list[object]:
     return value
 
 
+def _accounts_by_key(entries: list[object]) -> dict[str, PlainAccessAccount]:
+    accounts: dict[str, PlainAccessAccount] = {}
+    for entry in entries:
+        account = build_account(entry)
+        if account.access_key in accounts:
+            raise ConfigError(f"accessKey={account.access_key} is defined twice")
+        accounts[account.access_key] = account
+    return accounts
+
+
 def parse_plain_acl(data: bytes, path: str | os.PathLike[str]) -> PlainAclConfig:
     """The snapshot of a file's bytes (empty bytes: no accounts, nothing white-listed)."""
     try:
@@ -142,12 +152,7 @@ def parse_plain_acl(data: bytes, path: str | os.PathLike[str]) -> PlainAclConfig
         raise ConfigError(f"{path} must hold a mapping at the top, got {type(raw).__name__}")
     try:
         white = [text_of(a) or "" for a in _list(raw, CONFIG_GLOBAL_WHITE_ADDRS)]
-        accounts: dict[str, PlainAccessAccount] = {}
-        for entry in _list(raw, CONFIG_ACCOUNTS):
-            account = build_account(entry)
-            if account.access_key in accounts:
-                raise ConfigError(f"accessKey={account.access_key} is defined twice")
-            accounts[account.access_key] = account
+        accounts = _accounts_by_key(_list(raw, CONFIG_ACCOUNTS))
         strategies = tuple(get_remote_address_strategy(a) for a in white)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None

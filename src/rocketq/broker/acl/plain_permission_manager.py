@@ -49,7 +49,7 @@ from rocketq.broker.acl.plain_acl_config import (
 from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC, is_retry_topic
 from rocketq.errors import AclError, ConfigError
 from rocketq.remoting.acl import verify_signature
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class PlainPermissionManager:
                 fresh = await asyncio.to_thread(self._read_if_changed)
             except (ConfigError, OSError) as exc:
                 if str(exc) != self.last_load_error:
-                    log.error("ACL: keeping the previous accounts, %s", exc)
+                    log.exception("ACL: keeping the previous accounts")
                 self.last_load_error = str(exc)
                 return False
             if fresh is None:

@@ -7,11 +7,13 @@ into a result or raises ``rocketq.errors.for_code(code, remark)``.
 from __future__ import annotations
 
 from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
+from rocketq.common import message_const as mc
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import SubscriptionData
 from rocketq.errors import for_code
-from rocketq.remoting import headers as h
-from rocketq.remoting.bodies import (
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.bodies import (
+    CheckClientRequestBody,
     ConsumerListBody,
     HeartbeatData,
     LockBatchRequestBody,
@@ -19,11 +21,11 @@ from rocketq.remoting.bodies import (
     MessageQueueData,
     UnlockBatchRequestBody,
 )
-from rocketq.remoting.check_client import CheckClientRequestBody
-from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.subscription import SubscriptionData
+from rocketq.remoting.protocol.topic_route import TopicRouteData
+from rocketq.response_code import ResponseCode
 
 _SEND_STATUS = {
     ResponseCode.SUCCESS: SendStatus.SEND_OK,
@@ -119,8 +121,8 @@ class MQClientAPI:
             queue_offset=rh.queue_offset,
             offset_msg_id=rh.msg_id,
             transaction_id=rh.transaction_id,
-            region_id=response.ext_fields.get("MSG_REGION", "DefaultRegion"),
-            trace_on=response.ext_fields.get("TRACE_ON", "true") != "false",
+            region_id=response.ext_fields.get(mc.PROPERTY_MSG_REGION, "DefaultRegion"),
+            trace_on=response.ext_fields.get(mc.PROPERTY_TRACE_SWITCH, "true") != "false",
         )
 
     async def send_message_oneway(

@@ -20,19 +20,20 @@ from rocketq.common.message_decoder import decode_message
 from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.consumer_bodies import (
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.consumer_bodies import (
     PROP_CLIENT_VERSION,
     PROP_CONSUME_TYPE,
     PROP_NAMESERVER_ADDR,
     ResetOffsetBody,
 )
-from rocketq.remoting.headers import (
+from rocketq.remoting.protocol.headers import (
     ConsumeMessageDirectlyResultRequestHeader,
     GetConsumerRunningInfoRequestHeader,
     ResetOffsetRequestHeader,
 )
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 

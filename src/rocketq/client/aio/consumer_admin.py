@@ -29,8 +29,8 @@ from rocketq.client.consumer_stats import ConsumerStatsManager
 from rocketq.client.message import restore_retry_topic
 from rocketq.client.status import ConsumeStatus
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.remoting.bodies import MessageQueueData
-from rocketq.remoting.consumer_bodies import (
+from rocketq.remoting.protocol.bodies import MessageQueueData
+from rocketq.remoting.protocol.consumer_bodies import (
     PROP_CONSUME_ORDERLY,
     PROP_CONSUMER_START_TIMESTAMP,
     PROP_THREADPOOL_CORE_SIZE,
@@ -39,7 +39,7 @@ from rocketq.remoting.consumer_bodies import (
     ConsumerRunningInfo,
     ProcessQueueInfo,
 )
-from rocketq.remoting.header_base import camel_case
+from rocketq.remoting.protocol.custom_header import camel_case
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ async def consume_message_directly(
             status = await asyncio.to_thread(service.listener, [msg])
         if inspect.isawaitable(status):
             status = await status
-    except Exception:
+    except Exception:  # noqa: BLE001 -- a listener's error: CR_THROW_EXCEPTION, as RocketMQ
         return ConsumeMessageDirectlyResult(
             consume_result=CMResult.CR_THROW_EXCEPTION,
             order=orderly,

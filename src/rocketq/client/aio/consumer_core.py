@@ -14,11 +14,11 @@ from rocketq.client.aio.rebalance_impl import compute_pull_from_where
 from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import EXPRESSION_TYPE_TAG
 from rocketq.errors import RocketQError
-from rocketq.remoting.bodies import ConsumerData, ConsumeType
-from rocketq.remoting.consumer_bodies import ConsumerRunningInfo
-from rocketq.remoting.topic_route import MASTER_ID
+from rocketq.remoting.protocol.bodies import ConsumerData, ConsumeType
+from rocketq.remoting.protocol.consumer_bodies import ConsumerRunningInfo
+from rocketq.remoting.protocol.subscription import EXPRESSION_TYPE_TAG
+from rocketq.remoting.protocol.topic_route import MASTER_ID
 
 if TYPE_CHECKING:
     from rocketq.client.aio.instance import MQClientInstance

@@ -12,8 +12,11 @@ from __future__ import annotations
 from typing import Protocol
 
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.remoting.bodies import ConsumerData, ConsumeType
-from rocketq.remoting.consumer_bodies import ConsumeMessageDirectlyResult, ConsumerRunningInfo
+from rocketq.remoting.protocol.bodies import ConsumerData, ConsumeType
+from rocketq.remoting.protocol.consumer_bodies import (
+    ConsumeMessageDirectlyResult,
+    ConsumerRunningInfo,
+)
 
 
 class ConsumerMember(Protocol):

@@ -28,12 +28,12 @@ from rocketq.common.message import MessageQueue
 from rocketq.common.message_decoder import decode_message
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import RocketQError
-from rocketq.remoting.bodies import HeartbeatData, ProducerData
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.topic_route import MASTER_ID, TopicRouteData
+from rocketq.remoting.protocol.bodies import HeartbeatData, ProducerData
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.topic_route import MASTER_ID, TopicRouteData
 
 log = logging.getLogger(__name__)
 

@@ -42,10 +42,10 @@ from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import PullStatus
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.common.subscription import build_subscription_data
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
-from rocketq.remoting.bodies import ConsumeType, MessageModel
-from rocketq.remoting.consumer_bodies import ConsumeMessageDirectlyResult
+from rocketq.remoting.protocol.bodies import ConsumeType, MessageModel
+from rocketq.remoting.protocol.consumer_bodies import ConsumeMessageDirectlyResult
+from rocketq.remoting.protocol.subscription import build_subscription_data
 
 log = logging.getLogger(__name__)
 

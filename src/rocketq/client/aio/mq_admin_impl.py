@@ -15,12 +15,13 @@ from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_decoder import decode_message, decode_messages
 from rocketq.common.message_id import decode_message_id
 from rocketq.errors import ClientError, NoMessageError, for_code
-from rocketq.remoting import headers as h
 from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.codes import RequestCode, ResponseCode
-from rocketq.remoting.command import RemotingCommand
-from rocketq.remoting.header_base import CommandCustomHeader
-from rocketq.remoting.topic_route import TopicRouteData
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.custom_header import CommandCustomHeader
+from rocketq.remoting.protocol.topic_route import TopicRouteData
+from rocketq.response_code import ResponseCode
 
 UNIQUE_KEY_QUERY = "_UNIQUE_KEY_QUERY"
 UNIQ_KEY_QUERY_MAX_NUM = 32

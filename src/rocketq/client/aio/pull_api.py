@@ -13,9 +13,9 @@ from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_decoder import decode_messages
 from rocketq.common.pull_sys_flag import build_sys_flag
-from rocketq.common.subscription import SubscriptionData, is_tag_matched
-from rocketq.remoting.headers import PullMessageRequestHeader
-from rocketq.remoting.topic_route import MASTER_ID
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader
+from rocketq.remoting.protocol.subscription import SubscriptionData, is_tag_matched
+from rocketq.remoting.protocol.topic_route import MASTER_ID
 
 
 async def pull_kernel(

@@ -41,12 +41,12 @@ from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import PullStatus
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
-from rocketq.common.subscription import build_subscription_data
 from rocketq.common.topic import retry_topic
 from rocketq.errors import ClientError, IllegalStateError, RocketQError
-from rocketq.remoting.bodies import ConsumeFromWhere, ConsumeType, MessageModel
-from rocketq.remoting.consumer_bodies import ConsumeMessageDirectlyResult
-from rocketq.remoting.headers import ConsumerSendMsgBackRequestHeader
+from rocketq.remoting.protocol.bodies import ConsumeFromWhere, ConsumeType, MessageModel
+from rocketq.remoting.protocol.consumer_bodies import ConsumeMessageDirectlyResult
+from rocketq.remoting.protocol.headers import ConsumerSendMsgBackRequestHeader
+from rocketq.remoting.protocol.subscription import build_subscription_data
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +256,7 @@ class PushConsumer(ConsumerCore):
             # queue (ConsumeMessageOrderlyService's consume lock, waited for at most 1 s)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + ORDERLY_UNLOCK_WAIT_S
-            while pq.consume_running and loop.time() < deadline:
+            while pq.consume_running and loop.time() < deadline:  # noqa: ASYNC110 -- set by the consume task, bounded 1 s
                 await asyncio.sleep(0.01)
             await self.rebalance.unlock([mq])
         return True

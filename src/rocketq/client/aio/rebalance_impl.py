@@ -22,11 +22,11 @@ from rocketq.client.allocate_strategy import AllocateMessageQueueStrategy
 from rocketq.client.config import ConsumerConfig
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import SubscriptionData
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.errors import RocketQError
-from rocketq.remoting.bodies import ConsumeFromWhere, MessageModel
-from rocketq.remoting.topic_route import MASTER_ID
+from rocketq.remoting.protocol.bodies import ConsumeFromWhere, MessageModel
+from rocketq.remoting.protocol.subscription import SubscriptionData
+from rocketq.remoting.protocol.topic_route import MASTER_ID
 
 # our own generator: threads of a library must not draw from (or disturb) the global
 # random state an application seeds

@@ -25,10 +25,10 @@ from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.properties import decode_properties
 from rocketq.errors import ClientError, RequestTimeoutError
-from rocketq.remoting.admin_headers import ReplyMessageRequestHeader
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codes import ResponseCode
-from rocketq.remoting.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import ReplyMessageRequestHeader
+from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ async def request(
         await ensure_route(msg.topic)
         remaining = deadline - loop.time()
         if remaining <= 0:
-            raise RequestTimeoutError(f"request to {msg.topic} timed out before it was sent")
+            raise RequestTimeoutError(f"request to {msg.topic} timed out before it was sent")  # noqa: TRY301 -- forgotten on every way out
         await send(remaining)
     except BaseException:
         holder.forget(correlation_id)

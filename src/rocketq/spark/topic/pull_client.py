@@ -23,7 +23,7 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import PullResult
 from rocketq.common.message import MessageQueue
-from rocketq.common.subscription import SubscriptionData
+from rocketq.remoting.protocol.subscription import SubscriptionData
 
 PULL_GROUP = "SPARK_ROCKETQ_READER"
 

@@ -24,8 +24,12 @@ from typing import Any
 from rocketq.client.message_selector import MessageSelector, Subscription, build_subscription
 from rocketq.client.status import PullResult, PullStatus
 from rocketq.common.clock import now_ms
-from rocketq.common.subscription import EXPRESSION_TYPE_SQL92, EXPRESSION_TYPE_TAG, SubscriptionData
 from rocketq.errors import DataLossError, RocketQError
+from rocketq.remoting.protocol.subscription import (
+    EXPRESSION_TYPE_SQL92,
+    EXPRESSION_TYPE_TAG,
+    SubscriptionData,
+)
 from rocketq.spark.schema import RecordBatchBuilder, topic_row
 from rocketq.spark.topic.offset_reader import QueueRange
 from rocketq.spark.topic.pull_client import PullClient

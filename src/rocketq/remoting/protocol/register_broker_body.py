@@ -1,9 +1,10 @@
-"""Registration bodies of the name-server protocol (remoting.md §3.1): the topic table a broker
-sends (TopicConfigSerializeWrapper, RegisterBrokerBody, also in its compressed form).
+"""The body of REGISTER_BROKER (103): the topic table a broker sends to each name server
+(RocketMQ's ``RegisterBrokerBody`` and ``TopicConfigSerializeWrapper``), as JSON or, with the
+header's ``compressed=true``, in RegisterBrokerBody's compressed form::
 
-Each class has ``to_json()`` (a JSON-ready dict with RocketMQ's keys), ``from_json(obj)``,
-``encode() -> bytes`` and ``decode(data)``. Decoding is lenient the way fastjson is: missing
-keys take defaults, numbers may come as strings, and fastjson's bare numeric map keys parse.
+    zlib( dataVersion: len int32 | JSON
+          count int32 | count x { len int32 | TopicConfig.encode() text }
+          filterServerList: len int32 | JSON )
 """
 
 from __future__ import annotations
@@ -11,13 +12,12 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Self
 
-from rocketq.common import json_text
-from rocketq.common.data_version import DataVersion
-from rocketq.common.json_body import JsonBody, as_object
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import RemotingCommandError
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.json_body import JsonBody
 
 MAX_INFLATED_BODY_BYTES = 64 * 1024 * 1024  # zip-bomb cap for compressed registrations
 
@@ -30,23 +30,6 @@ class TopicConfigSerializeWrapper(JsonBody):
     topic_config_table: dict[str, TopicConfig] = field(default_factory=dict)
     data_version: DataVersion = field(default_factory=DataVersion)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "dataVersion": self.data_version.to_json(),
-            "topicConfigTable": {k: v.to_json() for k, v in self.topic_config_table.items()},
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Self:
-        table = as_object(obj.get("topicConfigTable"), "topicConfigTable")
-        return cls(
-            topic_config_table={
-                name: TopicConfig.from_json(as_object(cfg, "TopicConfig"))
-                for name, cfg in table.items()
-            },
-            data_version=DataVersion.from_json(as_object(obj.get("dataVersion"), "dataVersion")),
-        )
-
 
 @dataclass(slots=True, kw_only=True)
 class RegisterBrokerBody(JsonBody):
@@ -55,29 +38,16 @@ class RegisterBrokerBody(JsonBody):
     )
     filter_server_list: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "filterServerList": list(self.filter_server_list),
-            "topicConfigSerializeWrapper": self.topic_config_serialize_wrapper.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Self:
-        wrapper = as_object(obj.get("topicConfigSerializeWrapper"), "topicConfigSerializeWrapper")
-        servers = obj.get("filterServerList") or []
-        return cls(
-            topic_config_serialize_wrapper=TopicConfigSerializeWrapper.from_json(wrapper),
-            filter_server_list=[str(s) for s in servers],
-        )
-
     def encode_compressed(self) -> bytes:
         """The ``compressed=true`` registration body: a zlib stream of length-prefixed parts."""
         wrapper = self.topic_config_serialize_wrapper
         parts = [_length_prefixed(wrapper.data_version.encode())]
         parts.append(_LENGTH_STRUCT.pack(len(wrapper.topic_config_table)))
-        for config in wrapper.topic_config_table.values():
-            parts.append(_length_prefixed(config.encode_text().encode()))
-        parts.append(_length_prefixed(json_text.dumps(self.filter_server_list)))
+        parts.extend(
+            _length_prefixed(config.encode_text().encode())
+            for config in wrapper.topic_config_table.values()
+        )
+        parts.append(_length_prefixed(fastjson.dumps(self.filter_server_list)))
         return zlib.compress(b"".join(parts), 9)
 
     @classmethod
@@ -100,7 +70,7 @@ class RegisterBrokerBody(JsonBody):
             config = TopicConfig.decode_text(text.decode())
             table[config.topic_name] = config
         servers_bytes, pos = _read_length_prefixed(raw, pos)
-        servers = json_text.loads(servers_bytes, "filterServerList") or []
+        servers = fastjson.loads(servers_bytes, "filterServerList") or []
         return RegisterBrokerBody(
             topic_config_serialize_wrapper=TopicConfigSerializeWrapper(
                 topic_config_table=table, data_version=DataVersion.decode(version_bytes)

@@ -1,9 +1,12 @@
-"""Typed request/response headers (4.9.8 ``common/protocol/header``), remoting.md §3.
+"""Every typed request/response header: RocketMQ's ``remoting/protocol/header`` and
+``header/namesrv`` packages (one Java class each there, one dataclass each here).
 
 Fields without a default are required (``@CFNotNull``); the rest are optional. Use
-``Header.from_ext_fields(cmd.ext_fields)`` and ``header.to_ext_fields()``. The name server's
-headers live in ``namesrv_headers`` and the admin ones in ``admin_headers``; both are
-re-exported here, so ``headers.X`` names every header.
+``Header.from_ext_fields(cmd.ext_fields)`` and ``header.to_ext_fields()`` (``custom_header``).
+Sections follow the request codes: send, pull, offsets, query, clients, transactions, admin,
+topics, broker -> client, name server, ACL and broker stats. The module is long because it is
+the catalogue: each class is a few declarative lines, and one module gives each header one
+import path.
 """
 
 from __future__ import annotations
@@ -11,43 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rocketq.remoting.header_base import CommandCustomHeader, wire
-
-# isort: off
-# the headers that moved out, re-exported: ``headers.X`` still names every header
-from rocketq.remoting.admin_headers import (
-    ConsumeMessageDirectlyResultRequestHeader as ConsumeMessageDirectlyResultRequestHeader,
-    CreateTopicRequestHeader as CreateTopicRequestHeader,
-    DeleteTopicFromNamesrvRequestHeader as DeleteTopicFromNamesrvRequestHeader,
-    DeleteTopicRequestHeader as DeleteTopicRequestHeader,
-    GetConsumerConnectionListRequestHeader as GetConsumerConnectionListRequestHeader,
-    GetConsumerRunningInfoRequestHeader as GetConsumerRunningInfoRequestHeader,
-    GetConsumerStatusRequestHeader as GetConsumerStatusRequestHeader,
-    GetConsumeStatsRequestHeader as GetConsumeStatsRequestHeader,
-    GetProducerConnectionListRequestHeader as GetProducerConnectionListRequestHeader,
-    GetTopicsByClusterRequestHeader as GetTopicsByClusterRequestHeader,
-    GetTopicStatsInfoRequestHeader as GetTopicStatsInfoRequestHeader,
-    QueryTopicConsumeByWhoRequestHeader as QueryTopicConsumeByWhoRequestHeader,
-    ResetOffsetRequestHeader as ResetOffsetRequestHeader,
-)
-from rocketq.remoting.namesrv_headers import (
-    AddWritePermOfBrokerRequestHeader as AddWritePermOfBrokerRequestHeader,
-    AddWritePermOfBrokerResponseHeader as AddWritePermOfBrokerResponseHeader,
-    DeleteKVConfigRequestHeader as DeleteKVConfigRequestHeader,
-    GetKVConfigRequestHeader as GetKVConfigRequestHeader,
-    GetKVConfigResponseHeader as GetKVConfigResponseHeader,
-    GetKVListByNamespaceRequestHeader as GetKVListByNamespaceRequestHeader,
-    GetRouteInfoRequestHeader as GetRouteInfoRequestHeader,
-    PutKVConfigRequestHeader as PutKVConfigRequestHeader,
-    QueryDataVersionRequestHeader as QueryDataVersionRequestHeader,
-    QueryDataVersionResponseHeader as QueryDataVersionResponseHeader,
-    RegisterBrokerRequestHeader as RegisterBrokerRequestHeader,
-    RegisterBrokerResponseHeader as RegisterBrokerResponseHeader,
-    UnRegisterBrokerRequestHeader as UnRegisterBrokerRequestHeader,
-    WipeWritePermOfBrokerRequestHeader as WipeWritePermOfBrokerRequestHeader,
-    WipeWritePermOfBrokerResponseHeader as WipeWritePermOfBrokerResponseHeader,
-)
-# isort: on
+from rocketq.remoting.protocol.custom_header import CommandCustomHeader, wire
 
 # ----------------------------------------------------------------------------- send
 
@@ -341,3 +308,273 @@ class CheckTransactionStateRequestHeader(CommandCustomHeader):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ResumeCheckHalfMessageRequestHeader(CommandCustomHeader):
     msg_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteSubscriptionGroupRequestHeader(CommandCustomHeader):
+    group_name: str
+    remove_offset: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetBrokerConfigResponseHeader(CommandCustomHeader):
+    version: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryConsumeQueueRequestHeader(CommandCustomHeader):
+    topic: str
+    queue_id: int
+    index: int
+    count: int
+    consumer_group: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReplyMessageRequestHeader(CommandCustomHeader):
+    """PUSH_REPLY_MESSAGE_TO_CLIENT (326): the reply as the broker pushes it to the requester."""
+
+    producer_group: str
+    topic: str
+    default_topic: str
+    default_topic_queue_nums: int
+    queue_id: int
+    sys_flag: int
+    born_timestamp: int
+    flag: int
+    born_host: str
+    store_host: str
+    store_timestamp: int
+    properties: str | None = None
+    reconsume_times: int | None = None
+    unit_mode: bool = False
+
+
+# ----------------------------------------------------------------------------- topics (admin)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CreateTopicRequestHeader(CommandCustomHeader):
+    topic: str
+    default_topic: str
+    read_queue_nums: int
+    write_queue_nums: int
+    perm: int
+    topic_filter_type: str
+    order: bool
+    topic_sys_flag: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteTopicRequestHeader(CommandCustomHeader):
+    topic: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteTopicFromNamesrvRequestHeader(CommandCustomHeader):
+    topic: str
+    cluster_name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetTopicsByClusterRequestHeader(CommandCustomHeader):
+    cluster: str
+
+
+# ------------------------------------------------------------------ admin, broker -> client
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerRunningInfoRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    client_id: str
+    jstack_enable: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResetOffsetRequestHeader(CommandCustomHeader):
+    topic: str
+    group: str
+    timestamp: int
+    is_force: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerStatusRequestHeader(CommandCustomHeader):
+    topic: str
+    group: str
+    client_addr: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConsumeMessageDirectlyResultRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    client_id: str | None = None
+    msg_id: str | None = None
+    broker_name: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumeStatsRequestHeader(CommandCustomHeader):
+    consumer_group: str
+    topic: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetTopicStatsInfoRequestHeader(CommandCustomHeader):
+    topic: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetConsumerConnectionListRequestHeader(CommandCustomHeader):
+    consumer_group: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetProducerConnectionListRequestHeader(CommandCustomHeader):
+    producer_group: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryTopicConsumeByWhoRequestHeader(CommandCustomHeader):
+    topic: str
+
+
+# ----------------------------------------------------------------------------- name server
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetRouteInfoRequestHeader(CommandCustomHeader):
+    topic: str
+    accept_standard_json_only: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RegisterBrokerRequestHeader(CommandCustomHeader):
+    broker_name: str
+    broker_addr: str
+    cluster_name: str
+    ha_server_addr: str
+    broker_id: int
+    compressed: bool = False
+    body_crc32: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RegisterBrokerResponseHeader(CommandCustomHeader):
+    ha_server_addr: str | None = None
+    master_addr: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UnRegisterBrokerRequestHeader(CommandCustomHeader):
+    broker_name: str
+    broker_addr: str
+    cluster_name: str
+    broker_id: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryDataVersionRequestHeader(CommandCustomHeader):
+    broker_name: str
+    broker_addr: str
+    cluster_name: str
+    broker_id: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueryDataVersionResponseHeader(CommandCustomHeader):
+    changed: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PutKVConfigRequestHeader(CommandCustomHeader):
+    namespace: str
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetKVConfigRequestHeader(CommandCustomHeader):
+    namespace: str
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetKVConfigResponseHeader(CommandCustomHeader):
+    value: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteKVConfigRequestHeader(CommandCustomHeader):
+    namespace: str
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetKVListByNamespaceRequestHeader(CommandCustomHeader):
+    namespace: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WipeWritePermOfBrokerRequestHeader(CommandCustomHeader):
+    broker_name: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WipeWritePermOfBrokerResponseHeader(CommandCustomHeader):
+    wipe_topic_count: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AddWritePermOfBrokerRequestHeader(CommandCustomHeader):
+    broker_name: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AddWritePermOfBrokerResponseHeader(CommandCustomHeader):
+    add_topic_count: int
+
+
+# ----------------------------------------------------------------------------- ACL (50-54)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CreateAccessConfigRequestHeader(CommandCustomHeader):
+    access_key: str
+    secret_key: str | None = None
+    white_remote_address: str | None = None
+    admin: bool = False
+    default_topic_perm: str | None = None
+    default_group_perm: str | None = None
+    topic_perms: str | None = None
+    group_perms: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteAccessConfigRequestHeader(CommandCustomHeader):
+    access_key: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UpdateGlobalWhiteAddrsConfigRequestHeader(CommandCustomHeader):
+    global_white_addrs: str
+    acl_file_full_path: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GetBrokerAclConfigResponseHeader(CommandCustomHeader):
+    version: str
+    all_acl_file_version: str | None = None
+    broker_name: str
+    broker_addr: str
+    cluster_name: str
+
+
+# ----------------------------------------------------------------------------- broker stats (315)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ViewBrokerStatsDataRequestHeader(CommandCustomHeader):
+    stats_name: str
+    stats_key: str

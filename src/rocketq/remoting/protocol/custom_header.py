@@ -1,10 +1,11 @@
-"""CommandCustomHeader: typed views of a command's ``extFields`` (remoting.md §1.4).
+"""CommandCustomHeader: typed views of a command's ``extFields`` (RocketMQ's CommandCustomHeader).
 
 A header is a frozen keyword-only dataclass whose fields are snake_case; the wire name is the
 camelCase form, or ``field(metadata={"wire": ...})`` when RocketMQ spells it otherwise.
 Reading follows Java's ``decodeCommandCustomHeader`` with two deliberate differences: a value
 that does not parse raises ``RemotingCommandError`` naming the field (Java only logs it), and
-booleans accept C++'s ``"1"``/``"0"`` besides ``"true"``/``"false"`` (remoting.md §0 #5).
+booleans accept C++'s ``"1"``/``"0"`` besides ``"true"``/``"false"`` (the C++ client writes
+``batch`` as ``"0"``/``"1"``: ``tests/remoting/fixtures/cpp-client-1.0.1``).
 Writing gives every value as a string, booleans as ``"true"``/``"false"``.
 """
 

@@ -1,7 +1,8 @@
-"""RocketMQ's request, response, language and serialize-type numbers (remoting.md §2.3, §3.0, §4).
+"""RocketMQ's request, language and serialize-type numbers and the version ordinals.
 
-Names are RocketMQ's constant names (4.9.8 ``RequestCode``, ``ResponseCode``,
-``RemotingSysResponseCode``, ``LanguageCode``, ``SerializeType``).
+Names are RocketMQ's constant names (4.9.8 ``RequestCode``, ``LanguageCode``,
+``SerializeType``, ``MQVersion.Version``). The response codes are ``rocketq.response_code``:
+they sit below both this package and ``rocketq.errors``, whose error classes they key.
 """
 
 from __future__ import annotations
@@ -151,49 +152,8 @@ class RequestCode(IntEnum):
     DELETE_EXPIRED_COMMITLOG = 329
 
 
-class ResponseCode(IntEnum):
-    """Response codes (4.9.8 ``RemotingSysResponseCode`` + ``ResponseCode``)."""
-
-    SUCCESS = 0
-    SYSTEM_ERROR = 1
-    SYSTEM_BUSY = 2
-    REQUEST_CODE_NOT_SUPPORTED = 3
-    TRANSACTION_FAILED = 4
-    FLUSH_DISK_TIMEOUT = 10
-    SLAVE_NOT_AVAILABLE = 11
-    FLUSH_SLAVE_TIMEOUT = 12
-    MESSAGE_ILLEGAL = 13
-    SERVICE_NOT_AVAILABLE = 14
-    VERSION_NOT_SUPPORTED = 15
-    NO_PERMISSION = 16
-    TOPIC_NOT_EXIST = 17
-    TOPIC_EXIST_ALREADY = 18
-    PULL_NOT_FOUND = 19
-    PULL_RETRY_IMMEDIATELY = 20
-    PULL_OFFSET_MOVED = 21
-    QUERY_NOT_FOUND = 22
-    SUBSCRIPTION_PARSE_FAILED = 23
-    SUBSCRIPTION_NOT_EXIST = 24
-    SUBSCRIPTION_NOT_LATEST = 25
-    SUBSCRIPTION_GROUP_NOT_EXIST = 26
-    FILTER_DATA_NOT_EXIST = 27
-    FILTER_DATA_NOT_LATEST = 28
-    TRANSACTION_SHOULD_COMMIT = 200
-    TRANSACTION_SHOULD_ROLLBACK = 201
-    TRANSACTION_STATE_UNKNOW = 202
-    TRANSACTION_STATE_GROUP_WRONG = 203
-    NO_BUYER_ID = 204
-    NOT_IN_CURRENT_UNIT = 205
-    CONSUMER_NOT_ONLINE = 206
-    CONSUME_MSG_TIMEOUT = 207
-    NO_MESSAGE = 208
-    UPDATE_AND_CREATE_ACL_CONFIG_FAILED = 209
-    DELETE_ACL_CONFIG_FAILED = 210
-    UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED = 211
-    FLOW_CONTROL = 215
-
-
-# MQVersion.Version ordinals that matter on the wire (remoting.md §2.4).
+# MQVersion.Version ordinals that matter on the wire: a request's ``version`` field is the
+# sender's ordinal (MQVersion.CURRENT_VERSION); peers branch on it (RocketMQ's MQVersion).
 VERSION_V3_0_11 = 37
 VERSION_V3_1_8 = 63
 VERSION_V3_4_9 = 121

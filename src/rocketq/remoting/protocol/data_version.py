@@ -1,4 +1,4 @@
-"""DataVersion: a counter bumped on every change of a table, and when (RocketMQ 4.x).
+"""DataVersion: a counter bumped on every change of a table, and when (RocketMQ's DataVersion).
 
 The broker keeps one for its topic table (sent with every registration, persisted in
 ``topics.json``) and one for its subscription groups; the name server compares them to tell
@@ -8,16 +8,16 @@ whether a registration changed anything.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Self
 
 from rocketq.common.clock import now_ms
-from rocketq.common.json_body import JsonBody, as_int
+from rocketq.remoting.protocol.json_body import JsonBody
 
 
 @dataclass(slots=True, kw_only=True)
 class DataVersion(JsonBody):
     # stamped at creation, as RocketMQ's (System.currentTimeMillis()): a table that a restarted
-    # broker builds afresh never equals the version it registered before the restart
+    # broker builds afresh never equals the version it registered before the restart; a body
+    # without the key reads as 0 (fastjson leaves the long at its zero)
     timestamp: int = field(default_factory=now_ms)
     counter: int = 0
 
@@ -25,10 +25,3 @@ class DataVersion(JsonBody):
         """After a change: counter + 1, timestamp = now (or ``timestamp_ms``)."""
         self.counter += 1
         self.timestamp = now_ms() if timestamp_ms is None else timestamp_ms
-
-    def to_json(self) -> dict[str, Any]:
-        return {"counter": self.counter, "timestamp": self.timestamp}
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Self:
-        return cls(timestamp=as_int(obj, "timestamp"), counter=as_int(obj, "counter"))

@@ -1,6 +1,7 @@
-"""RemotingCommand: one request or response on a remoting connection (remoting.md §1.3, §2).
+"""RemotingCommand: one request or response on a remoting connection (RocketMQ's
+RemotingCommand).
 
-flag bits (§2.1)::
+flag bits (``RemotingCommand.RPC_TYPE``, ``RPC_ONEWAY``)::
 
     bit 0  RPC_TYPE    0x1  set on responses
     bit 1  RPC_ONEWAY  0x2  the requester wants no response
@@ -15,7 +16,7 @@ import itertools
 import threading
 from dataclasses import dataclass, field
 
-from rocketq.remoting.codes import CURRENT_VERSION, LanguageCode, SerializeType
+from rocketq.remoting.protocol.codes import CURRENT_VERSION, LanguageCode, SerializeType
 
 RPC_TYPE = 0x1
 RPC_ONEWAY = 0x2

@@ -1,4 +1,5 @@
-"""SubscriptionData and how it is built and matched (RocketMQ's SubscriptionData, FilterAPI).
+"""SubscriptionData and how it is built and matched (RocketMQ's ``heartbeat/SubscriptionData``
+and ``filter/FilterAPI``, both in ``remoting/protocol``).
 
 A TAG expression ``"*"`` (or empty) subscribes to everything; otherwise it splits on ``||``
 into trimmed, non-empty tags whose Java hashes form ``codeSet``; an expression with no tag
@@ -14,16 +15,19 @@ records that only shared a hash code. Property (SQL92) filters run on the broker
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Self
 
 from rocketq.common.hashing import java_string_hash
-from rocketq.common.json_body import JsonBody, as_bool, as_int, as_str
 from rocketq.errors import FilterExpressionError
+from rocketq.remoting.protocol.json_body import JsonBody, json_field
 
 SUB_ALL = "*"
 TAG_SEPARATOR = "||"
 EXPRESSION_TYPE_TAG = "TAG"
 EXPRESSION_TYPE_SQL92 = "SQL92"
+
+
+def _expression_type(value: object) -> str:
+    return str(value) if value else EXPRESSION_TYPE_TAG
 
 
 @dataclass(slots=True, kw_only=True)
@@ -33,35 +37,15 @@ class SubscriptionData(JsonBody):
     tags_set: list[str] = field(default_factory=list)
     code_set: list[int] = field(default_factory=list)
     sub_version: int = 0
-    expression_type: str = EXPRESSION_TYPE_TAG
+    # an empty type reads as TAG, as ExpressionType.isTagType has it
+    expression_type: str = field(
+        default=EXPRESSION_TYPE_TAG, metadata=json_field(read=_expression_type)
+    )
     class_filter_mode: bool = False
 
     @property
     def matches_all(self) -> bool:
         return self.class_filter_mode or self.sub_string == SUB_ALL
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "classFilterMode": self.class_filter_mode,
-            "codeSet": list(self.code_set),
-            "expressionType": self.expression_type,
-            "subString": self.sub_string,
-            "subVersion": self.sub_version,
-            "tagsSet": list(self.tags_set),
-            "topic": self.topic,
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Self:
-        return cls(
-            topic=as_str(obj, "topic"),
-            sub_string=as_str(obj, "subString", SUB_ALL),
-            tags_set=[str(t) for t in obj.get("tagsSet") or []],
-            code_set=[int(c) for c in obj.get("codeSet") or []],
-            sub_version=as_int(obj, "subVersion"),
-            expression_type=as_str(obj, "expressionType") or EXPRESSION_TYPE_TAG,
-            class_filter_mode=as_bool(obj, "classFilterMode"),
-        )
 
 
 def parse_tags(expression: str | None) -> list[str]:
