@@ -32,6 +32,8 @@ class Simulation(Protocol):
 
     def crash(self, node_id: int) -> None: ...
 
+    def note(self, kind: int, what: str) -> None: ...
+
 
 FAULT_KINDS = (
     ("crash_leader", 3),
@@ -71,6 +73,7 @@ class FaultInjector:
         name = self.rng.choices(NAMES, WEIGHTS)[0]
         self.injected.append(name)
         getattr(self, name)()
+        self.sim.note(FAULT, f"{name}, blocked links {sorted(self.sim.network.blocked)}")
         self._next()
 
     def leader_stepped(self, node_id: int, term: int, commit: int) -> None:
@@ -87,6 +90,7 @@ class FaultInjector:
             others = [i for i in self.sim.nodes if i != node_id]
             self.sim.network.partition([[node_id], others])
             self.injected.append("isolate_at_window")
+            self.sim.note(FAULT, f"isolate node {node_id} at term {term}, commit {commit}")
             self._heal_later(300_000, 2_000_000)
 
     def on_heal(self, _: object) -> None:

@@ -40,8 +40,8 @@ def run_seeds(
     jobs: int = 2,
     stop_at_first: bool = False,
 ) -> Iterator[SimulationResult]:
-    """Yield every seed's result (in seed order within a chunk, chunks in completion order);
-    with ``stop_at_first``, stop soon after the first violation."""
+    """Yield every seed's result in seed order; with ``stop_at_first``, stop at the first
+    violation (the lowest failing seed)."""
     config = config or SimulationConfig()
     seed_list = list(seeds)
     chunks = [seed_list[i : i + CHUNK] for i in range(0, len(seed_list), CHUNK)]
@@ -54,7 +54,7 @@ def run_seeds(
                 return
         return
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-        for results in pool.imap_unordered(_run_chunk, work):
+        for results in pool.imap(_run_chunk, work):
             yield from results
             if stop_at_first and any(r.violation for r in results):
                 pool.terminate()

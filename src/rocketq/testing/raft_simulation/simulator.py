@@ -98,8 +98,10 @@ class Simulation:
             self._loop(self.config.duration_us)
             self._settle()
             violation = self.workload.check()
-        except (InvariantViolation, AssertionError, ValueError, RuntimeError) as exc:
+        except InvariantViolation as exc:
             violation = f"{type(exc).__name__}: {exc}"
+        except (AssertionError, ValueError, RuntimeError) as exc:  # the core's own checks
+            violation = f"a node's own check failed: {type(exc).__name__}: {exc}"
         return self._result(violation)
 
     def run_until(self, until_us: int) -> None:
@@ -128,7 +130,8 @@ class Simulation:
         while queue and queue[0][0] <= until_us:
             self.now, _, kind, payload = heapq.heappop(queue)
             self.events += 1
-            self.trace.append((self.now, kind, payload))
+            if kind != TICK:  # a tick is traced only when it changed something
+                self.trace.append((self.now, kind, payload))
             handlers[kind](payload)
 
     def _settle(self) -> None:
@@ -164,6 +167,8 @@ class Simulation:
         if node.raw is None:
             return
         self._after(node, node.tick())
+        if node.changed:
+            self.trace.append((self.now, TICK, node_id))
         if node.raw is not None:
             self.schedule(self.period[node_id], TICK, node_id)
             if node.raw.role is Role.LEADER:
@@ -208,6 +213,10 @@ class Simulation:
                 f"CheckQuorum: node {node.node_id} still leads after hearing from no quorum for "
                 f"{window / 1e6:.3f} s"
             )
+
+    def note(self, kind: int, what: str) -> None:
+        """Add ``what`` to the trace (faults say what they did)."""
+        self.trace.append((self.now, kind, what))
 
     def crashed(self, node_id: int) -> None:
         self.invariants.node_down(node_id)
