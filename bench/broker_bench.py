@@ -44,8 +44,8 @@ from figures import BATCH, QUEUES, TIMEOUT_S, Figures, Plan, Probe, paced, run_s
 from rocketq.client import ConsumeStatus, Message
 from rocketq.client.aio import Producer, PushConsumer
 from rocketq.client.aio.api import send_v2_ext_fields
-from rocketq.common.message import Message as WireMessage
 from rocketq.common.message import MessageExt
+from rocketq.common.message_const import PROPERTY_WAIT_STORE_MSG_OK
 from rocketq.common.message_decoder import decode_messages, encode_batch_messages
 from rocketq.remoting import event_loop
 from rocketq.remoting.client import RemotingClient
@@ -115,9 +115,9 @@ async def batch_rocketq(
     topic); the server's RssAnon is read once it is stored."""
     addr = f"127.0.0.1:{server.port}"
     body = os.urandom(plan.size)
-    batch_body = encode_batch_messages(
-        [WireMessage("BenchBacklog", body, properties={"WAIT": "true"})] * BATCH
-    )
+    msg = Message("BenchBacklog", body)
+    msg.put_property(PROPERTY_WAIT_STORE_MSG_OK, "true")  # a system property: set as is
+    batch_body = encode_batch_messages([msg] * BATCH)
     r = await client.invoke(addr, send_command("BenchBacklog", 0, body), TIMEOUT_S)
     assert r.code == ResponseCode.SUCCESS, r.remark
     fig = Figures("rocketq", "batch 32")
@@ -190,7 +190,7 @@ async def latency_rocketq(server: peers.Server, plan: Plan, body: bytes) -> Figu
         await consumer.start()
         try:
             deadline = time.perf_counter() + TIMEOUT_S
-            while len(consumer.assigned_queues()) < QUEUES and time.perf_counter() < deadline:
+            while len(consumer.assigned_queues()) < QUEUES and time.perf_counter() < deadline:  # noqa: ASYNC110 -- bounded wait for the rebalance
                 await asyncio.sleep(0.05)
             await asyncio.sleep(0.5)  # the pull loops park their first long poll
 

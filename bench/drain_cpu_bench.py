@@ -25,6 +25,7 @@ import peers
 from figures import Probe
 
 from rocketq.common.message import Message
+from rocketq.common.message_const import PROPERTY_WAIT_STORE_MSG_OK
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
@@ -41,9 +42,9 @@ def process_cpu_s(pid: int) -> float:
 async def drain(port: int, pid: int, backlog: int) -> tuple[int, float, float]:
     addr = f"127.0.0.1:{port}"
     body = os.urandom(1024)
-    batch = encode_batch_messages(
-        [Message("BenchBacklog", body, properties={"WAIT": "true"})] * bb.BATCH
-    )
+    msg = Message("BenchBacklog", body)
+    msg.put_property(PROPERTY_WAIT_STORE_MSG_OK, "true")  # a system property: set as is
+    batch = encode_batch_messages([msg] * bb.BATCH)
     plan = bb.Plan(1024, (1,), 1, 1, backlog, 60.0)
     async with RemotingClient() as client:
         for seq in range(backlog // bb.BATCH):

@@ -83,7 +83,7 @@ def prometheus_query(base: str, query: str) -> list[dict[str, object]]:
 async def test_a_real_prometheus_scrapes_our_series_from_broker_and_name_server(
     tmp_path: Path,
 ) -> None:
-    if not Path(PROMETHEUS).exists():
+    if not Path(PROMETHEUS).exists():  # noqa: ASYNC240 -- one stat before the test
         pytest.skip("Debian's prometheus is not installed (make test installs it)")
     async with metrics_cluster(tmp_path) as cluster:
         port = free_port()
@@ -97,7 +97,7 @@ async def test_a_real_prometheus_scrapes_our_series_from_broker_and_name_server(
             f"      - targets: ['{cluster.namesrv_metrics_url.split('/')[2]}']\n"
         )
         log = (tmp_path / "prometheus.log").open("wb")
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # noqa: ASYNC220 -- Popen returns at once; stopped by PID
             [
                 PROMETHEUS,
                 f"--config.file={config}",

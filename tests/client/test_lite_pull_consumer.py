@@ -67,7 +67,7 @@ async def test_offset_for_timestamp_finds_the_first_later_message(cluster: Clust
     await cluster.create_topic("TopicT", 1)
     await send(cluster, "TopicT", 3)
     middle_ms = time.time_ns() // 1_000_000 + 5
-    time.sleep(0.02)
+    await asyncio.sleep(0.02)
     await send(cluster, "TopicT", 3, start=3)
     mq = MessageQueue("TopicT", "broker-a", 0)
     store = cluster.broker.message_store

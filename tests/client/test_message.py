@@ -102,3 +102,12 @@ def test_a_redelivered_message_shows_its_original_topic() -> None:
     other = MessageExt(topic="%RETRY%H", body=b"x", properties={"RETRY_TOPIC": "Orders"})
     restore_retry_topic(other, "G")
     assert other.topic == "%RETRY%H"
+
+
+def test_the_client_message_is_the_common_message() -> None:
+    from rocketq.common.message import Message as CommonMessage
+
+    assert Message is CommonMessage
+    msg = Message("T", b"x", tags="A")
+    assert msg == CommonMessage("T", b"x", tags="A")
+    assert msg != CommonMessage("T", b"x", tags="B")

@@ -205,9 +205,7 @@ async def test_view_message_by_id_returns_the_stored_record(cluster: Cluster) ->
 
 
 async def test_cpp_style_batch_is_stored_as_separate_messages(cluster: Cluster) -> None:
-    inner = [
-        Message(topic="T10", body=f"b{i}".encode(), properties={"TAGS": "TagA"}) for i in range(3)
-    ]
+    inner = [Message(topic="T10", body=f"b{i}".encode(), tags="TagA") for i in range(3)]
     response = await cluster.client.invoke(
         cluster.broker_addr,
         send_request("T10", codec.encode_batch_messages(inner), batch=True),

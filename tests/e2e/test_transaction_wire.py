@@ -87,7 +87,9 @@ async def test_transactional_batches_and_rollback_sys_flags_are_refused_not_drop
 ) -> None:
     from rocketq.common.message import Message
 
-    body = encode_batch_messages([Message("TxWire", b"a", properties={"TRAN_MSG": "true"})])
+    half = Message("TxWire", b"a")
+    half.put_property("TRAN_MSG", "true")  # a system property: set as is, not as a user one
+    body = encode_batch_messages([half])
     batch = send_request("TxWire", body, batch=True, code=RequestCode.SEND_BATCH_MESSAGE)
     refused = await cluster.client.invoke(cluster.broker_addr, batch, WAIT)
     assert refused.code == ResponseCode.MESSAGE_ILLEGAL

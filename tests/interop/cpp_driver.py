@@ -111,7 +111,7 @@ def produce(args: argparse.Namespace) -> None:
                     offset=int(result.offset),
                     body_sha256=sha,
                 )
-            except Exception as exc:  # the scenario reports, the test decides
+            except Exception as exc:  # noqa: BLE001 -- the scenario reports, the test decides
                 emit(event="send_error", i=i, error=f"{type(exc).__name__}: {exc}")
         if args.oneway and args.hold_until_stdin_closes:
             sys.stdin.read()  # the test closes stdin once the broker has stored every frame

@@ -14,6 +14,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
 from rocketq.response_code import ResponseCode
+from rocketq.testing.wait import until
 
 ECHO, HELD = 1000, 1001
 WAIT = 5.0
@@ -50,9 +51,7 @@ async def test_a_cancelled_invoke_leaves_nothing_pending_and_its_late_answer_is_
             client.invoke(srv.addr, RemotingCommand.create_request(HELD), WAIT)
         )
         channel = await client.get_channel(srv.addr)
-        async with asyncio.timeout(WAIT):
-            while channel.pending_request_count == 0:
-                await asyncio.sleep(0.01)
+        assert await until(lambda: channel.pending_request_count > 0, WAIT)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting

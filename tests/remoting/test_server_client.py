@@ -22,6 +22,7 @@ from rocketq.remoting.protocol.headers import GetRouteInfoRequestHeader
 from rocketq.remoting.server import RemotingServer
 from rocketq.response_code import ResponseCode
 from rocketq.testing.fuzz import mutate_frame
+from rocketq.testing.wait import until
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ECHO = 1000
@@ -396,9 +397,7 @@ async def test_fuzzed_frames_never_stop_the_server_from_serving(
         resp = await client.invoke(server.addr, request(ECHO, ok="1"), WAIT)
         assert resp.ext_fields == {"ok": "1"}
     local = (await client.get_channel(server.addr)).local_addr
-    async with asyncio.timeout(WAIT):
-        while {c.remote_addr for c in server.channels} != {local}:
-            await asyncio.sleep(0.01)
+    assert await until(lambda: {c.remote_addr for c in server.channels} == {local}, WAIT)
 
 
 async def test_requests_beyond_the_in_flight_limit_answer_system_busy() -> None:

@@ -133,7 +133,7 @@ def test_a_batch_write_with_exactly_once_is_visible_only_after_the_commit(
                 .option("checkpointLocation", str(tmp_path / "ledger"))
                 .save()
             )
-        except Exception as exc:  # reported on the test's thread
+        except Exception as exc:  # noqa: BLE001 -- reported on the test's thread
             failures.append(exc)
 
     writer = threading.Thread(target=write, name="exactly-once-write")

@@ -146,9 +146,10 @@ def _blank_at(view: memoryview) -> int:
 def test_a_torn_tail_stops_both_scans_at_the_last_whole_record(tmp_path: Path) -> None:
     cl = CommitLog(_config(tmp_path))
     cl.load()
-    sizes = []
-    for msg in _messages()[:3]:
-        sizes.append(cl.append(EncodedMessage(encode_message(msg), msg.topic, 0)).wrote_bytes)
+    sizes = [
+        cl.append(EncodedMessage(encode_message(msg), msg.topic, 0)).wrote_bytes
+        for msg in _messages()[:3]
+    ]
     mf = cl.mapped_file_queue.mapped_files[0]
     torn = sizes[0] + sizes[1] + 20  # the third record's head only
     mf.view[torn : mf.wrote_position] = bytes(mf.wrote_position - torn)

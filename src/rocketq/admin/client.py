@@ -16,7 +16,7 @@ threads and scripts.
 
 from __future__ import annotations
 
-from rocketq.admin.acl_admin import AclAdmin
+from rocketq.admin.acl import AclAdmin
 from rocketq.admin.broker import BrokerAdmin
 from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.admin.namesrv import NamesrvAdmin

@@ -32,7 +32,7 @@ CALL_CLIENT_TIMEOUT_S = 10.0
 
 class Broker2Client:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     async def call_client(
         self, channel: RemotingChannel, request: RemotingCommand
@@ -43,7 +43,7 @@ class Broker2Client:
         self, code: int, request: RemotingCommand, group: str, client_id: str
     ) -> RemotingCommand:
         """AdminBrokerProcessor.callConsumer: forward to the consumer ``client_id`` of ``group``."""
-        gi = self.c.consumer_manager.get_consumer_group_info(group)
+        gi = self.broker.consumer_manager.get_consumer_group_info(group)
         info = gi.find_channel(client_id) if gi is not None else None
         if info is None:
             return RemotingCommand.create_response(
@@ -72,14 +72,16 @@ class Broker2Client:
         self, topic: str, group: str, timestamp: int, is_force: bool
     ) -> dict[MessageQueueData, int] | str:
         """The offsets to reset to, or the reason there are none (a RocketMQ remark)."""
-        tc = self.c.topic_config_manager.select_topic_config(topic)
+        tc = self.broker.topic_config_manager.select_topic_config(topic)
         if tc is None:
             return f"[reset-offset] reset offset failed, no topic in this broker. topic={topic}"
-        store = self.c.message_store
+        store = self.broker.message_store
         table: dict[MessageQueueData, int] = {}
         for qid in range(tc.write_queue_nums):
-            mq = MessageQueueData(topic=topic, broker_name=self.c.config.broker_name, queue_id=qid)
-            consumer_offset = self.c.consumer_offset_manager.query_offset(group, topic, qid)
+            mq = MessageQueueData(
+                topic=topic, broker_name=self.broker.config.broker_name, queue_id=qid
+            )
+            consumer_offset = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
             if consumer_offset == -1:
                 return f"THe consumer group <{group}> not exist"
             if timestamp == -1:
@@ -98,7 +100,7 @@ class Broker2Client:
         )
         if isinstance(table, str):
             return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, table)
-        gi = self.c.consumer_manager.get_consumer_group_info(group)
+        gi = self.broker.consumer_manager.get_consumer_group_info(group)
         infos = list(gi.channel_info_table.values()) if gi is not None else []
         if not infos:
             return RemotingCommand.create_response(
@@ -118,8 +120,6 @@ class Broker2Client:
             try:
                 await info.channel.invoke_oneway(request)
                 log.info("[reset-offset] %s %s sent to %s", topic, group, info.client_id)
-            except (RemotingError, OSError) as exc:
-                log.error(
-                    "[reset-offset] %s %s to %s failed: %s", topic, group, info.client_id, exc
-                )
+            except (RemotingError, OSError):
+                log.exception("[reset-offset] %s %s to %s failed", topic, group, info.client_id)
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body.encode())

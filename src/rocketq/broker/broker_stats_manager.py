@@ -214,10 +214,9 @@ class BrokerStatsManager:
         return " ".join(f"{self.tps(field, w):.2f}" for w in TPS_WINDOWS_S)
 
     def _total_tps_text(self) -> str:
-        parts = []
-        for w in TPS_WINDOWS_S:
-            parts.append(f"{self.tps('get_found', w) + self.tps('get_miss', w):.2f}")
-        return " ".join(parts)
+        return " ".join(
+            f"{self.tps('get_found', w) + self.tps('get_miss', w):.2f}" for w in TPS_WINDOWS_S
+        )
 
     # ------------------------------------------------------------------ runtime info
 

@@ -287,7 +287,7 @@ class ConsumerIdsChangeNotifier:
             request.mark_oneway_rpc()
             try:
                 await channel.invoke_oneway(request)
-            except Exception as exc:  # a dead peer must not stop the others
+            except Exception as exc:  # noqa: BLE001 -- a dead peer must not stop the others
                 log.info("notify consumer ids changed to %s failed: %s", channel.remote_addr, exc)
 
     async def drain(self) -> None:

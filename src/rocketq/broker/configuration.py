@@ -69,12 +69,12 @@ def string_to_properties(text: str) -> dict[str, str]:
 
 class Configuration:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
         self.data_version = DataVersion()
         self._lock = threading.Lock()
 
     def all_configs(self) -> dict[str, str]:
-        config = self.c.config
+        config = self.broker.config
         props = {
             key: _text(getattr(config, name))
             for key, name in BROKER_KEYS.items()
@@ -104,7 +104,7 @@ class Configuration:
             if keys:
                 raise ConfigUpdateRefused(f"{reason}: {', '.join(sorted(keys))}")
         with self._lock:
-            current = self.c.config
+            current = self.broker.config
             known = {k: v for k, v in props.items() if k in BROKER_KEYS}
             parsed = BrokerConfig.from_properties(known)
             changes = {BROKER_KEYS[k]: getattr(parsed, BROKER_KEYS[k]) for k in known}
@@ -116,7 +116,7 @@ class Configuration:
                     raise ConfigError(
                         f"cannot write {current.broker_config_path}: {exc}; nothing changed"
                     ) from exc
-            self.c.config = updated
+            self.broker.config = updated
             self.data_version.next_version()
         return updated
 

@@ -359,7 +359,7 @@ class BrokerController:
                 result = action()
                 if result is not None:
                     await result
-            except Exception:
+            except Exception:  # a periodic task outlives one failed round
                 log.exception("periodic broker task failed")
 
     async def _persist_offsets(self) -> None:

@@ -214,7 +214,7 @@ class PullRequestHoldService:
     async def _run(self, pull: PullRequest) -> None:
         try:
             await self._wakeup(pull)
-        except Exception:
+        except Exception:  # one held pull's failure must not stop the others; logged with its queue
             log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
 
     async def shutdown(self) -> None:
@@ -242,8 +242,8 @@ async def _resume(coro: Coroutine[Any, Any, None], awaited: object) -> None:
                 awaited._asyncio_future_blocking = False
                 await awaited
             else:
-                raise TypeError(f"a woken pull yielded {awaited!r}, not a future")
-        except BaseException as exc:
+                raise TypeError(f"a woken pull yielded {awaited!r}, not a future")  # noqa: TRY301 -- the coroutine it steps receives it
+        except BaseException as exc:  # noqa: BLE001 -- forwarded into the coroutine it steps, which decides
             try:
                 awaited = coro.throw(exc)
             except StopIteration:

@@ -44,11 +44,11 @@ def _is_retry(topic: str) -> str:
 
 class BrokerMetricsCollector(Collector):
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     @property
     def node(self) -> tuple[str, str, str]:
-        cfg = self.c.config
+        cfg = self.broker.config
         return (cfg.broker_cluster_name, "broker", cfg.broker_name)
 
     def collect(self) -> Iterator[Metric]:
@@ -56,13 +56,13 @@ class BrokerMetricsCollector(Collector):
             yield from self._messages()
             yield from self._consumers()
             yield from self._broker()
-            yield rpc_latency_family(self.c.rpc_latency_stats, self.node)
+            yield rpc_latency_family(self.broker.rpc_latency_stats, self.node)
         except Exception:  # a scrape must not take the exporter down; say why in the log
             log.exception("collecting broker metrics failed")
             raise
 
     def _messages(self) -> Iterator[Metric]:
-        node, stats = self.node, self.c.broker_stats_manager
+        node, stats = self.node, self.broker.broker_stats_manager
         labels = (*NODE_LABELS, "topic", "message_type", "is_system")
         msgs_in = CounterMetricFamily(
             "rocketmq_messages_in", "Messages put into the broker", labels=labels
@@ -115,9 +115,9 @@ class BrokerMetricsCollector(Collector):
         ready = GaugeMetricFamily(
             "rocketmq_consumer_ready_messages", "Messages ready to be pulled", labels=labels
         )
-        pulled = dict(self.c.broker_stats_manager.pull_offsets)
-        table = self.c.consumer_offset_manager.encode()["offsetTable"]
-        store = self.c.message_store
+        pulled = dict(self.broker.broker_stats_manager.pull_offsets)
+        table = self.broker.consumer_offset_manager.encode()["offsetTable"]
+        store = self.broker.message_store
         for key, queues in sorted(table.items()):
             topic, _, group = key.partition("@")
             total_lag = total_inflight = 0
@@ -136,23 +136,25 @@ class BrokerMetricsCollector(Collector):
             "Consumers connected, by group",
             labels=(*NODE_LABELS, "consumer_group"),
         )
-        for group, info in sorted(dict(self.c.consumer_manager.consumer_table).items()):
+        for group, info in sorted(dict(self.broker.consumer_manager.consumer_table).items()):
             connections.add_metric([*node, group], len(info.channel_info_table))
         producers = GaugeMetricFamily(
             "rocketmq_producer_connections",
             "Producers connected, by group",
             labels=(*NODE_LABELS, "producer_group"),
         )
-        for group, channels in sorted(dict(self.c.producer_manager.group_channel_table).items()):
+        for group, channels in sorted(
+            dict(self.broker.producer_manager.group_channel_table).items()
+        ):
             producers.add_metric([*node, group], len(channels))
         yield from (lag, inflight, ready, connections, producers)
 
     def _broker(self) -> Iterator[Metric]:
-        node, store = self.node, self.c.message_store
+        node, store = self.node, self.broker.message_store
         permission = GaugeMetricFamily(
             "rocketmq_broker_permission", "The broker's permission bits", labels=NODE_LABELS
         )
-        permission.add_metric(list(node), self.c.config.broker_permission)
+        permission.add_metric(list(node), self.broker.config.broker_permission)
         info = store.get_runtime_info()
         store_labels = (*NODE_LABELS, "storage_type", "storage_medium")
         store_values = [*node, "local", "disk"]
@@ -168,7 +170,7 @@ class BrokerMetricsCollector(Collector):
             labels=store_labels,
         )
         dispatch.add_metric(store_values, int(info.get("dispatchBehindBytes", "0") or 0))
-        commit_log, consume_queue = store_dirs(self.c)
+        commit_log, consume_queue = store_dirs(self.broker)
         ratio = GaugeMetricFamily(
             "rocketmq_brokeruntime_commitlog_disk_ratio",
             "Used share of the commit log's file system",
@@ -184,13 +186,13 @@ class BrokerMetricsCollector(Collector):
         topics = GaugeMetricFamily(
             "rocketmq_topic_number", "Topics the broker holds", labels=NODE_LABELS
         )
-        topics.add_metric(list(node), len(self.c.topic_config_manager.topic_config_table))
+        topics.add_metric(list(node), len(self.broker.topic_config_manager.topic_config_table))
         groups = GaugeMetricFamily(
             "rocketmq_consumer_group_number",
             "Subscription groups the broker holds",
             labels=NODE_LABELS,
         )
         groups.add_metric(
-            list(node), len(self.c.subscription_group_manager.subscription_group_table)
+            list(node), len(self.broker.subscription_group_manager.subscription_group_table)
         )
         yield from (permission, size, dispatch, ratio, cq_ratio, topics, groups)

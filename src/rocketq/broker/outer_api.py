@@ -12,6 +12,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rocketq.errors import RemotingError
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -89,7 +90,7 @@ class BrokerOuterAPI:
             request = RemotingCommand.create_request(code, ext_fields, body)
             try:
                 response = await self.client.invoke(addr, request, self.timeout_s)
-            except Exception as exc:
+            except (RemotingError, OSError) as exc:
                 log.warning("request %d to name server %s failed: %s", code, addr, exc)
                 return False
             if response.code != ResponseCode.SUCCESS:

@@ -60,7 +60,7 @@ class PutBatcher:
         self.puts += len(puts)
         try:
             each = self._store().async_put_each(puts)
-        except Exception:
+        except Exception:  # a failed put answers every waiter of the batch, never none
             log.exception("putting %d messages failed", len(puts))
             for done in dones:
                 _call(done, _FAILED)
@@ -81,7 +81,7 @@ def _finish(each: EachPutResult, dones: list[PutDone], durable: Future[PutMessag
     """The waiting puts' answers, with the status of their flush (and replication)."""
     try:
         status = durable.result()
-    except Exception:
+    except Exception:  # the store's failure becomes UNKNOWN_ERROR for every waiting put
         log.exception("waiting for the store failed")
         status = PutMessageStatus.UNKNOWN_ERROR
     for i in each.waiting:
@@ -91,5 +91,5 @@ def _finish(each: EachPutResult, dones: list[PutDone], durable: Future[PutMessag
 def _call(done: PutDone, result: PutMessageResult) -> None:
     try:
         done(result)
-    except Exception:
+    except Exception:  # one caller's done callback must not stop the others'
         log.exception("answering a put failed")

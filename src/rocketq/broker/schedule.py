@@ -19,6 +19,7 @@ from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.config_manager import ConfigManager
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import clock
 from rocketq.common import message_const as mc
@@ -53,7 +54,7 @@ class ScheduleMessageService(ConfigManager):
         super().__init__(
             os.path.join(controller.config.store_path_root_dir, "config", "delayOffset.json")
         )
-        self.c = controller
+        self.broker = controller
         self.delay_level_table = parse_delay_levels(levels)
         self.offset_table: dict[int, int] = {}
         self._task: asyncio.Task[None] | None = None
@@ -71,7 +72,7 @@ class ScheduleMessageService(ConfigManager):
         """Load the delay offsets; deliver due messages unless ``deliver`` is False (a
         slave only keeps the offsets its master sends it)."""
         # messageDelayLevel from broker.conf lives in the store's config
-        self.delay_level_table = self.c.message_store.config.delay_level_table_ms()
+        self.delay_level_table = self.broker.message_store.config.delay_level_table_ms()
         self.load()
         if deliver:
             self._task = asyncio.get_running_loop().create_task(self._run())
@@ -91,11 +92,11 @@ class ScheduleMessageService(ConfigManager):
                     delivered += await self.deliver_due(level)
                 if (
                     time.monotonic() - self._last_persist
-                    > self.c.config.flush_delay_offset_interval_ms / 1000
+                    > self.broker.config.flush_delay_offset_interval_ms / 1000
                 ):
                     self._last_persist = time.monotonic()
                     await asyncio.to_thread(self.persist)
-            except Exception:
+            except Exception:  # the delay service outlives one failed delivery round; logged
                 log.exception("schedule delivery failed")
                 delivered = 0
             if not delivered:
@@ -103,7 +104,7 @@ class ScheduleMessageService(ConfigManager):
 
     async def deliver_due(self, level: int, now_ms: int | None = None) -> int:
         """Deliver the due messages at the head of ``level``; returns how many."""
-        store = self.c.message_store
+        store = self.broker.message_store
         queue_id = level - 1
         offset = self.offset_table.get(level, 0)
         if offset >= store.get_max_offset_in_queue(SCHEDULE_TOPIC, queue_id):
@@ -136,19 +137,8 @@ class ScheduleMessageService(ConfigManager):
         real_topic = props.get(mc.PROPERTY_REAL_TOPIC, "")
         real_qid = int(props.get(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
         props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
-        inner = MessageExt(
-            topic=real_topic,
-            queue_id=real_qid,
-            body=msg.body,
-            flag=msg.flag,
-            properties=props,
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
-        )
-        store = self.c.message_store
+        inner = copy_message(msg, topic=real_topic, queue_id=real_qid, properties=props)
+        store = self.broker.message_store
         result = await await_store_future(store.async_put_message(inner, wait_store_msg_ok=False))
         if not result.is_ok:
             log.warning("delayed message to %s failed: %s", real_topic, result.status.name)

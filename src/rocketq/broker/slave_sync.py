@@ -54,7 +54,7 @@ SYNC_TIMEOUT_S = 3.0
 
 class SlaveSynchronize:
     def __init__(self, controller: SlaveSyncBroker) -> None:
-        self.c = controller
+        self.broker = controller
         self.master_addr: str | None = None
         self.sync_count = 0
         self.committed_here: dict[tuple[str, int], int] = {}  # not yet handed to the master
@@ -81,17 +81,17 @@ class SlaveSynchronize:
 
     async def _fetch(self, addr: str, code: int) -> Any:
         request = RemotingCommand.create_request(code, {})
-        response = await self.c.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
+        response = await self.broker.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
         if response.code != ResponseCode.SUCCESS:
             raise ValueError(f"master answered {code} with {response.code}: {response.remark}")
         obj = fastjson.loads(bytes(response.body or b"").decode("utf-8"))
         if not isinstance(obj, dict):
-            raise ValueError(f"master's answer to {code} is not a JSON object")
+            raise ValueError(f"master's answer to {code} is not a JSON object")  # noqa: TRY004 -- a malformed master answer, not a caller's bug
         return obj
 
     async def _sync_topic_config(self, addr: str) -> None:
         obj = await self._fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
-        manager = self.c.topic_config_manager
+        manager = self.broker.topic_config_manager
         if obj.get("dataVersion") != manager.data_version.to_json():
             manager.topic_config_table.clear()
             manager.decode(obj)
@@ -102,7 +102,7 @@ class SlaveSynchronize:
         obj = await self._fetch(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
         theirs = obj.get("offsetTable") or {}
         await self._hand_over_local_commits(addr, theirs)
-        manager = self.c.consumer_offset_manager
+        manager = self.broker.consumer_offset_manager
         merged = manager.encode()
         merged["offsetTable"].update(theirs)
         manager.decode(merged)
@@ -122,7 +122,7 @@ class SlaveSynchronize:
                 request = RemotingCommand.create_request(
                     RequestCode.UPDATE_CONSUMER_OFFSET, header.to_ext_fields()
                 )
-                response = await self.c.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
+                response = await self.broker.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
                 if response.code != ResponseCode.SUCCESS:
                     raise ValueError(f"master refused offset {key}:{queue_id}: {response.remark}")
                 theirs[key] = {**known, queue_id: offset}
@@ -131,7 +131,7 @@ class SlaveSynchronize:
                 del self.committed_here[(key, queue_id)]
 
     async def _sync_delay_offset(self, addr: str) -> None:
-        service = self.c.schedule_message_service
+        service = self.broker.schedule_message_service
         if service is None:
             return
         obj = await self._fetch(addr, RequestCode.GET_ALL_DELAY_OFFSET)
@@ -140,7 +140,7 @@ class SlaveSynchronize:
 
     async def _sync_subscription_group_config(self, addr: str) -> None:
         obj = await self._fetch(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)
-        manager = self.c.subscription_group_manager
+        manager = self.broker.subscription_group_manager
         if obj.get("dataVersion") != manager.data_version.to_json():
             manager.subscription_group_table.clear()
             manager.decode(obj)

@@ -33,6 +33,7 @@ import dataclasses
 import logging
 from typing import Protocol
 
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.store_future import await_store_future
 from rocketq.broker.topic_config import TopicConfigManager
@@ -107,7 +108,7 @@ def first_queue_offset(msg: MessageExt) -> int:
 
 class TransactionalMessageService:
     def __init__(self, controller: TransactionBroker) -> None:
-        self.c = controller
+        self.broker = controller
         # first half queue offset -> TRANSACTION_COMMIT_TYPE / TRANSACTION_ROLLBACK_TYPE
         self.ended: collections.OrderedDict[int, int] = collections.OrderedDict()
         self._ending: set[int] = set()
@@ -126,15 +127,15 @@ class TransactionalMessageService:
         self.select_topic_config(TRANS_HALF_TOPIC)
 
     def select_topic_config(self, topic: str) -> TopicConfig:
-        tm = self.c.topic_config_manager
+        tm = self.broker.topic_config_manager
         tc = tm.select_topic_config(topic)
         if tc is None:
             tc = tm.create_topic_in_send_message_back_method(topic, 1, PERM_READ | PERM_WRITE)
-            self.c.register_broker_all_soon()
+            self.broker.register_broker_all_soon()
         return tc
 
     async def look_half_message(self, commit_log_offset: int) -> MessageExt | None:
-        store = self.c.message_store
+        store = self.broker.message_store
         msg = await asyncio.to_thread(store.look_message_by_offset, commit_log_offset)
         if msg is None or msg.topic != TRANS_HALF_TOPIC:
             return None
@@ -144,18 +145,7 @@ class TransactionalMessageService:
         """renewHalfMessageInner: the same half again, remembering the first queue offset."""
         props = dict(msg.properties)
         props[mc.PROPERTY_TRANSACTION_PREPARED_QUEUE_OFFSET] = str(first_queue_offset(msg))
-        return MessageExt(
-            topic=msg.topic,
-            queue_id=msg.queue_id,
-            body=msg.body,
-            flag=msg.flag,
-            properties=props,
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
-        )
+        return copy_message(msg, topic=msg.topic, queue_id=msg.queue_id, properties=props)
 
     async def put_back_half_message(self, msg: MessageExt) -> MessageExt | None:
         """Append a renewed copy; the copy with its new offsets, or None when the put failed."""
@@ -168,7 +158,9 @@ class TransactionalMessageService:
         inner.queue_offset = int(append.queue_offset)
         inner.commitlog_offset = int(append.wrote_offset)
         inner.store_timestamp = int(append.store_timestamp)
-        inner.msg_id = append.msg_id or create_message_id(self.c.store_host, append.wrote_offset)
+        inner.msg_id = append.msg_id or create_message_id(
+            self.broker.store_host, append.wrote_offset
+        )
         return inner
 
     # ------------------------------------------------------------------ op messages
@@ -194,9 +186,9 @@ class TransactionalMessageService:
                 mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: create_uniq_id(),
             },
             sys_flag=0,
-            born_timestamp=self.c.message_store.now_ms(),
-            born_host=self.c.store_host,
-            store_host=self.c.store_host,
+            born_timestamp=self.broker.message_store.now_ms(),
+            born_host=self.broker.store_host,
+            store_host=self.broker.store_host,
             reconsume_times=0,
         )
         result = await self._put(op)
@@ -207,7 +199,7 @@ class TransactionalMessageService:
 
     async def _put(self, msg: MessageExt) -> PutMessageResult:
         """Append without waiting for a flush (halves re-put and op messages)."""
-        store = self.c.message_store
+        store = self.broker.message_store
         return await await_store_future(store.async_put_message(msg, wait_store_msg_ok=False))
 
     # ------------------------------------------------------------------ end bookkeeping
@@ -234,7 +226,12 @@ class TransactionalMessageService:
 
     async def pull(self, topic: str, queue_id: int, offset: int, max_count: int) -> HalfPull:
         result = await asyncio.to_thread(
-            self.c.message_store.get_message, CID_RMQ_SYS_TRANS, topic, queue_id, offset, max_count
+            self.broker.message_store.get_message,
+            CID_RMQ_SYS_TRANS,
+            topic,
+            queue_id,
+            offset,
+            max_count,
         )
         found = result.status is GetMessageStatus.FOUND
         msgs = [
@@ -244,16 +241,18 @@ class TransactionalMessageService:
         return HalfPull(result.status, result.next_begin_offset, msgs)
 
     def fetch_consume_offset(self, topic: str, queue_id: int) -> int:
-        offset = self.c.consumer_offset_manager.query_offset(CID_RMQ_SYS_TRANS, topic, queue_id)
+        offset = self.broker.consumer_offset_manager.query_offset(
+            CID_RMQ_SYS_TRANS, topic, queue_id
+        )
         if offset == -1:
-            offset = self.c.message_store.get_min_offset_in_queue(topic, queue_id)
+            offset = self.broker.message_store.get_min_offset_in_queue(topic, queue_id)
         return offset
 
     def update_consume_offset(self, topic: str, queue_id: int, offset: int) -> None:
-        self.c.consumer_offset_manager.commit_offset(
-            self.c.broker_addr, CID_RMQ_SYS_TRANS, topic, queue_id, offset
+        self.broker.consumer_offset_manager.commit_offset(
+            self.broker.broker_addr, CID_RMQ_SYS_TRANS, topic, queue_id, offset
         )
 
     def half_queue_ids(self) -> list[int]:
-        tc = self.c.topic_config_manager.select_topic_config(TRANS_HALF_TOPIC)
+        tc = self.broker.topic_config_manager.select_topic_config(TRANS_HALF_TOPIC)
         return [] if tc is None else list(range(tc.read_queue_nums))

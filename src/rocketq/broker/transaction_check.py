@@ -106,7 +106,7 @@ def immunity_time_ms(text: str | None, timeout_ms: int) -> int:
 
 class TransactionalMessageCheckService:
     def __init__(self, controller: BrokerContext, service: TransactionalMessageService) -> None:
-        self.c = controller
+        self.broker = controller
         self.s = service
         self.listener = TransactionalMessageCheckListener(controller)
         self._task: asyncio.Task[None] | None = None
@@ -130,12 +130,12 @@ class TransactionalMessageCheckService:
     async def _run(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.c.config.transaction_check_interval_ms / 1000):
+                async with asyncio.timeout(self.broker.config.transaction_check_interval_ms / 1000):
                     await self._wakeup.wait()
             self._wakeup.clear()
             try:
                 await self.check()
-            except Exception:
+            except Exception:  # the check service outlives a failed round
                 log.exception("transaction check failed")
             self.rounds += 1
 
@@ -148,7 +148,7 @@ class TransactionalMessageCheckService:
         return summary
 
     async def _check_queue(self, queue_id: int, summary: CheckRound) -> None:
-        start_ms = self.c.message_store.now_ms()
+        start_ms = self.broker.message_store.now_ms()
         half_offset = self.s.fetch_consume_offset(TRANS_HALF_TOPIC, queue_id)
         op_offset = self.s.fetch_consume_offset(TRANS_OP_HALF_TOPIC, queue_id)
         if half_offset < 0 or op_offset < 0:
@@ -199,10 +199,10 @@ class TransactionalMessageCheckService:
     async def _scan_halves(
         self, scan: _OpScan, queue_id: int, start_ms: int, summary: CheckRound
     ) -> int:
-        timeout_ms = self.c.config.transaction_time_out_ms
+        timeout_ms = self.broker.config.transaction_time_out_ms
         i = new_offset = scan.half_offset
         null_count = 1
-        while self.c.message_store.now_ms() - start_ms <= MAX_PROCESS_TIME_LIMIT_MS:
+        while self.broker.message_store.now_ms() - start_ms <= MAX_PROCESS_TIME_LIMIT_MS:
             if i in scan.remove_map:
                 scan.done_op_offsets.extend(scan.remove_map.pop(i))
                 i = new_offset = i + 1
@@ -224,7 +224,9 @@ class TransactionalMessageCheckService:
             elif self._immune(msg, timeout_ms):  # re-appended, not checked: not counted
                 if await self.s.put_back_half_message(msg) is None:
                     break
-            elif need_discard(msg, self.c.config.transaction_check_max) or self._need_skip(msg):
+            elif need_discard(msg, self.broker.config.transaction_check_max) or self._need_skip(
+                msg
+            ):
                 await self.listener.resolve_discard_msg(msg)
                 summary.discarded += 1
             elif not await self._check_one(msg, timeout_ms, summary):
@@ -249,7 +251,7 @@ class TransactionalMessageCheckService:
         return first != msg.queue_offset and first in scan.ended_first_offsets
 
     def _need_skip(self, msg: MessageExt) -> bool:
-        store = self.c.message_store
+        store = self.broker.message_store
         reserved_ms = store.config.file_reserved_time_h * 3_600_000
         return store.now_ms() - msg.born_timestamp > reserved_ms
 
@@ -258,12 +260,12 @@ class TransactionalMessageCheckService:
         text = msg.properties.get(mc.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS)
         if text is None:
             return False
-        age_ms = self.c.message_store.now_ms() - msg.born_timestamp
+        age_ms = self.broker.message_store.now_ms() - msg.born_timestamp
         return bool(age_ms < immunity_time_ms(text, timeout_ms))
 
     async def _check_one(self, msg: MessageExt, timeout_ms: int, summary: CheckRound) -> bool:
         """Check a half; False when it is too young and the scan has to stop here."""
-        age_ms = self.c.message_store.now_ms() - msg.born_timestamp
+        age_ms = self.broker.message_store.now_ms() - msg.born_timestamp
         immunity_text = msg.properties.get(mc.PROPERTY_CHECK_IMMUNITY_TIME_IN_SECONDS)
         if 0 <= age_ms < immunity_time_ms(immunity_text, timeout_ms):
             return False

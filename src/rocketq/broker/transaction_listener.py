@@ -12,6 +12,7 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 class TransactionalMessageCheckListener:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     async def resolve_half_msg(self, msg: MessageExt) -> None:
         """sendCheckMessage: CHECK_TRANSACTION_STATE to one live producer of the group."""
@@ -49,7 +50,7 @@ class TransactionalMessageCheckListener:
             store_size=0,
         )
         group = msg.properties.get(mc.PROPERTY_PRODUCER_GROUP, "")
-        channel = self.c.producer_manager.get_available_channel(group)
+        channel = self.broker.producer_manager.get_available_channel(group)
         if channel is None:
             log.warning("check transaction of %s failed: no live producer of %s", uniq, group)
             return
@@ -61,30 +62,21 @@ class TransactionalMessageCheckListener:
         log.debug("check of %s (queue offset %d) to %s", uniq, msg.queue_offset, channel)
         try:
             await channel.invoke_oneway(request)
-        except Exception as exc:  # a dead producer must not stop the scan
+        except Exception as exc:  # noqa: BLE001 -- a dead producer must not stop the scan
             log.info("check transaction to %s failed: %r", channel.remote_addr, exc)
 
     async def resolve_discard_msg(self, msg: MessageExt) -> None:
         """Keep a half checked too often in TRANS_CHECK_MAX_TIME_TOPIC (queue 0)."""
-        tm = self.c.topic_config_manager
+        tm = self.broker.topic_config_manager
         if tm.select_topic_config(TRANS_CHECK_MAX_TIME_TOPIC) is None:
             tm.create_topic_in_send_message_back_method(
                 TRANS_CHECK_MAX_TIME_TOPIC, 1, PERM_READ | PERM_WRITE
             )
-            self.c.register_broker_all_soon()
-        inner = MessageExt(
-            topic=TRANS_CHECK_MAX_TIME_TOPIC,
-            queue_id=0,
-            body=msg.body,
-            flag=msg.flag,
-            properties=dict(msg.properties),
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
+            self.broker.register_broker_all_soon()
+        inner = copy_message(
+            msg, topic=TRANS_CHECK_MAX_TIME_TOPIC, queue_id=0, properties=dict(msg.properties)
         )
-        store = self.c.message_store
+        store = self.broker.message_store
         result = await await_store_future(store.async_put_message(inner, wait_store_msg_ok=False))
         log.warning(
             "half message %s (real topic %s) discarded after its checks: %s",

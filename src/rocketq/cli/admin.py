@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from rocketq.cli import (
-    admin_acl,
+    acl,
     admin_broker,
     admin_group,
     admin_message,
@@ -50,7 +50,7 @@ for module in (
     admin_namesrv,
     admin_broker,
     admin_stats,
-    admin_acl,
+    acl,
 ):
     for command in module.COMMANDS:
         admin.add_command(command)

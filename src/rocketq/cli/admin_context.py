@@ -28,11 +28,23 @@ class AdminContext:
     as_json: bool
     timeout_s: float
 
-    def run(self, call: Callable[[AsyncAdminClient], Awaitable[T]]) -> T:
-        """``call`` with a fresh admin client; errors become a ClickException (exit 1)."""
+    def run(
+        self,
+        call: Callable[[AsyncAdminClient], Awaitable[T]],
+        *,
+        access_key: str = "",
+        secret_key: str = "",
+    ) -> T:
+        """``call`` with a fresh admin client, signing with ``access_key`` when given; errors
+        become a ClickException (exit 1)."""
 
         async def main() -> T:
-            async with AsyncAdminClient(self.namesrv_addr, timeout_s=self.timeout_s) as admin:
+            async with AsyncAdminClient(
+                self.namesrv_addr,
+                timeout_s=self.timeout_s,
+                access_key=access_key,
+                secret_key=secret_key,
+            ) as admin:
                 return await call(admin)
 
         try:

@@ -118,16 +118,15 @@ def topic_list(ctx: AdminContext, with_cluster: bool) -> None:
         return
 
     async def call(admin: AsyncAdminClient) -> list[tuple[str, str, str]]:
-        rows = []
+        rows: list[tuple[str, str, str]] = []
         info = await admin.examine_broker_cluster_info()
         for cluster in sorted(info.cluster_addr_table):
             for topic in sorted(await admin.fetch_topics_by_cluster(cluster)):
                 try:
                     groups = (await admin.query_topic_consume_by_who(topic)).group_list
-                except Exception:  # a topic without a route answers nothing here
+                except Exception:  # noqa: BLE001 -- a topic without a route answers nothing here
                     groups = []
-                for group in groups or [""]:
-                    rows.append((cluster, topic, group))
+                rows.extend((cluster, topic, group) for group in groups or [""])
         return rows
 
     ctx.table(["#Cluster Name", "#Topic", "#Consumer Group"], ctx.run(call))

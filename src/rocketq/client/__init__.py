@@ -15,7 +15,6 @@ from rocketq.client.config import (
     ProducerConfig,
     PushConsumerConfig,
 )
-from rocketq.client.message import Message
 from rocketq.client.message_selector import MessageSelector
 from rocketq.client.status import ConsumeStatus, PullStatus, SendResult, SendStatus
 from rocketq.client.transaction import (
@@ -25,7 +24,7 @@ from rocketq.client.transaction import (
     TransactionSendResult,
 )
 from rocketq.client.transaction_producer import TransactionProducer
-from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.remoting.protocol.bodies import ConsumeFromWhere, MessageModel
 
 __all__ = [

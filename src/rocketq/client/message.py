@@ -1,64 +1,24 @@
-"""The user-facing Message and what a producer does to one before it leaves.
+"""What a producer does to a Message before it leaves.
 
-``Message`` is ``rocketq.common.message.Message`` with a keyword constructor (tags, keys, user
-properties, delay level). ``prepare_for_send`` checks it as RocketMQ's ``Validators`` does, gives
-it a UNIQ_KEY (MessageClientIDSetter) and zlib-compresses a body of 4 KiB or more
+The message is ``rocketq.common.message.Message``, as RocketMQ's client sends
+``common.message.Message``. ``prepare_for_send`` checks it as RocketMQ's ``Validators`` does,
+gives it a UNIQ_KEY (MessageClientIDSetter) and zlib-compresses a body of 4 KiB or more
 (``tryToCompressMessage``), returning the body and sysflag to send.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping, Sequence
 
-from rocketq.common import message as common
 from rocketq.common import message_const as mc
 from rocketq.common import topic as common_topic
+from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_client_id import create_uniq_id
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.topic import validate_topic
 from rocketq.errors import ClientError
 
 COMPRESSED_SYS_FLAG = MessageSysFlag.COMPRESSED_FLAG | MessageSysFlag.COMPRESSION_ZLIB
-
-
-class Message(common.Message):
-    """A message to send: ``Message("T", b"body", tags="A", keys=["k1"], properties={...})``."""
-
-    __slots__ = ()
-
-    def __init__(
-        self,
-        topic: str,
-        body: bytes = b"",
-        *,
-        tags: str | None = None,
-        keys: str | Sequence[str] | None = None,
-        properties: Mapping[str, str] | None = None,
-        delay_time_level: int = 0,
-        flag: int = 0,
-        wait_store_msg_ok: bool = True,
-    ) -> None:
-        super().__init__(topic=topic, body=bytes(body), flag=flag)
-        for name, value in (properties or {}).items():
-            put_user_property(self, name, value)
-        if tags:
-            self.tags = tags
-        if keys:
-            self.keys = list(keys) if not isinstance(keys, str) else keys
-        if delay_time_level:
-            self.delay_time_level = delay_time_level
-        if not wait_store_msg_ok:
-            self.put_property(mc.PROPERTY_WAIT_STORE_MSG_OK, "false")
-
-
-def put_user_property(msg: common.Message, name: str, value: str) -> None:
-    """Message.putUserProperty: system names and empty names or values are refused."""
-    if name in mc.STRING_HASH_SET:
-        raise ClientError(f"the property {name!r} is used by the system")
-    if not name or not value:
-        raise ClientError("a user property needs a non-empty name and value")
-    msg.put_property(name, str(value))
 
 
 def check_topic(topic: str) -> None:
@@ -68,7 +28,7 @@ def check_topic(topic: str) -> None:
         raise ClientError(reason)
 
 
-def check_message(msg: common.Message, max_message_size_bytes: int) -> None:
+def check_message(msg: Message, max_message_size_bytes: int) -> None:
     """Validators.checkMessage."""
     check_topic(msg.topic)
     if not msg.body:
@@ -77,7 +37,7 @@ def check_message(msg: common.Message, max_message_size_bytes: int) -> None:
         raise ClientError(f"the message body size over max value, MAX: {max_message_size_bytes}")
 
 
-def set_uniq_id(msg: common.Message) -> str:
+def set_uniq_id(msg: Message) -> str:
     uniq = msg.uniq_key
     if uniq is None:
         uniq = create_uniq_id()
@@ -93,7 +53,7 @@ def compress_body(body: bytes, over_bytes: int, level: int) -> tuple[bytes, int]
 
 
 def prepare_for_send(
-    msg: common.Message, *, max_size: int, compress_over: int, level: int
+    msg: Message, *, max_size: int, compress_over: int, level: int
 ) -> tuple[bytes, int]:
     check_message(msg, max_size)
     set_uniq_id(msg)
@@ -103,7 +63,7 @@ def prepare_for_send(
     return body, sys_flag
 
 
-def restore_retry_topic(msg: common.MessageExt, group: str) -> None:
+def restore_retry_topic(msg: MessageExt, group: str) -> None:
     """Show a redelivered message under its original topic (resetRetryAndNamespace)."""
     retry_topic = msg.get_property(mc.PROPERTY_RETRY_TOPIC)
     if retry_topic and msg.topic == common_topic.retry_topic(group):

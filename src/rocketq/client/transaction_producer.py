@@ -70,7 +70,7 @@ class TransactionProducer(Producer, BlockingFacade[aio.TransactionProducer]):
                 state = LocalTransactionState.ROLLBACK
             else:
                 state = as_state(listener.execute_local_transaction(msg, arg))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- a listener's error: UNKNOWN, as RocketMQ
             log.warning("executeLocalTransaction of %s raised: %r", handle.msg_id, exc)
             state, remark = (
                 LocalTransactionState.UNKNOWN,

@@ -1,26 +1,64 @@
 """Message, MessageExt and MessageQueue: RocketMQ's message vocabulary, IO-free.
 
-``Message`` is what a producer sends (topic, body, flag, properties). ``MessageExt`` adds
-what the broker stores with it (MessageExt.java): queue and commitlog positions, timestamps,
-hosts, sysflag, CRC, reconsume count. Hosts are ``(ip, port)`` tuples; an IPv6 ip selects the
-20-byte host layout when the record is encoded.
+``Message`` is what a producer sends (topic, body, flag, properties), one class for the client
+and the broker as RocketMQ's ``common.message.Message`` is: its constructor takes what a user
+gives (tags, keys, user properties, delay level), and a user property with a system name is
+refused (``Message.putUserProperty``). ``MessageExt`` adds what the broker stores with it:
+queue and commitlog positions, timestamps, hosts, sysflag, CRC, reconsume count; its
+constructor takes every field as it is, system properties included (what RocketMQ's
+``MessageAccessor`` and ``MessageDecoder`` set). Hosts are ``(ip, port)`` tuples; an IPv6 ip
+selects the 20-byte host layout when the record is encoded.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rocketq.common import message_const as mc
 from rocketq.common.message_id import Host, create_message_id
+from rocketq.errors import ClientError
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Message:
+    """A message: ``Message("T", b"body", tags="A", keys=["k1"], properties={...})``."""
+
     topic: str
     body: bytes = b""
     flag: int = 0
     properties: dict[str, str] = field(default_factory=dict)
     transaction_id: str | None = None
+
+    def __init__(
+        self,
+        topic: str,
+        body: bytes = b"",
+        *,
+        tags: str | None = None,
+        keys: str | Sequence[str] | None = None,
+        properties: Mapping[str, str] | None = None,
+        delay_time_level: int = 0,
+        flag: int = 0,
+        wait_store_msg_ok: bool = True,
+        transaction_id: str | None = None,
+    ) -> None:
+        self.topic = topic
+        self.body = bytes(body)
+        self.flag = flag
+        self.properties = {}
+        self.transaction_id = transaction_id
+        if properties:
+            for name, value in properties.items():
+                self.put_user_property(name, value)
+        if tags:
+            self.tags = tags
+        if keys:
+            self.keys = list(keys) if not isinstance(keys, str) else keys
+        if delay_time_level:
+            self.delay_time_level = delay_time_level
+        if not wait_store_msg_ok:
+            self.put_property(mc.PROPERTY_WAIT_STORE_MSG_OK, "false")
 
     # ---------------------------------------------------------------- property accessors
 
@@ -29,6 +67,14 @@ class Message:
 
     def put_property(self, name: str, value: str) -> None:
         self.properties[name] = value
+
+    def put_user_property(self, name: str, value: str) -> None:
+        """Message.putUserProperty: system names and empty names or values are refused."""
+        if name in mc.STRING_HASH_SET:
+            raise ClientError(f"the property {name!r} is used by the system")
+        if not name or not value:
+            raise ClientError("a user property needs a non-empty name and value")
+        self.properties[name] = str(value)
 
     def clear_property(self, name: str) -> None:
         self.properties.pop(name, None)

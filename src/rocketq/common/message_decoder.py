@@ -317,6 +317,8 @@ def decode_batch_messages(body: bytes | bytearray | memoryview, topic: str = "")
         p += props_len
         if total != p - pos:
             raise DecodeError(f"batch TOTALSIZE {total} disagrees with its fields ({p - pos})", pos)
-        out.append(Message(topic=topic, body=data, flag=flag, properties=props))
+        msg = Message(topic, data, flag=flag)
+        msg.properties = props  # as they came, system ones too (MessageAccessor.setProperties)
+        out.append(msg)
         pos = p
     return out

@@ -31,12 +31,12 @@ class NamesrvState(Protocol):
 
 class NamesrvMetricsCollector(Collector):
     def __init__(self, controller: NamesrvState) -> None:
-        self.c = controller
+        self.namesrv = controller
 
     def collect(self) -> Iterator[Metric]:
-        node = ("", "nameserver", self.c.addr)
-        yield rpc_latency_family(self.c.rpc_latency_stats, node)
-        routes = self.c.route_info_manager
+        node = ("", "nameserver", self.namesrv.addr)
+        yield rpc_latency_family(self.namesrv.rpc_latency_stats, node)
+        routes = self.namesrv.route_info_manager
         brokers = GaugeMetricFamily(
             "rocketmq_namesrv_live_brokers", "Brokers registered and alive", labels=NODE_LABELS
         )

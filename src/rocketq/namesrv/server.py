@@ -106,7 +106,7 @@ class NamesrvController:
             await asyncio.sleep(interval_s)
             try:
                 self.scan_not_active_broker()
-            except Exception:
+            except Exception:  # the periodic scan outlives one failed round; logged
                 log.exception("scan of inactive brokers failed")
 
     def _on_channel_close(self, channel: RemotingChannel) -> None:

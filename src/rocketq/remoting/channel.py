@@ -186,7 +186,7 @@ class RemotingChannel(RequestInvoker):
         for listener in self._close_listeners:
             try:
                 listener(self)
-            except Exception:
+            except Exception:  # one close listener's error must not stop the others; logged
                 log.exception("close listener of %s failed", self.remote_addr)
 
     async def wait_closed(self) -> None:
@@ -213,7 +213,7 @@ class RemotingChannel(RequestInvoker):
                     for hook in self._processors.read_end_hooks:
                         try:
                             hook()
-                        except Exception:
+                        except Exception:  # a hook's error must not kill the reader; logged
                             log.exception("read-end hook failed on %s", self.remote_addr)
                 finally:
                     self._reading = False
@@ -265,7 +265,7 @@ class RemotingChannel(RequestInvoker):
         result: FastResult
         try:
             result = fast(self, request)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- a processor that raises answers SYSTEM_ERROR with the reason
             result = self._processor_failed(request, exc)
         if isinstance(result, DeferredReply):
             self._deferred += 1
@@ -284,7 +284,7 @@ class RemotingChannel(RequestInvoker):
             response = await pending
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- a processor that raises answers SYSTEM_ERROR with the reason
             response = self._processor_failed(request, exc)
         self._answer(request, response, started)
 
@@ -314,7 +314,7 @@ class RemotingChannel(RequestInvoker):
     def _refusal(self, request: RemotingCommand) -> RemotingCommand | None:
         try:
             return self._processors.refusal_of(self, request)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- an rpc hook that raises refuses the request with the reason
             log.warning(
                 "rpc hook failed on code %s from %s: %r", request.code, self.remote_addr, exc
             )
@@ -342,7 +342,7 @@ class RemotingChannel(RequestInvoker):
             response = await processor(self, request)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- a processor that raises answers SYSTEM_ERROR with the reason
             response = self._processor_failed(request, exc)
         if response is not None:
             for listener in self._processors.response_listeners:

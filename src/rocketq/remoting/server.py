@@ -151,7 +151,7 @@ class RemotingServer:
         for listener in self._close_listeners:
             try:
                 listener(channel)
-            except Exception:
+            except Exception:  # one close listener's error must not stop the others; logged
                 log.exception("channel close listener failed for %s", channel.remote_addr)
 
     async def _housekeep(self) -> None:

@@ -240,8 +240,8 @@ class CommitLog:
             for encoded in batch:
                 try:
                     out.append(self._append_locked(encoded, now))
-                except MappedFileCreateError as exc:
-                    log.error("create mapped file failed: %s", exc)
+                except MappedFileCreateError:
+                    log.exception("create mapped file failed")
                     out.append(None)
         return out
 
@@ -327,8 +327,8 @@ class CommitLog:
         with self.put_lock:
             try:
                 mf = self.mapped_file_queue.get_last_mapped_file_or_create(start_offset)
-            except OSError as exc:
-                log.error("slave cannot create a commitlog file at %d: %s", start_offset, exc)
+            except OSError:
+                log.exception("slave cannot create a commitlog file at %d", start_offset)
                 return False
             pos = mf.wrote_position
             if mf.file_from_offset + pos != start_offset or len(data) > mf.file_size - pos:

@@ -212,6 +212,12 @@ STORE_KEYS: dict[str, str] = {
 }
 
 
+def _parse_bool(value: str) -> bool:
+    if value.lower() not in ("true", "false"):
+        raise ValueError(value)
+    return value.lower() == "true"
+
+
 def _convert(key: str, raw: str, type_: Any) -> Any:
     value = raw.strip()
     type_name = type_ if isinstance(type_, str) else getattr(type_, "__name__", str(type_))
@@ -219,9 +225,7 @@ def _convert(key: str, raw: str, type_: Any) -> Any:
         if type_name == "int":
             return int(value)
         if type_name == "bool":
-            if value.lower() not in ("true", "false"):
-                raise ValueError(value)
-            return value.lower() == "true"
+            return _parse_bool(value)
         if type_name == "FlushDiskType":
             return FlushDiskType(value)
         if type_name == "BrokerRole":

@@ -126,8 +126,8 @@ class MessageWriter:
             return encoded
         try:
             return self.commit_log.append(encoded)
-        except MappedFileCreateError as exc:
-            log.error("create mapped file failed: %s", exc)
+        except MappedFileCreateError:
+            log.exception("create mapped file failed")
             return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
 
     def _append_batch(self, msgs: Sequence[MessageExt]) -> AppendMessageResult | PutMessageStatus:
@@ -142,8 +142,8 @@ class MessageWriter:
             batch.append(encoded)
         try:
             return self.commit_log.append_batch(batch)
-        except MappedFileCreateError as exc:
-            log.error("create mapped file failed: %s", exc)
+        except MappedFileCreateError:
+            log.exception("create mapped file failed")
             return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
 
     def async_put_message(

@@ -96,7 +96,7 @@ class ReputMessageService(ServiceThread):
             return False
         try:
             self._do_reput()
-        except Exception:
+        except Exception:  # a failed dispatch is retried from the same offset; logged with it
             log.exception("dispatch failed at offset %d", self.reput_from_offset)
             return False
         finally:
@@ -151,14 +151,14 @@ class ReputMessageService(ServiceThread):
                     r.store_timestamp,
                     r.properties,
                 )
-            except Exception:
+            except Exception:  # a listener's error must not stop the dispatch; logged
                 log.exception("message arriving listener failed")
 
     def run(self) -> None:
         while not self.is_stopped():
             try:
                 done = self.do_reput()
-            except Exception:
+            except Exception:  # the reput service outlives one failed round; logged with the offset
                 log.exception("reput failed at offset %d", self.reput_from_offset)
                 done = 0
             if not done:

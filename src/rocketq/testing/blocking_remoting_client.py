@@ -136,7 +136,7 @@ class BlockingRemotingClient:
         else:
             try:
                 response = processor(request)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- a raising processor answers SYSTEM_ERROR
                 response = RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, str(exc))
         if response is not None and not request.is_oneway:
             self._send(conn, response.response_to(request))

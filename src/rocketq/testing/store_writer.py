@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 
+from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
@@ -41,7 +42,7 @@ def main() -> None:
             msg = MessageExt(
                 topic=TOPIC,
                 body=body,
-                properties={"KEYS": f"k{cycle}-{w}-{n}", "TAGS": "T"},
+                properties={mc.PROPERTY_KEYS: f"k{cycle}-{w}-{n}", mc.PROPERTY_TAGS: "T"},
                 queue_id=(w + n) % QUEUES,
                 born_timestamp=0,
                 born_host=("127.0.0.1", 5000 + w),

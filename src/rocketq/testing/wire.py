@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from rocketq.common import message_const as mc
 from rocketq.common.pull_sys_flag import FLAG_SUBSCRIPTION
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.bodies import (
@@ -43,10 +44,10 @@ def send_request(
 ) -> RemotingCommand:
     props: dict[str, str] = {}
     if tags:
-        props["TAGS"] = tags
+        props[mc.PROPERTY_TAGS] = tags
     if keys:
-        props["KEYS"] = keys
-    props["WAIT"] = "true"
+        props[mc.PROPERTY_KEYS] = keys
+    props[mc.PROPERTY_WAIT_STORE_MSG_OK] = "true"
     props.update(extra or {})
     header = SendMessageRequestHeader(
         producer_group="PG",

@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rocketq.admin import acl as acl_admin
+from rocketq.admin import AsyncAdminClient
 from rocketq.errors import BrokerResponseError, ConfigError, NoPermissionError
-from rocketq.remoting.acl import AclClientRPCHook
-from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.acl_bodies import PlainAccessConfig
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -37,8 +35,11 @@ def send_as(account: tuple[str, str] | None, topic: str = "TopicA") -> RemotingC
     return cmd if account is None else signed(cmd, account)
 
 
-def admin_client() -> RemotingClient:
-    return RemotingClient(rpc_hook=AclClientRPCHook(*ADMIN))
+def admin_client(account: tuple[str, str] | None = ADMIN) -> AsyncAdminClient:
+    """Broker calls only: no name server."""
+    if account is None:
+        return AsyncAdminClient()
+    return AsyncAdminClient(access_key=account[0], secret_key=account[1])
 
 
 def file_accounts(path: Path) -> dict[str, dict[str, object]]:
@@ -62,8 +63,8 @@ async def test_admin_creates_an_account_that_works_at_once_and_is_in_the_file(
         group_perms=["GroupA=SUB"],
     )
     async with admin_client() as admin:
-        await acl_admin.create_or_update_access_config(admin, acl_cluster.broker_addr, account)
-        _, version = await acl_admin.get_broker_cluster_acl_info(admin, acl_cluster.broker_addr)
+        await admin.create_and_update_plain_access_config(acl_cluster.broker_addr, account)
+        _, version = await admin.examine_broker_cluster_acl_version_info(acl_cluster.broker_addr)
     assert (await acl_cluster.invoke(send_as(NEW))).code == ResponseCode.SUCCESS
     refused = await acl_cluster.invoke(send_as(NEW, "TopicB"))
     assert refused.code == ResponseCode.NO_PERMISSION
@@ -82,7 +83,7 @@ async def test_admin_updates_an_account_keeping_the_other_accounts(acl_cluster: 
         access_key=PUB_ONLY[0], secret_key=PUB_ONLY[1], topic_perms=["TopicB=PUB"]
     )
     async with admin_client() as admin:
-        await acl_admin.create_or_update_access_config(admin, acl_cluster.broker_addr, changed)
+        await admin.create_and_update_plain_access_config(acl_cluster.broker_addr, changed)
     assert (await acl_cluster.invoke(send_as(PUB_ONLY, "TopicB"))).code == ResponseCode.SUCCESS
     assert (await acl_cluster.invoke(send_as(PUB_ONLY))).code == ResponseCode.NO_PERMISSION
     accounts = file_accounts(acl_cluster.acl_file)
@@ -94,9 +95,9 @@ async def test_deleted_account_is_refused_and_deleting_it_again_fails(
     acl_cluster: AclCluster,
 ) -> None:
     async with admin_client() as admin:
-        await acl_admin.delete_access_config(admin, acl_cluster.broker_addr, NORMAL[0])
+        await admin.delete_plain_access_config(acl_cluster.broker_addr, NORMAL[0])
         with pytest.raises(BrokerResponseError) as again:
-            await acl_admin.delete_access_config(admin, acl_cluster.broker_addr, NORMAL[0])
+            await admin.delete_plain_access_config(acl_cluster.broker_addr, NORMAL[0])
     assert again.value.response_code == ResponseCode.DELETE_ACL_CONFIG_FAILED
     response = await acl_cluster.invoke(send_as(NORMAL))
     assert response.code == ResponseCode.NO_PERMISSION
@@ -110,30 +111,30 @@ async def test_global_white_address_lets_unsigned_requests_in_until_removed(
     addr = acl_cluster.broker_addr
     assert (await acl_cluster.invoke(send_as(None))).code == ResponseCode.NO_PERMISSION
     async with admin_client() as admin:
-        await acl_admin.update_global_white_addrs(admin, addr, ["10.0.0.*", "127.0.0.1"])
+        await admin.update_global_white_addr_config(addr, ["10.0.0.*", "127.0.0.1"])
         assert (await acl_cluster.invoke(send_as(None))).code == ResponseCode.SUCCESS
-        body = await acl_admin.get_broker_cluster_acl_config(admin, addr)
+        body = await admin.get_broker_cluster_acl_config(addr)
         assert body.global_white_addrs == ["10.0.0.*", "127.0.0.1"]
         with pytest.raises(BrokerResponseError) as foreign:
-            await acl_admin.update_global_white_addrs(admin, addr, ["*"], "/etc/passwd")
+            await admin.update_global_white_addr_config(addr, ["*"], "/etc/passwd")
         assert foreign.value.response_code == ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
-        await acl_admin.update_global_white_addrs(admin, addr, [])
+        await admin.update_global_white_addr_config(addr, [])
     assert (await acl_cluster.invoke(send_as(None))).code == ResponseCode.NO_PERMISSION
 
 
 async def test_acl_listing_is_admin_only_and_never_shows_a_secret(acl_cluster: AclCluster) -> None:
     addr = acl_cluster.broker_addr
     async with admin_client() as admin:
-        body = await acl_admin.get_broker_cluster_acl_config(admin, addr)
+        body = await admin.get_broker_cluster_acl_config(addr)
     assert {c.access_key for c in body.plain_access_configs} == {a["accessKey"] for a in ACCOUNTS}
     assert all(c.secret_key is None for c in body.plain_access_configs)
     raw = body.encode()
     for account in ACCOUNTS:
         assert str(account["secretKey"]).encode() not in raw
-    async with RemotingClient(rpc_hook=AclClientRPCHook(*NORMAL)) as normal:
+    async with admin_client(NORMAL) as normal:
         with pytest.raises(NoPermissionError):
-            await acl_admin.get_broker_cluster_acl_config(normal, addr)
-        header, _ = await acl_admin.get_broker_cluster_acl_info(normal, addr)
+            await normal.get_broker_cluster_acl_config(addr)
+        header, _ = await normal.examine_broker_cluster_acl_version_info(addr)
     assert header.broker_name == acl_cluster.broker.config.broker_name
 
 
@@ -152,8 +153,7 @@ async def test_an_invalid_update_is_refused_and_leaves_the_file_as_it_was(
     fields: dict[str, object] = {"access_key": NEW[0], "secret_key": NEW[1]} | change
     async with admin_client() as admin:
         with pytest.raises(BrokerResponseError) as refused:
-            await acl_admin.create_or_update_access_config(
-                admin,
+            await admin.create_and_update_plain_access_config(
                 acl_cluster.broker_addr,
                 PlainAccessConfig(**fields),  # type: ignore[arg-type]
             )
@@ -167,13 +167,13 @@ async def test_a_non_admin_cannot_change_the_acl_and_the_file_stays_unchanged(
 ) -> None:
     before = acl_cluster.acl_file.read_bytes()
     grant = PlainAccessConfig(access_key=NORMAL[0], secret_key=NORMAL[1], admin=True)
-    async with RemotingClient(rpc_hook=AclClientRPCHook(*NORMAL)) as normal:
+    async with admin_client(NORMAL) as normal:
         with pytest.raises(NoPermissionError, match="accessKey=RocketMQ is not an admin"):
-            await acl_admin.create_or_update_access_config(normal, acl_cluster.broker_addr, grant)
+            await normal.create_and_update_plain_access_config(acl_cluster.broker_addr, grant)
         with pytest.raises(NoPermissionError):
-            await acl_admin.update_global_white_addrs(normal, acl_cluster.broker_addr, ["*"])
+            await normal.update_global_white_addr_config(acl_cluster.broker_addr, ["*"])
         with pytest.raises(NoPermissionError):
-            await acl_admin.delete_access_config(normal, acl_cluster.broker_addr, ADMIN[0])
+            await normal.delete_plain_access_config(acl_cluster.broker_addr, ADMIN[0])
     assert acl_cluster.acl_file.read_bytes() == before
 
 
@@ -199,10 +199,10 @@ async def test_hand_edits_are_reloaded_and_a_broken_or_missing_file_keeps_the_ol
 
 
 async def test_acl_admin_codes_are_refused_when_acl_is_disabled(tmp_path: Path) -> None:
-    async with run_broker(tmp_path / "store") as broker, RemotingClient() as client:
+    async with run_broker(tmp_path / "store") as broker, admin_client(None) as client:
         account = PlainAccessConfig(access_key=NEW[0], secret_key=NEW[1], admin=True)
         with pytest.raises(BrokerResponseError, match="aclEnable=false") as refused:
-            await acl_admin.create_or_update_access_config(client, broker.broker_addr, account)
+            await client.create_and_update_plain_access_config(broker.broker_addr, account)
         assert refused.value.response_code == ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED
     assert not (tmp_path / "store" / "config" / "plain_acl.yml").exists()
 
@@ -227,7 +227,7 @@ async def test_concurrent_admin_updates_each_land_in_the_file_none_lost(
             entry = PlainAccessConfig(
                 access_key=account[0], secret_key=account[1], default_topic_perm="PUB"
             )
-            await acl_admin.create_or_update_access_config(admin, acl_cluster.broker_addr, entry)
+            await admin.create_and_update_plain_access_config(acl_cluster.broker_addr, entry)
 
         await asyncio.gather(*(add(a) for a in names))
     in_file = file_accounts(acl_cluster.acl_file)

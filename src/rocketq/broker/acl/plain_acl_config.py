@@ -130,6 +130,16 @@ def _list(entry: dict[str, Any], key: str) -> list[object]:
     return value
 
 
+def _accounts_by_key(entries: list[object]) -> dict[str, PlainAccessAccount]:
+    accounts: dict[str, PlainAccessAccount] = {}
+    for entry in entries:
+        account = build_account(entry)
+        if account.access_key in accounts:
+            raise ConfigError(f"accessKey={account.access_key} is defined twice")
+        accounts[account.access_key] = account
+    return accounts
+
+
 def parse_plain_acl(data: bytes, path: str | os.PathLike[str]) -> PlainAclConfig:
     """The snapshot of a file's bytes (empty bytes: no accounts, nothing white-listed)."""
     try:
@@ -142,12 +152,7 @@ def parse_plain_acl(data: bytes, path: str | os.PathLike[str]) -> PlainAclConfig
         raise ConfigError(f"{path} must hold a mapping at the top, got {type(raw).__name__}")
     try:
         white = [text_of(a) or "" for a in _list(raw, CONFIG_GLOBAL_WHITE_ADDRS)]
-        accounts: dict[str, PlainAccessAccount] = {}
-        for entry in _list(raw, CONFIG_ACCOUNTS):
-            account = build_account(entry)
-            if account.access_key in accounts:
-                raise ConfigError(f"accessKey={account.access_key} is defined twice")
-            accounts[account.access_key] = account
+        accounts = _accounts_by_key(_list(raw, CONFIG_ACCOUNTS))
         strategies = tuple(get_remote_address_strategy(a) for a in white)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None

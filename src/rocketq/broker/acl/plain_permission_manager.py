@@ -98,7 +98,7 @@ class PlainPermissionManager:
                 fresh = await asyncio.to_thread(self._read_if_changed)
             except (ConfigError, OSError) as exc:
                 if str(exc) != self.last_load_error:
-                    log.error("ACL: keeping the previous accounts, %s", exc)
+                    log.exception("ACL: keeping the previous accounts")
                 self.last_load_error = str(exc)
                 return False
             if fresh is None:

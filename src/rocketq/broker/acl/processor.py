@@ -11,7 +11,9 @@ file that a later ``aclEnable=true`` would trust.
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -88,10 +90,10 @@ class AclBroker(Protocol):
 
 class AclAdminProcessor:
     def __init__(self, controller: AclBroker) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        s = self.c.remoting_server
+        s = self.broker.remoting_server
         s.register_processor(RequestCode.UPDATE_AND_CREATE_ACL_CONFIG, self.update_access_config)
         s.register_processor(RequestCode.DELETE_ACL_CONFIG, self.delete_access_config)
         s.register_processor(RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, self.update_white)
@@ -100,53 +102,62 @@ class AclAdminProcessor:
 
     @property
     def manager(self) -> PlainPermissionManager | None:
-        validator = self.c.access_validator
+        validator = self.broker.access_validator
         return None if validator is None else validator.manager
 
-    async def update_access_config(
-        self, channel: RemotingChannel, request: RemotingCommand
+    async def _change(
+        self,
+        failed: int,
+        what: str,
+        change: Callable[[PlainPermissionManager], Awaitable[str | None]],
     ) -> RemotingCommand:
-        failed = ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED
-        if self.manager is None:
-            return _response(failed, ACL_DISABLED)
-        try:
-            h = CreateAccessConfigRequestHeader.from_ext_fields(request.ext_fields)
-            await self.manager.update_access_config(account_entry(h))
-        except (ConfigError, OSError, RemotingCommandError) as exc:
-            return _response(failed, f"updating the ACL account failed: {exc}")
-        return _response(ResponseCode.SUCCESS)
-
-    async def delete_access_config(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand:
-        failed = ResponseCode.DELETE_ACL_CONFIG_FAILED
-        if self.manager is None:
-            return _response(failed, ACL_DISABLED)
-        try:
-            key = DeleteAccessConfigRequestHeader.from_ext_fields(request.ext_fields).access_key
-            deleted = await self.manager.delete_access_config(key)
-        except (ConfigError, OSError, RemotingCommandError) as exc:
-            return _response(failed, f"deleting the ACL account failed: {exc}")
-        if not deleted:
-            return _response(failed, f"The accesskey[{key}] has no account to delete.")
-        return _response(ResponseCode.SUCCESS)
-
-    async def update_white(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand:
-        failed = ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
+        """SUCCESS when ``change`` returns None; ``failed`` with its refusal, with ``what``
+        failed and why when it raises, or saying ACL is off."""
         manager = self.manager
         if manager is None:
             return _response(failed, ACL_DISABLED)
         try:
+            refusal = await change(manager)
+        except (ConfigError, OSError, RemotingCommandError) as exc:
+            return _response(failed, f"{what} failed: {exc}")
+        return _response(ResponseCode.SUCCESS if refusal is None else failed, refusal)
+
+    async def update_access_config(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        async def change(manager: PlainPermissionManager) -> str | None:
+            h = CreateAccessConfigRequestHeader.from_ext_fields(request.ext_fields)
+            await manager.update_access_config(account_entry(h))
+            return None
+
+        failed = ResponseCode.UPDATE_AND_CREATE_ACL_CONFIG_FAILED
+        return await self._change(failed, "updating the ACL account", change)
+
+    async def delete_access_config(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        async def change(manager: PlainPermissionManager) -> str | None:
+            key = DeleteAccessConfigRequestHeader.from_ext_fields(request.ext_fields).access_key
+            if not await manager.delete_access_config(key):
+                return f"The accesskey[{key}] has no account to delete."
+            return None
+
+        failed = ResponseCode.DELETE_ACL_CONFIG_FAILED
+        return await self._change(failed, "deleting the ACL account", change)
+
+    async def update_white(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        async def change(manager: PlainPermissionManager) -> str | None:
             h = UpdateGlobalWhiteAddrsConfigRequestHeader.from_ext_fields(request.ext_fields)
             target = h.acl_file_full_path
-            if target and Path(target).resolve() != manager.path.resolve():
-                return _response(failed, f"{target} is not this broker's ACL file")
+            if target and not await asyncio.to_thread(_same_file, Path(target), manager.path):
+                return f"{target} is not this broker's ACL file"
             await manager.update_global_white_addrs(split_list(h.global_white_addrs) or [])
-        except (ConfigError, OSError, RemotingCommandError) as exc:
-            return _response(failed, f"updating globalWhiteRemoteAddresses failed: {exc}")
-        return _response(ResponseCode.SUCCESS)
+            return None
+
+        failed = ResponseCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED
+        return await self._change(failed, "updating globalWhiteRemoteAddresses", change)
 
     async def get_acl_version(
         self, channel: RemotingChannel, request: RemotingCommand
@@ -159,9 +170,9 @@ class AclAdminProcessor:
         header = GetBrokerAclConfigResponseHeader(
             version=version,
             all_acl_file_version=json.dumps({str(manager.path): data_version}),
-            broker_name=self.c.config.broker_name,
-            broker_addr=self.c.broker_addr,
-            cluster_name=self.c.config.broker_cluster_name,
+            broker_name=self.broker.config.broker_name,
+            broker_addr=self.broker.broker_addr,
+            cluster_name=self.broker.config.broker_cluster_name,
         )
         return _response(ResponseCode.SUCCESS, ext_fields=header.to_ext_fields())
 
@@ -179,3 +190,8 @@ class AclAdminProcessor:
             ],
         )
         return _response(ResponseCode.SUCCESS, body=body.encode())
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (resolve() stats the disk: off the loop)."""
+    return a.resolve() == b.resolve()

@@ -34,10 +34,10 @@ def _error(code: int, remark: str) -> RemotingCommand:
 
 class AdminBrokerProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        s = self.c.remoting_server
+        s = self.broker.remoting_server
         s.register_processor(RequestCode.UPDATE_AND_CREATE_TOPIC, self.update_and_create_topic)
         s.register_processor(RequestCode.DELETE_TOPIC_IN_BROKER, self.delete_topic)
         s.register_processor(RequestCode.GET_ALL_TOPIC_CONFIG, self.get_all_topic_config)
@@ -55,7 +55,7 @@ class AdminBrokerProcessor:
         reason = validate_topic(h.topic)
         if reason is not None:
             return _error(ResponseCode.SYSTEM_ERROR, reason)
-        if h.topic == self.c.config.broker_cluster_name:
+        if h.topic == self.broker.config.broker_cluster_name:
             return _error(
                 ResponseCode.SYSTEM_ERROR,
                 f"the topic[{h.topic}] is conflict with system reserved words.",
@@ -69,8 +69,8 @@ class AdminBrokerProcessor:
             topic_sys_flag=h.topic_sys_flag or 0,
             order=h.order,
         )
-        await asyncio.to_thread(self.c.topic_config_manager.update_topic_config, tc)
-        await self.c.register_broker_all()
+        await asyncio.to_thread(self.broker.topic_config_manager.update_topic_config, tc)
+        await self.broker.register_broker_all()
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
     async def delete_topic(
@@ -80,17 +80,17 @@ class AdminBrokerProcessor:
         if refused is not None:
             return refused
         h = DeleteTopicRequestHeader.from_ext_fields(request.ext_fields)
-        await asyncio.to_thread(self.c.topic_config_manager.delete_topic_config, h.topic)
-        self.c.consumer_offset_manager.clean_offset_by_topic(h.topic)
-        self.c.broker_stats_manager.on_topic_deleted(h.topic)
+        await asyncio.to_thread(self.broker.topic_config_manager.delete_topic_config, h.topic)
+        self.broker.consumer_offset_manager.clean_offset_by_topic(h.topic)
+        self.broker.broker_stats_manager.on_topic_deleted(h.topic)
         # the store keeps the topic's consume queue files until they expire: it has no
         # deleteTopics yet
-        await self.c.register_broker_all()
+        await self.broker.register_broker_all()
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
     def _refuse_on_slave(self) -> RemotingCommand | None:
         """A slave's topics come from its master (SlaveSynchronize): changes go there."""
-        if self.c.config.broker_role is not BrokerRole.SLAVE:
+        if self.broker.config.broker_role is not BrokerRole.SLAVE:
             return None
         return _error(
             ResponseCode.SYSTEM_ERROR,
@@ -101,7 +101,7 @@ class AdminBrokerProcessor:
     async def get_all_topic_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        body = self.c.topic_config_manager.build_serialize_wrapper().encode()
+        body = self.broker.topic_config_manager.build_serialize_wrapper().encode()
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
 
     async def get_broker_runtime_info(
@@ -110,14 +110,14 @@ class AdminBrokerProcessor:
         table = {
             "brokerVersionDesc": "V4_9_8",
             "brokerVersion": "413",
-            "bootTimestamp": str(self.c.start_time_ms),
-            "runtime": _runtime_text(self.c.start_time_ms),
-            "brokerName": self.c.config.broker_name,
-            "brokerAddr": self.c.broker_addr,
+            "bootTimestamp": str(self.broker.start_time_ms),
+            "runtime": _runtime_text(self.broker.start_time_ms),
+            "brokerName": self.broker.config.broker_name,
+            "brokerAddr": self.broker.broker_addr,
         }
-        table.update(self.c.message_store.get_runtime_info())
-        table.update(self.c.broker_stats_manager.runtime_info())
-        table.update(await asyncio.to_thread(disk_runtime_info, self.c))
+        table.update(self.broker.message_store.get_runtime_info())
+        table.update(self.broker.broker_stats_manager.runtime_info())
+        table.update(await asyncio.to_thread(disk_runtime_info, self.broker))
         return RemotingCommand.create_response(
             ResponseCode.SUCCESS, body=KVTable(table=table).encode()
         )
@@ -127,7 +127,7 @@ class AdminBrokerProcessor:
     ) -> RemotingCommand:
         h = ViewMessageRequestHeader.from_ext_fields(request.ext_fields)
         record = await asyncio.to_thread(
-            self.c.message_store.select_one_message_by_offset, h.offset
+            self.broker.message_store.select_one_message_by_offset, h.offset
         )
         if record is None:
             return _error(
@@ -143,7 +143,7 @@ class AdminBrokerProcessor:
         if request.ext_fields.get("_UNIQUE_KEY_QUERY") == "true":
             max_num = DEFAULT_QUERY_MAX_NUM
         result = await asyncio.to_thread(
-            self.c.message_store.query_message,
+            self.broker.message_store.query_message,
             h.topic,
             h.key,
             max_num,

@@ -23,11 +23,11 @@ log = logging.getLogger(__name__)
 
 class BrokerConfigProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
         self.configuration = Configuration(controller)
 
     def register(self) -> None:
-        s = self.c.remoting_server
+        s = self.broker.remoting_server
         s.register_processor(RequestCode.GET_BROKER_CONFIG, self.get_broker_config)
         s.register_processor(RequestCode.UPDATE_BROKER_CONFIG, self.update_broker_config)
 
@@ -60,6 +60,6 @@ class BrokerConfigProcessor:
         except ConfigError as exc:
             return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, str(exc))
         if "brokerPermission" in props:
-            self.c.topic_config_manager.data_version.next_version()
-            await self.c.register_broker_all()
+            self.broker.topic_config_manager.data_version.next_version()
+            await self.broker.register_broker_all()
         return RemotingCommand.create_response(ResponseCode.SUCCESS)

@@ -26,10 +26,10 @@ def _item(snapshot: StatsSnapshot) -> BrokerStatsItem:
 
 class BrokerStatsProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        self.c.remoting_server.register_processor(
+        self.broker.remoting_server.register_processor(
             RequestCode.VIEW_BROKER_STATS_DATA, self.view_broker_stats_data
         )
 
@@ -37,7 +37,7 @@ class BrokerStatsProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = ViewBrokerStatsDataRequestHeader.from_ext_fields(request.ext_fields)
-        manager = self.c.broker_stats_manager
+        manager = self.broker.broker_stats_manager
         stats = manager.sets.get(h.stats_name)
         item = None if stats is None else stats.get(h.stats_key)
         if item is None:

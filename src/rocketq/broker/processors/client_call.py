@@ -23,11 +23,11 @@ from rocketq.response_code import ResponseCode
 
 class ClientCallProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
         self.broker2client = Broker2Client(controller)
 
     def register(self) -> None:
-        s = self.c.remoting_server
+        s = self.broker.remoting_server
         s.register_processor(RequestCode.GET_CONSUMER_RUNNING_INFO, self.get_consumer_running_info)
         s.register_processor(RequestCode.CONSUME_MESSAGE_DIRECTLY, self.consume_message_directly)
         s.register_processor(RequestCode.INVOKE_BROKER_TO_RESET_OFFSET, self.reset_offset)
@@ -54,12 +54,14 @@ class ClientCallProcessor:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, f"the msgId {h.msg_id} is not an offset msgId: {exc}"
             )
-        record = await asyncio.to_thread(self.c.message_store.select_one_message_by_offset, offset)
+        record = await asyncio.to_thread(
+            self.broker.message_store.select_one_message_by_offset, offset
+        )
         if record is None:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, f"can not find message by the msgId {h.msg_id}"
             )
-        request.ext_fields["brokerName"] = self.c.config.broker_name
+        request.ext_fields["brokerName"] = self.broker.config.broker_name
         request.body = record
         return await self.broker2client.call_consumer(
             RequestCode.CONSUME_MESSAGE_DIRECTLY, request, h.consumer_group, h.client_id

@@ -47,11 +47,11 @@ def error(code: int, remark: str) -> RemotingCommand:
 
 class ClientManageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
         """Each answers from memory: fast processors, no task per request."""
-        server = self.c.remoting_server
+        server = self.broker.remoting_server
         server.register_fast_processor(RequestCode.HEART_BEAT, self.heart_beat)
         server.register_fast_processor(RequestCode.UNREGISTER_CLIENT, self.unregister_client)
         server.register_fast_processor(RequestCode.CHECK_CLIENT_CONFIG, self.check_client_config)
@@ -65,7 +65,7 @@ class ClientManageProcessor:
         data = HeartbeatData.decode(request.body) if request.body else HeartbeatData(client_id="")
         language = getattr(request.language, "name", str(request.language))
         for consumer in data.consumer_data_set:
-            group_config = self.c.subscription_group_manager.find_subscription_group_config(
+            group_config = self.broker.subscription_group_manager.find_subscription_group_config(
                 consumer.group_name
             )
             notify = True
@@ -73,14 +73,14 @@ class ClientManageProcessor:
                 notify = group_config.notify_consumer_ids_changed_enable
                 self._ensure_retry_topic(consumer.group_name, group_config.retry_queue_nums)
             info = ClientChannelInfo(channel, data.client_id, language, request.version)
-            changed = self.c.consumer_manager.register_consumer(
+            changed = self.broker.consumer_manager.register_consumer(
                 consumer.group_name,
                 info,
                 consumer.consume_type,
                 consumer.message_model,
                 consumer.consume_from_where,
                 consumer.subscription_data_set,
-                is_notify=notify and self.c.config.notify_consumer_ids_changed_enable,
+                is_notify=notify and self.broker.config.notify_consumer_ids_changed_enable,
             )
             if changed:
                 log.info(
@@ -91,29 +91,29 @@ class ClientManageProcessor:
                 )
         for producer in data.producer_data_set:
             info = ClientChannelInfo(channel, data.client_id, language, request.version)
-            self.c.producer_manager.register_producer(producer.group_name, info)
+            self.broker.producer_manager.register_producer(producer.group_name, info)
         return ok()
 
     def _ensure_retry_topic(self, group: str, queue_nums: int) -> None:
         topic = retry_topic(group)
-        if self.c.topic_config_manager.select_topic_config(topic) is None:
-            self.c.topic_config_manager.create_topic_in_send_message_back_method(
+        if self.broker.topic_config_manager.select_topic_config(topic) is None:
+            self.broker.topic_config_manager.create_topic_in_send_message_back_method(
                 topic, max(1, queue_nums), PERM_READ | PERM_WRITE
             )
-            self.c.register_broker_all_soon()
+            self.broker.register_broker_all_soon()
 
     def unregister_client(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         header = UnregisterClientRequestHeader.from_ext_fields(request.ext_fields)
         if header.producer_group:
-            self.c.producer_manager.unregister_producer(header.producer_group, channel)
+            self.broker.producer_manager.unregister_producer(header.producer_group, channel)
         if header.consumer_group:
-            cfg = self.c.subscription_group_manager.subscription_group_table.get(
+            cfg = self.broker.subscription_group_manager.subscription_group_table.get(
                 header.consumer_group
             )
             notify = cfg is None or cfg.notify_consumer_ids_changed_enable
-            self.c.consumer_manager.unregister_consumer(
+            self.broker.consumer_manager.unregister_consumer(
                 header.consumer_group, channel, is_notify=notify
             )
         return ok()
@@ -126,7 +126,7 @@ class ClientManageProcessor:
         subscription = body.subscription_data
         if is_tag_type(subscription.expression_type):
             return ok()
-        if not self.c.config.enable_property_filter:
+        if not self.broker.config.enable_property_filter:
             return error(
                 ResponseCode.SYSTEM_ERROR,
                 property_filter_disabled_remark(subscription.expression_type),
@@ -141,7 +141,7 @@ class ClientManageProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         header = GetConsumerListByGroupRequestHeader.from_ext_fields(request.ext_fields)
-        info = self.c.consumer_manager.get_consumer_group_info(header.consumer_group)
+        info = self.broker.consumer_manager.get_consumer_group_info(header.consumer_group)
         ids = info.all_client_ids() if info is not None else []
         if not ids:
             log.warning("getConsumerListByGroup: no consumer for group %s", header.consumer_group)
@@ -152,7 +152,7 @@ class ClientManageProcessor:
 
     def lock_batch_mq(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
         body = LockBatchRequestBody.decode(request.body)
-        locked = self.c.rebalance_lock_manager.try_lock_batch(
+        locked = self.broker.rebalance_lock_manager.try_lock_batch(
             body.consumer_group, body.mq_set, body.client_id
         )
         ordered = sorted(locked, key=lambda mq: (mq.topic, mq.broker_name, mq.queue_id))
@@ -162,5 +162,7 @@ class ClientManageProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         body = UnlockBatchRequestBody.decode(request.body)
-        self.c.rebalance_lock_manager.unlock_batch(body.consumer_group, body.mq_set, body.client_id)
+        self.broker.rebalance_lock_manager.unlock_batch(
+            body.consumer_group, body.mq_set, body.client_id
+        )
         return ok()

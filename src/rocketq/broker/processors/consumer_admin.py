@@ -68,10 +68,10 @@ def connection_of(info: ClientChannelInfo) -> Connection:
 
 class ConsumerAdminProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        s = self.c.remoting_server
+        s = self.broker.remoting_server
         for code, handler in (
             (RequestCode.GET_CONSUMER_CONNECTION_LIST, self.get_consumer_connection_list),
             (RequestCode.GET_PRODUCER_CONNECTION_LIST, self.get_producer_connection_list),
@@ -89,7 +89,7 @@ class ConsumerAdminProcessor:
 
     def _mq(self, topic: str, queue_id: int) -> MessageQueueData:
         return MessageQueueData(
-            topic=topic, broker_name=self.c.config.broker_name, queue_id=queue_id
+            topic=topic, broker_name=self.broker.config.broker_name, queue_id=queue_id
         )
 
     # ------------------------------------------------------------------ connections
@@ -98,7 +98,7 @@ class ConsumerAdminProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = GetConsumerConnectionListRequestHeader.from_ext_fields(request.ext_fields)
-        gi = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
+        gi = self.broker.consumer_manager.get_consumer_group_info(h.consumer_group)
         if gi is None:
             return error(
                 ResponseCode.CONSUMER_NOT_ONLINE,
@@ -117,7 +117,7 @@ class ConsumerAdminProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = GetProducerConnectionListRequestHeader.from_ext_fields(request.ext_fields)
-        table = self.c.producer_manager.group_channel_table.get(h.producer_group)
+        table = self.broker.producer_manager.group_channel_table.get(h.producer_group)
         if table is None:
             return error(
                 ResponseCode.SYSTEM_ERROR, f"the producer group[{h.producer_group}] not exist"
@@ -131,10 +131,10 @@ class ConsumerAdminProcessor:
         h = QueryTopicConsumeByWhoRequestHeader.from_ext_fields(request.ext_fields)
         groups = {
             g
-            for g, gi in list(self.c.consumer_manager.consumer_table.items())
+            for g, gi in list(self.broker.consumer_manager.consumer_table.items())
             if h.topic in gi.subscription_table
         }
-        groups |= self.c.consumer_offset_manager.which_group_by_topic(h.topic)
+        groups |= self.broker.consumer_offset_manager.which_group_by_topic(h.topic)
         return ok(GroupList(group_list=sorted(groups)).encode())
 
     # ------------------------------------------------------------------ stats
@@ -147,15 +147,15 @@ class ConsumerAdminProcessor:
         if h.topic:
             topics = {h.topic}
         else:
-            topics = self.c.consumer_offset_manager.which_topic_by_consumer(group)
+            topics = self.broker.consumer_offset_manager.which_topic_by_consumer(group)
         stats = await asyncio.to_thread(self._consume_stats, group, topics)
         return ok(stats.encode())
 
     def _consume_stats(self, group: str, topics: set[str]) -> ConsumeStats:
         stats = ConsumeStats()
-        gi = self.c.consumer_manager.get_consumer_group_info(group)
+        gi = self.broker.consumer_manager.get_consumer_group_info(group)
         for topic in sorted(topics):
-            tc = self.c.topic_config_manager.select_topic_config(topic)
+            tc = self.broker.topic_config_manager.select_topic_config(topic)
             if tc is None:
                 continue
             if gi is not None and gi.subscription_table and topic not in gi.subscription_table:
@@ -165,9 +165,11 @@ class ConsumerAdminProcessor:
         return stats
 
     def _offset_wrapper(self, group: str, topic: str, qid: int) -> OffsetWrapper:
-        store = self.c.message_store
+        store = self.broker.message_store
         broker_offset = max(0, store.get_max_offset_in_queue(topic, qid))
-        consumer_offset = max(0, self.c.consumer_offset_manager.query_offset(group, topic, qid))
+        consumer_offset = max(
+            0, self.broker.consumer_offset_manager.query_offset(group, topic, qid)
+        )
         last = 0
         if consumer_offset > 0:
             last = max(0, store.get_message_store_timestamp(topic, qid, consumer_offset - 1))
@@ -179,14 +181,14 @@ class ConsumerAdminProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = GetTopicStatsInfoRequestHeader.from_ext_fields(request.ext_fields)
-        tc = self.c.topic_config_manager.select_topic_config(h.topic)
+        tc = self.broker.topic_config_manager.select_topic_config(h.topic)
         if tc is None:
             return error(ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist")
         table = await asyncio.to_thread(self._topic_stats, h.topic, tc.write_queue_nums)
         return ok(table.encode())
 
     def _topic_stats(self, topic: str, queues: int) -> TopicStatsTable:
-        store = self.c.message_store
+        store = self.broker.message_store
         table = TopicStatsTable()
         for qid in range(queues):
             low = store.get_min_offset_in_queue(topic, qid)
@@ -203,19 +205,19 @@ class ConsumerAdminProcessor:
         h = QueryConsumeQueueRequestHeader.from_ext_fields(request.ext_fields)
         count = min(h.count, MAX_QUERY_CONSUME_QUEUE_UNITS)
         found = await asyncio.to_thread(
-            self.c.message_store.query_consume_queue, h.topic, h.queue_id, h.index, count
+            self.broker.message_store.query_consume_queue, h.topic, h.queue_id, h.index, count
         )
         if found is None:
             return error(ResponseCode.SYSTEM_ERROR, f"{h.queue_id}@{h.topic} is not exist!")
         low, high, units = found
         body = QueryConsumeQueueResponseBody(min_queue_index=low, max_queue_index=high)
         if h.consumer_group is not None:
-            sub = self.c.consumer_manager.find_subscription_data(h.consumer_group, h.topic)
+            sub = self.broker.consumer_manager.find_subscription_data(h.consumer_group, h.topic)
             body.subscription_data = sub
             if sub is None:
                 body.filter_data = f"{h.consumer_group}@{h.topic} is not online!"
             else:  # JSON.toJSONString(filterData, true): "null" for a tag subscription
-                manager = self.c.consumer_manager
+                manager = self.broker.consumer_manager
                 body.filter_data = fastjson.dumps_pretty(
                     manager.consumer_filter_data(h.consumer_group, h.topic)
                 )
@@ -234,13 +236,13 @@ class ConsumerAdminProcessor:
     async def get_all_consumer_offset(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        table = self.c.consumer_offset_manager.encode()["offsetTable"]
+        table = self.broker.consumer_offset_manager.encode()["offsetTable"]
         return ok(ConsumerOffsetSerializeWrapper(offset_table=table).encode())
 
     async def get_all_delay_offset(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        service = self.c.schedule_message_service
+        service = self.broker.schedule_message_service
         if service is None:
             return error(ResponseCode.SYSTEM_ERROR, "No delay offset in this broker")
         table = dict(sorted(service.offset_table.items()))
@@ -258,14 +260,14 @@ class ConsumerAdminProcessor:
             return error(
                 ResponseCode.SYSTEM_ERROR, "the subscription group config has no groupName"
             )
-        manager = self.c.subscription_group_manager
+        manager = self.broker.subscription_group_manager
         await asyncio.to_thread(manager.update_subscription_group_config, cfg)
         return ok()
 
     async def get_all_subscription_group(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        manager = self.c.subscription_group_manager
+        manager = self.broker.subscription_group_manager
         obj = manager.encode()
         wrapper = SubscriptionGroupWrapper(
             subscription_group_table=dict(manager.subscription_group_table),
@@ -277,8 +279,8 @@ class ConsumerAdminProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = DeleteSubscriptionGroupRequestHeader.from_ext_fields(request.ext_fields)
-        manager = self.c.subscription_group_manager
+        manager = self.broker.subscription_group_manager
         await asyncio.to_thread(manager.delete_subscription_group_config, h.group_name)
         if h.remove_offset:
-            self.c.consumer_offset_manager.remove_offset(h.group_name)
+            self.broker.consumer_offset_manager.remove_offset(h.group_name)
         return ok()

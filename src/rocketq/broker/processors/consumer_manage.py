@@ -34,10 +34,10 @@ def _ok(**fields: int) -> RemotingCommand:
 
 class ConsumerManageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        s = self.c.remoting_server
+        s = self.broker.remoting_server
         s.register_processor(RequestCode.QUERY_CONSUMER_OFFSET, self.query_consumer_offset)
         s.register_fast_processor(RequestCode.UPDATE_CONSUMER_OFFSET, self.update_consumer_offset)
         s.register_fast_processor(RequestCode.GET_MAX_OFFSET, self.get_max_offset)
@@ -53,10 +53,12 @@ class ConsumerManageProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = QueryConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
-        offset = self.c.consumer_offset_manager.query_offset(h.consumer_group, h.topic, h.queue_id)
+        offset = self.broker.consumer_offset_manager.query_offset(
+            h.consumer_group, h.topic, h.queue_id
+        )
         if offset >= 0:
             return _ok(offset=offset)
-        store = self.c.message_store
+        store = self.broker.message_store
         min_offset = store.get_min_offset_in_queue(h.topic, h.queue_id)
         if min_offset <= 0 and not await asyncio.to_thread(
             store.check_in_disk_by_consume_offset, h.topic, h.queue_id, 0
@@ -71,25 +73,25 @@ class ConsumerManageProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = UpdateConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
-        self.c.consumer_offset_manager.commit_offset(
+        self.broker.consumer_offset_manager.commit_offset(
             channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
         )
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
     def get_max_offset(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
         h = GetMaxOffsetRequestHeader.from_ext_fields(request.ext_fields)
-        return _ok(offset=self.c.message_store.get_max_offset_in_queue(h.topic, h.queue_id))
+        return _ok(offset=self.broker.message_store.get_max_offset_in_queue(h.topic, h.queue_id))
 
     def get_min_offset(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
         h = GetMinOffsetRequestHeader.from_ext_fields(request.ext_fields)
-        return _ok(offset=self.c.message_store.get_min_offset_in_queue(h.topic, h.queue_id))
+        return _ok(offset=self.broker.message_store.get_min_offset_in_queue(h.topic, h.queue_id))
 
     async def search_offset_by_timestamp(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = SearchOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = await asyncio.to_thread(
-            self.c.message_store.get_offset_in_queue_by_time, h.topic, h.queue_id, h.timestamp
+            self.broker.message_store.get_offset_in_queue_by_time, h.topic, h.queue_id, h.timestamp
         )
         return _ok(offset=offset)
 
@@ -98,6 +100,6 @@ class ConsumerManageProcessor:
     ) -> RemotingCommand:
         h = GetEarliestMsgStoretimeRequestHeader.from_ext_fields(request.ext_fields)
         ts = await asyncio.to_thread(
-            self.c.message_store.get_earliest_message_time, h.topic, h.queue_id
+            self.broker.message_store.get_earliest_message_time, h.topic, h.queue_id
         )
         return _ok(timestamp=ts)

@@ -27,6 +27,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from rocketq.broker.config import BrokerRole
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.processors.send_kinds import apply_delay, max_delay_level
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.broker.store_future import await_store_future
@@ -80,17 +81,12 @@ def end_message_transaction(half: MessageExt, h: EndTransactionRequestHeader) ->
     topic = props.pop(mc.PROPERTY_REAL_TOPIC, "")
     queue_id = int(props.pop(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
     props.pop(mc.PROPERTY_TRANSACTION_PREPARED, None)
-    msg = MessageExt(
+    msg = copy_message(
+        half,
         topic=topic,
         queue_id=queue_id,
-        body=half.body,
-        flag=half.flag,
         properties=props,
         sys_flag=MessageSysFlag.reset_transaction_value(half.sys_flag, COMMIT),
-        born_timestamp=half.born_timestamp,
-        born_host=half.born_host,
-        store_host=half.store_host,
-        reconsume_times=half.reconsume_times,
     )
     msg.prepared_transaction_offset = h.commit_log_offset
     msg.transaction_id = props.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
@@ -99,10 +95,10 @@ def end_message_transaction(half: MessageExt, h: EndTransactionRequestHeader) ->
 
 class EndTransactionProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        server = self.c.remoting_server
+        server = self.broker.remoting_server
         server.register_processor(RequestCode.END_TRANSACTION, self.process_request)
         server.register_processor(
             RequestCode.RESUME_CHECK_HALF_MESSAGE, self.resume_check_half_message
@@ -112,7 +108,7 @@ class EndTransactionProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = EndTransactionRequestHeader.from_ext_fields(request.ext_fields)
-        if self.c.config.broker_role is BrokerRole.SLAVE:
+        if self.broker.config.broker_role is BrokerRole.SLAVE:
             return _answer(ResponseCode.SLAVE_NOT_AVAILABLE, "the broker is a slave")
         tran = h.commit_or_rollback
         if tran == MessageSysFlag.TRANSACTION_NOT_TYPE:
@@ -129,7 +125,7 @@ class EndTransactionProcessor:
                 ResponseCode.SYSTEM_ERROR,
                 f"commitOrRollback {tran} is none of 0 (unknown), 8 (commit), 12 (rollback)",
             )
-        service = self.c.transactional_message_service
+        service = self.broker.transactional_message_service
         half = await service.look_half_message(h.commit_log_offset)
         if half is None:
             return _answer(ResponseCode.SYSTEM_ERROR, "Find prepared transaction message failed")
@@ -141,7 +137,7 @@ class EndTransactionProcessor:
     async def _end(
         self, half: MessageExt, h: EndTransactionRequestHeader, tran: int
     ) -> RemotingCommand:
-        service = self.c.transactional_message_service
+        service = self.broker.transactional_message_service
         first = first_queue_offset(half)
         earlier = service.begin_end(first, tran)
         if earlier == tran:
@@ -168,7 +164,7 @@ class EndTransactionProcessor:
             service.finish_end(first, ended)
 
     async def _send_final_message(self, msg: MessageExt) -> RemotingCommand:
-        store = self.c.message_store  # a committed message with DELAY waits its level
+        store = self.broker.message_store  # a committed message with DELAY waits its level
         apply_delay(msg, max_delay_level(store))
         result = await self._put(msg)
         if result.is_ok:  # a flush or slave timeout still stored it
@@ -177,7 +173,7 @@ class EndTransactionProcessor:
         return _answer(code, remark)
 
     async def _put(self, msg: MessageExt) -> PutMessageResult:
-        return await await_store_future(self.c.message_store.async_put_message(msg))
+        return await await_store_future(self.broker.message_store.async_put_message(msg))
 
     async def resume_check_half_message(
         self, channel: RemotingChannel, request: RemotingCommand
@@ -188,26 +184,15 @@ class EndTransactionProcessor:
             _host, offset = decode_message_id(h.msg_id or "")
         except (ValueError, DecodeError) as exc:
             return _answer(ResponseCode.SYSTEM_ERROR, f"bad msgId {h.msg_id!r}: {exc}")
-        msg = await asyncio.to_thread(self.c.message_store.look_message_by_offset, offset)
+        msg = await asyncio.to_thread(self.broker.message_store.look_message_by_offset, offset)
         if msg is None or mc.PROPERTY_REAL_TOPIC not in msg.properties:
             return _answer(
                 ResponseCode.SYSTEM_ERROR, f"no transactional half message at msgId {h.msg_id}"
             )
         props = dict(msg.properties)
         props[mc.PROPERTY_TRANSACTION_CHECK_TIMES] = "0"
-        self.c.transactional_message_service.select_topic_config(TRANS_HALF_TOPIC)
-        inner = MessageExt(
-            topic=TRANS_HALF_TOPIC,
-            queue_id=0,
-            body=msg.body,
-            flag=msg.flag,
-            properties=props,
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
-        )
+        self.broker.transactional_message_service.select_topic_config(TRANS_HALF_TOPIC)
+        inner = copy_message(msg, topic=TRANS_HALF_TOPIC, queue_id=0, properties=props)
         result = await self._put(inner)
         if result.status is not PutMessageStatus.PUT_OK:
             return _answer(

@@ -33,7 +33,7 @@ from rocketq.common.pull_sys_flag import (
     has_suspend_flag,
 )
 from rocketq.common.topic_config import is_readable
-from rocketq.errors import FilterExpressionError
+from rocketq.errors import FilterExpressionError, RemotingError
 from rocketq.remoting.channel import FastResult, RemotingChannel
 from rocketq.remoting.protocol.bodies import MessageModel
 from rocketq.remoting.protocol.codes import RequestCode
@@ -73,12 +73,12 @@ assert set(STATUS_TO_RESPONSE) == set(GetMessageStatus)
 
 class PullMessageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        server = self.c.remoting_server
+        server = self.broker.remoting_server
         server.register_fast_processor(RequestCode.PULL_MESSAGE, self.process_fast)
-        self.c.pull_wakeup = self.execute_request_when_wakeup
+        self.broker.pull_wakeup = self.execute_request_when_wakeup
 
     def process_fast(self, channel: RemotingChannel, request: RemotingCommand) -> FastResult:
         """On the connection's reader: a pull of the queue's newest records (or a refusal, or
@@ -93,7 +93,7 @@ class PullMessageProcessor:
         response.response_to(pull.request)
         try:
             await pull.channel.send(response)
-        except Exception as exc:
+        except (RemotingError, OSError) as exc:
             log.info("answering held pull to %s failed: %s", pull.channel.remote_addr, exc)
 
     def _process(
@@ -110,7 +110,7 @@ class PullMessageProcessor:
         message_filter = self._message_filter(subscription)
         if isinstance(message_filter, RemotingCommand):
             return message_filter
-        store = self.c.message_store
+        store = self.broker.message_store
         read = functools.partial(
             store.get_message,
             h.consumer_group,
@@ -159,10 +159,10 @@ class PullMessageProcessor:
         ):
             timeout_ms = (
                 h.suspend_timeout_millis
-                if self.c.config.long_polling_enable
-                else self.c.config.short_polling_time_ms
+                if self.broker.config.long_polling_enable
+                else self.broker.config.short_polling_time_ms
             )
-            self.c.pull_request_hold_service.suspend_pull_request(
+            self.broker.pull_request_hold_service.suspend_pull_request(
                 PullRequest(
                     channel=channel,
                     request=request,
@@ -181,14 +181,14 @@ class PullMessageProcessor:
             and h.commit_offset >= 0
             and not self._is_slave  # a slave takes offsets only from UPDATE_CONSUMER_OFFSET
         ):
-            self.c.consumer_offset_manager.commit_offset(
+            self.broker.consumer_offset_manager.commit_offset(
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
         return response
 
     @property
     def _is_slave(self) -> bool:
-        return self.c.config.broker_role is BrokerRole.SLAVE
+        return self.broker.config.broker_role is BrokerRole.SLAVE
 
     def _answer_with_suggestion(
         self, h: PullMessageRequestHeader, result: GetMessageResult
@@ -197,7 +197,7 @@ class PullMessageProcessor:
         nothing and sends the consumer back to the master (4.x)."""
         response = _answer(h, result)
         suggest = self._suggest_which_broker_id(h, result)
-        if self._is_slave and not self.c.config.slave_read_enable:
+        if self._is_slave and not self.broker.config.slave_read_enable:
             response.code, response.body, suggest = ResponseCode.PULL_RETRY_IMMEDIATELY, b"", 0
         response.ext_fields["suggestWhichBrokerId"] = str(suggest)
         return response
@@ -206,9 +206,11 @@ class PullMessageProcessor:
         self, h: PullMessageRequestHeader, result: GetMessageResult
     ) -> int:
         """The master suggests the slave to a consumer reading beyond memory (slaveReadEnable)."""
-        if not self.c.config.slave_read_enable:
+        if not self.broker.config.slave_read_enable:
             return MASTER_ID
-        cfg = self.c.subscription_group_manager.find_subscription_group_config(h.consumer_group)
+        cfg = self.broker.subscription_group_manager.find_subscription_group_config(
+            h.consumer_group
+        )
         if cfg is None:
             return MASTER_ID
         if result.suggest_pulling_from_slave:
@@ -222,7 +224,7 @@ class PullMessageProcessor:
         response: RemotingCommand | None,
     ) -> None:
         """BrokerStatsManager's get figures: found pulls with what they carried, misses."""
-        stats = self.c.broker_stats_manager
+        stats = self.broker.broker_stats_manager
         if response is not None and response.code == ResponseCode.SUCCESS:
             stats.record_get(
                 h.consumer_group,
@@ -239,7 +241,7 @@ class PullMessageProcessor:
         """The pull's subscription: from the request, else from the group's heartbeat."""
         if has_subscription_flag(h.sys_flag):
             return _build(h.topic, h.subscription, h.sub_version, h.expression_type)
-        group_info = self.c.consumer_manager.get_consumer_group_info(h.consumer_group)
+        group_info = self.broker.consumer_manager.get_consumer_group_info(h.consumer_group)
         if group_info is None:
             return _error(
                 ResponseCode.SUBSCRIPTION_NOT_EXIST,
@@ -247,7 +249,9 @@ class PullMessageProcessor:
             )
         found = group_info.subscription_table.get(h.topic)
         if group_info.message_model is MessageModel.BROADCASTING:
-            cfg = self.c.subscription_group_manager.subscription_group_table.get(h.consumer_group)
+            cfg = self.broker.subscription_group_manager.subscription_group_table.get(
+                h.consumer_group
+            )
             if cfg is not None and not cfg.consume_broadcast_enable:
                 return _error(
                     ResponseCode.NO_PERMISSION,
@@ -266,7 +270,7 @@ class PullMessageProcessor:
     ) -> ExpressionMessageFilter | RemotingCommand:
         """The filter, or the refusal of a property filter that is off or does not compile."""
         expression_type = subscription.expression_type
-        if not is_tag_type(expression_type) and not self.c.config.enable_property_filter:
+        if not is_tag_type(expression_type) and not self.broker.config.enable_property_filter:
             return _error(
                 ResponseCode.SYSTEM_ERROR, property_filter_disabled_remark(expression_type)
             )
@@ -279,12 +283,12 @@ class PullMessageProcessor:
             )
 
     def _check(self, h: PullMessageRequestHeader) -> RemotingCommand | None:
-        if not is_readable(self.c.config.broker_permission):
+        if not is_readable(self.broker.config.broker_permission):
             return _error(
                 ResponseCode.NO_PERMISSION,
-                f"the broker[{self.c.broker_addr}] pulling message is forbidden",
+                f"the broker[{self.broker.broker_addr}] pulling message is forbidden",
             )
-        group_cfg = self.c.subscription_group_manager.find_subscription_group_config(
+        group_cfg = self.broker.subscription_group_manager.find_subscription_group_config(
             h.consumer_group
         )
         if group_cfg is None:
@@ -296,7 +300,7 @@ class PullMessageProcessor:
             return _error(
                 ResponseCode.NO_PERMISSION, f"subscription group no permission, {h.consumer_group}"
             )
-        tc = self.c.topic_config_manager.select_topic_config(h.topic)
+        tc = self.broker.topic_config_manager.select_topic_config(h.topic)
         if tc is None:
             return _error(
                 ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!"

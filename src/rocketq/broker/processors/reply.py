@@ -14,10 +14,10 @@ import logging
 import random
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.message_inner import message_from_request
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
 from rocketq.common.clock import now_ms
-from rocketq.common.message import MessageExt
 from rocketq.common.properties import decode_properties, properties_to_string
 from rocketq.errors import RemotingError
 from rocketq.remoting.channel import RemotingChannel
@@ -40,23 +40,18 @@ log = logging.getLogger(__name__)
 PUSH_REPLY_TIMEOUT_S = 3.0
 
 
-def _host(addr: str) -> tuple[str, int]:
-    host, _, port = addr.rpartition(":")
-    return (host or "127.0.0.1", int(port) if port.isdigit() else 0)
-
-
 class ReplyMessageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def register(self) -> None:
-        s = self.c.remoting_server
+        s = self.broker.remoting_server
         s.register_processor(RequestCode.SEND_REPLY_MESSAGE, self.process_request)
         s.register_processor(RequestCode.SEND_REPLY_MESSAGE_V2, self.process_request)
 
     def find_producer_channel(self, client_id: str) -> RemotingChannel | None:
         """ProducerManager.findChannel: a live channel of the client ``client_id``."""
-        for table in list(self.c.producer_manager.group_channel_table.values()):
+        for table in list(self.broker.producer_manager.group_channel_table.values()):
             for channel, info in list(table.items()):
                 if info.client_id == client_id and not channel.is_closed:
                     return channel
@@ -69,7 +64,7 @@ class ReplyMessageProcessor:
             h = SendMessageRequestHeaderV2.decode_as_v1(request.ext_fields)
         else:
             h = SendMessageRequestHeader.from_ext_fields(request.ext_fields)
-        tc = self.c.topic_config_manager.select_topic_config(h.topic)
+        tc = self.broker.topic_config_manager.select_topic_config(h.topic)
         if tc is None:
             return RemotingCommand.create_response(
                 ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!"
@@ -84,7 +79,7 @@ class ReplyMessageProcessor:
             )
         else:
             response = RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, remark)
-        if self.c.config.store_reply_message_enable:
+        if self.broker.config.store_reply_message_enable:
             await self._store(channel, h, props, request.body, queue_id)
         return response
 
@@ -116,7 +111,7 @@ class ReplyMessageProcessor:
             reconsume_times=h.reconsume_times,
             unit_mode=h.unit_mode,
             born_host=channel.remote_addr,
-            store_host=self.c.broker_addr,
+            store_host=self.broker.broker_addr,
             store_timestamp=now_ms(),
         )
         push = RemotingCommand.create_request(
@@ -140,18 +135,15 @@ class ReplyMessageProcessor:
         body: bytes,
         queue_id: int,
     ) -> None:
-        msg = MessageExt(
+        msg = message_from_request(
+            h,
+            channel.remote_addr,
+            self.broker.store_host,
             topic=h.topic,
             queue_id=queue_id,
             body=bytes(body),
-            flag=h.flag,
             properties=dict(props),
-            sys_flag=h.sys_flag,
-            born_timestamp=h.born_timestamp,
-            born_host=_host(channel.remote_addr),
-            store_host=self.c.store_host,
-            reconsume_times=h.reconsume_times or 0,
         )
-        result = await await_store_future(self.c.message_store.async_put_message(msg))
+        result = await await_store_future(self.broker.message_store.async_put_message(msg))
         if not result.is_ok:
             log.warning("reply message to %s not stored: %s", h.topic, result.status.name)

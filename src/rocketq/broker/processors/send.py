@@ -27,11 +27,11 @@ import time
 from typing import NamedTuple
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.message_inner import message_from_request
 from rocketq.broker.processors.send_back import ConsumerSendMsgBackProcessor
 from rocketq.broker.processors.send_batch import BatchSender
 from rocketq.broker.processors.send_kinds import (
     apply_delay,
-    born_host,
     max_delay_level,
     transaction_kind,
 )
@@ -39,7 +39,6 @@ from rocketq.broker.processors.send_results import message_type_of, put_response
 from rocketq.broker.put_batcher import PutBatcher
 from rocketq.broker.send_properties import pass_through
 from rocketq.common import message_const as mc
-from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.properties import decode_properties
 from rocketq.common.topic import (
@@ -80,13 +79,13 @@ class _PreparedSend(NamedTuple):
 
 class SendMessageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
         self.put_batcher = PutBatcher(lambda: controller.message_store)
         self._send_batch = BatchSender(controller).send_batch
         self._send_back = ConsumerSendMsgBackProcessor(controller)
 
     def register(self) -> None:
-        server = self.c.remoting_server
+        server = self.broker.remoting_server
         for code in (
             RequestCode.SEND_MESSAGE,
             RequestCode.SEND_MESSAGE_V2,
@@ -110,7 +109,7 @@ class SendMessageProcessor:
         refused = self._msg_check(h)
         if refused is not None:
             return refused
-        tc = self.c.topic_config_manager.select_topic_config(h.topic)
+        tc = self.broker.topic_config_manager.select_topic_config(h.topic)
         assert tc is not None
         queue_id = h.queue_id if h.queue_id >= 0 else _random.randrange(tc.write_queue_nums)
         if h.batch or request.code == RequestCode.SEND_BATCH_MESSAGE:
@@ -124,7 +123,7 @@ class SendMessageProcessor:
         def done(result: PutMessageResult) -> None:
             try:
                 response = self._answer_one(h.topic, prepared, result, started)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- any failure answers SYSTEM_ERROR, with the reason
                 log.warning("answering a send to %s failed: %r", h.topic, exc)
                 response = _error(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
             deferred.answer(response)
@@ -133,10 +132,10 @@ class SendMessageProcessor:
         return deferred
 
     def _msg_check(self, h: SendMessageRequestHeader) -> RemotingCommand | None:
-        if not self.c.config.broker_permission & PERM_WRITE:
+        if not self.broker.config.broker_permission & PERM_WRITE:
             return _error(
                 ResponseCode.NO_PERMISSION,
-                f"the broker[{self.c.broker_addr}] sending message is forbidden",
+                f"the broker[{self.broker.broker_addr}] sending message is forbidden",
             )
         reason = validate_topic(h.topic)
         if reason is not None:
@@ -145,7 +144,7 @@ class SendMessageProcessor:
             return _error(
                 ResponseCode.NO_PERMISSION, f"Sending message to topic[{h.topic}] is forbidden."
             )
-        tm = self.c.topic_config_manager
+        tm = self.broker.topic_config_manager
         tc = tm.select_topic_config(h.topic)
         if tc is None:
             sys_flag = 1 if h.unit_mode else 0
@@ -161,7 +160,7 @@ class SendMessageProcessor:
                     f"topic[{h.topic}] not exist, apply first please! "
                     "See https://rocketmq.apache.org/docs/bestPractice/06FAQ",
                 )
-            self.c.register_broker_all_soon()
+            self.broker.register_broker_all_soon()
         if not tc.writeable:
             return _error(
                 ResponseCode.NO_PERMISSION, f"the topic[{h.topic}] sending message is forbidden"
@@ -183,10 +182,10 @@ class SendMessageProcessor:
         queue_id: int,
     ) -> _PreparedSend | RemotingCommand:
         """The checked put of one message, or the refusal."""
-        if len(request.body) > self.c.config.max_message_size:
+        if len(request.body) > self.broker.config.max_message_size:
             return _error(
                 ResponseCode.MESSAGE_ILLEGAL,
-                f"the message body size over max value, MAX: {self.c.config.max_message_size}",
+                f"the message body size over max value, MAX: {self.broker.config.max_message_size}",
             )
         text = h.properties or ""
         try:
@@ -206,19 +205,16 @@ class SendMessageProcessor:
             and MessageSysFlag.get_transaction_value(h.sys_flag)
             == MessageSysFlag.TRANSACTION_NOT_TYPE
         ):
-            passed = pass_through(text, self.c.config.broker_cluster_name)
+            passed = pass_through(text, self.broker.config.broker_cluster_name)
             if passed is not None:
                 record_props, wait = passed
-                msg = MessageExt(
+                msg = message_from_request(
+                    h,
+                    channel.remote_addr,
+                    self.broker.store_host,
                     topic=h.topic,
                     queue_id=queue_id,
                     body=bytes(request.body),
-                    flag=h.flag,
-                    sys_flag=h.sys_flag,
-                    born_timestamp=h.born_timestamp,
-                    born_host=born_host(channel.remote_addr),
-                    store_host=self.c.store_host,
-                    reconsume_times=reconsume_times,
                 )
                 return _PreparedSend(PutRequest(msg, wait, record_props), "none", queue_id)
         props = decode_properties(raw)
@@ -230,37 +226,34 @@ class SendMessageProcessor:
             if diverted != topic:
                 topic, queue_id = diverted, 0
         wait = props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
-        props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
-        msg = MessageExt(
+        props[mc.PROPERTY_CLUSTER] = self.broker.config.broker_cluster_name
+        msg = message_from_request(
+            h,
+            channel.remote_addr,
+            self.broker.store_host,
             topic=topic,
             queue_id=queue_id,
             body=bytes(request.body),
-            flag=h.flag,
             properties=props,
-            sys_flag=h.sys_flag,
-            born_timestamp=h.born_timestamp,
-            born_host=born_host(channel.remote_addr),
-            store_host=self.c.store_host,
-            reconsume_times=reconsume_times,
         )
         tran = transaction_kind(props, h.sys_flag)
         if tran == "half":
-            if self.c.config.reject_transaction_message:
+            if self.broker.config.reject_transaction_message:
                 return _error(
                     ResponseCode.NO_PERMISSION,
-                    f"the broker[{self.c.config.broker_ip1}] sending transaction message "
+                    f"the broker[{self.broker.config.broker_ip1}] sending transaction message "
                     "is forbidden",
                 )
             msg.properties[mc.PROPERTY_TRANSACTION_PREPARED] = "true"
             msg.properties.setdefault(mc.PROPERTY_PRODUCER_GROUP, h.producer_group)
-            self.c.transactional_message_service.parse_half_message(msg)
+            self.broker.transactional_message_service.parse_half_message(msg)
         elif tran == "rollback":
             return _error(
                 ResponseCode.MESSAGE_ILLEGAL,
                 "sysFlag TRANSACTION_ROLLBACK_TYPE is written by END_TRANSACTION only",
             )
         else:
-            apply_delay(msg, max_delay_level(self.c.message_store))
+            apply_delay(msg, max_delay_level(self.broker.message_store))
         return _PreparedSend(PutRequest(msg, wait), tran, queue_id)
 
     def _answer_one(
@@ -268,16 +261,18 @@ class SendMessageProcessor:
     ) -> RemotingCommand:
         msg = prepared.put.msg
         message_type = "Transaction" if prepared.tran == "half" else message_type_of(msg)
-        record_put(self.c, topic, result, started, message_type)
+        record_put(self.broker, topic, result, started, message_type)
         return put_response(
-            self.c, result, queue_id=prepared.queue_id if prepared.tran == "half" else msg.queue_id
+            self.broker,
+            result,
+            queue_id=prepared.queue_id if prepared.tran == "half" else msg.queue_id,
         )
 
     def _retry_or_dlq(
         self, topic: str, reconsume_times: int, max_from_header: int | None, props: dict[str, str]
     ) -> str | RemotingCommand:
         group = topic[len(RETRY_GROUP_TOPIC_PREFIX) :]
-        cfg = self.c.subscription_group_manager.find_subscription_group_config(group)
+        cfg = self.broker.subscription_group_manager.find_subscription_group_config(group)
         if cfg is None:
             return _error(
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST, f"subscription group not exist, {group}"
@@ -286,10 +281,10 @@ class SendMessageProcessor:
         if reconsume_times < max_times:
             return topic
         dlq = dlq_topic(group)
-        self.c.topic_config_manager.create_topic_in_send_message_back_method(
+        self.broker.topic_config_manager.create_topic_in_send_message_back_method(
             dlq, 1, PERM_READ | PERM_WRITE
         )
-        self.c.register_broker_all_soon()
+        self.broker.register_broker_all_soon()
         props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
         return dlq
 

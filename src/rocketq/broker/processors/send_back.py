@@ -10,11 +10,11 @@ import asyncio
 import random
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.message_inner import copy_message
 from rocketq.broker.processors.send_kinds import apply_delay, max_delay_level
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
-from rocketq.common.message import MessageExt
 from rocketq.common.topic import dlq_topic, retry_topic
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.remoting.channel import RemotingChannel
@@ -31,38 +31,38 @@ class ConsumerSendMsgBackProcessor:
     """CONSUMER_SEND_MSG_BACK (registered by SendMessageProcessor)."""
 
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     async def consumer_send_msg_back(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = ConsumerSendMsgBackRequestHeader.from_ext_fields(request.ext_fields)
-        cfg = self.c.subscription_group_manager.find_subscription_group_config(h.group)
+        cfg = self.broker.subscription_group_manager.find_subscription_group_config(h.group)
         if cfg is None:
             return RemotingCommand.create_response(
                 ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST,
                 f"subscription group not exist, {h.group}",
             )
-        if not self.c.config.broker_permission & PERM_WRITE:
+        if not self.broker.config.broker_permission & PERM_WRITE:
             return RemotingCommand.create_response(
                 ResponseCode.NO_PERMISSION,
-                f"the broker[{self.c.broker_addr}] sending message is forbidden",
+                f"the broker[{self.broker.broker_addr}] sending message is forbidden",
             )
         if cfg.retry_queue_nums <= 0:
             return RemotingCommand.create_response(ResponseCode.SUCCESS)
         topic = retry_topic(h.group)
         queue_id = _random.randrange(cfg.retry_queue_nums)
-        tc = self.c.topic_config_manager.select_topic_config(topic)
+        tc = self.broker.topic_config_manager.select_topic_config(topic)
         if tc is None:
-            tc = self.c.topic_config_manager.create_topic_in_send_message_back_method(
+            tc = self.broker.topic_config_manager.create_topic_in_send_message_back_method(
                 topic, cfg.retry_queue_nums, PERM_READ | PERM_WRITE
             )
-            self.c.register_broker_all_soon()
+            self.broker.register_broker_all_soon()
         if not tc.writeable:
             return RemotingCommand.create_response(
                 ResponseCode.NO_PERMISSION, f"the topic[{topic}] sending message is forbidden"
             )
-        orig = await asyncio.to_thread(self.c.message_store.look_message_by_offset, h.offset)
+        orig = await asyncio.to_thread(self.broker.message_store.look_message_by_offset, h.offset)
         if orig is None:
             return RemotingCommand.create_response(
                 ResponseCode.SYSTEM_ERROR, f"look message by offset failed, {h.offset}"
@@ -76,32 +76,28 @@ class ConsumerSendMsgBackProcessor:
         delay_level = h.delay_level
         if orig.reconsume_times >= max_times or delay_level < 0:
             topic, queue_id = dlq_topic(h.group), 0
-            self.c.topic_config_manager.create_topic_in_send_message_back_method(
+            self.broker.topic_config_manager.create_topic_in_send_message_back_method(
                 topic, 1, PERM_WRITE | PERM_READ
             )
-            self.c.register_broker_all_soon()
+            self.broker.register_broker_all_soon()
             props.pop(mc.PROPERTY_DELAY_TIME_LEVEL, None)
         else:
             if delay_level == 0:
                 delay_level = 3 + orig.reconsume_times
             props[mc.PROPERTY_DELAY_TIME_LEVEL] = str(delay_level)
         props.setdefault(mc.PROPERTY_ORIGIN_MESSAGE_ID, h.origin_msg_id or orig.msg_id)
-        msg = MessageExt(
+        msg = copy_message(
+            orig,
             topic=topic,
             queue_id=queue_id,
-            body=orig.body,
-            flag=orig.flag,
             properties=props,
-            sys_flag=orig.sys_flag,
-            born_timestamp=orig.born_timestamp,
-            born_host=orig.born_host,
-            store_host=self.c.store_host,
+            store_host=self.broker.store_host,
             reconsume_times=orig.reconsume_times + 1,
         )
-        apply_delay(msg, max_delay_level(self.c.message_store))
-        store = self.c.message_store
+        apply_delay(msg, max_delay_level(self.broker.message_store))
+        store = self.broker.message_store
         result = await await_store_future(store.async_put_message(msg))
-        self.c.broker_stats_manager.record_send_back(h.group, orig.topic)
+        self.broker.broker_stats_manager.record_send_back(h.group, orig.topic)
         if result.is_ok:  # a flush or slave timeout still stored it
             return RemotingCommand.create_response(ResponseCode.SUCCESS)
         code, remark = STATUS_TO_RESPONSE[result.status]

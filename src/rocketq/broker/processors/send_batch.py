@@ -15,11 +15,11 @@ from concurrent.futures import Future
 from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
-from rocketq.broker.processors.send_kinds import born_host, transaction_kind
+from rocketq.broker.message_inner import message_from_request
+from rocketq.broker.processors.send_kinds import transaction_kind
 from rocketq.broker.processors.send_results import put_response, record_put
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
-from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_batch_messages
 from rocketq.common.properties import decode_properties
@@ -35,7 +35,7 @@ class BatchSender:
     """The batch path of SendMessageProcessor (its checks done: ``_msg_check``)."""
 
     def __init__(self, controller: BrokerContext) -> None:
-        self.c = controller
+        self.broker = controller
 
     def send_batch(
         self,
@@ -70,11 +70,12 @@ class BatchSender:
                 ResponseCode.MESSAGE_ILLEGAL, "transactional messages cannot be sent in a batch"
             )
         msgs = []
+        max_size = self.broker.config.max_message_size
         for m in inner:
-            if len(m.body) > self.c.config.max_message_size:
+            if len(m.body) > max_size:
                 return RemotingCommand.create_response(
                     ResponseCode.MESSAGE_ILLEGAL,
-                    f"the message body size over max value, MAX: {self.c.config.max_message_size}",
+                    f"the message body size over max value, MAX: {max_size}",
                 )
             props = dict(m.properties)
             if props.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
@@ -82,25 +83,24 @@ class BatchSender:
                     ResponseCode.MESSAGE_ILLEGAL, "TimeDelayLevel is not supported for batch"
                 )
             props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, None)
-            props[mc.PROPERTY_CLUSTER] = self.c.config.broker_cluster_name
+            props[mc.PROPERTY_CLUSTER] = self.broker.config.broker_cluster_name
             sys_flag = h.sys_flag & ~MessageSysFlag.COMPRESSED_FLAG
             msgs.append(
-                MessageExt(
+                message_from_request(
+                    h,
+                    channel.remote_addr,
+                    self.broker.store_host,
                     topic=h.topic,
                     queue_id=queue_id,
                     body=m.body,
-                    flag=m.flag,
                     properties=props,
+                    flag=m.flag,
                     sys_flag=sys_flag,
-                    born_timestamp=h.born_timestamp,
-                    born_host=born_host(channel.remote_addr),
-                    store_host=self.c.store_host,
-                    reconsume_times=h.reconsume_times or 0,
                 )
             )
         header_props = decode_properties((h.properties or "").encode())
         wait = header_props.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
-        store = self.c.message_store
+        store = self.broker.message_store
         started = time.perf_counter()
         future = store.async_put_messages(msgs, wait_store_msg_ok=wait)
         if future.done():  # ASYNC_FLUSH (or WAIT=false): answered without a task
@@ -116,5 +116,5 @@ class BatchSender:
     def _answer_batch(
         self, topic: str, result: PutMessageResult, started: float, queue_id: int
     ) -> RemotingCommand:
-        record_put(self.c, topic, result, started, "Normal")
-        return put_response(self.c, result, queue_id=queue_id)
+        record_put(self.broker, topic, result, started, "Normal")
+        return put_response(self.broker, result, queue_id=queue_id)

@@ -1,6 +1,6 @@
 """What a send is and where it goes: its transaction kind (half, rollback or none), the delay
 level rerouting to SCHEDULE_TOPIC_XXXX with REAL_TOPIC/REAL_QID (the ScheduleMessageService
-brings it back), RocketMQ's maxDelayLevel, and the born host of a connection's address.
+brings it back), and RocketMQ's maxDelayLevel.
 """
 
 from __future__ import annotations
@@ -38,15 +38,6 @@ def apply_delay(msg: MessageExt, max_level: int = SCHEDULE_QUEUE_NUMS) -> None:
     msg.properties[mc.PROPERTY_REAL_QUEUE_ID] = str(msg.queue_id)
     msg.topic = SCHEDULE_TOPIC
     msg.queue_id = level - 1
-
-
-def born_host(addr: str) -> tuple[str, int]:
-    """A message's born host: the (host, port) of the sender's ``ip:port``."""
-    host, _, port = addr.rpartition(":")
-    try:
-        return (host or "127.0.0.1", int(port))
-    except ValueError:
-        return ("127.0.0.1", 0)
 
 
 def transaction_kind(props: dict[str, str], sys_flag: int) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_id import create_message_id
@@ -54,10 +55,10 @@ assert set(STATUS_TO_RESPONSE) == set(PutMessageStatus)
 
 
 def record_put(
-    c: BrokerContext, topic: str, result: PutMessageResult, started: float, message_type: str
+    broker: BrokerContext, topic: str, result: PutMessageResult, started: float, message_type: str
 ) -> None:
     """BrokerStatsManager's put figures, for puts the store accepted."""
-    stats = c.broker_stats_manager
+    stats = broker.broker_stats_manager
     stats.record_put_latency((time.perf_counter() - started) * 1000)
     append = result.append_result
     if append is None or not result.is_ok:
@@ -65,20 +66,22 @@ def record_put(
     stats.record_put(topic, append.msg_num, append.wrote_bytes, message_type=message_type)
 
 
-def put_response(c: BrokerContext, result: PutMessageResult, *, queue_id: int) -> RemotingCommand:
+def put_response(
+    broker: BrokerContext, result: PutMessageResult, *, queue_id: int
+) -> RemotingCommand:
     """A send's response to its put (SendMessageProcessor.handlePutMessageResult)."""
     code, remark = STATUS_TO_RESPONSE[result.status]
     append = result.append_result
     if not result.is_ok or append is None:
         return RemotingCommand.create_response(code, remark or result.status.name)
     header = SendMessageResponseHeader(
-        msg_id=append.msg_id or create_message_id(c.store_host, append.wrote_offset),
+        msg_id=append.msg_id or create_message_id(broker.store_host, append.wrote_offset),
         queue_id=queue_id,
         queue_offset=append.queue_offset,
     )
     fields = header.to_ext_fields()
-    fields["MSG_REGION"] = REGION_ID
-    fields["TRACE_ON"] = "true"
+    fields[mc.PROPERTY_MSG_REGION] = REGION_ID
+    fields[mc.PROPERTY_TRACE_SWITCH] = "true"
     return RemotingCommand.create_response(code, None, ext_fields=fields)
 
 

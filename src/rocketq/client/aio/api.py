@@ -7,6 +7,7 @@ into a result or raises ``rocketq.errors.for_code(code, remark)``.
 from __future__ import annotations
 
 from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
+from rocketq.common import message_const as mc
 from rocketq.common.message import MessageQueue
 from rocketq.errors import for_code
 from rocketq.remoting.client import RemotingClient
@@ -120,8 +121,8 @@ class MQClientAPI:
             queue_offset=rh.queue_offset,
             offset_msg_id=rh.msg_id,
             transaction_id=rh.transaction_id,
-            region_id=response.ext_fields.get("MSG_REGION", "DefaultRegion"),
-            trace_on=response.ext_fields.get("TRACE_ON", "true") != "false",
+            region_id=response.ext_fields.get(mc.PROPERTY_MSG_REGION, "DefaultRegion"),
+            trace_on=response.ext_fields.get(mc.PROPERTY_TRACE_SWITCH, "true") != "false",
         )
 
     async def send_message_oneway(

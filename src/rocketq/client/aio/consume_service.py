@@ -104,7 +104,7 @@ class ConsumeService:
     def _call_sync(self, msgs: list[MessageExt]) -> ConsumeStatus:
         try:
             return _checked(self.listener(msgs))
-        except Exception:
+        except Exception:  # a listener's error: RECONSUME_LATER, as RocketMQ
             log.exception("the message listener failed; the messages will be consumed again")
             return ConsumeStatus.RECONSUME_LATER
 
@@ -114,7 +114,7 @@ class ConsumeService:
             if inspect.isawaitable(status):
                 status = await status
             return _checked(status)
-        except Exception:
+        except Exception:  # a listener's error: RECONSUME_LATER, as RocketMQ
             log.exception("the message listener failed; the messages will be consumed again")
             return ConsumeStatus.RECONSUME_LATER
 

@@ -145,7 +145,7 @@ async def consume_message_directly(
             status = await asyncio.to_thread(service.listener, [msg])
         if inspect.isawaitable(status):
             status = await status
-    except Exception:
+    except Exception:  # noqa: BLE001 -- a listener's error: CR_THROW_EXCEPTION, as RocketMQ
         return ConsumeMessageDirectlyResult(
             consume_result=CMResult.CR_THROW_EXCEPTION,
             order=orderly,

@@ -110,11 +110,12 @@ class LocalFileOffsetStore(OffsetTable):
             except FileNotFoundError:
                 continue
             try:
-                for mq, offset in decode_offsets(text).items():
-                    self.load_offset(mq, offset)
-                return
+                offsets = decode_offsets(text)
             except ClientError:
                 continue
+            for mq, offset in offsets.items():
+                self.load_offset(mq, offset)
+            return
 
     def persist_all(self, mqs: set[MessageQueue]) -> None:
         """Write the offsets of ``mqs`` (string2File: tmp, keep the old one as .bak, rename)."""

@@ -23,6 +23,7 @@ from rocketq.client.config import ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
 from rocketq.client.message import check_message, check_topic, prepare_for_send, set_uniq_id
 from rocketq.client.status import SendResult
+from rocketq.common import message_const as mc
 from rocketq.common.clock import now_ms
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import Message, MessageExt, MessageQueue
@@ -237,7 +238,8 @@ class Producer(MQAdmin):
                 raise ClientError("retry group topic is not supported for batching")
             set_uniq_id(m)
         batch = Message(topic=topic)
-        batch.put_property("UNIQ_KEY", ",".join(m.uniq_key or "" for m in msgs))
+        uniq_keys = ",".join(m.uniq_key or "" for m in msgs)
+        batch.put_property(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, uniq_keys)
         return batch
 
     def _prepare(self, msg: Message) -> tuple[bytes, int]:
@@ -301,7 +303,8 @@ class Producer(MQAdmin):
         addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
         header = self._header(msg, mq, sys_flag, batch=batch)
         uniq = msg.uniq_key or ""
-        reply = msg.get_property("MSG_TYPE") == "reply"  # request-reply: SEND_REPLY_MESSAGE_V2
+        # request-reply: SEND_REPLY_MESSAGE_V2
+        reply = msg.get_property(mc.PROPERTY_MESSAGE_TYPE) == mc.REPLY_MESSAGE_FLAG
         return await self.instance.api.send_message(
             addr, mq, header, body, uniq, timeout_s, reply=reply
         )
@@ -335,5 +338,5 @@ def _call_back(task: asyncio.Task[SendResult], callback: SendCallback) -> None:
             callback(None, task.exception())
         else:
             callback(task.result(), None)
-    except Exception:
+    except Exception:  # a user callback's error must not break the client's reply path
         log.exception("send callback failed")

@@ -256,7 +256,7 @@ class PushConsumer(ConsumerCore):
             # queue (ConsumeMessageOrderlyService's consume lock, waited for at most 1 s)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + ORDERLY_UNLOCK_WAIT_S
-            while pq.consume_running and loop.time() < deadline:
+            while pq.consume_running and loop.time() < deadline:  # noqa: ASYNC110 -- set by the consume task, bounded 1 s
                 await asyncio.sleep(0.01)
             await self.rebalance.unlock([mq])
         return True

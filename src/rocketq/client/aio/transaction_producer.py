@@ -117,7 +117,7 @@ class TransactionProducer(Producer):
         assert self.listener is not None
         try:
             return as_state(await _resolve(self.listener.execute_local_transaction(msg, arg))), None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- a listener's error: UNKNOWN, as RocketMQ
             log.warning("executeLocalTransaction of %s raised: %r", msg.uniq_key, exc)
             return LocalTransactionState.UNKNOWN, exc
 
@@ -160,7 +160,7 @@ class TransactionProducer(Producer):
         else:
             try:
                 state = as_state(await self._check(msg))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- a listener's error: UNKNOWN, as RocketMQ
                 log.warning("checkLocalTransaction of %s raised: %r", uniq, exc)
                 error = exc
         end = EndTransactionRequestHeader(
@@ -175,7 +175,7 @@ class TransactionProducer(Producer):
         remark = None if error is None else f"checkLocalTransactionState Exception: {error!r}"
         try:  # through the client (it signs under ACL), to the broker that asked
             await self.instance.api.end_transaction(channel.remote_addr, end, remark, oneway=True)
-        except Exception as exc:
+        except (RocketQError, OSError) as exc:
             log.info("answering the check of %s failed: %r", uniq, exc)
 
     async def _check(self, msg: MessageExt) -> Any:

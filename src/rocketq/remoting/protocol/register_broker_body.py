@@ -43,8 +43,10 @@ class RegisterBrokerBody(JsonBody):
         wrapper = self.topic_config_serialize_wrapper
         parts = [_length_prefixed(wrapper.data_version.encode())]
         parts.append(_LENGTH_STRUCT.pack(len(wrapper.topic_config_table)))
-        for config in wrapper.topic_config_table.values():
-            parts.append(_length_prefixed(config.encode_text().encode()))
+        parts.extend(
+            _length_prefixed(config.encode_text().encode())
+            for config in wrapper.topic_config_table.values()
+        )
         parts.append(_length_prefixed(fastjson.dumps(self.filter_server_list)))
         return zlib.compress(b"".join(parts), 9)
 

@@ -209,7 +209,6 @@ def utf8_prefix(data: Bytes, offsets: Ints) -> Any:
     texts = binary(data, offsets, pa.string())
     try:
         texts.validate(full=True)
-        return texts
     except pa.ArrowInvalid:
         for i, raw in enumerate(binary(data, offsets).to_pylist()):
             try:
@@ -217,6 +216,7 @@ def utf8_prefix(data: Bytes, offsets: Ints) -> Any:
             except UnicodeDecodeError:
                 return texts[:i]
         raise
+    return texts
 
 
 def joined_binary(view: memoryview, starts: Ints, ends: Ints) -> Any:

@@ -119,10 +119,10 @@ def _plan_store(store: StoreInput, split_bytes: int, end_offset: int) -> list[Co
         data_end = recovered_end(path, base) if path == last else size
         if end_offset >= 0:
             data_end = min(data_end, end_offset - base)
-        for start in range(0, max(0, data_end), split_bytes):
-            out.append(
-                CommitLogSplit(store.broker, path, base, start, start + split_bytes, data_end)
-            )
+        out.extend(
+            CommitLogSplit(store.broker, path, base, start, start + split_bytes, data_end)
+            for start in range(0, max(0, data_end), split_bytes)
+        )
     return out
 
 

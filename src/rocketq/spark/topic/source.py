@@ -44,6 +44,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from rocketq.common.message import MessageQueue
+from rocketq.errors import RocketQError
 from rocketq.spark.schema import TOPIC_SCHEMA_DDL
 from rocketq.spark.topic.offsets import (
     OffsetMap,
@@ -282,7 +283,7 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             try:  # first commit of this reader: make the group visible to admin tools
                 client_id = ClientConfig(instance_name=f"spark-{id(self)}").build_client_id()
                 admin.register_consumer_group(group, sorted({mq.topic for mq in done}), client_id)
-            except Exception as exc:
+            except (RocketQError, OSError) as exc:
                 log.warning("could not announce %s to the brokers: %r", group, exc)
         masters: dict[str, dict[str, str]] = {}
         for mq, offset in done.items():
@@ -294,7 +295,7 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 addr = masters[mq.topic][mq.broker_name]
                 admin.update_consume_offset(addr, group, mq, offset)
                 self._group_committed[mq] = offset
-            except Exception as exc:  # lag tooling only: the checkpoint is the truth
+            except Exception as exc:  # noqa: BLE001 -- lag tooling only: the checkpoint is the truth
                 log.warning("could not commit %s=%d for %s: %r", mq, offset, group, exc)
 
     def stop(self) -> None:

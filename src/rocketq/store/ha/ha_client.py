@@ -76,7 +76,7 @@ class HAClient:
                     self._serve_link()
             except (OSError, HAProtocolError) as exc:
                 log.warning("HA link to master %s broken: %s", self.master_address, exc)
-            except Exception:
+            except Exception:  # the HA client reconnects after any failure of a link; logged
                 log.exception("HA client failed")
             self._close_master()
             if not self._stopped.is_set():

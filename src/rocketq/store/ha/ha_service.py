@@ -135,9 +135,9 @@ class AcceptSocketService(ServiceThread):
                 conn, addr = sock.accept()
             except TimeoutError:
                 continue
-            except OSError as exc:
+            except OSError:
                 if not self.is_stopped():
-                    log.error("HA accept failed: %s", exc)
+                    log.exception("HA accept failed")
                     self.wait_for_running(200)
                 continue
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
