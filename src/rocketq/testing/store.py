@@ -68,13 +68,11 @@ def commit_log_config(
     root: str | os.PathLike[str], ts: int = STORE_TS, **overrides: Any
 ) -> StoreConfig:
     """RocketMQ's defaults but 64 KiB commit log segments and a clock stopped at ``ts``: for
-    CommitLog tests whose records must come out byte for byte."""
+    CommitLog tests whose records must come out byte for byte; ``overrides`` replace any field
+    (a smaller segment, say)."""
+    fields: dict[str, Any] = {"mapped_file_size_commit_log": SEGMENT_BYTES, **overrides}
     return dataclasses.replace(
-        StoreConfig(),
-        store_path_root_dir=str(root),
-        mapped_file_size_commit_log=SEGMENT_BYTES,
-        clock_ms=lambda: ts,
-        **overrides,
+        StoreConfig(), store_path_root_dir=str(root), clock_ms=lambda: ts, **fields
     )
 
 
