@@ -1,7 +1,8 @@
 """Headers of RocketMQ 5's controller requests: BROKER_HEARTBEAT (904), the controller codes
 1001-1013 and the NOTIFY_BROKER_ROLE_CHANGED push (RocketMQ's ``remoting/protocol/header/
 controller``, ``header/controller/register``, ``header/controller/admin``,
-``header/namesrv/BrokerHeartbeatRequestHeader`` and ``header/NotifyBrokerRoleChangedRequestHeader``).
+``header/namesrv/BrokerHeartbeatRequestHeader`` and
+``header/NotifyBrokerRoleChangedRequestHeader``).
 
 One dataclass per Java class, declared as ``headers`` declares its own (``custom_header``): the
 wire names are the Java field names, ``Long``/``Integer`` fields are optional unless RocketMQ
