@@ -5,8 +5,10 @@
 Both are one line of text with no line end (``MetadataFile.encodeToStr``, written by
 ``MixAll.string2File``)::
 
-    brokerIdentity        <clusterName>#<brokerName>#<brokerId>                 DefaultCluster#broker-a#1
-    brokerIdentity-temp   <clusterName>#<brokerName>#<brokerId>#<checkCode>     ...#1#127.0.0.1:30911;1700000000000
+    brokerIdentity        <clusterName>#<brokerName>#<brokerId>
+                          DefaultCluster#broker-a#1
+    brokerIdentity-temp   <clusterName>#<brokerName>#<brokerId>#<registerCheckCode>
+                          DefaultCluster#broker-a#1#127.0.0.1:30911;1700000000000
 
 Registration (``docs/en/controller/persistent_unique_broker_id.md``): get the next id from the
 controller, write the temp file, apply the id at the controller, then ``promote_temp`` writes
