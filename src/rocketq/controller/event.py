@@ -9,8 +9,10 @@ An event is what the leader proposes and every controller applies, in log order,
     +----------------+-----------------------------------------------+
       2 bytes          the rest
 
-with the Java field names as keys, sets as sorted arrays and nulls left out. Decoding checks
-every field's type and raises ``EventDecodeError``; nothing is evaluated or unpickled.
+with the Java field names as keys, sets as sorted arrays and nulls left out (fastjson also
+writes the ``eventType`` getter; the type prefix says it already, so we leave it out).
+Decoding checks every field's type and raises ``EventDecodeError``; nothing is evaluated or
+unpickled.
 
 rocketq adds the epochs the proposal was computed against (``masterEpoch``,
 ``syncStateSetEpoch``, ``masterBrokerId`` on an alter; ``masterEpoch`` on an election), so that
