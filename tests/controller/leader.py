@@ -33,6 +33,7 @@ class Leader:
     now_ms: int = 1_000
     index: int = 0
     log: list[bytes] = field(default_factory=list)
+    accepted: list[bytes] = field(default_factory=list)  # the entries whose apply succeeded
 
     @property
     def state(self) -> ReplicasInfoManager:
@@ -49,7 +50,10 @@ class Leader:
     def append(self, data: bytes) -> ApplyResult:
         self.index += 1
         self.log.append(data)
-        return self.machine.apply(self.index, data)
+        outcome = self.machine.apply(self.index, data)
+        if outcome.ok:
+            self.accepted.append(data)
+        return outcome
 
     def alive(self) -> AlivePredicate:
         return self.heartbeats.alive_predicate(self.now_ms)
