@@ -4,7 +4,7 @@ over ``ReplicasInfoManager`` (RocketMQ 5's ``ReplicasInfoManager.getNextBrokerId
 ``cleanBrokerData``). They return a ``request_handler.ControllerResult``, used as described
 there.
 
-Registration (``docs/en/controller/persistent_unique_broker_id.md``, 5.1.1+): the broker asks
+Registration (RocketMQ 5.1.1+, its design note "persistent unique broker id"): the broker asks
 for the next id (1012), writes ``brokerIdentity-temp``, applies the id (1013, a compare-and-set
 keyed by its register check code ``addr;millis``), renames the file to ``brokerIdentity``, then
 registers (1003) and reads its replica info (1004) or asks for an election (1002). Each step may

@@ -10,7 +10,7 @@ Both are one line of text with no line end (``MetadataFile.encodeToStr``, writte
     brokerIdentity-temp   <clusterName>#<brokerName>#<brokerId>#<registerCheckCode>
                           DefaultCluster#broker-a#1#127.0.0.1:30911;1700000000000
 
-Registration (``docs/en/controller/persistent_unique_broker_id.md``): get the next id from the
+Registration (RocketMQ 5.1.1+, ``ReplicasManager``): get the next id from the
 controller, write the temp file, apply the id at the controller, then ``promote_temp`` writes
 ``brokerIdentity`` and deletes the temp file. A crash at any step is repeated from the files
 left: a temp file means "apply this id again with this check code" (the controller accepts the
