@@ -67,6 +67,8 @@ class RaftNode:
         self._waiting_reads: list[tuple[int, asyncio.Future[int]]] = []
         self._role_listeners: list[RoleListener] = []
         self._seen: tuple[Role, int, int] = (Role.FOLLOWER, 0, 0)
+        self._io: asyncio.Future[None] | None = None  # the storage write in flight
+        self.halted: str | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -90,6 +92,9 @@ class RaftNode:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self._io is not None:  # a write the cancelled loop left running: let it finish
+            with contextlib.suppress(Exception):
+                await self._io
         self._fail_pending("controller node stopped")
         await asyncio.to_thread(self.storage.close)
 
@@ -142,8 +147,8 @@ class RaftNode:
             del self._proposals[index]
 
     def _submit(self, action: Callable[[RawNode], None]) -> None:
-        if not self._tasks:
-            raise IllegalStateError("raft node not started")
+        if not self._tasks or self.halted:
+            raise IllegalStateError(f"raft node not running: {self.halted or 'not started'}")
         self._inputs.append(action)
         self._wakeup.set()
 
@@ -179,7 +184,17 @@ class RaftNode:
             self._submit(RawNode.tick)
 
     async def _run(self) -> None:
-        raw = self.raw
+        try:
+            await self._ready_loop(self.raw)
+        except Exception as exc:  # storage failed: a node that cannot persist must not go on
+            log.critical("controller node %d halted", self.config.node_id, exc_info=True)
+            self.halted = f"halted after {exc!r}"
+            self._fail_pending(self.halted)
+            for task in self._tasks:
+                if task is not asyncio.current_task():
+                    task.cancel()
+
+    async def _ready_loop(self, raw: RawNode) -> None:
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
@@ -206,7 +221,17 @@ class RaftNode:
     async def _persist(self, ready: Ready) -> None:
         if ready.snapshot is None and not ready.entries and ready.hard_state is None:
             return
-        await asyncio.to_thread(self._persist_sync, ready)
+        await self._in_thread(self._persist_sync, ready)
+
+    async def _in_thread(self, function: Callable[..., None], *args: object) -> None:
+        """Run a storage write in a thread; ``stop`` waits for it even if this task is
+        cancelled, so the store is never closed under a write."""
+        self._io = asyncio.ensure_future(asyncio.to_thread(function, *args))
+        try:
+            await asyncio.shield(self._io)
+        finally:
+            if self._io.done():
+                self._io = None
 
     def _persist_sync(self, ready: Ready) -> None:
         storage = self.storage
@@ -292,7 +317,7 @@ class RaftNode:
         term = raw.log.term(index)
         assert term is not None
         data = self.state_machine.snapshot()
-        await asyncio.to_thread(self.storage.save_snapshot, Snapshot(index, term, data))
+        await self._in_thread(self.storage.save_snapshot, Snapshot(index, term, data))
         raw.compact(index, data)
         log.info("controller node %d: snapshot at %d (%d bytes)", raw.id, index, len(data))
 
