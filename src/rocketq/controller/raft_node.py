@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 
 from rocketq.controller.metadata_log import NotLeaderError, ReplicatedStateMachine
 from rocketq.controller.raft import Message, RaftConfig, RawNode, Ready, Role, Snapshot
+from rocketq.controller.raft_requests import PendingRequests
 from rocketq.controller.raft_storage import RaftStorage
 from rocketq.errors import IllegalStateError
 
@@ -61,10 +62,8 @@ class RaftNode:
         self._inputs: collections.deque[Callable[[RawNode], None]] = collections.deque()
         self._wakeup = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._proposals: dict[int, tuple[int, asyncio.Future[tuple[int, object]]]] = {}
+        self._pending = PendingRequests(self._not_leader)
         self._read_ids = itertools.count(1)
-        self._reads: dict[bytes, asyncio.Future[int]] = {}
-        self._waiting_reads: list[tuple[int, asyncio.Future[int]]] = []
         self._role_listeners: list[RoleListener] = []
         self._seen: tuple[Role, int, int] = (Role.FOLLOWER, 0, 0)
         self._io: asyncio.Future[None] | None = None  # the storage write in flight
@@ -121,8 +120,7 @@ class RaftNode:
             if index is None:
                 future.set_exception(self._not_leader("not the serving controller leader"))
             else:
-                self._proposals[index] = (raw.term, future)
-                future.add_done_callback(lambda _: self._forget_proposal(index, future))
+                self._pending.add_proposal(index, raw.term, future)
 
         self._submit(action)
         return await future
@@ -133,18 +131,12 @@ class RaftNode:
 
         def action(raw: RawNode) -> None:
             if raw.read_index(context):
-                self._reads[context] = future
-                future.add_done_callback(lambda _: self._reads.pop(context, None))
+                self._pending.add_read(context, future)
             else:
                 future.set_exception(self._not_leader("not the serving controller leader"))
 
         self._submit(action)
         return await future
-
-    def _forget_proposal(self, index: int, future: asyncio.Future[tuple[int, object]]) -> None:
-        pending = self._proposals.get(index)
-        if pending is not None and pending[1] is future:  # the caller gave up (a timeout)
-            del self._proposals[index]
 
     def _submit(self, action: Callable[[RawNode], None]) -> None:
         if not self._tasks or self.halted:
@@ -255,35 +247,8 @@ class RaftNode:
                     log.exception("state machine failed to apply entry %d", entry.index)
                     error = exc
             self.applied = entry.index
-            self._resolve(entry.index, entry.term, result, error)
-        for state in ready.read_states:
-            future = self._reads.pop(state.context, None)
-            if future is not None and not future.done():
-                self._waiting_reads.append((state.index, future))
-        self._serve_reads()
-
-    def _resolve(self, index: int, term: int, result: object, error: Exception | None) -> None:
-        pending = self._proposals.pop(index, None)
-        if pending is None or pending[1].done():
-            return
-        proposed_term, future = pending
-        if proposed_term != term:
-            future.set_exception(self._not_leader(f"entry {index} was replaced by a new leader"))
-        elif error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result((index, result))
-
-    def _serve_reads(self) -> None:
-        waiting = []
-        for index, future in self._waiting_reads:
-            if future.done():
-                continue
-            if index <= self.applied:
-                future.set_result(self.applied)
-            else:
-                waiting.append((index, future))
-        self._waiting_reads = waiting
+            self._pending.resolve(entry.index, entry.term, result, error)
+        self._pending.read_states(ready.read_states, self.applied)
 
     def _after_advance(self, raw: RawNode) -> None:
         seen = (raw.role, raw.term, raw.leader)
@@ -300,14 +265,7 @@ class RaftNode:
                 log.exception("role listener failed")
 
     def _fail_pending(self, reason: str) -> None:
-        futures = [f for _, f in self._proposals.values()] + list(self._reads.values())
-        futures += [f for _, f in self._waiting_reads]
-        self._proposals.clear()
-        self._reads.clear()
-        self._waiting_reads.clear()
-        for future in futures:
-            if not future.done():
-                future.set_exception(self._not_leader(reason))
+        self._pending.fail_all(reason)
 
     def _not_leader(self, reason: str) -> NotLeaderError:
         return NotLeaderError(reason, self.leader_id)
