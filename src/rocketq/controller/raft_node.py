@@ -255,7 +255,7 @@ class RaftNode:
         if seen == self._seen:
             return
         self._seen = seen
-        log.info("controller node %d: %s in term %d, leader %d", raw.id, *seen)
+        log.info("controller node %d: %s in term %d, leader %d", raw.id, raw.role.value, *seen[1:])
         if raw.role is not Role.LEADER:
             self._fail_pending("leadership lost before the entry was applied; outcome unknown")
         for listener in self._role_listeners:
