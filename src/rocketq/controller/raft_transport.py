@@ -51,6 +51,7 @@ class _PeerSender:
         self.wakeup = asyncio.Event()
         self.backoff_s = 0.0
         self.retry_at = 0.0
+        self.connect_failures = 0
         self.task: asyncio.Task[None] | None = None
 
     def offer(self, message: Message) -> None:
@@ -80,6 +81,7 @@ class _PeerSender:
             await channel.invoke_oneway(RemotingCommand.create_request(RAFT_MESSAGE, body=body))
 
     def _back_off(self, exc: BaseException) -> None:
+        self.connect_failures += 1
         self.queue.clear()
         first = not self.backoff_s
         transport = self.transport
@@ -134,6 +136,10 @@ class RaftTransport:
             sender = self._senders.get(message.to)
             if sender is not None:
                 sender.offer(message)
+
+    def connect_failures(self, peer_id: int) -> int:
+        """How often sending to ``peer_id`` failed (each failure starts a backoff)."""
+        return self._senders[peer_id].connect_failures
 
     def _on_request(self, channel: RemotingChannel, request: RemotingCommand) -> None:
         try:
