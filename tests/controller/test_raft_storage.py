@@ -8,6 +8,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rocketq.controller.raft import Entry, HardState, Snapshot
 from rocketq.controller.raft_storage import RECORD_SIZE, RaftStorage, encode_record
@@ -188,3 +190,41 @@ def test_a_crash_between_snapshot_and_log_rewrite_keeps_only_an_agreeing_tail(
     storage.close()
     (tmp_path / "log").write_bytes(old_log)
     assert RaftStorage(tmp_path, 1).open().entries == []
+
+
+@st.composite
+def append_runs(draw: st.DrawFn) -> list[list[Entry]]:
+    """Appends as a Raft log sees them: each starts at or before the end of the last."""
+    runs: list[list[Entry]] = []
+    last, term = 0, 1
+    for _ in range(draw(st.integers(1, 6))):
+        first = draw(st.integers(1, last + 1))
+        term += draw(st.integers(0, 1))
+        count = draw(st.integers(1, 4))
+        data = draw(st.lists(st.binary(max_size=12), min_size=count, max_size=count))
+        runs.append([Entry(first + i, term, d) for i, d in enumerate(data)])
+        last = first + count - 1
+    return runs
+
+
+@settings(max_examples=40, deadline=None)
+@given(runs=append_runs(), cut=st.floats(0.0, 1.0))
+def test_a_crash_at_any_byte_recovers_a_prefix_of_the_log(
+    tmp_path_factory: pytest.TempPathFactory, runs: list[list[Entry]], cut: float
+) -> None:
+    path = tmp_path_factory.mktemp("raft")
+    storage = opened(path)
+    model: list[Entry] = []
+    for run in runs:
+        storage.append(run)
+        del model[run[0].index - 1 :]
+        model.extend(run)
+    storage.close()
+    size = (path / "log").stat().st_size
+    with open(path / "log", "r+b") as f:
+        f.truncate(int(size * cut))
+
+    recovered = RaftStorage(path, 1).open().entries
+    assert recovered == model[: len(recovered)]
+    whole = sum(RECORD_SIZE + len(e.data) for e in recovered)
+    assert (path / "log").stat().st_size == whole
