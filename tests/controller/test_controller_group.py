@@ -4,6 +4,7 @@ behind a ReadIndex barrier, failover with nothing committed lost, and full resta
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from rocketq.controller.metadata_log import NotLeaderError
 from rocketq.controller.raft_transport import RAFT_MESSAGE
+from rocketq.errors import IllegalStateError
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
@@ -143,3 +145,28 @@ async def test_garbage_on_the_raft_code_closes_that_connection_only(group: Group
         assert await until(lambda: channel.is_closed, WAIT_S)
     assert transport.rejected_count == 1
     await propose(group, set_command("still", "serving"))
+
+
+async def test_a_controller_whose_disk_fails_halts_and_stops_claiming_leadership(
+    tmp_path: Path,
+) -> None:
+    group = Group(tmp_path, size=1)
+    try:
+        await group.start_all()
+        leader = await group.leader()
+        await propose(group, set_command("before", "failure"))
+        storage = leader.raft_node.storage
+        read_only = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(read_only, storage._log_fd)  # the log's appends now fail with EBADF
+        finally:
+            os.close(read_only)
+        with pytest.raises(NotLeaderError, match="halted"):
+            async with asyncio.timeout(WAIT_S):
+                await leader.metadata_log.propose(set_command("after", "failure"))
+        assert not leader.is_leader
+        assert leader.raft_node.halted is not None
+        with pytest.raises(IllegalStateError, match="halted"):
+            await leader.metadata_log.read_barrier()
+    finally:
+        await group.stop_all()

@@ -154,7 +154,9 @@ class RaftNode:
 
     @property
     def leader_id(self) -> int | None:
-        return (self._raw.leader or None) if self._raw is not None else None
+        if self._raw is None or self.halted:
+            return None
+        return self._raw.leader or None
 
     @property
     def term(self) -> int:
@@ -162,7 +164,7 @@ class RaftNode:
 
     @property
     def is_leader(self) -> bool:
-        return self._raw is not None and self._raw.is_serving()
+        return self._raw is not None and not self.halted and self._raw.is_serving()
 
     @property
     def role(self) -> Role:
