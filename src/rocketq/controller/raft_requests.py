@@ -25,6 +25,10 @@ class PendingRequests:
         self._reads: dict[bytes, asyncio.Future[int]] = {}
         self._waiting_reads: list[tuple[int, asyncio.Future[int]]] = []
 
+    def __len__(self) -> int:
+        """Proposals and reads not answered yet."""
+        return len(self._proposals) + len(self._reads) + len(self._waiting_reads)
+
     def add_proposal(self, index: int, term: int, future: ProposalFuture) -> None:
         self._proposals[index] = (term, future)
         future.add_done_callback(lambda _: self._forget_proposal(index, future))
