@@ -171,7 +171,7 @@ class ControllerServer:
     # ---- handlers ------------------------------------------------------------------------
 
     def _on_raft_message(self, message: Message) -> None:
-        if self._started:
+        if self._started and not self.raft_node.halted:
             self.raft_node.step(message)
 
     async def _refuse(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
