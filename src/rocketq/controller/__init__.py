@@ -4,7 +4,10 @@ It elects the master of each broker set and keeps the SyncStateSet of its in-syn
 replicated by Raft: the Raft core (``raft``, sans-IO), the seam the controller's state machine
 uses (``metadata_log``), the asyncio driver that implements it (``raft_node`` over
 ``raft_storage`` and ``raft_transport``), its settings (``config``) and the server that answers
-over remoting (``server``); the state machine on top of it is to come. It imports
+over remoting (``server``); and the state machine on top of it: ``replicas_info`` (the
+replicated broker sets and ``ControllerStateMachine``), ``event`` (what is logged),
+``request_handler`` and ``registration`` (the requests as pure functions), ``elect_policy`` and
+``heartbeat`` (liveness, soft state). It imports
 ``remoting`` and ``common`` only, never ``broker``, ``store`` or ``client``; the import
 contracts in pyproject.toml check that.
 """

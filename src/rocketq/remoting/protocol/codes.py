@@ -150,6 +150,22 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    # RocketMQ 5's controller mode (5.x ``RequestCode``): a broker's heartbeat to every
+    # controller, then the requests a broker or mqadmin sends to the controller leader
+    BROKER_HEARTBEAT = 904
+    CONTROLLER_ALTER_SYNC_STATE_SET = 1001
+    CONTROLLER_ELECT_MASTER = 1002
+    CONTROLLER_REGISTER_BROKER = 1003
+    CONTROLLER_GET_REPLICA_INFO = 1004
+    CONTROLLER_GET_METADATA_INFO = 1005
+    CONTROLLER_GET_SYNC_STATE_DATA = 1006
+    GET_BROKER_EPOCH_CACHE = 1007
+    NOTIFY_BROKER_ROLE_CHANGED = 1008
+    UPDATE_CONTROLLER_CONFIG = 1009
+    GET_CONTROLLER_CONFIG = 1010
+    CLEAN_BROKER_DATA = 1011
+    CONTROLLER_GET_NEXT_BROKER_ID = 1012
+    CONTROLLER_APPLY_BROKER_ID = 1013
 
 
 # MQVersion.Version ordinals that matter on the wire: a request's ``version`` field is the

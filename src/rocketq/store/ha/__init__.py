@@ -4,4 +4,9 @@
 ``HAConnection`` per slave, the group-transfer wait of SYNC_MASTER) and ``ha_client``
 (slave) are ``ServiceThread``s over plain blocking sockets, as RocketMQ's are. The store
 never imports asyncio.
+
+Controller mode (RocketMQ 5's ``ha/autoswitch``) adds, pure or with small durable files:
+``epoch_file`` (``epochFileCheckpoint`` and the consistent point of two epoch lists),
+``broker_identity`` (``brokerIdentity`` and its ``-temp``), ``sync_state_set`` (the master's
+in-sync set with the union rule) and ``metadata_file`` (their atomic writes).
 """

@@ -1,0 +1,81 @@
+"""The master's SyncStateSet: shrink and expand proposals, the union while a change is
+pending (issue #5663), the confirm offset and the all-ack rule."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rocketq.store.ha.sync_state_set import SyncStateSetTracker
+
+
+def tracker(members: set[int]) -> SyncStateSetTracker:
+    return SyncStateSetTracker(1, frozenset(members), max_not_catchup_ms=5_000)
+
+
+def test_a_lagging_or_unconnected_slave_is_proposed_out() -> None:
+    t = tracker({1, 2, 3})
+    t.update_caught_up_time(2, 10_000)
+    t.update_caught_up_time(3, 4_000)
+    assert t.maybe_shrink(10_000) == {1, 2}
+    t.set_sync_state_set(frozenset({1, 2}))
+    t.remove_connection(2)
+    assert t.maybe_shrink(10_001) == {1}
+    t.set_sync_state_set(frozenset({1}))
+    assert t.maybe_shrink(99_999) is None
+
+
+def test_while_a_shrink_is_pending_the_leaving_slave_must_still_ack() -> None:
+    t = tracker({1, 2})
+    assert t.maybe_shrink(60_000) == {1}
+    assert t.sync_state_set() == {1, 2}
+    assert not t.all_acked(500, {})
+    assert t.all_acked(500, {2: 500})
+    t.set_sync_state_set(frozenset({1}))
+    assert t.all_acked(500, {})
+
+
+def test_a_slave_joins_once_it_reached_the_confirm_offset_and_the_epoch_start() -> None:
+    t = tracker({1})
+    assert t.maybe_expand(2, 90, confirm_offset=100, epoch_start_offset=0) is None
+    assert t.maybe_expand(2, 100, confirm_offset=100, epoch_start_offset=150) is None
+    assert (
+        t.maybe_expand(3, 900, confirm_offset=100, epoch_start_offset=0, is_async_learner=True)
+        is None
+    )
+    assert t.maybe_expand(2, 200, confirm_offset=100, epoch_start_offset=150) == {1, 2}
+    assert t.is_synchronizing
+    assert not t.all_acked(300, {})  # the joining slave counts before the commit
+    t.set_sync_state_set(frozenset({1, 2}))
+    assert not t.is_synchronizing
+    assert t.maybe_expand(2, 999, confirm_offset=0, epoch_start_offset=0) is None
+
+
+def test_confirm_offset_is_the_lowest_member_ack_and_waits_for_a_lost_member() -> None:
+    t = tracker({1, 2, 3})
+    assert t.compute_confirm_offset(1_000, {2: 700, 3: 900}, 500) == 700
+    assert t.compute_confirm_offset(600, {2: 700, 3: 900}, 500) == 600
+    assert t.compute_confirm_offset(1_000, {2: 700}, 500) == 500  # 3 lost its connection
+    assert tracker({1}).compute_confirm_offset(1_000, {}, 0) == 1_000
+
+
+@given(
+    st.frozensets(st.integers(2, 6)),
+    st.lists(st.tuples(st.booleans(), st.integers(2, 6), st.integers(0, 20_000)), max_size=12),
+)
+def test_the_set_in_force_always_holds_committed_and_proposed_members(
+    committed: frozenset[int], steps: list[tuple[bool, int, int]]
+) -> None:
+    t = tracker(set(committed))
+    for shrink, slave, value in steps:
+        proposal = (
+            t.maybe_shrink(value)
+            if shrink
+            else t.maybe_expand(slave, value, confirm_offset=5_000, epoch_start_offset=0)
+        )
+        t.update_caught_up_time(slave, value)
+        in_force = t.sync_state_set()
+        assert t.local <= in_force
+        assert 1 in in_force
+        if proposal is not None:
+            assert proposal <= in_force
