@@ -39,6 +39,7 @@ from rocketq.store.message_reader import MessageReader
 from rocketq.store.message_writer import MessageWriter
 from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
+from rocketq.store.store_lock import describe_holder
 
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
@@ -178,8 +179,11 @@ class MessageStore(MessageWriter, MessageReader):
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
         except OSError as exc:
             os.close(fd)
+            holder = describe_holder(paths.lock_path(self.root))
             raise StoreLockedError(
-                exc.errno, f"Lock failed, MQ already started: {paths.lock_path(self.root)}"
+                exc.errno,
+                f"Lock failed, MQ already started: {paths.lock_path(self.root)} "
+                f"is held by {holder}",
             ) from exc
         os.pwrite(fd, b"lock", 0)
         os.fsync(fd)
