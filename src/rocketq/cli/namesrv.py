@@ -8,9 +8,9 @@ import signal
 
 import click
 
+from rocketq.cli.startup import run_server
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
-from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -50,7 +50,7 @@ def namesrv(
         order_message_enable=order_message_enable,
         auto_create_topic_route_enable=auto_create_topic_route,
     )
-    event_loop.run(_run(config))
+    run_server(_run(config), ports={port: "-p/--port"}, host=host, store_option="")
 
 
 async def _run(config: NamesrvConfig) -> None:

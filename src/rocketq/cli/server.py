@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
+import socket
 from pathlib import Path
 
 import click
@@ -17,8 +18,8 @@ import click
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
 from rocketq.cli.server_layout import LAYOUTS, broker_configs
+from rocketq.cli.startup import run_server
 from rocketq.namesrv.config import NamesrvConfig
-from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -32,7 +33,11 @@ from rocketq.remoting import event_loop
 @click.option("--namesrv-port", type=int, default=9876, show_default=True)
 @click.option("--broker-port", type=int, default=10911, show_default=True)
 @click.option(
-    "--host", default="0.0.0.0", show_default=True, help="Listen address of both servers."
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Listen address of both servers, /metrics and the dashboard (0.0.0.0: every "
+    "interface; the dashboard has no login).",
 )
 @click.option(
     "--broker-ip", default="127.0.0.1", show_default=True, help="Address the broker advertises."
@@ -74,10 +79,20 @@ def server(
     """
     setup_logging()
     root = str(Path(store).expanduser())
-    event_loop.run(
+    ports = {namesrv_port: "--namesrv-port", broker_port: "--broker-port"}
+    ports[broker_port + 1] = "--broker-port (the HA port is the broker port + 1)"
+    if metrics_port is not None:
+        ports[metrics_port] = "--metrics-port"
+        ports[metrics_port + 1] = "--metrics-port (the name server's /metrics is on the next port)"
+    if dashboard_port is not None:
+        ports[dashboard_port] = "--dashboard-port"
+    run_server(
         _run(
             root, namesrv_port, broker_port, host, broker_ip, metrics_port, dashboard_port, cluster
-        )
+        ),
+        ports=ports,
+        host=host,
+        store_option="--store",
     )
 
 
@@ -123,10 +138,11 @@ async def _run(
         if broker.metrics_exporter is not None and namesrv.metrics_exporter is not None:
             click.echo(f"metrics: {broker.metrics_exporter.url} and {namesrv.metrics_exporter.url}")
         if dashboard_port is not None:
+            listener = socket.create_server((host, dashboard_port))  # a taken port fails here
             dashboard = loop.create_task(
-                _serve_dashboard(f"127.0.0.1:{namesrv.port}", "127.0.0.1", dashboard_port, stop)
+                _serve_dashboard(f"127.0.0.1:{namesrv.port}", listener, stop)
             )
-            click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}")
+            click.echo(f"dashboard: http://{_url_host(host)}:{dashboard_port}")
         await stop.wait()
     finally:
         if dashboard is not None:
@@ -162,28 +178,30 @@ def _configs(
         ns_config = dataclasses.replace(
             ns_config,
             metrics_exporter_type="PROM",
-            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_host=host,
             metrics_prom_exporter_port=metrics_port + 1,
         )
         config = dataclasses.replace(
             config,
             metrics_exporter_type="PROM",
-            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_host=host,
             metrics_prom_exporter_port=metrics_port,
         )
     return ns_config, config
 
 
-async def _serve_dashboard(namesrv_addr: str, host: str, port: int, stop: asyncio.Event) -> None:
-    """The dashboard on uvicorn in this loop until ``stop`` is set."""
+def _url_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+
+
+async def _serve_dashboard(namesrv_addr: str, listener: socket.socket, stop: asyncio.Event) -> None:
+    """The dashboard on uvicorn in this loop, on ``listener``, until ``stop`` is set."""
     import uvicorn
 
     from rocketq.dashboard import create_app
 
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(namesrv_addr), host=host, port=port, log_level="warning")
-    )
-    serving = asyncio.get_running_loop().create_task(server.serve())
+    server = uvicorn.Server(uvicorn.Config(create_app(namesrv_addr), log_level="warning"))
+    serving = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
     await stop.wait()
     server.should_exit = True
     await serving

@@ -44,17 +44,15 @@ def lock_holder(path: str, proc_locks: str = PROC_LOCKS) -> int | None:
 
 
 def process_name(pid: int) -> str:
-    """``pid``'s command line, shortened, or "" when /proc does not say."""
+    """``pid``'s command line on one line, shortened, or "" when /proc does not say."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
+            argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
     except OSError:
         return ""
-    text = " ".join(
-        os.path.basename(a.decode(errors="replace")) if i == 0 else a.decode(errors="replace")
-        for i, a in enumerate(argv)
-        if a
-    )
+    if argv:
+        argv[0] = os.path.basename(argv[0])
+    text = " ".join(" ".join(argv).split())
     return text if len(text) <= 80 else text[:77] + "..."
 
 
