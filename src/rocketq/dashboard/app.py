@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from rocketq.dashboard import api, pages
+from rocketq.dashboard import api, guard, pages
 from rocketq.dashboard.board import Dashboard
 from rocketq.errors import RocketQError
 
@@ -43,10 +43,25 @@ def create_app(namesrv_addr: str, *, timeout_s: float = 5.0) -> Starlette:
 
     def bind(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
-            result: Response = await handler(board, request)
+            token, fresh = guard.session_token(request)
+            current = guard.CURRENT_TOKEN.set(token)
+            try:
+                result: Response = await _guarded(handler, request, token, fresh)
+            finally:
+                guard.CURRENT_TOKEN.reset(current)
+            if fresh:
+                guard.set_token_cookie(result, token)
             return result
 
         return endpoint
+
+    async def _guarded(handler: Any, request: Request, token: str, fresh: bool) -> Response:
+        if request.method not in guard.SAFE_METHODS:
+            reason = await guard.refusal(request, token, fresh)
+            if reason:
+                return board.render("error.html", 403, error=reason)
+        result: Response = await handler(board, request)
+        return result
 
     routes = [
         Route("/", lambda request: RedirectResponse("/cluster")),
