@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 
 from rocketq.dashboard import api, guard, pages
 from rocketq.dashboard.board import Dashboard
-from rocketq.errors import RocketQError
+from rocketq.errors import RocketQError, describe
 
 HERE = Path(__file__).parent
 
@@ -38,8 +38,8 @@ def create_app(namesrv_addr: str, *, timeout_s: float = 5.0) -> Starlette:
     async def on_error(request: Request, exc: Exception) -> Response:
         """A refused or unreachable server: the page says why (JSON for the API), status 502."""
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=502)
-        return board.render("error.html", 502, error=f"{type(exc).__name__}: {exc}")
+            return JSONResponse({"error": describe(exc)}, status_code=502)
+        return board.render("error.html", 502, error=describe(exc))
 
     def bind(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
