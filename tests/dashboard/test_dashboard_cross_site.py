@@ -17,6 +17,7 @@ import pytest
 
 from rocketq.testing.cluster import Cluster
 from rocketq.testing.dashboard import run_dashboard
+from tests.dashboard.chromium import CHROMIUM, LAUNCH_ARGS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 
@@ -71,8 +72,6 @@ async def test_a_form_on_another_site_cannot_create_a_topic_in_the_browser(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     playwright_api = pytest.importorskip("playwright.async_api")
-    from tests.dashboard.test_dashboard_browser import CHROMIUM, LAUNCH_ARGS
-
     if not Path(CHROMIUM).exists():  # noqa: ASYNC240 -- one stat before the test
         pytest.skip("Debian's chromium is not installed (make test installs it)")
     async with (
