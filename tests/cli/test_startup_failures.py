@@ -105,3 +105,9 @@ def test_broker_on_a_locked_store_names_the_process_holding_it(
     root, pid = locked_store
     line = fail("broker", "--store", str(root), "-p", str(free_port_pair()))
     assert f"in use by process {pid}" in line
+
+
+def test_dashboard_with_its_port_in_use_names_the_option(busy_port: int) -> None:
+    line = fail("dashboard", "--host", "0.0.0.0", "--port", str(busy_port))
+    assert f"port {busy_port} is in use" in line
+    assert "--port" in line
