@@ -54,6 +54,9 @@ async def test_a_cross_site_post_is_refused_and_creates_nothing(cluster: Cluster
         assert "cross-site" in text
         status, _ = await asyncio.to_thread(post, f"{base}/topics", form, {})  # no token
         assert status == 403
+        await asyncio.to_thread(get, f"{base}/topics?topic=EvilTopic&queues=1")  # GET: no change
+        with pytest.raises(urllib.error.HTTPError, match="405"):
+            await asyncio.to_thread(get, f"{base}/topic/send?topic=EvilTopic&body=x")
         page, cookie = await asyncio.to_thread(get, f"{base}/topics")
         token = re.search(r'name="csrf_token" value="([^"]+)"', page)
         assert token is not None
