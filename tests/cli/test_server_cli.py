@@ -154,7 +154,7 @@ def test_server_listens_on_loopback_by_default_while_namesrv_and_broker_take_eve
     import click
 
     from rocketq.cli.broker import broker, load_broker_config
-    from rocketq.cli.namesrv import namesrv
+    from rocketq.cli.namesrv import load_namesrv_config, namesrv
     from rocketq.cli.server import _configs, server
 
     def default(command: click.Command, name: str) -> object:
@@ -165,6 +165,7 @@ def test_server_listens_on_loopback_by_default_while_namesrv_and_broker_take_eve
     assert (ns_config.listen_host, config.listen_host) == ("127.0.0.1", "127.0.0.1")
     assert ns_config.metrics_prom_exporter_host == "127.0.0.1"
     assert config.metrics_prom_exporter_host == "127.0.0.1"
-    assert default(namesrv, "host") == "0.0.0.0"  # RocketMQ's NamesrvStartup: every interface
+    assert default(namesrv, "host") is None
+    assert load_namesrv_config(None)[0].listen_host == "0.0.0.0"  # RocketMQ's NamesrvStartup
     assert default(broker, "host") is None
     assert load_broker_config(None, None, None, None).listen_host == "0.0.0.0"
