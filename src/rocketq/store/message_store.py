@@ -39,6 +39,7 @@ from rocketq.store.message_reader import MessageReader
 from rocketq.store.message_writer import MessageWriter
 from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
+from rocketq.store.store_lock import describe_holder
 
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
@@ -173,13 +174,15 @@ class MessageStore(MessageWriter, MessageReader):
         shutil.rmtree(self.root, ignore_errors=True)
 
     def _lock(self) -> None:
-        fd = os.open(paths.lock_path(self.root), os.O_RDWR | os.O_CREAT, 0o644)
+        lock = paths.lock_path(self.root)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
         except OSError as exc:
             os.close(fd)
+            holder = describe_holder(lock)
             raise StoreLockedError(
-                exc.errno, f"Lock failed, MQ already started: {paths.lock_path(self.root)}"
+                exc.errno, f"Lock failed, MQ already started, held by {holder}", lock
             ) from exc
         os.pwrite(fd, b"lock", 0)
         os.fsync(fd)
