@@ -136,7 +136,8 @@ class StoreConfig:
             if not 10 <= getattr(self, name) <= 100:
                 raise ConfigError(f"{name} must be in 10..100, got {getattr(self, name)}")
         self.delay_level_table_ms()  # validates
-        object.__setattr__(self, "timer_precision_ms", snap_timer_precision(self.timer_precision_ms))
+        precision = snap_timer_precision(self.timer_precision_ms)
+        object.__setattr__(self, "timer_precision_ms", precision)
         if self.mapped_file_size_timer_log < 4096:
             raise ConfigError("mapped_file_size_timer_log must be at least 4096")
 

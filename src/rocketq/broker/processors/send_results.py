@@ -18,6 +18,7 @@ from rocketq.remoting.protocol.headers import SendMessageResponseHeader
 from rocketq.response_code import ResponseCode
 from rocketq.store.config import StoreConfig
 from rocketq.store.results import PutMessageResult, PutMessageStatus
+from rocketq.store.timer.timer_hook import TIMER_TOPIC
 
 REGION_ID = "DefaultRegion"
 
@@ -100,7 +101,11 @@ def timer_remark(status: PutMessageStatus, config: StoreConfig) -> str | None:
 
 
 def put_response(
-    broker: BrokerContext, result: PutMessageResult, *, queue_id: int
+    broker: BrokerContext,
+    result: PutMessageResult,
+    *,
+    queue_id: int,
+    recall_handle: str | None = None,
 ) -> RemotingCommand:
     """A send's response to its put (SendMessageProcessor.handlePutMessageResult)."""
     code = STATUS_TO_RESPONSE[result.status][0]
@@ -112,6 +117,7 @@ def put_response(
         msg_id=append.msg_id or create_message_id(broker.store_host, append.wrote_offset),
         queue_id=queue_id,
         queue_offset=append.queue_offset,
+        recall_handle=recall_handle,
     )
     fields = header.to_ext_fields()
     fields[mc.PROPERTY_MSG_REGION] = REGION_ID
@@ -121,7 +127,7 @@ def put_response(
 
 def message_type_of(msg: MessageExt) -> str:
     """The message_type label of RocketMQ 5's metrics: Delay, Transaction or Normal."""
-    if msg.topic == SCHEDULE_TOPIC:
+    if msg.topic in (SCHEDULE_TOPIC, TIMER_TOPIC):
         return "Delay"
     tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
     if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:

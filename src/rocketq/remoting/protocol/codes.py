@@ -150,6 +150,7 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    RECALL_MESSAGE = 370  # 5.3.2: recall a timer message before its delivery
 
 
 # MQVersion.Version ordinals that matter on the wire: a request's ``version`` field is the

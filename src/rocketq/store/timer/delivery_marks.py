@@ -61,7 +61,9 @@ class DeliveryMarks:
             marks = self._queues[(topic, queue_id)] = self._scan(topic, queue_id, roll=roll)
         if key in marks:
             self.skipped += 1
-            log.info("timer: %s already delivered to %s-%d before the restart", key, topic, queue_id)
+            log.info(
+                "timer: %s already delivered to %s-%d before the restart", key, topic, queue_id
+            )
             return True
         return False
 

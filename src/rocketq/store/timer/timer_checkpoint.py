@@ -84,7 +84,9 @@ class TimerCheckpoint(TimerCheckpointState):
             os.close(fd)
         self.path = path
         self.existed = existed
-        state = TimerCheckpointState.decode(self._mm) if existed else TimerCheckpointState()
+        state = TimerCheckpointState()
+        if existed:
+            state = TimerCheckpointState.decode(self._mm[:TIMER_CHECKPOINT_SIZE])
         super().__init__(*TIMER_CHECKPOINT_STRUCT.unpack(state.encode()))
 
     def flush(self) -> None:

@@ -7,7 +7,7 @@ Unit (``TIMER_LOG_UNIT_STRUCT``), 52 bytes, big-endian::
     12 MAGIC         i4  1 MAGIC_DEFAULT | 2 MAGIC_ROLL | 4 MAGIC_DELETE
     16 WRITE_TIME    i8  currWriteTimeMs when enqueued (for trace)
     24 DELAY         i4  delayed time - WRITE_TIME: the slot is WRITE_TIME + DELAY
-    28 OFFSET_PY     i8  commitlog offset of the message in rmq_sys_wheel_timer (UNIT_PRE_SIZE_FOR_MSG)
+    28 OFFSET_PY     i8  commitlog offset of the wheel-topic message (UNIT_PRE_SIZE_FOR_MSG)
     36 SIZE_PY       i4  its size
     40 TOPIC_HASH    i4  String.hashCode of REAL_TOPIC (UNIT_PRE_SIZE_FOR_METRIC)
     44 RESERVED      i8  0

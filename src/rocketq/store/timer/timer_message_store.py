@@ -505,9 +505,12 @@ class TimerMessageStore:
         self.dequeue_total[msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")] += 1
         key = mark_key(inner, roll=roll)
         marks = self.marks
-        if marks is not None and key is not None:
-            if marks.seen(inner.topic, inner.queue_id, key, roll=roll):
-                return True
+        if (
+            marks is not None
+            and key is not None
+            and marks.seen(inner.topic, inner.queue_id, key, roll=roll)
+        ):
+            return True
         if not self._put(inner):
             return False
         if marks is not None and key is not None:
