@@ -51,9 +51,11 @@ async def start_broker(work_dir: Path, namesrv: str, listen_port: int) -> Broker
 
 def target_copies(store_root: Path) -> dict[str, list[tuple[int, int]]]:
     """UNIQ_KEY -> [(store time, TIMER_DELIVER_MS)] of every copy in the target topic."""
-    store = MessageStore(StoreConfig.from_properties(
-        {**small_store_properties(), "storePathRootDir": str(store_root)}
-    )[0])
+    store = MessageStore(
+        StoreConfig.from_properties(
+            {**small_store_properties(), "storePathRootDir": str(store_root)}
+        )[0]
+    )
     store.load()
     copies: dict[str, list[tuple[int, int]]] = defaultdict(list)
     try:

@@ -141,7 +141,7 @@ async def test_timers_arrive_once_never_early_and_within_the_precision(tmp_path:
 
 
 async def test_recall_before_the_time_keeps_it_away_and_after_is_refused(tmp_path: Path) -> None:
-    async with timer_cluster(tmp_path) as (ns, broker):
+    async with timer_cluster(tmp_path) as (ns, _broker):
         consumer, got = collecting_consumer("cg-recall", ns.addr, TOPIC)
         await consumer.start()
         async with Producer("pg-recall", namesrv_addr=ns.addr, **FAST_CLIENT) as producer:
@@ -151,7 +151,8 @@ async def test_recall_before_the_time_keeps_it_away_and_after_is_refused(tmp_pat
             kept.set_delay_time_ms(2000)
             r1 = await producer.send(recalled)
             r2 = await producer.send(kept)
-            assert r1.recall_handle is not None and r2.recall_handle is not None
+            assert r1.recall_handle is not None
+            assert r2.recall_handle is not None
             assert await producer.recall_message(TOPIC, r1.recall_handle) == r1.msg_id
             assert await until(lambda: any(m.body == b"kept" for m in got), 15)
             with pytest.raises(BrokerResponseError) as refused:
