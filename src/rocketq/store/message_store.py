@@ -131,8 +131,8 @@ class MessageStore(MessageWriter, MessageReader):
             os.fsync(f.fileno())
         paths.fsync_dir(self.root)
         self._running = True
-        if self.timer_message_store is not None:
-            self.timer_message_store.start()
+        if self.timer_message_store is not None and self.config.broker_role is not BrokerRole.SLAVE:
+            self.timer_message_store.start()  # a slave keeps the files its master replicates
 
     def start_ha(self) -> int:
         """Start replication (listen on ha_listen_port; a slave connects to its master).

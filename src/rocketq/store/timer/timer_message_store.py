@@ -138,6 +138,7 @@ class TimerMessageStore:
         self.timing_count: Counter[str] = Counter()
         self.enqueue_total: Counter[str] = Counter()  # rocketmq_timer_enqueue_total
         self.dequeue_total: Counter[str] = Counter()  # rocketmq_timer_dequeue_total
+        self._metrics_lock = threading.Lock()  # the enqueue and dequeue threads both count
         self.marks: DeliveryMarks | None = None
         self._marks_until = (0, 0)  # (read time, wheel-topic offset) that close the window
         self._running = False
@@ -331,6 +332,7 @@ class TimerMessageStore:
     def enqueue(self) -> bool:
         """Move up to a batch of wheel-topic messages into the wheel; True if any."""
         if self.config.timer_stop_enqueue or not self._running:
+            self.maybe_move_write_time()  # the dequeue still follows the clock
             return False
         cq = self.message_store.find_consume_queue(TIMER_TOPIC, 0, create=False)
         if cq is None:
@@ -361,7 +363,8 @@ class TimerMessageStore:
         except ValueError:
             delayed = 0
         real_topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")
-        self.enqueue_total[real_topic] += 1
+        with self._metrics_lock:
+            self.enqueue_total[real_topic] += 1
         if delayed < self.curr_write_time_ms:  # due already: never in the wheel
             msg.properties[mc.PROPERTY_TIMER_ENQUEUE_MS] = str(LONG_MAX)
             return self._deliver(msg, LONG_MAX, MAGIC_DEFAULT)
@@ -407,9 +410,10 @@ class TimerMessageStore:
         topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC)
         if topic is None or msg.properties.get(mc.PROPERTY_TIMER_ENQUEUE_MS) == str(LONG_MAX):
             return
-        self.timing_count[topic] += value
-        if self.timing_count[topic] <= 0:
-            del self.timing_count[topic]
+        with self._metrics_lock:
+            self.timing_count[topic] += value
+            if self.timing_count[topic] <= 0:
+                del self.timing_count[topic]
 
     # ------------------------------------------------------------------ dequeue
 
@@ -502,7 +506,8 @@ class TimerMessageStore:
             return True  # a delete marker is never delivered (doPut's PUT_NO_RETRY)
         self._add_metric(msg, -1)
         inner = self._convert(msg, enqueue_time, roll)
-        self.dequeue_total[msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")] += 1
+        with self._metrics_lock:
+            self.dequeue_total[msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")] += 1
         key = mark_key(inner, roll=roll)
         marks = self.marks
         if (
@@ -601,7 +606,9 @@ class TimerMessageStore:
         """TimerMetrics.persist: ``{"timingCount": {topic: {"count", "timeStamp"}}}``."""
         path = timer_metrics_path(self.config.store_path_root_dir)
         now = self.message_store.now_ms()
-        table = {t: {"count": c, "timeStamp": now} for t, c in sorted(self.timing_count.items())}
+        with self._metrics_lock:
+            counts = sorted(self.timing_count.items())
+        table = {t: {"count": c, "timeStamp": now} for t, c in counts}
         data = json.dumps({"timingCount": table}, separators=(",", ":"))
         tmp = path + ".tmp"
         os.makedirs(os.path.dirname(path), exist_ok=True)
