@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 STORE ?= $(HOME)/store
 ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 
-.PHONY: run test lint typecheck bench clean venv system-deps interop-js
+.PHONY: run test lint typecheck bench clean venv system-deps interop-js simulate
 
 venv: $(STAMP)
 
@@ -25,6 +25,13 @@ run: $(STAMP)
 
 test: lint system-deps $(ALI_ONS)
 	$(BIN)/python -m pytest -q
+
+# the Raft simulation's long sample (make test runs 2,000 seeds); a failing seed replays with
+# `$(BIN)/python -m rocketq.testing.raft_simulation --replay SEED [--nodes N]`
+SEEDS ?= 100000
+simulate: $(STAMP)
+	$(BIN)/python -m rocketq.testing.raft_simulation --seeds $(SEEDS) --nodes 3 --jobs 2
+	$(BIN)/python -m rocketq.testing.raft_simulation --seeds $$(( $(SEEDS) / 4 )) --nodes 5 --jobs 2
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
 # (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing

@@ -24,8 +24,6 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e.wire import heartbeat, send_request
-
 from rocketq.broker.acl.access_resource import parse
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.remoting.acl import AclClientRPCHook, sign_request
@@ -33,6 +31,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker
+from rocketq.testing.wire import heartbeat, send_request
 
 ACCOUNT = ("BenchAK01", "BenchSK01")
 TIME_CAP_S = 60.0

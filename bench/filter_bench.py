@@ -22,8 +22,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e.wire import send_request
-
 from rocketq.common.filter import parse_sql92
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_record_properties, encode_message
@@ -33,6 +31,7 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import PullMessageRequestHeader
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker
+from rocketq.testing.wire import send_request
 
 SELECTOR = "a > 100 AND color IN ('red', 'blue') AND TAGS IS NOT NULL"
 TIME_CAP_S = 120.0

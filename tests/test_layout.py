@@ -21,19 +21,6 @@ SRC = TESTS.parent / "src" / "rocketq"
 CATEGORIES = {"e2e", "interop"}
 # helpers of the real-client category: the drivers they start live in tests/interop
 SHARED_RUNNERS = {"tests.interop.cpp_runner", "tests.interop.ali_runner"}
-# imports in modules that other changes of issue 17 rewrite at the same time (the weak-test
-# fixes and tests/spark, tests/remoting): (importing module, imported module). Each entry is to
-# go once those changes are merged and the module imports from rocketq.testing or a helper.
-PENDING = {
-    ("tests.broker.test_master_slave", "tests.store.ha.test_replication"),
-    ("tests.store.ha.test_link_faults", "tests.store.ha.test_replication"),
-    ("tests.store.ha.test_wire_format", "tests.store.ha.test_replication"),
-    ("tests.client.test_transaction_timing", "tests.client.test_transaction_producer"),
-    ("tests.e2e.test_pull_filters", "tests.e2e.test_broker_e2e"),
-    ("tests.interop.test_cpp_transaction", "tests.interop.test_cpp_client"),
-    ("tests.spark.test_store_columns", "tests.common.vectors"),
-    ("tests.spark.test_store_split", "tests.common.native_paths"),
-}
 
 
 def python_modules() -> Iterator[Path]:
@@ -94,5 +81,37 @@ def test_no_module_imports_a_test_module_or_another_folders_helper() -> None:
                 imported not in SHARED_RUNNERS
             ):
                 found.add((importer, imported))
-    assert found - PENDING == set(), "put what they share in rocketq.testing"
-    assert PENDING - found == set(), "fixed: drop these from PENDING"
+    assert found == set(), "put what they share in rocketq.testing or a helper module"
+
+
+def test_no_module_only_re_exports_names_from_elsewhere() -> None:
+    """A name moved to ``rocketq.testing`` is imported from there, not through a shim left in
+    its old place (a module of nothing but imports, ``__all__`` and aliases of imports)."""
+    shims = []
+    for path in python_modules():
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        imported = {
+            (alias.asname or alias.name).split(".")[0]
+            for node in tree.body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        }
+        if imported and all(_re_exports(node, imported) for node in tree.body):
+            shims.append(module_name(path))
+    assert shims == [], f"re-export shims: import from where the names live: {shims}"
+
+
+def _re_exports(node: ast.stmt, imported: set[str]) -> bool:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return True
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return True  # the docstring
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if names == {"__all__"}:
+            return True
+        used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+        return bool(used) and used <= imported  # ``SMALL = small_store_properties()``
+    return False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +22,9 @@ from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.broker_process import free_port_pair
 from rocketq.testing.cluster import FAST_CLIENT
-from rocketq.testing.store import ha_store_properties
+from rocketq.testing.store import commitlog_bytes, ha_store_properties, slave_linked
 from rocketq.testing.wait import until
 from rocketq.testing.wire import pull_request, send_request
-from tests.store.ha.test_replication import slave_linked
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -72,13 +70,6 @@ async def master_and_slave(
         yield Group(ns, master, slave)
 
 
-def commitlog(broker: BrokerController) -> bytes:
-    store = broker.message_store
-    d = store.config.commit_log_dir
-    data = b"".join(Path(d, n).read_bytes() for n in sorted(os.listdir(d)))
-    return data[: store.get_max_phy_offset()]
-
-
 async def test_sync_master_acknowledges_sends_the_slave_already_holds(tmp_path: Path) -> None:
     async with (
         master_and_slave(tmp_path, BrokerRole.SYNC_MASTER) as g,
@@ -93,7 +84,8 @@ async def test_sync_master_acknowledges_sends_the_slave_already_holds(tmp_path: 
         assert g.slave.message_store.get_max_phy_offset() == (
             g.master.message_store.get_max_phy_offset()
         )
-        assert commitlog(g.slave) == commitlog(g.master)  # across two 64 KiB file rolls
+        slave_log = commitlog_bytes(g.slave.message_store)
+        assert slave_log == commitlog_bytes(g.master.message_store)  # across two 64 KiB rolls
         assert await until(lambda: g.slave.message_store.dispatch_behind_bytes() == 0, 10)
         total = sum(g.slave.message_store.get_max_offset_in_queue("TopicHA", q) for q in range(8))
         assert total == 120

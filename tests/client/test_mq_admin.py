@@ -78,7 +78,7 @@ async def test_blocking_clients_answer_the_queries(cluster: Cluster) -> None:
             sent = producer.send(Message("BlockingQueryTopic", b"blocking", keys="bk"))
             body = producer.view_message(sent.offset_msg_id).body
             # the consume queue is built just after the put
-            until_sync(lambda: producer.max_offset(sent.message_queue) != 0, 5, 0.02)
+            assert until_sync(lambda: producer.max_offset(sent.message_queue) != 0, 5, 0.02)
             return (
                 body,
                 producer.max_offset(sent.message_queue),

@@ -52,8 +52,8 @@ async def test_consumers_joining_under_load_lose_nothing(cluster: Cluster) -> No
     members = [await member(cluster, "Join", "m0", seen)]
     sender = asyncio.create_task(send_all(cluster, "Join", 0.005))
     try:
-        for name in ("m1", "m2"):
-            await until(lambda: len(set(seen.seqs)) >= TOTAL // 4, 20)
+        for name in ("m1", "m2"):  # each joins while the group is consuming
+            assert await until(lambda: len(set(seen.seqs)) >= TOTAL // 4, 20)
             members.append(await member(cluster, "Join", name, seen))
         await sender
         assert await until(lambda: set(seen.seqs) == set(range(TOTAL)), 40)
@@ -89,7 +89,7 @@ async def test_a_consumer_leaving_cleanly_under_load_causes_no_duplicates(cluste
     try:
         assert await until(settled, 20)
         sender = asyncio.create_task(send_all(cluster, "Leave", 0.005))
-        await until(lambda: len(set(seen.seqs)) >= TOTAL // 3, 20)
+        assert await until(lambda: len(set(seen.seqs)) >= TOTAL // 3, 20)  # mid-stream
         leaving = members.pop()
         await leaving.shutdown()
         await sender
@@ -133,7 +133,7 @@ async def test_orderly_queues_keep_their_order_across_a_rebalance(cluster: Clust
     await first.start()
     sender = asyncio.create_task(send_ordered())
     try:
-        await until(lambda: len(consumed) >= 50, 20)
+        assert await until(lambda: len(consumed) >= 50, 20)  # the rebalance comes mid-stream
         await second.start()
         await sender
         assert await until(lambda: {s for _, s in consumed} == set(range(200)), 40)

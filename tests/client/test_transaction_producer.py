@@ -24,7 +24,6 @@ from rocketq.client import TransactionProducer as BlockingTransactionProducer
 from rocketq.client.aio import PushConsumer, TransactionProducer
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.message_decoder import decode_message
 from rocketq.common.topic import (
     TRANS_CHECK_MAX_TIME_TOPIC,
     TRANS_HALF_TOPIC,
@@ -32,14 +31,16 @@ from rocketq.common.topic import (
 )
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import SystemError_
-from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.broker import run_broker, run_namesrv, stored_records, topic_records
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
+from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from tests.client.conftest import FAST_CLIENT, FAST_CONSUMER, SMALL_STORE
 
 COMMIT = LocalTransactionState.COMMIT
 ROLLBACK = LocalTransactionState.ROLLBACK
 UNKNOWN = LocalTransactionState.UNKNOWN
 TOPIC = "TxOrders"
+SMALL_STORE = small_store_properties()
 # a broker that checks every 100 ms every half older than 300 ms
 FAST_CHECKS: dict[str, Any] = {
     "transaction_check_interval_ms": 100,
@@ -83,22 +84,6 @@ async def cluster(store: Path, **broker: Any) -> AsyncIterator[tuple[str, Broker
         yield ns.addr, b
 
 
-def records(broker: BrokerController, topic: str) -> list[MessageExt]:
-    """Every record with a consume queue unit in ``topic``, decoded from the store."""
-    store = broker.message_store
-    tc = broker.topic_config_manager.select_topic_config(topic)
-    found: list[MessageExt] = []
-    for queue_id in range(tc.read_queue_nums if tc is not None else 1):
-        result = store.get_message("test", topic, queue_id, 0, 1000)
-        found.extend(decode_message(b, check_crc=True) for b in result.message_buffers)
-    return found
-
-
-async def stored(broker: BrokerController, topic: str, count: int) -> list[MessageExt]:
-    assert await until(lambda: len(records(broker, topic)) >= count, 15), records(broker, topic)
-    return records(broker, topic)
-
-
 def producer(addr: str, listener: Any, name: str = "p1", **kw: Any) -> TransactionProducer:
     return TransactionProducer(
         "pg-tx", listener, namesrv_addr=addr, instance_name=name, **FAST_CLIENT, **kw
@@ -116,9 +101,9 @@ async def test_commit_delivers_the_message_with_its_msg_id_and_writes_rocketmq_r
         assert result.local_transaction_state is COMMIT
         assert listener.executed[0][1] == {"row": 1}
         assert listener.executed[0][0].transaction_id == result.msg_id
-        [half] = await stored(broker, TRANS_HALF_TOPIC, 1)
-        [op] = await stored(broker, TRANS_OP_HALF_TOPIC, 1)
-        [final] = await stored(broker, TOPIC, 1)
+        [half] = await stored_records(broker, TRANS_HALF_TOPIC, 1)
+        [op] = await stored_records(broker, TRANS_OP_HALF_TOPIC, 1)
+        [final] = await stored_records(broker, TOPIC, 1)
     assert half.properties["REAL_TOPIC"] == TOPIC
     assert half.properties["REAL_QID"] == str(result.message_queue.queue_id)
     assert half.properties["TRAN_MSG"] == "true"
@@ -157,7 +142,7 @@ async def test_committed_message_reaches_a_push_consumer_and_a_rolled_back_one_n
             p.listener = Listener(COMMIT)
             committed = await p.send_message_in_transaction(Message(TOPIC, b"committed"))
         assert rolled.local_transaction_state is ROLLBACK
-        ops = await stored(broker, TRANS_OP_HALF_TOPIC, 2)
+        ops = await stored_records(broker, TRANS_OP_HALF_TOPIC, 2)
         assert sorted(op.body for op in ops) == [b"0", b"1"]
         consumer = PushConsumer(
             "cg-tx",
@@ -172,7 +157,7 @@ async def test_committed_message_reaches_a_push_consumer_and_a_rolled_back_one_n
             assert await until(lambda: len(got) >= 1, 30)
         finally:
             await consumer.shutdown()
-        assert [m.body for m in records(broker, TOPIC)] == [b"committed"]
+        assert [m.body for m in topic_records(broker, TOPIC)] == [b"committed"]
     assert [m.body for m in got] == [b"committed"]
     assert got[0].msg_id == committed.msg_id
 
@@ -185,7 +170,7 @@ async def test_a_new_producer_of_the_group_decides_a_half_whose_producer_died(
             handle = await p.send_half_message(Message(TOPIC, b"pending", properties={"x": "y"}))
         listener = Listener(check=COMMIT)
         async with producer(addr, listener, "heir"):
-            [final] = await stored(broker, TOPIC, 1)
+            [final] = await stored_records(broker, TOPIC, 1)
     checked = listener.checked[0]  # a second check can race the commit's END: the same half
     assert checked.topic == TOPIC  # the check shows the real topic and queue
     assert checked.transaction_id == handle.msg_id == final.uniq_key
@@ -210,11 +195,11 @@ async def test_unknown_is_checked_again_until_the_fifteenth_check_commits(tmp_pa
         async with producer(addr, listener) as p:
             result = await p.send_message_in_transaction(Message(TOPIC, b"slow"))
             assert result.local_transaction_state is UNKNOWN
-            [final] = await stored(broker, TOPIC, 1)
+            [final] = await stored_records(broker, TOPIC, 1)
             service = broker.transactional_message_check_service
             rounds = service.rounds  # a few more rounds: a 16th check would show up in them
             assert await until(lambda: service.rounds > rounds + 3, 10), service.rounds
-        assert records(broker, TRANS_CHECK_MAX_TIME_TOPIC) == []
+        assert topic_records(broker, TRANS_CHECK_MAX_TIME_TOPIC) == []
     counts = [int(m.properties["TRANSACTION_CHECK_TIMES"]) for m in listener.checked]
     assert counts == list(range(1, 16))
     assert final.body == b"slow"
@@ -227,12 +212,12 @@ async def test_a_half_unknown_fifteen_times_is_discarded_to_trans_check_max_time
         listener = Listener(execute=UNKNOWN, check=UNKNOWN)
         async with producer(addr, listener) as p:
             result = await p.send_message_in_transaction(Message(TOPIC, b"never"))
-            [discarded] = await stored(broker, TRANS_CHECK_MAX_TIME_TOPIC, 1)
+            [discarded] = await stored_records(broker, TRANS_CHECK_MAX_TIME_TOPIC, 1)
             assert await until(lambda: len(listener.checked) >= 15, 10)
             service = broker.transactional_message_check_service
             rounds = service.rounds  # a few more rounds: a 16th check would show up in them
             assert await until(lambda: service.rounds > rounds + 3, 10), service.rounds
-        assert records(broker, TOPIC) == []
+        assert topic_records(broker, TOPIC) == []
         tc = broker.topic_config_manager.select_topic_config(TRANS_CHECK_MAX_TIME_TOPIC)
     assert len(listener.checked) == 15
     assert discarded.uniq_key == result.msg_id
@@ -260,7 +245,7 @@ async def test_check_progress_and_pending_halves_survive_a_broker_restart(tmp_pa
         restored = broker.consumer_offset_manager.query_offsets(CID_RMQ_SYS_TRANS, TRANS_HALF_TOPIC)
         assert restored[0] >= offsets[0]
         async with producer(addr, second):
-            finals = await stored(broker, TOPIC, 2)
+            finals = await stored_records(broker, TOPIC, 2)
             assert await until(lambda: len(second.checked) >= 1, 10)
     assert sorted(m.body for m in finals) == [b"ended before", b"pending"]
     assert {m.body for m in second.checked} == {b"pending"}  # the ended one is never checked
@@ -286,9 +271,9 @@ async def test_a_driver_client_ends_halves_sent_by_another_client_from_pickled_h
             await driver.end_transaction(None, shipped[0], COMMIT)  # idempotent
             with pytest.raises(SystemError_, match="already committed"):
                 await driver.end_transaction(None, shipped[1], ROLLBACK)
-        finals = await stored(broker, TOPIC, 2)
+        finals = await stored_records(broker, TOPIC, 2)
         await asyncio.sleep(0)
-        assert sorted(m.body for m in records(broker, TOPIC)) == [b"part-0", b"part-1"]
+        assert sorted(m.body for m in topic_records(broker, TOPIC)) == [b"part-0", b"part-1"]
     assert {m.uniq_key for m in finals} == {shipped[0].msg_id, shipped[1].msg_id}
 
 
@@ -308,7 +293,7 @@ async def test_an_end_naming_the_original_half_after_checks_ends_every_copy_once
             sent, rounds = service.checks_sent, service.rounds
             assert await until(lambda: service.rounds >= rounds + 5, 10)
             assert service.checks_sent == sent
-        assert [m.body for m in records(broker, TOPIC)] == [b"late driver"]
+        assert [m.body for m in topic_records(broker, TOPIC)] == [b"late driver"]
 
 
 async def test_the_broker_refuses_an_end_that_does_not_name_a_half(tmp_path: Path) -> None:
@@ -340,7 +325,7 @@ async def test_reject_transaction_message_refuses_halves_with_no_permission(
         async with producer(addr, Listener()) as p:
             with pytest.raises(ClientError, match="transaction message is forbidden"):
                 await p.send_message_in_transaction(Message(TOPIC, b"x"))
-        assert records(broker, TRANS_HALF_TOPIC) == []
+        assert topic_records(broker, TRANS_HALF_TOPIC) == []
 
 
 def test_blocking_producer_commits_and_answers_checks_on_a_worker_thread(tmp_path: Path) -> None:
@@ -378,8 +363,8 @@ def test_blocking_producer_commits_and_answers_checks_on_a_worker_thread(tmp_pat
             later = p.send_message_in_transaction(Message(TOPIC, b"later"), arg="later")
             assert _wait(lambda: len(threads) >= 3)
             # the check's END must arrive while the producer lives
-            assert _wait(lambda: len(records(box["broker"], TOPIC)) >= 2)
-            finals = records(box["broker"], TOPIC)
+            assert _wait(lambda: len(topic_records(box["broker"], TOPIC)) >= 2)
+            finals = topic_records(box["broker"], TOPIC)
     finally:
         loop.call_soon_threadsafe(done.set)
         server.join(60)
@@ -417,7 +402,7 @@ async def test_resume_check_half_message_puts_a_discarded_half_back_to_be_checke
         listener = Listener(execute=UNKNOWN, check=UNKNOWN)
         async with producer(addr, listener) as p:
             await p.send_message_in_transaction(Message(TOPIC, b"resumed"))
-            [discarded] = await stored(broker, TRANS_CHECK_MAX_TIME_TOPIC, 1)
+            [discarded] = await stored_records(broker, TRANS_CHECK_MAX_TIME_TOPIC, 1)
             assert await until(lambda: len(listener.checked) >= 2, 10)
             listener.check = COMMIT
             remoting = p.instance.remoting
@@ -431,7 +416,7 @@ async def test_resume_check_half_message_puts_a_discarded_half_back_to_be_checke
             )
             answer = await remoting.invoke(broker.broker_addr, resume, 5)
             assert answer.code == ResponseCode.SUCCESS, answer.remark
-            [final] = await stored(broker, TOPIC, 1)
+            [final] = await stored_records(broker, TOPIC, 1)
     assert final.body == b"resumed"
     counts = [m.properties["TRANSACTION_CHECK_TIMES"] for m in listener.checked]
     assert counts[:2] == ["1", "2"]  # the checks before the discard
@@ -472,7 +457,7 @@ async def test_a_producer_killed_inside_its_local_transaction_is_decided_by_anot
         assert proc.returncode == -signal.SIGKILL
         listener = Listener(check=COMMIT)
         async with producer(addr, listener, "heir"):
-            [final] = await stored(broker, TOPIC, 1)
+            [final] = await stored_records(broker, TOPIC, 1)
     assert final.uniq_key == half_id
     assert final.body == b"from the dead"
     assert {m.transaction_id for m in listener.checked} == {half_id}
@@ -489,7 +474,7 @@ async def test_checks_round_robin_over_the_groups_producers_and_reach_one_with_a
         plain = Producer("pg-tx", namesrv_addr=addr, instance_name="plain", **FAST_CLIENT)
         listener = Listener(check=COMMIT)
         async with plain, producer(addr, listener, "decider"):
-            [final] = await stored(broker, TOPIC, 1)
+            [final] = await stored_records(broker, TOPIC, 1)
     assert final.uniq_key == handle.msg_id
     assert {m.transaction_id for m in listener.checked} == {handle.msg_id}
 
@@ -518,7 +503,7 @@ async def test_check_immunity_time_delays_a_halfs_first_check_without_holding_up
                 return immune.msg_id in seen and normal.msg_id in seen
 
             assert await until(first_checks, 20)
-            finals = await stored(broker, TOPIC, 2)
+            finals = await stored_records(broker, TOPIC, 2)
     assert seen[normal.msg_id] < seen[immune.msg_id]  # the immune half did not block the queue
     born_s = next(m for m in listener.checked if m.transaction_id == immune.msg_id).born_timestamp
     assert seen[immune.msg_id] - born_s / 1000 >= 2.0  # not checked within its immunity

@@ -20,10 +20,9 @@ from rocketq.client.aio import TransactionProducer
 from rocketq.common.message import MessageExt
 from rocketq.common.topic import TRANS_CHECK_MAX_TIME_TOPIC, TRANS_HALF_TOPIC
 from rocketq.common.topic_config import TopicConfig
-from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.broker import run_broker, run_namesrv, stored_records, topic_records
 from rocketq.testing.cluster import FAST_CLIENT
 from rocketq.testing.store import small_store_properties
-from tests.client.test_transaction_producer import records, stored
 
 TOPIC = "TxTiming"
 INTERVAL_MS = 600
@@ -70,8 +69,8 @@ async def test_checks_wait_the_timeout_come_an_interval_apart_and_stop_at_the_ma
         producer = TransactionProducer("pg-timing", listener, namesrv_addr=ns.addr, **FAST_CLIENT)
         async with producer:
             sent = await producer.send_message_in_transaction(Message(TOPIC, b"undecided"))
-            [discarded] = await stored(broker, TRANS_CHECK_MAX_TIME_TOPIC, 1)
-        halves = records(broker, TRANS_HALF_TOPIC)
+            [discarded] = await stored_records(broker, TRANS_CHECK_MAX_TIME_TOPIC, 1)
+        halves = topic_records(broker, TRANS_HALF_TOPIC)
     original, *copies = halves
     assert original.uniq_key == sent.msg_id
     assert len(copies) == CHECK_MAX  # one re-appended copy per check, none after the last

@@ -1,4 +1,4 @@
-"""The commitlog record codec against the golden vectors of tests/common/vectors.py."""
+"""The commitlog record codec against the golden vectors of rocketq.testing.vectors."""
 
 from __future__ import annotations
 

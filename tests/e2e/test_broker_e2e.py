@@ -19,33 +19,17 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.topic_route import TopicRouteData
 from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker, until
-from tests.e2e.conftest import SMALL_STORE, Cluster
-from tests.e2e.wire import (
-    heartbeat,
-    pull_request,
-    request,
-    send_request,
-)
+from rocketq.testing.cluster import Cluster
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wire import heartbeat, pull_request, request, send_request
 
 pytestmark = pytest.mark.e2e
 WAIT = 10.0
 
 
-async def send(c: Cluster, topic: str, body: bytes, **kw: object) -> dict[str, str]:
-    response = await c.client.invoke(c.broker_addr, send_request(topic, body, **kw), WAIT)  # type: ignore[arg-type]
-    assert response.code == ResponseCode.SUCCESS, response.remark
-    await dispatched(c)
-    return response.ext_fields
-
-
-async def dispatched(c: Cluster) -> None:
-    """Wait until the store has dispatched everything written (reads go through the CQ)."""
-    assert await asyncio.to_thread(c.broker.message_store.wait_for_dispatch, 5.0)
-
-
 async def test_send_auto_creates_the_topic_and_registers_its_route(cluster: Cluster) -> None:
-    first = await send(cluster, "AutoTopic", b"one", tags="TagA")
-    second = await send(cluster, "AutoTopic", b"two", tags="TagA")
+    first = await cluster.send_raw("AutoTopic", b"one", tags="TagA")
+    second = await cluster.send_raw("AutoTopic", b"two", tags="TagA")
     assert len(first["msgId"]) == 32
     assert (first["queueId"], first["queueOffset"], second["queueOffset"]) == ("0", "0", "1")
     host, _offset = decode_message_id(first["msgId"])
@@ -66,7 +50,7 @@ async def test_send_auto_creates_the_topic_and_registers_its_route(cluster: Clus
 
 
 async def test_pulled_records_keep_body_tags_keys_and_properties(cluster: Cluster) -> None:
-    await send(cluster, "T1", b"hello", tags="TagA", keys="k1 k2", extra={"color": "red"})
+    await cluster.send_raw("T1", b"hello", tags="TagA", keys="k1 k2", extra={"color": "red"})
     response = await cluster.client.invoke(
         cluster.broker_addr, pull_request("G1", "T1", 0, 0), WAIT
     )
@@ -86,7 +70,7 @@ async def test_pulled_records_keep_body_tags_keys_and_properties(cluster: Cluste
 
 async def test_tag_filter_returns_only_matching_tags(cluster: Cluster) -> None:
     for i in range(6):
-        await send(cluster, "T2", f"m{i}".encode(), tags="TagA" if i % 2 else "TagB")
+        await cluster.send_raw("T2", f"m{i}".encode(), tags="TagA" if i % 2 else "TagB")
     response = await cluster.client.invoke(
         cluster.broker_addr, pull_request("G2", "T2", 0, 0, expression="TagA"), WAIT
     )
@@ -96,7 +80,7 @@ async def test_tag_filter_returns_only_matching_tags(cluster: Cluster) -> None:
 
 
 async def test_pull_status_codes_follow_rocketmq(cluster: Cluster) -> None:
-    await send(cluster, "T3", b"x")
+    await cluster.send_raw("T3", b"x")
     at_end = await cluster.client.invoke(cluster.broker_addr, pull_request("G3", "T3", 0, 1), WAIT)
     assert at_end.code == ResponseCode.PULL_NOT_FOUND
     assert at_end.ext_fields["nextBeginOffset"] == "1"
@@ -110,7 +94,7 @@ async def test_pull_status_codes_follow_rocketmq(cluster: Cluster) -> None:
 
 
 async def test_long_polling_answers_as_soon_as_a_message_arrives(cluster: Cluster) -> None:
-    await send(cluster, "T4", b"first")
+    await cluster.send_raw("T4", b"first")
     held = pull_request(
         "G4", "T4", 0, 1, sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND, suspend_ms=8000
     )
@@ -122,7 +106,7 @@ async def test_long_polling_answers_as_soon_as_a_message_arrives(cluster: Cluste
         ("T4", 0, 1)
     ]
     assert not pending.done()
-    await send(cluster, "T4", b"second")
+    await cluster.send_raw("T4", b"second")
     response = await asyncio.wait_for(pending, WAIT)
     assert time.monotonic() - start < 5.0
     assert response.code == ResponseCode.SUCCESS
@@ -131,7 +115,7 @@ async def test_long_polling_answers_as_soon_as_a_message_arrives(cluster: Cluste
 
 
 async def test_long_polling_times_out_with_pull_not_found(cluster: Cluster) -> None:
-    await send(cluster, "T5", b"only")
+    await cluster.send_raw("T5", b"only")
     held = pull_request("G5", "T5", 0, 1, sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND, suspend_ms=300)
     start = time.monotonic()
     response = await cluster.client.invoke(cluster.broker_addr, held, WAIT)
@@ -140,7 +124,7 @@ async def test_long_polling_times_out_with_pull_not_found(cluster: Cluster) -> N
 
 
 async def test_new_group_starts_at_zero_and_committed_offsets_persist(cluster: Cluster) -> None:
-    await send(cluster, "T6", b"a")
+    await cluster.send_raw("T6", b"a")
     query = request(RequestCode.QUERY_CONSUMER_OFFSET, consumerGroup="G6", topic="T6", queueId=0)
     response = await cluster.client.invoke(cluster.broker_addr, query, WAIT)
     assert (response.code, response.ext_fields["offset"]) == (ResponseCode.SUCCESS, "0")
@@ -209,7 +193,7 @@ async def test_bad_sends_are_rejected_with_rocketmq_codes(cluster: Cluster) -> N
 
 
 async def test_view_message_by_id_returns_the_stored_record(cluster: Cluster) -> None:
-    fields = await send(cluster, "T9", b"look at me", tags="TagZ")
+    fields = await cluster.send_raw("T9", b"look at me", tags="TagZ")
     _host, offset = decode_message_id(fields["msgId"])
     response = await cluster.client.invoke(
         cluster.broker_addr, request(RequestCode.VIEW_MESSAGE_BY_ID, offset=offset), WAIT
@@ -229,7 +213,7 @@ async def test_cpp_style_batch_is_stored_as_separate_messages(cluster: Cluster) 
     )
     assert response.code == ResponseCode.SUCCESS, response.remark
     assert len(response.ext_fields["msgId"].split(",")) == 3
-    await dispatched(cluster)
+    await cluster.dispatched()
     pulled = await cluster.client.invoke(
         cluster.broker_addr, pull_request("G10", "T10", 0, 0), WAIT
     )
@@ -237,7 +221,7 @@ async def test_cpp_style_batch_is_stored_as_separate_messages(cluster: Cluster) 
 
 
 async def test_delayed_message_is_delivered_to_its_topic_when_due(cluster: Cluster) -> None:
-    await send(cluster, "T11", b"later", extra={"DELAY": "1"})
+    await cluster.send_raw("T11", b"later", extra={"DELAY": "1"})
     now = await cluster.client.invoke(cluster.broker_addr, pull_request("G11", "T11", 0, 0), WAIT)
     assert now.code in (ResponseCode.PULL_NOT_FOUND, ResponseCode.PULL_OFFSET_MOVED)
     held = pull_request(
@@ -251,12 +235,12 @@ async def test_delayed_message_is_delivered_to_its_topic_when_due(cluster: Clust
 
 
 async def test_send_back_goes_to_the_retry_schedule(cluster: Cluster) -> None:
-    fields = await send(cluster, "T12", b"fail me")
+    fields = await cluster.send_raw("T12", b"fail me")
     _host, offset = decode_message_id(fields["msgId"])
     back = request(RequestCode.CONSUMER_SEND_MSG_BACK, offset=offset, group="G12", delayLevel=0)
     response = await cluster.client.invoke(cluster.broker_addr, back, WAIT)
     assert response.code == ResponseCode.SUCCESS, response.remark
-    await dispatched(cluster)
+    await cluster.dispatched()
     level3 = request(RequestCode.GET_MAX_OFFSET, topic="SCHEDULE_TOPIC_XXXX", queueId=2)
     assert (await cluster.client.invoke(cluster.broker_addr, level3, WAIT)).ext_fields[
         "offset"
@@ -265,7 +249,7 @@ async def test_send_back_goes_to_the_retry_schedule(cluster: Cluster) -> None:
 
 
 async def test_sync_flush_send_is_answered_after_the_group_commit(tmp_path: Path) -> None:
-    props = dict(SMALL_STORE, flushDiskType="SYNC_FLUSH")
+    props = small_store_properties(flushDiskType="SYNC_FLUSH")
     async with (
         run_broker(tmp_path / "store", store_properties=props) as broker,
         RemotingClient() as c,

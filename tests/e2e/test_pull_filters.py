@@ -12,9 +12,9 @@ from rocketq.remoting.protocol.subscription import build_subscription_data, is_t
 from rocketq.response_code import ResponseCode
 from rocketq.testing.cluster import Cluster
 from rocketq.testing.wire import pull_request
-from tests.e2e.test_broker_e2e import WAIT, send
 
 pytestmark = pytest.mark.e2e
+WAIT = 10.0
 
 
 async def test_the_broker_filters_by_hash_and_the_client_drops_a_colliding_tag(
@@ -22,7 +22,7 @@ async def test_the_broker_filters_by_hash_and_the_client_drops_a_colliding_tag(
 ) -> None:
     assert java_string_hash("Aa") == java_string_hash("BB")  # String.hashCode collides
     for tags in ("Aa", "BB", "Cc"):
-        await send(cluster, "Collide", tags.encode(), tags=tags)
+        await cluster.send_raw("Collide", tags.encode(), tags=tags)
     pull = pull_request("GC", "Collide", 0, 0, expression="Aa")
     response = await cluster.client.invoke(cluster.broker_addr, pull, WAIT)
     assert response.code == ResponseCode.SUCCESS
@@ -35,7 +35,7 @@ async def test_the_broker_filters_by_hash_and_the_client_drops_a_colliding_tag(
 async def test_a_pull_whose_expression_has_no_tag_is_refused_as_unparsable(
     cluster: Cluster,
 ) -> None:
-    await send(cluster, "Unparsable", b"x", tags="A")
+    await cluster.send_raw("Unparsable", b"x", tags="A")
     pull = pull_request("GU", "Unparsable", 0, 0, expression="||")
     response = await cluster.client.invoke(cluster.broker_addr, pull, WAIT)
     assert response.code == ResponseCode.SUBSCRIPTION_PARSE_FAILED

@@ -25,9 +25,10 @@ from rocketq.remoting.protocol.headers import PullMessageRequestHeader
 from rocketq.remoting.protocol.subscription import SubscriptionData
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
+from rocketq.testing.cluster import Cluster
+from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from tests.e2e.conftest import SMALL_STORE, Cluster
-from tests.e2e.wire import send_request
+from rocketq.testing.wire import send_request
 
 pytestmark = pytest.mark.e2e
 WAIT = 10.0
@@ -55,7 +56,7 @@ async def start_cluster(tmp_path: Path, enable: bool) -> AsyncIterator[Cluster]:
         run_broker(
             tmp_path / "store",
             namesrv_addr=ns.addr,
-            store_properties=dict(SMALL_STORE),
+            store_properties=small_store_properties(),
             enable_property_filter=enable,
         ) as broker,
         RemotingClient() as client,

@@ -10,18 +10,22 @@ import importlib.util
 import re
 from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rocketq.broker import BrokerController
-from rocketq.common.topic_config import TopicConfig
-from rocketq.namesrv import NamesrvController
 from rocketq.response_code import ResponseCode
 from rocketq.store.check import check_store
 from rocketq.testing import run_broker, run_namesrv, until
+from tests.interop.cpp_env import (
+    CONSUME_TIMEOUT_S,
+    PRODUCE_TIMEOUT_S,
+    SMALL_STORE,
+    Env,
+    assert_store_checks,
+    cpp_env,
+)
 from tests.interop.cpp_runner import DriverRun, run_driver, start_driver
 
 pytestmark = [
@@ -31,64 +35,11 @@ pytestmark = [
     ),
 ]
 
-SMALL_STORE = {"mapedFileSizeCommitLog": str(16 * 1024 * 1024), "mapedFileSizeConsumeQueue": "6000"}
-PRODUCE_TIMEOUT_S = 60.0
-CONSUME_TIMEOUT_S = 60.0
-
-
-@dataclass
-class Env:
-    namesrv: NamesrvController
-    broker: BrokerController
-    tmp: Path
-
-    def home(self, name: str) -> Path:
-        return self.tmp / "homes" / name
-
-    async def produce(
-        self, topic: str, count: int, *extra: str, name: str = "producer"
-    ) -> list[dict[str, Any]]:
-        args = [
-            "produce",
-            "--namesrv",
-            self.namesrv.addr,
-            "--topic",
-            topic,
-            "--count",
-            str(count),
-            *extra,
-        ]
-        return await run_driver(self.home(name), PRODUCE_TIMEOUT_S, *args)
-
-    async def consumer(
-        self, topic: str, group: str, *extra: str, name: str = "consumer"
-    ) -> DriverRun:
-        args = ["push", "--namesrv", self.namesrv.addr, "--topic", topic, "--group", group, *extra]
-        return await start_driver(self.home(name), *args)
-
-    def create_topic(self, topic: str, queues: int = 4) -> None:
-        self.broker.topic_config_manager.update_topic_config(
-            TopicConfig(topic_name=topic, read_queue_nums=queues, write_queue_nums=queues)
-        )
-
 
 @pytest.fixture
 async def env(tmp_path: Path) -> AsyncIterator[Env]:
-    async with (
-        run_namesrv() as ns,
-        run_broker(
-            tmp_path / "store", namesrv_addr=ns.addr, store_properties=dict(SMALL_STORE)
-        ) as broker,
-    ):
-        yield Env(ns, broker, tmp_path)
-    assert_store_checks(tmp_path / "store")
-
-
-def assert_store_checks(root: Path) -> None:
-    """After the broker has shut down, ``rocketq store check`` passes on its store."""
-    report = check_store(str(root))
-    assert report.ok, str(report)
-    assert report.records > 0
+    async with cpp_env(tmp_path) as running:
+        yield running
 
 
 def sent(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

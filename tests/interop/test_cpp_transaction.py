@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +20,7 @@ from rocketq.client import LocalTransactionState, Message
 from rocketq.client.aio import TransactionProducer
 from rocketq.common.message import MessageExt
 from rocketq.testing.cluster import FAST_CLIENT
-from tests.interop.test_cpp_client import CONSUME_TIMEOUT_S, Env, env  # noqa: F401
+from tests.interop.cpp_env import CONSUME_TIMEOUT_S, Env, cpp_env
 
 pytestmark = [
     pytest.mark.interop,
@@ -26,6 +28,12 @@ pytestmark = [
         importlib.util.find_spec("rocketmq") is None, reason="rocketmq wheel not installed"
     ),
 ]
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    async with cpp_env(tmp_path) as running:
+        yield running
 
 
 class ByParity:
@@ -39,7 +47,7 @@ class ByParity:
         return LocalTransactionState.COMMIT
 
 
-async def test_cpp_consumer_gets_exactly_the_committed_transactional_messages(env: Env) -> None:  # noqa: F811
+async def test_cpp_consumer_gets_exactly_the_committed_transactional_messages(env: Env) -> None:
     env.create_topic("TxCpp")
     await env.broker.register_broker_all()
     async with TransactionProducer(

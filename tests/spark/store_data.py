@@ -6,7 +6,6 @@ resynchronisation of byte-range splits is exercised; keys, tags and UNIQ_KEYs va
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from pathlib import Path
 
@@ -17,10 +16,10 @@ from rocketq.common.record_layout import (
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
 )
-from rocketq.store.config import StoreConfig
+from rocketq.store.config import FlushDiskType, StoreConfig
 from rocketq.store.message_store import MessageStore
+from rocketq.testing.store import small_store_config
 
-SEGMENT_BYTES = 64 * 1024
 TOPICS = ("Orders", "Payments", "Audit")
 QUEUES = 4
 SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"
@@ -30,14 +29,16 @@ MAGICS = tuple(
 
 
 def store_config(root: Path) -> StoreConfig:
-    return dataclasses.replace(
-        StoreConfig(),
-        store_path_root_dir=str(root),
-        mapped_file_size_commit_log=SEGMENT_BYTES,
+    """``small_store_config`` (64 KiB segments) with smaller consume queue files (20 units)
+    and index (64 slots, 256 entries), so a few hundred messages span several of each, and
+    RocketMQ's default ASYNC_FLUSH."""
+    return small_store_config(
+        root,
         mapped_file_size_consume_queue=20 * 20,
         max_hash_slot_num=64,
         max_index_num=256,
         store_host=("127.0.0.1", 10911),
+        flush_disk_type=FlushDiskType.ASYNC_FLUSH,
     )
 
 

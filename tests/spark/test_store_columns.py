@@ -42,7 +42,7 @@ from rocketq.spark.store.split import (  # noqa: E402
     message_decoder,
     plan_splits,
 )
-from tests.common.vectors import OFFSETS, record  # noqa: E402
+from rocketq.testing.vectors import OFFSETS, record  # noqa: E402
 
 _PROPLEN = struct.Struct(">h")
 _TOTAL = struct.Struct(">i")

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from rocketq.cli.main import cli
 from rocketq.store.dump import RecordInfo, iter_commitlog_records
 from rocketq.store.message_store import MessageStore
+from rocketq.testing.store import SEGMENT_BYTES
 from tests.spark.store_data import (
     SCHEDULE_TOPIC,
-    SEGMENT_BYTES,
     TOPICS,
     store_config,
     store_decoded,

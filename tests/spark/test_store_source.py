@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from rocketq.common.message import MessageExt
+from rocketq.testing.store import SEGMENT_BYTES
 from tests.spark.store_data import store_decoded, write_store
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
@@ -116,8 +117,6 @@ def test_a_corrupt_body_fails_the_read_with_its_offset_or_is_skipped(
     spark: Any, two_stores: tuple[Path, Path], tmp_path: Path
 ) -> None:
     import shutil
-
-    from tests.spark.store_data import SEGMENT_BYTES
 
     root = tmp_path / "broker-a"
     shutil.copytree(two_stores[0], root)

@@ -18,8 +18,9 @@ from rocketq.spark.store.split import (
     plan_splits,
 )
 from rocketq.store.dump import RecordInfo, iter_commitlog_records
-from tests.common.native_paths import record_paths
-from tests.spark.store_data import MAGICS, SEGMENT_BYTES, store_decoded, write_store
+from rocketq.testing.record_paths import record_paths
+from rocketq.testing.store import SEGMENT_BYTES
+from tests.spark.store_data import MAGICS, store_decoded, write_store
 
 pytestmark = pytest.mark.spark
 

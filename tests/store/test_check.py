@@ -1,4 +1,4 @@
-"""check_store on the vector store (tests/common/vectors.py), corrupted stores, MessageStore's."""
+"""check_store on the vector store (rocketq.testing.vectors), corrupted stores, MessageStore's."""
 
 from __future__ import annotations
 

@@ -3,7 +3,6 @@ stop offsets and reasons for blank, corrupted, torn and incomplete records."""
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 import tempfile
 from collections.abc import Iterator
@@ -20,18 +19,14 @@ from rocketq.store import StoreConfig
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.recovery import scan_file
 from rocketq.testing.record_paths import on_both, on_both_damaged
+from rocketq.testing.store import commit_log_config
 
 SEG = 16 * 1024
 TS = 1700000000123
 
 
 def _config(root: Path) -> StoreConfig:
-    return dataclasses.replace(
-        StoreConfig(),
-        store_path_root_dir=str(root),
-        mapped_file_size_commit_log=SEG,
-        clock_ms=lambda: TS,
-    )
+    return commit_log_config(root, TS, mapped_file_size_commit_log=SEG)
 
 
 def _messages() -> list[MessageExt]:

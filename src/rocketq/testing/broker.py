@@ -1,4 +1,5 @@
-"""Start a name server and brokers in-process on 127.0.0.1, port 0, for tests."""
+"""Start a name server and brokers in-process on 127.0.0.1, port 0, for tests; read back what
+a broker's store holds (:func:`topic_records`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
+from rocketq.common.message import MessageExt
+from rocketq.common.message_decoder import decode_message
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController, start_namesrv
+from rocketq.testing.wait import until
 
 
 @contextlib.asynccontextmanager
@@ -63,3 +67,25 @@ async def run_broker(
         yield controller
     finally:
         await controller.shutdown()
+
+
+def topic_records(broker: BrokerController, topic: str) -> list[MessageExt]:
+    """Every record with a consume queue unit in ``topic``, decoded (CRC checked) from the
+    broker's store, queue by queue."""
+    store = broker.message_store
+    topic_config = broker.topic_config_manager.select_topic_config(topic)
+    found: list[MessageExt] = []
+    for queue_id in range(topic_config.read_queue_nums if topic_config is not None else 1):
+        result = store.get_message("test", topic, queue_id, 0, 1000)
+        found.extend(decode_message(b, check_crc=True) for b in result.message_buffers)
+    return found
+
+
+async def stored_records(
+    broker: BrokerController, topic: str, count: int, timeout_s: float = 15
+) -> list[MessageExt]:
+    """:func:`topic_records` once ``topic`` holds at least ``count``; fails (AssertionError
+    with what it holds) when it does not within ``timeout_s``."""
+    if not await until(lambda: len(topic_records(broker, topic)) >= count, timeout_s):
+        raise AssertionError(f"{topic} holds fewer than {count}: {topic_records(broker, topic)}")
+    return topic_records(broker, topic)

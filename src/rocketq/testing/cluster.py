@@ -1,7 +1,8 @@
 """A name server and a broker in-process on 127.0.0.1, port 0, with fast client settings.
 
 ``run_cluster`` starts both on the running loop (store under ``<tmp>/store``, small files,
-every delay level 1 s) and a RemotingClient for raw requests; ``Cluster`` is what it yields.
+every delay level 1 s) and a RemotingClient for raw requests; ``Cluster`` is what it yields
+(``send_raw`` sends a message over that client and waits until the store dispatched it).
 ``FAST_CLIENT`` and ``FAST_CONSUMER`` shrink the clients' intervals so rebalances,
 heartbeats and offset commits happen within a test; ``collecting_consumer`` is a push
 consumer that keeps what it gets.
@@ -9,6 +10,7 @@ consumer that keeps what it gets.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -23,9 +25,12 @@ from rocketq.common.topic_config import TopicConfig
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
 from rocketq.remoting.client import RemotingClient
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker, run_namesrv
 from rocketq.testing.store import small_store_properties
+from rocketq.testing.wire import send_request
 
+RAW_TIMEOUT_S = 10.0  # a raw request's deadline
 FAST_DELAYS = " ".join(["1s"] * 18)  # messageDelayLevel: every one of the 18 levels 1 s
 
 FAST_CLIENT: dict[str, Any] = {
@@ -93,6 +98,20 @@ class Cluster:
 
     def committed(self, group: str, topic: str) -> dict[int, int]:
         return dict(self.broker.consumer_offset_manager.query_offsets(group, topic))
+
+    async def send_raw(self, topic: str, body: bytes, **request: Any) -> dict[str, str]:
+        """SEND_MESSAGE over the raw client (``request``: ``wire.send_request``'s options);
+        asserts SUCCESS, waits until the store dispatched it; the response's ext fields."""
+        command = send_request(topic, body, **request)
+        response = await self.client.invoke(self.broker_addr, command, RAW_TIMEOUT_S)
+        assert response.code == ResponseCode.SUCCESS, response.remark
+        await self.dispatched()
+        return response.ext_fields
+
+    async def dispatched(self) -> None:
+        """Wait until the store has dispatched everything written (reads go through the
+        consume queue)."""
+        assert await asyncio.to_thread(self.broker.message_store.wait_for_dispatch, 5.0)
 
 
 @contextlib.asynccontextmanager

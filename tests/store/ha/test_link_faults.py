@@ -23,24 +23,15 @@ from rocketq.store.ha.frames import (
 )
 from rocketq.store.message_store import MessageStore
 from rocketq.store.results import PutMessageStatus
-from rocketq.testing.store import new_msg, small_store_config
+from rocketq.testing.store import commitlog_bytes, new_msg, open_ha_store, slave_linked
 from rocketq.testing.tcp_proxy import TcpProxy
 from rocketq.testing.wait import until_sync
-from tests.store.ha.test_replication import HA, commitlog_bytes, slave_linked
 
 pytestmark = pytest.mark.timeout(90)
 
 
 def _open(root: Path, role: BrokerRole, **kw: object) -> MessageStore:
-    store = MessageStore(
-        small_store_config(
-            root, broker_role=role, flush_disk_type=FlushDiskType.ASYNC_FLUSH, **{**HA, **kw}
-        )
-    )
-    store.load()
-    store.start()
-    store.start_ha()
-    return store
+    return open_ha_store(root, role, flush_disk_type=FlushDiskType.ASYNC_FLUSH, **kw)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,36 +10,14 @@ import pytest
 from rocketq.store.config import BrokerRole, FlushDiskType
 from rocketq.store.message_store import MessageStore
 from rocketq.store.results import PutMessageStatus
+from rocketq.testing.store import commitlog_bytes, new_msg, open_ha_store, slave_linked
 from rocketq.testing.wait import until_sync
-from tests.store.store_support import new_msg, small_config
-
-HA = {
-    "ha_listen_port": 0,
-    "ha_listen_host": "127.0.0.1",
-    "ha_send_heartbeat_interval_ms": 200,
-    "sync_flush_timeout_ms": 3000,
-}
-
-
-def slave_linked(master: MessageStore) -> bool:
-    """One slave linked and its first report read: the master knows where to start it (an
-    empty slave that reports after a file roll is started at the master's last file)."""
-    conns = list(master.ha_service.connections)
-    return len(conns) == 1 and conns[0].slave_request_offset >= 0
-
-
-def _open(root: Path, role: BrokerRole, **kw: object) -> MessageStore:
-    store = MessageStore(small_config(root, broker_role=role, **{**HA, **kw}))
-    store.load()
-    store.start()
-    store.start_ha()
-    return store
 
 
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[tuple[MessageStore, MessageStore]]:
-    master = _open(tmp_path / "master", BrokerRole.SYNC_MASTER)
-    slave = _open(
+    master = open_ha_store(tmp_path / "master", BrokerRole.SYNC_MASTER)
+    slave = open_ha_store(
         tmp_path / "slave",
         BrokerRole.SLAVE,
         ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
@@ -51,13 +28,6 @@ def pair(tmp_path: Path) -> Iterator[tuple[MessageStore, MessageStore]]:
     finally:
         slave.shutdown()
         master.shutdown()
-
-
-def commitlog_bytes(store: MessageStore, end: int | None = None) -> bytes:
-    d = store.config.commit_log_dir
-    end = store.get_max_phy_offset() if end is None else end
-    out = b"".join(Path(d, n).read_bytes() for n in sorted(os.listdir(d)))
-    return out[:end]
 
 
 def test_sync_master_answers_put_ok_only_once_the_slave_has_the_bytes(
@@ -87,7 +57,7 @@ def test_slave_refuses_puts_with_service_not_available(
 
 
 def test_sync_master_without_a_slave_answers_slave_not_available(tmp_path: Path) -> None:
-    master = _open(tmp_path / "m", BrokerRole.SYNC_MASTER)
+    master = open_ha_store(tmp_path / "m", BrokerRole.SYNC_MASTER)
     try:
         result = master.put_message(new_msg())
         assert result.status is PutMessageStatus.SLAVE_NOT_AVAILABLE
@@ -101,7 +71,7 @@ def test_sync_master_whose_slave_stopped_answering_times_out_with_flush_slave_ti
 ) -> None:
     import socket
 
-    master = _open(tmp_path / "m", BrokerRole.SYNC_MASTER, sync_flush_timeout_ms=300)
+    master = open_ha_store(tmp_path / "m", BrokerRole.SYNC_MASTER, sync_flush_timeout_ms=300)
     # a "slave" that connects and reports once, then never again
     sock = socket.create_connection(("127.0.0.1", master.ha_service.listen_port), timeout=5)
     try:
@@ -119,7 +89,7 @@ def test_async_master_replicates_without_waiting(tmp_path: Path) -> None:
     import time
 
     wait_ms = 5000  # how long a put that waited for the slave would take at least
-    master = _open(
+    master = open_ha_store(
         tmp_path / "m",
         BrokerRole.ASYNC_MASTER,
         flush_disk_type=FlushDiskType.ASYNC_FLUSH,
@@ -140,7 +110,7 @@ def test_async_master_replicates_without_waiting(tmp_path: Path) -> None:
             assert master.ha_service.push2slave_max_offset == 0  # no slave holds any of it
         finally:
             held.close()
-        slave = _open(
+        slave = open_ha_store(
             tmp_path / "s",
             BrokerRole.SLAVE,
             ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
@@ -155,8 +125,8 @@ def test_async_master_replicates_without_waiting(tmp_path: Path) -> None:
 
 
 def test_frames_cut_inside_a_record_are_dispatched_once_the_rest_arrives(tmp_path: Path) -> None:
-    master = _open(tmp_path / "m", BrokerRole.ASYNC_MASTER, ha_transfer_batch_size=100)
-    slave = _open(
+    master = open_ha_store(tmp_path / "m", BrokerRole.ASYNC_MASTER, ha_transfer_batch_size=100)
+    slave = open_ha_store(
         tmp_path / "s",
         BrokerRole.SLAVE,
         ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
@@ -176,7 +146,7 @@ def test_a_silent_slave_link_is_closed_after_the_housekeeping_interval(tmp_path:
     import socket
     import time
 
-    master = _open(tmp_path / "m", BrokerRole.ASYNC_MASTER, ha_housekeeping_interval_ms=500)
+    master = open_ha_store(tmp_path / "m", BrokerRole.ASYNC_MASTER, ha_housekeeping_interval_ms=500)
     sock = socket.create_connection(("127.0.0.1", master.ha_service.listen_port), timeout=5)
     try:
         sock.sendall((0).to_bytes(8, "big"))  # one report, then silence

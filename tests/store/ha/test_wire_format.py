@@ -22,9 +22,8 @@ from rocketq.store.ha.frames import (
 )
 from rocketq.store.message_store import MessageStore
 from rocketq.store.results import PutMessageStatus
-from rocketq.testing.store import new_msg, small_store_config
+from rocketq.testing.store import commitlog_bytes, new_msg, slave_linked, small_store_config
 from rocketq.testing.wait import until_sync
-from tests.store.ha.test_replication import commitlog_bytes, slave_linked
 
 pytestmark = pytest.mark.timeout(60)
 
