@@ -25,14 +25,11 @@ topic, ``TIMER_ROLL_TIMES``) is one copy per hop.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
-
-if TYPE_CHECKING:
-    from rocketq.store.message_store import MessageStore
+from rocketq.store.timer.store_host import StoreHost
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +46,7 @@ def mark_key(msg: MessageExt, *, roll: bool) -> MarkKey | None:
 
 
 class DeliveryMarks:
-    def __init__(self, store: MessageStore, since_ms: int) -> None:
+    def __init__(self, store: StoreHost, since_ms: int) -> None:
         self.store = store
         self.since_ms = since_ms - SLACK_MS
         self._queues: dict[tuple[str, int], set[MarkKey]] = {}

@@ -38,7 +38,6 @@ import os
 import threading
 import time
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
@@ -49,6 +48,7 @@ from rocketq.store.config import StoreConfig
 from rocketq.store.results import PutMessageStatus
 from rocketq.store.service_thread import ServiceThread
 from rocketq.store.timer.delivery_marks import DeliveryMarks, mark_key
+from rocketq.store.timer.store_host import StoreHost
 from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
 from rocketq.store.timer.timer_hook import (
     TIMER_TOPIC,
@@ -67,9 +67,6 @@ from rocketq.store.timer.timer_log import (
     is_magic_ok,
 )
 from rocketq.store.timer.timer_wheel import IGNORE, SLOTS_TOTAL, TimerWheel
-
-if TYPE_CHECKING:
-    from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +112,7 @@ def need_delete(magic: int) -> bool:
 
 
 class TimerMessageStore:
-    def __init__(self, message_store: MessageStore, config: StoreConfig) -> None:
+    def __init__(self, message_store: StoreHost, config: StoreConfig) -> None:
         self.message_store = message_store
         self.config = config
         root = config.store_path_root_dir
