@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "store": "rocketq.cli.store:store",
     "namesrv": "rocketq.cli.namesrv:namesrv",
     "broker": "rocketq.cli.broker:broker",
+    "controller": "rocketq.cli.controller:controller",
     "server": "rocketq.cli.server:server",
     "acl": "rocketq.cli.acl:acl",
     "admin": "rocketq.cli.admin:admin",

@@ -11,6 +11,19 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from rocketq.errors import IllegalStateError
+
+
+class NotLeaderError(IllegalStateError):
+    """This node may not serve the request (not the serving leader), or lost leadership
+    before a proposal it accepted was applied (that proposal's outcome is then unknown: it may
+    still commit). ``leader_id`` is the leader this node knows of, if any (RocketMQ answers
+    CONTROLLER_NOT_LEADER)."""
+
+    def __init__(self, message: str, leader_id: int | None = None) -> None:
+        super().__init__(message)
+        self.leader_id = leader_id
+
 
 class ReplicatedStateMachine(Protocol):
     """What the log drives: every node applies the same entries in the same order."""

@@ -1,0 +1,143 @@
+"""``rocketq controller -c`` and ``rocketq namesrv -c`` with ``enableControllerInNamesrv=true``,
+as real processes started from the keys of RocketMQ's own sample files
+(distribution/conf/controller/...), on ports the test allocated."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
+from rocketq.testing.cli_process import CLI_PROGRAM, read_until
+from rocketq.testing.wait import until
+from tests.controller.group import free_ports, peers_text
+
+pytestmark = pytest.mark.timeout(60)
+WAIT_S = 20.0
+CONTROLLER_GET_METADATA_INFO = 1005
+
+
+@asynccontextmanager
+async def cli_process(
+    args: list[str], stderr_path: Path
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    stderr = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", CLI_PROGRAM, *args, stdout=asyncio.subprocess.PIPE,
+            stderr=stderr, env=env,
+        )  # fmt: skip
+    finally:
+        os.close(stderr)  # the child holds its own copy
+    try:
+        yield proc
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def stop(proc: asyncio.subprocess.Process) -> int:
+    proc.send_signal(signal.SIGTERM)
+    async with asyncio.timeout(WAIT_S):
+        return await proc.wait()
+
+
+async def invoke(addr: str, request: RemotingCommand) -> RemotingCommand:
+    async with RemotingClient() as client:
+        return await client.invoke(addr, request, WAIT_S)
+
+
+def write_conf(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def test_a_standalone_controller_boots_leads_and_refuses_what_it_does_not_serve(
+    tmp_path: Path,
+) -> None:
+    (port,) = free_ports(1)
+    conf = write_conf(
+        tmp_path / "controller-standalone.conf",
+        "controllerDLegerGroup = group1\n"
+        f"controllerDLegerPeers = n0-127.0.0.1:{port}\n"
+        "controllerDLegerSelfId = n0\n"
+        f"controllerStorePath = {tmp_path / 'store'}\n",
+    )
+    stderr = tmp_path / "stderr"
+    async with cli_process(["controller", "-c", str(conf)], stderr) as proc:
+        assert proc.stdout is not None
+        await read_until(proc.stdout, f"boot success. n0 of group group1 .*:{port}", WAIT_S)
+        assert await until(lambda: "leader in term" in stderr.read_text(), WAIT_S)
+        request = RemotingCommand.create_request(CONTROLLER_GET_METADATA_INFO)
+        response = await invoke(f"127.0.0.1:{port}", request)
+        assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+        assert await stop(proc) == 0
+    assert (tmp_path / "store" / "raft-n0" / "hardstate").exists()
+
+
+async def test_jraft_is_refused_in_one_line(tmp_path: Path) -> None:
+    conf = write_conf(tmp_path / "c.conf", "controllerType = jRaft\n")
+    async with cli_process(["controller", "-c", str(conf)], tmp_path / "stderr") as proc:
+        async with asyncio.timeout(WAIT_S):
+            assert await proc.wait() == 1
+    lines = (tmp_path / "stderr").read_text().strip().splitlines()
+    assert lines == ["Error: controllerType=jRaft is not supported: use DLedger (rocketq's Raft)"]
+
+
+async def test_three_controllers_from_the_cluster_3n_files_elect_a_leader(tmp_path: Path) -> None:
+    peers = peers_text(free_ports(3))
+    stderrs = [tmp_path / f"n{i}.stderr" for i in range(3)]
+    async with AsyncExitStack() as stack:
+        procs = []
+        for i in range(3):
+            conf = write_conf(
+                tmp_path / f"controller-n{i}.conf",  # cluster-3n-independent/controller-n<i>.conf
+                f"controllerDLegerGroup = group1\ncontrollerDLegerPeers = {peers}\n"
+                f"controllerDLegerSelfId = n{i}\ncontrollerStorePath = {tmp_path / 'store'}\n",
+            )
+            args = ["controller", "-c", str(conf)]
+            procs.append(await stack.enter_async_context(cli_process(args, stderrs[i])))
+
+        def leader_elected() -> bool:
+            return any(": leader in term" in path.read_text() for path in stderrs)
+
+        assert await until(leader_elected, WAIT_S)
+        for proc in procs:
+            assert await stop(proc) == 0
+    for i in range(3):  # one store path, a directory per peer (as DLedger's dledger-<selfId>)
+        assert (tmp_path / "store" / f"raft-n{i}" / "hardstate").exists()
+
+
+async def test_a_name_server_with_enable_controller_in_namesrv_runs_both(tmp_path: Path) -> None:
+    namesrv_port, controller_port = free_ports(2)
+    conf = write_conf(
+        tmp_path / "namesrv.conf",  # RocketMQ's quick-start/namesrv.conf, plus ports and store
+        f"listenPort = {namesrv_port}\nenableControllerInNamesrv = true\n"
+        "controllerDLegerGroup = group1\n"
+        f"controllerDLegerPeers = n0-127.0.0.1:{controller_port}\n"
+        f"controllerDLegerSelfId = n0\ncontrollerStorePath = {tmp_path / 'store'}\n",
+    )
+    async with cli_process(["namesrv", "-c", str(conf)], tmp_path / "stderr") as proc:
+        assert proc.stdout is not None
+        await read_until(proc.stdout, f"Controller boot success.*:{controller_port}", WAIT_S)
+        await read_until(proc.stdout, f"Name Server boot success.*:{namesrv_port}", WAIT_S)
+        route = RemotingCommand.create_request(RequestCode.GET_ROUTEINFO_BY_TOPIC, {"topic": "X"})
+        assert (await invoke(f"127.0.0.1:{namesrv_port}", route)).code == (
+            ResponseCode.TOPIC_NOT_EXIST
+        )
+        request = RemotingCommand.create_request(CONTROLLER_GET_METADATA_INFO)
+        response = await invoke(f"127.0.0.1:{controller_port}", request)
+        assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+        assert await stop(proc) == 0
