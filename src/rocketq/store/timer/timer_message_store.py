@@ -32,12 +32,10 @@ enqueues the units since the checkpoint a second time). A shutdown finishes the 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
-from collections import Counter
 
 from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
@@ -46,7 +44,6 @@ from rocketq.common.message_decoder import decode_message
 from rocketq.errors import DecodeError
 from rocketq.store.config import StoreConfig
 from rocketq.store.results import PutMessageStatus
-from rocketq.store.service_thread import ServiceThread
 from rocketq.store.timer.delivery_marks import DeliveryMarks, mark_key
 from rocketq.store.timer.store_host import StoreHost
 from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
@@ -56,17 +53,17 @@ from rocketq.store.timer.timer_hook import (
     transform_timer_message,
 )
 from rocketq.store.timer.timer_log import (
-    BLANK_MAGIC_CODE,
     MAGIC_DEFAULT,
     MAGIC_DELETE,
     MAGIC_ROLL,
-    TIMER_LOG_UNIT_STRUCT,
     UNIT_SIZE,
     TimerLog,
     TimerLogUnit,
-    is_magic_ok,
 )
-from rocketq.store.timer.timer_wheel import IGNORE, SLOTS_TOTAL, TimerWheel
+from rocketq.store.timer.timer_metrics import TimerMetrics
+from rocketq.store.timer.timer_recovery import recover_and_revise, revise_queue_offset
+from rocketq.store.timer.timer_service import TimerService
+from rocketq.store.timer.timer_wheel import SLOTS_TOTAL, TimerWheel
 
 log = logging.getLogger(__name__)
 
@@ -131,24 +128,29 @@ class TimerMessageStore:
         self.curr_queue_offset = 0
         self.commit_queue_offset = 0
         self._last_committed = (0, 0)
-        #: pending timers by real topic (TimerMetrics.timingCount), persisted in timermetrics
-        self.timing_count: Counter[str] = Counter()
-        self.enqueue_total: Counter[str] = Counter()  # rocketmq_timer_enqueue_total
-        self.dequeue_total: Counter[str] = Counter()  # rocketmq_timer_dequeue_total
-        self._metrics_lock = threading.Lock()  # the enqueue and dequeue threads both count
+        self.timer_metrics = TimerMetrics(timer_metrics_path(root))
+        self.timing_count = self.timer_metrics.timing_count  # pending timers by real topic
+        self.enqueue_total = self.timer_metrics.enqueue_total
+        self.dequeue_total = self.timer_metrics.dequeue_total
+        self._last_clean = time.monotonic()
         self.marks: DeliveryMarks | None = None
         self._marks_until = (0, 0)  # (read time, wheel-topic offset) that close the window
         self._running = False
         self._shutting_down = threading.Event()
-        self.enqueue_service = TimerEnqueueService(self)
-        self.dequeue_service = TimerDequeueService(self)
-        self.flush_service = TimerFlushService(self)
+        idle_ms = 100 * self.precision_ms / 1000
+        self.enqueue_service = TimerService("TimerEnqueueService", self.enqueue, idle_ms)
+        self.dequeue_service = TimerService(
+            "TimerDequeueService", lambda: self.dequeue() != -1, idle_ms
+        )
+        self.flush_service = TimerService(
+            "TimerFlushService", self.flush_round, config.timer_flush_interval_ms
+        )
 
     # ------------------------------------------------------------------ load / recover
 
     def load(self) -> bool:
         self.timer_log.load()
-        self._load_metrics()
+        self.timer_metrics.load()
         self.recover()
         return True
 
@@ -158,9 +160,11 @@ class TimerMessageStore:
         last_file = self.timer_log.mapped_file_queue.get_last_mapped_file()
         if last_file is not None:
             last_flush_pos -= self.timer_log.file_size
-        process_offset = self._recover_and_revise(max(0, last_flush_pos), check_timer_log=True)
+        process_offset = recover_and_revise(
+            self.timer_log, self.timer_wheel, max(0, last_flush_pos), check_timer_log=True
+        )
         self.timer_log.mapped_file_queue.flushed_where = process_offset
-        queue_offset = self._revise_queue_offset(process_offset)
+        queue_offset = revise_queue_offset(self.timer_log, self.message_store, process_offset)
         if queue_offset == -1:
             offset = cp.last_timer_queue_offset
         else:
@@ -179,7 +183,7 @@ class TimerMessageStore:
             min_first = self.timer_wheel.check_phy_pos(self.curr_read_time_ms, process_offset)
         if min_first < process_offset:
             log.warning("timer recheck: minFirst %d < processOffset %d", min_first, process_offset)
-            self._recover_and_revise(min_first, check_timer_log=False)
+            recover_and_revise(self.timer_log, self.timer_wheel, min_first, check_timer_log=False)
         self.commit_read_time_ms = self.curr_read_time_ms
         self.commit_queue_offset = self.curr_queue_offset
         log.info(
@@ -210,64 +214,6 @@ class TimerMessageStore:
             log.info("timer: restart window closed (%d copies skipped)", self.marks.skipped)
             self.marks = None
 
-    def _recover_and_revise(self, begin_offset: int, *, check_timer_log: bool) -> int:
-        """Re-point the wheel at the units from the file holding ``begin_offset``; with
-        ``check_timer_log`` truncate the log at the first unit that is not one."""
-        files = self.timer_log.files_from(begin_offset)
-        if not files:
-            return 0
-        check_offset = files[0].file_from_offset
-        for mf in files:
-            end = self.timer_log.file_size if check_timer_log else mf.wrote_position
-            position, stop = self._revise_file(mf.view, mf.file_from_offset, end, check_timer_log)
-            check_offset = mf.file_from_offset + position
-            if stop:
-                break
-        if check_timer_log:
-            self.timer_log.truncate(check_offset)
-        return check_offset
-
-    def _revise_file(
-        self, view: memoryview, file_from: int, end: int, check: bool
-    ) -> tuple[int, bool]:
-        position = 0
-        while position + UNIT_SIZE <= end:
-            unit = TimerLogUnit(*TIMER_LOG_UNIT_STRUCT.unpack_from(view, position))
-            if unit.magic == BLANK_MAGIC_CODE:
-                return position, False
-            ok = unit.size == UNIT_SIZE and is_magic_ok(unit.magic) and unit.magic != 0
-            if check and not ok:
-                return position, True
-            if ok:
-                self.timer_wheel.revise_slot(
-                    unit.delayed_time_ms, IGNORE, file_from + position, force=True
-                )
-            position += UNIT_SIZE
-        return position, False
-
-    def _revise_queue_offset(self, process_offset: int) -> int:
-        """The wheel-topic queue offset of the last unit's message, or -1."""
-        if process_offset < UNIT_SIZE:
-            return -1
-        unit = self.timer_log.get_unit(process_offset - UNIT_SIZE)
-        if unit is None or unit.size != UNIT_SIZE:
-            return -1
-        msg = self._read_message(unit.offset_py, unit.size_py)
-        if msg is None:
-            return -1
-        cq = self.message_store.find_consume_queue(msg.topic, msg.queue_id, create=False)
-        if cq is None:
-            return msg.queue_offset
-        offset = msg.queue_offset
-        for _ in range(20_000):
-            if offset < 0:
-                break
-            cq_unit = cq.get_unit(offset)
-            if cq_unit is not None and (cq_unit[0], cq_unit[1]) == (unit.offset_py, unit.size_py):
-                return offset
-            offset -= 1
-        return msg.queue_offset
-
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
@@ -294,7 +240,7 @@ class TimerMessageStore:
         self.timer_log.flush()
         self.timer_wheel.flush()
         self.timer_checkpoint.flush()
-        self._persist_metrics()
+        self.timer_metrics.persist(self.message_store.now_ms())
         self.timer_checkpoint.shutdown()
         self.timer_wheel.shutdown(flush=False)
         self.timer_log.shutdown()
@@ -360,8 +306,7 @@ class TimerMessageStore:
         except ValueError:
             delayed = 0
         real_topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")
-        with self._metrics_lock:
-            self.enqueue_total[real_topic] += 1
+        self.timer_metrics.count_enqueue(real_topic)
         if delayed < self.curr_write_time_ms:  # due already: never in the wheel
             msg.properties[mc.PROPERTY_TIMER_ENQUEUE_MS] = str(LONG_MAX)
             return self._deliver(msg, LONG_MAX, MAGIC_DEFAULT)
@@ -407,10 +352,7 @@ class TimerMessageStore:
         topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC)
         if topic is None or msg.properties.get(mc.PROPERTY_TIMER_ENQUEUE_MS) == str(LONG_MAX):
             return
-        with self._metrics_lock:
-            self.timing_count[topic] += value
-            if self.timing_count[topic] <= 0:
-                del self.timing_count[topic]
+        self.timer_metrics.add_timing(topic, value)
 
     # ------------------------------------------------------------------ dequeue
 
@@ -503,8 +445,7 @@ class TimerMessageStore:
             return True  # a delete marker is never delivered (doPut's PUT_NO_RETRY)
         self._add_metric(msg, -1)
         inner = self._convert(msg, enqueue_time, roll)
-        with self._metrics_lock:
-            self.dequeue_total[msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")] += 1
+        self.timer_metrics.count_dequeue(msg.properties.get(mc.PROPERTY_REAL_TOPIC, ""))
         key = mark_key(inner, roll=roll)
         marks = self.marks
         if (
@@ -561,12 +502,21 @@ class TimerMessageStore:
         cp.last_timer_queue_offset = min(self.commit_queue_offset, cp.master_timer_queue_offset)
 
     def flush(self) -> None:
-        """TimerFlushService's round."""
+        """Write the checkpoint after the timerlog and the wheel (TimerFlushService)."""
         self.prepare_timer_checkpoint()
         self.timer_log.flush()
         self.timer_wheel.flush()
         self.timer_checkpoint.flush()
-        self._persist_metrics()
+        self.timer_metrics.persist(self.message_store.now_ms())
+
+    def flush_round(self) -> bool:
+        """The flush service's step; every 30 s it also drops timerlog files whose messages
+        the commitlog no longer has (the scheduler's deleteExpiredFileByOffsetForTimerLog)."""
+        self.flush()
+        if time.monotonic() - self._last_clean > CLEAN_INTERVAL_S:
+            self._last_clean = time.monotonic()
+            self.timer_log.delete_expired_files(self.message_store.get_min_phy_offset())
+        return False
 
     def dequeue_lag(self) -> int:
         """Timers in slots already due and not yet delivered (rocketmq_timer_dequeue_lag)."""
@@ -583,85 +533,3 @@ class TimerMessageStore:
             0,
             self.message_store.get_max_offset_in_queue(TIMER_TOPIC, 0) - self.curr_queue_offset,
         )
-
-    def _load_metrics(self) -> None:
-        path = timer_metrics_path(self.config.store_path_root_dir)
-        try:
-            with open(path, encoding="utf-8") as f:
-                table = json.load(f).get("timingCount", {})
-        except FileNotFoundError:
-            return
-        except (OSError, ValueError, AttributeError):
-            log.warning("timer: unreadable %s, timing counts start from zero", path)
-            return
-        for topic, metric in table.items():
-            count = int(metric.get("count", 0)) if isinstance(metric, dict) else 0
-            if count > 0:
-                self.timing_count[topic] = count
-
-    def _persist_metrics(self) -> None:
-        """TimerMetrics.persist: ``{"timingCount": {topic: {"count", "timeStamp"}}}``."""
-        path = timer_metrics_path(self.config.store_path_root_dir)
-        now = self.message_store.now_ms()
-        with self._metrics_lock:
-            counts = sorted(self.timing_count.items())
-        table = {t: {"count": c, "timeStamp": now} for t, c in counts}
-        data = json.dumps({"timingCount": table}, separators=(",", ":"))
-        tmp = path + ".tmp"
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(data)
-        os.replace(tmp, path)
-
-
-class TimerEnqueueService(ServiceThread):
-    def __init__(self, timer: TimerMessageStore) -> None:
-        super().__init__("TimerEnqueueService")
-        self.timer = timer
-
-    def run(self) -> None:
-        interval_ms = 100 * self.timer.precision_ms / 1000
-        while not self.is_stopped():
-            try:
-                busy = self.timer.enqueue()
-            except Exception:  # a failed enqueue round is logged and retried; the service lives
-                log.exception("timer enqueue failed")
-                busy = False
-            if not busy:
-                self.wait_for_running(interval_ms)
-
-
-class TimerDequeueService(ServiceThread):
-    def __init__(self, timer: TimerMessageStore) -> None:
-        super().__init__("TimerDequeueService")
-        self.timer = timer
-
-    def run(self) -> None:
-        interval_ms = 100 * self.timer.precision_ms / 1000
-        while not self.is_stopped():
-            try:
-                done = self.timer.dequeue()
-            except Exception:  # a failed slot is logged and read again; the service lives
-                log.exception("timer dequeue failed")
-                done = -1
-            if done == -1:
-                self.wait_for_running(interval_ms)
-
-
-class TimerFlushService(ServiceThread):
-    def __init__(self, timer: TimerMessageStore) -> None:
-        super().__init__("TimerFlushService")
-        self.timer = timer
-        self._last_clean = time.monotonic()
-
-    def run(self) -> None:
-        timer = self.timer
-        while not self.is_stopped():
-            try:
-                timer.flush()
-                if time.monotonic() - self._last_clean > CLEAN_INTERVAL_S:
-                    self._last_clean = time.monotonic()
-                    timer.timer_log.delete_expired_files(timer.message_store.get_min_phy_offset())
-            except OSError:
-                log.exception("timer flush failed")
-            self.wait_for_running(timer.config.timer_flush_interval_ms)
