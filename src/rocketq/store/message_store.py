@@ -40,6 +40,7 @@ from rocketq.store.message_writer import MessageWriter
 from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
 from rocketq.store.store_lock import describe_holder
+from rocketq.store.timer.timer_message_store import TimerMessageStore
 
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
@@ -76,6 +77,8 @@ class MessageStore(MessageWriter, MessageReader):
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
         self.ha_service = HAService(self)
+        #: RocketMQ 5's timer wheel (store/timer/), made at load when timerWheelEnable
+        self.timer_message_store: TimerMessageStore | None = None
         self.disk_full = False
         self.recovered_abnormally = False
         self.recovery_cut_reason = ""
@@ -106,6 +109,9 @@ class MessageStore(MessageWriter, MessageReader):
         self._lock()
         try:
             load_and_recover(self)
+            if self.config.timer_wheel_enable:
+                self.timer_message_store = TimerMessageStore(self, self.config)
+                self.timer_message_store.load()
         except BaseException:
             self._unlock()
             raise
@@ -126,6 +132,8 @@ class MessageStore(MessageWriter, MessageReader):
             os.fsync(f.fileno())
         paths.fsync_dir(self.root)
         self._running = True
+        if self.timer_message_store is not None and self.config.broker_role is not BrokerRole.SLAVE:
+            self.timer_message_store.start()  # a slave keeps the files its master replicates
 
     def start_ha(self) -> int:
         """Start replication (listen on ha_listen_port; a slave connects to its master).
@@ -145,6 +153,9 @@ class MessageStore(MessageWriter, MessageReader):
     def shutdown(self) -> None:
         if not self._loaded:
             return
+        if self.timer_message_store is not None:
+            self.timer_message_store.shutdown()  # its last puts need a running store
+            self.timer_message_store = None
         was_running = self._running
         self._running = False
         if was_running:
