@@ -18,6 +18,7 @@ from rocketq.cli import (
     admin_namesrv,
     admin_progress,
     admin_stats,
+    admin_subscription_group,
     admin_topic,
 )
 
@@ -43,6 +44,7 @@ def admin() -> None:
 
 for module in (
     admin_topic,
+    admin_subscription_group,
     admin_group,
     admin_progress,
     admin_message,
