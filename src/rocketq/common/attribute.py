@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rocketq.common import message_const as mc
 from rocketq.common.hashing import java_string_hash
@@ -34,14 +35,18 @@ class AttributeRefusedError(ConfigError):
 
 
 class TopicMessageType(enum.Enum):
-    """TopicMessageType: the ``message.type`` attribute's values."""
+    """TopicMessageType: the ``message.type`` attribute's values, each its own name."""
 
-    UNSPECIFIED = "UNSPECIFIED"
-    NORMAL = "NORMAL"
-    FIFO = "FIFO"
-    DELAY = "DELAY"
-    TRANSACTION = "TRANSACTION"
-    MIXED = "MIXED"
+    @staticmethod
+    def _generate_next_value_(name: str, start: int, count: int, last_values: list[Any]) -> str:
+        return name
+
+    UNSPECIFIED = enum.auto()
+    NORMAL = enum.auto()
+    FIFO = enum.auto()
+    DELAY = enum.auto()
+    TRANSACTION = enum.auto()
+    MIXED = enum.auto()
 
     @classmethod
     def parse_from_message_property(cls, properties: Mapping[str, str]) -> TopicMessageType:
