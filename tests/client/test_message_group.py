@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
-from rocketq.client import Message, Producer
+from rocketq.client import Message, Producer, SendStatus
 from rocketq.client.aio import Producer as AsyncProducer
 from rocketq.common import message_const as mc
+from rocketq.common.attribute import parse_to_map
 from rocketq.common.hashing import message_group_queue_index
 from rocketq.common.message_decoder import decode_message
+from rocketq.common.topic_config import TopicConfig
 from rocketq.testing.cluster import FAST_CLIENT, Cluster
 
 TOPIC = "FifoTopic"
@@ -47,3 +49,20 @@ async def test_the_blocking_producer_sets_a_message_group_too(cluster: Cluster) 
             return {producer.send(msg).message_queue.queue_id for _ in range(3)}
 
     assert await asyncio.to_thread(send) == {3}  # consistentHash(99162322, 4)
+
+
+async def test_remoting_sends_are_not_checked_against_the_topic_message_type(
+    cluster: Cluster,
+) -> None:
+    """RocketMQ 5's broker takes any message on a typed topic over remoting (its proxy checks
+    gRPC sends): a plain message on a FIFO topic, a grouped one on a DELAY topic."""
+    manager = cluster.broker.topic_config_manager
+    for topic, kind in (("TypedFifo", "FIFO"), ("TypedDelay", "DELAY")):
+        plain = TopicConfig(topic_name=topic, read_queue_nums=2, write_queue_nums=2)
+        manager.update_topic_config_by_request(plain, parse_to_map(f"+message.type={kind}"))
+    await cluster.broker.register_broker_all()
+    async with AsyncProducer("pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        plain_sent = await producer.send(Message("TypedFifo", b"plain"))
+        grouped = await producer.send(Message("TypedDelay", b"grouped", message_group="g"))
+    assert plain_sent.status is SendStatus.SEND_OK
+    assert grouped.status is SendStatus.SEND_OK

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from rocketq.admin.core import AdminCore
-from rocketq.common.attribute import parse_to_string
+from rocketq.common.attribute import TopicMessageType, parse_to_string
 from rocketq.common.java_properties import parse_properties
 from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketq.common.topic_config import TopicConfig
@@ -64,6 +64,15 @@ class BrokerAdmin(AdminCore):
         (RocketMQ 5's examineTopicConfig, read here from GET_ALL_TOPIC_CONFIG)."""
         wrapper = await self.get_all_topic_config(broker_addr)
         return wrapper.topic_config_table.get(topic)
+
+    async def examine_topic_message_types(self, topic: str) -> dict[str, TopicMessageType | None]:
+        """broker name -> the ``message.type`` of ``topic`` on that master (None when the
+        broker has no config of it), for every broker in the topic's route."""
+        types: dict[str, TopicMessageType | None] = {}
+        for name, addr in (await self.master_addrs_of_topic(topic)).items():
+            tc = await self.examine_topic_config(addr, topic)
+            types[name] = None if tc is None else tc.topic_message_type
+        return types
 
     async def create_and_update_subscription_group_config(
         self, broker_addr: str, config: SubscriptionGroupConfig

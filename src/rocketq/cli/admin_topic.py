@@ -231,10 +231,10 @@ def topic_status(ctx: AdminContext, topic: str, cluster: str | None) -> None:
 
     async def call(admin: AsyncAdminClient) -> tuple[TopicStatsTable, dict[str, str]]:
         stats = await admin.examine_topic_stats(topic)
-        types: dict[str, str] = {}
-        for name, addr in (await admin.master_addrs_of_topic(topic)).items():
-            tc = await admin.examine_topic_config(addr, topic)
-            types[name] = tc.topic_message_type.value if tc is not None else ""
+        types = {
+            name: kind.value if kind is not None else ""
+            for name, kind in (await admin.examine_topic_message_types(topic)).items()
+        }
         if cluster is not None:
             info = await admin.examine_broker_cluster_info()
             if cluster not in info.cluster_addr_table:
