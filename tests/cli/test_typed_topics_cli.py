@@ -10,6 +10,7 @@ import json
 import pytest
 
 from rocketq.admin import AsyncAdminClient
+from rocketq.cli.admin import admin
 from rocketq.common.attribute import TopicMessageType, parse_to_map
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import BrokerResponseError
@@ -111,3 +112,16 @@ async def test_update_sub_group_sets_orderly_retry_times_and_retry_policy(
     assert "success" in plain
     table = cluster.broker.subscription_group_manager.subscription_group_table
     assert table["Plain"].consume_message_orderly is None  # RocketMQ 4's shape kept
+
+
+def test_update_topic_and_update_sub_group_take_mqadmin_5s_options() -> None:
+    def options(command: str) -> dict[str, list[str]]:
+        return {p.name or "": p.opts for p in admin.commands[command].params}
+
+    assert options("updateTopic")["attributes"] == ["-a", "--attributes"]
+    group = options("updateSubGroup")
+    assert group["orderly"] == ["-o", "--consumeMessageOrderly"]
+    assert group["retry_max"] == ["-r", "--retryMaxTimes"]
+    assert group["retry_policy"] == ["-p", "--groupRetryPolicy"]
+    assert group["attributes"] == ["--attributes"]
+    assert group["notify"] == ["-a", "--notifyConsumerIdsChanged"]
