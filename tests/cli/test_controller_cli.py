@@ -82,6 +82,10 @@ async def test_a_standalone_controller_boots_leads_and_refuses_what_it_does_not_
         assert await until(lambda: "leader in term" in stderr.read_text(), WAIT_S)
         request = RemotingCommand.create_request(CONTROLLER_GET_METADATA_INFO)
         response = await invoke(f"127.0.0.1:{port}", request)
+        assert response.code == ResponseCode.SUCCESS
+        assert response.ext_fields["controllerLeaderAddress"] == f"127.0.0.1:{port}"
+        epoch_cache = RemotingCommand.create_request(RequestCode.GET_BROKER_EPOCH_CACHE)
+        response = await invoke(f"127.0.0.1:{port}", epoch_cache)  # a broker's request
         assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
         assert await stop(proc) == 0
     assert (tmp_path / "store" / "raft-n0" / "hardstate").exists()
@@ -139,5 +143,6 @@ async def test_a_name_server_with_enable_controller_in_namesrv_runs_both(tmp_pat
         )
         request = RemotingCommand.create_request(CONTROLLER_GET_METADATA_INFO)
         response = await invoke(f"127.0.0.1:{controller_port}", request)
-        assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+        assert response.code == ResponseCode.SUCCESS
+        assert response.ext_fields["group"] == "group1"
         assert await stop(proc) == 0
