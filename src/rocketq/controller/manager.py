@@ -31,7 +31,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 from rocketq.controller.event import encode_event
 from rocketq.controller.heartbeat import AlivePredicate, BrokerHeartbeatManager
@@ -41,6 +41,7 @@ from rocketq.controller.metrics import (
     ControllerMetricsCollector,
     ElectionResult,
 )
+from rocketq.controller.notify import NotifyService
 from rocketq.controller.raft import Role
 from rocketq.controller.replicas_info import (
     ApplyResult,
@@ -54,11 +55,8 @@ from rocketq.controller.request_handler import (
     scan_need_reelect_broker_sets,
 )
 from rocketq.controller.server import ControllerServer
-from rocketq.errors import RocketQError
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.metrics_exporter import MetricsExporter
-from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.controller_headers import (
     ElectMasterRequestHeader,
@@ -67,12 +65,9 @@ from rocketq.remoting.protocol.controller_headers import (
 from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 #: ControllerRequestProcessor.WAIT_TIMEOUT_OUT: how long a request waits for the log
 WAIT_TIMEOUT_S = 5.0
-#: ControllerManager.doNotifyBrokerRoleChanged's oneway timeout
-NOTIFY_TIMEOUT_S = 3.0
 NOT_LEADER_REMARK = "The controller is not in leader state"
 
 ELECTION_RESULTS = {
@@ -107,20 +102,13 @@ class ControllerManager:
         self._export_metrics = export_metrics
         self.metrics_exporter: MetricsExporter | None = None
         self._write_lock = asyncio.Lock()
-        self._client: RemotingClient | None = None
+        self.notify_service = NotifyService()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._notifying: dict[str, tuple[int, asyncio.Task[Any]]] = {}
         server.raft_node.add_role_listener(self._on_role_change)
         server.remoting_server.add_channel_close_listener(self._on_channel_close)
         server.add_service(self)
-        server.metrics_collector = ControllerMetricsCollector(
-            (self.config.self_addr, server.group, server.self_id),
-            self.metrics,
-            role=lambda: server.raft_node.role if not server.raft_node.halted else None,
-            active_brokers=lambda: _retrying(
-                lambda: self.heartbeats.get_active_brokers_num(clock())
-            ),
-            sync_state_set_sizes=lambda: _retrying(self._sync_state_set_sizes),
+        server.metrics_collector = ControllerMetricsCollector.of_controller(
+            server, self.heartbeats, state_machine, self.metrics, clock
         )
 
     @property
@@ -136,12 +124,6 @@ class ControllerManager:
 
     # ---- lifecycle (ControllerServer starts and stops its services) ---------------------------
 
-    def _sync_state_set_sizes(self) -> dict[str, dict[str, int]]:
-        sizes: dict[str, dict[str, int]] = {}
-        for bs in list(self.state.broker_sets.values()):
-            sizes.setdefault(bs.cluster_name, {})[bs.broker_name] = len(bs.sync_state_set)
-        return sizes
-
     async def start(self) -> None:
         config = self.config
         if self._export_metrics and config.metrics_exporter_type.upper() == "PROM":
@@ -149,7 +131,7 @@ class ControllerManager:
             self.metrics_exporter = MetricsExporter(self.server.metrics_collector)
             host = config.metrics_prom_exporter_host or "0.0.0.0"
             self.metrics_exporter.start(host, config.metrics_prom_exporter_port)
-        self._client = RemotingClient()
+        await self.notify_service.start()
         self._spawn(self._scan_loop(self._scan_not_active_broker, "scan_not_active_broker"))
         self._spawn(self._scan_loop(self._scan_inactive_master, "scan_inactive_master"))
 
@@ -160,9 +142,7 @@ class ControllerManager:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        if self._client is not None:
-            await self._client.shutdown()
-            self._client = None
+        await self.notify_service.shutdown()
         exporter, self.metrics_exporter = self.metrics_exporter, None
         if exporter is not None:
             await asyncio.to_thread(exporter.stop)
@@ -277,33 +257,15 @@ class ControllerManager:
         await self.trigger_elect_master(broker_name)
 
     def notify_broker_role_changed(self, broker_name: str) -> None:
+        """ControllerManager.notifyBrokerRoleChanged: push to each live member of the set."""
         notification = role_change_notification(self.state, broker_name)
         bs = self.state.get(broker_name)
-        if notification is None or bs is None or self._client is None:
+        if notification is None or bs is None:
             return
-        header, body = notification
-        epoch = header.master_epoch or 0
         alive = self.alive()
         for broker_id, addr in bs.broker_id_table().items():
-            if not alive(bs.cluster_name, broker_name, broker_id):
-                continue
-            previous = self._notifying.get(addr)
-            if previous is not None and epoch > previous[0]:
-                previous[1].cancel()
-            request = RemotingCommand.create_request(
-                RequestCode.NOTIFY_BROKER_ROLE_CHANGED, header.to_ext_fields(), body
-            )
-            self._notifying[addr] = (epoch, self._spawn(self._notify(addr, request)))
-
-    async def _notify(self, addr: str, request: RemotingCommand) -> None:
-        assert self._client is not None
-        try:
-            await asyncio.wait_for(self._client.invoke_oneway(addr, request), NOTIFY_TIMEOUT_S)
-        except (
-            OSError,
-            RocketQError,
-        ) as exc:  # a broker that is gone: its 5 s poll is the fallback
-            log.warning("could not notify broker %s that its role changed: %r", addr, exc)
+            if alive(bs.cluster_name, broker_name, broker_id):
+                self.notify_service.notify_broker(addr, *notification)
 
     # ---- liveness ----------------------------------------------------------------------------
 
@@ -351,16 +313,6 @@ class ControllerManager:
     def _on_role_change(self, role: Role, term: int, leader: int | None) -> None:
         if role is Role.LEADER:
             self.heartbeats.on_become_leader(self.clock())
-
-
-def _retrying(read: Callable[[], T]) -> T:
-    """A scrape-time read of dicts the event loop may change meanwhile: retry on a race."""
-    for _ in range(9):
-        try:
-            return read()
-        except RuntimeError:  # "dictionary changed size during iteration"
-            continue
-    return read()
 
 
 def respond(result: ControllerResult) -> RemotingCommand:

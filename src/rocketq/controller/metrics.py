@@ -24,13 +24,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from enum import Enum
+from typing import TypeVar
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
+from rocketq.controller.heartbeat import BrokerHeartbeatManager
 from rocketq.controller.raft import Role
+from rocketq.controller.replicas_info import ControllerStateMachine
+from rocketq.controller.server import ControllerServer
 from rocketq.remoting.protocol.codes import RequestCode
+
+T = TypeVar("T")
 
 #: ControllerMetricsManager's latency view (1 us .. 10 s), in microseconds
 REQUEST_LATENCY_BUCKETS_US: tuple[int, ...] = (
@@ -142,6 +148,32 @@ class ControllerMetricsCollector(Collector):
         self._active_brokers = active_brokers
         self._sync_state_set_sizes = sync_state_set_sizes
 
+    @classmethod
+    def of_controller(
+        cls,
+        server: ControllerServer,
+        heartbeats: BrokerHeartbeatManager,
+        state_machine: ControllerStateMachine,
+        metrics: ControllerMetrics,
+        clock: Callable[[], int],
+    ) -> ControllerMetricsCollector:
+        """The collector of one controller: its Raft role, liveness table and broker sets."""
+
+        def sync_state_set_sizes() -> dict[str, dict[str, int]]:
+            sizes: dict[str, dict[str, int]] = {}
+            for bs in list(state_machine.replicas_info.broker_sets.values()):
+                sizes.setdefault(bs.cluster_name, {})[bs.broker_name] = len(bs.sync_state_set)
+            return sizes
+
+        node = server.raft_node
+        return cls(
+            (server.addr, server.group, server.self_id),
+            metrics,
+            role=lambda: None if node.halted else node.role,
+            active_brokers=lambda: _retrying(lambda: heartbeats.get_active_brokers_num(clock())),
+            sync_state_set_sizes=lambda: _retrying(sync_state_set_sizes),
+        )
+
     def collect(self) -> Iterator[Metric]:
         base = ("address", "group", "peer_id")
         node = list(self.labels)
@@ -193,6 +225,16 @@ class ControllerMetricsCollector(Collector):
             for broker_set, count in sorted(per_set.items()):
                 family.add_metric([*self.labels, cluster, broker_set], count)
         return family
+
+
+def _retrying(read: Callable[[], T]) -> T:
+    """A scrape-time read of dicts the event loop may change meanwhile: retry on a race."""
+    for _ in range(9):
+        try:
+            return read()
+        except RuntimeError:  # "dictionary changed size during iteration"
+            continue
+    return read()
 
 
 def _cumulative(counts: list[int]) -> list[tuple[str, float]]:
