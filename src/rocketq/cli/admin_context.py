@@ -34,9 +34,11 @@ class AdminContext:
         *,
         access_key: str = "",
         secret_key: str = "",
+        target: str | None = None,
     ) -> T:
         """``call`` with a fresh admin client, signing with ``access_key`` when given; errors
-        become a ClickException (exit 1)."""
+        become a ClickException (exit 1). ``target``: what the call talks to, if not the name
+        server (a controller), for the message when it cannot connect."""
 
         async def main() -> T:
             async with AsyncAdminClient(
@@ -50,6 +52,8 @@ class AdminContext:
         try:
             return asyncio.run(main())
         except RemotingConnectError as exc:
+            if target is not None:
+                raise click.ClickException(f"cannot connect to {target} ({exc})") from exc
             raise click.ClickException(
                 f"cannot connect to {self.namesrv_addr} or a broker it named ({exc}); "
                 "is the name server running? (-n host:port or NAMESRV_ADDR)"
