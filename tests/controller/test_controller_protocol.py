@@ -12,7 +12,6 @@ import pytest
 
 from rocketq.controller.manager import NOT_LEADER_REMARK
 from rocketq.remoting.protocol.codes import RequestCode
-from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.controller_bodies import (
     BrokerNameList,
     BrokerReplicasInfo,
@@ -88,8 +87,10 @@ async def test_brokers_register_elect_and_alter_and_a_new_leader_keeps_the_state
                 leader.self_id,
                 leader.addr,
             )
-            assert meta.is_leader is False and meta.group == "group1"
-            assert meta.peers is not None and f"{leader.self_id}:{leader.addr};" in meta.peers
+            assert meta.is_leader is False
+            assert meta.group == "group1"
+            assert meta.peers is not None
+            assert f"{leader.self_id}:{leader.addr};" in meta.peers
             # a follower refuses with 2007, naming the leader
             refused = await b1.call(
                 follower.addr,
@@ -97,7 +98,8 @@ async def test_brokers_register_elect_and_alter_and_a_new_leader_keeps_the_state
                 GetNextBrokerIdRequestHeader(cluster_name=CLUSTER, broker_name="broker-a"),
             )
             assert refused.code == R.CONTROLLER_NOT_LEADER
-            assert refused.remark is not None and refused.remark.startswith(NOT_LEADER_REMARK)
+            assert refused.remark is not None
+            assert refused.remark.startswith(NOT_LEADER_REMARK)
             assert leader.addr in refused.remark
             assert metadata_of(refused).controller_leader_address == leader.addr
 
