@@ -5,6 +5,7 @@ requests and a RemotingServer of its own for the NOTIFY_BROKER_ROLE_CHANGED push
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from pathlib import Path
 
@@ -196,10 +197,8 @@ class FakeBroker:
         """The broker's heartbeat schedule (brokerHeartbeatInterval), until cancelled."""
         while True:
             for addr in addrs:
-                try:
+                with contextlib.suppress(OSError, AssertionError):  # a controller that is down
                     await self.heartbeat([addr])
-                except (OSError, AssertionError):
-                    pass  # a controller that is down; the others still hear us
             await asyncio.sleep(period_s)
 
 
