@@ -20,8 +20,8 @@ from rocketq.remoting.protocol.controller_headers import (
     ElectMasterRequestHeader,
 )
 from rocketq.response_code import ResponseCode
-from tests.controller.group import WAIT_S
-from tests.controller.wire import CLUSTER, ControllerGroup, FakeBroker
+from rocketq.testing.controller_group import WAIT_S
+from rocketq.testing.controller_wire import CLUSTER, ControllerGroup, FakeBroker
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,8 +11,8 @@ import pytest
 
 from rocketq.cli.admin import admin
 from rocketq.testing.cluster import Cluster
+from rocketq.testing.controller_wire import CLUSTER, ControllerGroup, FakeBroker
 from tests.cli.admin_runner import ok, run
-from tests.controller.wire import CLUSTER, ControllerGroup, FakeBroker
 
 pytestmark = pytest.mark.timeout(60)
 

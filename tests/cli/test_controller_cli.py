@@ -20,8 +20,8 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.testing.cli_process import CLI_PROGRAM, read_until
+from rocketq.testing.controller_group import free_ports, peers_text
 from rocketq.testing.wait import until
-from tests.controller.group import free_ports, peers_text
 
 pytestmark = pytest.mark.timeout(60)
 WAIT_S = 20.0

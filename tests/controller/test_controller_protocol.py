@@ -28,9 +28,9 @@ from rocketq.remoting.protocol.controller_headers import (
     GetReplicaInfoResponseHeader,
 )
 from rocketq.response_code import ResponseCode
+from rocketq.testing.controller_group import WAIT_S
+from rocketq.testing.controller_wire import CLUSTER, ControllerGroup, FakeBroker, metadata_of
 from rocketq.testing.wait import until
-from tests.controller.group import WAIT_S
-from tests.controller.wire import CLUSTER, ControllerGroup, FakeBroker, metadata_of
 
 pytestmark = pytest.mark.timeout(60)
 R = ResponseCode

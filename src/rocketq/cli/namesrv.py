@@ -15,12 +15,12 @@ import signal
 import click
 
 from rocketq.cli.controller import new_controller_server, read_properties
+from rocketq.cli.startup import run_server
 from rocketq.controller.config import ControllerConfig, known_key
 from rocketq.controller.server import ControllerServer
 from rocketq.errors import ConfigError, StoreError
 from rocketq.namesrv.config import NAMESRV_KEYS, NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
-from rocketq.remoting import event_loop
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,12 @@ def namesrv(
         )
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    event_loop.run(_run(config, embedded))
+    run_server(
+        _run(config, embedded),
+        ports={config.listen_port: "-p/--port (listenPort)"},
+        host=config.listen_host,
+        store_option="",
+    )
 
 
 def load_namesrv_config(

@@ -20,6 +20,10 @@ class PutMessageStatus(Enum):
     PROPERTIES_SIZE_EXCEEDED = "PROPERTIES_SIZE_EXCEEDED"
     OS_PAGE_CACHE_BUSY = "OS_PAGE_CACHE_BUSY"
     UNKNOWN_ERROR = "UNKNOWN_ERROR"
+    # RocketMQ 5's timer wheel (HookUtils.transformTimerMessage)
+    WHEEL_TIMER_FLOW_CONTROL = "WHEEL_TIMER_FLOW_CONTROL"
+    WHEEL_TIMER_MSG_ILLEGAL = "WHEEL_TIMER_MSG_ILLEGAL"
+    WHEEL_TIMER_NOT_ENABLE = "WHEEL_TIMER_NOT_ENABLE"
 
     @property
     def is_ok(self) -> bool:

@@ -30,8 +30,8 @@ from rocketq.remoting.protocol.controller_headers import (
 from rocketq.remoting.protocol.custom_header import CommandCustomHeader
 from rocketq.remoting.server import RemotingServer
 from rocketq.response_code import ResponseCode
+from rocketq.testing.controller_group import ELECTION_TICK, TICK_MS, WAIT_S, free_ports, peers_text
 from rocketq.testing.wait import until
-from tests.controller.group import ELECTION_TICK, TICK_MS, WAIT_S, free_ports, peers_text
 
 CLUSTER = "DefaultCluster"
 #: brokers' heartbeat timeout in these tests (controllerHeartBeatTimeoutMills)
