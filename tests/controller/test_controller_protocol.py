@@ -105,7 +105,7 @@ async def test_brokers_register_elect_and_alter_and_a_new_leader_keeps_the_state
 
             assert [await b.register(leader.addr) for b in (b1, b2, b3)] == [1, 2, 3]
             for broker in (b1, b2, b3):
-                await broker.heartbeat(group.addrs)
+                await broker.heartbeat(group.addrs, timeout_ms=60_000)
             elected = await b1.call(
                 leader.addr,
                 RequestCode.CONTROLLER_ELECT_MASTER,
@@ -156,7 +156,7 @@ async def test_brokers_register_elect_and_alter_and_a_new_leader_keeps_the_state
             )
             assert (sss.sync_state_set, sss.sync_state_set_epoch) == ({1, 2, 3}, 2)
             for broker in (b1, b2, b3):
-                await broker.heartbeat(group.addrs)
+                await broker.heartbeat(group.addrs, timeout_ms=60_000)
             data = await b1.call(
                 new_leader.addr,
                 RequestCode.CONTROLLER_GET_SYNC_STATE_DATA,
@@ -169,17 +169,28 @@ async def test_brokers_register_elect_and_alter_and_a_new_leader_keeps_the_state
         await group.stop_all()
 
 
+@pytest.mark.parametrize(
+    ("not_active_ms", "inactive_master_ms"),
+    [(100, 60_000), (60_000, 100)],
+    ids=["scanNotActiveBroker", "scanInactiveMaster"],
+)
 async def test_the_liveness_scan_elects_a_new_master_when_the_master_stops_heartbeating(
-    tmp_path: Path,
+    tmp_path: Path, not_active_ms: int, inactive_master_ms: int
 ) -> None:
-    group = ControllerGroup(tmp_path)
+    """Either scan alone finds the silent master (the other is made too slow to act)."""
+    group = ControllerGroup(
+        tmp_path,
+        scan_not_active_broker_interval_ms=not_active_ms,
+        scan_inactive_master_interval_ms=inactive_master_ms,
+    )
     try:
         await group.start_all()
         leader = await group.leader()
         async with brokers(2) as (b1, b2):
-            for broker in (b1, b2):
+            # b1's last heartbeat says 2 s: it lives through the setup, then goes silent
+            for broker, timeout_ms in ((b1, 2_000), (b2, 10_000)):
                 await broker.register(leader.addr)
-                await broker.heartbeat(group.addrs)
+                await broker.heartbeat(group.addrs, timeout_ms=timeout_ms)
             elect = ElectMasterRequestHeader(
                 cluster_name=CLUSTER, broker_name="broker-a", broker_id=1, designate_elect=False
             )
@@ -193,8 +204,8 @@ async def test_the_liveness_scan_elects_a_new_master_when_the_master_stops_heart
             async with asyncio.timeout(WAIT_S):  # the push of the first election
                 first, _ = await b2.pushes.get()
             assert (first.master_broker_id, first.master_epoch) == (1, 1)
-            # b1 goes silent (its connection stays open); b2 keeps heartbeating
-            beating = asyncio.ensure_future(b2.heartbeat_forever(group.addrs))
+            # b1 is silent (its connection stays open); b2 keeps heartbeating
+            beating = asyncio.ensure_future(b2.heartbeat_forever(group.addrs, timeout_ms=10_000))
             try:
                 async with asyncio.timeout(WAIT_S):
                     push, body = await b2.pushes.get()

@@ -132,8 +132,9 @@ class ControllerManager:
             host = config.metrics_prom_exporter_host or "0.0.0.0"
             self.metrics_exporter.start(host, config.metrics_prom_exporter_port)
         await self.notify_service.start()
-        self._spawn(self._scan_loop(self._scan_not_active_broker, "scan_not_active_broker"))
-        self._spawn(self._scan_loop(self._scan_inactive_master, "scan_inactive_master"))
+        brokers, masters = self._scan_not_active_broker, self._scan_inactive_master
+        self._spawn(self._scan_loop("scan_not_active_broker_interval_ms", brokers))
+        self._spawn(self._scan_loop("scan_inactive_master_interval_ms", masters))
 
     async def shutdown(self) -> None:
         tasks, self._tasks = list(self._tasks), set()
@@ -269,23 +270,19 @@ class ControllerManager:
 
     # ---- liveness ----------------------------------------------------------------------------
 
-    async def _scan_loop(self, scan: Callable[[], list[str] | None], name: str) -> None:
+    async def _scan_loop(self, interval_key: str, scan: Callable[[], list[str]]) -> None:
+        """Every interval (read each round: updateControllerConfig may change it), on the
+        serving leader only: elect for the broker sets ``scan`` names."""
         while True:
-            interval_ms = (
-                self.config.scan_not_active_broker_interval_ms
-                if name == "scan_not_active_broker"
-                else self.config.scan_inactive_master_interval_ms
-            )
+            interval_ms: int = getattr(self.config, interval_key)
             await asyncio.sleep(interval_ms / 1000)
-            if self.log.is_leader:
-                try:
-                    await self._act_on(scan())
-                except Exception:  # one failed scan must not stop the next
-                    log.exception("%s failed", name)
-
-    async def _act_on(self, names: list[str] | None) -> None:
-        for broker_name in names or ():
-            await self.trigger_elect_master(broker_name)
+            if not self.log.is_leader:
+                continue
+            try:
+                for broker_name in scan():
+                    await self.trigger_elect_master(broker_name)
+            except Exception:  # one failed scan must not stop the next
+                log.exception("liveness scan failed")
 
     def _scan_not_active_broker(self) -> list[str]:
         """The sets whose master just expired (DefaultBrokerHeartbeatManager.scanNotActiveBroker

@@ -193,12 +193,14 @@ class FakeBroker:
             response = await self.call(addr, RequestCode.BROKER_HEARTBEAT, header)
             assert response.code == ResponseCode.SUCCESS, response.remark
 
-    async def heartbeat_forever(self, addrs: list[str], period_s: float = 0.1) -> None:
+    async def heartbeat_forever(
+        self, addrs: list[str], period_s: float = 0.1, timeout_ms: int = HEARTBEAT_TIMEOUT_MS
+    ) -> None:
         """The broker's heartbeat schedule (brokerHeartbeatInterval), until cancelled."""
         while True:
             for addr in addrs:
                 with contextlib.suppress(OSError, AssertionError):  # a controller that is down
-                    await self.heartbeat([addr])
+                    await self.heartbeat([addr], timeout_ms=timeout_ms)
             await asyncio.sleep(period_s)
 
 
