@@ -4,6 +4,7 @@ against a real broker."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -98,6 +99,18 @@ async def test_controller_commands_print_what_mqadmin_prints(tmp_path: Path) -> 
 async def test_get_broker_epoch_asks_each_replica_and_says_a_broker_refused(
     cluster: Cluster,
 ) -> None:
+    """The cluster's broker is a classic one, unknown to the controller and not in
+    controller mode: getSyncStateSet -c finds its name through the name server and the
+    controller has nothing on it; getBrokerEpoch asks it and reports its refusal."""
+    group = ControllerGroup(cluster.tmp / "controller", size=1)
+    try:
+        await group.start_all()
+        leader = await group.leader()
+        args = ("-a", leader.addr, "-c", "DefaultCluster", "--json")
+        sss = ok(await run(cluster, "getSyncStateSet", *args))
+        assert json.loads(sss) == {"replicasInfoTable": {}}
+    finally:
+        await group.stop_all()
     result = await run(cluster, "getBrokerEpoch", "-c", "DefaultCluster")
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
