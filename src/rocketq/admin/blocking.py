@@ -80,6 +80,8 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     delete_topic = blocking_twin(_Admin.delete_topic)
     delete_topic_in_broker = blocking_twin(_Admin.delete_topic_in_broker)
     get_all_topic_config = blocking_twin(_Admin.get_all_topic_config)
+    examine_topic_config = blocking_twin(_Admin.examine_topic_config)
+    examine_topic_message_types = blocking_twin(_Admin.examine_topic_message_types)
     create_and_update_subscription_group_config = blocking_twin(
         _Admin.create_and_update_subscription_group_config
     )

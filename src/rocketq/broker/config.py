@@ -65,6 +65,7 @@ BROKER_KEYS: dict[str, str] = {
     "metricsPromExporterHost": "metrics_prom_exporter_host",
     "metricsPromExporterPort": "metrics_prom_exporter_port",
     "enablePropertyFilter": "enable_property_filter",
+    "enableMixedMessageType": "enable_mixed_message_type",
     # the file the broker was started from (-c): UPDATE_BROKER_CONFIG writes its changes there
     "brokerConfigPath": "broker_config_path",
 }
@@ -129,6 +130,8 @@ class BrokerConfig:
     metrics_prom_exporter_port: int = 5557
     # SQL92 subscriptions (property filters); off, as in RocketMQ, refuses them
     enable_property_filter: bool = False
+    # RocketMQ 5: updateTopic refuses message.type=MIXED unless this is on
+    enable_mixed_message_type: bool = False
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     broker_config_path: str | None = None
     store_properties: dict[str, str] = field(default_factory=dict)

@@ -19,6 +19,7 @@ from rocketq.cli import (
     admin_namesrv,
     admin_progress,
     admin_stats,
+    admin_subscription_group,
     admin_topic,
 )
 
@@ -44,6 +45,7 @@ def admin() -> None:
 
 for module in (
     admin_topic,
+    admin_subscription_group,
     admin_group,
     admin_progress,
     admin_message,
