@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from rocketq.store.ha.epoch_file import EpochEntry, read_epoch_file
-from rocketq.store.message_store import MessageStore
 from rocketq.store.results import PutMessageStatus
 from rocketq.testing.autoswitch import HandDrivenSlave, autoswitch, open_controller_mode_store
 from rocketq.testing.store import new_msg
