@@ -1,34 +1,26 @@
 """AutoSwitchHAService: replication in controller mode (RocketMQ 5's ``AutoSwitchHAService``),
-switching between master and slave at the broker's word.
+switching between master and slave at the word of the broker's ReplicasManager.
 
 Theory of operation
 -------------------
-The broker's ReplicasManager (not the store's) learns its role from the controller and calls:
-
-- :meth:`change_to_master` ``(epoch)``: refused below the last epoch of the epoch file; closes
-  the slave links and stops the client, cuts a torn tail but keeps every valid byte, drops the
-  epochs past the cut, appends ``<epoch, maxPhyOffset>`` to ``epochFileCheckpoint`` (a store
-  written in classic mode, with no epoch yet, starts its first epoch at its first byte, so
-  nothing it holds is outside an epoch), dispatches what is committed and rebuilds the
-  queue offsets. The in-sync set is then just this broker until the controller says more.
+- :meth:`change_to_master` ``(epoch)``: refused below the last epoch; closes the links, cuts a
+  torn tail but keeps every valid byte, drops the epochs past the cut and appends
+  ``<epoch, maxPhyOffset>`` (a store written in classic mode starts its first epoch at its first
+  byte, so nothing it holds lies outside an epoch; the same epoch again keeps its entry), then
+  dispatches what is committed and rebuilds the queue offsets. The in-sync set is this broker.
 - :meth:`change_to_slave` ``(master_addr, epoch, broker_id)``: closes the links and starts an
   :class:`AutoSwitchHAClient` towards the master's HA address.
 
-On a master the :class:`SyncStateSetTracker` keeps the in-sync set (the union of committed and
-proposed while a change is pending). A slave that caught up is proposed for expansion at once,
-from its ack; :meth:`maybe_shrink_sync_state_set` (the broker calls it every
-``checkSyncStateSetPeriod``) proposes dropping the slaves that have not caught up within
-``haMaxTimeSlaveNotCatchup``, and a closed link proposes dropping its slave. Proposals go to
-the listeners (the broker forwards them to the controller, CONTROLLER_ALTER_SYNC_STATE_SET) and
-the controller's answer comes back through :meth:`set_sync_state_set`.
+On a master the :class:`SyncStateSetTracker` keeps the in-sync set (committed plus proposed
+while a change is pending). A caught-up slave is proposed for expansion from its ack;
+:meth:`maybe_shrink_sync_state_set` (called every ``checkSyncStateSetPeriod``) and a closed
+link propose shrinks. Proposals go to the listeners, which forward them to the controller
+(CONTROLLER_ALTER_SYNC_STATE_SET); its answer comes back through :meth:`set_sync_state_set`.
 
-The confirm offset is the lowest ack of the in-sync set (RocketMQ: the master's own max offset
-when the set is only itself or ``allAckInSyncStateSet`` is off); a slave takes it from the
-transfer headers. It bounds the consume queues (``ReputMessageService.dispatch_bound``) and is
-kept in the checkpoint's ``confirmPhyOffset``. A SYNC send is acked once the ack rule holds
-for its end offset: with ``allAckInSyncStateSet`` every member in force has it, else
-``inSyncReplicas`` copies counting the master; a put is refused while the set in force is
-smaller than ``minInSyncReplicas``.
+The confirm offset is the lowest ack of the in-sync set (the master's max offset when the set
+is only itself or ``allAckInSyncStateSet`` is off); a slave takes it from the transfer headers.
+It bounds the consume queues and is kept in the checkpoint's ``confirmPhyOffset``. SYNC sends
+are answered by the tracker's ack rule; puts are refused below ``minInSyncReplicas``.
 """
 
 from __future__ import annotations
@@ -38,7 +30,6 @@ import socket
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol
 
 from rocketq.store.ha.autoswitch_client import AutoSwitchHAClient
 from rocketq.store.ha.autoswitch_connection import AutoSwitchHAConnection
@@ -47,18 +38,13 @@ from rocketq.store.ha.epoch_file_cache import EpochFileCache
 from rocketq.store.ha.ha_connection import HAConnection
 from rocketq.store.ha.ha_service import HAService
 from rocketq.store.ha.log_truncation import truncate_files, truncate_invalid_msg
-from rocketq.store.ha.replica_store import ReplicaStore
+from rocketq.store.ha.replica_store import ControllerModeStore
 from rocketq.store.ha.sync_state_set import SyncStateSetTracker
-from rocketq.store.recovery import RecoverableStore
 from rocketq.store.results import PutMessageStatus
 
 log = logging.getLogger(__name__)
 
 SyncStateSetListener = Callable[[frozenset[int]], None]
-
-
-class ControllerModeStore(ReplicaStore, RecoverableStore, Protocol):
-    """What controller-mode replication uses of the MessageStore: appends and truncation."""
 
 
 class AutoSwitchHAService(HAService):
@@ -93,13 +79,17 @@ class AutoSwitchHAService(HAService):
         cut = self.truncate_invalid_msg()
         if cut >= 0:
             self.epoch_cache.truncate_suffix_by_offset(cut)
-        if self.epoch_cache.last_epoch() >= epoch:
-            self.epoch_cache.truncate_suffix_by_epoch(epoch)
         cl = self.commit_log
         start = cl.get_max_offset()
         if self.epoch_cache.entry_count() == 0:  # classic-mode data joins the first epoch
             start = max(0, min(cl.get_min_offset(), start))
-        self.epoch_cache.append_entry(EpochEntry(epoch, start))
+        if self.epoch_cache.last_epoch() != epoch and not self.epoch_cache.append_entry(
+            EpochEntry(epoch, start)
+        ):
+            log.error(
+                "epoch %d at %d does not follow %s", epoch, start, self.epoch_cache.all_entries()
+            )
+            return False
         with self._sss_lock:
             me = max(self.local_broker_id, 0)
             self.tracker = SyncStateSetTracker(
@@ -107,7 +97,7 @@ class AutoSwitchHAService(HAService):
             )
             self.is_master = True
         self.push2slave_max_offset = 0
-        self.set_confirm_offset(self.get_confirm_offset())
+        self.get_confirm_offset()  # the whole log: the set is only this broker
         store = self.recoverable
         store.reput_service.do_reput()  # what is committed, before serving as master
         with cl.put_lock:
@@ -289,20 +279,16 @@ class AutoSwitchHAService(HAService):
 
     def ack_offset(self) -> int:
         """The highest end offset the ack rule holds for now (-1: none)."""
-        max_offset = self.commit_log.get_max_offset()
-        acks = self._acks()
+        max_offset, acks, cfg = self.commit_log.get_max_offset(), self._acks(), self.config
         with self._sss_lock:
-            tracker = self.tracker
-            if tracker is None:
+            if self.tracker is None:
                 return -1
-            if self.config.all_ack_in_sync_state_set:
-                members = tracker.sync_state_set() - {tracker.local_broker_id}
-                return min([max_offset, *(acks.get(m, -1) for m in members)])
-        need = self.config.in_sync_replicas - 1  # copies besides the master's
-        if need <= 0:
-            return max_offset
-        ranked = sorted(acks.values(), reverse=True)
-        return ranked[need - 1] if len(ranked) >= need else -1
+            return self.tracker.ack_offset(
+                max_offset,
+                acks,
+                all_ack=cfg.all_ack_in_sync_state_set,
+                in_sync_replicas=cfg.in_sync_replicas,
+            )
 
     def _release_sends(self) -> None:
         offset = self.ack_offset()
@@ -320,11 +306,6 @@ class AutoSwitchHAService(HAService):
         return True  # controller mode refuses by the in-sync set instead
 
     def in_sync_replicas_enough(self) -> bool:
-        """``inSyncReplicasNums`` (the larger of committed and proposed) >= minInSyncReplicas."""
         with self._sss_lock:
-            tracker = self.tracker
-            if tracker is None:
-                return False
-            pending = tracker.pending or frozenset()
-            count = max(len(tracker.local), len(pending))
+            count = 0 if self.tracker is None else self.tracker.in_sync_replicas_nums()
         return count >= self.config.min_in_sync_replicas

@@ -112,3 +112,22 @@ class SyncStateSetTracker:
         has it once written)."""
         members = self.sync_state_set() - {self.local_broker_id}
         return all(acks.get(member, -1) >= end_offset for member in members)
+
+    def in_sync_replicas_nums(self) -> int:
+        """``inSyncReplicasNums``: the larger of committed and proposed while pending."""
+        return max(len(self.local), len(self.pending or ()))
+
+    def ack_offset(
+        self, max_phy_offset: int, acks: Mapping[int, int], *, all_ack: bool, in_sync_replicas: int
+    ) -> int:
+        """The highest end offset a SYNC send may be answered for (-1: none), as
+        GroupTransferService.doWaitTransfer decides: with ``all_ack`` every member in force
+        holds it, else ``in_sync_replicas`` copies do, counting the master's."""
+        if all_ack:
+            members = self.sync_state_set() - {self.local_broker_id}
+            return min([max_phy_offset, *(acks.get(m, -1) for m in members)])
+        need = in_sync_replicas - 1  # copies besides the master's
+        if need <= 0:
+            return max_phy_offset
+        ranked = sorted(acks.values(), reverse=True)
+        return ranked[need - 1] if len(ranked) >= need else -1
