@@ -223,3 +223,33 @@ def test_store_written_in_classic_mode_loses_nothing_in_controller_mode(
     assert until_sync(lambda: caught_up(b, a), 10)
     assert commitlog_bytes(b) == before
     assert epochs(b) == epochs(a)
+
+
+def test_slave_consume_queues_wait_for_the_confirm_offset_of_the_whole_set(
+    tmp_path: Path, stores: list[MessageStore]
+) -> None:
+    master = open_controller_mode_store(tmp_path / "a", 1, all_ack_in_sync_state_set=True)
+    slave = open_controller_mode_store(tmp_path / "b", 2)
+    stores += [slave, master]
+    service = autoswitch(master)
+    assert service.change_to_master(1)
+    assert autoswitch(slave).change_to_slave(ha_address(master), 1, 2)
+    laggard = HandDrivenSlave(master, 3)
+    try:
+        laggard.read_until(lambda f: len(f) >= 1)
+        laggard.ack(0)
+        assert until_sync(lambda: service.connection_count == 2, 10)
+        service.set_sync_state_set(frozenset({1, 2, 3}))
+        sends = [master.async_put_message(new_msg(body=b"%d" % i)) for i in range(5)]
+        assert until_sync(lambda: caught_up(slave, master), 10)
+        first = queue_end(master, 1)
+        laggard.ack(first)  # the set holds only the first record everywhere
+        assert until_sync(lambda: autoswitch(slave).get_confirm_offset() == first, 10)
+        assert slave.wait_for_dispatch(10)
+        assert [u[0] + u[1] for u in queue_units(slave)] == [first]
+        assert not sends[1].done()
+        laggard.ack(master.get_max_phy_offset())
+        assert until_sync(lambda: len(queue_units(slave)) == 5, 10)
+        assert {s.result(10).status for s in sends} == {PutMessageStatus.PUT_OK}
+    finally:
+        laggard.close()
