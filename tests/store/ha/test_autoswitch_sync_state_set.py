@@ -13,7 +13,12 @@ import pytest
 
 from rocketq.store.ha.epoch_file import EpochEntry, read_epoch_file
 from rocketq.store.results import PutMessageStatus
-from rocketq.testing.autoswitch import HandDrivenSlave, autoswitch, open_controller_mode_store
+from rocketq.testing.autoswitch import (
+    HandDrivenSlave,
+    autoswitch,
+    open_controller_mode_store,
+    transferred_up_to,
+)
 from rocketq.testing.store import new_msg
 from rocketq.testing.wait import until_sync
 
@@ -66,6 +71,7 @@ def test_caught_up_slave_is_proposed_for_expansion_and_a_lagging_one_for_shrink(
         master.service.set_sync_state_set(frozenset({1, 2}))  # the controller committed it
         assert master.service.maybe_shrink_sync_state_set() is None  # in time
         master.store.put_message(new_msg())  # the slave does not ack this one ...
+        slave.read_until(transferred_up_to(master.store.get_max_phy_offset()))
         master.now_ms += NOT_CATCHUP_MS + 1  # ... for longer than haMaxTimeSlaveNotCatchup
         assert master.service.maybe_shrink_sync_state_set() == frozenset({1})
         assert master.proposal() == frozenset({1})
@@ -106,6 +112,7 @@ def test_all_ack_waits_for_every_member_in_force_until_the_shrink_commits(
         m.service.set_sync_state_set(frozenset({1, 2}))
         sent = m.store.async_put_message(new_msg())
         end = m.store.get_max_phy_offset()
+        slave.read_until(transferred_up_to(end))
         slave.ack(end - 1)
         m.now_ms += NOT_CATCHUP_MS + 1
         assert m.service.maybe_shrink_sync_state_set() == frozenset({1})
