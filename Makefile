@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml $(NATIVE_SRC)
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/rocketq server --store $(STORE) --metrics-port 5557 --dashboard-port 8080
+	$(BIN)/rocketq server --store $(STORE) -c $(STORE)/broker.conf --metrics-port 5557 --dashboard-port 8080
 
 test: lint system-deps $(ALI_ONS)
 	$(BIN)/python -m pytest -q

@@ -234,6 +234,23 @@ def for_code(code: int, remark: str = "") -> BrokerResponseError:
     return cls(remark, code=code)
 
 
+def describe(exc: BaseException) -> str:
+    """One line for a person: a response's RocketMQ code name and remark
+    (``TOPIC_NOT_EXIST: No topic route info ...``), else the error's own message; never a
+    Python class name, never "None"."""
+    if isinstance(exc, BrokerResponseError):
+        code = exc.response_code
+        name = ResponseCode(code).name if code in _KNOWN_CODES else f"response code {code}"
+        remark = _one_line(exc.remark)
+        return f"{name}: {remark}" if remark else f"{name} (the server gave no reason)"
+    return _one_line(str(exc)) or "failed without a reason"
+
+
+def _one_line(text: str | None) -> str:
+    lines = [line.strip() for line in (text or "").splitlines()]
+    return " ".join(line for line in lines if line and line not in ("None", "null"))
+
+
 class FilterExpressionError(RocketQError, ValueError):
     """A subscription expression (TAG or SQL92) does not parse (FilterAPI's "subString
     split error", RocketMQ's MQFilterException); the client raises it, the broker answers

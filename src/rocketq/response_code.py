@@ -51,6 +51,7 @@ class ResponseCode(IntEnum):
     DELETE_ACL_CONFIG_FAILED = 210
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED = 211
     FLOW_CONTROL = 215
+    ILLEGAL_OPERATION = 604  # 5.x: e.g. a recall with a bad handle or after its time
     # RocketMQ 5's controller (``ResponseCode.CONTROLLER_*``, remoting/protocol in 5.x)
     CONTROLLER_FENCED_MASTER_EPOCH = 2000
     CONTROLLER_FENCED_SYNC_STATE_SET_EPOCH = 2001

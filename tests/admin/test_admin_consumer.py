@@ -156,7 +156,7 @@ async def test_consume_stats_connections_and_offsets_describe_a_live_group(
     assert conn.message_model is MessageModel.CLUSTERING
     assert "StatsTopic" in conn.subscription_table
     assert [c.client_id for c in conn.connection_set] == [consumer.config.build_client_id()]
-    assert conn.connection_set[0].language == "JAVA"  # what our client puts in its frames
+    assert conn.connection_set[0].language == "PYTHON"  # ClientConfig.language of our client
     assert "StatsGroup" in who.group_list
     assert sum(offsets.offset_table["StatsTopic@StatsGroup"].values()) == 8
     assert (

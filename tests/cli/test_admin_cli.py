@@ -202,7 +202,7 @@ async def test_broker_commands_show_status_config_stats_and_change_permissions(
 async def test_errors_exit_non_zero_with_one_clear_line(cluster: Cluster) -> None:
     down = await asyncio.to_thread(CliRunner().invoke, admin, ["topicList", "-n", "127.0.0.1:1"])
     assert down.exit_code == 1
-    assert "cannot connect to 127.0.0.1:1" in down.output
+    assert "cannot connect to the name server 127.0.0.1:1" in down.output
     unknown = await run(cluster, "topicRoute", "-t", "NoSuchTopic")
     assert unknown.exit_code == 1
     assert "NoSuchTopic" in unknown.output

@@ -146,3 +146,26 @@ def test_the_2m_2s_layout_matches_the_readme_table() -> None:
     assert all(c.slave_read_enable for c in configs if c.broker_id == 1)
     asynchronous = broker_configs("2m-2s-async", BrokerConfig(listen_port=10911), "/s")
     assert [c.broker_role.name for c in asynchronous][:2] == ["ASYNC_MASTER", "ASYNC_MASTER"]
+
+
+def test_server_listens_on_loopback_by_default_while_namesrv_and_broker_take_every_interface() -> (
+    None
+):
+    import click
+
+    from rocketq.cli.broker import broker, load_broker_config
+    from rocketq.cli.namesrv import load_namesrv_config, namesrv
+    from rocketq.cli.server import _configs, server
+
+    def default(command: click.Command, name: str) -> object:
+        return next(p.default for p in command.params if p.name == name)
+
+    assert default(server, "host") == "127.0.0.1"
+    ns_config, config = _configs("/s", 9876, 10911, "127.0.0.1", "127.0.0.1", 5557)
+    assert (ns_config.listen_host, config.listen_host) == ("127.0.0.1", "127.0.0.1")
+    assert ns_config.metrics_prom_exporter_host == "127.0.0.1"
+    assert config.metrics_prom_exporter_host == "127.0.0.1"
+    assert default(namesrv, "host") is None
+    assert load_namesrv_config(None)[0].listen_host == "0.0.0.0"  # RocketMQ's NamesrvStartup
+    assert default(broker, "host") is None
+    assert load_broker_config(None, None, None, None).listen_host == "0.0.0.0"

@@ -167,6 +167,7 @@ def test_dump_of_a_queue_that_does_not_exist_fails(vstore: VectorStore) -> None:
 
 
 def test_check_of_a_store_that_never_stored_anything_passes_with_a_note(tmp_path: Path) -> None:
+    (tmp_path / "checkpoint").write_bytes(bytes(4096))
     result = run("check", "--store", str(tmp_path))
     assert result.exit_code == 0, result.output
     assert "note: " in result.output

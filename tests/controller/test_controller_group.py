@@ -16,8 +16,8 @@ from rocketq.errors import IllegalStateError
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
+from rocketq.testing.controller_group import WAIT_S, Group, cas_command, set_command
 from rocketq.testing.wait import until
-from tests.controller.group import WAIT_S, Group, cas_command, set_command
 
 pytestmark = pytest.mark.timeout(60)
 

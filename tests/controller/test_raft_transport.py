@@ -11,8 +11,8 @@ from rocketq.controller.raft import Message, MessageType
 from rocketq.controller.raft_transport import RAFT_MESSAGE, RaftTransport
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.server import RemotingServer
+from rocketq.testing.controller_group import free_ports
 from rocketq.testing.wait import until
-from tests.controller.group import free_ports
 
 pytestmark = pytest.mark.timeout(30)
 

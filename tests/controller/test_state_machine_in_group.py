@@ -15,8 +15,8 @@ from rocketq.controller.replicas_info import ApplyResult, ControllerStateMachine
 from rocketq.controller.server import ControllerServer
 from rocketq.remoting.protocol.controller_headers import ApplyBrokerIdRequestHeader
 from rocketq.response_code import ResponseCode
+from rocketq.testing.controller_group import WAIT_S, Group
 from rocketq.testing.wait import until
-from tests.controller.group import WAIT_S, Group
 
 pytestmark = pytest.mark.timeout(60)
 

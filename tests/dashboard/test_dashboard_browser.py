@@ -6,7 +6,6 @@ main page kept as a screenshot under artifacts/dashboard/."""
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,23 +18,13 @@ from rocketq.common.message import MessageExt
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.dashboard import run_dashboard
 from rocketq.testing.wait import until
+from tests.dashboard.chromium import CHROMIUM, LAUNCH_ARGS
 
 playwright_api = pytest.importorskip("playwright.async_api")
 # generous: a shared 2-core machine under load; charts poll every 2 s
 playwright_api.expect.set_options(timeout=30_000)
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 

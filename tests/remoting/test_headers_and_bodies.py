@@ -365,17 +365,40 @@ def test_heartbeat_data_round_trips(
     queue_id=st.integers(-(2**31), 2**31 - 1),
     queue_offset=st.integers(-(2**63), 2**63 - 1),
     transaction_id=st.none() | st.text(max_size=40),
+    recall_handle=st.none() | st.text(max_size=40),
 )
 def test_send_response_header_s_written_out_fields_match_the_generic_walk(
-    msg_id: str, queue_id: int, queue_offset: int, transaction_id: str | None
+    msg_id: str,
+    queue_id: int,
+    queue_offset: int,
+    transaction_id: str | None,
+    recall_handle: str | None,
 ) -> None:
     header = h.SendMessageResponseHeader(
-        msg_id=msg_id, queue_id=queue_id, queue_offset=queue_offset, transaction_id=transaction_id
+        msg_id=msg_id,
+        queue_id=queue_id,
+        queue_offset=queue_offset,
+        transaction_id=transaction_id,
+        recall_handle=recall_handle,
     )
     fast = header.to_ext_fields()
     generic = h.CommandCustomHeader.to_ext_fields(header)
     assert list(fast.items()) == list(generic.items())
     assert h.SendMessageResponseHeader.from_ext_fields(fast) == header
+
+
+def test_the_recall_headers_use_rocketmqs_wire_names() -> None:
+    header = h.RecallMessageRequestHeader(
+        topic="T", recall_handle="aGFuZGxl", producer_group="pg", broker_name="broker-a"
+    )
+    assert header.to_ext_fields() == {
+        "topic": "T",
+        "recallHandle": "aGFuZGxl",
+        "producerGroup": "pg",
+        "bname": "broker-a",  # RpcRequestHeader.bname
+    }
+    assert h.RecallMessageRequestHeader.from_ext_fields(header.to_ext_fields()) == header
+    assert h.RecallMessageResponseHeader(msg_id="M").to_ext_fields() == {"msgId": "M"}
 
 
 _V2_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)

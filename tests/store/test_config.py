@@ -61,3 +61,26 @@ def test_from_broker_conf_maps_camel_case_keys_and_warns_unknown(
     assert "brokerName" in caplog.text
     with pytest.raises(ConfigError):
         StoreConfig.from_broker_conf("fileReservedTime=abc\n")
+
+
+def test_the_timer_keys_load_from_a_stock_broker_conf_and_the_precision_snaps() -> None:
+    config, unknown = StoreConfig.from_properties(
+        {
+            "timerWheelEnable": "false",
+            "timerPrecisionMs": "250",
+            "timerMaxDelaySec": "600",
+            "timerRollWindowSlot": "3600",
+            "mappedFileSizeTimerLog": "1048576",
+            "timerFlushIntervalMs": "200",
+            "timerCongestNumEachSlot": "5000",
+        }
+    )
+    assert unknown == {}
+    assert config.timer_wheel_enable is False
+    assert config.timer_precision_ms == 200  # MessageStoreConfig.setTimerPrecisionMs
+    assert (config.timer_max_delay_sec, config.timer_roll_window_slot) == (600, 3600)
+    assert config.mapped_file_size_timer_log == 1048576
+    assert (config.timer_flush_interval_ms, config.timer_congest_num_each_slot) == (200, 5000)
+    assert StoreConfig(timer_precision_ms=50).timer_precision_ms == 100
+    assert StoreConfig(timer_precision_ms=5000).timer_precision_ms == 1000
+    assert StoreConfig().timer_wheel_enable is True  # on by default, as in RocketMQ 5

@@ -36,8 +36,9 @@ def test_second_process_cannot_open_a_locked_store(tmp_path: Path) -> None:
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "locked"
         store = MessageStore(dataclasses.replace(StoreConfig(), store_path_root_dir=str(tmp_path)))
-        with pytest.raises(StoreLockedError, match="already started"):
+        with pytest.raises(StoreLockedError, match="already started") as refused:
             store.load()
+        assert f"held by process {holder.pid} (" in str(refused.value)
     finally:
         holder.kill()
         holder.communicate(timeout=10)

@@ -116,6 +116,19 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     )
     get_broker_cluster_acl_config = blocking_twin(_Admin.get_broker_cluster_acl_config)
 
+    # ------------------------------------------------------------------ controllers
+
+    get_controller_meta_data = blocking_twin(_Admin.get_controller_meta_data)
+    controller_leader_addr = blocking_twin(_Admin.controller_leader_addr)
+    get_in_sync_state_data = blocking_twin(_Admin.get_in_sync_state_data)
+    get_broker_epoch_cache = blocking_twin(_Admin.get_broker_epoch_cache)
+    elect_master = blocking_twin(_Admin.elect_master)
+    get_controller_config = blocking_twin(_Admin.get_controller_config)
+    update_controller_config = blocking_twin(_Admin.update_controller_config)
+    clean_controller_broker_data = blocking_twin(_Admin.clean_controller_broker_data)
+    fetch_broker_names_of_cluster = blocking_twin(_Admin.fetch_broker_names_of_cluster)
+    fetch_master_and_slave_addrs = blocking_twin(_Admin.fetch_master_and_slave_addrs)
+
     # ------------------------------------------------------------------ operations
 
     view_broker_stats_data = blocking_twin(_Admin.view_broker_stats_data)

@@ -8,8 +8,8 @@ where DefaultMQAdminExtImpl sends per-broker admin requests.
 
 from __future__ import annotations
 
+from rocketq.client.config import client_rpc_hook
 from rocketq.errors import ClientError, for_code
-from rocketq.remoting.acl import AclClientRPCHook
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -32,7 +32,7 @@ class AdminCore:
     ) -> None:
         """``access_key``/``secret_key``: an ACL account; every request is then signed."""
         addrs = [a.strip() for a in namesrv_addr.split(";") if a.strip()]
-        hook = AclClientRPCHook(access_key, secret_key) if access_key else None
+        hook = client_rpc_hook(access_key=access_key, secret_key=secret_key)
         self.remoting = RemotingClient(namesrv_addrs=addrs, rpc_hook=hook)
         self.timeout_s = timeout_s
 

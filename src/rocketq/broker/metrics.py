@@ -56,6 +56,7 @@ class BrokerMetricsCollector(Collector):
             yield from self._messages()
             yield from self._consumers()
             yield from self._broker()
+            yield from self._timer()
             yield rpc_latency_family(self.broker.rpc_latency_stats, self.node)
         except Exception:  # a scrape must not take the exporter down; say why in the log
             log.exception("collecting broker metrics failed")
@@ -196,3 +197,35 @@ class BrokerMetricsCollector(Collector):
             list(node), len(self.broker.subscription_group_manager.subscription_group_table)
         )
         yield from (permission, size, dispatch, ratio, cq_ratio, topics, groups)
+
+    def _timer(self) -> Iterator[Metric]:
+        """DefaultStoreMetricsManager's timer series, from the timer's own counts."""
+        timer = self.broker.message_store.timer_message_store
+        if timer is None:
+            return
+        node = self.node
+        topic_labels = (*NODE_LABELS, "topic")
+        timing = GaugeMetricFamily(
+            "rocketmq_timing_messages", "Current message number in timing", labels=topic_labels
+        )
+        for topic, count in sorted(dict(timer.timing_count).items()):
+            timing.add_metric([*node, topic], count)
+        enqueued = CounterMetricFamily(
+            "rocketmq_timer_enqueue", "Total number of timer enqueue", labels=topic_labels
+        )
+        for topic, count in sorted(dict(timer.enqueue_total).items()):
+            enqueued.add_metric([*node, topic], count)
+        dequeued = CounterMetricFamily(
+            "rocketmq_timer_dequeue", "Total number of timer dequeue", labels=topic_labels
+        )
+        for topic, count in sorted(dict(timer.dequeue_total).items()):
+            dequeued.add_metric([*node, topic], count)
+        dequeue_lag = GaugeMetricFamily(
+            "rocketmq_timer_dequeue_lag", "Timer dequeue messages lag", labels=NODE_LABELS
+        )
+        dequeue_lag.add_metric(list(node), timer.dequeue_lag())
+        enqueue_lag = GaugeMetricFamily(
+            "rocketmq_timer_enqueue_lag", "Timer enqueue messages lag", labels=NODE_LABELS
+        )
+        enqueue_lag.add_metric(list(node), timer.enqueue_lag())
+        yield from (timing, enqueued, dequeued, dequeue_lag, enqueue_lag)

@@ -2,10 +2,11 @@
 
 RocketMQ's SendMessageProcessor decodes the header's properties into a map, drops nothing,
 adds CLUSTER and encodes the map again. Most sends need no rule that reads the map: only a
-retry topic (reconsume count, DLQ), a delay level (DELAY), a half message (TRAN_MSG) and a
-CLUSTER the producer already set (replaced where it stands) do. For every other send the
-record's properties are the producer's string as it came, its WAIT segment cut out (the broker
-reads WAIT for the flush rule and does not store it) and ``CLUSTER=<cluster>`` appended: for
+retry topic (reconsume count, DLQ), a delay level (DELAY), a timer (TIMER_*), a half message
+(TRAN_MSG) and a CLUSTER the producer already set (replaced where it stands) do. For every
+other send the record's properties are the producer's string as it came, its WAIT segment cut
+out (the broker reads WAIT for the flush rule and does not store it) and ``CLUSTER=<cluster>``
+appended: for
 a well-formed string (``name 0x01 value 0x02`` per pair, no name twice) that is byte for byte
 what decode, edit and encode give, without building the map. A string that is not well formed
 is stored as it came; every reader (the dispatch of tags and keys, consumers) parses it with
@@ -26,6 +27,9 @@ _NEEDS_MAP = tuple(
         mc.PROPERTY_DELAY_TIME_LEVEL,
         mc.PROPERTY_TRANSACTION_PREPARED,
         mc.PROPERTY_CLUSTER,
+        mc.PROPERTY_TIMER_DELIVER_MS,
+        mc.PROPERTY_TIMER_DELAY_SEC,
+        mc.PROPERTY_TIMER_DELAY_MS,
     )
 )
 

@@ -12,6 +12,7 @@ import click
 from rocketq.cli import (
     acl,
     admin_broker,
+    admin_controller,
     admin_group,
     admin_message,
     admin_message_scan,
@@ -50,6 +51,7 @@ for module in (
     admin_namesrv,
     admin_broker,
     admin_stats,
+    admin_controller,
     acl,
 ):
     for command in module.COMMANDS:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -14,12 +16,14 @@ import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.table import Cell, format_pairs, format_table
-from rocketq.errors import RemotingConnectError, RemotingTimeoutError, RocketQError
+from rocketq.errors import RemotingConnectError, RemotingTimeoutError, RocketQError, describe
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_NAMESRV = "127.0.0.1:9876"
+#: the address in RemotingClient's connect and write failures
+_FAILED_ADDRESS = re.compile(r"(?:connect to|write to|connection to) (\S+?)(?: failed| closed| is)")
 
 
 @dataclass
@@ -34,9 +38,11 @@ class AdminContext:
         *,
         access_key: str = "",
         secret_key: str = "",
+        target: str | None = None,
     ) -> T:
         """``call`` with a fresh admin client, signing with ``access_key`` when given; errors
-        become a ClickException (exit 1)."""
+        become a ClickException (exit 1). ``target``: what the call talks to, if not the name
+        server (a controller), for the message when it cannot connect."""
 
         async def main() -> T:
             async with AsyncAdminClient(
@@ -50,14 +56,34 @@ class AdminContext:
         try:
             return asyncio.run(main())
         except RemotingConnectError as exc:
-            raise click.ClickException(
-                f"cannot connect to {self.namesrv_addr} or a broker it named ({exc}); "
-                "is the name server running? (-n host:port or NAMESRV_ADDR)"
-            ) from exc
+            if target is not None:
+                raise click.ClickException(f"cannot connect to {target} ({describe(exc)})") from exc
+            raise click.ClickException(self.connect_failure(exc)) from exc
         except RemotingTimeoutError as exc:
-            raise click.ClickException(f"timed out after {self.timeout_s:g} s: {exc}") from exc
+            raise click.ClickException(
+                f"timed out after {self.timeout_s:g} s ({describe(exc)}); a busy server may "
+                "need a longer --timeout"
+            ) from exc
         except (RocketQError, ValueError, OSError) as exc:
-            raise click.ClickException(f"{type(exc).__name__}: {exc}") from exc
+            raise click.ClickException(describe(exc)) from exc
+
+    def connect_failure(self, exc: RemotingConnectError) -> str:
+        """Blame the address that refused: the name server (-n) or the broker it was sent to."""
+        found = _FAILED_ADDRESS.search(str(exc))
+        cause = exc.__cause__
+        why = os.strerror(cause.errno) if isinstance(cause, OSError) and cause.errno else ""
+        why = (why or describe(exc)).lower()
+        namesrvs = [a.strip() for a in self.namesrv_addr.split(";") if a.strip()]
+        addr = found.group(1) if found else ""
+        if not addr or addr in namesrvs or not namesrvs:
+            return (
+                f"cannot connect to the name server {addr or self.namesrv_addr} ({why}): is it "
+                "running? (-n host:port or NAMESRV_ADDR)"
+            )
+        return (
+            f"cannot connect to the broker at {addr} ({why}): is a broker running there? "
+            "(check the address given with -b, or clusterList)"
+        )
 
     # ------------------------------------------------------------------ output
 

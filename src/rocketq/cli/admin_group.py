@@ -11,6 +11,8 @@ import click
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, parse_timestamp
 from rocketq.cli.admin_progress import enum_name
+from rocketq.common.message import MessageQueue
+from rocketq.errors import SystemError_, describe
 from rocketq.remoting.protocol.admin_bodies import ConsumerConnection
 from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
 
@@ -244,12 +246,48 @@ def reset_offset_by_time(
     """
     del cplus  # the broker answers each client in its language's form (broker2client)
     when = -1 if timestamp == "-1" else parse_timestamp(timestamp)
-    offsets = ctx.run(
-        lambda admin: admin.reset_offset_by_timestamp(topic, group, when, is_force=force)
-    )
+
+    async def call(admin: AsyncAdminClient) -> dict[MessageQueue, int]:
+        try:
+            return await admin.reset_offset_by_timestamp(topic, group, when, is_force=force)
+        except SystemError_ as exc:
+            if "not exist" not in exc.remark:
+                raise
+            raise click.ClickException(await _uncommitted(admin, topic, group, exc)) from None
+
+    offsets = ctx.run(call)
     ctx.table(
         ["#brokerName", "#queueId", "#offset"],
         [(mq.broker_name, mq.queue_id, off) for mq, off in offsets.items()],
+    )
+
+
+async def _uncommitted(
+    admin: AsyncAdminClient, topic: str, group: str, refused: SystemError_
+) -> str:
+    """Why the broker refused: RocketMQ's Broker2Client#resetOffset answers "THe consumer
+    group <g> not exist" when any queue of the topic has no committed offset of the group."""
+    route = await admin.examine_topic_route_info(topic)
+    masters = {b.broker_name: b.select_broker_addr() for b in route.broker_datas}
+    missing: list[str] = []
+    for queue in sorted(route.queue_datas, key=lambda q: q.broker_name):
+        addr = masters.get(queue.broker_name)
+        if addr is None:
+            continue
+        table = (await admin.get_all_consumer_offset(addr)).offset_table
+        committed = table.get(f"{topic}@{group}", {})
+        missing += [
+            f"{queue.broker_name}:{qid}"
+            for qid in range(queue.write_queue_nums)
+            if committed.get(qid, -1) < 0
+        ]
+    if not missing:
+        return describe(refused)
+    return (
+        f"SYSTEM_ERROR: no offset was reset: group {group} has no committed offset on "
+        f"{topic} queue(s) {', '.join(missing)}, and the broker resets only when every queue "
+        f"has one (it answered {refused.remark!r}); run a consumer of {group} until it "
+        "commits on every queue, then reset again"
     )
 
 

@@ -5,6 +5,7 @@ queryMsgById sends a copy of it to its topic again."""
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 from typing import Any
 
@@ -13,6 +14,8 @@ import click
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms, parse_timestamp
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.topic import is_dlq_topic, is_retry_topic, is_system_topic
+from rocketq.errors import NoMessageError, RocketQError
 
 UTF8 = "UTF-8"
 
@@ -116,9 +119,21 @@ def direct_target(group: str | None, client_id: str | None) -> tuple[str, str] |
 
 @click.command("queryMsgById")
 @click.option(
-    "-i", "--msgId", "msg_id", required=True, help="The offset msgId (or a uniq key with -t)."
+    "-i",
+    "--msgId",
+    "msg_id",
+    required=True,
+    help="The offset msgId, or a uniq key (the msgId a producer prints).",
 )
-@click.option("-t", "--topic", default=None)
+@click.option("-t", "--topic", default=None, help="The topic of a uniq key (searched first).")
+@click.option(
+    "--search-timeout",
+    "search_s",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Without -t, seconds to search every topic's uniq-key index (beyond mqadmin).",
+)
 @CONSUMER_GROUP
 @CLIENT_ID
 @click.option(
@@ -131,6 +146,7 @@ def query_msg_by_id(
     ctx: AdminContext,
     msg_id: str,
     topic: str | None,
+    search_s: float,
     group: str | None,
     client_id: str | None,
     resend: bool,
@@ -138,6 +154,11 @@ def query_msg_by_id(
     charset: str,
 ) -> None:
     """Show one message by its id, with its properties and body.
+
+    An offset msgId (store host and commitlog offset) is read from its broker. With -t the id
+    may be a uniq key of that topic, as in mqadmin. Beyond mqadmin: without -t, an id that is
+    no offset msgId is looked up in the uniq-key index of every topic, for at most
+    --search-timeout seconds (a notice says when the search was cut short).
 
     \b
     Example:
@@ -149,11 +170,83 @@ def query_msg_by_id(
     if target is not None:
         consume_directly(ctx, *target, topic, msg_id)
         return
-    msg = ctx.run(lambda admin: admin.view_message(msg_id, topic))
+    if topic is None:
+        msg = ctx.run(lambda admin: find_by_any_id(admin, msg_id, search_s))
+    else:
+        msg = ctx.run(lambda admin: admin.view_message(msg_id, topic))
     if resend:
         resend_message(ctx, msg)
         return
     print_messages(ctx, [msg], charset=charset)
+
+
+async def find_by_any_id(admin: AsyncAdminClient, msg_id: str, search_s: float) -> MessageExt:
+    """The message of an offset msgId, else of a uniq key in any topic's index (bounded)."""
+    try:
+        return await admin.view_message(msg_id)
+    except (RocketQError, ValueError, OSError):
+        pass  # not an offset msgId of a live broker: try it as a uniq key
+    if not _looks_like_uniq_key(msg_id):
+        raise NoMessageError(f"{msg_id} is neither an offset msgId of a broker nor a uniq key")
+    topics = sorted(await admin.fetch_all_topic_list(), key=_search_order)
+    search = UniqKeySearch(admin, msg_id)
+    try:
+        async with asyncio.timeout(search_s):
+            found = await search.run(topics)
+    except TimeoutError:
+        found = None
+        click.echo(
+            f"notice: searched the uniq-key index of {search.searched} of {len(topics)} topics "
+            f"in {search_s:g} s (--search-timeout), then stopped",
+            err=True,
+        )
+    if found is None:
+        raise NoMessageError(
+            f"{msg_id} is no offset msgId, and the uniq-key index of {search.searched} topic(s) "
+            "does not hold it: give its topic with -t, or a longer --search-timeout"
+        )
+    return found
+
+
+class UniqKeySearch:
+    """Topics' uniq-key indexes asked a few at a time; the first hit wins."""
+
+    PARALLEL = 4
+
+    def __init__(self, admin: AsyncAdminClient, msg_id: str) -> None:
+        self.admin, self.msg_id = admin, msg_id
+        self.searched = 0
+
+    async def run(self, topics: list[str]) -> MessageExt | None:
+        for start in range(0, len(topics), self.PARALLEL):
+            batch = topics[start : start + self.PARALLEL]
+            found = await asyncio.gather(*(self._one(topic) for topic in batch))
+            self.searched += len(batch)
+            hit = next((m for m in found if m is not None), None)
+            if hit is not None:
+                return hit
+        return None
+
+    async def _one(self, topic: str) -> MessageExt | None:
+        try:
+            return await self.admin.query_message_by_uniq_key(topic, self.msg_id)
+        except RocketQError:  # a topic without a route or index answers nothing
+            return None
+
+
+def _looks_like_uniq_key(text: str) -> bool:
+    """MessageClientIDSetter's ids: 16 bytes in hex (28 with an IPv6 address)."""
+    try:
+        return len(bytes.fromhex(text)) in (16, 28)
+    except ValueError:
+        return False
+
+
+def _search_order(topic: str) -> tuple[int, str]:
+    """Users' topics first, then retry and dead-letter topics, then system topics."""
+    if is_system_topic(topic):
+        return 2, topic
+    return (1 if is_retry_topic(topic) or is_dlq_topic(topic) else 0), topic
 
 
 def resend_message(ctx: AdminContext, msg: MessageExt) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.remoting import event_loop
+from rocketq.cli.startup import run_server
 
 
 def setup_logging() -> None:
@@ -79,7 +79,17 @@ def broker(
     """
     setup_logging()
     config = load_broker_config(config_file, namesrv_addr, port, store, host)
-    event_loop.run(run_until_signal(config))
+    ports = {config.listen_port: "-p/--port (listenPort)"}
+    ha_port = int(config.store_properties.get("haListenPort", config.listen_port + 1))
+    ports[ha_port] = "haListenPort in the -c file (default: the broker port + 1)"
+    if config.metrics_exporter_type == "PROM":
+        ports[config.metrics_prom_exporter_port] = "metricsPromExporterPort in the -c file"
+    run_server(
+        run_until_signal(config),
+        ports=ports,
+        host=config.listen_host,
+        store_option="--store (storePathRootDir)",
+    )
 
 
 async def run_until_signal(config: BrokerConfig) -> None:

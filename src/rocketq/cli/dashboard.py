@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import socket
+
 import click
 
 from rocketq.cli.admin_context import DEFAULT_NAMESRV
+from rocketq.cli.startup import port_line
 
 
 @click.command()
@@ -30,4 +33,9 @@ def dashboard(namesrv_addr: str, host: str, port: int) -> None:
 
     from rocketq.dashboard import create_app
 
-    uvicorn.run(create_app(namesrv_addr), host=host, port=port, log_level="info")
+    try:
+        listener = socket.create_server((host, port))  # a taken port fails here, in one line
+    except OSError as exc:
+        raise click.ClickException(port_line(exc, {port: "--port"}, host)) from None
+    server = uvicorn.Server(uvicorn.Config(create_app(namesrv_addr), log_level="info"))
+    server.run(sockets=[listener])

@@ -15,12 +15,12 @@ import signal
 import click
 
 from rocketq.cli.controller import new_controller_server, read_properties
+from rocketq.cli.startup import run_server
 from rocketq.controller.config import ControllerConfig, known_key
 from rocketq.controller.server import ControllerServer
 from rocketq.errors import ConfigError, StoreError
 from rocketq.namesrv.config import NAMESRV_KEYS, NamesrvConfig
 from rocketq.namesrv.server import NamesrvController
-from rocketq.remoting import event_loop
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +74,19 @@ def namesrv(
     overrides["auto_create_topic_route_enable"] = auto_create_topic_route
     try:
         config, controller_config = load_namesrv_config(config_file, **overrides)
-        embedded = new_controller_server(controller_config) if controller_config else None
+        embedded = (
+            new_controller_server(controller_config, export_metrics=False)
+            if controller_config
+            else None
+        )
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    event_loop.run(_run(config, embedded))
+    run_server(
+        _run(config, embedded),
+        ports={config.listen_port: "-p/--port (listenPort)"},
+        host=config.listen_host,
+        store_option="",
+    )
 
 
 def load_namesrv_config(
@@ -104,6 +113,9 @@ async def _run(config: NamesrvConfig, embedded: ControllerServer | None) -> None
     try:
         if embedded is not None:
             await _start_embedded(embedded)
+            exporter = controller.metrics_exporter
+            if exporter is not None and embedded.metrics_collector is not None:
+                exporter.registry.register(embedded.metrics_collector)  # one /metrics for both
         click.echo(
             f"The Name Server boot success. listening on {config.listen_host}:{controller.port}"
         )

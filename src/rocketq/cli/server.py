@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import signal
+import socket
 from pathlib import Path
 
 import click
@@ -17,8 +18,9 @@ import click
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
 from rocketq.cli.server_layout import LAYOUTS, broker_configs
+from rocketq.cli.startup import run_server
+from rocketq.errors import ConfigError, describe
 from rocketq.namesrv.config import NamesrvConfig
-from rocketq.remoting import event_loop
 
 
 @click.command()
@@ -32,7 +34,11 @@ from rocketq.remoting import event_loop
 @click.option("--namesrv-port", type=int, default=9876, show_default=True)
 @click.option("--broker-port", type=int, default=10911, show_default=True)
 @click.option(
-    "--host", default="0.0.0.0", show_default=True, help="Listen address of both servers."
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Listen address of both servers, /metrics and the dashboard (0.0.0.0: every "
+    "interface; the dashboard has no login).",
 )
 @click.option(
     "--broker-ip", default="127.0.0.1", show_default=True, help="Address the broker advertises."
@@ -50,6 +56,14 @@ from rocketq.remoting import event_loop
     help="Serve the web dashboard on 127.0.0.1:PORT too.",
 )
 @click.option(
+    "-c",
+    "--config-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The broker's broker.conf, created if missing; updateBrokerConfig writes its "
+    "changes there and the next start reads them (single layout only).",
+)
+@click.option(
     "--cluster",
     type=click.Choice(LAYOUTS),
     default="single",
@@ -64,20 +78,40 @@ def server(
     broker_ip: str,
     metrics_port: int | None,
     dashboard_port: int | None,
+    config_file: str | None,
     cluster: str,
 ) -> None:
     """Run a name server and a broker in one process until SIGTERM/SIGINT.
 
     \b
     Example:
-      rocketq server --store ~/store --metrics-port 5557 --dashboard-port 8080
+      rocketq server --store ~/store -c ~/store/broker.conf --dashboard-port 8080
     """
     setup_logging()
     root = str(Path(store).expanduser())
-    event_loop.run(
+    base = _base_config(config_file, cluster)
+    ports = {namesrv_port: "--namesrv-port", broker_port: "--broker-port"}
+    ports[broker_port + 1] = "--broker-port (the HA port is the broker port + 1)"
+    if metrics_port is not None:
+        ports[metrics_port] = "--metrics-port"
+        ports[metrics_port + 1] = "--metrics-port (the name server's /metrics is on the next port)"
+    if dashboard_port is not None:
+        ports[dashboard_port] = "--dashboard-port"
+    run_server(
         _run(
-            root, namesrv_port, broker_port, host, broker_ip, metrics_port, dashboard_port, cluster
-        )
+            root,
+            namesrv_port,
+            broker_port,
+            host,
+            broker_ip,
+            metrics_port,
+            dashboard_port,
+            cluster,
+            base,
+        ),
+        ports=ports,
+        host=host,
+        store_option="--store",
     )
 
 
@@ -90,6 +124,7 @@ async def _run(
     metrics_port: int | None = None,
     dashboard_port: int | None = None,
     cluster: str = "single",
+    base: BrokerConfig | None = None,
 ) -> None:
     from rocketq.broker.controller import BrokerController
     from rocketq.namesrv.server import NamesrvController
@@ -98,7 +133,9 @@ async def _run(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    ns_config, config = _configs(root, namesrv_port, broker_port, host, broker_ip, metrics_port)
+    ns_config, config = _configs(
+        root, namesrv_port, broker_port, host, broker_ip, metrics_port, base
+    )
     namesrv = NamesrvController(ns_config)
     await namesrv.start()
     config = dataclasses.replace(config, namesrv_addr=f"127.0.0.1:{namesrv.port}")
@@ -123,10 +160,11 @@ async def _run(
         if broker.metrics_exporter is not None and namesrv.metrics_exporter is not None:
             click.echo(f"metrics: {broker.metrics_exporter.url} and {namesrv.metrics_exporter.url}")
         if dashboard_port is not None:
+            listener = socket.create_server((host, dashboard_port))  # a taken port fails here
             dashboard = loop.create_task(
-                _serve_dashboard(f"127.0.0.1:{namesrv.port}", "127.0.0.1", dashboard_port, stop)
+                _serve_dashboard(f"127.0.0.1:{namesrv.port}", listener, stop)
             )
-            click.echo(f"dashboard: http://127.0.0.1:{dashboard_port}")
+            click.echo(f"dashboard: http://{_url_host(host)}:{dashboard_port}")
         await stop.wait()
     finally:
         if dashboard is not None:
@@ -144,15 +182,17 @@ def _configs(
     host: str,
     broker_ip: str,
     metrics_port: int | None,
+    base: BrokerConfig | None = None,
 ) -> tuple[NamesrvConfig, BrokerConfig]:
     """The name server's and broker's settings; ``metrics_port``: the broker's /metrics there
-    and the name server's on the next port (metricsExporterType=PROM)."""
+    and the name server's on the next port (metricsExporterType=PROM); ``base``: what the
+    -c file says (the command line's ports, host and store win)."""
     # clients without a TBW102 fallback (ali-ons) get a route for a topic not created yet
     ns_config = NamesrvConfig(
         listen_host=host, listen_port=namesrv_port, auto_create_topic_route_enable=True
     )
     config = dataclasses.replace(
-        BrokerConfig(),
+        base or BrokerConfig(),
         listen_host=host,
         listen_port=broker_port,
         broker_ip1=broker_ip,
@@ -162,28 +202,53 @@ def _configs(
         ns_config = dataclasses.replace(
             ns_config,
             metrics_exporter_type="PROM",
-            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_host=host,
             metrics_prom_exporter_port=metrics_port + 1,
         )
         config = dataclasses.replace(
             config,
             metrics_exporter_type="PROM",
-            metrics_prom_exporter_host="127.0.0.1",
+            metrics_prom_exporter_host=host,
             metrics_prom_exporter_port=metrics_port,
         )
     return ns_config, config
 
 
-async def _serve_dashboard(namesrv_addr: str, host: str, port: int, stop: asyncio.Event) -> None:
-    """The dashboard on uvicorn in this loop until ``stop`` is set."""
+CONFIG_FILE_HEADER = (
+    "# broker.conf of rocketq server: RocketMQ's keys (brokerPermission=6, ...); the command\n"
+    "# line's ports, host and store win over listenPort, storePathRootDir. updateBrokerConfig\n"
+    "# writes its changes here, as RocketMQ's broker does to its -c file.\n"
+)
+
+
+def _base_config(config_file: str | None, cluster: str) -> BrokerConfig | None:
+    """The -c file's settings (the file is created if missing), or None without -c."""
+    if config_file is None:
+        return None
+    if cluster != "single":
+        raise click.UsageError("-c/--config-file goes with --cluster single only")
+    path = Path(config_file).expanduser()
+    try:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(CONFIG_FILE_HEADER, encoding="utf-8")
+        return BrokerConfig.from_file(path)
+    except (OSError, ConfigError) as exc:
+        raise click.ClickException(f"{describe(exc)} (-c/--config-file)") from None
+
+
+def _url_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+
+
+async def _serve_dashboard(namesrv_addr: str, listener: socket.socket, stop: asyncio.Event) -> None:
+    """The dashboard on uvicorn in this loop, on ``listener``, until ``stop`` is set."""
     import uvicorn
 
     from rocketq.dashboard import create_app
 
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(namesrv_addr), host=host, port=port, log_level="warning")
-    )
-    serving = asyncio.get_running_loop().create_task(server.serve())
+    server = uvicorn.Server(uvicorn.Config(create_app(namesrv_addr), log_level="warning"))
+    serving = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
     await stop.wait()
     server.should_exit = True
     await serving

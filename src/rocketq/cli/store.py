@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from rocketq.store.check import check_store
+from rocketq.store.check import NotAStoreError, check_store, require_store
 from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
     CQ_UNIT_HEADER,
@@ -133,7 +133,9 @@ def check(
     max_hash_slot_num: int | None,
     require_consume_queues: bool,
 ) -> None:
-    """Verify CRCs, consume queue units and index entries; exit 1 on any mismatch.
+    """Verify CRCs, consume queue units and index entries; exit 1 on any mismatch, 2 if the
+    folder is not a store. A store a broker is running on is checked up to the commitlog
+    end the check read; what was written after that is counted, not checked.
 
     Progress of the commit log scan goes to stderr.
 
@@ -142,6 +144,10 @@ def check(
       rocketq store check --store ~/store
     """
     config = _config(config_file)
+    try:
+        require_store(store_dir, store_paths(store_dir, config).commit_log)
+    except NotAStoreError as exc:
+        raise NotAStore(str(exc)) from exc
     bar: Any = click.progressbar(length=1, label="checking the commit log", file=sys.stderr)
     seen = [0]
 
@@ -160,6 +166,12 @@ def check(
         )
     click.echo(str(report))
     sys.exit(0 if report.ok else 1)
+
+
+class NotAStore(click.ClickException):
+    """One line, exit 2: the folder is not a store (1 means a store with problems)."""
+
+    exit_code = 2
 
 
 def _config(config_file: str | None) -> StoreConfig | None:

@@ -58,6 +58,7 @@ class Producer(BlockingMQAdmin, BlockingFacade[aio.Producer]):
     request = blocking_twin(aio.Producer.request)
     send_oneway = blocking_twin(aio.Producer.send_oneway)
     send_batch = blocking_twin(aio.Producer.send_batch)
+    recall_message = blocking_twin(aio.Producer.recall_message)
     fetch_publish_message_queues = blocking_twin(aio.Producer.fetch_publish_message_queues)
 
     def send_async(

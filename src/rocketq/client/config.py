@@ -16,7 +16,10 @@ from rocketq.common.clock import now_ms
 from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketq.errors import ConfigError
 from rocketq.remoting.acl import AclClientRPCHook
+from rocketq.remoting.client import RpcHook
 from rocketq.remoting.protocol.bodies import ConsumeFromWhere, MessageModel
+from rocketq.remoting.protocol.codes import LanguageCode
+from rocketq.remoting.protocol.command import RemotingCommand
 
 MIB = 1024 * 1024
 DEFAULT_INSTANCE_NAME = "DEFAULT"
@@ -45,6 +48,8 @@ class ClientConfig:
     persist_consumer_offset_interval_s: float = 5.0
     rebalance_interval_s: float = 20.0
     request_timeout_s: float = 3.0
+    #: ClientConfig.language: what this client says it is in every request (JAVA in Java's)
+    language: LanguageCode = LanguageCode.PYTHON
     # ACL session credentials (SessionCredentials): every request is signed when access_key is set
     access_key: str = ""
     secret_key: str = field(default="", repr=False)
@@ -61,11 +66,12 @@ class ClientConfig:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
 
-    def rpc_hook(self) -> AclClientRPCHook | None:
-        """The signer of every request (AclClientRPCHook), or None without credentials."""
-        if not self.access_key:
-            return None
-        return AclClientRPCHook(self.access_key, self.secret_key, self.security_token or None)
+    def rpc_hook(self) -> RpcHook:
+        """What every request goes through: it names this client's language and, with
+        credentials, is signed (AclClientRPCHook)."""
+        return client_rpc_hook(
+            self.language, self.access_key, self.secret_key, self.security_token or None
+        )
 
     @property
     def namesrv_addrs(self) -> list[str]:
@@ -78,6 +84,25 @@ class ClientConfig:
             instance = str(os.getpid())
         cid = f"{self.client_ip}@{instance}"
         return f"{cid}@{self.unit_name}" if self.unit_name else cid
+
+
+def client_rpc_hook(
+    language: LanguageCode = LanguageCode.PYTHON,
+    access_key: str = "",
+    secret_key: str = "",
+    security_token: str | None = None,
+) -> RpcHook:
+    """Set ``language`` on each request (RocketMQ's clients set ClientConfig.language, which
+    brokers show in connection listings), then sign it when ``access_key`` is given. The
+    language is a header field, not one of the signed ext fields, so the order is free."""
+    signer = AclClientRPCHook(access_key, secret_key, security_token) if access_key else None
+
+    def hook(request: RemotingCommand) -> None:
+        request.language = language
+        if signer is not None:
+            signer(request)
+
+    return hook
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

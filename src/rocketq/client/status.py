@@ -44,6 +44,8 @@ class SendResult:
     transaction_id: str | None = None
     region_id: str = "DefaultRegion"
     trace_on: bool = True
+    #: a timer message's handle for Producer.recall_message (RocketMQ 5.3.2); None otherwise
+    recall_handle: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)

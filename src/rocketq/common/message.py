@@ -111,6 +111,33 @@ class Message:
     def delay_time_level(self, level: int) -> None:
         self._set_optional(mc.PROPERTY_DELAY_TIME_LEVEL, str(level) if level > 0 else None)
 
+    # ---------------------------------------------------------------- timer (RocketMQ 5)
+
+    @property
+    def deliver_time_ms(self) -> int | None:
+        """When the message is to be delivered, epoch ms (TIMER_DELIVER_MS); None: at once.
+
+        Message.setDeliverTimeMs / getDeliverTimeMs; the broker's timer wheel holds the message
+        until then (up to ``timerMaxDelaySec`` ahead, to ``timerPrecisionMs``, never earlier).
+        """
+        return _int_or_none(self.properties.get(mc.PROPERTY_TIMER_DELIVER_MS))
+
+    @deliver_time_ms.setter
+    def deliver_time_ms(self, time_ms: int | None) -> None:
+        self._set_optional(mc.PROPERTY_TIMER_DELIVER_MS, None if time_ms is None else str(time_ms))
+
+    def set_deliver_time_ms(self, time_ms: int) -> None:
+        """Message.setDeliverTimeMs: deliver at ``time_ms`` (epoch milliseconds)."""
+        self.deliver_time_ms = time_ms
+
+    def set_delay_time_ms(self, delay_ms: int) -> None:
+        """Message.setDelayTimeMs: deliver ``delay_ms`` after the broker stores it."""
+        self.properties[mc.PROPERTY_TIMER_DELAY_MS] = str(delay_ms)
+
+    def set_delay_time_sec(self, delay_s: int) -> None:
+        """Message.setDelayTimeSec: deliver ``delay_s`` seconds after the broker stores it."""
+        self.properties[mc.PROPERTY_TIMER_DELAY_SEC] = str(delay_s)
+
     @property
     def uniq_key(self) -> str | None:
         return self.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
@@ -168,3 +195,10 @@ class MessageQueue:
             f"MessageQueue [topic={self.topic}, brokerName={self.broker_name},"
             f" queueId={self.queue_id}]"
         )
+
+
+def _int_or_none(text: str | None) -> int | None:
+    try:
+        return int(text) if text else None
+    except ValueError:
+        return None

@@ -18,9 +18,9 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from rocketq.dashboard import api, pages
+from rocketq.dashboard import api, guard, pages
 from rocketq.dashboard.board import Dashboard
-from rocketq.errors import RocketQError
+from rocketq.errors import RocketQError, describe
 
 HERE = Path(__file__).parent
 
@@ -38,15 +38,30 @@ def create_app(namesrv_addr: str, *, timeout_s: float = 5.0) -> Starlette:
     async def on_error(request: Request, exc: Exception) -> Response:
         """A refused or unreachable server: the page says why (JSON for the API), status 502."""
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": f"{type(exc).__name__}: {exc}"}, status_code=502)
-        return board.render("error.html", 502, error=f"{type(exc).__name__}: {exc}")
+            return JSONResponse({"error": describe(exc)}, status_code=502)
+        return board.render("error.html", 502, error=describe(exc))
 
     def bind(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
-            result: Response = await handler(board, request)
+            token, fresh = guard.session_token(request)
+            current = guard.CURRENT_TOKEN.set(token)
+            try:
+                result: Response = await _guarded(handler, request, token, fresh)
+            finally:
+                guard.CURRENT_TOKEN.reset(current)
+            if fresh:
+                guard.set_token_cookie(result, token)
             return result
 
         return endpoint
+
+    async def _guarded(handler: Any, request: Request, token: str, fresh: bool) -> Response:
+        if request.method not in guard.SAFE_METHODS:
+            reason = await guard.refusal(request, token, fresh)
+            if reason:
+                return board.render("error.html", 403, error=reason)
+        result: Response = await handler(board, request)
+        return result
 
     routes = [
         Route("/", lambda request: RedirectResponse("/cluster")),

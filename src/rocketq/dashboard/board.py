@@ -10,6 +10,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.responses import HTMLResponse
 
 from rocketq.admin import AsyncAdminClient
+from rocketq.dashboard.guard import CURRENT_TOKEN
 from rocketq.dashboard.history import History
 
 HERE = Path(__file__).parent
@@ -42,4 +43,5 @@ class Dashboard:
     def render(self, template_name: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         template = self.templates.get_template(template_name)
         context.setdefault("namesrv_addr", self.namesrv_addr)
+        context.setdefault("csrf_token", CURRENT_TOKEN.get())
         return HTMLResponse(template.render(**context), status_code=status_code)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 
@@ -141,7 +142,7 @@ class RemotingClient:
             async with asyncio.timeout(self._connect_timeout_s):
                 reader, writer = await asyncio.open_connection(host, port)
         except (OSError, TimeoutError) as exc:
-            raise RemotingConnectError(f"connect to {addr} failed: {exc!r}") from exc
+            raise RemotingConnectError(f"connect to {addr} failed: {_reason(exc)}") from exc
         channel = RemotingChannel(
             reader, writer, self._processors, max_frame_size=self._max_frame_size
         )
@@ -192,3 +193,12 @@ class RemotingClient:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.shutdown()
+
+
+def _reason(exc: OSError | TimeoutError) -> str:
+    """A failed connect in words ("connection refused"), not a Python class."""
+    if isinstance(exc, TimeoutError) and not exc.errno:
+        return "timed out"
+    if exc.errno:
+        return os.strerror(exc.errno).lower()
+    return str(exc) or "failed"

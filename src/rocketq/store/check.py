@@ -14,6 +14,13 @@ key hash, and no slot may point past the file's index count. Units and entries b
 commitlog's first offset are counted as expired, not reported; a torn tail of the last
 written commitlog file (RocketMQ's recovery truncates it) is a note, not a problem. Works on
 stores written by Apache RocketMQ.
+
+A live store (a process holds its ``lock``, see ``store_lock``) is checked up to a snapshot:
+the commitlog end the walk read. Units and index entries written after it point past that
+end and are counted, not checked; a record past the highest unit any queue has is not
+dispatched yet (the reput runs behind the writer), and the record being written at the end
+may fail its CRC half-copied: both are notes on a live store, problems on a stopped one.
+A folder with none of a store's files is refused (``NotAStoreError``), not reported "OK".
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from dataclasses import dataclass, field
 
 from rocketq.common.hashing import index_key_hash
 from rocketq.common.topic import SCHEDULE_TOPIC
+from rocketq.errors import ConfigError
+from rocketq.store import paths as store_files
 from rocketq.store.config import StoreConfig
 from rocketq.store.dump import (
     CommitLogReader,
@@ -43,8 +52,16 @@ from rocketq.store.dump import (
     store_paths,
 )
 from rocketq.store.format import index_slot_position
+from rocketq.store.store_lock import lock_holder
 
-__all__ = ["CheckReport", "Problem", "check_store", "store_paths"]
+__all__ = [
+    "CheckReport",
+    "NotAStoreError",
+    "Problem",
+    "check_store",
+    "require_store",
+    "store_paths",
+]
 MAX_SHOWN = 200
 #: With enableConsumeQueueExt a tags code at or below this is a ConsumeQueueExt address.
 CQ_EXT_MAX_ADDRESS = -(1 << 31) - 1
@@ -71,6 +88,12 @@ class CheckReport:
     data_end: int = 0
     problems: list[Problem] = field(default_factory=list)
     notes: list[Problem] = field(default_factory=list)
+    #: the PID holding the store's lock while it was checked (None: the store was stopped)
+    in_use_by: int | None = None
+    #: units and index entries past the snapshot of a live store, not checked
+    after_snapshot: int = 0
+    #: records of a live store past the highest dispatched unit (the reput is behind)
+    not_dispatched: int = 0
 
     @property
     def ok(self) -> bool:
@@ -86,6 +109,14 @@ class CheckReport:
             f"units, {self.index_entries} index entries, {self.expired} expired"
         )
         lines = [head] + [f"note: {n}" for n in self.notes]
+        if self.in_use_by is not None:
+            lines.append(
+                f"note: the store is in use by process {self.in_use_by}: checked up to "
+                f"commitlog offset {self.data_end}, the end when the check read it; "
+                f"{self.after_snapshot} units and index entries written after that and "
+                f"{self.not_dispatched} records not dispatched yet were not checked "
+                "(stop the broker for a complete check)"
+            )
         if self.ok:
             return "\n".join([*lines, "OK"])
         lines.append(f"{len(self.problems)} problem(s):")
@@ -108,6 +139,8 @@ def check_store(
     part), every ``PROGRESS_EVERY_RECORDS`` records and at its end."""
     report = CheckReport(root)
     paths = store_paths(root, config)
+    require_store(root, paths.commit_log)
+    report.in_use_by = lock_holder(store_files.lock_path(root))
     if not os.path.isdir(paths.commit_log):
         note = "no commitlog directory: nothing was ever stored, or see storePathCommitLog"
         report.notes.append(Problem(paths.commit_log, 0, note))
@@ -124,6 +157,24 @@ def check_store(
     return report
 
 
+class NotAStoreError(ConfigError):
+    """The folder holds none of a store's files (commitlog, consumequeue, index, checkpoint,
+    lock, abort)."""
+
+
+def require_store(root: str, commit_log: str) -> None:
+    """Raise NotAStoreError unless ``root`` holds one of a store's files."""
+    marks = [commit_log] + [
+        os.path.join(root, name)
+        for name in ("commitlog", "consumequeue", "index", "checkpoint", "lock", "abort")
+    ]
+    if not any(os.path.exists(mark) for mark in marks):
+        raise NotAStoreError(
+            f"{root} is not a store: it has no commitlog, consumequeue, index or checkpoint "
+            "(give the broker's storePathRootDir, e.g. ~/store)"
+        )
+
+
 class RecordTable:
     """Where the walk found records: 8 bytes and 2 flags a record, not a RecordInfo each.
 
@@ -135,6 +186,8 @@ class RecordTable:
         self.starts = array.array("q")
         self.needs_unit = bytearray()
         self.covered = bytearray()
+        #: (topic, queue id) -> the queue offset after its last unit (what is dispatched)
+        self.next_queue_offset: dict[tuple[str, int], int] = {}
         self._last: RecordInfo | None = None
 
     def add(self, rec: RecordInfo) -> None:
@@ -169,8 +222,12 @@ def _check_coverage(
 ) -> None:
     """Every record that belongs in a consume queue has a matching unit there."""
     present = {topic for topic, _ in consume_queue_ids(root)}
+    live = report.in_use_by is not None
     for rec in records.uncovered():
-        if require_consume_queues or rec.topic in present:
+        dispatched = records.next_queue_offset.get((rec.topic, rec.queue_id), 0)
+        if live and rec.queue_offset >= dispatched:
+            report.not_dispatched += 1
+        elif require_consume_queues or rec.topic in present:
             report.add(rec.path, rec.offset, f"record {_where(rec)} has no consume queue unit")
 
 
@@ -234,6 +291,16 @@ def _check_commitlog(
             report.add(item.path, item.offset, f"PHYSICALOFFSET is {item.stored_offset}")
         records.add(item)
     progress(2**62)  # the scan is done: all of it
+    if report.in_use_by is not None and len(records.starts):
+        _half_written_tail_is_a_note(records.starts[-1], report)
+
+
+def _half_written_tail_is_a_note(last: int, report: CheckReport) -> None:
+    """On a live store the last record may be read while it is being copied in."""
+    for problem in [p for p in report.problems if p.offset == last]:
+        report.problems.remove(problem)
+        reason = f"{problem.reason}: the record being written when the check read it"
+        report.notes.append(Problem(problem.path, problem.offset, reason))
 
 
 def _check_consume_queues(
@@ -251,9 +318,12 @@ def _check_consume_queues(
                     f"{topic}/{qid} queue offset jumps from {expect_next} to {unit.queue_offset}",
                 )
             expect_next = unit.queue_offset + 1
+            records.next_queue_offset[topic, qid] = expect_next
             report.consume_queue_units += 1
             if unit.commit_log_offset < min_phy:
                 report.expired += 1
+                continue
+            if _after_snapshot(unit.commit_log_offset, report):
                 continue
             reason = _unit_mismatch(topic, qid, unit, records.get(unit.commit_log_offset))
             if reason:
@@ -262,6 +332,14 @@ def _check_consume_queues(
                 )
             else:
                 records.covered[records.index_of(unit.commit_log_offset)] = 1
+
+
+def _after_snapshot(phy: int, report: CheckReport) -> bool:
+    """A live store's unit or entry for a record written after the walk read the end."""
+    if report.in_use_by is None or phy < report.data_end:
+        return False
+    report.after_snapshot += 1
+    return True
 
 
 def _unit_mismatch(topic: str, qid: int, unit: CqUnit, rec: RecordInfo | None) -> str:
@@ -292,12 +370,17 @@ def _check_index(
             report.add(path, 0, f"size {os.path.getsize(path)} fits no index layout")
             continue
         for slot, value in info.bad_slots:
+            if report.in_use_by is not None:  # the slot was written after the header was read
+                report.after_snapshot += 1
+                continue
             reason = f"slot {slot} holds {value}, index count is {info.index_count}"
             report.add(path, index_slot_position(slot), reason)
         for entry in iter_index_file(info):
             report.index_entries += 1
             if entry.phy_offset < min_phy:
                 report.expired += 1
+                continue
+            if _after_snapshot(entry.phy_offset, report):
                 continue
             reason = _entry_mismatch(
                 entry.key_hash, entry.phy_offset, records.get(entry.phy_offset)

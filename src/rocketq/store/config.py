@@ -96,6 +96,17 @@ class StoreConfig:
     # CleanCommitLogService thresholds (5.x MessageStoreConfig; 4.x system properties)
     disk_space_warning_level_ratio: int = 90
     disk_space_clean_forcibly_ratio: int = 85
+    # RocketMQ 5's timer wheel (store/timer/; MessageStoreConfig's timer* keys)
+    timer_wheel_enable: bool = True
+    timer_precision_ms: int = 1000  # snapped down to 100, 200, 500 or 1000
+    timer_max_delay_sec: int = 3 * 24 * 3600
+    timer_roll_window_slot: int = 2 * 24 * 3600
+    mapped_file_size_timer_log: int = 100 * 1024 * 1024
+    timer_flush_interval_ms: int = 1000
+    timer_congest_num_each_slot: int = 2**31 - 1
+    timer_stop_enqueue: bool = False
+    timer_stop_dequeue: bool = False
+    timer_enable_retry_until_success: bool = False
     store_host: tuple[str, int] = ("127.0.0.1", 10911)
     clock_ms: Callable[[], int] = field(default=now_ms, compare=False, repr=False)
 
@@ -116,6 +127,9 @@ class StoreConfig:
             "in_sync_replicas",
             "min_in_sync_replicas",
             "ha_max_time_slave_not_catchup_ms",
+            "timer_max_delay_sec",
+            "timer_flush_interval_ms",
+            "timer_congest_num_each_slot",
         )
         for name in positive:
             if getattr(self, name) <= 0:
@@ -135,6 +149,10 @@ class StoreConfig:
             if not 10 <= getattr(self, name) <= 100:
                 raise ConfigError(f"{name} must be in 10..100, got {getattr(self, name)}")
         self.delay_level_table_ms()  # validates
+        precision = snap_timer_precision(self.timer_precision_ms)
+        object.__setattr__(self, "timer_precision_ms", precision)
+        if self.mapped_file_size_timer_log < 4096:
+            raise ConfigError("mapped_file_size_timer_log must be at least 4096")
 
     # ------------------------------------------------------------------ derived values
 
@@ -236,7 +254,29 @@ STORE_KEYS: dict[str, str] = {
     "accessMessageInMemoryMaxRatio": "access_message_in_memory_max_ratio",
     "diskSpaceWarningLevelRatio": "disk_space_warning_level_ratio",
     "diskSpaceCleanForciblyRatio": "disk_space_clean_forcibly_ratio",
+    "timerWheelEnable": "timer_wheel_enable",
+    "timerPrecisionMs": "timer_precision_ms",
+    "timerMaxDelaySec": "timer_max_delay_sec",
+    "timerRollWindowSlot": "timer_roll_window_slot",
+    "mappedFileSizeTimerLog": "mapped_file_size_timer_log",
+    "timerFlushIntervalMs": "timer_flush_interval_ms",
+    "timerCongestNumEachSlot": "timer_congest_num_each_slot",
+    "timerStopEnqueue": "timer_stop_enqueue",
+    "timerStopDequeue": "timer_stop_dequeue",
+    "timerEnableRetryUntilSuccess": "timer_enable_retry_until_success",
 }
+
+TIMER_PRECISION_CANDIDATES_MS = (100, 200, 500, 1000)
+
+
+def snap_timer_precision(precision_ms: int) -> int:
+    """MessageStoreConfig.setTimerPrecisionMs: the largest candidate not above the value
+    (100 below 100)."""
+    snapped = TIMER_PRECISION_CANDIDATES_MS[0]
+    for candidate in TIMER_PRECISION_CANDIDATES_MS:
+        if precision_ms >= candidate:
+            snapped = candidate
+    return snapped
 
 
 def _parse_bool(value: str) -> bool:

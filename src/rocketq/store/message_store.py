@@ -40,6 +40,8 @@ from rocketq.store.message_reader import MessageReader
 from rocketq.store.message_writer import MessageWriter
 from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
+from rocketq.store.store_lock import describe_holder
+from rocketq.store.timer.timer_message_store import TimerMessageStore
 
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
@@ -80,6 +82,8 @@ class MessageStore(MessageWriter, MessageReader):
         )
         if isinstance(self.ha_service, AutoSwitchHAService):  # consumers see only what is confirmed
             self.reput_service.dispatch_bound = self.ha_service.get_confirm_offset
+        #: RocketMQ 5's timer wheel (store/timer/), made at load when timerWheelEnable
+        self.timer_message_store: TimerMessageStore | None = None
         self.disk_full = False
         self.recovered_abnormally = False
         self.recovery_cut_reason = ""
@@ -110,6 +114,9 @@ class MessageStore(MessageWriter, MessageReader):
         self._lock()
         try:
             load_and_recover(self)
+            if self.config.timer_wheel_enable:
+                self.timer_message_store = TimerMessageStore(self, self.config)
+                self.timer_message_store.load()
         except BaseException:
             self._unlock()
             raise
@@ -130,6 +137,8 @@ class MessageStore(MessageWriter, MessageReader):
             os.fsync(f.fileno())
         paths.fsync_dir(self.root)
         self._running = True
+        if self.timer_message_store is not None and self.config.broker_role is not BrokerRole.SLAVE:
+            self.timer_message_store.start()  # a slave keeps the files its master replicates
 
     def start_ha(self) -> int:
         """Start replication (listen on ha_listen_port; a slave connects to its master).
@@ -149,6 +158,9 @@ class MessageStore(MessageWriter, MessageReader):
     def shutdown(self) -> None:
         if not self._loaded:
             return
+        if self.timer_message_store is not None:
+            self.timer_message_store.shutdown()  # its last puts need a running store
+            self.timer_message_store = None
         was_running = self._running
         self._running = False
         if was_running:
@@ -178,13 +190,15 @@ class MessageStore(MessageWriter, MessageReader):
         shutil.rmtree(self.root, ignore_errors=True)
 
     def _lock(self) -> None:
-        fd = os.open(paths.lock_path(self.root), os.O_RDWR | os.O_CREAT, 0o644)
+        lock = paths.lock_path(self.root)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0)
         except OSError as exc:
             os.close(fd)
+            holder = describe_holder(lock)
             raise StoreLockedError(
-                exc.errno, f"Lock failed, MQ already started: {paths.lock_path(self.root)}"
+                exc.errno, f"Lock failed, MQ already started, held by {holder}", lock
             ) from exc
         os.pwrite(fd, b"lock", 0)
         os.fsync(fd)

@@ -22,6 +22,10 @@ class PutMessageStatus(Enum):
     #: controller mode: the SyncStateSet is smaller than minInSyncReplicas (CommitLog.java)
     IN_SYNC_REPLICAS_NOT_ENOUGH = "IN_SYNC_REPLICAS_NOT_ENOUGH"
     UNKNOWN_ERROR = "UNKNOWN_ERROR"
+    # RocketMQ 5's timer wheel (HookUtils.transformTimerMessage)
+    WHEEL_TIMER_FLOW_CONTROL = "WHEEL_TIMER_FLOW_CONTROL"
+    WHEEL_TIMER_MSG_ILLEGAL = "WHEEL_TIMER_MSG_ILLEGAL"
+    WHEEL_TIMER_NOT_ENABLE = "WHEEL_TIMER_NOT_ENABLE"
 
     @property
     def is_ok(self) -> bool:

@@ -26,6 +26,7 @@ from rocketq.store.config import BrokerRole
 MIB = 1024 * 1024
 SMALL_COMMIT_LOG_BYTES = 8 * MIB
 SMALL_CONSUME_QUEUE_BYTES = 6000  # 300 units of 20 bytes
+SMALL_TIMER_LOG_BYTES = 52 * 1024 + 16  # 1024 timer units and a blank
 STORE_TS = 1700000000123
 SEGMENT_BYTES = 64 * 1024  # the commit log segments of small_store_config and commit_log_config
 
@@ -39,6 +40,7 @@ def small_store_properties(
     return {
         "mapedFileSizeCommitLog": str(commit_log_bytes),
         "mapedFileSizeConsumeQueue": str(consume_queue_bytes),
+        "mappedFileSizeTimerLog": str(SMALL_TIMER_LOG_BYTES),
         **more,
     }
 
@@ -60,6 +62,7 @@ def small_store_config(root: str | os.PathLike[str], **overrides: Any) -> StoreC
         max_hash_slot_num=1000,
         max_index_num=4000,
         flush_disk_type=FlushDiskType.SYNC_FLUSH,
+        mapped_file_size_timer_log=SMALL_TIMER_LOG_BYTES,
     )
     return dataclasses.replace(base, **overrides)
 

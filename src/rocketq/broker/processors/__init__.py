@@ -13,6 +13,7 @@ from rocketq.broker.processors.consumer_admin import ConsumerAdminProcessor
 from rocketq.broker.processors.consumer_manage import ConsumerManageProcessor
 from rocketq.broker.processors.end_transaction import EndTransactionProcessor
 from rocketq.broker.processors.pull import PullMessageProcessor
+from rocketq.broker.processors.recall import RecallMessageProcessor
 from rocketq.broker.processors.reply import ReplyMessageProcessor
 from rocketq.broker.processors.send import SendMessageProcessor
 
@@ -32,5 +33,6 @@ def register_all(broker: BrokerContext) -> None:
         ClientCallProcessor(broker),
         ReplyMessageProcessor(broker),
         BrokerStatsProcessor(broker),  # VIEW_BROKER_STATS_DATA (issue 12)
+        RecallMessageProcessor(broker),  # RECALL_MESSAGE, timer messages (issue 18)
     ):
         processor.register()

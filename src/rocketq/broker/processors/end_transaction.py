@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from rocketq.broker.config import BrokerRole
 from rocketq.broker.message_inner import copy_message
-from rocketq.broker.processors.send_kinds import apply_delay, max_delay_level
+from rocketq.broker.processors.send_kinds import apply_delay, apply_timer, max_delay_level
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.broker.store_future import await_store_future
 from rocketq.broker.transaction import first_queue_offset
@@ -165,6 +165,8 @@ class EndTransactionProcessor:
 
     async def _send_final_message(self, msg: MessageExt) -> RemotingCommand:
         store = self.broker.message_store  # a committed message with DELAY waits its level
+        if apply_timer(msg, store) is not None:  # refused: delivered now, as a plain message
+            log.warning("committed timer message for %s delivered now", msg.topic)
         apply_delay(msg, max_delay_level(store))
         result = await self._put(msg)
         if result.is_ok:  # a flush or slave timeout still stored it

@@ -32,10 +32,18 @@ from rocketq.broker.processors.send_back import ConsumerSendMsgBackProcessor
 from rocketq.broker.processors.send_batch import BatchSender
 from rocketq.broker.processors.send_kinds import (
     apply_delay,
+    apply_timer,
     max_delay_level,
+    recall_handle_of,
     transaction_kind,
 )
-from rocketq.broker.processors.send_results import message_type_of, put_response, record_put
+from rocketq.broker.processors.send_results import (
+    STATUS_TO_RESPONSE,
+    message_type_of,
+    put_response,
+    record_put,
+    timer_remark,
+)
 from rocketq.broker.put_batcher import PutBatcher
 from rocketq.broker.send_properties import pass_through
 from rocketq.common import message_const as mc
@@ -253,7 +261,12 @@ class SendMessageProcessor:
                 "sysFlag TRANSACTION_ROLLBACK_TYPE is written by END_TRANSACTION only",
             )
         else:
-            apply_delay(msg, max_delay_level(self.broker.message_store))
+            store = self.broker.message_store
+            refused = apply_timer(msg, store)
+            if refused is not None:
+                remark = timer_remark(refused, store.config)
+                return _error(STATUS_TO_RESPONSE[refused][0], remark or refused.name)
+            apply_delay(msg, max_delay_level(store))
         return _PreparedSend(PutRequest(msg, wait), tran, queue_id)
 
     def _answer_one(
@@ -266,6 +279,7 @@ class SendMessageProcessor:
             self.broker,
             result,
             queue_id=prepared.queue_id if prepared.tran == "half" else msg.queue_id,
+            recall_handle=recall_handle_of(msg, self.broker.config.broker_name),
         )
 
     def _retry_or_dlq(

@@ -29,6 +29,7 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader
 from rocketq.response_code import ResponseCode
 from rocketq.store.results import PutMessageResult
+from rocketq.store.timer.timer_hook import TIMER_PROPERTIES
 
 
 class BatchSender:
@@ -81,6 +82,10 @@ class BatchSender:
             if props.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
                 return RemotingCommand.create_response(
                     ResponseCode.MESSAGE_ILLEGAL, "TimeDelayLevel is not supported for batch"
+                )
+            if any(name in props for name in TIMER_PROPERTIES):
+                return RemotingCommand.create_response(
+                    ResponseCode.MESSAGE_ILLEGAL, "timer message is not supported for batch"
                 )
             props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, None)
             props[mc.PROPERTY_CLUSTER] = self.broker.config.broker_cluster_name

@@ -1,6 +1,7 @@
-"""What a send is and where it goes: its transaction kind (half, rollback or none), the delay
-level rerouting to SCHEDULE_TOPIC_XXXX with REAL_TOPIC/REAL_QID (the ScheduleMessageService
-brings it back), and RocketMQ's maxDelayLevel.
+"""What a send is and where it goes: its transaction kind (half, rollback or none), the timer
+rerouting to rmq_sys_wheel_timer (the store's timer wheel brings it back) and its recall
+handle, the delay level rerouting to SCHEDULE_TOPIC_XXXX with REAL_TOPIC/REAL_QID (the
+ScheduleMessageService brings it back), and RocketMQ's maxDelayLevel.
 """
 
 from __future__ import annotations
@@ -8,8 +9,41 @@ from __future__ import annotations
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
-from rocketq.common.topic import DLQ_GROUP_TOPIC_PREFIX, SCHEDULE_QUEUE_NUMS, SCHEDULE_TOPIC
+from rocketq.common.recall_message_handle import build_handle
+from rocketq.common.topic import (
+    DLQ_GROUP_TOPIC_PREFIX,
+    RETRY_GROUP_TOPIC_PREFIX,
+    SCHEDULE_QUEUE_NUMS,
+    SCHEDULE_TOPIC,
+)
 from rocketq.store.message_store import MessageStore
+from rocketq.store.results import PutMessageStatus
+from rocketq.store.timer.timer_hook import check_if_timer_message
+
+
+def apply_timer(msg: MessageExt, store: MessageStore) -> PutMessageStatus | None:
+    """HookUtils.handleScheduleMessage's timer part: a message with TIMER_DELIVER_MS,
+    TIMER_DELAY_SEC or TIMER_DELAY_MS (not a half) goes to the timer wheel's topic; the
+    status says why it cannot (WHEEL_TIMER_NOT_ENABLE when timerWheelEnable=false)."""
+    tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
+    if tran not in (MessageSysFlag.TRANSACTION_NOT_TYPE, MessageSysFlag.TRANSACTION_COMMIT_TYPE):
+        return None
+    if not check_if_timer_message(msg):
+        return None
+    timer = store.timer_message_store
+    if timer is None:
+        return PutMessageStatus.WHEEL_TIMER_NOT_ENABLE
+    return timer.transform(msg)
+
+
+def recall_handle_of(msg: MessageExt, broker_name: str) -> str | None:
+    """SendMessageProcessor.attachRecallHandle: a timer message's handle (slot time + 1)."""
+    timestamp = msg.properties.get(mc.PROPERTY_TIMER_OUT_MS)
+    real_topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC)
+    uniq = msg.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+    if timestamp is None or real_topic is None or real_topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        return None
+    return build_handle(real_topic, broker_name, str(int(timestamp) + 1), uniq or "")
 
 
 def apply_delay(msg: MessageExt, max_level: int = SCHEDULE_QUEUE_NUMS) -> None:

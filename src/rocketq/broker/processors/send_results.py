@@ -16,7 +16,9 @@ from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageResponseHeader
 from rocketq.response_code import ResponseCode
+from rocketq.store.config import StoreConfig
 from rocketq.store.results import PutMessageResult, PutMessageStatus
+from rocketq.store.timer.timer_hook import TIMER_TOPIC
 
 REGION_ID = "DefaultRegion"
 
@@ -53,6 +55,23 @@ STATUS_TO_RESPONSE: dict[PutMessageStatus, tuple[int, str | None]] = {
         "in-sync replicas not enough",
     ),
     PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+    # the timer's remarks carry the store's settings (timer_remark fills them in)
+    PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL: (
+        ResponseCode.MESSAGE_ILLEGAL,
+        "timer message illegal, the delay time should not be bigger than the max delay "
+        "{max_delay_ms}ms; or if set del msg, the delay time should be bigger than the current "
+        "time",
+    ),
+    PutMessageStatus.WHEEL_TIMER_FLOW_CONTROL: (
+        ResponseCode.SYSTEM_ERROR,
+        "timer message is under flow control, max num limit is {congest_twice} or the current "
+        "value is greater than {congest} and less than {congest_twice}, trigger random flow "
+        "control",
+    ),
+    PutMessageStatus.WHEEL_TIMER_NOT_ENABLE: (
+        ResponseCode.SYSTEM_ERROR,
+        "accurate timer message is not enabled, timerWheelEnable is {enabled}",
+    ),
 }
 
 assert set(STATUS_TO_RESPONSE) == set(PutMessageStatus)
@@ -70,11 +89,31 @@ def record_put(
     stats.record_put(topic, append.msg_num, append.wrote_bytes, message_type=message_type)
 
 
+def timer_remark(status: PutMessageStatus, config: StoreConfig) -> str | None:
+    """The remark of a status, the timer's with the store's settings filled in
+    (SendMessageProcessor.handlePutMessageResult)."""
+    remark = STATUS_TO_RESPONSE[status][1]
+    if remark is None or not status.name.startswith("WHEEL_TIMER"):
+        return remark
+    congest = config.timer_congest_num_each_slot
+    return remark.format(
+        max_delay_ms=config.timer_max_delay_sec * 1000,
+        congest=congest,
+        congest_twice=congest * 2,
+        enabled=str(config.timer_wheel_enable).lower(),
+    )
+
+
 def put_response(
-    broker: BrokerContext, result: PutMessageResult, *, queue_id: int
+    broker: BrokerContext,
+    result: PutMessageResult,
+    *,
+    queue_id: int,
+    recall_handle: str | None = None,
 ) -> RemotingCommand:
     """A send's response to its put (SendMessageProcessor.handlePutMessageResult)."""
-    code, remark = STATUS_TO_RESPONSE[result.status]
+    code = STATUS_TO_RESPONSE[result.status][0]
+    remark = timer_remark(result.status, broker.message_store.config)
     append = result.append_result
     if not result.is_ok or append is None:
         return RemotingCommand.create_response(code, remark or result.status.name)
@@ -82,6 +121,7 @@ def put_response(
         msg_id=append.msg_id or create_message_id(broker.store_host, append.wrote_offset),
         queue_id=queue_id,
         queue_offset=append.queue_offset,
+        recall_handle=recall_handle,
     )
     fields = header.to_ext_fields()
     fields[mc.PROPERTY_MSG_REGION] = REGION_ID
@@ -91,7 +131,7 @@ def put_response(
 
 def message_type_of(msg: MessageExt) -> str:
     """The message_type label of RocketMQ 5's metrics: Delay, Transaction or Normal."""
-    if msg.topic == SCHEDULE_TOPIC:
+    if msg.topic in (SCHEDULE_TOPIC, TIMER_TOPIC):
         return "Delay"
     tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
     if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:

@@ -123,6 +123,7 @@ class MQClientAPI:
             transaction_id=rh.transaction_id,
             region_id=response.ext_fields.get(mc.PROPERTY_MSG_REGION, "DefaultRegion"),
             trace_on=response.ext_fields.get(mc.PROPERTY_TRACE_SWITCH, "true") != "false",
+            recall_handle=rh.recall_handle,
         )
 
     async def send_message_oneway(
@@ -250,6 +251,15 @@ class MQClientAPI:
             await self.remoting.invoke_oneway(addr, request)
             return
         raise_for(await self.remoting.invoke(addr, request, self.timeout_s))
+
+    async def recall_message(
+        self, addr: str, header: h.RecallMessageRequestHeader, timeout_s: float
+    ) -> str:
+        """RECALL_MESSAGE (370): the recalled message's id (MQClientAPIImpl.recallMessage)."""
+        request = RemotingCommand.create_request(RequestCode.RECALL_MESSAGE, header.to_ext_fields())
+        response = await self.remoting.invoke(addr, request, timeout_s)
+        raise_for(response)
+        return h.RecallMessageResponseHeader.from_ext_fields(response.ext_fields).msg_id
 
     async def send_heartbeat(self, addr: str, data: HeartbeatData) -> None:
         raise_for(await self._call(addr, RequestCode.HEART_BEAT, {}, data.encode()))

@@ -29,7 +29,8 @@ from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.common.properties import properties_to_string
-from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
+from rocketq.common.recall_message_handle import RecallHandleError, decode_handle
+from rocketq.common.topic import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from rocketq.errors import (
     BrokerResponseError,
     ClientError,
@@ -37,7 +38,10 @@ from rocketq.errors import (
     RemotingError,
     RemotingTimeoutError,
 )
-from rocketq.remoting.protocol.headers import SendMessageRequestHeader
+from rocketq.remoting.protocol.headers import (
+    RecallMessageRequestHeader,
+    SendMessageRequestHeader,
+)
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +146,29 @@ class Producer(MQAdmin):
             return await self._send_to(mq, msg, body, sys_flag, timeout, batch=False)
         retries = self.config.retry_times_when_send_failed
         return await self._send_with_retry(msg, body, sys_flag, timeout, retries, batch=False)
+
+    async def recall_message(
+        self, topic: str, recall_handle: str, *, timeout_s: float | None = None
+    ) -> str:
+        """Take back a timer message before its delivery (DefaultMQProducer.recallMessage,
+        RocketMQ 5.3.2): ``recall_handle`` is the send result's. Returns the message id;
+        BrokerResponseError (ILLEGAL_OPERATION) after the delivery time."""
+        check_topic(topic)
+        if topic.startswith((RETRY_GROUP_TOPIC_PREFIX, DLQ_GROUP_TOPIC_PREFIX)):
+            raise ClientError("topic is not supported")
+        try:
+            handle = decode_handle(recall_handle)
+        except RecallHandleError as exc:
+            raise ClientError(str(exc)) from exc
+        addr = await self.instance.find_broker_addr_or_refresh(handle.broker_name, topic)
+        header = RecallMessageRequestHeader(
+            producer_group=self.config.producer_group,
+            topic=topic,
+            recall_handle=recall_handle,
+            broker_name=handle.broker_name,
+        )
+        timeout = timeout_s if timeout_s is not None else self.config.send_msg_timeout_s
+        return await self.instance.api.recall_message(addr, header, timeout)
 
     async def request(
         self,

@@ -150,6 +150,7 @@ class RequestCode(IntEnum):
     ADD_WRITE_PERM_OF_BROKER = 327
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
+    RECALL_MESSAGE = 370  # 5.3.2: recall a timer message before its delivery
     # RocketMQ 5's controller mode (5.x ``RequestCode``): a broker's heartbeat to every
     # controller, then the requests a broker or mqadmin sends to the controller leader
     BROKER_HEARTBEAT = 904

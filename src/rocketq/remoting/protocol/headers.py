@@ -121,6 +121,7 @@ class SendMessageResponseHeader(CommandCustomHeader):
     queue_id: int
     queue_offset: int
     transaction_id: str | None = None
+    recall_handle: str | None = None  # 5.3.2: a timer message's RecallMessageHandle
 
     def to_ext_fields(self) -> dict[str, str]:
         """The generic walk's fields in its order, written out: every send reply builds one."""
@@ -131,7 +132,24 @@ class SendMessageResponseHeader(CommandCustomHeader):
         }
         if self.transaction_id is not None:
             fields["transactionId"] = self.transaction_id
+        if self.recall_handle is not None:
+            fields["recallHandle"] = self.recall_handle
         return fields
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecallMessageRequestHeader(CommandCustomHeader):
+    """RECALL_MESSAGE (370), RocketMQ 5.3.2's RecallMessageRequestHeader."""
+
+    topic: str
+    recall_handle: str
+    producer_group: str | None = None
+    broker_name: str | None = field(default=None, metadata=wire("bname"))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecallMessageResponseHeader(CommandCustomHeader):
+    msg_id: str
 
 
 # ----------------------------------------------------------------------------- pull

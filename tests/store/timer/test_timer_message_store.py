@@ -1,0 +1,220 @@
+"""TimerMessageStore on a real store with a hand-moved clock (StoreConfig.clock_ms): a timer is
+put to its topic in the first tick at or after its delivery time and not before, through a
+clean restart, past the roll window and after a recall's delete marker; recovery cuts a torn
+timerlog unit; a restart from a stale checkpoint (what a kill -9 leaves) puts no second copy."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+from pathlib import Path
+
+from rocketq.common import message_const as mc
+from rocketq.common.message_decoder import decode_message
+from rocketq.store import MessageStore
+from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
+from rocketq.store.timer.timer_hook import TIMER_TOPIC, build_delete_key
+from rocketq.store.timer.timer_log import UNIT_SIZE
+from rocketq.store.timer.timer_message_store import TimerMessageStore, timer_check_path
+from rocketq.testing.store import new_msg, small_store_config
+from rocketq.testing.wait import until_sync
+
+T0 = 1_800_000_000_000
+PRECISION = 100
+TOPIC = "Orders"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def open_timer_store(root: Path, clock: Clock, **overrides: object) -> MessageStore:
+    config = dataclasses.replace(
+        small_store_config(root, timer_precision_ms=PRECISION, **overrides), clock_ms=clock
+    )
+    store = MessageStore(config)
+    store.load()
+    store.start()
+    return store
+
+
+def timer(store: MessageStore) -> TimerMessageStore:
+    assert store.timer_message_store is not None
+    return store.timer_message_store
+
+
+def put_timer(store: MessageStore, key: str, deliver_ms: int, queue_id: int = 0) -> None:
+    msg = new_msg(TOPIC, queue_id, key.encode(), {mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: key})
+    msg.properties[mc.PROPERTY_TIMER_DELIVER_MS] = str(deliver_ms)
+    assert timer(store).transform(msg) is None
+    assert msg.topic == TIMER_TOPIC
+    assert store.put_message(msg).is_ok
+
+
+def delivered(store: MessageStore, topic: str = TOPIC, queue_id: int = 0) -> list[tuple[str, int]]:
+    """(UNIQ_KEY, store time) of the copies in the target queue."""
+    store.wait_for_dispatch()
+    result = store.get_message("t", topic, queue_id, 0, 1000)
+    out = []
+    for data in result.message_buffers:
+        msg = decode_message(data, check_crc=False)
+        out.append((msg.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX], msg.store_timestamp))
+    return out
+
+
+def enqueued(store: MessageStore, count: int) -> bool:
+    return until_sync(lambda: timer(store).curr_queue_offset >= count, 10)
+
+
+def advance(store: MessageStore, clock: Clock, to_ms: int, expect: int) -> list[tuple[str, int]]:
+    """Move the clock to ``to_ms`` and wait for ``expect`` copies in the target."""
+    clock.now = to_ms
+    assert until_sync(lambda: timer(store).curr_read_time_ms >= to_ms // PRECISION * PRECISION, 10)
+    assert until_sync(lambda: len(delivered(store)) >= expect, 10)
+    return delivered(store)
+
+
+def test_a_timer_arrives_in_the_first_tick_at_or_after_its_time(tmp_path: Path) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        put_timer(store, "exact", T0 + 1000)  # slot T0+900: fires once now >= T0+1000
+        put_timer(store, "inside", T0 + 1050)  # slot T0+1000: fires once now >= T0+1100
+        assert enqueued(store, 2)
+        clock.now = T0 + 999
+        assert until_sync(lambda: timer(store).curr_read_time_ms == T0 + 900, 10)
+        assert delivered(store) == []  # never early
+        assert [k for k, _ in advance(store, clock, T0 + 1000, 1)] == ["exact"]
+        assert [k for k, _ in advance(store, clock, T0 + 1099, 1)] == ["exact"]
+        copies = advance(store, clock, T0 + 1100, 2)
+        assert copies == [("exact", T0 + 1000), ("inside", T0 + 1100)]
+        assert dict(timer(store).timing_count) == {}
+        assert timer(store).dequeue_total[TOPIC] == 2
+    finally:
+        store.shutdown()
+
+
+def test_timers_pending_at_a_clean_restart_arrive_once(tmp_path: Path) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    for i in range(5):
+        put_timer(store, f"k{i}", T0 + 500 + 300 * i)
+    assert enqueued(store, 5)
+    advance(store, clock, T0 + 800, 2)
+    store.shutdown()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        assert dict(timer(store).timing_count) == {TOPIC: 3}  # timermetrics came back
+        copies = advance(store, clock, T0 + 2000, 5)
+        assert sorted(k for k, _ in copies) == [f"k{i}" for i in range(5)]
+        assert all(ts >= T0 + 500 + 300 * int(k[1:]) for k, ts in copies)
+    finally:
+        store.shutdown()
+
+
+def test_a_timer_past_the_roll_window_hops_through_the_wheel_topic(tmp_path: Path) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock, timer_roll_window_slot=10)  # a 1 s window
+    try:
+        put_timer(store, "far", T0 + 3000)
+        assert enqueued(store, 1)
+        for step in range(T0 + 500, T0 + 3000, 500):
+            clock.now = step
+            assert until_sync(lambda s=step: timer(store).curr_read_time_ms >= s, 10)
+        assert delivered(store) == []
+        assert store.get_max_offset_in_queue(TIMER_TOPIC, 0) >= 2  # it hopped already
+        copies = advance(store, clock, T0 + 3000, 1)
+        assert copies == [("far", T0 + 3000)]
+        hops = store.get_max_offset_in_queue(TIMER_TOPIC, 0) - 1
+        assert hops >= 2  # rolled copies went back into the wheel topic
+        result = store.get_message("t", TOPIC, 0, 0, 1)
+        rolled = decode_message(result.message_buffers[0], check_crc=False)
+        assert int(rolled.properties[mc.PROPERTY_TIMER_ROLL_TIMES]) == hops
+    finally:
+        store.shutdown()
+
+
+def test_a_delete_marker_in_the_same_slot_takes_the_timer_back(tmp_path: Path) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        put_timer(store, "gone", T0 + 1000)
+        put_timer(store, "stays", T0 + 1000)
+        marker = new_msg(TOPIC, 0, b"0", {mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: "gone"})
+        marker.properties[mc.PROPERTY_TIMER_DELIVER_MS] = str(T0 + 901)  # the handle's time
+        marker.properties[mc.PROPERTY_TIMER_DEL_UNIQKEY] = build_delete_key(TOPIC, "gone")
+        assert timer(store).transform(marker) is None
+        assert store.put_message(marker).is_ok
+        assert enqueued(store, 3)
+        assert dict(timer(store).timing_count) == {TOPIC: 1}
+        copies = advance(store, clock, T0 + 1000, 1)
+        clock.now = T0 + 1500
+        assert until_sync(lambda: timer(store).curr_read_time_ms >= T0 + 1500, 10)
+        assert [k for k, _ in delivered(store)] == ["stays"] == [k for k, _ in copies]
+    finally:
+        store.shutdown()
+
+
+def test_recovery_cuts_a_torn_timer_log_unit_and_keeps_the_rest(tmp_path: Path) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    put_timer(store, "a", T0 + 1000)
+    put_timer(store, "b", T0 + 1100)
+    assert enqueued(store, 2)
+    store.shutdown()
+    log_file = tmp_path / "timerlog" / "00000000000000000000"
+    with log_file.open("r+b") as f:
+        f.seek(2 * UNIT_SIZE)
+        f.write(b"\x00\x00\x00\x34" + b"\xff" * 20)  # half a unit, a bad magic
+    store = open_timer_store(tmp_path, clock)
+    try:
+        assert timer(store).timer_log.mapped_file_queue.get_max_offset() == 2 * UNIT_SIZE
+        with log_file.open("rb") as f:
+            f.seek(2 * UNIT_SIZE)
+            assert f.read(24) == bytes(24)  # the cut tail is zeroed
+        copies = advance(store, clock, T0 + 1200, 2)
+        assert sorted(k for k, _ in copies) == ["a", "b"]
+    finally:
+        store.shutdown()
+
+
+def test_a_restart_from_a_stale_checkpoint_puts_no_second_copy(tmp_path: Path) -> None:
+    """What a kill -9 leaves: the slots and the wheel-topic messages since the last
+    checkpoint are handled again after the restart; the target already holds their copies."""
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    put_timer(store, "due-early", T0 + 300)
+    put_timer(store, "due-late", T0 + 700)
+    assert enqueued(store, 2)
+    clock.now = T0 + 250
+    assert until_sync(lambda: timer(store).curr_read_time_ms >= T0 + 200, 10)
+    # a wheel-topic message whose slot has passed (it waited out a downtime): put at once
+    late = new_msg(TIMER_TOPIC, 0, b"past", {mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: "past"})
+    late.properties.update(
+        {mc.PROPERTY_TIMER_OUT_MS: str(T0 - 5000), mc.PROPERTY_REAL_TOPIC: TOPIC, "REAL_QID": "0"}
+    )
+    assert store.put_message(late).is_ok
+    assert enqueued(store, 3)
+    advance(store, clock, T0 + 1000, 3)
+    store.shutdown()
+    cp = TimerCheckpoint(timer_check_path(str(tmp_path)))
+    cp.last_read_time_ms = T0  # as of before all three deliveries
+    cp.last_timer_queue_offset = cp.master_timer_queue_offset = 0
+    cp.last_timer_log_flush_pos = 0
+    cp.shutdown()
+    os.unlink(tmp_path / "config" / "timermetrics")
+    store = open_timer_store(tmp_path, clock)
+    try:
+        clock.now = T0 + 2000
+        assert until_sync(lambda: timer(store).curr_read_time_ms >= T0 + 2000, 10)
+        assert until_sync(lambda: timer(store).curr_queue_offset >= 3, 10)
+        counts = Counter(k for k, _ in delivered(store))
+        assert counts == {"due-early": 1, "due-late": 1, "past": 1}
+        assert timer(store).marks is None  # the window closed once past the restart
+    finally:
+        store.shutdown()
