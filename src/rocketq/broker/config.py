@@ -68,6 +68,19 @@ BROKER_KEYS: dict[str, str] = {
     "enableMixedMessageType": "enable_mixed_message_type",
     # the file the broker was started from (-c): UPDATE_BROKER_CONFIG writes its changes there
     "brokerConfigPath": "broker_config_path",
+    # controller mode (RocketMQ 5's BrokerConfig; broker/controller_mode/); enableControllerMode
+    # is a store key too, and allAckInSyncStateSet, inSyncReplicas, minInSyncReplicas,
+    # haMaxTimeSlaveNotCatchup, asyncLearner are the store's own
+    "enableControllerMode": "enable_controller_mode",
+    "controllerAddr": "controller_addr",
+    "brokerHeartbeatInterval": "broker_heartbeat_interval_ms",
+    "controllerHeartBeatTimeoutMills": "controller_heart_beat_timeout_ms",
+    "sendHeartbeatTimeoutMillis": "send_heartbeat_timeout_ms",
+    "brokerElectionPriority": "broker_election_priority",
+    "syncBrokerMetadataPeriod": "sync_broker_metadata_period_ms",
+    "checkSyncStateSetPeriod": "check_sync_state_set_period_ms",
+    "syncControllerMetadataPeriod": "sync_controller_metadata_period_ms",
+    "storePathBrokerIdentity": "store_path_broker_identity",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -132,6 +145,17 @@ class BrokerConfig:
     enable_property_filter: bool = False
     # RocketMQ 5: updateTopic refuses message.type=MIXED unless this is on
     enable_mixed_message_type: bool = False
+    # controller mode: the controllers (';'-separated), heartbeats to each, role polls
+    enable_controller_mode: bool = False
+    controller_addr: str = ""
+    broker_heartbeat_interval_ms: int = 1_000
+    controller_heart_beat_timeout_ms: int = 10_000
+    send_heartbeat_timeout_ms: int = 1_000
+    broker_election_priority: int = (1 << 31) - 1
+    sync_broker_metadata_period_ms: int = 5_000
+    check_sync_state_set_period_ms: int = 5_000
+    sync_controller_metadata_period_ms: int = 10_000
+    store_path_broker_identity: str = ""  # "" means <storePathRootDir>/brokerIdentity
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     broker_config_path: str | None = None
     store_properties: dict[str, str] = field(default_factory=dict)
@@ -155,9 +179,17 @@ class BrokerConfig:
             "transaction_check_interval_ms",
             "transaction_check_max",
             "acl_watch_interval_ms",
+            "broker_heartbeat_interval_ms",
+            "controller_heart_beat_timeout_ms",
+            "send_heartbeat_timeout_ms",
+            "sync_broker_metadata_period_ms",
+            "check_sync_state_set_period_ms",
+            "sync_controller_metadata_period_ms",
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+        if self.enable_controller_mode and not self.controller_addr_list:
+            raise ConfigError("enableControllerMode=true needs controllerAddr (host:port;...)")
 
     @property
     def broker_addr(self) -> str:
@@ -166,6 +198,17 @@ class BrokerConfig:
     @property
     def namesrv_addr_list(self) -> list[str]:
         return [a.strip() for a in (self.namesrv_addr or "").split(";") if a.strip()]
+
+    @property
+    def controller_addr_list(self) -> list[str]:
+        return [a.strip() for a in self.controller_addr.split(";") if a.strip()]
+
+    @property
+    def broker_identity_path(self) -> str:
+        """MessageStoreConfig.getStorePathBrokerIdentity."""
+        return self.store_path_broker_identity or os.path.join(
+            self.store_path_root_dir, "brokerIdentity"
+        )
 
     @classmethod
     def from_properties(cls, props: dict[str, str], **overrides: Any) -> BrokerConfig:

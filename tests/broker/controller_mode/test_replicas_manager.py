@@ -1,0 +1,128 @@
+"""Three brokers in controller mode around one in-process controller: registration with
+persistent ids, one master elected, slaves joining the SyncStateSet, SYNC sends answered only
+once the whole set holds them, the epoch cache, and the master's fencing on a stale epoch."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.controller import BrokerController
+from rocketq.common.message_id import decode_message_id
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.controller_bodies import OPEN_END_OFFSET, EpochEntryCache
+from rocketq.response_code import ResponseCode
+from rocketq.testing.broker import run_namesrv
+from rocketq.testing.controller_mode import (
+    CLUSTER,
+    autoswitch,
+    manager,
+    run_controller_mode_broker,
+    send_one,
+)
+from rocketq.testing.controller_wire import ControllerGroup
+from rocketq.testing.wait import until
+
+pytestmark = pytest.mark.timeout(90)
+
+TOPIC = "TopicCM"
+
+
+@contextlib.asynccontextmanager
+async def group_of_three(tmp: Path) -> AsyncIterator[tuple[list[BrokerController], str]]:
+    controllers = ControllerGroup(tmp / "controller", size=1)
+    await controllers.start_all()
+    try:
+        leader = await controllers.leader()
+        async with (
+            run_namesrv() as ns,
+            contextlib.AsyncExitStack() as stack,
+        ):
+            brokers = [
+                await stack.enter_async_context(
+                    run_controller_mode_broker(tmp / f"b{i}", ns.addr, [leader.addr])
+                )
+                for i in range(3)
+            ]
+            yield brokers, ns.addr
+    finally:
+        await controllers.stop_all()
+
+
+def roles_settled(brokers: list[BrokerController]) -> bool:
+    managers = [manager(b) for b in brokers]
+    masters = [m for m in managers if m.is_master]
+    return len(masters) == 1 and all(not m.fenced for m in managers)
+
+
+async def test_a_group_elects_one_master_persists_ids_and_acks_only_what_the_set_holds(
+    tmp_path: Path,
+) -> None:
+    async with group_of_three(tmp_path) as (brokers, _):
+        assert await until(lambda: roles_settled(brokers), 20)
+        ids = sorted(manager(b).broker_controller_id or 0 for b in brokers)
+        assert ids == [1, 2, 3]
+        for i, b in enumerate(brokers):
+            text = (tmp_path / f"b{i}" / "brokerIdentity").read_text()
+            assert text == f"{CLUSTER}#broker-a#{manager(b).broker_controller_id}"
+            assert not (tmp_path / f"b{i}" / "brokerIdentity-temp").exists()
+        master = next(b for b in brokers if manager(b).is_master)
+        slaves = [b for b in brokers if b is not master]
+        assert master.config.broker_id == 0
+        assert {s.config.broker_id for s in slaves} == {
+            manager(s).broker_controller_id for s in slaves
+        }
+        assert await until(lambda: len(manager(master).sync_state_set) == 3, 20)
+        client = RemotingClient()
+        try:
+            for n in range(5):
+                response = await send_one(client, master.broker_addr, TOPIC, b"m%d" % n)
+                assert response.code == ResponseCode.SUCCESS, response.remark
+                _, phy = decode_message_id(response.ext_fields["msgId"])
+                for s in slaves:  # acked: every member of the set holds the whole record
+                    assert s.message_store.get_max_phy_offset() > phy
+            refused = await send_one(client, slaves[0].broker_addr, TOPIC, b"to a slave")
+            assert refused.code == ResponseCode.SERVICE_NOT_AVAILABLE
+            epochs = await client.invoke(
+                master.broker_addr,
+                RemotingCommand.create_request(RequestCode.GET_BROKER_EPOCH_CACHE),
+                5,
+            )
+        finally:
+            await client.shutdown()
+        assert epochs.code == ResponseCode.SUCCESS, epochs.remark
+        cache = EpochEntryCache.decode(epochs.body)
+        assert (cache.broker_name, cache.broker_id) == ("broker-a", 0)
+        assert [(e.epoch, e.start_offset, e.end_offset) for e in cache.epoch_list] == [
+            (1, 0, OPEN_END_OFFSET)
+        ]
+        assert cache.max_offset == master.message_store.get_max_phy_offset()
+
+
+async def test_a_broker_with_no_reachable_controller_stays_fenced_and_says_so_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    dead = "127.0.0.1:1"  # nothing listens on port 1
+    async with (
+        run_namesrv() as ns,
+        run_controller_mode_broker(tmp_path / "b", ns.addr, [dead]) as broker,
+    ):
+        rm = manager(broker)
+        assert await until(lambda: rm.start_attempts >= 3, 20)
+        client = RemotingClient()
+        try:
+            response = await send_one(client, broker.broker_addr, TOPIC, b"fenced")
+        finally:
+            await client.shutdown()
+        assert rm.fenced
+        assert response.code == ResponseCode.SERVICE_NOT_AVAILABLE
+        assert "fenced" in (response.remark or "")
+        said = [r for r in caplog.records if "no controller reachable" in r.getMessage()]
+        assert len(said) == 1
+        assert not (tmp_path / "b" / "brokerIdentity").exists()
+        assert autoswitch(broker).epoch_cache.last_epoch() == -1
