@@ -163,7 +163,7 @@ class BrokerConfig:
     def __post_init__(self) -> None:
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError(f"listen_port out of range: {self.listen_port}")
-        if self.broker_id < 0:
+        if self.broker_id < 0 and not self.enable_controller_mode:  # the controller assigns it
             raise ConfigError(f"broker_id must be >= 0: {self.broker_id}")
         if not 0 < self.default_topic_queue_nums <= 1024:
             raise ConfigError(

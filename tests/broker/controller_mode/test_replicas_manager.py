@@ -17,6 +17,8 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.controller_bodies import OPEN_END_OFFSET, EpochEntryCache
 from rocketq.response_code import ResponseCode
+from rocketq.namesrv.server import NamesrvController
+from rocketq.remoting.protocol.controller_headers import ElectMasterRequestHeader
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.controller_mode import (
     CLUSTER,
@@ -34,7 +36,9 @@ TOPIC = "TopicCM"
 
 
 @contextlib.asynccontextmanager
-async def group_of_three(tmp: Path) -> AsyncIterator[tuple[list[BrokerController], str]]:
+async def group_of_three(
+    tmp: Path,
+) -> AsyncIterator[tuple[list[BrokerController], NamesrvController, str]]:
     controllers = ControllerGroup(tmp / "controller", size=1)
     await controllers.start_all()
     try:
@@ -49,7 +53,7 @@ async def group_of_three(tmp: Path) -> AsyncIterator[tuple[list[BrokerController
                 )
                 for i in range(3)
             ]
-            yield brokers, ns.addr
+            yield brokers, ns, leader.addr
     finally:
         await controllers.stop_all()
 
@@ -63,7 +67,7 @@ def roles_settled(brokers: list[BrokerController]) -> bool:
 async def test_a_group_elects_one_master_persists_ids_and_acks_only_what_the_set_holds(
     tmp_path: Path,
 ) -> None:
-    async with group_of_three(tmp_path) as (brokers, _):
+    async with group_of_three(tmp_path) as (brokers, _, _):
         assert await until(lambda: roles_settled(brokers), 20)
         ids = sorted(manager(b).broker_controller_id or 0 for b in brokers)
         assert ids == [1, 2, 3]
@@ -126,3 +130,42 @@ async def test_a_broker_with_no_reachable_controller_stays_fenced_and_says_so_on
         assert len(said) == 1
         assert not (tmp_path / "b" / "brokerIdentity").exists()
         assert autoswitch(broker).epoch_cache.last_epoch() == -1
+
+
+async def test_a_master_deposed_by_a_newer_epoch_turns_slave_and_refuses_sends(
+    tmp_path: Path,
+) -> None:
+    """mqadmin electMaster moves the master: the push reaches both; the old master refuses
+    sends as a slave, learns the new master's HA address from the name server (which keeps
+    the id-0 claim of the higher epoch) and rejoins the SyncStateSet."""
+    async with group_of_three(tmp_path) as (brokers, ns, controller_addr):
+        assert await until(lambda: roles_settled(brokers), 20)
+        old = next(b for b in brokers if manager(b).is_master)
+        assert await until(lambda: len(manager(old).sync_state_set) == 3, 20)
+        new = next(b for b in brokers if b is not old)
+        new_id = manager(new).broker_controller_id
+        assert new_id is not None
+        client = RemotingClient()
+        try:
+            assert (await send_one(client, old.broker_addr, TOPIC, b"epoch 1")).code == 0
+            header = ElectMasterRequestHeader(
+                cluster_name=CLUSTER, broker_name="broker-a", broker_id=new_id, designate_elect=True
+            )
+            request = RemotingCommand.create_request(
+                RequestCode.CONTROLLER_ELECT_MASTER, header.to_ext_fields()
+            )
+            elected = await client.invoke(controller_addr, request, 10)
+            assert elected.code == ResponseCode.SUCCESS, elected.remark
+            assert await until(lambda: manager(new).is_master and not manager(old).is_master, 20)
+            refused = await send_one(client, old.broker_addr, TOPIC, b"to the deposed")
+            assert refused.code == ResponseCode.SERVICE_NOT_AVAILABLE
+            assert (await send_one(client, new.broker_addr, TOPIC, b"epoch 2")).code == 0
+        finally:
+            await client.shutdown()
+        assert (manager(new).master_epoch, manager(old).master_epoch) == (2, 2)
+        assert old.config.broker_id == manager(old).broker_controller_id
+        assert await until(lambda: len(manager(new).sync_state_set) == 3, 20)
+        addrs = ns.route_info_manager.broker_addr_table["broker-a"].broker_addrs
+        assert addrs[0] == new.broker_addr
+        assert addrs[old.config.broker_id] == old.broker_addr
+        assert autoswitch(old).epoch_cache.last_epoch() == 2
