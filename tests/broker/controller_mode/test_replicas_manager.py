@@ -12,13 +12,13 @@ import pytest
 
 from rocketq.broker.controller import BrokerController
 from rocketq.common.message_id import decode_message_id
+from rocketq.namesrv.server import NamesrvController
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.controller_bodies import OPEN_END_OFFSET, EpochEntryCache
-from rocketq.response_code import ResponseCode
-from rocketq.namesrv.server import NamesrvController
 from rocketq.remoting.protocol.controller_headers import ElectMasterRequestHeader
+from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.controller_mode import (
     CLUSTER,
