@@ -208,9 +208,14 @@ class ReplicasManager(RoleSwitch):
 
     def _on_proposal_threadsafe(self, proposal: frozenset[int]) -> None:
         """The HA service's listener (its notifier thread): report on the loop."""
-        future = asyncio.run_coroutine_threadsafe(self.report_sync_state_set(proposal), self.loop)
-        with contextlib.suppress(Exception):
-            future.result(timeout=self.client.timeout_s * 2)
+        report = self.report_sync_state_set(proposal)
+        try:
+            future = asyncio.run_coroutine_threadsafe(report, self.loop)
+        except RuntimeError:  # the loop is closed: the broker is shutting down
+            report.close()
+            return
+        with contextlib.suppress(Exception):  # logged by the report itself
+            future.result(timeout=self.client.timeout_s * 2)  # one report at a time, in order
 
     async def report_sync_state_set(self, proposal: frozenset[int]) -> None:
         """CONTROLLER_ALTER_SYNC_STATE_SET; the committed set goes back to the HA service."""
