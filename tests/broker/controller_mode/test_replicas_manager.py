@@ -169,3 +169,42 @@ async def test_a_master_deposed_by_a_newer_epoch_turns_slave_and_refuses_sends(
         assert addrs[0] == new.broker_addr
         assert addrs[old.config.broker_id] == old.broker_addr
         assert autoswitch(old).epoch_cache.last_epoch() == 2
+
+
+async def test_the_controller_leader_lost_sends_go_on_and_the_next_leader_commits_a_shrink(
+    tmp_path: Path,
+) -> None:
+    """Three controllers: the brokers heartbeat to all, find the new leader after the old one
+    stops, and the master's shrink (a slave stopped) is committed by the new leader."""
+    controllers = ControllerGroup(tmp_path / "controller", size=3)
+    await controllers.start_all()
+    client = RemotingClient()
+    try:
+        first = await controllers.leader()
+        async with run_namesrv() as ns, contextlib.AsyncExitStack() as stack:
+            brokers = [
+                await stack.enter_async_context(
+                    run_controller_mode_broker(tmp_path / f"b{i}", ns.addr, controllers.addrs)
+                )
+                for i in range(3)
+            ]
+            assert await until(lambda: roles_settled(brokers), 20)
+            master = next(b for b in brokers if manager(b).is_master)
+            assert await until(lambda: len(manager(master).sync_state_set) == 3, 20)
+            await controllers.stop(first.self_id)
+            second = await controllers.leader()
+            assert second.addr != first.addr
+            for n in range(5):  # the data path never waits for a controller
+                response = await send_one(client, master.broker_addr, TOPIC, b"c%d" % n)
+                assert response.code == ResponseCode.SUCCESS, response.remark
+            slave = next(b for b in brokers if b is not master)
+            await slave.shutdown()
+            gone = manager(slave).broker_controller_id
+            assert await until(lambda: gone not in manager(master).sync_state_set, 20)
+            assert len(manager(master).sync_state_set) == 2
+            assert manager(master).client.leader_addr == second.addr
+            assert manager(master).is_master  # no election: the master kept its epoch
+            assert manager(master).master_epoch == 1
+    finally:
+        await client.shutdown()
+        await controllers.stop_all()
