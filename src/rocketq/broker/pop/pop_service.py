@@ -1,0 +1,133 @@
+"""PopService: the broker's POP parts in one place (what PopMessageProcessor, AckMessageProcessor
+and ChangeInvisibleTimeProcessor share in RocketMQ 5): the revive log writer, the in-flight
+table, the reader, the long polling service and the revive service, and the ack and change
+operations both processors and the revive service use.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from rocketq.broker.pop.inflight import PopInflightTable
+from rocketq.broker.pop.pop_long_polling import PopLongPollingService
+from rocketq.broker.pop.pop_reader import PopReader
+from rocketq.broker.pop.records import AckMsg, BatchAckMsg, PopCheckPoint
+from rocketq.broker.pop.revive import PopReviveService
+from rocketq.broker.pop.revive_log import ReviveLog
+from rocketq.common.extra_info import ExtraInfo
+
+if TYPE_CHECKING:
+    from rocketq.broker.pop.pop_context import PopContext
+
+log = logging.getLogger(__name__)
+
+
+class PopService:
+    def __init__(self, broker: PopContext) -> None:
+        self.broker = broker
+        self.revive_log = ReviveLog(broker)
+        self.inflight = PopInflightTable()
+        self.reader = PopReader(broker, self.inflight, self.append_check_point)
+        self.long_polling = PopLongPollingService(broker.config)
+        self.revive = PopReviveService(broker, self.inflight, self.revive_log.topic)
+
+    def start(self) -> None:
+        self.revive_log.ensure_topic()
+        self.revive.start()
+
+    async def shutdown(self) -> None:
+        await self.long_polling.shutdown()
+        await self.revive.shutdown()
+
+    async def append_check_point(self, ck: PopCheckPoint, revive_qid: int) -> bool:
+        status = await self.revive_log.append(ck, revive_qid)
+        if not status.is_ok:
+            log.warning("pop checkpoint of %s@%d not written: %s", ck.topic, ck.queue_id, status)
+            return False
+        return True
+
+    async def ack(
+        self, group: str, real_topic: str, handle: ExtraInfo, offsets: list[int]
+    ) -> list[int]:
+        """Ack ``offsets`` of the checkpoint ``handle`` names: the in-flight table first (the
+        offsets whose handle is still live), then one ack or bAck record for them."""
+        ack = AckMsg(
+            ack_offset=offsets[0] if len(offsets) == 1 else -1,
+            start_offset=handle.ck_queue_offset,
+            consumer_group=group,
+            topic=real_topic,
+            queue_id=handle.queue_id,
+            pop_time=handle.pop_time,
+            broker_name=handle.broker_name,
+        )
+        accepted = self.inflight.on_ack(
+            group, real_topic, handle.queue_id, offsets, handle.pop_time,
+            ack.merge_key(self.broker.config.broker_name),
+        )  # fmt: skip
+        if not accepted:
+            return accepted
+        record: AckMsg = ack
+        if len(accepted) > 1:
+            record = BatchAckMsg(
+                **{f: getattr(ack, f) for f in _ACK_FIELDS}, ack_offset_list=accepted
+            )
+        else:
+            record.ack_offset = accepted[0]
+        status = await self.revive_log.append(
+            record, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
+        )
+        if not status.is_ok:
+            log.warning("pop ack of %s@%d not written: %s", real_topic, handle.queue_id, status)
+        return accepted
+
+    async def change_invisible_time(
+        self, group: str, real_topic: str, handle: ExtraInfo, invisible_time: int
+    ) -> int | None:
+        """ChangeInvisibleTimeProcessor.appendCheckPointThenAckOrigin: a new one-message
+        checkpoint from now, then an ack of the old one; the new popTime (None: refused)."""
+        now = self.broker.message_store.now_ms()
+        offset = handle.queue_offset
+        if not self.inflight.replace(
+            group, real_topic, handle.queue_id, offset, handle.pop_time, now
+        ):
+            return None
+        ck = PopCheckPoint(
+            start_offset=offset,
+            pop_time=now,
+            invisible_time=invisible_time,
+            num=1,
+            queue_id=handle.queue_id,
+            topic=real_topic,
+            cid=group,
+            broker_name=handle.broker_name,
+            queue_offset_diff=[0],
+        )
+        if not await self.append_check_point(ck, handle.revive_qid):
+            self.inflight.replace(group, real_topic, handle.queue_id, offset, now, handle.pop_time)
+            return None
+        ack = AckMsg(
+            ack_offset=offset,
+            start_offset=handle.ck_queue_offset,
+            consumer_group=group,
+            topic=real_topic,
+            queue_id=handle.queue_id,
+            pop_time=handle.pop_time,
+            broker_name=handle.broker_name,
+        )
+        self.inflight.mark_acked(ack.merge_key(self.broker.config.broker_name), offset)
+        await self.revive_log.append(
+            ack, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
+        )
+        return now
+
+
+_ACK_FIELDS = (
+    "ack_offset",
+    "start_offset",
+    "consumer_group",
+    "topic",
+    "queue_id",
+    "pop_time",
+    "broker_name",
+)
