@@ -108,7 +108,8 @@ class PopReader:
         if tc is None or tc.read_queue_nums <= 0:
             return
         n = tc.read_queue_nums
-        queues = [queue_id] if queue_id >= 0 else [(_random.randrange(n) + i) % n for i in range(n)]
+        first = _random.randrange(n)
+        queues = [queue_id] if queue_id >= 0 else [(first + i) % n for i in range(n)]
         for qid in queues:
             if batch.count >= max_nums:
                 batch.rest_num += self._rest(group, topic, qid)

@@ -5,7 +5,8 @@ The message is read again by its queue offset (and checked to be that offset: ap
 #7724). Its properties are copied, reconsumeTimes + 1, ``1ST_POP_TIME`` set on the first retry,
 the born and store hosts become the broker's. A message whose reconsumeTimes already reached
 ``retryMaxTimes`` was delivered ``retryMaxTimes + 1`` times: it goes to the DLQ with
-``DLQ_ORIGIN_TOPIC`` (the topic it was popped under) and ``DLQ_ORIGIN_MESSAGE_ID``.
+``DLQ_ORIGIN_TOPIC`` (the topic it was popped under) and ``DLQ_ORIGIN_MESSAGE_ID`` (its
+UNIQ_KEY, else the first copy's offset id, kept in ``ORIGIN_MESSAGE_ID`` through the retries).
 """
 
 from __future__ import annotations
@@ -64,11 +65,13 @@ class Reviver:
             return None
         props = dict(orig.properties)
         props.pop(mc.PROPERTY_TIMER_DELIVER_MS, None)
+        # the first copy's id, through every retry (as CONSUMER_SEND_MSG_BACK keeps it)
+        origin_id = props.setdefault(mc.PROPERTY_ORIGIN_MESSAGE_ID, orig.uniq_key or orig.msg_id)
         if orig.reconsume_times >= cfg.retry_max_times:
             topic = dlq_topic(ck.cid)
             tcm.create_topic_in_send_message_back_method(topic, 1, PERM_READ | PERM_WRITE)
             props[PROPERTY_DLQ_ORIGIN_TOPIC] = normal_topic
-            props[PROPERTY_DLQ_ORIGIN_MESSAGE_ID] = orig.uniq_key or orig.msg_id
+            props[PROPERTY_DLQ_ORIGIN_MESSAGE_ID] = origin_id
         else:
             if ck.topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
                 topic = ck.topic
