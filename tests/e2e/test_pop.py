@@ -31,6 +31,7 @@ from rocketq.response_code import ResponseCode
 from rocketq.testing import pop as raw
 from rocketq.testing.cluster import Cluster, run_cluster
 from rocketq.testing.store import small_store_properties
+from rocketq.testing.wait import until
 
 pytestmark = pytest.mark.e2e
 
@@ -123,7 +124,8 @@ async def test_change_invisible_time_gives_a_new_handle_and_retires_the_old(
             c.client, c.broker_addr, GROUP, TOPIC, p.handle, 6000
         )
         assert response.code == ResponseCode.SUCCESS, response.remark
-        assert new is not None and new != p.handle
+        assert new is not None
+        assert new != p.handle
         stale = await raw.ack(c.client, c.broker_addr, GROUP, TOPIC, p.handle)
         assert stale.code == ResponseCode.NO_MESSAGE
         assert stale.remark == "receipt handle is expired"
@@ -209,10 +211,7 @@ async def test_message_delivered_retry_max_times_plus_one_goes_to_dlq(tmp_path: 
         def in_dlq() -> bool:
             return store.get_max_offset_in_queue(dlq, 0) == 1
 
-        deadline = time.monotonic() + 6.0
-        while not in_dlq() and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
-        assert in_dlq()
+        assert await until(in_dlq, 6.0)
         result = store.get_message("g", dlq, 0, 0, 1, None)
         msg = decode_message(result.message_buffers[0])
         assert msg.body == b"doomed"

@@ -61,10 +61,12 @@ class PopReader:
         broker: PopContext,
         inflight: PopInflightTable,
         append_check_point: Callable[[PopCheckPoint, int], Awaitable[bool]],
+        on_commit: Callable[[], None] = lambda: None,
     ) -> None:
         self.broker = broker
         self.inflight = inflight
         self.append_check_point = append_check_point
+        self.on_commit = on_commit
         self._busy: set[tuple[str, str, int]] = set()
 
     async def pop(
@@ -209,6 +211,7 @@ class PopReader:
         if not await self.append_check_point(ck, batch.revive_qid):
             return  # nothing committed: the same messages are popped again
         offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
+        self.on_commit()
         self.inflight.on_pop(group, topic, qid, queue_offsets, batch.pop_time)
         batch.start_offsets.append((topic, qid, offset))
         batch.msg_offsets.append((topic, qid, queue_offsets))

@@ -6,6 +6,7 @@ operations both processors and the revive service use.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING
 
@@ -22,15 +23,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+OFFSET_PERSIST_DELAY_S = 0.05
+
 
 class PopService:
     def __init__(self, broker: PopContext) -> None:
         self.broker = broker
         self.revive_log = ReviveLog(broker)
         self.inflight = PopInflightTable()
-        self.reader = PopReader(broker, self.inflight, self.append_check_point)
+        self.reader = PopReader(
+            broker, self.inflight, self.append_check_point, self.note_offset_commit
+        )
         self.long_polling = PopLongPollingService(broker.config)
         self.revive = PopReviveService(broker, self.inflight, self.revive_log.topic)
+        self._persist_handle: asyncio.TimerHandle | None = None
+        self._persist_task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self.revive_log.ensure_topic()
@@ -39,6 +46,26 @@ class PopService:
     async def shutdown(self) -> None:
         await self.long_polling.shutdown()
         await self.revive.shutdown()
+        if self._persist_handle is not None:
+            self._persist_handle.cancel()
+        if self._persist_task is not None:
+            await self._persist_task
+
+    def note_offset_commit(self) -> None:
+        """A pop moved a consume offset: persist the offsets within ``OFFSET_PERSIST_DELAY_S``
+        (not only every flushConsumerOffsetInterval), so a broker killed after a pop does not
+        pop the same messages again as new ones after its restart."""
+        if self._persist_handle is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._persist_handle = loop.call_later(OFFSET_PERSIST_DELAY_S, self._persist_offsets)
+
+    def _persist_offsets(self) -> None:
+        self._persist_handle = None
+        manager = self.broker.consumer_offset_manager
+        self._persist_task = asyncio.get_running_loop().create_task(
+            asyncio.to_thread(manager.persist)
+        )
 
     async def append_check_point(self, ck: PopCheckPoint, revive_qid: int) -> bool:
         status = await self.revive_log.append(ck, revive_qid)
