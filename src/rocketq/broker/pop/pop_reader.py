@@ -212,7 +212,9 @@ class PopReader:
             return  # nothing committed: the same messages are popped again
         offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
         self.on_commit()
-        self.inflight.on_pop(group, topic, qid, queue_offsets, batch.pop_time)
+        self.inflight.on_pop(
+            group, topic, qid, queue_offsets, batch.pop_time, batch.pop_time + batch.invisible_time
+        )
         batch.start_offsets.append((topic, qid, offset))
         batch.msg_offsets.append((topic, qid, queue_offsets))
         if topic == origin_topic:

@@ -88,25 +88,24 @@ class PopService:
             pop_time=handle.pop_time,
             broker_name=handle.broker_name,
         )
-        accepted = self.inflight.on_ack(
+        fresh, repeated = self.inflight.on_ack(
             group, real_topic, handle.queue_id, offsets, handle.pop_time,
-            ack.merge_key(self.broker.config.broker_name),
+            ack.merge_key(self.broker.config.broker_name), handle.next_visible_time,
         )  # fmt: skip
-        if not accepted:
-            return accepted
+        if not fresh:
+            return repeated
         record: AckMsg = ack
-        if len(accepted) > 1:
-            record = BatchAckMsg(
-                **{f: getattr(ack, f) for f in _ACK_FIELDS}, ack_offset_list=accepted
-            )
+        if len(fresh) > 1:
+            fields = {f: getattr(ack, f) for f in _ACK_FIELDS}
+            record = BatchAckMsg(**fields, ack_offset_list=fresh)
         else:
-            record.ack_offset = accepted[0]
+            record.ack_offset = fresh[0]
         status = await self.revive_log.append(
             record, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
         )
         if not status.is_ok:
             log.warning("pop ack of %s@%d not written: %s", real_topic, handle.queue_id, status)
-        return accepted
+        return fresh + repeated
 
     async def change_invisible_time(
         self, group: str, real_topic: str, handle: ExtraInfo, invisible_time: int
@@ -115,10 +114,20 @@ class PopService:
         checkpoint from now, then an ack of the old one; the new popTime (None: refused)."""
         now = self.broker.message_store.now_ms()
         offset = handle.queue_offset
-        if not self.inflight.replace(
-            group, real_topic, handle.queue_id, offset, handle.pop_time, now
-        ):
+        key = (group, real_topic, handle.queue_id, offset)
+        if not self.inflight.replace(key, handle.pop_time, now, now + invisible_time):
             return None
+        ack = AckMsg(
+            ack_offset=offset,
+            start_offset=handle.ck_queue_offset,
+            consumer_group=group,
+            topic=real_topic,
+            queue_id=handle.queue_id,
+            pop_time=handle.pop_time,
+            broker_name=handle.broker_name,
+        )
+        old_key = ack.merge_key(self.broker.config.broker_name)
+        self.inflight.mark_acked(old_key, offset)  # before the old checkpoint can be revived
         ck = PopCheckPoint(
             start_offset=offset,
             pop_time=now,
@@ -131,18 +140,9 @@ class PopService:
             queue_offset_diff=[0],
         )
         if not await self.append_check_point(ck, handle.revive_qid):
-            self.inflight.replace(group, real_topic, handle.queue_id, offset, now, handle.pop_time)
+            self.inflight.undo_replace(key, handle.pop_time, now)
+            self.inflight.unmark_acked(old_key, offset)
             return None
-        ack = AckMsg(
-            ack_offset=offset,
-            start_offset=handle.ck_queue_offset,
-            consumer_group=group,
-            topic=real_topic,
-            queue_id=handle.queue_id,
-            pop_time=handle.pop_time,
-            broker_name=handle.broker_name,
-        )
-        self.inflight.mark_acked(ack.merge_key(self.broker.config.broker_name), offset)
         await self.revive_log.append(
             ack, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
         )

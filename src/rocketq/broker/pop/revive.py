@@ -96,6 +96,7 @@ class PopReviveService:
         settled_ms = self._settled_time()
         await asyncio.to_thread(self._read, queue)
         now = store.now_ms()
+        self.inflight.expire(now)
         for key, ck in sorted(queue.pending.items(), key=lambda kv: kv[1].revive_offset):
             if not self._is_due(ck, now, settled_ms):
                 continue
@@ -186,7 +187,7 @@ class PopReviveService:
             if not status.is_ok:
                 return False
             self.inflight.mark_acked(key, offset)  # revived: not again on a retry
-        self.inflight.forget_checkpoint(key, ck.cid, ck.topic, ck.queue_id, offsets, ck.pop_time)
+        self.inflight.forget_checkpoint(key)
         return True
 
     # ------------------------------------------------------------------ metrics
