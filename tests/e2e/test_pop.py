@@ -87,8 +87,11 @@ async def test_pop_then_ack_is_never_delivered_again(tmp_path: Path) -> None:
         assert again == []
 
 
-async def test_unacked_message_comes_back_with_reconsume_times_plus_one(tmp_path: Path) -> None:
-    async with pop_cluster(tmp_path) as c:
+@pytest.mark.parametrize(("v2", "mark"), [(False, "1"), (True, "2")])
+async def test_unacked_message_comes_back_with_reconsume_times_plus_one(
+    tmp_path: Path, v2: bool, mark: str
+) -> None:
+    async with pop_cluster(tmp_path, enable_retry_topic_v2=v2) as c:
         await send(c, "lost")
         _, first = await pop(c)
         assert bodies(first) == ["lost"]
@@ -98,11 +101,12 @@ async def test_unacked_message_comes_back_with_reconsume_times_plus_one(tmp_path
         assert bodies(again) == ["lost"]
         assert again[0].msg.reconsume_times == 1
         assert again[0].msg.topic == TOPIC
-        assert again[0].extra.mark == "1"  # from the V1 retry topic
+        assert again[0].extra.mark == mark  # from the V1 or V2 retry topic
         assert again[0].msg.uniq_key == first[0].msg.uniq_key
         ack = await raw.ack(c.client, c.broker_addr, GROUP, TOPIC, again[0].handle)
         assert ack.code == ResponseCode.SUCCESS, ack.remark
-        retry = build_pop_retry_topic(TOPIC, GROUP)
+        retry = build_pop_retry_topic(TOPIC, GROUP, v2)
+        assert retry == (f"%RETRY%{GROUP}+{TOPIC}" if v2 else f"%RETRY%{GROUP}_{TOPIC}")
         assert c.broker.topic_config_manager.select_topic_config(retry) is not None
         assert await pop_until(c, 1, 3.5) == []
         families = {f.name: f for f in BrokerMetricsCollector(c.broker).collect()}
@@ -144,6 +148,24 @@ async def test_batch_ack_acks_every_message_it_names(tmp_path: Path) -> None:
         assert response.code == ResponseCode.SUCCESS, response.remark
         again = await pop_until(c, 2, 8.0)
         assert bodies(again) == bodies(popped[4:])
+
+
+async def test_pop_filters_by_tag_and_by_sql92(tmp_path: Path) -> None:
+    async with pop_cluster(tmp_path, enable_property_filter=True) as c:
+        await send(c, "a1", "a2", tags="A")
+        await send(c, "b1", tags="B")
+        for body, level in (("s1", "1"), ("s5", "5")):
+            await c.send_raw(TOPIC, body.encode(), tags="C", extra={"level": level})
+        _, tagged = await pop(c, exp="A", exp_type="TAG")
+        assert bodies(tagged) == ["a1", "a2"]
+        sql_group = "pop-sql"
+        _, by_sql = await raw.pop(
+            c.client, c.broker_addr, "broker-a", sql_group, TOPIC, exp="level > 2",
+            exp_type="SQL92", invisible_ms=INVISIBLE_MS,
+        )  # fmt: skip
+        assert bodies(by_sql) == ["s5"]
+        _, rest = await pop(c, exp="A", exp_type="TAG")
+        assert rest == []  # the group's offsets moved past what did not match
 
 
 async def test_parked_pop_is_answered_when_a_message_arrives(tmp_path: Path) -> None:

@@ -62,6 +62,7 @@ class PopReviveService:
         self.retry_messages_total: Counter[tuple[str, str, str]] = Counter()
         self._task: asyncio.Task[None] | None = None
         self._started_ms = 0
+        self._caught_up_ms = 0
 
     def start(self) -> None:
         self._started_ms = self.broker.message_store.now_ms()
@@ -117,12 +118,17 @@ class PopReviveService:
             offsets.commit_offset(REVIVE_HOST, REVIVE_GROUP, self.topic, queue.queue_id, done)
 
     def _settled_time(self) -> int:
-        """The time before which every timer record has reached the revive topic's queues."""
+        """A time before which every ack record has reached the revive topic's queues: the
+        timer delivered those slots, and it had enqueued everything written (so no ack due
+        then still waits in the wheel topic) since, with the store's dispatch caught up."""
         store = self.broker.message_store
         timer = store.timer_message_store
-        if timer is None or timer.enqueue_lag() > 0 or store.dispatch_behind_bytes() > 0:
+        if timer is None:
             return 0
-        return timer.curr_read_time_ms - timer.precision_ms
+        now = store.now_ms()
+        if timer.enqueue_lag() == 0 and store.dispatch_behind_bytes() == 0:
+            self._caught_up_ms = now
+        return min(self._caught_up_ms, timer.curr_read_time_ms - timer.precision_ms)
 
     def _is_due(self, ck: PopCheckPoint, now: int, settled_ms: int) -> bool:
         if ck.revive_time > now:
