@@ -4,8 +4,9 @@ message arrives or its poll time passes (RocketMQ 5's longpolling/PopLongPolling
 Parked requests are keyed ``topic@group@queueId`` (queueId -1: every queue). An arrival on
 ``topic``/``queueId`` wakes, for every group parked on the topic, the requests of that queue and
 of -1 whose filter may match; an arrival on a POP retry topic ``%RETRY%<group>_<topic>`` (or
-``+``) wakes that group's requests on ``topic``. A woken request is re-run once, without the
-right to park again (``wakeup``), and answers POLLING_TIMEOUT if it still finds nothing. More
+``+``) wakes that group's requests on ``topic``. A woken request is re-run (``wakeup``): a pop
+that still finds nothing parks again for the rest of its poll time, and answers
+POLLING_TIMEOUT when that is over (NOTIFICATION answers at its first wake). More
 than ``popPollingSize`` requests on one key, or more than ``popPollingMapSize`` keys, answer
 POLLING_FULL instead of parking.
 """

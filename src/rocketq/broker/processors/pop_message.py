@@ -45,15 +45,22 @@ class PopMessageProcessor:
     async def pop_message(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand | None:
-        return await self._process(channel, request, allow_suspend=True)
-
-    async def _process(
-        self, channel: RemotingChannel, request: RemotingCommand, *, allow_suspend: bool
-    ) -> RemotingCommand | None:
         h = PopMessageRequestHeader.from_ext_fields(request.ext_fields)
         refused = self._check(h)
         if refused is not None:
             return refused
+        deadline_ms = self.broker.message_store.now_ms() + h.poll_time
+        return await self._process(channel, request, h, deadline_ms)
+
+    async def _process(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: PopMessageRequestHeader,
+        deadline_ms: int,
+    ) -> RemotingCommand | None:
+        """Pop; nothing found parks the request until ``deadline_ms`` (a woken request that
+        still finds nothing parks again for the rest of its poll time)."""
         filters = self._filters(h)
         if isinstance(filters, RemotingCommand):
             return filters
@@ -72,15 +79,16 @@ class PopMessageProcessor:
         if batch.count:
             return _found(batch)
         code = ResponseCode.POLLING_TIMEOUT
-        if allow_suspend:
+        left_ms = deadline_ms - self.broker.message_store.now_ms()
+        if left_ms > 0:
             parked = pop.long_polling.polling(
                 PopRequest(
                     channel=channel,
                     topic=h.topic,
                     group=h.consumer_group,
                     queue_id=h.queue_id,
-                    timeout_ms=h.poll_time,
-                    wakeup=lambda: self._wakeup(channel, request),
+                    timeout_ms=left_ms,
+                    wakeup=lambda: self._wakeup(channel, request, h, deadline_ms),
                     matches_tags_code=message_filter.is_matched_by_consume_queue,
                     matches_properties=message_filter.is_matched_by_properties,
                 )
@@ -99,8 +107,14 @@ class PopMessageProcessor:
             code, "NO_MESSAGE_IN_QUEUE", ext_fields=header.to_ext_fields()
         )
 
-    async def _wakeup(self, channel: RemotingChannel, request: RemotingCommand) -> None:
-        response = await self._process(channel, request, allow_suspend=False)
+    async def _wakeup(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: PopMessageRequestHeader,
+        deadline_ms: int,
+    ) -> None:
+        response = await self._process(channel, request, h, deadline_ms)
         if response is None or channel.is_closed:
             return
         response.response_to(request)
