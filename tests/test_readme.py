@@ -65,6 +65,7 @@ async def test_every_readme_block_runs_against_live_servers(cluster: Cluster) ->
     assert "DefaultCluster" in text
     assert '"msgPutTotalTodayNow"' in text
     assert "broker-a\nhello rocketq\ndemo-push\n" in text  # the dashboard's pages, by curl
+    assert "order-1 in queues {3}" in text  # one message group, one queue
 
 
 def test_docs_configuration_lists_every_broker_conf_key_we_honour() -> None:

@@ -38,7 +38,7 @@ class ResponseCode(IntEnum):
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
     FILTER_DATA_NOT_EXIST = 27
     FILTER_DATA_NOT_LATEST = 28
-    INVALID_PARAMETER = 29  # 5.x: e.g. a pop of more than 32
+    INVALID_PARAMETER = 29  # 5.x: a pop of more than 32, MIXED without enableMixedMessageType
     TRANSACTION_SHOULD_COMMIT = 200
     TRANSACTION_SHOULD_ROLLBACK = 201
     TRANSACTION_STATE_UNKNOW = 202

@@ -3,26 +3,10 @@ or "None"), the address that refused, and what is missing for a reset."""
 
 from __future__ import annotations
 
-import re
-
-from click.testing import Result
-
 from rocketq.admin import AsyncAdminClient
 from rocketq.common.message import MessageQueue
 from rocketq.testing.cluster import Cluster
-from tests.cli.admin_runner import run
-
-PYTHON_CLASS = re.compile(r"\b[A-Z][A-Za-z]*(Error_?|Exception)\b")
-
-
-def error_line(result: Result) -> str:
-    assert result.exit_code == 1, result.output
-    lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1, result.output
-    assert lines[0].startswith("Error: ")
-    assert not PYTHON_CLASS.search(lines[0]), lines[0]
-    assert "None" not in lines[0]
-    return lines[0]
+from tests.cli.admin_runner import error_line, run
 
 
 async def test_a_refusal_names_the_response_code_on_one_line(cluster: Cluster) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 import sys
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -59,6 +60,12 @@ async def invoke(addr: str, request: RemotingCommand) -> RemotingCommand:
         return await client.invoke(addr, request, WAIT_S)
 
 
+def scrape(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=WAIT_S) as response:
+        text: str = response.read().decode()
+    return text
+
+
 def write_conf(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
@@ -82,6 +89,10 @@ async def test_a_standalone_controller_boots_leads_and_refuses_what_it_does_not_
         assert await until(lambda: "leader in term" in stderr.read_text(), WAIT_S)
         request = RemotingCommand.create_request(CONTROLLER_GET_METADATA_INFO)
         response = await invoke(f"127.0.0.1:{port}", request)
+        assert response.code == ResponseCode.SUCCESS
+        assert response.ext_fields["controllerLeaderAddress"] == f"127.0.0.1:{port}"
+        epoch_cache = RemotingCommand.create_request(RequestCode.GET_BROKER_EPOCH_CACHE)
+        response = await invoke(f"127.0.0.1:{port}", epoch_cache)  # a broker's request
         assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
         assert await stop(proc) == 0
     assert (tmp_path / "store" / "raft-n0" / "hardstate").exists()
@@ -121,10 +132,11 @@ async def test_three_controllers_from_the_cluster_3n_files_elect_a_leader(tmp_pa
 
 
 async def test_a_name_server_with_enable_controller_in_namesrv_runs_both(tmp_path: Path) -> None:
-    namesrv_port, controller_port = free_ports(2)
+    namesrv_port, controller_port, metrics_port = free_ports(3)
     conf = write_conf(
         tmp_path / "namesrv.conf",  # RocketMQ's quick-start/namesrv.conf, plus ports and store
         f"listenPort = {namesrv_port}\nenableControllerInNamesrv = true\n"
+        f"metricsExporterType = PROM\nmetricsPromExporterPort = {metrics_port}\n"
         "controllerDLegerGroup = group1\n"
         f"controllerDLegerPeers = n0-127.0.0.1:{controller_port}\n"
         f"controllerDLegerSelfId = n0\ncontrollerStorePath = {tmp_path / 'store'}\n",
@@ -139,5 +151,10 @@ async def test_a_name_server_with_enable_controller_in_namesrv_runs_both(tmp_pat
         )
         request = RemotingCommand.create_request(CONTROLLER_GET_METADATA_INFO)
         response = await invoke(f"127.0.0.1:{controller_port}", request)
-        assert response.code == ResponseCode.REQUEST_CODE_NOT_SUPPORTED
+        assert response.code == ResponseCode.SUCCESS
+        assert response.ext_fields["group"] == "group1"
+        # one /metrics: the name server's series and its controller's
+        text = await asyncio.to_thread(scrape, f"http://127.0.0.1:{metrics_port}/metrics")
+        assert "rocketmq_namesrv_topics" in text
+        assert f'rocketmq_role{{address="127.0.0.1:{controller_port}",group="group1"' in text
         assert await stop(proc) == 0

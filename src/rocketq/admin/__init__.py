@@ -26,6 +26,18 @@ from rocketq.remoting.protocol.consumer_bodies import (
     ConsumeStatus,
     ProcessQueueInfo,
 )
+from rocketq.remoting.protocol.controller_bodies import (
+    BrokerMemberGroup,
+    BrokerReplicasInfo,
+    EpochEntry,
+    EpochEntryCache,
+    ReplicaIdentity,
+    ReplicasInfo,
+)
+from rocketq.remoting.protocol.controller_headers import (
+    ElectMasterResponseHeader,
+    GetMetaDataResponseHeader,
+)
 from rocketq.remoting.protocol.group_bodies import (
     ConsumeQueueData,
     ConsumerOffsetSerializeWrapper,
@@ -40,6 +52,8 @@ from rocketq.remoting.protocol.topic_route import ClusterInfo, TopicRouteData
 __all__ = [
     "AdminClient",
     "AsyncAdminClient",
+    "BrokerMemberGroup",
+    "BrokerReplicasInfo",
     "CMResult",
     "ClusterInfo",
     "Connection",
@@ -51,12 +65,18 @@ __all__ = [
     "ConsumerOffsetSerializeWrapper",
     "ConsumerRunningInfo",
     "DelayOffsetSerializeWrapper",
+    "ElectMasterResponseHeader",
+    "EpochEntry",
+    "EpochEntryCache",
+    "GetMetaDataResponseHeader",
     "GroupList",
     "OffsetWrapper",
     "ProcessQueueInfo",
     "ProducerConnection",
     "QueryConsumeQueueResponseBody",
     "QueryResult",
+    "ReplicaIdentity",
+    "ReplicasInfo",
     "SubscriptionGroupConfig",
     "SubscriptionGroupWrapper",
     "TopicConfig",

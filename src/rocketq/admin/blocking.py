@@ -80,6 +80,8 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     delete_topic = blocking_twin(_Admin.delete_topic)
     delete_topic_in_broker = blocking_twin(_Admin.delete_topic_in_broker)
     get_all_topic_config = blocking_twin(_Admin.get_all_topic_config)
+    examine_topic_config = blocking_twin(_Admin.examine_topic_config)
+    examine_topic_message_types = blocking_twin(_Admin.examine_topic_message_types)
     create_and_update_subscription_group_config = blocking_twin(
         _Admin.create_and_update_subscription_group_config
     )
@@ -115,6 +117,19 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
         _Admin.examine_broker_cluster_acl_version_info
     )
     get_broker_cluster_acl_config = blocking_twin(_Admin.get_broker_cluster_acl_config)
+
+    # ------------------------------------------------------------------ controllers
+
+    get_controller_meta_data = blocking_twin(_Admin.get_controller_meta_data)
+    controller_leader_addr = blocking_twin(_Admin.controller_leader_addr)
+    get_in_sync_state_data = blocking_twin(_Admin.get_in_sync_state_data)
+    get_broker_epoch_cache = blocking_twin(_Admin.get_broker_epoch_cache)
+    elect_master = blocking_twin(_Admin.elect_master)
+    get_controller_config = blocking_twin(_Admin.get_controller_config)
+    update_controller_config = blocking_twin(_Admin.update_controller_config)
+    clean_controller_broker_data = blocking_twin(_Admin.clean_controller_broker_data)
+    fetch_broker_names_of_cluster = blocking_twin(_Admin.fetch_broker_names_of_cluster)
+    fetch_master_and_slave_addrs = blocking_twin(_Admin.fetch_master_and_slave_addrs)
 
     # ------------------------------------------------------------------ operations
 

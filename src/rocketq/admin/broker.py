@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from rocketq.admin.core import AdminCore
+from rocketq.common.attribute import TopicMessageType, parse_to_string
 from rocketq.common.java_properties import parse_properties
 from rocketq.common.topic import AUTO_CREATE_TOPIC_KEY_TOPIC
 from rocketq.common.topic_config import TopicConfig
@@ -28,7 +29,11 @@ from rocketq.remoting.protocol.topic_route import KVTable
 
 class BrokerAdmin(AdminCore):
     async def create_and_update_topic_config(self, broker_addr: str, config: TopicConfig) -> None:
-        """UPDATE_AND_CREATE_TOPIC (17); the broker registers the topic with the name servers."""
+        """UPDATE_AND_CREATE_TOPIC (17); the broker registers the topic with the name servers.
+
+        As in RocketMQ 5's DefaultMQAdminExt, ``config.attributes`` is the attribute change
+        (``{"+message.type": "FIFO", "-reserve.time": ""}``, ``common.attribute.parse_to_map``
+        of updateTopic's ``-a``); the broker applies it to the topic's stored attributes."""
         header = h.CreateTopicRequestHeader(
             topic=config.topic_name,
             default_topic=AUTO_CREATE_TOPIC_KEY_TOPIC,
@@ -38,6 +43,7 @@ class BrokerAdmin(AdminCore):
             topic_filter_type=config.topic_filter_type,
             topic_sys_flag=config.topic_sys_flag,
             order=config.order,
+            attributes=parse_to_string(config.attributes) or None,
         )
         await self.call(broker_addr, RequestCode.UPDATE_AND_CREATE_TOPIC, header)
 
@@ -53,10 +59,26 @@ class BrokerAdmin(AdminCore):
         response = await self.call(broker_addr, RequestCode.GET_ALL_TOPIC_CONFIG)
         return TopicConfigSerializeWrapper.decode(response.body)
 
+    async def examine_topic_config(self, broker_addr: str, topic: str) -> TopicConfig | None:
+        """The broker's config of ``topic`` (queues, perm, attributes), None when it has none
+        (RocketMQ 5's examineTopicConfig, read here from GET_ALL_TOPIC_CONFIG)."""
+        wrapper = await self.get_all_topic_config(broker_addr)
+        return wrapper.topic_config_table.get(topic)
+
+    async def examine_topic_message_types(self, topic: str) -> dict[str, TopicMessageType | None]:
+        """broker name -> the ``message.type`` of ``topic`` on that master (None when the
+        broker has no config of it), for every broker in the topic's route."""
+        types: dict[str, TopicMessageType | None] = {}
+        for name, addr in (await self.master_addrs_of_topic(topic)).items():
+            tc = await self.examine_topic_config(addr, topic)
+            types[name] = None if tc is None else tc.topic_message_type
+        return types
+
     async def create_and_update_subscription_group_config(
         self, broker_addr: str, config: SubscriptionGroupConfig
     ) -> None:
-        """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200)."""
+        """UPDATE_AND_CREATE_SUBSCRIPTIONGROUP (200); ``config.attributes`` is a change
+        (signed keys), as for topics."""
         await self.call(
             broker_addr, RequestCode.UPDATE_AND_CREATE_SUBSCRIPTIONGROUP, body=config.encode()
         )

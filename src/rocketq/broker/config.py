@@ -65,6 +65,7 @@ BROKER_KEYS: dict[str, str] = {
     "metricsPromExporterHost": "metrics_prom_exporter_host",
     "metricsPromExporterPort": "metrics_prom_exporter_port",
     "enablePropertyFilter": "enable_property_filter",
+    "enableMixedMessageType": "enable_mixed_message_type",
     # the file the broker was started from (-c): UPDATE_BROKER_CONFIG writes its changes there
     "brokerConfigPath": "broker_config_path",
     # POP consumption (BrokerConfig's pop keys; broker/pop/)
@@ -138,6 +139,8 @@ class BrokerConfig:
     metrics_prom_exporter_port: int = 5557
     # SQL92 subscriptions (property filters); off, as in RocketMQ, refuses them
     enable_property_filter: bool = False
+    # RocketMQ 5: updateTopic refuses message.type=MIXED unless this is on
+    enable_mixed_message_type: bool = False
     # POP (BrokerConfig): revive queues of rmq_sys_REVIVE_LOG_<cluster>, the revive scan period,
     # how long an ack read without its checkpoint waits for it, held pops per queue and queues
     # with held pops, the POP retry topic's name (V2: '+'), the share of pops that try the

@@ -1,13 +1,21 @@
 """SubscriptionGroupManager (config/subscriptionGroup.json); SubscriptionGroupConfig is the
-wire body class of ``rocketq.remoting.protocol.admin_bodies``."""
+wire body class of ``rocketq.remoting.protocol.group_bodies``.
+
+An admin's updateSubGroup goes through ``update_subscription_group_config_by_request``: the
+group's ``attributes`` carry a change (``+key=value``, ``-key``) applied to the stored ones as
+RocketMQ 5's SubscriptionGroupManager does, against SubscriptionGroupAttributes, whose set of
+keys is empty in RocketMQ 5: every key is refused ("unsupported key: ...").
+"""
 
 from __future__ import annotations
 
 import os
 import threading
+from dataclasses import replace
 from typing import Any
 
 from rocketq.broker.config_manager import ConfigManager
+from rocketq.common.attribute import SUBSCRIPTION_GROUP_ATTRIBUTES, alter_current_attributes
 from rocketq.remoting.protocol.data_version import DataVersion
 from rocketq.remoting.protocol.group_bodies import (
     SubscriptionGroupConfig,
@@ -51,6 +59,21 @@ class SubscriptionGroupManager(ConfigManager):
             self.subscription_group_table[cfg.group_name] = cfg
             self.data_version.next_version()
             self.persist()
+
+    def update_subscription_group_config_by_request(
+        self, cfg: SubscriptionGroupConfig
+    ) -> SubscriptionGroupConfig:
+        """updateSubscriptionGroupConfig of an admin request: ``cfg.attributes`` is a change
+        to the stored attributes (AttributeRefusedError when refused)."""
+        with self._lock:
+            old = self.subscription_group_table.get(cfg.group_name)
+            current = (old.attributes or {}) if old is not None else {}
+            final = alter_current_attributes(
+                old is None, SUBSCRIPTION_GROUP_ATTRIBUTES, current, cfg.attributes or {}
+            )
+            stored = replace(cfg, attributes=final if final or cfg.attributes is not None else None)
+            self.update_subscription_group_config(stored)
+            return stored
 
     def delete_subscription_group_config(self, group: str) -> bool:
         with self._lock:

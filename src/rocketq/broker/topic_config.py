@@ -4,6 +4,8 @@ At init the system topics (those of RocketMQ's TopicConfigManager constructor) a
 table (without overriding anything loaded from disk). A send to an unknown topic naming
 ``defaultTopic`` (TBW102) creates the topic from that template when the template has the INHERIT
 bit: min(client queue nums, template write queues) queues, the template's perm without INHERIT.
+An admin's updateTopic carries an attribute change (``+key=value``, ``-key``) that
+``update_topic_config_by_request`` applies to the stored attributes (``common.attribute``).
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.config_manager import ConfigManager
+from rocketq.common.attribute import TOPIC_ATTRIBUTES, alter_current_attributes
 from rocketq.common.topic import (
     AUTO_CREATE_TOPIC_KEY_TOPIC,
     BENCHMARK_TOPIC,
@@ -112,6 +116,22 @@ class TopicConfigManager(ConfigManager):
             log.info("topic config %s: %s -> %s", tc.topic_name, old, tc)
             self.data_version.next_version()
             self.persist()
+
+    def update_topic_config_by_request(
+        self, tc: TopicConfig, modification: Mapping[str, str]
+    ) -> TopicConfig:
+        """TopicConfigManager.updateTopicConfig of an admin request: the stored attributes
+        altered by ``modification`` (AttributeRefusedError when refused); an unchanged config
+        is not written again."""
+        with self._lock:
+            old = self.topic_config_table.get(tc.topic_name)
+            final = alter_current_attributes(
+                old is None, TOPIC_ATTRIBUTES, (old.attributes or {}) if old else {}, modification
+            )
+            new = replace(tc, attributes=final or None)
+            if new != old:
+                self.update_topic_config(new)
+            return new
 
     def delete_topic_config(self, topic: str) -> bool:
         with self._lock:

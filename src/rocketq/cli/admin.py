@@ -12,12 +12,14 @@ import click
 from rocketq.cli import (
     acl,
     admin_broker,
+    admin_controller,
     admin_group,
     admin_message,
     admin_message_scan,
     admin_namesrv,
     admin_progress,
     admin_stats,
+    admin_subscription_group,
     admin_topic,
 )
 
@@ -43,6 +45,7 @@ def admin() -> None:
 
 for module in (
     admin_topic,
+    admin_subscription_group,
     admin_group,
     admin_progress,
     admin_message,
@@ -50,6 +53,7 @@ for module in (
     admin_namesrv,
     admin_broker,
     admin_stats,
+    admin_controller,
     acl,
 ):
     for command in module.COMMANDS:

@@ -38,9 +38,11 @@ class AdminContext:
         *,
         access_key: str = "",
         secret_key: str = "",
+        target: str | None = None,
     ) -> T:
         """``call`` with a fresh admin client, signing with ``access_key`` when given; errors
-        become a ClickException (exit 1)."""
+        become a ClickException (exit 1). ``target``: what the call talks to, if not the name
+        server (a controller), for the message when it cannot connect."""
 
         async def main() -> T:
             async with AsyncAdminClient(
@@ -54,6 +56,8 @@ class AdminContext:
         try:
             return asyncio.run(main())
         except RemotingConnectError as exc:
+            if target is not None:
+                raise click.ClickException(f"cannot connect to {target} ({describe(exc)})") from exc
             raise click.ClickException(self.connect_failure(exc)) from exc
         except RemotingTimeoutError as exc:
             raise click.ClickException(

@@ -1,6 +1,6 @@
-"""``rocketq admin`` consumer-group commands: updateSubGroup, deleteSubGroup,
-consumerConnection, producerConnection, consumerStatus, resetOffsetByTime (consumerProgress is
-in ``admin_progress``)."""
+"""``rocketq admin`` consumer-group commands: consumerConnection, producerConnection,
+consumerStatus, resetOffsetByTime (updateSubGroup and deleteSubGroup are in
+``admin_subscription_group``, consumerProgress in ``admin_progress``)."""
 
 from __future__ import annotations
 
@@ -14,99 +14,6 @@ from rocketq.cli.admin_progress import enum_name
 from rocketq.common.message import MessageQueue
 from rocketq.errors import SystemError_, describe
 from rocketq.remoting.protocol.admin_bodies import ConsumerConnection
-from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
-
-
-async def _targets(admin: AsyncAdminClient, cluster: str | None, broker: str | None) -> list[str]:
-    if (cluster is None) == (broker is None):
-        raise click.UsageError("give exactly one of -c/--clusterName or -b/--brokerAddr")
-    if broker is not None:
-        return [broker]
-    assert cluster is not None
-    return list((await admin.master_addrs_of_cluster(cluster)).values())
-
-
-@click.command("updateSubGroup")
-@click.option("-g", "--groupName", "group", required=True)
-@click.option("-c", "--clusterName", "cluster", default=None)
-@click.option("-b", "--brokerAddr", "broker", default=None)
-@click.option("-s", "--consumeEnable", "consume_enable", type=bool, default=True)
-@click.option("-m", "--consumeFromMinEnable", "from_min", type=bool, default=True)
-@click.option("-d", "--consumeBroadcastEnable", "broadcast", type=bool, default=True)
-@click.option("-q", "--retryQueueNums", "retry_queues", type=int, default=1, show_default=True)
-@click.option("-r", "--retryMaxTimes", "retry_max", type=int, default=16, show_default=True)
-@click.option("-i", "--brokerId", "broker_id", type=int, default=0, show_default=True)
-@click.option(
-    "-w", "--whichBrokerWhenConsumeSlowly", "slow_broker", type=int, default=1, show_default=True
-)
-@click.option("-a", "--notifyConsumerIdsChanged", "notify", type=bool, default=True)
-@admin_command
-def update_sub_group(
-    ctx: AdminContext,
-    group: str,
-    cluster: str | None,
-    broker: str | None,
-    consume_enable: bool,
-    from_min: bool,
-    broadcast: bool,
-    retry_queues: int,
-    retry_max: int,
-    broker_id: int,
-    slow_broker: int,
-    notify: bool,
-) -> None:
-    """Create a subscription group or change its settings.
-
-    \b
-    Example:
-      rocketq admin updateSubGroup -n 127.0.0.1:9876 -c DefaultCluster -g GroupA -r 3
-    """
-    config = SubscriptionGroupConfig(
-        group_name=group,
-        consume_enable=consume_enable,
-        consume_from_min_enable=from_min,
-        consume_broadcast_enable=broadcast,
-        retry_queue_nums=retry_queues,
-        retry_max_times=retry_max,
-        broker_id=broker_id,
-        which_broker_when_consume_slowly=slow_broker,
-        notify_consumer_ids_changed_enable=notify,
-    )
-
-    async def call(admin: AsyncAdminClient) -> list[str]:
-        addrs = await _targets(admin, cluster, broker)
-        for addr in addrs:
-            await admin.create_and_update_subscription_group_config(addr, config)
-        return addrs
-
-    for addr in ctx.run(call):
-        ctx.done(f"create subscription group to {addr} success.", {"broker": addr})
-
-
-@click.command("deleteSubGroup")
-@click.option("-g", "--groupName", "group", required=True)
-@click.option("-c", "--clusterName", "cluster", default=None)
-@click.option("-b", "--brokerAddr", "broker", default=None)
-@click.option("-r", "--removeOffset", "remove_offset", type=bool, default=False)
-@admin_command
-def delete_sub_group(
-    ctx: AdminContext, group: str, cluster: str | None, broker: str | None, remove_offset: bool
-) -> None:
-    """Delete a subscription group (and, with -r true, its offsets).
-
-    \b
-    Example:
-      rocketq admin deleteSubGroup -n 127.0.0.1:9876 -c DefaultCluster -g GroupA
-    """
-
-    async def call(admin: AsyncAdminClient) -> list[str]:
-        addrs = await _targets(admin, cluster, broker)
-        for addr in addrs:
-            await admin.delete_subscription_group(addr, group, remove_offset=remove_offset)
-        return addrs
-
-    for addr in ctx.run(call):
-        ctx.done(f"delete subscription group [{group}] from broker [{addr}] success.")
 
 
 @click.command("consumerConnection")
@@ -292,8 +199,6 @@ async def _uncommitted(
 
 
 COMMANDS = [
-    update_sub_group,
-    delete_sub_group,
     consumer_connection,
     producer_connection,
     consumer_status,

@@ -1,5 +1,9 @@
 """``rocketq admin`` topic commands: updateTopic, deleteTopic, topicList, topicRoute, topicStatus,
-topicClusterList (mqadmin's names and short options)."""
+topicClusterList (mqadmin's names and short options).
+
+updateTopic's ``-a`` is mqadmin 5.x's attribute change (``+message.type=FIFO,-reserve.time``);
+topicStatus and ``topicList -c`` show each broker's ``message.type`` of the topic (RocketMQ's
+tools do not; the gRPC endpoint derives a queue's accepted message types from it)."""
 
 from __future__ import annotations
 
@@ -8,10 +12,19 @@ import click
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command, format_ms
 from rocketq.cli.table import Cell, format_table
+from rocketq.common.attribute import AttributeRefusedError, parse_to_map
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE, TopicConfig
 from rocketq.remoting.protocol.admin_bodies import TopicStatsTable
 
 PERM_READ_WRITE = PERM_READ | PERM_WRITE
+STATUS_HEADERS = [
+    "#Broker Name",
+    "#QID",
+    "#Min Offset",
+    "#Max Offset",
+    "#Last Updated",
+    "#Message Type",
+]
 # TopicSysFlag's bits, set by updateTopic's -u and -s
 FLAG_UNIT = 0x1
 FLAG_UNIT_SUB = 0x2
@@ -32,6 +45,12 @@ FLAG_UNIT_SUB = 0x2
     help="2 read, 4 write, 6 both.",
 )
 @click.option("-o", "--order", type=bool, default=False, show_default=True, help="Ordered topic.")
+@click.option(
+    "-a",
+    "--attributes",
+    default=None,
+    help="Attribute changes: +message.type=FIFO,+reserve.time=72,-reserve.time.",
+)
 @click.option("-u", "--unit", type=bool, default=False, help="A unit topic (topicSysFlag).")
 @click.option(
     "-s", "--hasUnitSub", "unit_sub", type=bool, default=False, help="Has unit subscriptions."
@@ -46,17 +65,25 @@ def update_topic(
     write_queues: int,
     perm: int,
     order: bool,
+    attributes: str | None,
     unit: bool,
     unit_sub: bool,
 ) -> None:
-    """Create a topic or change its queues and permission.
+    """Create a topic or change its queues, permission and attributes (message.type NORMAL,
+    FIFO, DELAY, TRANSACTION or MIXED; reserve.time in hours; queue.type SimpleCQ and
+    cleanup.policy DELETE, set at creation only).
 
     \b
     Example:
       rocketq admin updateTopic -n 127.0.0.1:9876 -c DefaultCluster -t TopicTest -r 4 -w 4
+      rocketq admin updateTopic -n 127.0.0.1:9876 -c DefaultCluster -t Orders -a +message.type=FIFO
     """
     if (cluster is None) == (broker_addr is None):
         raise click.UsageError("give exactly one of -c/--clusterName or -b/--brokerAddr")
+    try:
+        modification = parse_to_map(attributes.strip() if attributes else None)
+    except AttributeRefusedError as exc:
+        raise click.BadParameter(str(exc), param_hint="-a/--attributes") from None
     config = TopicConfig(
         topic_name=topic,
         read_queue_nums=read_queues,
@@ -64,6 +91,7 @@ def update_topic(
         perm=perm,
         order=order,
         topic_sys_flag=(FLAG_UNIT if unit else 0) | (FLAG_UNIT_SUB if unit_sub else 0),
+        attributes=modification or None,
     )
 
     async def call(admin: AsyncAdminClient) -> list[str]:
@@ -117,19 +145,32 @@ def topic_list(ctx: AdminContext, with_cluster: bool) -> None:
                 click.echo(name)
         return
 
-    async def call(admin: AsyncAdminClient) -> list[tuple[str, str, str]]:
-        rows: list[tuple[str, str, str]] = []
+    async def call(admin: AsyncAdminClient) -> list[tuple[str, str, str, str]]:
+        rows: list[tuple[str, str, str, str]] = []
         info = await admin.examine_broker_cluster_info()
         for cluster in sorted(info.cluster_addr_table):
+            types = await _cluster_message_types(admin, cluster)
             for topic in sorted(await admin.fetch_topics_by_cluster(cluster)):
                 try:
                     groups = (await admin.query_topic_consume_by_who(topic)).group_list
                 except Exception:  # noqa: BLE001 -- a topic without a route answers nothing here
                     groups = []
-                rows.extend((cluster, topic, group) for group in groups or [""])
+                kind = types.get(topic, "")
+                rows.extend((cluster, topic, group, kind) for group in groups or [""])
         return rows
 
-    ctx.table(["#Cluster Name", "#Topic", "#Consumer Group"], ctx.run(call))
+    headers = ["#Cluster Name", "#Topic", "#Consumer Group", "#Message Type"]
+    ctx.table(headers, ctx.run(call))
+
+
+async def _cluster_message_types(admin: AsyncAdminClient, cluster: str) -> dict[str, str]:
+    """Each topic's message.type on the cluster's masters (several types joined by "/")."""
+    types: dict[str, set[str]] = {}
+    for addr in (await admin.master_addrs_of_cluster(cluster)).values():
+        table = (await admin.get_all_topic_config(addr)).topic_config_table
+        for name, tc in table.items():
+            types.setdefault(name, set()).add(tc.topic_message_type.value)
+    return {name: "/".join(sorted(kinds)) for name, kinds in types.items()}
 
 
 @click.command("topicRoute")
@@ -188,8 +229,12 @@ def topic_status(ctx: AdminContext, topic: str, cluster: str | None) -> None:
       rocketq admin topicStatus -n 127.0.0.1:9876 -t TopicTest
     """
 
-    async def call(admin: AsyncAdminClient) -> TopicStatsTable:
+    async def call(admin: AsyncAdminClient) -> tuple[TopicStatsTable, dict[str, str]]:
         stats = await admin.examine_topic_stats(topic)
+        types = {
+            name: kind.value if kind is not None else ""
+            for name, kind in (await admin.examine_topic_message_types(topic)).items()
+        }
         if cluster is not None:
             info = await admin.examine_broker_cluster_info()
             if cluster not in info.cluster_addr_table:
@@ -198,9 +243,9 @@ def topic_status(ctx: AdminContext, topic: str, cluster: str | None) -> None:
             stats.offset_table = {
                 mq: off for mq, off in stats.offset_table.items() if mq.broker_name in names
             }
-        return stats
+        return stats, types
 
-    stats = ctx.run(call)
+    stats, types = ctx.run(call)
     rows = [
         (
             mq.broker_name,
@@ -208,12 +253,13 @@ def topic_status(ctx: AdminContext, topic: str, cluster: str | None) -> None:
             off.min_offset,
             off.max_offset,
             format_ms(off.last_update_timestamp),
+            types.get(mq.broker_name, ""),
         )
         for mq, off in sorted(
             stats.offset_table.items(), key=lambda kv: (kv[0].broker_name, kv[0].queue_id)
         )
     ]
-    ctx.table(["#Broker Name", "#QID", "#Min Offset", "#Max Offset", "#Last Updated"], rows)
+    ctx.table(STATUS_HEADERS, rows)
 
 
 @click.command("topicClusterList")

@@ -17,6 +17,9 @@ import click
 
 from rocketq.common.java_properties import parse_properties
 from rocketq.controller.config import ControllerConfig
+from rocketq.controller.manager import ControllerManager
+from rocketq.controller.processor import ControllerRequestProcessor
+from rocketq.controller.replicas_info import ControllerStateMachine
 from rocketq.controller.server import ControllerServer
 from rocketq.errors import ConfigError, StoreError
 from rocketq.remoting import event_loop
@@ -30,11 +33,19 @@ def read_properties(path: str) -> dict[str, str]:
 
 
 def new_controller_server(
-    config: ControllerConfig, *, listen_host: str | None = None
+    config: ControllerConfig, *, listen_host: str | None = None, export_metrics: bool = True
 ) -> ControllerServer:
     """The controller this process runs: the one place that picks its state machine (the
-    controller's ``ControllerStateMachine`` plugs in here, with its request processors)."""
-    return ControllerServer(config, listen_host=listen_host)
+    controller's ``ControllerStateMachine``), its ``ControllerManager`` (liveness scans,
+    elections, role pushes, metrics) and its request processors (904, 1001-1013).
+
+    ``export_metrics``: serve the controller's own ``/metrics`` when the config says PROM; the
+    name server's embedded controller passes False and joins the name server's instead."""
+    state_machine = ControllerStateMachine()
+    server = ControllerServer(config, state_machine, listen_host=listen_host)
+    manager = ControllerManager(server, state_machine, export_metrics=export_metrics)
+    ControllerRequestProcessor(manager).register_to(server)
+    return server
 
 
 @click.command()

@@ -74,7 +74,11 @@ def namesrv(
     overrides["auto_create_topic_route_enable"] = auto_create_topic_route
     try:
         config, controller_config = load_namesrv_config(config_file, **overrides)
-        embedded = new_controller_server(controller_config) if controller_config else None
+        embedded = (
+            new_controller_server(controller_config, export_metrics=False)
+            if controller_config
+            else None
+        )
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     run_server(
@@ -109,6 +113,9 @@ async def _run(config: NamesrvConfig, embedded: ControllerServer | None) -> None
     try:
         if embedded is not None:
             await _start_embedded(embedded)
+            exporter = controller.metrics_exporter
+            if exporter is not None and embedded.metrics_collector is not None:
+                exporter.registry.register(embedded.metrics_collector)  # one /metrics for both
         click.echo(
             f"The Name Server boot success. listening on {config.listen_host}:{controller.port}"
         )

@@ -9,10 +9,12 @@ gives it a UNIQ_KEY (MessageClientIDSetter) and zlib-compresses a body of 4 KiB 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 
 from rocketq.common import message_const as mc
 from rocketq.common import topic as common_topic
-from rocketq.common.message import Message, MessageExt
+from rocketq.common.hashing import message_group_queue_index
+from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.message_client_id import create_uniq_id
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.topic import validate_topic
@@ -35,6 +37,17 @@ def check_message(msg: Message, max_message_size_bytes: int) -> None:
         raise ClientError("the message body is empty")
     if len(msg.body) > max_message_size_bytes:
         raise ClientError(f"the message body size over max value, MAX: {max_message_size_bytes}")
+
+
+def message_group_queue(mqs: Sequence[MessageQueue], msg: Message) -> MessageQueue | None:
+    """The write queue of the message's group, None without one: RocketMQ 5's proxy
+    (SendMessageActivity.SendMessageQueueSelector) takes the write queues sorted by broker name
+    and queue id and ``Hashing.consistentHash(group.hashCode(), count)`` of them."""
+    group = msg.message_group
+    if not group or not mqs:
+        return None
+    queues = sorted(mqs, key=lambda mq: (mq.broker_name, mq.queue_id))
+    return queues[message_group_queue_index(group, len(queues))]
 
 
 def set_uniq_id(msg: Message) -> str:

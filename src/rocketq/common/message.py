@@ -42,6 +42,7 @@ class Message:
         flag: int = 0,
         wait_store_msg_ok: bool = True,
         transaction_id: str | None = None,
+        message_group: str | None = None,
     ) -> None:
         self.topic = topic
         self.body = bytes(body)
@@ -59,6 +60,8 @@ class Message:
             self.delay_time_level = delay_time_level
         if not wait_store_msg_ok:
             self.put_property(mc.PROPERTY_WAIT_STORE_MSG_OK, "false")
+        if message_group:
+            self.message_group = message_group
 
     # ---------------------------------------------------------------- property accessors
 
@@ -137,6 +140,20 @@ class Message:
     def set_delay_time_sec(self, delay_s: int) -> None:
         """Message.setDelayTimeSec: deliver ``delay_s`` seconds after the broker stores it."""
         self.properties[mc.PROPERTY_TIMER_DELAY_SEC] = str(delay_s)
+
+    # ---------------------------------------------------------------- FIFO (RocketMQ 5)
+
+    @property
+    def message_group(self) -> str | None:
+        """The FIFO message group (``__SHARDINGKEY``, RocketMQ 5's messageGroup): the producer
+        sends every message of a group to one write queue (Guava's consistent hash of the
+        group's ``hashCode``, as RocketMQ 5's proxy picks it); a FIFO consumer group gets a
+        queue's messages in order."""
+        return self.properties.get(mc.PROPERTY_SHARDING_KEY)
+
+    @message_group.setter
+    def message_group(self, group: str | None) -> None:
+        self._set_optional(mc.PROPERTY_SHARDING_KEY, group)
 
     @property
     def uniq_key(self) -> str | None:

@@ -3,14 +3,18 @@
 One class serves the broker's topic table (``topics.json``), the registration body it sends to
 the name servers (JSON, or the space-separated text of a compressed registration) and the name
 server's route table. Its JSON form derives from the fields (``remoting.protocol.json_body``),
-as fastjson derives it from the Java fields.
+as fastjson derives it from the Java fields. ``attributes`` (RocketMQ 5: ``message.type``,
+``reserve.time``, ``queue.type``, ``cleanup.policy``) is left out while a topic has none, so an
+untyped topic keeps RocketMQ 4's bytes; RocketMQ 5 also writes an empty ``"attributes":{}``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Self
 
+from rocketq.common.attribute import TOPIC_MESSAGE_TYPE_ATTRIBUTE, TopicMessageType
 from rocketq.errors import RemotingCommandError
 
 PERM_PRIORITY = 0x8
@@ -40,6 +44,13 @@ class TopicConfig:
     topic_filter_type: str = SINGLE_TAG
     topic_sys_flag: int = 0
     order: bool = False
+    attributes: dict[str, str] | None = None
+
+    @property
+    def topic_message_type(self) -> TopicMessageType:
+        """``getTopicMessageType``: the ``message.type`` attribute, NORMAL when absent."""
+        value = (self.attributes or {}).get(TOPIC_MESSAGE_TYPE_ATTRIBUTE.name)
+        return TopicMessageType.NORMAL if value is None else TopicMessageType(value)
 
     @property
     def readable(self) -> bool:
@@ -50,11 +61,15 @@ class TopicConfig:
         return is_writeable(self.perm)
 
     def encode_text(self) -> str:
-        """``TopicConfig.encode()``: the space-separated form of the compressed registration."""
-        return (
+        """``TopicConfig.encode()``: the space-separated form of the compressed registration
+        (RocketMQ 5 appends the attributes as compact JSON; here only when there are some)."""
+        text = (
             f"{self.topic_name} {self.read_queue_nums} {self.write_queue_nums} "
             f"{self.perm} {self.topic_filter_type}"
         )
+        if self.attributes:
+            text += " " + json.dumps(self.attributes, separators=(",", ":"), ensure_ascii=False)
+        return text
 
     @classmethod
     def decode_text(cls, text: str) -> Self:
@@ -68,6 +83,18 @@ class TopicConfig:
                 write_queue_nums=int(parts[2]),
                 perm=int(parts[3]),
                 topic_filter_type=parts[4],
+                attributes=_attributes_text(parts[5]) if len(parts) >= 6 else None,
             )
         except ValueError:
             raise RemotingCommandError(f"topic config text is malformed: {text!r}") from None
+
+
+def _attributes_text(text: str) -> dict[str, str] | None:
+    """The sixth field of ``TopicConfig.decode``; unparseable text is ignored, as in Java."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    return {str(k): str(v) for k, v in obj.items()} or None

@@ -7,7 +7,9 @@ uses (``metadata_log``), the asyncio driver that implements it (``raft_node`` ov
 over remoting (``server``); and the state machine on top of it: ``replicas_info`` (the
 replicated broker sets and ``ControllerStateMachine``), ``event`` (what is logged),
 ``request_handler`` and ``registration`` (the requests as pure functions), ``elect_policy`` and
-``heartbeat`` (liveness, soft state). It imports
+``heartbeat`` (liveness, soft state); and what serves it over the wire: ``manager``
+(reads, writes, liveness scans, elections), ``processor`` (codes 904 and 1001-1013),
+``notify`` (role-change pushes) and ``metrics``. It imports
 ``remoting`` and ``common`` only, never ``broker``, ``store`` or ``client``; the import
 contracts in pyproject.toml check that.
 """

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,21 @@ CONTROLLER_KEYS: dict[str, str] = {
     "notifyBrokerRoleChanged": "notify_broker_role_changed",
     "configStorePath": "config_store_path",
     "configBlackList": "config_black_list",
+    "metricsExporterType": "metrics_exporter_type",
+    "metricsPromExporterHost": "metrics_prom_exporter_host",
+    "metricsPromExporterPort": "metrics_prom_exporter_port",
 }
+
+#: the keys UPDATE_CONTROLLER_CONFIG changes at run time (the others need a restart)
+RUNTIME_KEYS: frozenset[str] = frozenset(
+    {
+        "scanNotActiveBrokerInterval",
+        "scanInactiveMasterInterval",
+        "electMasterMaxRetryCount",
+        "enableElectUncleanMaster",
+        "notifyBrokerRoleChanged",
+    }
+)
 
 # RocketMQ ControllerConfig keys accepted without effect: Java thread pools and DLedger's
 # mmap segment size have no counterpart; reads always go through ReadIndex here
@@ -99,6 +113,11 @@ class ControllerConfig:
     notify_broker_role_changed: bool = True
     config_store_path: str = str(Path.home() / "controller" / "controller.properties")
     config_black_list: str = "configBlackList;configStorePath"
+    # PROM: the controller's /metrics (ControllerMetricsManager) on this host and port; the
+    # name server's embedded controller joins the name server's own /metrics instead
+    metrics_exporter_type: str = "DISABLE"
+    metrics_prom_exporter_host: str = ""
+    metrics_prom_exporter_port: int = 5557
     # rocketq's Raft timing (no RocketMQ key): ticks of raft_tick_ms; followers campaign after
     # [election, 2 * election) ticks of silence; leaders heartbeat every heartbeat ticks
     raft_tick_ms: int = 100
@@ -180,6 +199,28 @@ class ControllerConfig:
                 log.warning("controller.conf: unknown key %r ignored", key)
         values.update(overrides)
         return cls(**values)
+
+    def to_properties(self) -> dict[str, str]:
+        """Every keyed setting as RocketMQ's ``key=value`` text (GET_CONTROLLER_CONFIG)."""
+        out = {}
+        for key, name in sorted(CONTROLLER_KEYS.items()):
+            value = getattr(self, name)
+            if value is not None:
+                out[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        return out
+
+    def with_properties(self, props: dict[str, str]) -> ControllerConfig:
+        """A copy with the ``RUNTIME_KEYS`` among ``props`` applied (UPDATE_CONTROLLER_CONFIG);
+        other keys are left for a restart, as RocketMQ's fields they set have no effect."""
+        types = {f.name: str(f.type) for f in fields(self)}
+        values: dict[str, Any] = {}
+        for key, text in props.items():
+            if key in RUNTIME_KEYS:
+                name = CONTROLLER_KEYS[key]
+                values[name] = _convert(key, text, types[name])
+            else:
+                log.info("controller config: %s is not changed at run time", key)
+        return replace(self, **values)
 
 
 def known_key(key: str) -> bool:

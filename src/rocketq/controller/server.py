@@ -14,6 +14,8 @@ The seams for the controller proper:
   1001-1013); they reach the log through ``metadata_log`` (``propose``, ``read_barrier``,
   ``is_leader``, ``leader_id``) and the leader's address through ``leader_addr``.
 - ``raft_node.add_role_listener``: told of every role, term or leader change.
+- ``add_service(service)``: started after the server, stopped before it (the controller's
+  ``ControllerManager`` with its scans); ``metrics_collector``: the controller's ``/metrics``.
 
 Until a processor is registered for a code, that request is refused with
 REQUEST_CODE_NOT_SUPPORTED and a remark naming this controller: refused, never dropped.
@@ -22,6 +24,9 @@ REQUEST_CODE_NOT_SUPPORTED and a remark naming this controller: refused, never d
 from __future__ import annotations
 
 import logging
+from typing import Protocol
+
+from prometheus_client.registry import Collector
 
 from rocketq.controller.config import ControllerConfig
 from rocketq.controller.metadata_log import MetadataLog, ReplicatedStateMachine
@@ -37,6 +42,12 @@ from rocketq.remoting.server import RemotingServer
 from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
+
+
+class Service(Protocol):
+    async def start(self) -> None: ...
+
+    async def shutdown(self) -> None: ...
 
 
 class PlaceholderStateMachine:
@@ -94,6 +105,8 @@ class ControllerServer:
         )
         self.transport.register_to(self.remoting_server)
         self.remoting_server.register_default_processor(self._refuse)
+        self._services: list[Service] = []
+        self.metrics_collector: Collector | None = None
         self._started = False
 
     # ---- the seams -----------------------------------------------------------------------
@@ -101,6 +114,10 @@ class ControllerServer:
     def register_processor(self, code: int, processor: RequestProcessor) -> None:
         """Serve a controller request code (904, 1001-1013) with ``processor``."""
         self.remoting_server.register_processor(code, processor)
+
+    def add_service(self, service: Service) -> None:
+        """Start ``service`` after the server starts; shut it down before the server stops."""
+        self._services.append(service)
 
     @property
     def metadata_log(self) -> MetadataLog:
@@ -144,6 +161,8 @@ class ControllerServer:
             raise
         self.transport.start()
         self._started = True
+        for service in self._services:
+            await service.start()
         log.info(
             "controller %s of group %s listening on %s (raft node %d of %s)",
             self.self_id,
@@ -157,6 +176,8 @@ class ControllerServer:
         if not self._started:
             return
         self._started = False
+        for service in reversed(self._services):
+            await service.shutdown()
         await self.remoting_server.stop()
         await self.transport.stop()
         await self.raft_node.stop()

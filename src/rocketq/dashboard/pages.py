@@ -152,7 +152,12 @@ async def _topic_context(board: Dashboard, name: str) -> dict[str, Any]:
         groups = (await board.admin.query_topic_consume_by_who(name)).group_list
     except RocketQError:
         groups = []
-    return {"page": "topics", "name": name, "route": route, "queues": queues, "groups": groups}
+    try:
+        types = await board.admin.examine_topic_message_types(name)
+    except RocketQError:  # a route without a master: the page shows no type
+        types = {}
+    context = {"page": "topics", "name": name, "route": route, "queues": queues, "groups": groups}
+    return context | {"types": {b: kind.value if kind else "" for b, kind in types.items()}}
 
 
 async def topic(board: Dashboard, request: Request) -> Response:

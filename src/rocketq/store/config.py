@@ -82,6 +82,16 @@ class StoreConfig:
     ha_transfer_batch_size: int = 32 * 1024
     ha_slave_fallbehind_max: int = 256 * 1024 * 1024
     ha_master_address: str = ""  # host:port of the master's HA port; "" = from the name server
+    # controller mode (store/ha/autoswitch_*): RocketMQ 5's AutoSwitchHAService; the broker
+    # key enableControllerMode is read by the store too, as DefaultMessageStore does
+    enable_controller_mode: bool = False
+    all_ack_in_sync_state_set: bool = False
+    in_sync_replicas: int = 1
+    min_in_sync_replicas: int = 1
+    ha_max_time_slave_not_catchup_ms: int = 15_000
+    async_learner: bool = False
+    sync_from_last_file: bool = False
+    store_path_epoch_file: str = ""  # "" means <root>/epochFileCheckpoint
     access_message_in_memory_max_ratio: int = 40
     # CleanCommitLogService thresholds (5.x MessageStoreConfig; 4.x system properties)
     disk_space_warning_level_ratio: int = 90
@@ -114,6 +124,9 @@ class StoreConfig:
             "ha_send_heartbeat_interval_ms",
             "ha_housekeeping_interval_ms",
             "ha_transfer_batch_size",
+            "in_sync_replicas",
+            "min_in_sync_replicas",
+            "ha_max_time_slave_not_catchup_ms",
             "timer_max_delay_sec",
             "timer_flush_interval_ms",
             "timer_congest_num_each_slot",
@@ -146,6 +159,12 @@ class StoreConfig:
     @property
     def commit_log_dir(self) -> str:
         return self.store_path_commit_log or os.path.join(self.store_path_root_dir, "commitlog")
+
+    @property
+    def epoch_file_path(self) -> str:
+        return self.store_path_epoch_file or os.path.join(
+            self.store_path_root_dir, "epochFileCheckpoint"
+        )
 
     def delay_level_table_ms(self) -> dict[int, int]:
         table: dict[int, int] = {}
@@ -224,6 +243,14 @@ STORE_KEYS: dict[str, str] = {
     "haTransferBatchSize": "ha_transfer_batch_size",
     "haSlaveFallbehindMax": "ha_slave_fallbehind_max",
     "haMasterAddress": "ha_master_address",
+    "enableControllerMode": "enable_controller_mode",
+    "allAckInSyncStateSet": "all_ack_in_sync_state_set",
+    "inSyncReplicas": "in_sync_replicas",
+    "minInSyncReplicas": "min_in_sync_replicas",
+    "haMaxTimeSlaveNotCatchup": "ha_max_time_slave_not_catchup_ms",
+    "asyncLearner": "async_learner",
+    "syncFromLastFile": "sync_from_last_file",
+    "storePathEpochFile": "store_path_epoch_file",
     "accessMessageInMemoryMaxRatio": "access_message_in_memory_max_ratio",
     "diskSpaceWarningLevelRatio": "disk_space_warning_level_ratio",
     "diskSpaceCleanForciblyRatio": "disk_space_clean_forcibly_ratio",

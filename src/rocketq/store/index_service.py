@@ -185,6 +185,22 @@ class IndexService:
         fsync_dir(self.index_dir)
         return len(doomed)
 
+    def truncate_dirty_files(self, offset: int) -> int | None:
+        """Drop the files holding an entry at or past commitlog ``offset`` (a replica cut its
+        log there); returns the lowest first-entry offset dropped, from which the caller
+        re-dispatches the records below ``offset``, or None when nothing was dropped."""
+        with self._lock:
+            doomed = [f for f in self.index_file_list if f.end_phy_offset >= offset]
+            if not doomed:
+                return None
+            self.index_file_list = [f for f in self.index_file_list if f not in doomed]
+        firsts = [f.begin_phy_offset for f in doomed if f.index_count > 1]  # 1: empty
+        for f in doomed:
+            log.info("deleting index file %s: entries past the cut at %d", f.file_name, offset)
+            f.destroy()
+        fsync_dir(self.index_dir)
+        return min([offset, *firsts])
+
     def flush(self) -> None:
         with self._lock:
             files = list(self.index_file_list)

@@ -32,6 +32,7 @@ from rocketq.store.flush import (
     FlushRealTimeService,
     GroupCommitService,
 )
+from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
 from rocketq.store.ha.ha_service import HAService
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import MappedFileCreateError
@@ -76,7 +77,11 @@ class MessageStore(MessageWriter, MessageReader):
         self.reput_service.message_arriving_listener = message_arriving_listener
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
-        self.ha_service = HAService(self)
+        self.ha_service = (
+            AutoSwitchHAService(self) if config.enable_controller_mode else HAService(self)
+        )
+        if isinstance(self.ha_service, AutoSwitchHAService):  # consumers see only what is confirmed
+            self.reput_service.dispatch_bound = self.ha_service.get_confirm_offset
         #: RocketMQ 5's timer wheel (store/timer/), made at load when timerWheelEnable
         self.timer_message_store: TimerMessageStore | None = None
         self.disk_full = False

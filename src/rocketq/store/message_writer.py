@@ -90,6 +90,12 @@ class MessageWriter:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.disk_full or self.config.broker_role is BrokerRole.SLAVE:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
+        if (
+            self.config.enable_controller_mode
+            and self.config.broker_role is BrokerRole.SYNC_MASTER
+            and not self.ha_service.in_sync_replicas_enough()
+        ):
+            return PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH
         if not _legal_topic(msg.topic) or msg.queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
         if msg.body is not None and len(msg.body) > self.config.max_message_size:

@@ -79,7 +79,11 @@ def load_and_recover(store: RecoverableStore) -> None:
     cut_tail(store, process_offset)
     for cq in store.consume_queues.all_queues():
         cq.truncate_dirty_logic_files(process_offset)
-    store.checkpoint.confirm_phy_offset = process_offset
+    if store.config.enable_controller_mode:  # what the master confirmed, never past the end
+        confirmed = min(store.checkpoint.confirm_phy_offset, process_offset)
+        store.checkpoint.confirm_phy_offset = confirmed
+    else:
+        store.checkpoint.confirm_phy_offset = process_offset
     has_data = cl.get_max_offset() > max(0, cl.get_min_offset())
     if abnormal:
         dispatch_from = start
@@ -203,11 +207,11 @@ def _why_bad(view: memoryview, pos: int, size: int) -> str:
     return f"invalid record (header {head.hex()})"
 
 
-def cut_tail(store: RecoverableStore, process_offset: int) -> None:
+def cut_tail(store: RecoverableStore, process_offset: int, reason: str = "") -> None:
     """Keep the bytes past ``process_offset`` in side files, zero them, truncate the queue."""
     mfq = store.commit_log.mapped_file_queue
     cut_dir = paths.truncated_dir(store.root)
-    reason = store.recovery_cut_reason or "invalid record"
+    reason = reason or store.recovery_cut_reason or "invalid record"
     for mf in list(mfq.mapped_files):
         end = mf.file_from_offset + mf.file_size
         if end <= process_offset:

@@ -7,13 +7,19 @@ then to the optional arrival listener (the broker's long polling). A put wakes i
 :meth:`wakeup`; with nothing to do it waits at most ``reput_fallback_wait_ms``, so it never
 spins. A message is served by ``get_message`` only once dispatched, because reads go through
 the consume queue.
+
+In controller mode ``dispatch_bound`` returns the confirm offset: a record is dispatched only
+once it ends at or below it (``getReputEndOffset`` and the confirm-offset check of RocketMQ 5's
+``DefaultMessageStore.ReputMessageService``), so consumers never see bytes that a failover
+could truncate. Without a bound (classic mode) everything committed is dispatched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from rocketq.common.message_const import MessageSysFlag
@@ -53,9 +59,22 @@ class ReputMessageService(ServiceThread):
         self._dispatch_lock = threading.Lock()  # one dispatch run at a time
         self._flag_lock = threading.Lock()
         self._dispatch_scheduled = False
+        self.dispatch_bound: Callable[[], int] | None = None
+
+    def reput_end_offset(self) -> int:
+        """Where dispatch stops now: the commitlog's end, or the bound when lower."""
+        end = self.commit_log.get_max_offset()
+        bound = self.dispatch_bound
+        return end if bound is None else min(end, bound())
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Hold off every dispatch run (a replica truncating its files)."""
+        with self._dispatch_lock:
+            yield
 
     def dispatch_behind_bytes(self) -> int:
-        return max(0, self.commit_log.get_max_offset() - self.reput_from_offset)
+        return max(0, self.reput_end_offset() - self.reput_from_offset)
 
     def is_committed_all_dispatched(self) -> bool:
         return self.dispatch_behind_bytes() == 0
@@ -116,10 +135,12 @@ class ReputMessageService(ServiceThread):
                 "reput offset %d below commitlog min %d", self.reput_from_offset, min_offset
             )
             self.reput_from_offset = min_offset
-        while self.reput_from_offset < self.commit_log.get_max_offset():
+        while self.reput_from_offset < (end := self.reput_end_offset()):
             requests, nxt, bad = self.commit_log.read_dispatch_requests(
                 self.reput_from_offset, check_crc=False, max_bytes=CHUNK_BYTES
             )
+            if nxt > end:  # only records that end at or below the bound
+                requests, nxt, bad = self._within(requests, end)
             if requests:
                 self.dispatcher.dispatch_batch(requests)
                 self._notify(requests)
@@ -134,6 +155,15 @@ class ReputMessageService(ServiceThread):
             if not moved:
                 break
         return count
+
+    def _within(
+        self, requests: list[DispatchRequest], end: int
+    ) -> tuple[list[DispatchRequest], int, bool]:
+        kept = [r for r in requests if r.commit_log_offset + r.msg_size <= end]
+        if not kept:
+            return [], self.reput_from_offset, False
+        last = kept[-1]
+        return kept, last.commit_log_offset + last.msg_size, False
 
     def _notify(self, requests: list[DispatchRequest]) -> None:
         listener = self.message_arriving_listener

@@ -19,6 +19,8 @@ class PutMessageStatus(Enum):
     MESSAGE_ILLEGAL = "MESSAGE_ILLEGAL"
     PROPERTIES_SIZE_EXCEEDED = "PROPERTIES_SIZE_EXCEEDED"
     OS_PAGE_CACHE_BUSY = "OS_PAGE_CACHE_BUSY"
+    #: controller mode: the SyncStateSet is smaller than minInSyncReplicas (CommitLog.java)
+    IN_SYNC_REPLICAS_NOT_ENOUGH = "IN_SYNC_REPLICAS_NOT_ENOUGH"
     UNKNOWN_ERROR = "UNKNOWN_ERROR"
     # RocketMQ 5's timer wheel (HookUtils.transformTimerMessage)
     WHEEL_TIMER_FLOW_CONTROL = "WHEEL_TIMER_FLOW_CONTROL"

@@ -59,6 +59,22 @@ def test_confirm_offset_is_the_lowest_member_ack_and_waits_for_a_lost_member() -
     assert tracker({1}).compute_confirm_offset(1_000, {}, 0) == 1_000
 
 
+def test_confirm_offset_never_passes_a_member_that_holds_nothing() -> None:
+    t = tracker({1, 2, 3})
+    assert t.compute_confirm_offset(1_000, {2: 0, 3: 900}, 500) == 0  # RocketMQ would say 900
+    assert t.compute_confirm_offset(1_000, {2: -1, 3: 900}, 500) == 500  # not acked yet
+
+
+def test_ack_rule_all_members_in_force_or_a_count_of_copies() -> None:
+    t = tracker({1, 2, 3})
+    acks = {2: 700, 3: 900, 4: 950}
+    assert t.ack_offset(1_000, acks, all_ack=True, in_sync_replicas=1) == 700
+    assert t.ack_offset(1_000, acks, all_ack=False, in_sync_replicas=1) == 1_000
+    assert t.ack_offset(1_000, acks, all_ack=False, in_sync_replicas=3) == 900
+    assert t.ack_offset(1_000, acks, all_ack=False, in_sync_replicas=5) == -1
+    assert tracker({1}).ack_offset(1_000, {}, all_ack=True, in_sync_replicas=2) == 1_000
+
+
 @given(
     st.frozensets(st.integers(2, 6)),
     st.lists(st.tuples(st.booleans(), st.integers(2, 6), st.integers(0, 20_000)), max_size=12),

@@ -9,6 +9,13 @@ import time
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.disk_info import disk_runtime_info
+from rocketq.common.attribute import (
+    ADD_SIGN,
+    TOPIC_MESSAGE_TYPE_ATTRIBUTE,
+    AttributeRefusedError,
+    TopicMessageType,
+    parse_to_map,
+)
 from rocketq.common.topic import validate_topic
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.channel import RemotingChannel
@@ -26,6 +33,7 @@ from rocketq.response_code import ResponseCode
 from rocketq.store.config import BrokerRole
 
 DEFAULT_QUERY_MAX_NUM = 32
+MIXED_REFUSED = "MIXED message type is not supported."
 
 
 def _error(code: int, remark: str) -> RemotingCommand:
@@ -69,7 +77,18 @@ class AdminBrokerProcessor:
             topic_sys_flag=h.topic_sys_flag or 0,
             order=h.order,
         )
-        await asyncio.to_thread(self.broker.topic_config_manager.update_topic_config, tc)
+        try:
+            modification = parse_to_map(h.attributes)
+            if not self.broker.config.enable_mixed_message_type and (
+                modification.get(ADD_SIGN + TOPIC_MESSAGE_TYPE_ATTRIBUTE.name)
+                == TopicMessageType.MIXED.value
+            ):
+                return _error(ResponseCode.INVALID_PARAMETER, MIXED_REFUSED)
+            await asyncio.to_thread(
+                self.broker.topic_config_manager.update_topic_config_by_request, tc, modification
+            )
+        except AttributeRefusedError as exc:  # AdminBrokerProcessor.updateAndCreateTopic
+            return _error(ResponseCode.SYSTEM_ERROR, str(exc))
         await self.broker.register_broker_all()
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 

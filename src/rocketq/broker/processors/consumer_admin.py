@@ -10,6 +10,7 @@ import asyncio
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
+from rocketq.common.attribute import AttributeRefusedError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.admin_bodies import (
@@ -261,7 +262,10 @@ class ConsumerAdminProcessor:
                 ResponseCode.SYSTEM_ERROR, "the subscription group config has no groupName"
             )
         manager = self.broker.subscription_group_manager
-        await asyncio.to_thread(manager.update_subscription_group_config, cfg)
+        try:
+            await asyncio.to_thread(manager.update_subscription_group_config_by_request, cfg)
+        except AttributeRefusedError as exc:  # the RuntimeException of AttributeUtil in Java
+            return error(ResponseCode.SYSTEM_ERROR, str(exc))
         return ok()
 
     async def get_all_subscription_group(

@@ -50,6 +50,10 @@ STATUS_TO_RESPONSE: dict[PutMessageStatus, tuple[int, str | None]] = {
         ResponseCode.SYSTEM_BUSY,
         "[PC_SYNCHRONIZED]broker busy, start flow control for a while",
     ),
+    PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH: (
+        ResponseCode.SYSTEM_ERROR,
+        "in-sync replicas not enough",
+    ),
     PutMessageStatus.UNKNOWN_ERROR: (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
     # the timer's remarks carry the store's settings (timer_remark fills them in)
     PutMessageStatus.WHEEL_TIMER_MSG_ILLEGAL: (

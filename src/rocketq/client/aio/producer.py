@@ -4,7 +4,8 @@ A sync or async send is tried ``1 + retry_times_when_send_failed`` times within 
 each try picks a queue through ``MQFaultStrategy`` (which avoids the broker that just failed or
 answered slowly) and a failure that is a connection error, a timeout or a retriable broker
 response moves on to the next try. Oneway and selector (orderly) sends are tried once, on the
-queue chosen.
+queue chosen. A message with a message group (``__SHARDINGKEY``) always goes to its group's
+queue (``message_group_queue``), as RocketMQ 5's proxy sends it; retries stay on that queue.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.request_reply import request
 from rocketq.client.config import ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
-from rocketq.client.message import check_message, check_topic, prepare_for_send, set_uniq_id
+from rocketq.client.message import (
+    check_message,
+    check_topic,
+    message_group_queue,
+    prepare_for_send,
+    set_uniq_id,
+)
 from rocketq.client.status import SendResult
 from rocketq.common import message_const as mc
 from rocketq.common.clock import now_ms
@@ -224,7 +231,9 @@ class Producer(MQAdmin):
     async def send_oneway(self, msg: Message) -> None:
         body, sys_flag = self._prepare(msg)
         info = await self._find_publish_info(msg.topic)
-        mq = self.fault_strategy.select_one_message_queue(info, None)
+        mq = message_group_queue(
+            info.message_queue_list, msg
+        ) or self.fault_strategy.select_one_message_queue(info, None)
         addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
         header = self._header(msg, mq, sys_flag, batch=False)
         await self.instance.api.send_message_oneway(addr, header, body)
@@ -291,13 +300,14 @@ class Producer(MQAdmin):
         check_topic(msg.topic)
         deadline = time.monotonic() + timeout_s
         info = await self._find_publish_info(msg.topic)
+        group_mq = None if batch else message_group_queue(info.message_queue_list, msg)
         last_broker: str | None = None
         last_error: BaseException | None = None
         for _attempt in range(1 + retries):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            mq = self.fault_strategy.select_one_message_queue(info, last_broker)
+            mq = group_mq or self.fault_strategy.select_one_message_queue(info, last_broker)
             last_broker = mq.broker_name
             started = time.monotonic()
             try:

@@ -1,7 +1,9 @@
 """JSON bodies of the subscription-group and offset-table admin codes: SubscriptionGroupConfig
 and its wrapper (200, 201), ConsumerOffsetSerializeWrapper (43), DelayOffsetSerializeWrapper
 (45) and QueryConsumeQueueResponseBody with its ConsumeQueueData (321), as fastjson writes
-RocketMQ 4.9.8's classes (integer map keys bare, nulls left out)."""
+RocketMQ 4.9.8's classes (integer map keys bare, nulls left out). RocketMQ 5's group fields
+(consumeMessageOrderly, groupRetryPolicy, groupSysFlag, consumeTimeoutMinute, attributes) are
+None until set, and then written as RocketMQ 5 writes them, so a 4.x group keeps 4.x's bytes."""
 
 from __future__ import annotations
 
@@ -9,6 +11,11 @@ from dataclasses import dataclass, field
 
 from rocketq.remoting.protocol.data_version import DataVersion
 from rocketq.remoting.protocol.json_body import JsonBody, ObjectKeyBody, json_field
+from rocketq.remoting.protocol.retry_policy import (
+    DEFAULT_RETRY_POLICY,
+    GroupRetryPolicy,
+    RetryPolicy,
+)
 from rocketq.remoting.protocol.subscription import SubscriptionData
 
 
@@ -23,6 +30,23 @@ class SubscriptionGroupConfig(JsonBody):
     broker_id: int = 0
     which_broker_when_consume_slowly: int = 1
     notify_consumer_ids_changed_enable: bool = True
+    # RocketMQ 5
+    consume_message_orderly: bool | None = None
+    group_retry_policy: GroupRetryPolicy | None = None
+    group_sys_flag: int | None = None
+    consume_timeout_minute: int | None = None
+    attributes: dict[str, str] | None = None
+
+    @property
+    def orderly(self) -> bool:
+        """isConsumeMessageOrderly: FIFO consumption (POP serves a queue one batch at a time)."""
+        return bool(self.consume_message_orderly)
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """The delays between deliveries (the CUSTOMIZED default table when none is set)."""
+        policy = self.group_retry_policy
+        return DEFAULT_RETRY_POLICY if policy is None else policy.retry_policy
 
 
 @dataclass(slots=True, kw_only=True)

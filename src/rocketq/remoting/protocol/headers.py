@@ -381,6 +381,7 @@ class CreateTopicRequestHeader(CommandCustomHeader):
     topic_filter_type: str
     order: bool
     topic_sys_flag: int | None = None
+    attributes: str | None = None  # RocketMQ 5: "+message.type=FIFO,-reserve.time"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

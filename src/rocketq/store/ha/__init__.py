@@ -8,5 +8,8 @@ never imports asyncio.
 Controller mode (RocketMQ 5's ``ha/autoswitch``) adds, pure or with small durable files:
 ``epoch_file`` (``epochFileCheckpoint`` and the consistent point of two epoch lists),
 ``broker_identity`` (``brokerIdentity`` and its ``-temp``), ``sync_state_set`` (the master's
-in-sync set with the union rule) and ``metadata_file`` (their atomic writes).
+in-sync set with the union rule) and ``metadata_file`` (their atomic writes); and the
+autoswitch protocol itself: ``autoswitch_frames`` (sans IO), ``autoswitch_service`` (roles,
+SyncStateSet, confirm offset, ack rule), ``autoswitch_connection`` (master side),
+``autoswitch_client`` (slave side), ``epoch_file_cache`` and ``log_truncation``.
 """

@@ -23,6 +23,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from rocketq.store.commitlog import CommitLog
@@ -94,6 +95,14 @@ class HAConnection:
 
     def _read_loop(self) -> None:
         decoder = ReportDecoder()
+        self._read_until_closed(lambda data: self._on_report_bytes(decoder, data))
+
+    def _on_report_bytes(self, decoder: ReportDecoder, data: bytes) -> None:
+        offset = decoder.feed(data)
+        if offset is not None:
+            self._on_report(offset)
+
+    def _read_until_closed(self, on_bytes: Callable[[bytes], None]) -> None:
         last_read = time.monotonic()
         housekeeping_s = self.service.config.ha_housekeeping_interval_ms / 1000
         try:
@@ -113,9 +122,7 @@ class HAConnection:
                     log.info("HA slave %s closed the link", self.client_addr)
                     break
                 last_read = time.monotonic()
-                offset = decoder.feed(data)
-                if offset is not None:
-                    self._on_report(offset)
+                on_bytes(data)
         except HAProtocolError as exc:
             log.warning("HA slave %s sent a bad frame: %s; closed", self.client_addr, exc)
         except OSError as exc:

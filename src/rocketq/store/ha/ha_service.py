@@ -79,6 +79,13 @@ class HAService:
             if conn in self.connections:
                 self.connections.remove(conn)
 
+    def create_connection(self, sock: socket.socket, addr: str) -> HAConnection:
+        return HAConnection(self, sock, addr)
+
+    def in_sync_replicas_enough(self) -> bool:
+        """Controller mode refuses a put when the in-sync set is below minInSyncReplicas."""
+        return True
+
     def wakeup_all(self) -> None:
         """A put happened: the write threads send it now instead of at their next poll."""
         for conn in self.connections:
@@ -142,7 +149,7 @@ class AcceptSocketService(ServiceThread):
                 continue
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.accepted += 1
-            ha_conn = HAConnection(self.service, conn, f"{addr[0]}:{addr[1]}")
+            ha_conn = self.service.create_connection(conn, f"{addr[0]}:{addr[1]}")
             self.service.add_connection(ha_conn)
             ha_conn.start()
             log.info("HA slave connected from %s:%d", addr[0], addr[1])

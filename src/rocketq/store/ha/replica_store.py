@@ -12,6 +12,7 @@ from typing import Protocol
 
 from rocketq.store.commitlog import CommitLog
 from rocketq.store.config import StoreConfig
+from rocketq.store.recovery import RecoverableStore
 
 
 class ReplicaStore(Protocol):
@@ -21,3 +22,7 @@ class ReplicaStore(Protocol):
     def get_max_phy_offset(self) -> int: ...
 
     def append_to_commit_log(self, start_offset: int, data: bytes) -> bool: ...
+
+
+class ControllerModeStore(ReplicaStore, RecoverableStore, Protocol):
+    """What controller-mode replication uses of the MessageStore: appends and truncation."""

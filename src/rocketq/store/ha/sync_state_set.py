@@ -22,7 +22,8 @@ commit replaces it.
 - **Expand**: a slave joins when its max offset is at least the confirm offset and at least
   the start of the master's current epoch; async learners never join.
 - **Confirm offset**: the lowest ack of the members, capped by the master's max offset; while
-  a member has no connection it stays where it was (apache/rocketmq issue #6662).
+  a member has no connection (or has not acked yet) it stays where it was (apache/rocketmq
+  issue #6662); a member that acked 0 holds it at 0 (RocketMQ skips such acks).
 """
 
 from __future__ import annotations
@@ -101,14 +102,35 @@ class SyncStateSetTracker:
         self, max_phy_offset: int, acks: Mapping[int, int], current_confirm_offset: int
     ) -> int:
         """The lowest ack of the members in force (``acks``: slave id -> acked offset of its
-        live connection), capped by the master's max offset."""
+        live connection), capped by the master's max offset. A member that acked 0 counts
+        (RocketMQ skips acks of 0, so a member that holds nothing would let the confirm offset,
+        and the consumers, run past it); one that has not acked yet holds the offset still."""
         members = self.sync_state_set() - {self.local_broker_id}
-        if any(member not in acks for member in members):
+        if any(acks.get(member, -1) < 0 for member in members):
             return current_confirm_offset
-        return min([max_phy_offset, *(acks[m] for m in members if acks[m] > 0)])
+        return min([max_phy_offset, *(acks[m] for m in members)])
 
     def all_acked(self, end_offset: int, acks: Mapping[int, int]) -> bool:
         """``allAckInSyncStateSet``: every member in force acked ``end_offset`` (the master
         has it once written)."""
         members = self.sync_state_set() - {self.local_broker_id}
         return all(acks.get(member, -1) >= end_offset for member in members)
+
+    def in_sync_replicas_nums(self) -> int:
+        """``inSyncReplicasNums``: the larger of committed and proposed while pending."""
+        return max(len(self.local), len(self.pending or ()))
+
+    def ack_offset(
+        self, max_phy_offset: int, acks: Mapping[int, int], *, all_ack: bool, in_sync_replicas: int
+    ) -> int:
+        """The highest end offset a SYNC send may be answered for (-1: none), as
+        GroupTransferService.doWaitTransfer decides: with ``all_ack`` every member in force
+        holds it, else ``in_sync_replicas`` copies do, counting the master's."""
+        if all_ack:
+            members = self.sync_state_set() - {self.local_broker_id}
+            return min([max_phy_offset, *(acks.get(m, -1) for m in members)])
+        need = in_sync_replicas - 1  # copies besides the master's
+        if need <= 0:
+            return max_phy_offset
+        ranked = sorted(acks.values(), reverse=True)
+        return ranked[need - 1] if len(ranked) >= need else -1
