@@ -125,8 +125,10 @@ class PopReader:
         committed = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
         return max(0, store.get_max_offset_in_queue(topic, qid) - max(committed, 0))
 
-    def pop_offset(self, group: str, topic: str, qid: int, init_mode: int) -> int:
-        """PopMessageProcessor.getPopOffset / getInitOffset (the init offset is committed)."""
+    def pop_offset(
+        self, group: str, topic: str, qid: int, init_mode: int, *, commit: bool = True
+    ) -> int:
+        """PopMessageProcessor.getPopOffset / getInitOffset (a pop commits the init offset)."""
         offsets = self.broker.consumer_offset_manager
         offset = offsets.query_offset(group, topic, qid)
         if offset >= 0:
@@ -144,7 +146,8 @@ class PopReader:
                 and in_mem
             ):
                 offset = 0
-        offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, offset)
+        if commit:
+            offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, offset)
         return offset
 
     async def _pop_queue(

@@ -69,7 +69,7 @@ class NotificationProcessor:
                 continue
             queues = [qid] if qid >= 0 else range(tc.read_queue_nums)
             for q in queues:
-                offset = reader.pop_offset(group, t, q, INIT_MODE_MAX)
+                offset = reader.pop_offset(group, t, q, INIT_MODE_MAX, commit=False)
                 if store.get_max_offset_in_queue(t, q) > offset:
                     return True
         return False
