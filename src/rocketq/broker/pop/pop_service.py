@@ -35,7 +35,9 @@ class PopService:
             broker, self.inflight, self.append_check_point, self.note_offset_commit
         )
         self.long_polling = PopLongPollingService(broker.config)
-        self.revive = PopReviveService(broker, self.inflight, self.revive_log.topic)
+        self.revive = PopReviveService(
+            broker, self.inflight, self.revive_log.topic, self.note_offset_commit
+        )
         self._persist_handle: asyncio.TimerHandle | None = None
         self._persist_task: asyncio.Task[None] | None = None
 

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -53,10 +54,17 @@ class ReviveQueue:
 
 
 class PopReviveService:
-    def __init__(self, broker: PopContext, inflight: PopInflightTable, topic: str) -> None:
+    def __init__(
+        self,
+        broker: PopContext,
+        inflight: PopInflightTable,
+        topic: str,
+        on_commit: Callable[[], None] = lambda: None,
+    ) -> None:
         self.broker = broker
         self.inflight = inflight
         self.topic = topic
+        self.on_commit = on_commit  # persist the offsets soon (a restart re-reads less)
         self.queues = [ReviveQueue(q) for q in range(broker.config.revive_queue_num)]
         self.reviver = Reviver(broker)
         self.retry_messages_total: Counter[tuple[str, str, str]] = Counter()
@@ -116,6 +124,7 @@ class PopReviveService:
             queue.current_revive_time = 0
         if done > offsets.query_offset(REVIVE_GROUP, self.topic, queue.queue_id):
             offsets.commit_offset(REVIVE_HOST, REVIVE_GROUP, self.topic, queue.queue_id, done)
+            self.on_commit()
 
     def _settled_time(self) -> int:
         """A time before which every ack record has reached the revive topic's queues: the
