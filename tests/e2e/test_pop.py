@@ -249,8 +249,8 @@ async def test_bad_pop_and_ack_input_get_rocketmq_codes(tmp_path: Path) -> None:
         assert "pop message's num is greater than 32" in (response.remark or "")
         await send(c, "x")
         _, (p,) = await pop(c)
-        bad = await raw.ack(c.client, c.broker_addr, GROUP, TOPIC, p.handle)
-        assert bad.code == ResponseCode.SUCCESS
+        ok = await raw.ack(c.client, c.broker_addr, GROUP, TOPIC, p.handle)
+        assert ok.code == ResponseCode.SUCCESS
         header_fields = {
             "consumerGroup": GROUP, "topic": TOPIC, "queueId": "0", "extraInfo": "12 34",
             "offset": "0",
@@ -263,6 +263,12 @@ async def test_bad_pop_and_ack_input_get_rocketmq_codes(tmp_path: Path) -> None:
         late = await raw.ack(c.client, c.broker_addr, GROUP, TOPIC, expired)
         assert late.code == ResponseCode.NO_MESSAGE
         assert late.remark == "receipt handle is expired"
+        changed, new = await raw.change_invisible_time(
+            c.client, c.broker_addr, GROUP, TOPIC, expired, 5000
+        )
+        assert changed.code == ResponseCode.NO_MESSAGE
+        assert changed.remark == "receipt handle is expired"
+        assert new is None
 
 
 async def test_pop_is_refused_when_the_timer_wheel_is_off(tmp_path: Path) -> None:
