@@ -3,7 +3,7 @@
 - **The fence** (RocketMQ 5's ``ReplicasManager.setFenced``: the broker isolated and the store's
   running flags fenced, apache/rocketmq issue #6508): until the controller confirmed a role,
   an RPC hook refuses every read and write of messages with SERVICE_NOT_AVAILABLE and a remark
-  that says why. POP and lite-pull codes are listed by RocketMQ's numbers.
+  that says why.
 - **NOTIFY_BROKER_ROLE_CHANGED** (1008, oneway from the controller; AdminBrokerProcessor's
   ``notifyBrokerRoleChanged``): handed to the ReplicasManager as a replica-info answer.
 - **GET_BROKER_EPOCH_CACHE** (1007, AdminBrokerProcessor's ``getBrokerEpochCache``): the
@@ -47,13 +47,13 @@ FENCED_CODES: frozenset[int] = frozenset(
         RequestCode.END_TRANSACTION,
         RequestCode.RECALL_MESSAGE,
         RequestCode.PULL_MESSAGE,
-        361,  # LITE_PULL_MESSAGE
-        200050,  # POP_MESSAGE
-        200051,  # ACK_MESSAGE
-        200052,  # PEEK_MESSAGE
-        200053,  # CHANGE_MESSAGE_INVISIBLETIME
-        200054,  # NOTIFICATION
-        200151,  # BATCH_ACK_MESSAGE
+        361,  # LITE_PULL_MESSAGE (not served here; fenced all the same)
+        RequestCode.POP_MESSAGE,
+        RequestCode.ACK_MESSAGE,
+        200052,  # PEEK_MESSAGE (not served here)
+        RequestCode.CHANGE_MESSAGE_INVISIBLETIME,
+        RequestCode.NOTIFICATION,
+        RequestCode.BATCH_ACK_MESSAGE,
     }
 )
 
