@@ -208,3 +208,25 @@ async def test_the_controller_leader_lost_sends_go_on_and_the_next_leader_commit
     finally:
         await client.shutdown()
         await controllers.stop_all()
+
+
+async def test_a_broker_identity_of_another_broker_name_keeps_the_broker_fenced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store that belongs to broker-b: start-up refuses it in one line and stays fenced."""
+    controllers = ControllerGroup(tmp_path / "controller", size=1)
+    await controllers.start_all()
+    try:
+        leader = await controllers.leader()
+        root = tmp_path / "b"
+        root.mkdir()
+        (root / "brokerIdentity").write_text(f"{CLUSTER}#broker-b#1")
+        async with run_controller_mode_broker(root, None, [leader.addr]) as broker:
+            rm = manager(broker)
+            assert await until(lambda: bool(rm.start_failure), 20)
+            assert rm.fenced
+            assert "broker-b" in rm.start_failure
+            said = [r for r in caplog.records if "cannot start" in r.getMessage()]
+            assert len(said) == 1
+    finally:
+        await controllers.stop_all()

@@ -37,6 +37,7 @@ from rocketq.broker.controller_mode.controller_client import (
 )
 from rocketq.broker.controller_mode.registration import BrokerIdentityRequest, obtain_broker_id
 from rocketq.broker.controller_mode.role import ControllerModeBroker, RoleSwitch
+from rocketq.errors import ConfigError, CorruptionError
 from rocketq.remoting.protocol.controller_headers import BrokerHeartbeatRequestHeader
 from rocketq.response_code import ResponseCode
 
@@ -54,8 +55,9 @@ class ReplicasManager(RoleSwitch):
             cfg.controller_addr_list, timeout_s=max(1.0, cfg.send_heartbeat_timeout_ms / 1000 * 3)
         )
         self._tasks: list[asyncio.Task[None]] = []
-        self._said_unreachable = False
+        self._said: int | None = None  # the last failure said (a code; -1: unreachable)
         self.start_attempts = 0
+        self.start_failure = ""  # why start-up gave up for good (the broker stays fenced)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -83,8 +85,16 @@ class ReplicasManager(RoleSwitch):
 
     async def _start_then_sync(self) -> None:
         while True:  # a retry schedule (startBasicService's), not a wait for an event
-            if await self.start_basic_service():
-                break
+            try:
+                if await self.start_basic_service():
+                    break
+            except (ConfigError, CorruptionError) as exc:  # the operator must act
+                self.start_failure = str(exc)
+            if self.start_failure:  # one line, no trace: the reason says it all
+                log.error(
+                    "controller mode cannot start: %s; the broker stays fenced", self.start_failure
+                )
+                return
             await asyncio.sleep(self.retry_s)
         cfg = self.config
         loop = asyncio.get_running_loop()
@@ -128,22 +138,23 @@ class ReplicasManager(RoleSwitch):
             log.warning("broker set %s has no master yet; fenced", cfg.broker_name)
             return False
         await self.change_broker_role(view)
-        self._said_unreachable = False
+        self._said = None
         return not self.fenced
 
     def _say_unreachable(self, exc: ControllerRequestError) -> None:
+        """One line per kind of failure, not one per retry."""
+        if self._said == exc.code:
+            return
+        self._said = exc.code
         if exc.code != -1:
-            log.warning(
-                "controller refused the registration of %s: %s", self.broker.broker_addr, exc
-            )
-        elif not self._said_unreachable:
-            self._said_unreachable = True
-            log.error(
-                "no controller reachable at %s: broker %s stays fenced (no sends, no pulls) "
-                "until one answers",
-                self.config.controller_addr,
-                self.broker.broker_addr,
-            )
+            log.warning("controller refused broker %s: %s", self.broker.broker_addr, exc)
+            return
+        log.error(
+            "no controller reachable at %s: broker %s stays fenced (no sends, no pulls) "
+            "until one answers",
+            self.config.controller_addr,
+            self.broker.broker_addr,
+        )
 
     # ------------------------------------------------------------------ periodic
 
