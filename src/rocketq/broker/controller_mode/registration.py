@@ -1,5 +1,5 @@
-"""A controller-mode broker's persistent id (RocketMQ 5.1.1's ``ReplicasManager.register``,
-``docs/en/controller/persistent_unique_broker_id.md``).
+"""A controller-mode broker's persistent id (RocketMQ 5.1.1's ``ReplicasManager.register``;
+RocketMQ's design note on persistent unique broker ids).
 
 Theory of operation. The files left by an earlier run say where to resume, so that a crash at
 any step is repeated safely:
