@@ -79,7 +79,7 @@ class ClientRuntimeFamilies:
         future = asyncio.run_coroutine_threadsafe(self._ask_all(), loop)
         try:
             return future.result(timeout=DEADLINE_S + 1.0)
-        except (concurrent.futures.TimeoutError, RuntimeError):
+        except (TimeoutError, concurrent.futures.CancelledError, RuntimeError):  # loop closing
             future.cancel()
             return []
 
@@ -95,7 +95,8 @@ class ClientRuntimeFamilies:
         done, pending = await asyncio.wait(tasks, timeout=DEADLINE_S)
         for task in pending:
             task.cancel()
-        return [answer for task in done if (answer := task.result()) is not None]
+        answers = [task.result() for task in done if task.exception() is None]
+        return [answer for answer in answers if answer is not None]
 
     async def _ask(self, group: str, addr: str, client_id: str) -> Answer | None:
         header = GetConsumerRunningInfoRequestHeader(consumer_group=group, client_id=client_id)
