@@ -12,10 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rocketq.admin import AsyncAdminClient
+from rocketq.admin import AsyncAdminClient, ConsumerRunningInfo, ProcessQueueInfo
+from rocketq.broker.client_metrics import reports_topic
 from rocketq.client import Message
 from rocketq.client.aio import Producer
 from rocketq.common.topic_config import TopicConfig
+from rocketq.remoting.protocol.bodies import MessageQueueData
 from rocketq.testing.cluster import FAST_CLIENT, collecting_consumer
 from rocketq.testing.wait import until
 from tests.broker.metrics_cluster import metrics_cluster, scrape
@@ -113,3 +115,21 @@ def test_the_dashboard_list_names_the_exporter_families_it_was_taken_from() -> N
     assert len(names) == 56
     assert DASHBOARDS["metrics"]["rocketmq_group_diff"] == ["group", "topic"]
     assert DASHBOARDS["scrape_config_labels"] == ["Cluster", "Env"]
+
+
+def test_one_broker_reports_a_clients_topic_the_first_by_name_among_its_queues() -> None:
+    def info(*queues: tuple[str, str]) -> ConsumerRunningInfo:
+        table = {
+            MessageQueueData(topic=topic, broker_name=name, queue_id=0): ProcessQueueInfo()
+            for topic, name in queues
+        }
+        return ConsumerRunningInfo(mq_table=table)
+
+    both = info(("T", "broker-b"), ("T", "broker-a"), ("U", "broker-c"))
+    assert [reports_topic(both, "T", b) for b in ("broker-a", "broker-b")] == [True, False]
+    assert reports_topic(both, "U", "broker-c")
+    assert not reports_topic(both, "U", "broker-a")
+    # holds no queue of the topic (more consumers than queues): the first of any topic reports
+    assert reports_topic(both, "%RETRY%G", "broker-a")
+    assert not reports_topic(both, "%RETRY%G", "broker-c")
+    assert reports_topic(info(), "T", "broker-z")  # holds nothing: every broker

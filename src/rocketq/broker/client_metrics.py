@@ -65,7 +65,7 @@ class ClientRuntimeFamilies:
         families = [GaugeMetricFamily(n, h, labels=CLIENT_LABELS) for n, h, _ in FAMILIES]
         for group, addr, client_id, info in self._running_infos():
             for topic, status in sorted(info.status_table.items()):
-                if not self._reports(info, topic):
+                if not reports_topic(info, topic, self.broker.config.broker_name):
                     continue
                 for family, (_, _, field_name) in zip(families, FAMILIES, strict=True):
                     value = float(getattr(status, field_name))
@@ -115,9 +115,11 @@ class ClientRuntimeFamilies:
             log.debug("running info of %s in %s does not decode: %s", client_id, group, exc)
             return None
 
-    def _reports(self, info: ConsumerRunningInfo, topic: str) -> bool:
-        """Whether this broker is the one that reports ``topic`` of this client."""
-        held = [queue.broker_name for queue in info.mq_table if queue.topic == topic]
-        brokers = held or [queue.broker_name for queue in info.mq_table]
-        me = self.broker.config.broker_name
-        return not brokers or min(brokers) == me
+
+def reports_topic(info: ConsumerRunningInfo, topic: str, broker_name: str) -> bool:
+    """Whether the broker ``broker_name`` is the one that reports ``topic`` of this client: the
+    first by name among the brokers of the queues of ``topic`` it holds (of any topic when it
+    holds none of ``topic``; every broker when it holds no queue at all)."""
+    held = [queue.broker_name for queue in info.mq_table if queue.topic == topic]
+    brokers = held or [queue.broker_name for queue in info.mq_table]
+    return not brokers or min(brokers) == broker_name
