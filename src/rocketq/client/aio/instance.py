@@ -91,6 +91,7 @@ class MQClientInstance:
         self.broker_addr_table: dict[str, dict[int, str]] = {}
         # PullAPIWrapper.pullFromWhichNodeTable: the broker id each queue pulls from next
         self.pull_from_which_node: dict[MessageQueue, int] = {}
+        self.pull_addr_table: dict[MessageQueue, str] = {}  # where each queue last pulled
         self.producers: dict[str, ProducerMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
         self._key: tuple[int, str, str] = (0, client_id, config.access_key)

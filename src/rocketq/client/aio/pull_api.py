@@ -40,6 +40,7 @@ async def pull_kernel(
     addr, is_slave = await instance.find_broker_addr_in_subscribe_or_refresh(
         mq.broker_name, mq.topic, broker_id
     )
+    instance.pull_addr_table[mq] = addr  # where a failure happened, for route_moved
     if is_slave:  # a slave does not take the commit offset a pull carries
         commit_offset = 0
     header = PullMessageRequestHeader(
@@ -89,7 +90,7 @@ async def route_moved(instance: MQClientInstance, mq: MessageQueue, exc: BaseExc
     """After a failed pull: True when a re-read route sends ``mq``'s next pull elsewhere."""
     if not needs_route_refresh(exc):
         return False
-    before = _pull_addr(instance, mq)
+    before = instance.pull_addr_table.get(mq) or _pull_addr(instance, mq)
     await instance.refresh_now(mq.topic)
     if instance.find_broker_addr(mq.broker_name) is not None:
         instance.pull_from_which_node[mq] = MASTER_ID  # a master again: read from it

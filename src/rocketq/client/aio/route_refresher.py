@@ -102,6 +102,11 @@ class RouteRefresher:
         self.requests_count = 0  # requests made to the name server, for tests and stats
         self.skipped_count = 0  # calls answered by the window or by a request in flight
 
+    def window_end(self, topic: str) -> float:
+        """When the next request for ``topic`` may go out (on the refresher's clock)."""
+        state = self._topics.get(topic)
+        return state.next_allowed if state is not None else float("-inf")
+
     async def refresh_now(self, topic: str, timeout_s: float | None = None) -> bool:
         """Re-read ``topic``'s route unless it was read in this window; True when this call
         made or joined a request that found a route. Never raises: a failed refresh leaves

@@ -1,0 +1,170 @@
+"""Clients see a new route at once when a broker fails, not at the 30 s route poll: a real name
+server and brokers on port 0, clients with RocketMQ's default ``pollNameServerInterval``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from pathlib import Path
+
+import pytest
+
+from rocketq.client import ConsumeStatus, Message, SendStatus
+from rocketq.client.aio import Producer, PushConsumer
+from rocketq.client.status import SendResult
+from rocketq.common.message import MessageExt
+from rocketq.common.topic_config import TopicConfig
+from rocketq.errors import ServiceNotAvailableError
+from rocketq.store.config import BrokerRole
+from rocketq.testing import run_broker, run_namesrv, until
+from rocketq.testing.broker import topic_records
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wire import create_topic
+
+pytestmark = pytest.mark.timeout(30)
+
+POLL_S = 30.0  # RocketMQ's pollNameServerInterval: no test here may wait for it
+
+
+async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path) -> None:
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "b",
+            namesrv_addr=ns.addr,
+            broker_name="broker-b",
+            store_properties=small_store_properties(),
+        ) as broker_b,
+    ):
+        broker_a_cm = run_broker(
+            tmp_path / "a",
+            namesrv_addr=ns.addr,
+            broker_name="broker-a",
+            store_properties=small_store_properties(),
+        )
+        broker_a = await broker_a_cm.__aenter__()
+        await create_topic([broker_a.broker_addr, broker_b.broker_addr], "Fail", 2)
+        for broker in (broker_a, broker_b):
+            await broker.register_broker_all()
+        # without the latency fault tolerance a stale route would send every other
+        # message to the stopped broker first: only the route read keeps them away
+        producer = Producer(
+            "pg",
+            namesrv_addr=ns.addr,
+            poll_name_server_interval_s=POLL_S,
+            send_latency_fault_enable=False,
+        )
+        await producer.start()
+        refresher = producer.instance.route_refresher
+        results: list[tuple[float, float, SendResult]] = []
+        stop = asyncio.Event()
+
+        async def keep_sending() -> None:
+            i = 0
+            while not stop.is_set():
+                started = time.monotonic()
+                result = await producer.send(Message("Fail", b"f%d" % i))
+                results.append((started, time.monotonic(), result))
+                i += 1
+                await asyncio.sleep(0.002)
+
+        sender = asyncio.create_task(keep_sending())
+        try:
+            assert await until(
+                lambda: (
+                    {r.message_queue.broker_name for *_, r in results} == {"broker-a", "broker-b"}
+                ),
+                10,
+            )
+            requests_before = refresher.requests_count
+            await broker_a.remoting_server.stop()  # its port closes: sends there fail now
+            stopped_at = time.monotonic()
+            await broker_a_cm.__aexit__(None, None, None)  # and it leaves the name server
+            during = len(results)
+            assert await until(lambda: len(results) >= during + 100, 10)
+        finally:
+            stop.set()
+            await sender  # a send that failed for good would raise here
+            await producer.shutdown()
+            with contextlib.suppress(Exception):
+                await broker_a_cm.__aexit__(None, None, None)
+    after = [(s, e, r) for s, e, r in results if s >= stopped_at]
+    assert all(r.status is SendStatus.SEND_OK for *_, r in after)
+    # no send waited for the poll: the slowest took a connect failure and one route read
+    assert max(e - s for s, e, _ in after) < 1.0
+    assert all(r.message_queue.broker_name == "broker-b" for *_, r in after)
+    queues = producer._publish_infos["Fail"].message_queue_list
+    assert {mq.broker_name for mq in queues} == {"broker-b"}
+    # one route read per rate-limit window, not one per send: 100+ sends, a few reads
+    elapsed = results[-1][1] - stopped_at
+    reads = refresher.requests_count - requests_before
+    assert 1 <= reads <= 1 + elapsed / refresher.min_interval_s
+    assert reads <= 3
+
+
+async def test_producer_and_consumer_move_to_the_new_master_of_their_group(
+    tmp_path: Path,
+) -> None:
+    got: list[MessageExt] = []
+
+    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
+        got.extend(msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    async with (
+        run_namesrv() as ns,
+        # the old master, demoted: registered as broker-a's id 0 but refusing writes
+        # (a slave's store answers SERVICE_NOT_AVAILABLE, DefaultMessageStore.checkStoreStatus)
+        run_broker(
+            tmp_path / "old",
+            namesrv_addr=ns.addr,
+            broker_name="broker-a",
+            broker_role=BrokerRole.SLAVE,
+            store_properties=small_store_properties(),
+        ) as old,
+    ):
+        # a slave takes no UPDATE_AND_CREATE_TOPIC: the topic as its master had synced it
+        old.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name="Move", read_queue_nums=2, write_queue_nums=2)
+        )
+        await old.register_broker_all()
+        producer = Producer("pg", namesrv_addr=ns.addr, poll_name_server_interval_s=POLL_S)
+        consumer = PushConsumer(
+            "cg",
+            namesrv_addr=ns.addr,
+            instance_name="consumer",  # a route table of its own: the producer's reads not shared
+            poll_name_server_interval_s=POLL_S,
+            consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        )
+        consumer.subscribe("Move")
+        consumer.register_message_listener(listener)
+        async with producer, consumer:
+            refresher = producer.instance.route_refresher
+            with pytest.raises(ServiceNotAvailableError):
+                await producer.send(Message("Move", b"refused"))
+            assert await until(
+                lambda: len({mq for mq in consumer.assigned_queues() if mq.topic == "Move"}) == 2,
+                5,
+            )
+            async with run_broker(
+                tmp_path / "new",
+                namesrv_addr=ns.addr,
+                broker_name="broker-a",
+                store_properties=small_store_properties(),
+            ) as new:
+                await create_topic([new.broker_addr], "Move", 2)
+                await new.register_broker_all()  # the name server now routes broker-a here
+                # the refusal above opened a rate-limit window: let it close
+                assert await until(lambda: time.monotonic() >= refresher.window_end("Move"), 1)
+                started = time.monotonic()
+                result = await producer.send(Message("Move", b"moved"))
+                assert time.monotonic() - started < 1.0
+                assert result.status is SendStatus.SEND_OK
+                assert [m.body for m in topic_records(new, "Move")] == [b"moved"]
+                # the consumer long-polls the old broker; close its port (in-process kill)
+                closed_at = time.monotonic()
+                await old.remoting_server.stop()
+                assert await until(lambda: [m.body for m in got] == [b"moved"], 2.5)
+                # well within pull_time_delay_when_exception_s (3 s) and the 30 s poll
+                assert time.monotonic() - closed_at < 2.5
