@@ -161,7 +161,9 @@ async def test_producer_and_consumer_move_to_the_new_master_of_their_group(
                 result = await producer.send(Message("Move", b"moved"))
                 assert time.monotonic() - started < 1.0
                 assert result.status is SendStatus.SEND_OK
-                assert [m.body for m in topic_records(new, "Move")] == [b"moved"]
+                assert await until(
+                    lambda: [m.body for m in topic_records(new, "Move")] == [b"moved"], 2
+                )
                 # the consumer long-polls the old broker; close its port (in-process kill)
                 closed_at = time.monotonic()
                 await old.remoting_server.stop()
