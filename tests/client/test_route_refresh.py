@@ -5,21 +5,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import time
 from pathlib import Path
 
 import pytest
 
 from rocketq.client import ConsumeStatus, Message, SendStatus
-from rocketq.client.aio import Producer, PushConsumer
+from rocketq.client.aio import LitePullConsumer, Producer, PushConsumer
+from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.offset_store import RemoteBrokerOffsetStore
+from rocketq.client.config import ClientConfig
 from rocketq.client.status import SendResult
-from rocketq.common.message import MessageExt
+from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ServiceNotAvailableError
 from rocketq.store.config import BrokerRole
 from rocketq.testing import run_broker, run_namesrv, until
 from rocketq.testing.broker import topic_records
 from rocketq.testing.store import small_store_properties
+from rocketq.testing.wait import collect
 from rocketq.testing.wire import create_topic
 
 pytestmark = pytest.mark.timeout(30)
@@ -170,3 +175,79 @@ async def test_producer_and_consumer_move_to_the_new_master_of_their_group(
                 assert await until(lambda: [m.body for m in got] == [b"moved"], 2.5)
                 # well within pull_time_delay_when_exception_s (3 s) and the 30 s poll
                 assert time.monotonic() - closed_at < 2.5
+
+
+async def test_lite_pull_consumer_polls_and_commits_on_the_new_master(tmp_path: Path) -> None:
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "old",
+            namesrv_addr=ns.addr,
+            broker_name="broker-a",
+            broker_role=BrokerRole.SLAVE,
+            store_properties=small_store_properties(),
+        ) as old,
+    ):
+        old.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name="Lite", read_queue_nums=1, write_queue_nums=1)
+        )
+        await old.register_broker_all()
+        consumer = LitePullConsumer(
+            "lg",
+            namesrv_addr=ns.addr,
+            poll_name_server_interval_s=POLL_S,
+            auto_commit=False,
+            consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+        )
+        consumer.subscribe("Lite")
+        async with consumer:
+            assert await until(lambda: len(consumer.assignment()) == 1, 5)
+            async with run_broker(
+                tmp_path / "new",
+                namesrv_addr=ns.addr,
+                broker_name="broker-a",
+                store_properties=small_store_properties(),
+            ) as new:
+                await create_topic([new.broker_addr], "Lite", 1)
+                await new.register_broker_all()
+                async with Producer(
+                    "pg", namesrv_addr=ns.addr, instance_name="producer"
+                ) as producer:
+                    await producer.send(Message("Lite", b"lite"))
+                closed_at = time.monotonic()
+                await old.remoting_server.stop()
+                got = await collect(lambda: consumer.poll(0.2), 1, 2.5)
+                assert [m.body for m in got] == [b"lite"]
+                assert time.monotonic() - closed_at < 2.5
+                await consumer.commit()
+                assert new.consumer_offset_manager.query_offsets("lg", "Lite") == {0: 1}
+
+
+async def test_an_offset_commit_refused_by_a_gone_master_goes_to_the_new_one(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as sock:  # an address where nothing listens any more
+        sock.bind(("127.0.0.1", 0))
+        gone = f"127.0.0.1:{sock.getsockname()[1]}"
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "new",
+            namesrv_addr=ns.addr,
+            broker_name="broker-a",
+            store_properties=small_store_properties(),
+        ) as new,
+    ):
+        await create_topic([new.broker_addr], "Commit", 1)
+        await new.register_broker_all()
+        instance = MQClientInstance.get(ClientConfig(namesrv_addr=ns.addr))
+        try:
+            instance.broker_addr_table["broker-a"] = {0: gone}  # the route before the switch
+            store = RemoteBrokerOffsetStore(instance, "og")
+            mq = MessageQueue("Commit", "broker-a", 0)
+            store.update_offset(mq, 7, increase_only=False)
+            await store.persist_all({mq})
+            assert new.consumer_offset_manager.query_offsets("og", "Commit") == {0: 7}
+            assert instance.route_refresher.requests_count == 1
+        finally:
+            await instance.shutdown()
