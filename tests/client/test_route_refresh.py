@@ -108,6 +108,49 @@ async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path)
     assert reads <= 3
 
 
+async def test_a_push_consumer_drops_a_stopped_brokers_queues_at_once(tmp_path: Path) -> None:
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "b",
+            namesrv_addr=ns.addr,
+            broker_name="broker-b",
+            store_properties=small_store_properties(),
+        ) as broker_b,
+    ):
+        broker_a_cm = run_broker(
+            tmp_path / "a",
+            namesrv_addr=ns.addr,
+            broker_name="broker-a",
+            store_properties=small_store_properties(),
+        )
+        broker_a = await broker_a_cm.__aenter__()
+        try:
+            await create_topic([broker_a.broker_addr, broker_b.broker_addr], "Gone", 2)
+            for broker in (broker_a, broker_b):
+                await broker.register_broker_all()
+            # RocketMQ's defaults: a 20 s rebalance, a 30 s route poll, 3 s after a failed pull
+            consumer = PushConsumer("cg", namesrv_addr=ns.addr)
+            consumer.subscribe("Gone")
+            consumer.register_message_listener(lambda msgs: ConsumeStatus.CONSUME_SUCCESS)
+            async with consumer:
+
+                def brokers() -> set[str]:
+                    return {
+                        mq.broker_name for mq in consumer.assigned_queues() if mq.topic == "Gone"
+                    }
+
+                assert await until(lambda: brokers() == {"broker-a", "broker-b"}, 5)
+                await broker_a.remoting_server.stop()  # its long-polled pulls fail now
+                stopped_at = time.monotonic()
+                await broker_a_cm.__aexit__(None, None, None)  # and it leaves the name server
+                assert await until(lambda: brokers() == {"broker-b"}, 2)
+                assert time.monotonic() - stopped_at < 2.0
+        finally:
+            with contextlib.suppress(Exception):
+                await broker_a_cm.__aexit__(None, None, None)
+
+
 async def test_producer_and_consumer_move_to_the_new_master_of_their_group(
     tmp_path: Path,
 ) -> None:

@@ -152,3 +152,12 @@ async def test_refresh_soon_starts_the_request_without_waiting() -> None:
 )
 def test_which_failures_a_fresh_route_may_cure(error: Exception, refresh: bool) -> None:
     assert needs_route_refresh(error) is refresh
+
+
+async def test_a_second_read_waits_for_the_next_window() -> None:
+    fetch = Fetch()
+    r = RouteRefresher(fetch, first_delay_s=0, min_interval_s=0.05, jitter_s=0)
+    assert await r.refresh_now("T") is True
+    assert await r.refresh_now("T") is False
+    assert await r.refresh_next_window("T") is True
+    assert fetch.calls == ["T", "T"]

@@ -87,12 +87,20 @@ def _pull_addr(instance: MQClientInstance, mq: MessageQueue) -> str | None:
 
 
 async def route_moved(instance: MQClientInstance, mq: MessageQueue, exc: BaseException) -> bool:
-    """After a failed pull: True when a re-read route sends ``mq``'s next pull elsewhere."""
+    """After a failed pull: True when a re-read route sends ``mq``'s next pull elsewhere.
+
+    A route read a moment after a broker died may still list it (the name server learns of
+    the closed connection a moment later): one more read after the rate-limit window.
+    """
     if not needs_route_refresh(exc):
         return False
     before = instance.pull_addr_table.get(mq) or _pull_addr(instance, mq)
-    await instance.refresh_now(mq.topic)
-    if instance.find_broker_addr(mq.broker_name) is not None:
-        instance.pull_from_which_node[mq] = MASTER_ID  # a master again: read from it
-    after = _pull_addr(instance, mq)
-    return after is not None and after != before
+    refresher = instance.route_refresher
+    for refresh in (refresher.refresh_now, refresher.refresh_next_window):
+        await refresh(mq.topic)
+        if instance.find_broker_addr(mq.broker_name) is not None:
+            instance.pull_from_which_node[mq] = MASTER_ID  # a master again: read from it
+        after = _pull_addr(instance, mq)
+        if after is None or after != before:
+            return after is not None
+    return False

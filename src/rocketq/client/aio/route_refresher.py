@@ -120,6 +120,12 @@ class RouteRefresher:
         except TimeoutError:
             return False
 
+    async def refresh_next_window(self, topic: str, timeout_s: float | None = None) -> bool:
+        """:meth:`refresh_now` once this window is over: a second read, when the first may
+        have come before the name server learnt of the failure."""
+        await asyncio.sleep(max(0.0, self.window_end(topic) - self._clock()))
+        return await self.refresh_now(topic, timeout_s)
+
     def refresh_soon(self, topic: str) -> None:
         """:meth:`refresh_now` without waiting (when the caller has no time left)."""
         self._start(topic)
