@@ -38,7 +38,7 @@ class ResponseCode(IntEnum):
     SUBSCRIPTION_GROUP_NOT_EXIST = 26
     FILTER_DATA_NOT_EXIST = 27
     FILTER_DATA_NOT_LATEST = 28
-    INVALID_PARAMETER = 29  # 5.x: e.g. a MIXED topic without enableMixedMessageType
+    INVALID_PARAMETER = 29  # 5.x: a pop of more than 32, MIXED without enableMixedMessageType
     TRANSACTION_SHOULD_COMMIT = 200
     TRANSACTION_SHOULD_ROLLBACK = 201
     TRANSACTION_STATE_UNKNOW = 202
@@ -51,6 +51,9 @@ class ResponseCode(IntEnum):
     UPDATE_AND_CREATE_ACL_CONFIG_FAILED = 209
     DELETE_ACL_CONFIG_FAILED = 210
     UPDATE_GLOBAL_WHITE_ADDRS_CONFIG_FAILED = 211
+    # 5.x reuses 209 and 210 for POP's long polling (ResponseCode.POLLING_FULL/POLLING_TIMEOUT)
+    POLLING_FULL = 209
+    POLLING_TIMEOUT = 210
     FLOW_CONTROL = 215
     ILLEGAL_OPERATION = 604  # 5.x: e.g. a recall with a bad handle or after its time
     # RocketMQ 5's controller (``ResponseCode.CONTROLLER_*``, remoting/protocol in 5.x)

@@ -47,6 +47,13 @@ async def test_a_held_pull_is_answered_before_the_reply_to_the_send_that_woke_it
         addr = f"127.0.0.1:{broker.port}"
         first = await client.invoke(addr, send_request("Hot", b"create", queue_id=0), 5.0)
         assert first.code == ResponseCode.SUCCESS, first.remark
+        # only the loop dispatches from here: the reput thread, racing it, could wake the pull
+        # from its own thread after the send's reply went out (the order then depends on
+        # the machine's load, and the test would not be testing the loop's dispatch)
+        reput = broker.message_store.reput_service
+        await asyncio.to_thread(reput.shutdown)
+        store = broker.message_store
+        assert await until(lambda: store.dispatch_behind_bytes() == 0, 10.0)
         hold = broker.pull_request_hold_service
         answered: list[str] = []
         pull = pull_request("G", "Hot", 0, 1, sys_flag=SUSPEND, suspend_ms=20_000)

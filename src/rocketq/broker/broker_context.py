@@ -16,6 +16,7 @@ from rocketq.broker.client_manager import ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
 from rocketq.broker.offsets import ConsumerOffsetManager
+from rocketq.broker.pop.pop_service import PopService
 from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
@@ -45,6 +46,7 @@ class BrokerContext(Protocol):
     pull_wakeup: Callable[[PullRequest], Awaitable[None]] | None
     access_validator: PlainAccessValidator | None
     transactional_message_service: TransactionalMessageService
+    pop_service: PopService
     broker_stats_manager: BrokerStatsManager
     rpc_latency_stats: RpcLatencyStats
     start_time_ms: int

@@ -68,6 +68,15 @@ BROKER_KEYS: dict[str, str] = {
     "enableMixedMessageType": "enable_mixed_message_type",
     # the file the broker was started from (-c): UPDATE_BROKER_CONFIG writes its changes there
     "brokerConfigPath": "broker_config_path",
+    # POP consumption (BrokerConfig's pop keys; broker/pop/)
+    "reviveQueueNum": "revive_queue_num",
+    "reviveInterval": "revive_interval_ms",
+    "reviveAckWaitMs": "revive_ack_wait_ms",
+    "popPollingSize": "pop_polling_size",
+    "popPollingMapSize": "pop_polling_map_size",
+    "enableRetryTopicV2": "enable_retry_topic_v2",
+    "popFromRetryProbability": "pop_from_retry_probability",
+    "initPopOffsetByCheckMsgInMem": "init_pop_offset_by_check_msg_in_mem",
 }
 
 # keys that belong to the store (MessageStoreConfig): passed through to StoreConfig
@@ -132,6 +141,18 @@ class BrokerConfig:
     enable_property_filter: bool = False
     # RocketMQ 5: updateTopic refuses message.type=MIXED unless this is on
     enable_mixed_message_type: bool = False
+    # POP (BrokerConfig): revive queues of rmq_sys_REVIVE_LOG_<cluster>, the revive scan period,
+    # how long an ack read without its checkpoint waits for it, held pops per queue and queues
+    # with held pops, the POP retry topic's name (V2: '+'), the share of pops that try the
+    # retry topic first (percent), a new group's first offset rule (grpc spec 9.2)
+    revive_queue_num: int = 8
+    revive_interval_ms: int = 1_000
+    revive_ack_wait_ms: int = 180_000
+    pop_polling_size: int = 1024
+    pop_polling_map_size: int = 100_000
+    enable_retry_topic_v2: bool = False
+    pop_from_retry_probability: int = 20
+    init_pop_offset_by_check_msg_in_mem: bool = True
     # store keys from broker.conf, verbatim (camelCase -> text), for the StoreConfig loader
     broker_config_path: str | None = None
     store_properties: dict[str, str] = field(default_factory=dict)
@@ -155,9 +176,18 @@ class BrokerConfig:
             "transaction_check_interval_ms",
             "transaction_check_max",
             "acl_watch_interval_ms",
+            "revive_queue_num",
+            "revive_interval_ms",
+            "pop_polling_size",
+            "pop_polling_map_size",
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+
+        if not 0 <= self.pop_from_retry_probability <= 100:
+            raise ConfigError("pop_from_retry_probability must be within 0..100")
+        if self.revive_ack_wait_ms < 0:
+            raise ConfigError("revive_ack_wait_ms must not be negative")
 
     @property
     def broker_addr(self) -> str:

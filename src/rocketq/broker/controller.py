@@ -32,6 +32,7 @@ from rocketq.broker.long_polling import (
 from rocketq.broker.metrics import BrokerMetricsCollector, MetricsExporter
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.pop.pop_service import PopService
 from rocketq.broker.processors import register_all
 from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.schedule import ScheduleMessageService
@@ -87,6 +88,7 @@ class BrokerController:
         self.transactional_message_service = TransactionalMessageService(self)
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         self.slave_synchronize = SlaveSynchronize(self)
+        self.pop_service = PopService(self)
         if config.broker_role is BrokerRole.SLAVE:  # its commits go to the master later
             self.consumer_offset_manager.commit_listener = self.slave_synchronize.note_local_commit
         self.access_validator: PlainAccessValidator | None = None
@@ -180,6 +182,8 @@ class BrokerController:
             self, self.transactional_message_service
         )
         self.transactional_message_check_service.start()
+        if not self.is_slave:
+            self.pop_service.start()  # the revive topic and its service (POP, issue 18)
         if self.access_validator is not None:
             self.access_validator.manager.start()  # reload plain_acl.yml when it changes
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
@@ -290,6 +294,7 @@ class BrokerController:
         if self._message_store is not None:
             self._message_store.reput_service.set_dispatch_scheduler(None)
         await self.pull_request_hold_service.shutdown()
+        await self.pop_service.shutdown()
         if self.schedule_message_service is not None:
             await self.schedule_message_service.shutdown()
         if self.transactional_message_check_service is not None:
@@ -393,6 +398,9 @@ class BrokerController:
         """The store's arriving listener (reput thread): wake held pulls on the loop."""
         self.pull_request_hold_service.notify_message_arriving_threadsafe(
             topic, queue_id, logic_offset + 1, tags_code, properties
+        )
+        self.pop_service.long_polling.notify_message_arriving_threadsafe(
+            topic, queue_id, tags_code, properties
         )
 
     async def _wakeup_pull(self, pull: PullRequest) -> None:

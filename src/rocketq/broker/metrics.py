@@ -57,6 +57,7 @@ class BrokerMetricsCollector(Collector):
             yield from self._consumers()
             yield from self._broker()
             yield from self._timer()
+            yield from self._pop()
             yield rpc_latency_family(self.broker.rpc_latency_stats, self.node)
         except Exception:  # a scrape must not take the exporter down; say why in the log
             log.exception("collecting broker metrics failed")
@@ -229,3 +230,29 @@ class BrokerMetricsCollector(Collector):
         )
         enqueue_lag.add_metric(list(node), timer.enqueue_lag())
         yield from (timing, enqueued, dequeued, dequeue_lag, enqueue_lag)
+
+    def _pop(self) -> Iterator[Metric]:
+        """PopMetricsManager's revive series: records behind and ms behind per revive queue,
+        revived messages by (topic, group, put status)."""
+        revive = self.broker.pop_service.revive
+        node = self.node
+        queue_labels = (*NODE_LABELS, "queue_id")
+        lag = GaugeMetricFamily(
+            "rocketmq_pop_revive_lag", "The processing lag of revive topic", labels=queue_labels
+        )
+        latency = GaugeMetricFamily(
+            "rocketmq_pop_revive_latency",
+            "The processing latency of revive topic",
+            labels=queue_labels,
+        )
+        for queue in revive.queues:
+            lag.add_metric([*node, str(queue.queue_id)], revive.lag(queue))
+            latency.add_metric([*node, str(queue.queue_id)], revive.latency_ms(queue))
+        retried = CounterMetricFamily(
+            "rocketmq_pop_revive_retry_messages",
+            "Total number of retry message",
+            labels=(*NODE_LABELS, "topic", "consumer_group", "put_status"),
+        )
+        for (topic, group, status), count in sorted(revive.retry_messages_total.items()):
+            retried.add_metric([*node, topic, group, status], count)
+        yield from (lag, latency, retried)

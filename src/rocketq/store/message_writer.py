@@ -19,7 +19,7 @@ from typing import NamedTuple
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
 from rocketq.common.properties import encode_properties
-from rocketq.common.topic import topic_max_length, validate_topic
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, topic_max_length, validate_topic
 from rocketq.store.commitlog import CommitLog, EncodedMessage
 from rocketq.store.completed_future import CompletedFuture
 from rocketq.store.config import BrokerRole, StoreConfig
@@ -40,7 +40,10 @@ MAX_PROPERTIES_SIZE = 32_767
 
 @lru_cache(maxsize=4096)
 def _legal_topic(topic: str) -> bool:
-    """validate_topic's verdict, remembered: a put checks the same few topics again and again."""
+    """validate_topic's verdict, remembered: a put checks the same few topics again and again.
+    The broker's own POP retry topic V2 (KeyBuilder: ``%RETRY%<group>+<topic>``) is legal too."""
+    if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        topic = topic.replace("+", "_", 1)
     return validate_topic(topic, topic_max_length(topic)) is None
 
 

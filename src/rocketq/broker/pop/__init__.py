@@ -1,0 +1,1 @@
+"""RocketMQ 5's POP consumption in the broker: checkpoints, acks, revive, long polling."""

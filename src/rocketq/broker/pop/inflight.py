@@ -1,0 +1,132 @@
+"""PopInflightTable: which handle of a popped message is live, and which offsets are acked.
+
+RocketMQ 5's broker keeps no per-message state: an ack is a record in the revive topic, and
+the revive service matches it to its checkpoint when the checkpoint is due. rocketq keeps the
+same records (so a restarted broker rebuilds the same answer from the revive topic) and, beside
+them, this in-memory table for the broker's lifetime:
+
+* per (group, real topic, queue, offset): the popTime of the message's newest handle, whether
+  it was acked, and the end of the longest-lived handle issued for it. A pop or a change of
+  invisible time makes a new newest handle. An ack or a change with any other handle (one a
+  change replaced) is refused, so one message never has two live handles; an ack repeated with
+  the newest handle succeeds again. The entry goes once every handle of it has ended. A message
+  the table does not know (popped before a restart) is judged by its handle's own time.
+* per checkpoint (its merge key): the acked queue offsets, consulted by the revive service
+  before the ack records come back from the timer (so an acked message is never revived).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+Key = tuple[str, str, int, int]  # (group, real topic, queue id, queue offset)
+
+
+@dataclass(slots=True)
+class _Handles:
+    pop_time: int  # of the newest handle
+    ends_ms: int  # when the longest-lived handle issued ends
+    acked: bool = False
+
+
+class PopInflightTable:
+    def __init__(self) -> None:
+        self._handles: dict[Key, _Handles] = {}
+        self._acked: dict[str, set[int]] = {}
+        self._lock = threading.Lock()
+
+    def on_pop(
+        self, group: str, topic: str, queue_id: int, offsets: list[int], pop_time: int, ends_ms: int
+    ) -> None:
+        with self._lock:
+            for offset in offsets:
+                key = (group, topic, queue_id, offset)
+                old = self._handles.get(key)
+                self._handles[key] = _Handles(pop_time, max(ends_ms, old.ends_ms if old else 0))
+
+    def replace(
+        self,
+        key: Key,
+        old_pop_time: int,
+        new_pop_time: int,
+        new_ends_ms: int,
+    ) -> bool:
+        """A change of invisible time: the new handle becomes the newest, unless the old one
+        is not the newest or was acked (False)."""
+        with self._lock:
+            h = self._handles.get(key)
+            if h is None:
+                self._handles[key] = _Handles(new_pop_time, new_ends_ms)
+                return True
+            if h.pop_time != old_pop_time or h.acked:
+                return False
+            h.pop_time, h.ends_ms = new_pop_time, max(h.ends_ms, new_ends_ms)
+            return True
+
+    def undo_replace(self, key: Key, old_pop_time: int, new_pop_time: int) -> None:
+        with self._lock:
+            h = self._handles.get(key)
+            if h is not None and h.pop_time == new_pop_time:
+                h.pop_time = old_pop_time
+
+    def on_ack(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        offsets: list[int],
+        pop_time: int,
+        ck_key: str,
+        ends_ms: int,
+    ) -> tuple[list[int], list[int]]:
+        """Mark ``offsets`` acked under the checkpoint ``ck_key``: (those acked now, those
+        acked before with this same handle); the rest are refused by the caller."""
+        fresh: list[int] = []
+        repeated: list[int] = []
+        with self._lock:
+            for offset in offsets:
+                key = (group, topic, queue_id, offset)
+                h = self._handles.get(key)
+                if h is None:
+                    self._handles[key] = _Handles(pop_time, ends_ms, acked=True)
+                elif h.pop_time != pop_time:
+                    continue
+                elif h.acked:
+                    repeated.append(offset)
+                    continue
+                else:
+                    h.acked = True
+                fresh.append(offset)
+            if fresh:
+                self._acked.setdefault(ck_key, set()).update(fresh)
+        return fresh, repeated
+
+    def mark_acked(self, ck_key: str, offset: int) -> None:
+        """An offset done under a checkpoint (a change's old one, or revived)."""
+        with self._lock:
+            self._acked.setdefault(ck_key, set()).add(offset)
+
+    def unmark_acked(self, ck_key: str, offset: int) -> None:
+        with self._lock:
+            self._acked.get(ck_key, set()).discard(offset)
+
+    def acked_offsets(self, ck_key: str) -> set[int]:
+        with self._lock:
+            return set(self._acked.get(ck_key, ()))
+
+    def forget_checkpoint(self, ck_key: str) -> None:
+        """The revive service is done with a checkpoint."""
+        with self._lock:
+            self._acked.pop(ck_key, None)
+
+    def expire(self, now_ms: int) -> None:
+        """Drop the messages every handle of which has ended."""
+        with self._lock:
+            for key in [k for k, h in self._handles.items() if h.ends_ms < now_ms]:
+                del self._handles[key]
+
+    @property
+    def live_count(self) -> int:
+        with self._lock:
+            return len(self._handles)

@@ -1,0 +1,236 @@
+"""PopReader: one pop over a (group, topic)'s queues and its POP retry topic
+(PopMessageProcessor.popMsgFromQueue / getPopOffset / getInitOffset).
+
+For each queue, from a random one on: the start offset is the group's committed offset, or,
+for a new group, the init rule (MIN and retry topics: the min offset; MAX: 0 while the queue is
+young, ``initPopOffsetByCheckMsgInMem``, else max offset - 1), committed at once. Up to the rest
+of the batch is read, filtered. A read that found messages writes a checkpoint (PopCheckPoint:
+start offset, count, offset diffs) to the revive topic, then commits the offset past them; a
+read whose messages all failed the filter commits past them without a checkpoint. A queue that
+another pop is reading is skipped (RocketMQ's QueueLockManager.tryLock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.pop.inflight import PopInflightTable
+from rocketq.broker.pop.records import PopCheckPoint
+from rocketq.common.extra_info import (
+    PROPERTY_POP_CK,
+    build_extra_info,
+    build_pop_retry_topic,
+)
+from rocketq.common.message_decoder import decode_message, encode_message
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
+from rocketq.remoting.protocol.pop_headers import INIT_MODE_MIN
+from rocketq.store.results import GetMessageStatus
+
+if TYPE_CHECKING:
+    from rocketq.broker.pop.pop_context import PopContext
+
+POP_LOCAL_HOST = "127.0.0.1"
+_random = random.Random()
+
+
+@dataclass(slots=True)
+class PopBatch:
+    """What one pop found: the records (retry ones re-encoded) and the response infos."""
+
+    pop_time: int
+    invisible_time: int
+    revive_qid: int
+    buffers: list[bytes] = field(default_factory=list)
+    start_offsets: list[tuple[str, int, int]] = field(default_factory=list)
+    msg_offsets: list[tuple[str, int, list[int]]] = field(default_factory=list)
+    rest_num: int = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.buffers)
+
+
+class PopReader:
+    def __init__(
+        self,
+        broker: PopContext,
+        inflight: PopInflightTable,
+        append_check_point: Callable[[PopCheckPoint, int], Awaitable[bool]],
+        on_commit: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.broker = broker
+        self.inflight = inflight
+        self.append_check_point = append_check_point
+        self.on_commit = on_commit
+        self._busy: set[tuple[str, str, int]] = set()
+
+    async def pop(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        max_nums: int,
+        invisible_time: int,
+        init_mode: int,
+        message_filter: ExpressionMessageFilter,
+        retry_filter: ExpressionMessageFilter,
+    ) -> PopBatch:
+        cfg = self.broker.config
+        pop_time = self.broker.message_store.now_ms()
+        revive_qid = _random.randrange(cfg.revive_queue_num)
+        batch = PopBatch(pop_time, invisible_time, revive_qid)
+        retry = build_pop_retry_topic(topic, group, cfg.enable_retry_topic_v2)
+        retry_first = _random.randrange(100) < cfg.pop_from_retry_probability
+        if retry_first:
+            await self._pop_topic(batch, group, retry, -1, max_nums, init_mode, retry_filter, topic)
+        await self._pop_topic(
+            batch, group, topic, queue_id, max_nums, init_mode, message_filter, topic
+        )
+        if not retry_first:
+            await self._pop_topic(batch, group, retry, -1, max_nums, init_mode, retry_filter, topic)
+        return batch
+
+    async def _pop_topic(
+        self,
+        batch: PopBatch,
+        group: str,
+        topic: str,
+        queue_id: int,
+        max_nums: int,
+        init_mode: int,
+        message_filter: ExpressionMessageFilter,
+        origin_topic: str,
+    ) -> None:
+        tc = self.broker.topic_config_manager.select_topic_config(topic)
+        if tc is None or tc.read_queue_nums <= 0:
+            return
+        n = tc.read_queue_nums
+        first = _random.randrange(n)
+        queues = [queue_id] if queue_id >= 0 else [(first + i) % n for i in range(n)]
+        for qid in queues:
+            if batch.count >= max_nums:
+                batch.rest_num += self._rest(group, topic, qid)
+                continue
+            await self._pop_queue(
+                batch, group, topic, qid, max_nums, init_mode, message_filter, origin_topic
+            )
+
+    def _rest(self, group: str, topic: str, qid: int) -> int:
+        store = self.broker.message_store
+        committed = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
+        return max(0, store.get_max_offset_in_queue(topic, qid) - max(committed, 0))
+
+    def pop_offset(
+        self, group: str, topic: str, qid: int, init_mode: int, *, commit: bool = True
+    ) -> int:
+        """PopMessageProcessor.getPopOffset / getInitOffset (a pop commits the init offset)."""
+        offsets = self.broker.consumer_offset_manager
+        offset = offsets.query_offset(group, topic, qid)
+        if offset >= 0:
+            return offset
+        store = self.broker.message_store
+        min_offset = store.get_min_offset_in_queue(topic, qid)
+        if init_mode == INIT_MODE_MIN or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            offset = min_offset
+        else:
+            offset = max(store.get_max_offset_in_queue(topic, qid) - 1, 0)
+            in_mem = not store.check_in_disk_by_consume_offset(topic, qid, 0)
+            if (
+                self.broker.config.init_pop_offset_by_check_msg_in_mem
+                and min_offset <= 0
+                and in_mem
+            ):
+                offset = 0
+        if commit:
+            offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, offset)
+        return offset
+
+    async def _pop_queue(
+        self,
+        batch: PopBatch,
+        group: str,
+        topic: str,
+        qid: int,
+        max_nums: int,
+        init_mode: int,
+        message_filter: ExpressionMessageFilter,
+        origin_topic: str,
+    ) -> None:
+        lock_key = (group, topic, qid)
+        if lock_key in self._busy:
+            return
+        self._busy.add(lock_key)
+        try:
+            await self._read_queue(
+                batch, group, topic, qid, max_nums, init_mode, message_filter, origin_topic
+            )
+        finally:
+            self._busy.discard(lock_key)
+
+    async def _read_queue(
+        self,
+        batch: PopBatch,
+        group: str,
+        topic: str,
+        qid: int,
+        max_nums: int,
+        init_mode: int,
+        message_filter: ExpressionMessageFilter,
+        origin_topic: str,
+    ) -> None:
+        store = self.broker.message_store
+        offsets = self.broker.consumer_offset_manager
+        offset = self.pop_offset(group, topic, qid, init_mode)
+        want = max_nums - batch.count
+        result = await asyncio.to_thread(
+            store.get_message, group, topic, qid, offset, want, message_filter
+        )
+        batch.rest_num += max(0, result.max_offset - result.next_begin_offset)
+        if result.status is not GetMessageStatus.FOUND or not result.message_buffers:
+            if result.next_begin_offset > offset and result.status in (
+                GetMessageStatus.NO_MATCHED_MESSAGE,
+                GetMessageStatus.OFFSET_TOO_SMALL,
+                GetMessageStatus.OFFSET_OVERFLOW_BADLY,
+            ):
+                offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
+            return
+        queue_offsets = list(result.message_queue_offsets)
+        ck = PopCheckPoint(
+            start_offset=offset,
+            pop_time=batch.pop_time,
+            invisible_time=batch.invisible_time,
+            num=len(queue_offsets),
+            queue_id=qid,
+            topic=topic,
+            cid=group,
+            broker_name=self.broker.config.broker_name,
+            queue_offset_diff=[o - offset for o in queue_offsets],
+        )
+        if not await self.append_check_point(ck, batch.revive_qid):
+            return  # nothing committed: the same messages are popped again
+        offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
+        self.on_commit()
+        self.inflight.on_pop(
+            group, topic, qid, queue_offsets, batch.pop_time, batch.pop_time + batch.invisible_time
+        )
+        batch.start_offsets.append((topic, qid, offset))
+        batch.msg_offsets.append((topic, qid, queue_offsets))
+        if topic == origin_topic:
+            batch.buffers.extend(result.message_buffers)
+            return
+        for buf in result.message_buffers:  # a retry message goes back under its topic
+            msg = decode_message(buf, check_crc=False)
+            msg.properties.setdefault(
+                PROPERTY_POP_CK,
+                build_extra_info(
+                    offset, batch.pop_time, batch.invisible_time, batch.revive_qid, topic,
+                    self.broker.config.broker_name, qid, msg.queue_offset,
+                ),
+            )  # fmt: skip
+            msg.topic = origin_topic
+            batch.buffers.append(bytes(encode_message(msg)))

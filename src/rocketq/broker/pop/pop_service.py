@@ -1,0 +1,162 @@
+"""PopService: the broker's POP parts in one place (what PopMessageProcessor, AckMessageProcessor
+and ChangeInvisibleTimeProcessor share in RocketMQ 5): the revive log writer, the in-flight
+table, the reader, the long polling service and the revive service, and the ack and change
+operations both processors and the revive service use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from rocketq.broker.pop.inflight import PopInflightTable
+from rocketq.broker.pop.pop_long_polling import PopLongPollingService
+from rocketq.broker.pop.pop_reader import PopReader
+from rocketq.broker.pop.records import AckMsg, BatchAckMsg, PopCheckPoint
+from rocketq.broker.pop.revive import PopReviveService
+from rocketq.broker.pop.revive_log import ReviveLog
+from rocketq.common.extra_info import ExtraInfo
+
+if TYPE_CHECKING:
+    from rocketq.broker.pop.pop_context import PopContext
+
+log = logging.getLogger(__name__)
+
+OFFSET_PERSIST_DELAY_S = 0.05
+
+
+class PopService:
+    def __init__(self, broker: PopContext) -> None:
+        self.broker = broker
+        self.revive_log = ReviveLog(broker)
+        self.inflight = PopInflightTable()
+        self.reader = PopReader(
+            broker, self.inflight, self.append_check_point, self.note_offset_commit
+        )
+        self.long_polling = PopLongPollingService(broker.config)
+        self.revive = PopReviveService(
+            broker, self.inflight, self.revive_log.topic, self.note_offset_commit
+        )
+        self._persist_handle: asyncio.TimerHandle | None = None
+        self._persist_task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.revive_log.ensure_topic()
+        self.revive.start()
+
+    async def shutdown(self) -> None:
+        await self.long_polling.shutdown()
+        await self.revive.shutdown()
+        if self._persist_handle is not None:
+            self._persist_handle.cancel()
+        if self._persist_task is not None:
+            await self._persist_task
+
+    def note_offset_commit(self) -> None:
+        """A pop moved a consume offset: persist the offsets within ``OFFSET_PERSIST_DELAY_S``
+        (not only every flushConsumerOffsetInterval), so a broker killed after a pop does not
+        pop the same messages again as new ones after its restart."""
+        if self._persist_handle is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._persist_handle = loop.call_later(OFFSET_PERSIST_DELAY_S, self._persist_offsets)
+
+    def _persist_offsets(self) -> None:
+        self._persist_handle = None
+        manager = self.broker.consumer_offset_manager
+        self._persist_task = asyncio.get_running_loop().create_task(
+            asyncio.to_thread(manager.persist)
+        )
+
+    async def append_check_point(self, ck: PopCheckPoint, revive_qid: int) -> bool:
+        status = await self.revive_log.append(ck, revive_qid)
+        if not status.is_ok:
+            log.warning("pop checkpoint of %s@%d not written: %s", ck.topic, ck.queue_id, status)
+            return False
+        return True
+
+    async def ack(
+        self, group: str, real_topic: str, handle: ExtraInfo, offsets: list[int]
+    ) -> list[int]:
+        """Ack ``offsets`` of the checkpoint ``handle`` names: the in-flight table first (the
+        offsets whose handle is still live), then one ack or bAck record for them."""
+        ack = AckMsg(
+            ack_offset=offsets[0] if len(offsets) == 1 else -1,
+            start_offset=handle.ck_queue_offset,
+            consumer_group=group,
+            topic=real_topic,
+            queue_id=handle.queue_id,
+            pop_time=handle.pop_time,
+            broker_name=handle.broker_name,
+        )
+        fresh, repeated = self.inflight.on_ack(
+            group, real_topic, handle.queue_id, offsets, handle.pop_time,
+            ack.merge_key(self.broker.config.broker_name), handle.next_visible_time,
+        )  # fmt: skip
+        if not fresh:
+            return repeated
+        record: AckMsg = ack
+        if len(fresh) > 1:
+            fields = {f: getattr(ack, f) for f in _ACK_FIELDS}
+            record = BatchAckMsg(**fields, ack_offset_list=fresh)
+        else:
+            record.ack_offset = fresh[0]
+        status = await self.revive_log.append(
+            record, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
+        )
+        if not status.is_ok:
+            log.warning("pop ack of %s@%d not written: %s", real_topic, handle.queue_id, status)
+        return fresh + repeated
+
+    async def change_invisible_time(
+        self, group: str, real_topic: str, handle: ExtraInfo, invisible_time: int
+    ) -> int | None:
+        """ChangeInvisibleTimeProcessor.appendCheckPointThenAckOrigin: a new one-message
+        checkpoint from now, then an ack of the old one; the new popTime (None: refused)."""
+        now = self.broker.message_store.now_ms()
+        offset = handle.queue_offset
+        key = (group, real_topic, handle.queue_id, offset)
+        if not self.inflight.replace(key, handle.pop_time, now, now + invisible_time):
+            return None
+        ack = AckMsg(
+            ack_offset=offset,
+            start_offset=handle.ck_queue_offset,
+            consumer_group=group,
+            topic=real_topic,
+            queue_id=handle.queue_id,
+            pop_time=handle.pop_time,
+            broker_name=handle.broker_name,
+        )
+        old_key = ack.merge_key(self.broker.config.broker_name)
+        self.inflight.mark_acked(old_key, offset)  # before the old checkpoint can be revived
+        ck = PopCheckPoint(
+            start_offset=offset,
+            pop_time=now,
+            invisible_time=invisible_time,
+            num=1,
+            queue_id=handle.queue_id,
+            topic=real_topic,
+            cid=group,
+            broker_name=handle.broker_name,
+            queue_offset_diff=[0],
+        )
+        if not await self.append_check_point(ck, handle.revive_qid):
+            self.inflight.undo_replace(key, handle.pop_time, now)
+            self.inflight.unmark_acked(old_key, offset)
+            return None
+        await self.revive_log.append(
+            ack, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
+        )
+        return now
+
+
+_ACK_FIELDS = (
+    "ack_offset",
+    "start_offset",
+    "consumer_group",
+    "topic",
+    "queue_id",
+    "pop_time",
+    "broker_name",
+)

@@ -1,0 +1,222 @@
+"""PopReviveService: brings un-acked popped messages back (RocketMQ 5's PopReviveService).
+
+Every ``reviveInterval`` each of the ``reviveQueueNum`` revive queues is read on from its
+position: a ``ck`` record becomes a pending checkpoint, an ``ack``/``bAck`` record sets its
+checkpoint's bits (or, read before its checkpoint, waits up to ``reviveAckWaitMs``). A pending
+checkpoint is due once its revive time (popTime + invisibleTime) passed and every ack that can
+exist for it is known:
+
+* popped since this broker started: the in-flight table has every ack at once;
+* popped before (a restart, a kill -9): its acks are timer messages due at the revive time, so
+  it waits until the timer has delivered that slot and the next one (``curr_read_time_ms``) and
+  the store has dispatched them, then reads on.
+
+A due checkpoint's un-acked messages are read from their queue and put to the POP retry topic
+(queue 0, reconsumeTimes + 1, ``1ST_POP_TIME`` on the first retry, born host the broker), or,
+once a message was delivered ``retryMaxTimes + 1`` times, to ``%DLQ%<group>`` with
+``DLQ_ORIGIN_TOPIC``/``DLQ_ORIGIN_MESSAGE_ID`` (beyond RocketMQ, whose proxy does this on
+receive). The revive offset of the group ``CID_RMQ_SYS_REVIVE_GROUP`` is committed up to the
+record before the oldest pending checkpoint, so a restart reads every undecided one again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rocketq.broker.pop.inflight import PopInflightTable
+from rocketq.broker.pop.records import REVIVE_GROUP, AckMsg, PopCheckPoint, loads_record
+from rocketq.broker.pop.reviver import Reviver
+from rocketq.common.message_decoder import decode_messages
+from rocketq.errors import RemotingCommandError
+
+if TYPE_CHECKING:
+    from rocketq.broker.pop.pop_context import PopContext
+
+log = logging.getLogger(__name__)
+
+READ_BATCH = 32
+REVIVE_HOST = "127.0.0.1"
+
+
+@dataclass(slots=True)
+class ReviveQueue:
+    queue_id: int
+    read_offset: int = -1  # the next revive-topic offset to read; -1: from the committed one
+    pending: dict[str, PopCheckPoint] = field(default_factory=dict)
+    orphan_acks: dict[str, tuple[int, set[int]]] = field(default_factory=dict)  # key: (seen, offs)
+    current_revive_time: int = 0
+
+
+class PopReviveService:
+    def __init__(
+        self,
+        broker: PopContext,
+        inflight: PopInflightTable,
+        topic: str,
+        on_commit: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.broker = broker
+        self.inflight = inflight
+        self.topic = topic
+        self.on_commit = on_commit  # persist the offsets soon (a restart re-reads less)
+        self.queues = [ReviveQueue(q) for q in range(broker.config.revive_queue_num)]
+        self.reviver = Reviver(broker)
+        self.retry_messages_total: Counter[tuple[str, str, str]] = Counter()
+        self._task: asyncio.Task[None] | None = None
+        self._started_ms = 0
+        self._caught_up_ms = 0
+
+    def start(self) -> None:
+        self._started_ms = self.broker.message_store.now_ms()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def shutdown(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        interval = self.broker.config.revive_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            if self.broker.message_store.timer_message_store is None:
+                continue  # timerWheelEnable=false: no pops, nothing to revive
+            for queue in self.queues:
+                try:
+                    await self.revive_queue(queue)
+                except Exception:  # one round's failure must not stop the service
+                    log.exception("revive of %s queue %d failed", self.topic, queue.queue_id)
+
+    # ------------------------------------------------------------------ one round
+
+    async def revive_queue(self, queue: ReviveQueue) -> None:
+        store = self.broker.message_store
+        offsets = self.broker.consumer_offset_manager
+        if queue.read_offset < 0:
+            queue.read_offset = offsets.query_offset(REVIVE_GROUP, self.topic, queue.queue_id) + 1
+        settled_ms = self._settled_time()
+        await asyncio.to_thread(self._read, queue)
+        now = store.now_ms()
+        self.inflight.expire(now)
+        for key, ck in sorted(queue.pending.items(), key=lambda kv: kv[1].revive_offset):
+            if not self._is_due(ck, now, settled_ms):
+                continue
+            queue.current_revive_time = ck.revive_time
+            if not await self._revive_checkpoint(ck):
+                continue  # a put failed: try again next round
+            del queue.pending[key]
+        wait_ms = self.broker.config.revive_ack_wait_ms
+        for key, (seen, _offs) in list(queue.orphan_acks.items()):
+            if now - seen > wait_ms:
+                del queue.orphan_acks[key]
+        if queue.pending:
+            done = min(ck.revive_offset for ck in queue.pending.values()) - 1
+        else:
+            done = queue.read_offset - 1
+            queue.current_revive_time = 0
+        if done > offsets.query_offset(REVIVE_GROUP, self.topic, queue.queue_id):
+            offsets.commit_offset(REVIVE_HOST, REVIVE_GROUP, self.topic, queue.queue_id, done)
+            self.on_commit()
+
+    def _settled_time(self) -> int:
+        """A time before which every ack record has reached the revive topic's queues: the
+        timer delivered those slots, and it had enqueued everything written (so no ack due
+        then still waits in the wheel topic) since, with the store's dispatch caught up."""
+        store = self.broker.message_store
+        timer = store.timer_message_store
+        if timer is None:
+            return 0
+        now = store.now_ms()
+        if timer.enqueue_lag() == 0 and store.dispatch_behind_bytes() == 0:
+            self._caught_up_ms = now
+        return min(self._caught_up_ms, timer.curr_read_time_ms - timer.precision_ms)
+
+    def _is_due(self, ck: PopCheckPoint, now: int, settled_ms: int) -> bool:
+        if ck.revive_time > now:
+            return False
+        if ck.pop_time >= self._started_ms:
+            return True  # this broker saw every ack of it
+        return ck.revive_time < settled_ms
+
+    def _read(self, queue: ReviveQueue) -> None:
+        """Read the revive queue on from ``read_offset`` (a store thread)."""
+        store = self.broker.message_store
+        default_broker = self.broker.config.broker_name
+        while True:
+            result = store.get_message(
+                REVIVE_GROUP, self.topic, queue.queue_id, queue.read_offset, READ_BATCH, None
+            )
+            if not result.message_buffers:
+                if result.next_begin_offset > queue.read_offset:
+                    queue.read_offset = result.next_begin_offset
+                return
+            for buf in result.message_buffers:
+                for msg in decode_messages(buf):
+                    try:
+                        record = loads_record(msg.tags, msg.body)
+                    except (RemotingCommandError, ValueError, TypeError):  # skipped, as in Java
+                        log.warning("bad revive record at %s:%d", self.topic, msg.queue_offset)
+                        continue
+                    if isinstance(record, PopCheckPoint):
+                        record.revive_offset = msg.queue_offset
+                        key = record.merge_key()
+                        queue.pending[key] = record
+                        _seen, early = queue.orphan_acks.pop(key, (0, set()))
+                        self._set_bits(record, early)
+                    elif isinstance(record, AckMsg):
+                        key = record.merge_key(default_broker)
+                        ck = queue.pending.get(key)
+                        if ck is not None:
+                            self._set_bits(ck, set(record.ack_offsets()))
+                        else:
+                            seen = store.now_ms()
+                            entry = queue.orphan_acks.setdefault(key, (seen, set()))
+                            entry[1].update(record.ack_offsets())
+            queue.read_offset = result.next_begin_offset
+
+    @staticmethod
+    def _set_bits(ck: PopCheckPoint, offsets: set[int]) -> None:
+        for offset in offsets:
+            index = ck.index_of_ack(offset)
+            if index >= 0:
+                ck.bit_map |= 1 << index
+
+    async def _revive_checkpoint(self, ck: PopCheckPoint) -> bool:
+        key = ck.merge_key()
+        acked = self.inflight.acked_offsets(key)
+        offsets = [ck.ack_offset_by_index(i) for i in range(ck.num)]
+        todo = [o for i, o in enumerate(offsets) if not ck.bit_map >> i & 1 and o not in acked]
+        for offset in todo:
+            status = await self.reviver.revive_message(ck, offset)
+            if status is None:
+                continue  # the message is gone (deleted, or its topic or group removed)
+            self.retry_messages_total[(ck.topic, ck.cid, status.name)] += 1
+            if not status.is_ok:
+                return False
+            self.inflight.mark_acked(key, offset)  # revived: not again on a retry
+        self.inflight.forget_checkpoint(key)
+        return True
+
+    # ------------------------------------------------------------------ metrics
+
+    def lag(self, queue: ReviveQueue) -> int:
+        """Revive records not yet handled (PopReviveService.getReviveBehindMessages)."""
+        max_offset = self.broker.message_store.get_max_offset_in_queue(self.topic, queue.queue_id)
+        done = self.broker.consumer_offset_manager.query_offset(
+            REVIVE_GROUP, self.topic, queue.queue_id
+        )
+        return max(0, max_offset - done - 1)
+
+    def latency_ms(self, queue: ReviveQueue) -> int:
+        """How far behind the oldest checkpoint being revived is (getReviveBehindMillis)."""
+        if queue.current_revive_time <= 0 or self.lag(queue) <= 0:
+            return 0
+        return max(0, self.broker.message_store.now_ms() - queue.current_revive_time)

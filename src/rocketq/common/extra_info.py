@@ -1,0 +1,227 @@
+"""A POP message's handle, the extra-info string (ExtraInfoUtil), and the POP retry topic's
+name (KeyBuilder), from RocketMQ 5's remoting/protocol/header and common.
+
+The extra-info is space-separated::
+
+    ckQueueOffset popTime invisibleTime reviveQid topicMark brokerName queueId queueOffset
+    0             1       2             3         4         5          6       7
+
+``topicMark`` says where the message really is: ``0`` the topic, ``1`` the V1 retry topic
+``%RETRY%<group>_<topic>``, ``2`` the V2 one ``%RETRY%<group>+<topic>``. ``reviveQid`` 999
+marks a FIFO pop. A POP response carries ``startOffsetInfo`` (``mark queueId startOffset``) and
+``msgOffsetInfo`` (``mark queueId off1,off2``) per queue, ``;``-separated, from which the client
+builds each message's extra-info (MQClientAPIImpl.processPopResponse; ``build_pop_handles``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
+
+KEY_SEPARATOR = " "
+POP_ORDER_REVIVE_QUEUE = 999
+NORMAL_TOPIC = "0"
+RETRY_TOPIC = "1"
+RETRY_TOPIC_V2 = "2"
+POP_RETRY_SEPARATOR_V1 = "_"
+POP_RETRY_SEPARATOR_V2 = "+"
+
+# MessageConst (5.x) properties of popped and revived messages
+PROPERTY_POP_CK = "POP_CK"
+PROPERTY_FIRST_POP_TIME = "1ST_POP_TIME"
+PROPERTY_DLQ_ORIGIN_TOPIC = "DLQ_ORIGIN_TOPIC"
+PROPERTY_DLQ_ORIGIN_MESSAGE_ID = "DLQ_ORIGIN_MESSAGE_ID"
+
+
+class ExtraInfoError(ValueError):
+    """A malformed extra-info string (the message says which field, as ExtraInfoUtil does)."""
+
+
+# ----------------------------------------------------------------------------- KeyBuilder
+
+
+def build_pop_retry_topic(topic: str, group: str, v2: bool = False) -> str:
+    """KeyBuilder.buildPopRetryTopic: one retry topic per (group, topic)."""
+    sep = POP_RETRY_SEPARATOR_V2 if v2 else POP_RETRY_SEPARATOR_V1
+    return f"{RETRY_GROUP_TOPIC_PREFIX}{group}{sep}{topic}"
+
+
+def is_pop_retry_topic_v2(topic: str) -> bool:
+    return topic.startswith(RETRY_GROUP_TOPIC_PREFIX) and POP_RETRY_SEPARATOR_V2 in topic
+
+
+def parse_normal_topic(topic: str, group: str) -> str:
+    """KeyBuilder.parseNormalTopic(topic, cid): the topic a POP retry topic serves."""
+    if not topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        return topic
+    v2 = RETRY_GROUP_TOPIC_PREFIX + group + POP_RETRY_SEPARATOR_V2
+    if topic.startswith(v2):
+        return topic[len(v2) :]
+    return topic[len(RETRY_GROUP_TOPIC_PREFIX + group + POP_RETRY_SEPARATOR_V1) :]
+
+
+def topic_mark(topic: str) -> str:
+    """ExtraInfoUtil.getRetry: the mark of the topic a message was popped from."""
+    if is_pop_retry_topic_v2(topic):
+        return RETRY_TOPIC_V2
+    if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        return RETRY_TOPIC
+    return NORMAL_TOPIC
+
+
+def real_topic(topic: str, group: str, mark: str) -> str:
+    """ExtraInfoUtil.getRealTopic: where a message of ``topic`` with ``mark`` really is."""
+    if mark == NORMAL_TOPIC:
+        return topic
+    if mark == RETRY_TOPIC:
+        return build_pop_retry_topic(topic, group, v2=False)
+    if mark == RETRY_TOPIC_V2:
+        return build_pop_retry_topic(topic, group, v2=True)
+    raise ExtraInfoError("getRetry fail, format is wrong")
+
+
+# ----------------------------------------------------------------------------- extra info
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraInfo:
+    ck_queue_offset: int
+    pop_time: int
+    invisible_time: int
+    revive_qid: int
+    mark: str
+    broker_name: str
+    queue_id: int
+    queue_offset: int
+
+    @property
+    def is_order(self) -> bool:
+        return self.revive_qid == POP_ORDER_REVIVE_QUEUE
+
+    @property
+    def next_visible_time(self) -> int:
+        return self.pop_time + self.invisible_time
+
+    def encode(self) -> str:
+        return KEY_SEPARATOR.join(
+            str(v)
+            for v in (
+                self.ck_queue_offset,
+                self.pop_time,
+                self.invisible_time,
+                self.revive_qid,
+                self.mark,
+                self.broker_name,
+                self.queue_id,
+                self.queue_offset,
+            )
+        )
+
+
+_FIELDS = (
+    "getCkQueueOffset",
+    "getPopTime",
+    "getInvisibleTime",
+    "getReviveQid",
+    "getRetry",
+    "getBrokerName",
+    "getQueueId",
+    "getQueueOffset",
+)
+
+
+def build_extra_info(
+    ck_queue_offset: int,
+    pop_time: int,
+    invisible_time: int,
+    revive_qid: int,
+    topic: str,
+    broker_name: str,
+    queue_id: int,
+    queue_offset: int,
+) -> str:
+    """ExtraInfoUtil.buildExtraInfo (the 8-field form)."""
+    return ExtraInfo(
+        ck_queue_offset,
+        pop_time,
+        invisible_time,
+        revive_qid,
+        topic_mark(topic),
+        broker_name,
+        queue_id,
+        queue_offset,
+    ).encode()
+
+
+def parse_extra_info(text: str | None) -> ExtraInfo:
+    """Split and read all eight fields; ExtraInfoError names the first one missing or bad."""
+    if text is None:
+        raise ExtraInfoError("split extraInfo is null")
+    parts = text.split(KEY_SEPARATOR)
+    if len(parts) < len(_FIELDS):
+        raise ExtraInfoError(f"{_FIELDS[len(parts)]} fail, extraInfoStrs length {len(parts)}")
+    ints: list[int] = []
+    for i in (0, 1, 2, 3, 6, 7):
+        try:
+            ints.append(int(parts[i]))
+        except ValueError:
+            raise ExtraInfoError(f"{_FIELDS[i]} fail, not a number: {parts[i]!r}") from None
+    if parts[4] not in (NORMAL_TOPIC, RETRY_TOPIC, RETRY_TOPIC_V2):
+        raise ExtraInfoError("getRetry fail, format is wrong")
+    ck, pop_time, invisible, rqid, queue_id, queue_offset = ints
+    return ExtraInfo(ck, pop_time, invisible, rqid, parts[4], parts[5], queue_id, queue_offset)
+
+
+# ----------------------------------------------------------------------------- offset infos
+
+
+def build_start_offset_info(entries: list[tuple[str, int, int]]) -> str:
+    """ExtraInfoUtil.buildStartOffsetInfo per (topic, queueId, startOffset), ';'-joined."""
+    return ";".join(f"{topic_mark(t)} {q} {so}" for t, q, so in entries)
+
+
+def build_msg_offset_info(entries: list[tuple[str, int, list[int]]]) -> str:
+    """ExtraInfoUtil.buildMsgOffsetInfo per (topic, queueId, offsets), ';'-joined."""
+    return ";".join(f"{topic_mark(t)} {q} {','.join(map(str, offs))}" for t, q, offs in entries)
+
+
+def _split_info(text: str | None) -> list[list[str]]:
+    if not text:
+        return []
+    out = []
+    for one in text.split(";"):
+        parts = one.split(KEY_SEPARATOR)
+        if len(parts) != 3:
+            raise ExtraInfoError(f"parse offset info error, {text}")
+        out.append(parts)
+    return out
+
+
+def parse_start_offset_info(text: str | None) -> dict[str, int]:
+    """ExtraInfoUtil.parseStartOffsetInfo: ``mark@queueId`` -> start offset."""
+    return {f"{m}@{q}": int(so) for m, q, so in _split_info(text)}
+
+
+def parse_msg_offset_info(text: str | None) -> dict[str, list[int]]:
+    """ExtraInfoUtil.parseMsgOffsetInfo: ``mark@queueId`` -> the popped queue offsets."""
+    return {f"{m}@{q}": [int(o) for o in offs.split(",")] for m, q, offs in _split_info(text)}
+
+
+def build_pop_handle(
+    start_offset_info: dict[str, int],
+    pop_time: int,
+    invisible_time: int,
+    revive_qid: int,
+    stored_topic: str,
+    broker_name: str,
+    queue_id: int,
+    queue_offset: int,
+) -> str:
+    """A popped message's extra-info from the response header's maps, as the Java client
+    builds ``POP_CK`` (``stored_topic``: where the message was stored, retry topic or not)."""
+    start = start_offset_info[f"{topic_mark(stored_topic)}@{queue_id}"]
+    return build_extra_info(
+        start, pop_time, invisible_time, revive_qid, stored_topic, broker_name, queue_id,
+        queue_offset,
+    )  # fmt: skip

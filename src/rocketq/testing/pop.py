@@ -1,0 +1,167 @@
+"""Raw POP requests for tests (there is no SimpleConsumer yet): POP_MESSAGE with each popped
+message's handle built as the Java client builds ``POP_CK`` (MQClientAPIImpl.processPopResponse),
+ACK_MESSAGE, BATCH_ACK_MESSAGE and CHANGE_MESSAGE_INVISIBLETIME as the Java client sends them
+(the real topic, queue and offset of the handle)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rocketq.common.extra_info import (
+    PROPERTY_POP_CK,
+    ExtraInfo,
+    build_pop_handle,
+    parse_extra_info,
+    parse_start_offset_info,
+    real_topic,
+)
+from rocketq.common.message import MessageExt
+from rocketq.common.message_decoder import decode_messages
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.pop_headers import (
+    INIT_MODE_MAX,
+    AckMessageRequestHeader,
+    BatchAck,
+    ChangeInvisibleTimeRequestHeader,
+    ChangeInvisibleTimeResponseHeader,
+    PopMessageRequestHeader,
+    PopMessageResponseHeader,
+    encode_batch_ack_body,
+)
+from rocketq.response_code import ResponseCode
+
+TIMEOUT_S = 30.0
+
+
+@dataclass(slots=True)
+class Popped:
+    msg: MessageExt
+    handle: str
+
+    @property
+    def extra(self) -> ExtraInfo:
+        return parse_extra_info(self.handle)
+
+
+def pop_request(
+    group: str,
+    topic: str,
+    *,
+    max_nums: int = 32,
+    invisible_ms: int = 2000,
+    poll_ms: int = 0,
+    exp: str | None = None,
+    exp_type: str | None = None,
+    queue_id: int = -1,
+) -> RemotingCommand:
+    header = PopMessageRequestHeader(
+        consumer_group=group,
+        topic=topic,
+        queue_id=queue_id,
+        max_msg_nums=max_nums,
+        invisible_time=invisible_ms,
+        poll_time=poll_ms,
+        born_time=int(time.time() * 1000),
+        init_mode=INIT_MODE_MAX,
+        exp_type=exp_type,
+        exp=exp,
+        order=False,
+    )
+    return RemotingCommand.create_request(RequestCode.POP_MESSAGE, header.to_ext_fields())
+
+
+def popped_of(response: RemotingCommand, broker_name: str) -> list[Popped]:
+    """The messages of a POP response with their handles (empty unless SUCCESS)."""
+    if response.code != ResponseCode.SUCCESS:
+        return []
+    h = PopMessageResponseHeader.from_ext_fields(response.ext_fields)
+    starts = parse_start_offset_info(h.start_offset_info)
+    out = []
+    for msg in decode_messages(response.body):
+        handle = msg.properties.get(PROPERTY_POP_CK)
+        if handle is None:
+            handle = build_pop_handle(
+                starts, h.pop_time, h.invisible_time, h.revive_qid, msg.topic, broker_name,
+                msg.queue_id, msg.queue_offset,
+            )  # fmt: skip
+        out.append(Popped(msg, handle))
+    return out
+
+
+async def pop(
+    client: RemotingClient, addr: str, broker_name: str, group: str, topic: str, **options: object
+) -> tuple[RemotingCommand, list[Popped]]:
+    response = await client.invoke(addr, pop_request(group, topic, **options), TIMEOUT_S)  # type: ignore[arg-type]
+    return response, popped_of(response, broker_name)
+
+
+async def ack(
+    client: RemotingClient, addr: str, group: str, topic: str, handle: str
+) -> RemotingCommand:
+    extra = parse_extra_info(handle)
+    header = AckMessageRequestHeader(
+        consumer_group=group,
+        topic=real_topic(topic, group, extra.mark),
+        queue_id=extra.queue_id,
+        extra_info=handle,
+        offset=extra.queue_offset,
+    )
+    request = RemotingCommand.create_request(RequestCode.ACK_MESSAGE, header.to_ext_fields())
+    return await client.invoke(addr, request, TIMEOUT_S)
+
+
+async def batch_ack(
+    client: RemotingClient, addr: str, broker_name: str, group: str, topic: str, handles: list[str]
+) -> RemotingCommand:
+    """One BatchAck per checkpoint (mark, queue, start offset, pop time)."""
+    groups: dict[tuple[str, int, int, int], list[ExtraInfo]] = {}
+    for handle in handles:
+        e = parse_extra_info(handle)
+        groups.setdefault((e.mark, e.queue_id, e.ck_queue_offset, e.pop_time), []).append(e)
+    acks = [
+        BatchAck(
+            consumer_group=group,
+            topic=topic,
+            retry=mark,
+            start_offset=start,
+            queue_id=qid,
+            revive_queue_id=es[0].revive_qid,
+            pop_time=pop_time,
+            invisible_time=es[0].invisible_time,
+            bit_set=tuple(e.queue_offset - start for e in es),
+        )
+        for (mark, qid, start, pop_time), es in groups.items()
+    ]
+    body = encode_batch_ack_body(broker_name, acks)
+    request = RemotingCommand.create_request(RequestCode.BATCH_ACK_MESSAGE, body=body)
+    return await client.invoke(addr, request, TIMEOUT_S)
+
+
+async def change_invisible_time(
+    client: RemotingClient, addr: str, group: str, topic: str, handle: str, invisible_ms: int
+) -> tuple[RemotingCommand, str | None]:
+    """The response and the new handle (None unless SUCCESS)."""
+    e = parse_extra_info(handle)
+    header = ChangeInvisibleTimeRequestHeader(
+        consumer_group=group,
+        topic=real_topic(topic, group, e.mark),
+        queue_id=e.queue_id,
+        extra_info=handle,
+        offset=e.queue_offset,
+        invisible_time=invisible_ms,
+    )
+    request = RemotingCommand.create_request(
+        RequestCode.CHANGE_MESSAGE_INVISIBLETIME, header.to_ext_fields()
+    )
+    response = await client.invoke(addr, request, TIMEOUT_S)
+    if response.code != ResponseCode.SUCCESS:
+        return response, None
+    r = ChangeInvisibleTimeResponseHeader.from_ext_fields(response.ext_fields)
+    new = ExtraInfo(
+        e.queue_offset, r.pop_time, r.invisible_time, r.revive_qid, e.mark, e.broker_name,
+        e.queue_id, e.queue_offset,
+    )  # fmt: skip
+    return response, new.encode()

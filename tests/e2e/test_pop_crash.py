@@ -1,0 +1,94 @@
+"""A broker SIGKILLed with messages popped, some acked and some not: after the restart on the
+same store the un-acked ones come back (through the POP retry topic, reconsumeTimes 1) once
+their invisible time is over, the acked ones never do, and a handle from before the kill is
+still good for its invisible time (an ack with it after the restart keeps that message from
+coming back). The checkpoints and acks were timer messages in the revive topic's wheel when
+the broker died; the restarted timer and revive service take them from the store."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from rocketq.remoting.client import RemotingClient
+from rocketq.response_code import ResponseCode
+from rocketq.testing import pop as raw
+from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wire import create_topic_request, send_request
+
+pytestmark = pytest.mark.e2e
+
+TOPIC = "PopCrash"
+GROUP = "pop-crash"
+INVISIBLE_MS = 4000
+
+
+def broker_conf(tmp: Path, port: int) -> dict[str, str]:
+    return {
+        "brokerName": "broker-a",
+        "brokerIP1": "127.0.0.1",
+        "listenPort": str(port),
+        "haListenPort": str(free_port()),
+        "storePathRootDir": str(tmp / "store"),
+        "timerPrecisionMs": "100",
+        "timerFlushIntervalMs": "200",
+        "reviveInterval": "200",
+        "reviveQueueNum": "2",
+        **small_store_properties(),
+    }
+
+
+async def test_popped_messages_come_back_after_kill_9_and_acked_ones_do_not(
+    tmp_path: Path,
+) -> None:
+    broker = BrokerProcess(tmp_path / "proc", broker_conf(tmp_path, free_port()))
+    await asyncio.to_thread(broker.start, 60.0)
+    try:
+        async with RemotingClient() as client:
+            addr = broker.addr
+            created = await client.invoke(addr, create_topic_request(TOPIC, 2), 10.0)
+            assert created.code == ResponseCode.SUCCESS, created.remark
+            for i in range(6):
+                r = await client.invoke(addr, send_request(TOPIC, f"c{i}".encode(), tags="A"), 10.0)
+                assert r.code == ResponseCode.SUCCESS, r.remark
+            popped: list[raw.Popped] = []
+            deadline = time.monotonic() + 10.0
+            while len(popped) < 6 and time.monotonic() < deadline:
+                _, got = await raw.pop(
+                    client, addr, "broker-a", GROUP, TOPIC, invisible_ms=INVISIBLE_MS, poll_ms=300
+                )
+                popped.extend(got)
+            assert sorted(p.msg.body for p in popped) == [f"c{i}".encode() for i in range(6)]
+            popped.sort(key=lambda p: p.msg.body)
+            for p in popped[:3]:
+                r = await raw.ack(client, addr, GROUP, TOPIC, p.handle)
+                assert r.code == ResponseCode.SUCCESS, r.remark
+            await asyncio.sleep(0.3)  # the offsets' prompt persist after a pop
+        broker.kill()
+        await asyncio.to_thread(broker.start, 60.0)
+        async with RemotingClient() as client:
+            # a handle of the broker before the kill, still within its invisible time
+            late = await raw.ack(client, broker.addr, GROUP, TOPIC, popped[3].handle)
+            assert late.code == ResponseCode.SUCCESS, late.remark
+            back: list[raw.Popped] = []
+            deadline = time.monotonic() + (INVISIBLE_MS + 12_000) / 1000
+            while time.monotonic() < deadline:
+                _, got = await raw.pop(
+                    client, broker.addr, "broker-a", GROUP, TOPIC, invisible_ms=30_000,
+                    poll_ms=500,
+                )  # fmt: skip
+                back.extend(got)
+                if len(back) >= 2:
+                    break
+            assert sorted(p.msg.body for p in back) == [b"c4", b"c5"]
+            assert all(p.msg.reconsume_times == 1 for p in back)
+            _, extra = await raw.pop(
+                client, broker.addr, "broker-a", GROUP, TOPIC, invisible_ms=30_000, poll_ms=1500
+            )
+            assert extra == []
+    finally:
+        broker.kill()
