@@ -20,6 +20,7 @@ from rocketq.client.status import SendResult
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ServiceNotAvailableError
+from rocketq.remoting.protocol.topic_route import BrokerData, TopicRouteData
 from rocketq.store.config import BrokerRole
 from rocketq.testing import run_broker, run_namesrv, until
 from rocketq.testing.broker import topic_records
@@ -294,3 +295,38 @@ async def test_an_offset_commit_refused_by_a_gone_master_goes_to_the_new_one(
             assert instance.route_refresher.requests_count == 1
         finally:
             await instance.shutdown()
+
+
+async def test_a_rebalance_asks_the_new_route_for_the_group_when_its_broker_is_gone(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        gone = f"127.0.0.1:{sock.getsockname()[1]}"
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "new",
+            namesrv_addr=ns.addr,
+            broker_name="broker-a",
+            store_properties=small_store_properties(),
+        ) as new,
+    ):
+        await create_topic([new.broker_addr], "Ids", 1)
+        await new.register_broker_all()
+        consumer = PushConsumer("ig", namesrv_addr=ns.addr, poll_name_server_interval_s=POLL_S)
+        consumer.subscribe("Ids")
+        consumer.register_message_listener(lambda msgs: ConsumeStatus.CONSUME_SUCCESS)
+        async with consumer:
+            instance = consumer.rebalance.instance
+            # the route as it was before broker-a's master moved
+            instance.topic_route_table["Ids"] = TopicRouteData(
+                broker_datas=[
+                    BrokerData(cluster="c", broker_name="broker-a", broker_addrs={0: gone})
+                ]
+            )
+            ids = await consumer.rebalance.find_consumer_id_list("Ids")
+            assert ids == [instance.client_id]
+            assert instance.topic_route_table["Ids"].broker_datas[0].broker_addrs == {
+                0: new.broker_addr
+            }
