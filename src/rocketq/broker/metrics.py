@@ -5,6 +5,10 @@ Every series carries ``cluster``, ``node_type`` ("broker") and ``node_id`` (the 
 Counters come from ``BrokerStatsManager``; consumer lag and in-flight from the committed
 offsets against each queue's max offset and the last pull offset; store gauges from the
 store and its file system; ``rocketmq_rpc_latency`` from the server's ``RpcLatencyStats``.
+
+A master also serves rocketmq-exporter's names (``exporter_metrics``, ``exporter_runtime``,
+``client_metrics``), each with the exporter's own labels and definition; docs/operating.md
+sets the two lag definitions side by side.
 """
 
 from __future__ import annotations
