@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,7 +65,7 @@ class Committer:
         return max((o for at, o in self.acked if at <= t), default=0)
 
 
-async def table(client: RemotingClient, addr: str, code: int) -> dict[str, object]:
+async def table(client: RemotingClient, addr: str, code: int) -> dict[str, Any]:
     response = await client.invoke(addr, request(code), 5)
     assert response.code == ResponseCode.SUCCESS, response.remark
     obj = fastjson.loads(bytes(response.body or b""))
