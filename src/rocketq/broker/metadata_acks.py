@@ -61,7 +61,8 @@ class SlaveVersionAcks:
         if broker_id is None or version is None or not broker_id.lstrip("-").isdigit():
             return
         self.reported[int(broker_id)] = version
-        self._changed.set()
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()  # wakes every waiter; a fresh event for the next note
 
     def missing(self, target: tuple[int, int]) -> list[int]:
         """In-sync slaves that have not reported ``target`` (or later) yet."""
@@ -79,13 +80,13 @@ class SlaveVersionAcks:
         """Wait until every in-sync slave holds ``target``; the ids still missing at the
         timeout (empty when all have it)."""
         deadline = time.monotonic() + timeout_s
-        while late := self.missing(target):
+        while True:
+            changed = self._changed  # taken before the check: no note slips between them
+            late = self.missing(target)
             left = deadline - time.monotonic()
-            if left <= 0:
+            if not late or left <= 0:
                 return late
-            self._changed.clear()
             try:
-                await asyncio.wait_for(self._changed.wait(), left)
+                await asyncio.wait_for(changed.wait(), left)
             except TimeoutError:
                 return self.missing(target)
-        return []
