@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketq.broker.config_manager import ConfigManager
+from rocketq.common.extra_info import queue_offset_key
 from rocketq.remoting.protocol import fastjson
 
 TOPIC_GROUP_SEPARATOR = "@"
-QUEUE_OFFSET = "qo"  # ExtraInfoUtil.QUEUE_OFFSET, the orderCountInfo key of one offset
 CLEAN_SPAN_FROM_LAST_MS = 24 * 3600 * 1000
 
 
@@ -145,7 +145,7 @@ class OrderInfo:
 def build_order_count_info(mark: str, queue_id: int, counts: dict[int, int], min_count: int) -> str:
     """ExtraInfoUtil.buildQueueOffsetOrderCountInfo per counted offset, then
     buildQueueIdOrderCountInfo with the smallest count (for older clients), ';'-joined."""
-    parts = [f"{mark} {QUEUE_OFFSET}{queue_id}%{o} {c}" for o, c in counts.items()]
+    parts = [f"{mark} {queue_offset_key(queue_id, o)} {c}" for o, c in counts.items()]
     parts.append(f"{mark} {queue_id} {min_count}")
     return ";".join(parts)
 
