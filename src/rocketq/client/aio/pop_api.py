@@ -148,7 +148,8 @@ async def ack_message(instance: MQClientInstance, addr: str, group: str, msg: Me
 async def change_invisible_time(
     instance: MQClientInstance, addr: str, group: str, msg: MessageExt, invisible_ms: int
 ) -> None:
-    """CHANGE_MESSAGE_INVISIBLETIME; the message's ``POP_CK`` becomes the new handle."""
+    """CHANGE_MESSAGE_INVISIBLETIME; the message's ``POP_CK`` becomes the new handle (whose
+    checkpoint starts at the message: the broker wrote a one-message checkpoint for it)."""
     e = handle_of(msg)
     header = ChangeInvisibleTimeRequestHeader(
         consumer_group=group,
@@ -166,6 +167,6 @@ async def change_invisible_time(
         raise for_code(response.code, response.remark or "")
     r = ChangeInvisibleTimeResponseHeader.from_ext_fields(response.ext_fields)
     msg.properties[PROPERTY_POP_CK] = ExtraInfo(
-        e.ck_queue_offset, r.pop_time, r.invisible_time, r.revive_qid, e.mark, e.broker_name,
+        e.queue_offset, r.pop_time, r.invisible_time, r.revive_qid, e.mark, e.broker_name,
         e.queue_id, e.queue_offset,
     ).encode()  # fmt: skip
