@@ -100,16 +100,17 @@ async def pop_message(
         return PopResult(polling_full=True)
     if response.code != ResponseCode.SUCCESS:
         raise for_code(response.code, response.remark or "")
-    return process_pop_response(response, broker_name, subscription, order=order)
+    return process_pop_response(response, broker_name, subscription)
 
 
 def process_pop_response(
-    response: RemotingCommand, broker_name: str, subscription: SubscriptionData, *, order: bool
+    response: RemotingCommand, broker_name: str, subscription: SubscriptionData
 ) -> PopResult:
-    """MQClientAPIImpl.processPopResponse: messages with their handles and counts."""
+    """MQClientAPIImpl.processPopResponse: messages with their handles and counts (read
+    whenever the reply has orderCountInfo: a FIFO group's pops are FIFO without ``order``)."""
     h = PopMessageResponseHeader.from_ext_fields(response.ext_fields)
     starts = parse_start_offset_info(h.start_offset_info)
-    counts = parse_order_count_info(h.order_count_info) if order else {}
+    counts = parse_order_count_info(h.order_count_info)
     result = PopResult(pop_time=h.pop_time, invisible_time=h.invisible_time, rest_num=h.rest_num)
     for msg in decode_messages(response.body or b"", decompress=True):
         props = msg.properties
