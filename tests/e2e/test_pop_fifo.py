@@ -5,6 +5,7 @@ change, and the order info surviving a broker restart."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,7 +14,13 @@ from typing import Any
 import pytest
 
 from rocketq.common.extra_info import POP_ORDER_REVIVE_QUEUE
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
+from rocketq.remoting.protocol.pop_headers import (
+    NotificationRequestHeader,
+    NotificationResponseHeader,
+)
 from rocketq.response_code import ResponseCode
 from rocketq.testing import pop as raw
 from rocketq.testing.cluster import Cluster, run_cluster
@@ -146,3 +153,26 @@ async def test_the_order_info_survives_a_broker_restart(tmp_path: Path) -> None:
         assert await pop(c, max_nums=1) == []  # still blocked
         assert await ack(c, first[0]) == ResponseCode.SUCCESS
         assert bodies(await pop(c, max_nums=1)) == ["m1"]
+
+
+async def test_a_notification_does_not_count_a_blocked_fifo_queue(tmp_path: Path) -> None:
+    async with fifo_cluster(tmp_path) as c:
+
+        async def has_msg(order: bool) -> bool:
+            header = NotificationRequestHeader(
+                consumer_group=GROUP, topic=TOPIC, queue_id=-1, poll_time=0,
+                born_time=int(time.time() * 1000), order=order,
+            )  # fmt: skip
+            request = RemotingCommand.create_request(
+                RequestCode.NOTIFICATION, header.to_ext_fields()
+            )
+            response = await c.client.invoke(c.broker_addr, request, 10.0)
+            assert response.code == ResponseCode.SUCCESS, response.remark
+            return NotificationResponseHeader.from_ext_fields(response.ext_fields).has_msg
+
+        await send(c, "m0", "m1")
+        (p,) = await pop(c, max_nums=1)
+        assert await has_msg(order=False) is True  # m1 lies past the offset
+        assert await has_msg(order=True) is False  # but the FIFO queue is blocked
+        assert await ack(c, p) == ResponseCode.SUCCESS
+        assert await has_msg(order=True) is True
