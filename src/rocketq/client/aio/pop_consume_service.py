@@ -82,6 +82,8 @@ class PopConsumeService:
                 with contextlib.suppress(RocketQError, OSError):
                     await self.instance.update_topic_route(topic)
         wanted = self.targets()
+        for target in [t for t, task in self._loops.items() if task.done()]:
+            del self._loops[target]  # its topic was unsubscribed; subscribed again it restarts
         for target in set(self._loops) - wanted:
             self._loops.pop(target).cancel()
         loop = asyncio.get_running_loop()
