@@ -4,8 +4,9 @@ ConsumeMessagePopOrderlyService over remoting POP (a PushConsumer with
 
 Theory of operation: no queue is assigned to this client. For each (subscribed topic, broker)
 of the routes one task pops (all queues, queueId -1) up to ``pop_batch_nums`` messages with
-``pop_invisible_time_s``, long-polling the broker for ``broker_suspend_max_time_s``, runs the
-listener on them and acks each consumed message. Concurrently, a failed message's invisible
+``pop_invisible_time_s``, long-polling the broker for ``broker_suspend_max_time_s``, and hands
+them to a consume task (at most ``consume_thread_max`` batches in flight, then the pops wait),
+which runs the listener and acks each consumed message. Concurrently, a failed message's invisible
 time becomes the POP delay level of its ``reconsume_times`` (10 s, 30 s, 1 min, ...;
 DefaultMQPushConsumerImpl.popDelayLevel), so the broker delivers it again then; one that
 failed ``max_reconsume_times`` times is acked (the broker's revive sends it to the DLQ when
@@ -59,6 +60,7 @@ class PopConsumeService:
         self.subscriptions = subscriptions
         self.orderly = orderly
         self._loops: dict[Target, asyncio.Task[None]] = {}
+        self._consuming: set[asyncio.Task[None]] = set()
         self._running = True
 
     def targets(self) -> set[Target]:
@@ -90,7 +92,7 @@ class PopConsumeService:
         for target in wanted - set(self._loops):
             self._loops[target] = loop.create_task(self._pop_loop(*target))
 
-    async def shutdown(self) -> None:
+    async def shutdown(self, await_termination_s: float) -> None:
         self._running = False
         tasks = list(self._loops.values())
         self._loops.clear()
@@ -99,6 +101,10 @@ class PopConsumeService:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self._consuming:  # let popped batches finish (else they come back when invisible)
+            await asyncio.wait(set(self._consuming), timeout=await_termination_s)
+        for task in list(self._consuming):
+            task.cancel()
 
     async def _pop_loop(self, topic: str, broker_name: str) -> None:
         c = self.config
@@ -123,8 +129,17 @@ class PopConsumeService:
             attempt_id = uuid.uuid4().hex
             if result.polling_full:
                 await asyncio.sleep(c.pull_time_delay_when_flow_control_s)
-            elif result.msgs:
+            elif result.msgs and self.orderly:  # the queue is blocked until these are done
                 await self._consume(addr, result.msgs)
+            elif result.msgs:
+                await self._submit(addr, result.msgs)
+
+    async def _submit(self, addr: str, msgs: list[MessageExt]) -> None:
+        while len(self._consuming) >= self.config.consume_thread_max:
+            await asyncio.wait(set(self._consuming), return_when=asyncio.FIRST_COMPLETED)
+        task = asyncio.get_running_loop().create_task(self._consume(addr, msgs))
+        self._consuming.add(task)
+        task.add_done_callback(self._consuming.discard)
 
     async def _consume(self, addr: str, msgs: list[MessageExt]) -> None:
         if self.orderly:

@@ -194,7 +194,7 @@ class PushConsumer(ConsumerCore):
                 await task
         self._pull_tasks.clear()
         if self._pop is not None:
-            await self._pop.shutdown()
+            await self._pop.shutdown(await_termination_s)
         if self._consume is not None:
             await self._consume.shutdown(await_termination_s)
         await self.persist_consumer_offset()
