@@ -1,0 +1,116 @@
+"""DefaultMQAdminExt's maintenance calls behind mqadmin's getNamesrvConfig,
+updateNamesrvConfig, updateTopicPerm, updateOrderConf, cloneGroupOffset, getConsumerConfig,
+allocateMQ and exportMetadata/exportConfigs."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from rocketq.admin.broker import BrokerAdmin
+from rocketq.admin.consumer import ConsumerAdmin
+from rocketq.admin.namesrv import NamesrvAdmin
+from rocketq.client.allocate_strategy import allocate_strategy
+from rocketq.common.java_properties import parse_properties
+from rocketq.common.message import MessageQueue
+from rocketq.errors import ClientError, TopicNotExistError
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
+from rocketq.remoting.protocol.json_body import to_json
+
+#: the name server's KV namespace of ordered topics (NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG)
+NAMESPACE_ORDER_TOPIC_CONFIG = "ORDER_TOPIC_CONFIG"
+
+
+class MaintenanceAdmin(ConsumerAdmin, NamesrvAdmin, BrokerAdmin):
+    async def get_namesrv_config(self) -> dict[str, dict[str, str]]:
+        """GET_NAMESRV_CONFIG (319) of every name server: address -> its properties."""
+        configs = {}
+        for addr in self.remoting.get_namesrv_addr_list():
+            response = await self.call(addr, RequestCode.GET_NAMESRV_CONFIG)
+            configs[addr] = parse_properties(response.body.decode("utf-8"))
+        return configs
+
+    async def update_namesrv_config(self, properties: dict[str, str]) -> list[str]:
+        """UPDATE_NAMESRV_CONFIG (318) on every name server; returns their addresses."""
+        body = "".join(f"{k}={v}\n" for k, v in properties.items()).encode()
+        addrs = self.remoting.get_namesrv_addr_list()
+        for addr in addrs:
+            await self.call(addr, RequestCode.UPDATE_NAMESRV_CONFIG, body=body)
+        return addrs
+
+    async def update_topic_perm(self, broker_addrs: list[str], topic: str, perm: int) -> list[str]:
+        """UpdateTopicPermSubCommand: the topic's perm on each broker that has it; returns the
+        brokers changed. TopicNotExistError when none of them has the topic."""
+        changed = []
+        for addr in broker_addrs:
+            config = await self.examine_topic_config(addr, topic)
+            if config is None:
+                continue
+            await self.create_and_update_topic_config(addr, dataclasses.replace(config, perm=perm))
+            changed.append(addr)
+        if not changed:
+            raise TopicNotExistError(f"topic {topic} is on none of {', '.join(broker_addrs)}")
+        return changed
+
+    async def update_order_conf(self, topic: str, order_conf: str | None, method: str) -> str:
+        """UpdateOrderConfCommand: ``put`` (``brokerName:queueNum;...``), ``get`` or ``delete``
+        the ordered-topic KV item of ``topic``; returns what the name server holds after."""
+        if method == "put":
+            if not order_conf:
+                raise ClientError("put needs the order conf, brokerName:queueNum;...")
+            await self.put_kv_config(NAMESPACE_ORDER_TOPIC_CONFIG, topic, order_conf)
+        elif method == "delete":
+            await self.delete_kv_config(NAMESPACE_ORDER_TOPIC_CONFIG, topic)
+        elif method != "get":
+            raise ClientError(f"method must be get, put or delete, not {method!r}")
+        return await self.get_kv_config(NAMESPACE_ORDER_TOPIC_CONFIG, topic) or ""
+
+    async def clone_group_offset(
+        self, src_group: str, dest_group: str, topic: str
+    ) -> dict[MessageQueue, int]:
+        """cloneGroupOffset: ``dest_group`` takes ``src_group``'s committed offset of every
+        queue of ``topic``. mqadmin asks each broker with CLONE_GROUP_OFFSET (314); rocketq's
+        broker has no processor for it, so each offset is written with UPDATE_CONSUMER_OFFSET."""
+        stats = await self.examine_consume_stats(src_group, topic)
+        masters = await self.master_addrs_of_topic(topic)
+        cloned: dict[MessageQueue, int] = {}
+        for data, wrapper in stats.offset_table.items():
+            mq = MessageQueue(data.topic, data.broker_name, data.queue_id)
+            addr = masters.get(mq.broker_name)
+            if addr is None or wrapper.consumer_offset < 0:
+                continue
+            await self.update_consume_offset(addr, dest_group, mq, wrapper.consumer_offset)
+            cloned[mq] = wrapper.consumer_offset
+        return dict(sorted(cloned.items()))
+
+    async def get_consumer_config(
+        self, group: str, broker_addrs: dict[str, str]
+    ) -> dict[str, SubscriptionGroupConfig]:
+        """GetConsumerConfigSubCommand: ``group``'s subscription group config on each broker
+        (name -> address) that has it."""
+        found = {}
+        for name, addr in broker_addrs.items():
+            table = (await self.get_all_subscription_group(addr)).subscription_group_table
+            if group in table:
+                found[name] = table[group]
+        return found
+
+    async def allocate_mq(self, topic: str, ip_list: list[str]) -> dict[str, list[MessageQueue]]:
+        """AllocateMQSubCommand: which queues of ``topic`` each client (by IP) would take with
+        AllocateMessageQueueAveragely."""
+        queues = sorted(await self.fetch_subscribe_message_queues(topic))
+        clients = sorted(ip_list)
+        average = allocate_strategy("AVG")
+        return {ip: average.allocate("", ip, queues, clients) for ip in clients}
+
+    async def export_metadata(self, broker_addr: str) -> dict[str, dict[str, Any]]:
+        """ExportMetadataCommand of one broker: its topic configs and subscription groups."""
+        topics = await self.get_all_topic_config(broker_addr)
+        groups = await self.get_all_subscription_group(broker_addr)
+        return {
+            "topicConfigTable": {n: to_json(c) for n, c in topics.topic_config_table.items()},
+            "subscriptionGroupTable": {
+                n: to_json(c) for n, c in groups.subscription_group_table.items()
+            },
+        }
