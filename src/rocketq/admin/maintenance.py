@@ -14,6 +14,8 @@ from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.common.java_properties import parse_properties
 from rocketq.common.message import MessageQueue
 from rocketq.errors import ClientError, TopicNotExistError
+from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol.admin_bodies import ConsumeStats
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
 from rocketq.remoting.protocol.json_body import to_json
@@ -72,16 +74,16 @@ class MaintenanceAdmin(ConsumerAdmin, NamesrvAdmin, BrokerAdmin):
         """cloneGroupOffset: ``dest_group`` takes ``src_group``'s committed offset of every
         queue of ``topic``. mqadmin asks each broker with CLONE_GROUP_OFFSET (314); rocketq's
         broker has no processor for it, so each offset is written with UPDATE_CONSUMER_OFFSET."""
-        stats = await self.examine_consume_stats(src_group, topic)
-        masters = await self.master_addrs_of_topic(topic)
+        header = h.GetConsumeStatsRequestHeader(consumer_group=src_group, topic=topic)
         cloned: dict[MessageQueue, int] = {}
-        for data, wrapper in stats.offset_table.items():
-            mq = MessageQueue(data.topic, data.broker_name, data.queue_id)
-            addr = masters.get(mq.broker_name)
-            if addr is None or wrapper.consumer_offset < 0:
-                continue
-            await self.update_consume_offset(addr, dest_group, mq, wrapper.consumer_offset)
-            cloned[mq] = wrapper.consumer_offset
+        for addr in (await self.master_addrs_of_topic(topic)).values():
+            response = await self.call(addr, RequestCode.GET_CONSUME_STATS, header)
+            for data, wrapper in ConsumeStats.decode(response.body).offset_table.items():
+                if wrapper.consumer_offset < 0:
+                    continue
+                mq = MessageQueue(data.topic, data.broker_name, data.queue_id)
+                await self.update_consume_offset(addr, dest_group, mq, wrapper.consumer_offset)
+                cloned[mq] = wrapper.consumer_offset
         return dict(sorted(cloned.items()))
 
     async def get_consumer_config(

@@ -156,14 +156,14 @@ def admin_command(func: F) -> F:
     )
     @click.option(
         "--ak",
-        "access_key",
+        "sign_access_key",
         envvar="ROCKETQ_ACCESS_KEY",
         default=None,
         help="ACL accessKey to sign with (env ROCKETQ_ACCESS_KEY; else conf/tools.yml).",
     )
     @click.option(
         "--sk",
-        "secret_key",
+        "sign_secret_key",
         envvar="ROCKETQ_SECRET_KEY",
         default=None,
         help="ACL secretKey (env ROCKETQ_SECRET_KEY; else $ROCKETMQ_HOME/conf/tools.yml).",
@@ -172,13 +172,14 @@ def admin_command(func: F) -> F:
         namesrv_addr: str,
         as_json: bool,
         timeout_s: float,
-        access_key: str | None,
-        secret_key: str | None,
+        sign_access_key: str | None,
+        sign_secret_key: str | None,
         **kwargs: Any,
     ) -> Any:
-        if access_key is None:
-            access_key, secret_key = tools_yml_account()
-        ctx = AdminContext(namesrv_addr, as_json, timeout_s, access_key, secret_key or "")
+        if sign_access_key is None:
+            sign_access_key, sign_secret_key = tools_yml_account()
+        account = (sign_access_key, sign_secret_key or "")
+        ctx = AdminContext(namesrv_addr, as_json, timeout_s, *account)
         return func(ctx, **kwargs)
 
     wrapper.__name__ = func.__name__

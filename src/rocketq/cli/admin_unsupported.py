@@ -179,16 +179,22 @@ def refusal(name: str, options: str, reason: str) -> click.Command:
         short, _, long = spec.rstrip("!").partition(":")
         letters.add(short)
         decls = [f"-{short}"] + ([f"--{long}"] if long else [])
-        params.append(click.Option(decls, f"opt_{short}", is_flag=spec.endswith("!")))
+        if short == "n" and long != "namesrvAddr":  # rocksDBConfigToJson's --nameserverAddr
+            decls.insert(1, "--namesrvAddr")
+        params.append(click.Option([*decls, f"opt_{short}"], is_flag=spec.endswith("!")))
     if "n" not in letters:
-        params.append(click.Option(["-n", "--namesrvAddr", "opt_n"], default=DEFAULT_NAMESRV))
+        params.append(
+            click.Option(
+                ["-n", "--namesrvAddr", "opt_n"], default=DEFAULT_NAMESRV, show_default=True
+            )
+        )
     return click.Command(
         name,
         callback=callback,
         params=params,
         help=(
-            f"Not supported by rocketq: {reason}.\n\n\b\nExample (answers why, exit 1):\n"
-            f"  rocketq admin {name} -n 127.0.0.1:9876"
+            f"Not supported by rocketq: {reason}.\n\n\b\nExample:\n"
+            f"  rocketq admin {name} -n 127.0.0.1:9876   (answers why, exit 1)"
         ),
         short_help=f"Not supported: {reason}.",
     )
