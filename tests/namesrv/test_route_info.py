@@ -144,6 +144,25 @@ def test_unregister_removes_broker_and_topics() -> None:
     assert rim.get_all_cluster_info().broker_addr_table == {}
 
 
+def test_a_stale_broker_leaving_under_a_taken_id_keeps_the_new_holders_entry() -> None:
+    # RocketMQ 5 removes by address: the old master, now gone, unregisters as id 0 after the
+    # new master of its group registered as id 0 from another address
+    rim = RouteInfoManager(clock=FakeClock())
+    register(rim, addr="127.0.0.1:10911")
+    register(rim, addr="127.0.0.1:20911")
+    rim.unregister_broker(
+        cluster_name="DefaultCluster",
+        broker_addr="127.0.0.1:10911",
+        broker_name="broker-a",
+        broker_id=0,
+    )
+    table = rim.get_all_cluster_info().broker_addr_table
+    assert table["broker-a"].broker_addrs == {0: "127.0.0.1:20911"}
+    route = rim.pickup_topic_route_data("T")
+    assert route is not None
+    assert route.broker_datas[0].broker_addrs == {0: "127.0.0.1:20911"}
+
+
 def test_cluster_queries_and_write_permission() -> None:
     rim = RouteInfoManager(clock=FakeClock())
     register(rim, table=topics(("T", 4), ("U", 4)))

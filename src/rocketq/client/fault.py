@@ -113,13 +113,13 @@ class MQFaultStrategy:
             if self.fault_tolerance.is_available(mq.broker_name):
                 return mq
         not_best = self.fault_tolerance.pick_one_at_least()
-        if not_best is not None:
+        if not_best is not None and not_best != last_broker_name:
             count = info.queue_count_of_broker(not_best)
             if count > 0:
                 candidates = [mq for mq in queues if mq.broker_name == not_best]
                 return candidates[info.next_index() % count]
             self.fault_tolerance.remove(not_best)
-        return info.select_one_message_queue()
+        return info.select_one_message_queue(last_broker_name)
 
     def update_fault_item(self, broker_name: str, latency_ms: int, *, isolation: bool) -> None:
         if self.enabled:

@@ -149,7 +149,10 @@ class RouteInfoManager:
             broker_data = self.broker_addr_table.get(broker_name)
             remove_broker_name = False
             if broker_data is not None:
-                broker_data.broker_addrs.pop(broker_id, None)
+                # by address, as RocketMQ 5's RouteInfoManager#unRegisterBroker: a stale broker
+                # leaving under the id a new master now holds must not take that entry away
+                for held_id in [i for i, a in broker_data.broker_addrs.items() if a == broker_addr]:
+                    del broker_data.broker_addrs[held_id]
                 if not broker_data.broker_addrs:
                     del self.broker_addr_table[broker_name]
                     remove_broker_name = True

@@ -93,8 +93,14 @@ class ConsumerCore(MQAdmin):
         return set(self._rebalance.subscription_inner) if self._rebalance else set()
 
     def update_topic_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None:
+        """Keep the topic's queues; when a route read after a broker failed (or the poll)
+        changed them, rebalance now instead of at the next 20 s round."""
         if self._rebalance is not None:
-            self._rebalance.topic_subscribe_info_table[topic] = mqs
+            table = self._rebalance.topic_subscribe_info_table
+            before = table.get(topic)
+            table[topic] = mqs
+            if before is not None and before != mqs and self._instance is not None:
+                self._instance.rebalance_immediately()
 
     async def compute_pull_from_where(self, mq: MessageQueue) -> int:
         if self._instance is None or self.offset_store is None or not self._running:

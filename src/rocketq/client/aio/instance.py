@@ -20,6 +20,7 @@ from rocketq.client.aio.api import MQClientAPI
 from rocketq.client.aio.client_remoting_processor import ClientRemotingProcessor
 from rocketq.client.aio.consumer_member import ConsumerMember
 from rocketq.client.aio.request_reply import RequestFutureHolder
+from rocketq.client.aio.route_refresher import RouteRefresher
 from rocketq.client.config import ClientConfig
 from rocketq.client.consumer_stats import ConsumerStatsManager
 from rocketq.client.fault import TopicPublishInfo
@@ -90,12 +91,15 @@ class MQClientInstance:
         self.broker_addr_table: dict[str, dict[int, str]] = {}
         # PullAPIWrapper.pullFromWhichNodeTable: the broker id each queue pulls from next
         self.pull_from_which_node: dict[MessageQueue, int] = {}
+        self.pull_addr_table: dict[MessageQueue, str] = {}  # where each queue last pulled
         self.producers: dict[str, ProducerMember] = {}
         self.consumers: dict[str, ConsumerMember] = {}
         self._key: tuple[int, str, str] = (0, client_id, config.access_key)
         self._tasks: list[asyncio.Task[None]] = []
         self._rebalance_wakeup = asyncio.Event()
         self._route_lock = asyncio.Lock()
+        # a route read again at once when a broker fails (rate-limited; route_refresher.py)
+        self.route_refresher = RouteRefresher(self.update_topic_route)
         self.remoting.register_processor(
             RequestCode.NOTIFY_CONSUMER_IDS_CHANGED, self._on_notify_consumer_ids_changed
         )
@@ -155,6 +159,7 @@ class MQClientInstance:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.route_refresher.shutdown()
         await self.remoting.shutdown()
 
     # ------------------------------------------------------------------ timers
@@ -215,6 +220,10 @@ class MQClientInstance:
         return None
 
     # ------------------------------------------------------------------ routes
+
+    async def refresh_now(self, topic: str, timeout_s: float | None = None) -> bool:
+        """Re-read ``topic``'s route after a broker failed (rate-limited, coalesced)."""
+        return await self.route_refresher.refresh_now(topic, timeout_s)
 
     async def update_all_routes(self) -> None:
         topics: set[str] = set()
@@ -287,8 +296,8 @@ class MQClientInstance:
         found = self.find_broker_address_in_subscribe(
             broker_name, broker_id, only_this_broker=broker_id == MASTER_ID
         )
-        if found is None:
-            await self.update_topic_route(topic)
+        if found is None:  # the master left the route: read it again (rate-limited), else a slave
+            await self.refresh_now(topic)
             found = self.find_broker_address_in_subscribe(broker_name, broker_id)
         if found is None:
             raise RocketQError(f"the broker {broker_name} is not in the route of {topic}")

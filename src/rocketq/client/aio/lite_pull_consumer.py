@@ -31,7 +31,7 @@ from rocketq.client.aio.offset_store import (
     RemoteBrokerOffsetStore,
     default_offset_store_dir,
 )
-from rocketq.client.aio.pull_api import pull_kernel
+from rocketq.client.aio.pull_api import pull_kernel, route_moved
 from rocketq.client.aio.push_consumer import consumer_config
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.allocate_strategy import allocate_strategy
@@ -330,7 +330,8 @@ class LitePullConsumer(ConsumerCore):
                 )
             except (RocketQError, OSError) as exc:
                 log.info("pull of %s failed: %r", mq, exc)
-                await asyncio.sleep(c.pull_time_delay_when_exception_s)
+                if not await route_moved(self.instance, mq, exc):
+                    await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
             if pq.is_dropped() or generation != state.generation:
                 return

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rocketq.client.aio.api import MQClientAPI
+from rocketq.client.aio.route_refresher import needs_route_refresh
 from rocketq.common.message import MessageQueue
 from rocketq.errors import ClientError, RocketQError
 
@@ -166,6 +167,8 @@ class BrokerFinder(Protocol):
         self, broker_name: str, topic: str, broker_id: int = 0
     ) -> tuple[str, bool]: ...
 
+    async def refresh_now(self, topic: str, timeout_s: float | None = None) -> bool: ...
+
 
 class RemoteBrokerOffsetStore(OffsetTable):
     def __init__(self, instance: BrokerFinder, group: str) -> None:
@@ -205,9 +208,18 @@ class RemoteBrokerOffsetStore(OffsetTable):
         found = self.instance.find_broker_address_in_subscribe(mq.broker_name)
         if found is None:  # no master: the slave keeps it until the master is back
             return
-        addr = found[0]
-        with contextlib.suppress(RocketQError, OSError):
-            await self.instance.api.update_consumer_offset(addr, self.group, mq, offset)
+        try:
+            await self.instance.api.update_consumer_offset(found[0], self.group, mq, offset)
+        except (RocketQError, OSError) as exc:
+            if not needs_route_refresh(exc):
+                return
+            # the broker went away or stopped being master: once more where the route now
+            # points (a new master), so the commit does not wait for the next round
+            await self.instance.refresh_now(mq.topic)
+            moved = self.instance.find_broker_address_in_subscribe(mq.broker_name)
+            if moved is not None and moved[0] != found[0]:
+                with contextlib.suppress(RocketQError, OSError):
+                    await self.instance.api.update_consumer_offset(moved[0], self.group, mq, offset)
 
 
 class LocalOffsetStore(LocalFileOffsetStore):

@@ -3,9 +3,13 @@
 A sync or async send is tried ``1 + retry_times_when_send_failed`` times within one timeout;
 each try picks a queue through ``MQFaultStrategy`` (which avoids the broker that just failed or
 answered slowly) and a failure that is a connection error, a timeout or a retriable broker
-response moves on to the next try. Oneway and selector (orderly) sends are tried once, on the
-queue chosen. A message with a message group (``__SHARDINGKEY``) always goes to its group's
-queue (``message_group_queue``), as RocketMQ 5's proxy sends it; retries stay on that queue.
+response moves on to the next try. A failure a fresher route may cure (a refused or reset
+connection, a timeout, a broker that takes no writes: ``needs_route_refresh``) first re-reads
+the topic's route (rate-limited, ``route_refresher.py``), so the next try goes where the route
+now points, not to the broker that just failed. Oneway and selector (orderly) sends are tried
+once, on the queue chosen; their failures start the same refresh for the sends after them.
+A message with a message group (``__SHARDINGKEY``) always goes to its group's queue
+(``message_group_queue``), as RocketMQ 5's proxy sends it; retries stay on that queue.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.request_reply import request
+from rocketq.client.aio.route_refresher import needs_route_refresh
 from rocketq.client.config import ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
 from rocketq.client.message import (
@@ -150,7 +155,7 @@ class Producer(MQAdmin):
         if selector is not None or message_queue is not None:
             info = await self._find_publish_info(msg.topic)
             mq = message_queue or selector(list(info.message_queue_list), msg, arg)  # type: ignore[misc]
-            return await self._send_to(mq, msg, body, sys_flag, timeout, batch=False)
+            return await self._send_once(mq, msg, body, sys_flag, timeout, batch=False)
         retries = self.config.retry_times_when_send_failed
         return await self._send_with_retry(msg, body, sys_flag, timeout, retries, batch=False)
 
@@ -236,7 +241,12 @@ class Producer(MQAdmin):
         ) or self.fault_strategy.select_one_message_queue(info, None)
         addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
         header = self._header(msg, mq, sys_flag, batch=False)
-        await self.instance.api.send_message_oneway(addr, header, body)
+        try:
+            await self.instance.api.send_message_oneway(addr, header, body)
+        except (RemotingError, OSError) as exc:
+            if needs_route_refresh(exc):
+                self.instance.route_refresher.refresh_soon(msg.topic)
+            raise
 
     async def send_batch(
         self,
@@ -256,7 +266,7 @@ class Producer(MQAdmin):
         timeout = timeout_s if timeout_s is not None else self.config.send_msg_timeout_s
         if message_queue is not None:
             check_topic(batch.topic)
-            return await self._send_to(message_queue, batch, body, 0, timeout, batch=True)
+            return await self._send_once(message_queue, batch, body, 0, timeout, batch=True)
         retries = self.config.retry_times_when_send_failed
         return await self._send_with_retry(batch, body, 0, timeout, retries, batch=True)
 
@@ -315,10 +325,14 @@ class Producer(MQAdmin):
             except (RemotingError, OSError, BrokerResponseError) as exc:
                 elapsed_ms = int((time.monotonic() - started) * 1000)
                 self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, isolation=True)
-                if isinstance(exc, BrokerResponseError) and not exc.retriable:
+                refresh = needs_route_refresh(exc)
+                if isinstance(exc, BrokerResponseError) and not exc.retriable and not refresh:
                     raise
                 log.info("send to %s failed (%r), trying again", mq, exc)
                 last_error = exc
+                if refresh:
+                    fresh = await self._route_after_failure(msg.topic, mq.broker_name, deadline)
+                    info = fresh or info
                 continue
             elapsed_ms = int((time.monotonic() - started) * 1000)
             self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, isolation=False)
@@ -326,6 +340,42 @@ class Producer(MQAdmin):
         if last_error is not None:
             raise last_error
         raise RemotingTimeoutError(f"sending to {msg.topic} timed out after {timeout_s} s")
+
+    async def _route_after_failure(
+        self, topic: str, failed_broker: str, deadline: float
+    ) -> TopicPublishInfo | None:
+        """Re-read the route within what is left of the send's time (in the background when
+        nothing is); a group whose master moved is no longer avoided for the old one's failure."""
+        instance = self.instance
+        before = instance.find_broker_addr(failed_broker)
+        remaining = deadline - time.monotonic()
+        if remaining > 0:
+            await instance.refresh_now(topic, remaining)
+        else:
+            instance.route_refresher.refresh_soon(topic)
+        after = instance.find_broker_addr(failed_broker)
+        if after is not None and after != before:
+            self.fault_strategy.fault_tolerance.remove(failed_broker)
+        info = self._publish_infos.get(topic)
+        return info if info is not None and info.ok() else None
+
+    async def _send_once(
+        self,
+        mq: MessageQueue,
+        msg: Message,
+        body: bytes,
+        sys_flag: int,
+        timeout_s: float,
+        *,
+        batch: bool,
+    ) -> SendResult:
+        """One try on a chosen queue; a failure a fresher route may cure starts a refresh."""
+        try:
+            return await self._send_to(mq, msg, body, sys_flag, timeout_s, batch=batch)
+        except (RemotingError, OSError, BrokerResponseError) as exc:
+            if needs_route_refresh(exc):
+                self.instance.route_refresher.refresh_soon(mq.topic)
+            raise
 
     async def _send_to(
         self,

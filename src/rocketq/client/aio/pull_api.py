@@ -3,11 +3,17 @@
 Bodies are decoded with decompression on; messages whose TAGS are not in the subscription's
 tag set are dropped (the broker filters by hash only); each message shows its UNIQ_KEY as
 ``msg_id`` (MessageClientExt) and gets MIN_OFFSET / MAX_OFFSET like the Java client.
+
+A pull that failed in a way a fresher route may cure asks :func:`route_moved`: it re-reads the
+topic's route (rate-limited) and says whether the queue is now read from another address (a
+new master, or a slave while the group has none), so the pull loop tries there at once
+instead of after ``pull_time_delay_when_exception_s``.
 """
 
 from __future__ import annotations
 
 from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.route_refresher import needs_route_refresh
 from rocketq.client.status import PullResult, PullStatus
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt, MessageQueue
@@ -34,6 +40,7 @@ async def pull_kernel(
     addr, is_slave = await instance.find_broker_addr_in_subscribe_or_refresh(
         mq.broker_name, mq.topic, broker_id
     )
+    instance.pull_addr_table[mq] = addr  # where a failure happened, for route_moved
     if is_slave:  # a slave does not take the commit offset a pull carries
         commit_offset = 0
     header = PullMessageRequestHeader(
@@ -71,3 +78,29 @@ def process_pull_body(
         msg.properties[mc.PROPERTY_MAX_OFFSET] = str(result.max_offset)
         kept.append(msg)
     return kept
+
+
+def _pull_addr(instance: MQClientInstance, mq: MessageQueue) -> str | None:
+    broker_id = instance.pull_from_which_node.get(mq, MASTER_ID)
+    found = instance.find_broker_address_in_subscribe(mq.broker_name, broker_id)
+    return None if found is None else found[0]
+
+
+async def route_moved(instance: MQClientInstance, mq: MessageQueue, exc: BaseException) -> bool:
+    """After a failed pull: True when a re-read route sends ``mq``'s next pull elsewhere.
+
+    A route read a moment after a broker died may still list it (the name server learns of
+    the closed connection a moment later): one more read after the rate-limit window.
+    """
+    if not needs_route_refresh(exc):
+        return False
+    before = instance.pull_addr_table.get(mq) or _pull_addr(instance, mq)
+    refresher = instance.route_refresher
+    for refresh in (refresher.refresh_now, refresher.refresh_next_window):
+        await refresh(mq.topic)
+        if instance.find_broker_addr(mq.broker_name) is not None:
+            instance.pull_from_which_node[mq] = MASTER_ID  # a master again: read from it
+        after = _pull_addr(instance, mq)
+        if after is None or after != before:
+            return after is not None
+    return False

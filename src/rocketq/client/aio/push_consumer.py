@@ -32,7 +32,7 @@ from rocketq.client.aio.offset_store import (
     RemoteBrokerOffsetStore,
     default_offset_store_dir,
 )
-from rocketq.client.aio.pull_api import pull_kernel
+from rocketq.client.aio.pull_api import pull_kernel, route_moved
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.client.config import PushConsumerConfig
@@ -348,7 +348,8 @@ class PushConsumer(ConsumerCore):
                 )
             except (RocketQError, OSError) as exc:
                 log.info("pull of %s failed: %r", mq, exc)
-                await asyncio.sleep(c.pull_time_delay_when_exception_s)
+                if not await route_moved(instance, mq, exc):
+                    await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
             pulled = len(result.msg_found_list or [])
             pull_ms = (time.monotonic() - pull_started) * 1000

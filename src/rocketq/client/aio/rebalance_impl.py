@@ -18,6 +18,7 @@ from typing import Protocol
 
 from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.offset_store import OFFSET_NOT_FOUND, OffsetStore, ReadOffsetType
+from rocketq.client.aio.route_refresher import needs_route_refresh
 from rocketq.client.allocate_strategy import AllocateMessageQueueStrategy
 from rocketq.client.config import ConsumerConfig
 from rocketq.client.process_queue import ProcessQueue
@@ -127,7 +128,22 @@ class RebalanceImpl:
         addr = broker.select_broker_addr()
         if addr is None:
             return []
-        return await self.instance.api.get_consumer_id_list(addr, self.group)
+        try:
+            return await self.instance.api.get_consumer_id_list(addr, self.group)
+        except (RocketQError, OSError) as exc:
+            if not needs_route_refresh(exc):
+                raise
+            # that broker is gone or moved: ask another of the route read again now
+            await self.instance.refresh_now(topic)
+            route = self.instance.topic_route_table.get(topic)
+            others = [
+                other
+                for bd in (route.broker_datas if route is not None else [])
+                if (other := bd.select_broker_addr()) is not None and other != addr
+            ]
+            if not others:
+                raise
+            return await self.instance.api.get_consumer_id_list(_random.choice(others), self.group)
 
     async def update_process_queue_table(
         self, topic: str, mq_set: set[MessageQueue], *, is_order: bool

@@ -1,0 +1,163 @@
+"""RouteRefresher: one name-server request per topic and window, callers coalesced, failures
+classified (the refresher alone, with an injected clock and a fetch the test controls)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from rocketq.client.aio.route_refresher import RouteRefresher, needs_route_refresh
+from rocketq.errors import (
+    FlushDiskTimeoutError,
+    MessageIllegalError,
+    NoPermissionError,
+    RemotingConnectError,
+    RemotingTimeoutError,
+    ServiceNotAvailableError,
+    SystemError_,
+    TopicNotExistError,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Fetch:
+    """A name server the test answers: each call waits for ``release`` unless ``open``."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.release = asyncio.Event()
+        self.release.set()
+        self.error: Exception | None = None
+
+    async def __call__(self, topic: str) -> bool:
+        self.calls.append(topic)
+        await self.release.wait()
+        if self.error is not None:
+            raise self.error
+        return True
+
+
+def refresher(fetch: Fetch, clock: Clock, **kwargs: float) -> RouteRefresher:
+    return RouteRefresher(fetch, first_delay_s=0, clock=clock, rng=random.Random(7), **kwargs)
+
+
+async def test_concurrent_callers_share_one_request() -> None:
+    fetch, clock = Fetch(), Clock()
+    fetch.release.clear()
+    r = refresher(fetch, clock)
+    callers = [asyncio.create_task(r.refresh_now("T")) for _ in range(20)]
+    await asyncio.sleep(0)  # let every caller reach the refresher before the answer
+    fetch.release.set()
+    assert await asyncio.gather(*callers) == [True] * 20
+    assert fetch.calls == ["T"]
+    assert r.requests_count == 1
+    assert r.skipped_count == 19
+
+
+async def test_a_second_request_waits_for_the_window_with_its_jitter() -> None:
+    fetch, clock = Fetch(), Clock()
+    r = refresher(fetch, clock, min_interval_s=0.1, jitter_s=0.1)
+    assert await r.refresh_now("T") is True
+    end = r.window_end("T")
+    assert clock.now + 0.1 <= end <= clock.now + 0.2
+    clock.now = end - 0.001
+    assert await r.refresh_now("T") is False  # the route is that fresh: no request
+    assert fetch.calls == ["T"]
+    clock.now = end
+    assert await r.refresh_now("T") is True
+    assert fetch.calls == ["T", "T"]
+
+
+async def test_windows_are_jittered_so_a_fleet_drifts_apart() -> None:
+    clock = Clock()
+    ends = []
+    for seed in range(10):
+        r = RouteRefresher(Fetch(), first_delay_s=0, clock=clock, rng=random.Random(seed))
+        await r.refresh_now("T")
+        ends.append(r.window_end("T") - clock.now)
+    assert all(0.1 <= e <= 0.2 for e in ends)
+    assert len({round(e, 6) for e in ends}) == len(ends)
+
+
+async def test_topics_have_windows_of_their_own() -> None:
+    fetch, clock = Fetch(), Clock()
+    r = refresher(fetch, clock)
+    assert await r.refresh_now("A") is True
+    assert await r.refresh_now("B") is True
+    assert await r.refresh_now("A") is False
+    assert fetch.calls == ["A", "B"]
+
+
+async def test_a_failed_request_keeps_the_route_and_still_holds_the_window() -> None:
+    fetch, clock = Fetch(), Clock()
+    fetch.error = RemotingConnectError("no name server")
+    r = refresher(fetch, clock)
+    assert await r.refresh_now("T") is False  # the caller's own error is the one to report
+    clock.now += 0.05
+    assert await r.refresh_now("T") is False
+    assert fetch.calls == ["T"]  # a name server that is down is not asked by every send
+
+
+async def test_a_caller_out_of_time_leaves_the_request_running_for_the_others() -> None:
+    fetch, clock = Fetch(), Clock()
+    fetch.release.clear()
+    r = refresher(fetch, clock)
+    assert await r.refresh_now("T", timeout_s=0.01) is False
+    joined = asyncio.create_task(r.refresh_now("T"))
+    await asyncio.sleep(0)
+    fetch.release.set()
+    assert await joined is True
+    assert fetch.calls == ["T"]
+
+
+async def test_refresh_soon_starts_the_request_without_waiting() -> None:
+    fetch, clock = Fetch(), Clock()
+    fetch.release.clear()
+    r = refresher(fetch, clock)
+    r.refresh_soon("T")
+    r.refresh_soon("T")
+    await asyncio.sleep(0)
+    assert fetch.calls == ["T"]
+    fetch.release.set()
+    await r.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("error", "refresh"),
+    [
+        (RemotingConnectError("connect to 127.0.0.1:1 failed: refused"), True),
+        (ConnectionResetError(), True),
+        (RemotingTimeoutError("no answer in 3 s"), True),
+        (
+            ServiceNotAvailableError("service not available now ... messages are put to the slave"),
+            True,
+        ),
+        (SystemError_("in-sync replicas not enough"), True),
+        (NoPermissionError("the broker[127.0.0.1:10911] sending message is forbidden"), True),
+        (NoPermissionError("Sending message to topic[SCHEDULE_TOPIC_XXXX] is forbidden."), False),
+        (SystemError_("request queueId[9] is illegal"), False),
+        (TopicNotExistError("topic[T] not exist"), False),
+        (MessageIllegalError("the message body size over max value"), False),
+        (FlushDiskTimeoutError(), False),
+    ],
+)
+def test_which_failures_a_fresh_route_may_cure(error: Exception, refresh: bool) -> None:
+    assert needs_route_refresh(error) is refresh
+
+
+async def test_a_second_read_waits_for_the_next_window() -> None:
+    fetch = Fetch()
+    r = RouteRefresher(fetch, first_delay_s=0, min_interval_s=0.05, jitter_s=0)
+    assert await r.refresh_now("T") is True
+    assert await r.refresh_now("T") is False
+    assert await r.refresh_next_window("T") is True
+    assert fetch.calls == ["T", "T"]
