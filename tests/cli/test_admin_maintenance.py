@@ -116,3 +116,18 @@ async def test_exports_write_mqadmins_files(cluster: Cluster, tmp_path: Path) ->
         "slaveBrokerSize": 0,
     }
     assert configs["brokerConfigs"]["broker-a"]["brokerName"] == "broker-a"
+
+
+async def test_send_latency_commands_time_real_sends(cluster: Cluster) -> None:
+    await cluster.create_topic("RtTopic", 2)
+    rt = json.loads(ok(await run(cluster, "checkMsgSendRT", "-t", "RtTopic", "-a", "4", "--json")))
+    assert [(s["queueId"], s["ok"]) for s in rt["sends"]] == [(0, True), (1, True)] * 2
+    assert rt["avgRtMs"] > 0
+    status = ok(await run(cluster, "sendMsgStatus", "-b", "broker-a", "-c", "3", "-s", "16"))
+    assert len(status.splitlines()) == 3
+    assert all(line.startswith("rt=") and "SEND_OK" in line for line in status.splitlines())
+    table = ok(await run(cluster, "clusterRT", "-a", "2", "-c", "DefaultCluster")).splitlines()
+    assert table[1].split()[:2] == ["DefaultCluster", "broker-a"]
+    assert table[1].split()[3:5] == ["2", "0"]
+    stored = cluster.broker.message_store.get_max_offset_in_queue("broker-a", 0)
+    assert stored == 3 + 1 + 2  # sendMsgStatus warms up with one more send

@@ -14,13 +14,16 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.table import Cell, format_pairs, format_table
 from rocketq.errors import RemotingConnectError, RemotingTimeoutError, RocketQError, describe
+
+if TYPE_CHECKING:
+    from rocketq.client.aio import Producer
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -77,6 +80,17 @@ class AdminContext:
             ) from exc
         except (RocketQError, ValueError, OSError) as exc:
             raise click.ClickException(describe(exc)) from exc
+
+    def producer(self, group: str) -> Producer:
+        """A producer of ``group`` on the command's name server, signed with its account."""
+        from rocketq.client.aio import Producer
+
+        return Producer(
+            group,
+            namesrv_addr=self.namesrv_addr,
+            access_key=self.access_key,
+            secret_key=self.secret_key,
+        )
 
     def connect_failure(self, exc: RemotingConnectError) -> str:
         """Blame the address that refused: the name server (-n) or the broker it was sent to."""

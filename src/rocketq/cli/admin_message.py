@@ -261,12 +261,11 @@ def _search_order(topic: str) -> tuple[int, str]:
 def resend_message(ctx: AdminContext, msg: MessageExt) -> None:
     """A copy of ``msg`` (body, tags, keys, user properties) sent to its topic again."""
     from rocketq.client import Message
-    from rocketq.client.aio import Producer
 
     async def call(admin: AsyncAdminClient) -> Any:
         del admin
         copy = Message(msg.topic, msg.body, tags=msg.tags, keys=msg.keys or None)
-        async with Producer("PID_ROCKETQ_ADMIN", namesrv_addr=ctx.namesrv_addr) as producer:
+        async with ctx.producer("PID_ROCKETQ_ADMIN") as producer:
             return await producer.send(copy)
 
     result = ctx.run(call)

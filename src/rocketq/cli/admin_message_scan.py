@@ -217,12 +217,11 @@ def send_message(
     if trace:
         raise click.UsageError("message trace (-m true) is not supported by rocketq")
     from rocketq.client import Message
-    from rocketq.client.aio import Producer
 
     async def call(admin: AsyncAdminClient) -> Any:
         del admin
         msg = Message(topic, body.encode(), tags=tags, keys=keys)
-        async with Producer("PID_ROCKETQ_ADMIN", namesrv_addr=ctx.namesrv_addr) as producer:
+        async with ctx.producer("PID_ROCKETQ_ADMIN") as producer:
             if broker is not None:
                 mq = MessageQueue(topic, broker, queue_id or 0)
                 return await producer.send(msg, message_queue=mq)

@@ -56,10 +56,6 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
         "e:endTimestamp p d:printBody f:calculate",
         _NOT_YET.format(instead="use printMsg, or queryMsgByOffset for one queue"),
     ),
-    "sendMsgStatus": (
-        "b:brokerName s:messageSize c:count",
-        _NOT_YET.format(instead="use sendMessage -b to time a send to one broker"),
-    ),
     "brokerConsumeStats": (
         "b:brokerAddr t:timeoutMillis l:level o:order",
         _NO_PROCESSOR.format(code="GET_BROKER_CONSUME_STATS (317)")
@@ -88,14 +84,6 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
         "",
         "RocketMQ's MonitorService is not shipped; scrape the broker's /metrics or use "
         "`rocketq dashboard`",
-    ),
-    "checkMsgSendRT": (
-        "t:topic a:amount s:size",
-        _NOT_YET.format(instead="bench/ has the send latency benchmarks"),
-    ),
-    "clusterRT": (
-        "a:amount s:size c:cluster p m i:interval",
-        _NOT_YET.format(instead="bench/ has the send latency benchmarks"),
     ),
     "updateStaticTopic": (
         "c:clusters b:brokers t:topic qn:totalQueueNum mf:mapFile fr:forceReplace",
