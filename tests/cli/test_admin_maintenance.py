@@ -131,3 +131,21 @@ async def test_send_latency_commands_time_real_sends(cluster: Cluster) -> None:
     assert table[1].split()[3:5] == ["2", "0"]
     stored = cluster.broker.message_store.get_max_offset_in_queue("broker-a", 0)
     assert stored == 3 + 1 + 2  # sendMsgStatus warms up with one more send
+
+
+async def test_print_msg_by_queue_prints_and_counts_by_tag(cluster: Cluster) -> None:
+    await cluster.create_topic("ByQueue", 1)
+    async with Producer("MaintProducer", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        for tags in ("TagA", "TagB", "TagA"):
+            await producer.send(Message("ByQueue", tags.encode(), tags=tags))
+    store = cluster.broker.message_store
+    assert await until(lambda: store.dispatch_behind_bytes() == 0, 10)
+    argv = ["printMsgByQueue", "-t", "ByQueue", "-a", "broker-a", "-i", "0"]
+    counted = ok(await run(cluster, *argv, "-f", "true")).splitlines()
+    assert [line.split() for line in counted] == [
+        ["Tag:", "TagA", "Count:", "2"],
+        ["Tag:", "TagB", "Count:", "1"],
+    ]
+    printed = json.loads(ok(await run(cluster, *argv, "-p", "true", "-s", "TagB", "--json")))
+    assert [m["Tags"] for m in printed] == ["[TagB]"]
+    assert ok(await run(cluster, *argv)) == ""

@@ -51,11 +51,6 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
         "i:msgId t:traceTopic b:beginTimestamp e:endTimestamp c:maxNum",
         _NOT_YET.format(instead="message trace comes with the trace work of issue 21"),
     ),
-    "printMsgByQueue": (
-        "t:topic a:brokerName i:queueId c:charsetName s:subExpression b:beginTimestamp "
-        "e:endTimestamp p d:printBody f:calculate",
-        _NOT_YET.format(instead="use printMsg, or queryMsgByOffset for one queue"),
-    ),
     "brokerConsumeStats": (
         "b:brokerAddr t:timeoutMillis l:level o:order",
         _NO_PROCESSOR.format(code="GET_BROKER_CONSUME_STATS (317)")
