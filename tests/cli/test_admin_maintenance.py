@@ -149,3 +149,31 @@ async def test_print_msg_by_queue_prints_and_counts_by_tag(cluster: Cluster) -> 
     printed = json.loads(ok(await run(cluster, *argv, "-p", "true", "-s", "TagB", "--json")))
     assert [m["Tags"] for m in printed] == ["[TagB]"]
     assert ok(await run(cluster, *argv)) == ""
+
+
+async def test_topic_and_group_lists_from_a_file(cluster: Cluster, tmp_path: Path) -> None:
+    topics = tmp_path / "topics.json"
+    topics.write_text(
+        json.dumps(
+            [
+                {"topicName": "ListA", "readQueueNums": 2, "writeQueueNums": 2, "perm": 6},
+                {"topicName": "ListB", "readQueueNums": 3, "writeQueueNums": 3, "perm": 4},
+            ]
+        )
+    )
+    done = ok(await run(cluster, "updateTopicList", "-c", "DefaultCluster", "-f", str(topics)))
+    assert f"to {cluster.broker_addr} success" in done
+    manager = cluster.broker.topic_config_manager
+    b = manager.select_topic_config("ListB")
+    assert b is not None
+    assert (b.write_queue_nums, b.perm) == (3, 4)
+    assert manager.select_topic_config("ListA") is not None
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps([{"groupName": "ListGroup", "retryMaxTimes": 3}]))
+    ok(await run(cluster, "updateSubGroupList", "-b", cluster.broker_addr, "-f", str(groups)))
+    table = cluster.broker.subscription_group_manager.subscription_group_table
+    assert table["ListGroup"].retry_max_times == 3
+    groups.write_text("{}")
+    bad = await run(cluster, "updateSubGroupList", "-b", cluster.broker_addr, "-f", str(groups))
+    assert bad.exit_code == 2
+    assert "no JSON array" in bad.output

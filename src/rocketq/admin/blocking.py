@@ -144,6 +144,10 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     update_namesrv_config = blocking_twin(_Admin.update_namesrv_config)
     update_topic_perm = blocking_twin(_Admin.update_topic_perm)
     update_order_conf = blocking_twin(_Admin.update_order_conf)
+    create_and_update_topic_config_list = blocking_twin(_Admin.create_and_update_topic_config_list)
+    create_and_update_subscription_group_config_list = blocking_twin(
+        _Admin.create_and_update_subscription_group_config_list
+    )
     clone_group_offset = blocking_twin(_Admin.clone_group_offset)
     get_consumer_config = blocking_twin(_Admin.get_consumer_config)
     allocate_mq = blocking_twin(_Admin.allocate_mq)

@@ -13,6 +13,7 @@ from rocketq.admin.namesrv import NamesrvAdmin
 from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.common.java_properties import parse_properties
 from rocketq.common.message import MessageQueue
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ClientError, TopicNotExistError
 from rocketq.remoting.protocol import headers as h
 from rocketq.remoting.protocol.admin_bodies import ConsumeStats
@@ -54,6 +55,23 @@ class MaintenanceAdmin(ConsumerAdmin, NamesrvAdmin, BrokerAdmin):
         if not changed:
             raise TopicNotExistError(f"topic {topic} is on none of {', '.join(broker_addrs)}")
         return changed
+
+    async def create_and_update_topic_config_list(
+        self, broker_addr: str, configs: list[TopicConfig]
+    ) -> None:
+        """updateTopicList: each topic on one broker. mqadmin sends them in one
+        UPDATE_AND_CREATE_TOPIC_LIST (18), which rocketq's broker does not serve, so each is
+        sent with UPDATE_AND_CREATE_TOPIC."""
+        for config in configs:
+            await self.create_and_update_topic_config(broker_addr, config)
+
+    async def create_and_update_subscription_group_config_list(
+        self, broker_addr: str, configs: list[SubscriptionGroupConfig]
+    ) -> None:
+        """updateSubGroupList: each group on one broker (mqadmin's one
+        UPDATE_AND_CREATE_SUBSCRIPTIONGROUP_LIST (225) is one request per group here)."""
+        for config in configs:
+            await self.create_and_update_subscription_group_config(broker_addr, config)
 
     async def update_order_conf(self, topic: str, order_conf: str | None, method: str) -> str:
         """UpdateOrderConfCommand: ``put`` (``brokerName:queueNum;...``), ``get`` or ``delete``

@@ -11,6 +11,7 @@ import click
 
 from rocketq.cli import (
     acl,
+    admin_batch,
     admin_broker,
     admin_controller,
     admin_export,
@@ -66,6 +67,7 @@ def admin() -> None:
 for module in (
     admin_topic,
     admin_subscription_group,
+    admin_batch,
     admin_group,
     admin_progress,
     admin_message,

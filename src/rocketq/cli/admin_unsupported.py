@@ -23,14 +23,6 @@ _NOT_YET = "not built yet; {instead}"
 
 #: name -> (options, reason)
 UNSUPPORTED: dict[str, tuple[str, str]] = {
-    "updateTopicList": (
-        "b:brokerAddr c:clusterName f:filename",
-        _NOT_YET.format(instead="run updateTopic for each topic"),
-    ),
-    "updateSubGroupList": (
-        "b:brokerAddr c:clusterName f:filename",
-        _NOT_YET.format(instead="run updateSubGroup for each group"),
-    ),
     "setConsumeMode": (
         "b:brokerAddr c:clusterName t:topicName g:groupName m:mode q:popShareQueueNum",
         _NO_PROCESSOR.format(code="SET_MESSAGE_REQUEST_MODE (401)"),
