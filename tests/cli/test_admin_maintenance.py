@@ -177,3 +177,23 @@ async def test_topic_and_group_lists_from_a_file(cluster: Cluster, tmp_path: Pat
     bad = await run(cluster, "updateSubGroupList", "-b", cluster.broker_addr, "-f", str(groups))
     assert bad.exit_code == 2
     assert "no JSON array" in bad.output
+
+
+async def test_export_metrics_writes_each_masters_quota_and_the_totals(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    await _topic_with_messages(cluster, "MetricsTopic", 2)
+    ok(await run(cluster, "exportMetrics", "-c", "DefaultCluster", "-f", str(tmp_path)))
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    quota = metrics["evaluateReport"]["broker-a"]["runtimeQuota"]
+    assert quota["topicSize"] >= 1
+    assert quota["tps"]["normalInTps"] >= 0.0
+    assert set(quota["oneDayNum"]) == {
+        "normalOneDayInNum",
+        "normalOneDayOutNum",
+        "transOneDayInNum",
+        "scheduleOneDayInNum",
+    }
+    totals = metrics["totalData"]["totalTps"]
+    assert totals["totalNormalInTps"] == quota["tps"]["normalInTps"]
+    assert metrics["evaluateReport"]["broker-a"]["runtimeVersion"]["rocketmqVersion"]

@@ -1,6 +1,7 @@
-"""``rocketq admin`` export commands: exportMetadata and exportConfigs write JSON files as
-mqadmin's ExportMetadataCommand and ExportConfigsCommand do (``topic.json``,
-``subscriptionGroup.json`` or ``metadata.json``; ``configs.json``)."""
+"""``rocketq admin`` export commands: exportMetadata, exportConfigs and exportMetrics write
+JSON files as mqadmin's ExportMetadataCommand, ExportConfigsCommand and ExportMetricsCommand do
+(``topic.json``, ``subscriptionGroup.json`` or ``metadata.json``; ``configs.json``;
+``metrics.json``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import click
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin_context import AdminContext, admin_command
 from rocketq.common.clock import now_ms
-from rocketq.common.topic import is_system_topic
+from rocketq.common.topic import SCHEDULE_TOPIC, TRANS_HALF_TOPIC, is_system_topic
+from rocketq.errors import RocketQError
 
 DEFAULT_FILE_PATH = "/tmp/rocketmq/export"
 #: the broker settings ExportConfigsCommand keeps (its needBrokerProprties)
@@ -147,4 +149,97 @@ def export_configs(ctx: AdminContext, cluster: str, file_path: str) -> None:
     _write(ctx, Path(file_path) / "configs.json", ctx.run(call))
 
 
-COMMANDS = [export_metadata, export_configs]
+@click.command("exportMetrics")
+@click.option("-c", "--clusterName", "cluster", required=True)
+@click.option("-f", "--filePath", "file_path", default=DEFAULT_FILE_PATH, show_default=True)
+@admin_command
+def export_metrics(ctx: AdminContext, cluster: str, file_path: str) -> None:
+    """Write each master's TPS, 24-hour counts, disk ratios and sizes to metrics.json.
+
+    \b
+    Example:
+      rocketq admin exportMetrics -n 127.0.0.1:9876 -c DefaultCluster -f /tmp/export
+    """
+
+    async def call(admin: AsyncAdminClient) -> dict[str, Any]:
+        report = {}
+        for name, addr in (await admin.master_addrs_of_cluster(cluster)).items():
+            report[name] = await _broker_metrics(admin, addr)
+        return {"evaluateReport": report, "totalData": _totals(report)}
+
+    _write(ctx, Path(file_path) / "metrics.json", ctx.run(call))
+
+
+async def _put_stats(admin: AsyncAdminClient, addr: str, topic: str) -> tuple[float, int]:
+    """TOPIC_PUT_NUMS of ``topic``: the last minute's TPS and the day's sum (0 if never put)."""
+    try:
+        data = await admin.view_broker_stats_data(addr, "TOPIC_PUT_NUMS", topic)
+    except RocketQError:
+        return 0.0, 0
+    return data.stats_minute.tps, data.stats_day.sum
+
+
+async def _broker_metrics(admin: AsyncAdminClient, addr: str) -> dict[str, Any]:
+    """ExportMetricsCommand's runtimeEnv, runtimeQuota and runtimeVersion of one broker."""
+    kv = await admin.fetch_broker_runtime_stats(addr)
+    props = await admin.get_broker_config(addr)
+    topics = (await admin.get_all_topic_config(addr)).topic_config_table
+    groups = (await admin.get_all_subscription_group(addr)).subscription_group_table
+    trans_tps, trans_day = await _put_stats(admin, addr, TRANS_HALF_TOPIC)
+    schedule_tps, schedule_day = await _put_stats(admin, addr, SCHEDULE_TOPIC)
+
+    def first(key: str) -> float:
+        return float((kv.get(key) or "0").split()[0])
+
+    def diff(today: str, yesterday: str) -> int:
+        return int(kv.get(today) or 0) - int(kv.get(yesterday) or 0)
+
+    return {
+        "runtimeEnv": {
+            "cpuNum": props.get("clientCallbackExecutorThreads"),
+            "totalMemKBytes": kv.get("totalMemKBytes"),
+        },
+        "runtimeQuota": {
+            "diskRatio": {
+                "commitLogDiskRatio": kv.get("commitLogDiskRatio"),
+                "consumeQueueDiskRatio": kv.get("consumeQueueDiskRatio"),
+            },
+            "tps": {
+                "normalInTps": first("putTps"),
+                "normalOutTps": first("getTransferredTps"),
+                "transInTps": trans_tps,
+                "scheduleInTps": schedule_tps,
+            },
+            "oneDayNum": {
+                "normalOneDayInNum": diff("msgPutTotalTodayMorning", "msgPutTotalYesterdayMorning"),
+                "normalOneDayOutNum": diff(
+                    "msgGetTotalTodayMorning", "msgGetTotalYesterdayMorning"
+                ),
+                "transOneDayInNum": trans_day,
+                "scheduleOneDayInNum": schedule_day,
+            },
+            "messageAverageSize": kv.get("putMessageAverageSize"),
+            "topicSize": sum(1 for t in topics if not is_system_topic(t)),
+            "groupSize": len(groups),
+        },
+        "runtimeVersion": {"rocketmqVersion": kv.get("brokerVersionDesc")},
+    }
+
+
+def _totals(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The cluster's sums, under ExportMetricsCommand's names."""
+    tps = {"totalNormalInTps": 0.0, "totalNormalOutTps": 0.0}
+    tps |= {"totalTransInTps": 0.0, "totalScheduleInTps": 0.0}
+    day = dict.fromkeys(
+        ("normalOneDayInNum", "normalOneDayOutNum", "transOneDayInNum", "scheduleOneDayInNum"), 0
+    )
+    for broker in report.values():
+        quota = broker["runtimeQuota"]
+        for key in ("normalInTps", "normalOutTps", "transInTps", "scheduleInTps"):
+            tps["total" + key[0].upper() + key[1:]] += quota["tps"][key]
+        for key in day:
+            day[key] += quota["oneDayNum"][key]
+    return {"totalTps": tps, "totalOneDayNum": day}
+
+
+COMMANDS = [export_metadata, export_configs, export_metrics]

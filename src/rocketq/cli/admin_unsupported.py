@@ -80,10 +80,6 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
         "c:clusters b:brokers t:topic mf:mapFile fr:forceReplace",
         "static topics (logic queues, TopicQueueMappingInfo) are not implemented",
     ),
-    "exportMetrics": (
-        "c:clusterName f:filePath",
-        _NOT_YET.format(instead="scrape the broker's /metrics (Prometheus text)"),
-    ),
     "exportMetadataInRocksDB": ("p:path t:configType j:jsonEnable", _ROCKSDB),
     "exportPopRecord": (
         "c:clusterName b:brokerAddr d:dryRun",
