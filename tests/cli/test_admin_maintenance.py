@@ -197,3 +197,19 @@ async def test_export_metrics_writes_each_masters_quota_and_the_totals(
     totals = metrics["totalData"]["totalTps"]
     assert totals["totalNormalInTps"] == quota["tps"]["normalInTps"]
     assert metrics["evaluateReport"]["broker-a"]["runtimeVersion"]["rocketmqVersion"]
+
+
+async def test_broker_consume_stats_lists_every_groups_lag_on_the_broker(
+    cluster: Cluster,
+) -> None:
+    await _topic_with_messages(cluster, "LagTopic", 4)
+    mq = MessageQueue("LagTopic", "broker-a", 0)
+    async with AsyncAdminClient(cluster.addr) as admin:
+        await admin.update_consume_offset(cluster.broker_addr, "LagGroupA", mq, 1)
+        await admin.update_consume_offset(cluster.broker_addr, "LagGroupB", mq, 3)
+    argv = ["brokerConsumeStats", "-b", cluster.broker_addr, "--json"]
+    rows = json.loads(ok(await run(cluster, *argv)))
+    lag = {(r["Topic"], r["Group"]): r["Diff"] for r in rows}
+    assert lag == {("LagTopic", "LagGroupA"): 3, ("LagTopic", "LagGroupB"): 1}
+    rows = json.loads(ok(await run(cluster, *argv, "-l", "2")))
+    assert [r["Group"] for r in rows] == ["LagGroupA"]

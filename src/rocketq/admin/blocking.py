@@ -150,6 +150,7 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     )
     clone_group_offset = blocking_twin(_Admin.clone_group_offset)
     get_consumer_config = blocking_twin(_Admin.get_consumer_config)
+    fetch_consume_stats_in_broker = blocking_twin(_Admin.fetch_consume_stats_in_broker)
     allocate_mq = blocking_twin(_Admin.allocate_mq)
     export_metadata = blocking_twin(_Admin.export_metadata)
 

@@ -104,6 +104,25 @@ class MaintenanceAdmin(ConsumerAdmin, NamesrvAdmin, BrokerAdmin):
                 cloned[mq] = wrapper.consumer_offset
         return dict(sorted(cloned.items()))
 
+    async def fetch_consume_stats_in_broker(
+        self, broker_addr: str, *, is_order: bool = False
+    ) -> dict[str, ConsumeStats]:
+        """brokerConsumeStats: every group's consume stats on one broker (group -> stats), of
+        the orderly groups only with ``is_order``. mqadmin asks GET_BROKER_CONSUME_STATS (317),
+        which rocketq's broker does not serve; the groups come from its committed offsets
+        (GET_ALL_CONSUMER_OFFSET) and each group's stats from GET_CONSUME_STATS."""
+        offsets = await self.get_all_consumer_offset(broker_addr)
+        groups = sorted({key.partition("@")[2] for key in offsets.offset_table})
+        if is_order:
+            table = (await self.get_all_subscription_group(broker_addr)).subscription_group_table
+            groups = [g for g in groups if g in table and table[g].orderly]
+        found = {}
+        for group in groups:
+            header = h.GetConsumeStatsRequestHeader(consumer_group=group, topic=None)
+            response = await self.call(broker_addr, RequestCode.GET_CONSUME_STATS, header)
+            found[group] = ConsumeStats.decode(response.body)
+        return found
+
     async def get_consumer_config(
         self, group: str, broker_addrs: dict[str, str]
     ) -> dict[str, SubscriptionGroupConfig]:

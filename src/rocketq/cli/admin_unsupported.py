@@ -43,11 +43,6 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
         "i:msgId t:traceTopic b:beginTimestamp e:endTimestamp c:maxNum",
         _NOT_YET.format(instead="message trace comes with the trace work of issue 21"),
     ),
-    "brokerConsumeStats": (
-        "b:brokerAddr t:timeoutMillis l:level o:order",
-        _NO_PROCESSOR.format(code="GET_BROKER_CONSUME_STATS (317)")
-        + "; consumerProgress gives the same lag per group",
-    ),
     "producer": (
         "b:broker",
         _NO_PROCESSOR.format(code="GET_ALL_PRODUCER_INFO (328)")
