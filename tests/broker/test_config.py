@@ -107,3 +107,70 @@ def test_replication_keys_of_a_stock_slave_conf_reach_the_broker_and_the_store()
     assert store.ha_housekeeping_interval_ms == 9000
     assert store.ha_master_address == "10.0.0.1:10912"
     assert store.access_message_in_memory_max_ratio == 30
+
+
+# distribution/conf/controller/quick-start/broker-n0.conf of RocketMQ 5, its keys unchanged
+QUICK_START_BROKER_N0 = """\
+brokerClusterName = DefaultCluster
+brokerName = broker-a
+brokerId = -1
+brokerRole = SLAVE
+deleteWhen = 04
+fileReservedTime = 48
+enableControllerMode = true
+controllerAddr = 127.0.0.1:9878
+namesrvAddr = 127.0.0.1:9876
+allAckInSyncStateSet=true
+listenPort=30911
+storePathRootDir=/tmp/rmqstore/node00
+storePathCommitLog=/tmp/rmqstore/node00/commitlog
+"""
+
+
+def test_rocketmqs_controller_quick_start_broker_conf_loads(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        cfg = BrokerConfig.from_properties(parse_properties(QUICK_START_BROKER_N0))
+    assert not caplog.records  # every key known
+    assert cfg.enable_controller_mode
+    assert cfg.controller_addr_list == ["127.0.0.1:9878"]
+    assert cfg.broker_id == -1  # the controller assigns it
+    assert cfg.broker_identity_path == "/tmp/rmqstore/node00/brokerIdentity"
+    assert cfg.store_properties["enableControllerMode"] == "true"
+    assert cfg.store_properties["allAckInSyncStateSet"] == "true"
+
+
+def test_controller_mode_keys_are_honoured_by_name() -> None:
+    props = {
+        "enableControllerMode": "true",
+        "controllerAddr": "127.0.0.1:9878; 127.0.0.1:9868;127.0.0.1:9858",
+        "brokerHeartbeatInterval": "500",
+        "controllerHeartBeatTimeoutMills": "3000",
+        "brokerElectionPriority": "2",
+        "syncBrokerMetadataPeriod": "2000",
+        "checkSyncStateSetPeriod": "1000",
+        "syncControllerMetadataPeriod": "4000",
+        "storePathBrokerIdentity": "/data/id",
+        "inSyncReplicas": "2",
+        "minInSyncReplicas": "2",
+        "haMaxTimeSlaveNotCatchup": "5000",
+        "asyncLearner": "true",
+    }
+    cfg = BrokerConfig.from_properties(props)
+    assert cfg.controller_addr_list == ["127.0.0.1:9878", "127.0.0.1:9868", "127.0.0.1:9858"]
+    assert (cfg.broker_heartbeat_interval_ms, cfg.controller_heart_beat_timeout_ms) == (500, 3000)
+    assert cfg.broker_election_priority == 2
+    assert cfg.sync_broker_metadata_period_ms == 2000
+    assert cfg.check_sync_state_set_period_ms == 1000
+    assert cfg.sync_controller_metadata_period_ms == 4000
+    assert cfg.broker_identity_path == "/data/id"
+    for key in ("inSyncReplicas", "minInSyncReplicas", "haMaxTimeSlaveNotCatchup", "asyncLearner"):
+        assert cfg.store_properties[key] == props[key]  # the store's own keys
+
+
+def test_controller_mode_without_controller_addr_is_refused() -> None:
+    with pytest.raises(ConfigError, match="controllerAddr"):
+        BrokerConfig.from_properties({"enableControllerMode": "true"})
+    with pytest.raises(ConfigError, match="broker_heartbeat_interval_ms"):
+        BrokerConfig.from_properties({"brokerHeartbeatInterval": "0"})

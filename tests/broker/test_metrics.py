@@ -93,6 +93,7 @@ async def test_a_real_prometheus_scrapes_our_series_from_broker_and_name_server(
             "scrape_configs:\n"
             f"  - job_name: broker\n    static_configs:\n"
             f"      - targets: ['{cluster.broker_metrics_url.split('/')[2]}']\n"
+            "        labels: {Cluster: DefaultCluster, Env: test}\n"  # rocketmq_exporter.json's
             f"  - job_name: namesrv\n    static_configs:\n"
             f"      - targets: ['{cluster.namesrv_metrics_url.split('/')[2]}']\n"
         )
@@ -119,6 +120,12 @@ async def test_a_real_prometheus_scrapes_our_series_from_broker_and_name_server(
             rpc = 'sum(rocketmq_rpc_latency_count{job="namesrv",request_code="105"})'
             assert await until(lambda: bool(prometheus_query(base, rpc)), 30, 0.5)
             series = prometheus_query(base, query)
+            # rocketmq_exporter.json's lag panel, its variables filled in
+            diff = prometheus_query(
+                base,
+                'sum(rocketmq_group_diff{Cluster="DefaultCluster",Env="test",topic=~"'
+                f'{TOPIC}",group=~"{GROUP}"}}) by (group,topic)',
+            )
         finally:
             proc.terminate()
             proc.wait(timeout=20)
@@ -126,6 +133,8 @@ async def test_a_real_prometheus_scrapes_our_series_from_broker_and_name_server(
     assert float(series[0]["value"][1]) == CONSUMED + BEHIND  # type: ignore[index]
     assert float(lag[0]["value"][1]) == BEHIND  # type: ignore[index]
     assert series[0]["metric"]["node_type"] == "broker"  # type: ignore[index]
+    assert float(diff[0]["value"][1]) == BEHIND  # type: ignore[index]
+    assert diff[0]["metric"] == {"group": GROUP, "topic": TOPIC}
 
 
 async def test_broker_conf_keys_turn_metrics_on_and_choose_the_port(tmp_path: Path) -> None:

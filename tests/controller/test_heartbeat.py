@@ -53,6 +53,30 @@ def test_a_new_leader_declares_nobody_dead_for_one_heartbeat_timeout() -> None:
     assert [i.broker_id for i in m.scan_not_active_broker(13_000)] == [1]
 
 
+def test_a_new_leaders_grace_is_the_longest_timeout_its_brokers_declared() -> None:
+    """Brokers declaring 3 s (the controller profile) shorten the grace below the 10 s
+    default; one broker declaring more lengthens it for all."""
+    m = BrokerHeartbeatManager()  # default 10 s
+    beat(m, 0, 1)  # declares 3 s
+    beat(m, 0, 2)
+    m.on_become_leader(10_000)
+    assert m.in_grace(12_999)
+    assert not m.in_grace(13_000)
+    m.on_broker_heartbeat(
+        10_000, cluster_name="c", broker_name="b", broker_addr="h:3", broker_id=3, timeout_ms=5_000
+    )
+    m.on_become_leader(20_000)
+    assert m.in_grace(24_999)
+    assert not m.in_grace(25_000)
+
+
+def test_a_new_leader_with_an_empty_table_waits_the_default_timeout() -> None:
+    m = BrokerHeartbeatManager(default_timeout_ms=10_000)
+    m.on_become_leader(0)
+    assert m.in_grace(9_999)
+    assert not m.in_grace(10_000)
+
+
 def test_election_inputs_only_move_forward() -> None:
     m = BrokerHeartbeatManager()
     beat(m, 0, 1, epoch=2, max_offset=500, confirm_offset=400, election_priority=3)

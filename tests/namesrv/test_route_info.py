@@ -184,3 +184,42 @@ def test_cluster_queries_and_write_permission() -> None:
     assert rim.get_all_topic_list() == {"T", "X"}
     info = rim.get_all_cluster_info()
     assert info.cluster_addr_table == {"DefaultCluster": {"broker-a"}, "Other": {"broker-x"}}
+
+
+def test_two_masters_of_one_name_keep_the_higher_state_version() -> None:
+    """RocketMQ 5 (PR #6317): a controller-mode master stamps its epoch as stateVersion; a
+    stale master's id-0 claim is ignored, the newer one replaces an older claim."""
+    rim = RouteInfoManager(clock=FakeClock())
+    register(
+        rim, addr="127.0.0.1:20911", version=DataVersion(timestamp=1, counter=1, state_version=3)
+    )
+    stale = register(
+        rim, addr="127.0.0.1:10911", version=DataVersion(timestamp=2, counter=9, state_version=2)
+    )
+    assert stale.master_addr is None
+    route = rim.pickup_topic_route_data("T")
+    assert route is not None
+    assert route.broker_datas[0].broker_addrs == {0: "127.0.0.1:20911"}
+    assert "127.0.0.1:10911" not in rim.broker_live_table
+    register(
+        rim, addr="127.0.0.1:30911", version=DataVersion(timestamp=3, counter=1, state_version=4)
+    )
+    route = rim.pickup_topic_route_data("T")
+    assert route is not None
+    assert route.broker_datas[0].broker_addrs == {0: "127.0.0.1:30911"}
+
+
+def test_the_demoted_master_reregisters_under_its_controller_id() -> None:
+    """Switch master to slave: <0, addr> goes, <2, addr> comes (one record per address)."""
+    rim = RouteInfoManager(clock=FakeClock())
+    register(
+        rim, addr="127.0.0.1:10911", version=DataVersion(timestamp=1, counter=1, state_version=1)
+    )
+    register(
+        rim, addr="127.0.0.1:20911", version=DataVersion(timestamp=1, counter=1, state_version=2)
+    )
+    result = register(rim, addr="127.0.0.1:10911", broker_id=2)
+    assert result.master_addr == "127.0.0.1:20911"
+    route = rim.pickup_topic_route_data("T")
+    assert route is not None
+    assert route.broker_datas[0].broker_addrs == {0: "127.0.0.1:20911", 2: "127.0.0.1:10911"}

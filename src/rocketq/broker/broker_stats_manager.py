@@ -202,9 +202,9 @@ class BrokerStatsManager:
     def tps(self, field: str, window_s: int) -> float:
         """Per-second rate of a CallCounts field over the last ``window_s`` seconds."""
         last = self._counts()
+        ring = tuple(self._ring)  # a copy: /metrics and runtime info read off the loop
         first = next(
-            (c for c in self._ring if last.timestamp_ms - c.timestamp_ms <= window_s * 1000),
-            self._ring[-1],
+            (c for c in ring if last.timestamp_ms - c.timestamp_ms <= window_s * 1000), ring[-1]
         )
         elapsed_ms = max(last.timestamp_ms - first.timestamp_ms, 1)
         delta = int(getattr(last, field)) - int(getattr(first, field))

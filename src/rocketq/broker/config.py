@@ -68,6 +68,19 @@ BROKER_KEYS: dict[str, str] = {
     "enableMixedMessageType": "enable_mixed_message_type",
     # the file the broker was started from (-c): UPDATE_BROKER_CONFIG writes its changes there
     "brokerConfigPath": "broker_config_path",
+    # controller mode (RocketMQ 5's BrokerConfig; broker/controller_mode/); enableControllerMode
+    # is a store key too, and allAckInSyncStateSet, inSyncReplicas, minInSyncReplicas,
+    # haMaxTimeSlaveNotCatchup, asyncLearner are the store's own
+    "enableControllerMode": "enable_controller_mode",
+    "controllerAddr": "controller_addr",
+    "brokerHeartbeatInterval": "broker_heartbeat_interval_ms",
+    "controllerHeartBeatTimeoutMills": "controller_heart_beat_timeout_ms",
+    "sendHeartbeatTimeoutMillis": "send_heartbeat_timeout_ms",
+    "brokerElectionPriority": "broker_election_priority",
+    "syncBrokerMetadataPeriod": "sync_broker_metadata_period_ms",
+    "checkSyncStateSetPeriod": "check_sync_state_set_period_ms",
+    "syncControllerMetadataPeriod": "sync_controller_metadata_period_ms",
+    "storePathBrokerIdentity": "store_path_broker_identity",
     # POP consumption (BrokerConfig's pop keys; broker/pop/)
     "reviveQueueNum": "revive_queue_num",
     "reviveInterval": "revive_interval_ms",
@@ -141,6 +154,17 @@ class BrokerConfig:
     enable_property_filter: bool = False
     # RocketMQ 5: updateTopic refuses message.type=MIXED unless this is on
     enable_mixed_message_type: bool = False
+    # controller mode: the controllers (';'-separated), heartbeats to each, role polls
+    enable_controller_mode: bool = False
+    controller_addr: str = ""
+    broker_heartbeat_interval_ms: int = 1_000
+    controller_heart_beat_timeout_ms: int = 10_000
+    send_heartbeat_timeout_ms: int = 1_000
+    broker_election_priority: int = (1 << 31) - 1
+    sync_broker_metadata_period_ms: int = 5_000
+    check_sync_state_set_period_ms: int = 5_000
+    sync_controller_metadata_period_ms: int = 10_000
+    store_path_broker_identity: str = ""  # "" means <storePathRootDir>/brokerIdentity
     # POP (BrokerConfig): revive queues of rmq_sys_REVIVE_LOG_<cluster>, the revive scan period,
     # how long an ack read without its checkpoint waits for it, held pops per queue and queues
     # with held pops, the POP retry topic's name (V2: '+'), the share of pops that try the
@@ -160,7 +184,7 @@ class BrokerConfig:
     def __post_init__(self) -> None:
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError(f"listen_port out of range: {self.listen_port}")
-        if self.broker_id < 0:
+        if self.broker_id < 0 and not self.enable_controller_mode:  # the controller assigns it
             raise ConfigError(f"broker_id must be >= 0: {self.broker_id}")
         if not 0 < self.default_topic_queue_nums <= 1024:
             raise ConfigError(
@@ -176,6 +200,12 @@ class BrokerConfig:
             "transaction_check_interval_ms",
             "transaction_check_max",
             "acl_watch_interval_ms",
+            "broker_heartbeat_interval_ms",
+            "controller_heart_beat_timeout_ms",
+            "send_heartbeat_timeout_ms",
+            "sync_broker_metadata_period_ms",
+            "check_sync_state_set_period_ms",
+            "sync_controller_metadata_period_ms",
             "revive_queue_num",
             "revive_interval_ms",
             "pop_polling_size",
@@ -183,6 +213,8 @@ class BrokerConfig:
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+        if self.enable_controller_mode and not self.controller_addr_list:
+            raise ConfigError("enableControllerMode=true needs controllerAddr (host:port;...)")
 
         if not 0 <= self.pop_from_retry_probability <= 100:
             raise ConfigError("pop_from_retry_probability must be within 0..100")
@@ -196,6 +228,17 @@ class BrokerConfig:
     @property
     def namesrv_addr_list(self) -> list[str]:
         return [a.strip() for a in (self.namesrv_addr or "").split(";") if a.strip()]
+
+    @property
+    def controller_addr_list(self) -> list[str]:
+        return [a.strip() for a in self.controller_addr.split(";") if a.strip()]
+
+    @property
+    def broker_identity_path(self) -> str:
+        """MessageStoreConfig.getStorePathBrokerIdentity."""
+        return self.store_path_broker_identity or os.path.join(
+            self.store_path_root_dir, "brokerIdentity"
+        )
 
     @classmethod
     def from_properties(cls, props: dict[str, str], **overrides: Any) -> BrokerConfig:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -24,6 +25,8 @@ from rocketq.broker.client_manager import (
 )
 from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.configuration import apply_broker_permission
+from rocketq.broker.controller_mode.processor import register_controller_mode_processors
+from rocketq.broker.controller_mode.replicas_manager import ReplicasManager
 from rocketq.broker.long_polling import (
     PullRequest,
     PullRequestHoldService,
@@ -58,6 +61,8 @@ STATS_SAMPLE_INTERVAL_S = 1.0
 
 class BrokerController:
     def __init__(self, config: BrokerConfig, *, message_store: MessageStore | None = None) -> None:
+        if config.enable_controller_mode:  # fenced, a slave's store, until the controller says
+            config = dataclasses.replace(config, broker_role=BrokerRole.SLAVE)
         self.config = config
         root = config.store_path_root_dir
         self.topic_config_manager = TopicConfigManager(config, root)
@@ -96,8 +101,11 @@ class BrokerController:
         self.metrics_exporter: MetricsExporter | None = None
         self.rpc_latency_stats = RpcLatencyStats()
         self.remoting_server.add_response_listener(self.rpc_latency_stats.on_response)
+        #: controller mode (enableControllerMode): roles from the controller, RocketMQ 5's
+        self.replicas_manager = ReplicasManager(self) if config.enable_controller_mode else None
         self._tasks: list[asyncio.Task[None]] = []
         self._register_task: asyncio.Task[None] | None = None
+        self._pop_revive_started = False
         self._started = False
         self.port = 0
         self.start_time_ms = 0
@@ -184,12 +192,15 @@ class BrokerController:
         self.transactional_message_check_service.start()
         if not self.is_slave:
             self.pop_service.start()  # the revive topic and its service (POP, issue 18)
+            self._pop_revive_started = True
         if self.access_validator is not None:
             self.access_validator.manager.start()  # reload plain_acl.yml when it changes
         self.remoting_server.add_channel_close_listener(self._on_channel_close)
         self.topic_config_manager.persist()
         self.start_time_ms = now_ms()
         self._started = True
+        if self.replicas_manager is not None:
+            self.replicas_manager.start()  # registers with the name servers once it has a role
         await self.register_broker_all()
         self._tasks = [
             loop.create_task(
@@ -207,7 +218,7 @@ class BrokerController:
                 self._every(STATS_SAMPLE_INTERVAL_S, self.broker_stats_manager.sample)
             ),
         ]
-        if self.is_slave:
+        if self.is_slave and self.replicas_manager is None:
             self._tasks.append(
                 loop.create_task(
                     self._every(
@@ -276,6 +287,9 @@ class BrokerController:
 
     def _register_processors(self) -> None:
         register_all(self)
+        register_controller_mode_processors(
+            self.remoting_server, self.replicas_manager, lambda: self.message_store.ha_service
+        )
 
     async def shutdown(self) -> None:
         if not self._started:
@@ -286,6 +300,8 @@ class BrokerController:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self.replicas_manager is not None:
+            await self.replicas_manager.shutdown()
         await self.remoting_server.stop()
         if self.metrics_exporter is not None:
             await asyncio.to_thread(self.metrics_exporter.stop)
@@ -327,6 +343,8 @@ class BrokerController:
         addrs = self.config.namesrv_addr_list
         if not addrs or not self._started:
             return
+        if self.replicas_manager is not None and self.replicas_manager.fenced:
+            return  # an isolated broker does not register (BrokerController.isIsolated)
         wrapper = self.topic_config_manager.build_serialize_wrapper()
         wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
         on_response = self._on_register_response if self.is_slave else None
@@ -334,6 +352,11 @@ class BrokerController:
 
     def _on_register_response(self, ext_fields: dict[str, str]) -> None:
         """A slave learns its master's addresses from the name server (registerBrokerAll)."""
+        if self.replicas_manager is not None:  # only the master the controller named
+            self.replicas_manager.accept_register_response(
+                ext_fields.get("masterAddr"), ext_fields.get("haServerAddr")
+            )
+            return
         master_addr = ext_fields.get("masterAddr")
         if master_addr:
             self.slave_synchronize.master_addr = master_addr
@@ -341,6 +364,25 @@ class BrokerController:
         client = self.message_store.ha_service.ha_client
         if ha_addr and client is not None and not self.message_store.config.ha_master_address:
             client.update_ha_master_address(ha_addr)
+
+    async def apply_role(self, role: BrokerRole, broker_id: int) -> None:
+        """Controller mode: the role and id the controller gave (the frozen config replaced,
+        as RocketMQ sets brokerId and brokerRole), the store's role, and the special services
+        (delayed-message delivery on a master only: ``changeSpecialServiceStatus``)."""
+        self.config = dataclasses.replace(self.config, broker_role=role, broker_id=broker_id)
+        self.message_store.set_broker_role(role)
+        slave = role is BrokerRole.SLAVE
+        listener = self.slave_synchronize.note_local_commit if slave else None
+        self.consumer_offset_manager.commit_listener = listener
+        if self.schedule_message_service is not None:
+            await self.schedule_message_service.shutdown()
+            self.schedule_message_service = ScheduleMessageService(self)
+            self.schedule_message_service.start(deliver=not slave)
+        if slave and self._pop_revive_started:  # POP revive runs on the master only
+            await self.pop_service.revive.shutdown()
+        elif not slave and not self._pop_revive_started:
+            self.pop_service.start()
+        self._pop_revive_started = not slave
 
     def register_broker_all_soon(self) -> None:
         """Register now in the background (a new topic must be routable at once)."""

@@ -42,9 +42,10 @@ def disk_runtime_info(controller: BrokerContext) -> dict[str, str]:
     commit_log, consume_queue = store_dirs(controller)
     try:
         usage = shutil.disk_usage(commit_log)
-        capacity = f"Total : {human_size(usage.total)}, Free : {human_size(usage.free)}."
-    except OSError as exc:
-        capacity = f"unknown: {exc}"
+        total, free = usage.total, usage.free
+    except OSError:  # no commit log directory yet: java.io.File's getTotalSpace() says 0
+        total = free = 0
+    capacity = f"Total : {human_size(total)}, Free : {human_size(free)}."
     return {
         "earliestMessageTimeStamp": str(earliest_message_time(controller)),
         "commitLogDiskRatio": f"{disk_ratio(commit_log)}",

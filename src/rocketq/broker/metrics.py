@@ -5,10 +5,15 @@ Every series carries ``cluster``, ``node_type`` ("broker") and ``node_id`` (the 
 Counters come from ``BrokerStatsManager``; consumer lag and in-flight from the committed
 offsets against each queue's max offset and the last pull offset; store gauges from the
 store and its file system; ``rocketmq_rpc_latency`` from the server's ``RpcLatencyStats``.
+
+A master also serves rocketmq-exporter's names (``exporter_metrics``, ``exporter_runtime``,
+``client_metrics``), each with the exporter's own labels and definition; docs/operating.md
+sets the two lag definitions side by side.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -22,9 +27,13 @@ from rocketq.broker.broker_stats_manager import (
     GROUP_GET_SIZE,
     MESSAGE_SIZE_BOUNDS,
 )
-from rocketq.broker.disk_info import disk_ratio, store_dirs
+from rocketq.broker.client_metrics import ClientRuntimeFamilies
+from rocketq.broker.exporter_metrics import ExporterFamilies
+from rocketq.broker.exporter_runtime import runtime_families
+from rocketq.broker.runtime_info import broker_runtime_info
 from rocketq.common.topic import is_dlq_topic, is_retry_topic, is_system_topic
 from rocketq.remoting.metrics_exporter import NODE_LABELS, MetricsExporter, rpc_latency_family
+from rocketq.store.config import BrokerRole
 
 if TYPE_CHECKING:
     from rocketq.broker.broker_context import BrokerContext
@@ -45,6 +54,11 @@ def _is_retry(topic: str) -> str:
 class BrokerMetricsCollector(Collector):
     def __init__(self, controller: BrokerContext) -> None:
         self.broker = controller
+        try:  # built by the broker's start, on its loop: client running info is asked there
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self.clients = ClientRuntimeFamilies(controller, loop)
 
     @property
     def node(self) -> tuple[str, str, str]:
@@ -59,9 +73,19 @@ class BrokerMetricsCollector(Collector):
             yield from self._timer()
             yield from self._pop()
             yield rpc_latency_family(self.broker.rpc_latency_stats, self.node)
+            if self.broker.config.broker_role is not BrokerRole.SLAVE:
+                yield from self._exporter()
         except Exception:  # a scrape must not take the exporter down; say why in the log
             log.exception("collecting broker metrics failed")
             raise
+
+    def _exporter(self) -> Iterator[Metric]:
+        """rocketmq-exporter's families, which it reads from masters only."""
+        yield from ExporterFamilies(self.broker).collect()
+        table = broker_runtime_info(self.broker)
+        cluster = self.broker.config.broker_cluster_name
+        yield from runtime_families(table, cluster, self.broker.broker_addr)
+        yield from self.clients.collect()
 
     def _messages(self) -> Iterator[Metric]:
         node, stats = self.node, self.broker.broker_stats_manager
@@ -172,19 +196,6 @@ class BrokerMetricsCollector(Collector):
             labels=store_labels,
         )
         dispatch.add_metric(store_values, int(info.get("dispatchBehindBytes", "0") or 0))
-        commit_log, consume_queue = store_dirs(self.broker)
-        ratio = GaugeMetricFamily(
-            "rocketmq_brokeruntime_commitlog_disk_ratio",
-            "Used share of the commit log's file system",
-            labels=NODE_LABELS,
-        )
-        ratio.add_metric(list(node), disk_ratio(commit_log))
-        cq_ratio = GaugeMetricFamily(
-            "rocketmq_brokeruntime_consumequeue_disk_ratio",
-            "Used share of the consume queues' file system",
-            labels=NODE_LABELS,
-        )
-        cq_ratio.add_metric(list(node), disk_ratio(consume_queue))
         topics = GaugeMetricFamily(
             "rocketmq_topic_number", "Topics the broker holds", labels=NODE_LABELS
         )
@@ -197,7 +208,7 @@ class BrokerMetricsCollector(Collector):
         groups.add_metric(
             list(node), len(self.broker.subscription_group_manager.subscription_group_table)
         )
-        yield from (permission, size, dispatch, ratio, cq_ratio, topics, groups)
+        yield from (permission, size, dispatch, topics, groups)
 
     def _timer(self) -> Iterator[Metric]:
         """DefaultStoreMetricsManager's timer series, from the timer's own counts."""

@@ -70,7 +70,8 @@ class StatsItem:
 
     def _stats(self, ring: deque[CallSnapshot], window_ms: int, now_ms: int) -> StatsSnapshot:
         last = CallSnapshot(now_ms, self.value, self.times)
-        first = next((s for s in ring if now_ms - s.timestamp_ms <= window_ms), ring[-1])
+        snapshots = tuple(ring)  # a copy: /metrics reads off the loop, which appends
+        first = next((s for s in snapshots if now_ms - s.timestamp_ms <= window_ms), snapshots[-1])
         total = last.value - first.value
         times = last.times - first.times
         elapsed_ms = max(last.timestamp_ms - first.timestamp_ms, 1)

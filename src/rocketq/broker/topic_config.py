@@ -191,7 +191,9 @@ class TopicConfigManager(ConfigManager):
             return TopicConfigSerializeWrapper(
                 topic_config_table=dict(self.topic_config_table),
                 data_version=DataVersion(
-                    timestamp=self.data_version.timestamp, counter=self.data_version.counter
+                    timestamp=self.data_version.timestamp,
+                    counter=self.data_version.counter,
+                    state_version=self.data_version.state_version,
                 ),
             )
 

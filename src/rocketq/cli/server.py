@@ -2,7 +2,9 @@
 
 The name server listens on 9876 and the broker on 10911 by default; the store lives under
 ``~/store`` unless ``--store`` says otherwise. ``--cluster 2m-2s-sync`` (or ``-async``) runs
-two broker groups, each a master and its slave, instead (``server_layout.py``).
+two broker groups, each a master and its slave, instead (``server_layout.py``);
+``--cluster controller`` a controller and a group of three broker processes that fail over
+(``server_controller.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import click
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.broker import setup_logging
+from rocketq.cli.server_controller import run_controller_cluster
 from rocketq.cli.server_layout import LAYOUTS, broker_configs
 from rocketq.cli.startup import run_server
 from rocketq.errors import ConfigError, describe
@@ -65,10 +68,11 @@ from rocketq.namesrv.config import NamesrvConfig
 )
 @click.option(
     "--cluster",
-    type=click.Choice(LAYOUTS),
+    type=click.Choice((*LAYOUTS, "controller")),
     default="single",
     show_default=True,
-    help="One broker, or two master/slave groups (RocketMQ's 2m-2s samples).",
+    help="One broker, two master/slave groups (RocketMQ's 2m-2s samples), or a controller "
+    "and three broker processes in controller mode (automatic failover).",
 )
 def server(
     store: str,
@@ -89,6 +93,21 @@ def server(
     """
     setup_logging()
     root = str(Path(store).expanduser())
+    if cluster == "controller":
+        if metrics_port is not None or dashboard_port is not None or config_file is not None:
+            raise click.UsageError(
+                "--metrics-port, --dashboard-port and -c go without --cluster controller"
+            )
+        run_server(
+            run_controller_cluster(root, namesrv_port, broker_port, host, broker_ip),
+            ports={
+                namesrv_port: "--namesrv-port",
+                namesrv_port + 2: "--namesrv-port (the controller is on it + 2)",
+            },
+            host=host,
+            store_option="--store",
+        )
+        return
     base = _base_config(config_file, cluster)
     ports = {namesrv_port: "--namesrv-port", broker_port: "--broker-port"}
     ports[broker_port + 1] = "--broker-port (the HA port is the broker port + 1)"

@@ -12,7 +12,8 @@ module has no clock, no threads and no IO.
   elects for their broker sets (``scanNotActiveBroker`` every ``scanNotActiveBrokerInterval``).
 - A closed channel is evidence at once: ``on_broker_channel_close`` removes and returns it.
 - **A new leader waits one heartbeat timeout before declaring anyone dead**
-  (``on_become_leader``): its table may be empty or stale (it was partitioned, or restarted),
+  (``on_become_leader``): the longest timeout its brokers declared in their heartbeats (the
+  default with an empty table). Its table may be empty or stale (it was partitioned, or restarted),
   and brokers need a full period to reach it. During that grace the scan returns nothing and
   ``in_grace`` tells the caller to hold the inactive-master scan too. RocketMQ has no such
   wait: a fresh DLedger leader may elect away from a healthy master it has not heard yet.
@@ -111,11 +112,13 @@ class BrokerHeartbeatManager:
             prev.confirm_offset = new.confirm_offset
 
     def on_become_leader(self, now_ms: int) -> None:
-        """Start the grace: nobody is declared dead for one heartbeat timeout from now."""
+        """Start the grace: nobody is declared dead for one heartbeat timeout from now, the
+        longest that the brokers in the table declared (``controllerHeartBeatTimeoutMills``),
+        or the default when the table is empty."""
         longest = max(
             (i.heartbeat_timeout_ms for i in self._table.values()), default=self.default_timeout_ms
         )
-        self._grace_until_ms = now_ms + max(longest, self.default_timeout_ms)
+        self._grace_until_ms = now_ms + longest
 
     def in_grace(self, now_ms: int) -> bool:
         return self._grace_until_ms is not None and now_ms < self._grace_until_ms

@@ -9,13 +9,16 @@ Tables::
     filter_server_table  brokerAddr  -> [filter server addr]
 
 Only a master (id 0) writes queue data, and only when its DataVersion changed or it registers
-for the first time. A broker whose live entry is older than the expiry is dropped together
-with its routes; so is a broker whose connection closes. Time comes from an injectable
+for the first time. When two brokers claim one id (a new controller-mode master and a stale
+one, both as 0), the claim with the lower ``DataVersion.stateVersion`` (the master epoch) is
+ignored (RocketMQ 5, PR #6317). A broker whose live entry is older than the expiry is dropped
+together with its routes; so is a broker whose connection closes. Time comes from an injectable
 ``clock`` (ms) so tests can expire brokers without waiting.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +33,8 @@ from rocketq.remoting.protocol.topic_route import (
     QueueData,
     TopicRouteData,
 )
+
+log = logging.getLogger(__name__)
 
 FLAG_UNIT = 0x1
 FLAG_UNIT_SUB = 0x2
@@ -91,6 +96,18 @@ class RouteInfoManager:
             for other_id in [i for i, a in addrs.items() if a == broker_addr and i != broker_id]:
                 del addrs[other_id]
             old_addr = addrs.get(broker_id)
+            if self._stale_claim(old_addr, broker_addr, data_version):
+                log.warning(
+                    "%s/%s id %d: %s (stateVersion %d) is older than %s; registration ignored",
+                    cluster_name,
+                    broker_name,
+                    broker_id,
+                    broker_addr,
+                    data_version.state_version_or_zero,
+                    old_addr,
+                )
+                self.broker_live_table.pop(broker_addr, None)
+                return RegisterBrokerResult()
             addrs[broker_id] = broker_addr
             register_first = register_first or old_addr is None
             changed = register_first or self.is_broker_topic_config_changed(
@@ -113,6 +130,16 @@ class RouteInfoManager:
                 if master_addr is not None and master_live is not None:
                     return RegisterBrokerResult(master_live.ha_server_addr, master_addr)
             return RegisterBrokerResult()
+
+    def _stale_claim(self, old_addr: str | None, broker_addr: str, version: DataVersion) -> bool:
+        """RocketMQ 5's RouteInfoManager.registerBroker: when another live broker holds this id
+        with a higher stateVersion (a controller-mode master's epoch), the claim loses."""
+        if old_addr is None or old_addr == broker_addr:
+            return False
+        old_live = self.broker_live_table.get(old_addr)
+        if old_live is None:
+            return False
+        return old_live.data_version.state_version_or_zero > version.state_version_or_zero
 
     def _create_and_update_queue_data(self, broker_name: str, config: TopicConfig) -> None:
         queue_data = QueueData(

@@ -151,6 +151,17 @@ class MessageStore(MessageWriter, MessageReader):
         self.ha_service.start()
         return self.ha_service.listen_port
 
+    def set_broker_role(self, role: BrokerRole) -> None:
+        """Switch the role at runtime (controller mode: ReplicasManager sets
+        ``MessageStoreConfig.brokerRole`` on every role change). A SLAVE refuses puts; a
+        master starts the timer wheel if it has not run yet (a demoted master's wheel keeps
+        running: its deliveries are refused until it leads again)."""
+        self.config = self.config.replace(broker_role=role)
+        timer = self.timer_message_store
+        master = role is not BrokerRole.SLAVE
+        if master and self._running and timer is not None and not timer.is_running:
+            timer.start()
+
     def reput_start_offset(self) -> int:
         """4.x rule (DefaultMessageStore#start): the max physical end over all consume queues."""
         return max(self.consume_queues.max_physic_end(), max(0, self.commit_log.get_min_offset()))

@@ -5,10 +5,9 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from rocketq.broker.broker_context import BrokerContext
-from rocketq.broker.disk_info import disk_runtime_info
+from rocketq.broker.runtime_info import broker_runtime_info
 from rocketq.common.attribute import (
     ADD_SIGN,
     TOPIC_MESSAGE_TYPE_ATTRIBUTE,
@@ -126,17 +125,7 @@ class AdminBrokerProcessor:
     async def get_broker_runtime_info(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        table = {
-            "brokerVersionDesc": "V4_9_8",
-            "brokerVersion": "413",
-            "bootTimestamp": str(self.broker.start_time_ms),
-            "runtime": _runtime_text(self.broker.start_time_ms),
-            "brokerName": self.broker.config.broker_name,
-            "brokerAddr": self.broker.broker_addr,
-        }
-        table.update(self.broker.message_store.get_runtime_info())
-        table.update(self.broker.broker_stats_manager.runtime_info())
-        table.update(await asyncio.to_thread(disk_runtime_info, self.broker))
+        table = await asyncio.to_thread(broker_runtime_info, self.broker)
         return RemotingCommand.create_response(
             ResponseCode.SUCCESS, body=KVTable(table=table).encode()
         )
@@ -181,11 +170,3 @@ class AdminBrokerProcessor:
         return RemotingCommand.create_response(
             ResponseCode.SUCCESS, ext_fields=header.to_ext_fields(), body=body
         )
-
-
-def _runtime_text(start_ms: int) -> str:
-    seconds = max(0, int(time.time() - start_ms / 1000))
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"[ {days} days, {hours} hours, {minutes} minutes, {secs} seconds ]"

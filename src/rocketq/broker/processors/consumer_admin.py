@@ -10,15 +10,14 @@ import asyncio
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
+from rocketq.broker.consume_stats import consume_stats, topic_consumed_by
 from rocketq.common.attribute import AttributeRefusedError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.admin_bodies import (
     Connection,
     ConsumerConnection,
-    ConsumeStats,
     GroupList,
-    OffsetWrapper,
     ProducerConnection,
     TopicOffset,
     TopicStatsTable,
@@ -130,12 +129,7 @@ class ConsumerAdminProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = QueryTopicConsumeByWhoRequestHeader.from_ext_fields(request.ext_fields)
-        groups = {
-            g
-            for g, gi in list(self.broker.consumer_manager.consumer_table.items())
-            if h.topic in gi.subscription_table
-        }
-        groups |= self.broker.consumer_offset_manager.which_group_by_topic(h.topic)
+        groups = topic_consumed_by(self.broker, h.topic)
         return ok(GroupList(group_list=sorted(groups)).encode())
 
     # ------------------------------------------------------------------ stats
@@ -149,34 +143,8 @@ class ConsumerAdminProcessor:
             topics = {h.topic}
         else:
             topics = self.broker.consumer_offset_manager.which_topic_by_consumer(group)
-        stats = await asyncio.to_thread(self._consume_stats, group, topics)
+        stats = await asyncio.to_thread(consume_stats, self.broker, group, topics)
         return ok(stats.encode())
-
-    def _consume_stats(self, group: str, topics: set[str]) -> ConsumeStats:
-        stats = ConsumeStats()
-        gi = self.broker.consumer_manager.get_consumer_group_info(group)
-        for topic in sorted(topics):
-            tc = self.broker.topic_config_manager.select_topic_config(topic)
-            if tc is None:
-                continue
-            if gi is not None and gi.subscription_table and topic not in gi.subscription_table:
-                continue
-            for qid in range(tc.read_queue_nums):
-                stats.offset_table[self._mq(topic, qid)] = self._offset_wrapper(group, topic, qid)
-        return stats
-
-    def _offset_wrapper(self, group: str, topic: str, qid: int) -> OffsetWrapper:
-        store = self.broker.message_store
-        broker_offset = max(0, store.get_max_offset_in_queue(topic, qid))
-        consumer_offset = max(
-            0, self.broker.consumer_offset_manager.query_offset(group, topic, qid)
-        )
-        last = 0
-        if consumer_offset > 0:
-            last = max(0, store.get_message_store_timestamp(topic, qid, consumer_offset - 1))
-        return OffsetWrapper(
-            broker_offset=broker_offset, consumer_offset=consumer_offset, last_timestamp=last
-        )
 
     async def get_topic_stats_info(
         self, channel: RemotingChannel, request: RemotingCommand

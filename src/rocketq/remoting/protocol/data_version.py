@@ -20,8 +20,20 @@ class DataVersion(JsonBody):
     # without the key reads as 0 (fastjson leaves the long at its zero)
     timestamp: int = field(default_factory=now_ms)
     counter: int = 0
+    # RocketMQ 5: a controller-mode master stamps its master epoch here; the name server keeps
+    # the id-0 broker with the higher one. Left out of the JSON until set (4.x has no key).
+    state_version: int | None = None
 
-    def next_version(self, timestamp_ms: int | None = None) -> None:
-        """After a change: counter + 1, timestamp = now (or ``timestamp_ms``)."""
+    def next_version(
+        self, timestamp_ms: int | None = None, state_version: int | None = None
+    ) -> None:
+        """After a change: counter + 1, timestamp = now (or ``timestamp_ms``); with
+        ``state_version``, that too (``nextVersion(stateVersion)``)."""
         self.counter += 1
         self.timestamp = now_ms() if timestamp_ms is None else timestamp_ms
+        if state_version is not None:
+            self.state_version = state_version
+
+    @property
+    def state_version_or_zero(self) -> int:
+        return self.state_version or 0

@@ -216,6 +216,10 @@ class TimerMessageStore:
 
     # ------------------------------------------------------------------ lifecycle
 
+    @property
+    def is_running(self) -> bool:
+        return self._running
+
     def start(self) -> None:
         """Start after the store: the restart window needs the queues dispatched."""
         self.message_store.wait_for_dispatch()

@@ -1,0 +1,228 @@
+"""Becoming master or slave (RocketMQ 5's ``ReplicasManager.changeBrokerRole``,
+``changeToMaster``, ``changeToSlave``, ``changeSyncStateSet``, ``handleSlaveSynchronize``).
+
+Theory of operation. Every change is keyed on ``newMasterEpoch > masterEpoch`` and runs under
+one lock, so a push and a poll that carry the same news act once.
+
+- **Master**: the store's AutoSwitchHAService becomes master at the epoch (torn tail cut,
+  ``<epoch, maxPhyOffset>`` appended); the committed SyncStateSet is adopted; the broker takes
+  id 0 and role SYNC_MASTER (the store accepts puts again), stamps ``DataVersion.stateVersion``
+  with the epoch (the name server keeps the id-0 claim with the higher one) and registers
+  with every name server; the SyncStateSet check starts.
+- **Slave**: role SLAVE first (the store refuses puts at once), id = the controller's id, the
+  HA service becomes a slave at the epoch; the metadata sync points at the new master. The
+  master's HA address comes from the name servers' answer to our registration, accepted only
+  when it names the master the controller named (until the new master registered there, the
+  name server may still list the old one); registration is repeated until then.
+
+A change the HA service refuses (an epoch below its epoch file's last) leaves the epoch where
+it was, so the next poll tries again, and the broker as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Protocol
+
+from rocketq.broker.config import BrokerConfig, BrokerRole
+from rocketq.broker.controller_mode.controller_client import ReplicaView
+from rocketq.broker.slave_sync import SlaveSynchronize
+from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.errors import IllegalStateError
+from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
+from rocketq.store.message_store import MessageStore
+
+log = logging.getLogger(__name__)
+
+MASTER_ID = 0
+
+
+class ControllerModeBroker(Protocol):
+    """What the ReplicasManager uses of the BrokerController."""
+
+    config: BrokerConfig
+    slave_synchronize: SlaveSynchronize
+    topic_config_manager: TopicConfigManager
+
+    @property
+    def message_store(self) -> MessageStore: ...
+
+    @property
+    def broker_addr(self) -> str: ...
+
+    async def apply_role(self, role: BrokerRole, broker_id: int) -> None: ...
+
+    async def register_broker_all(self) -> None: ...
+
+
+class RoleSwitch:
+    def __init__(self, broker: ControllerModeBroker) -> None:
+        self.broker = broker
+        self.broker_controller_id: int | None = None
+        self.master_broker_id: int | None = None
+        self.master_address = ""
+        self.master_epoch = 0
+        self.sync_state_set: frozenset[int] = frozenset()
+        self.sync_state_set_epoch = 0
+        self.is_master = False
+        self.fenced = True
+        self.master_ha_addr = ""
+        self._lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._check_task: asyncio.Task[None] | None = None
+        self._slave_task: asyncio.Task[None] | None = None
+
+    @property
+    def config(self) -> BrokerConfig:
+        return self.broker.config
+
+    @property
+    def ha(self) -> AutoSwitchHAService:
+        service = self.broker.message_store.ha_service
+        if not isinstance(service, AutoSwitchHAService):
+            raise IllegalStateError("controller mode needs a store opened in controller mode")
+        return service
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop
+
+    def role_tasks(self) -> list[asyncio.Task[None]]:
+        return [t for t in (self._check_task, self._slave_task) if t is not None]
+
+    def start_check_sync_state_set(self) -> asyncio.Task[None]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ changes
+
+    async def change_broker_role(self, view: ReplicaView) -> None:
+        async with self._lock:
+            if not view.has_master or self.broker_controller_id is None:
+                return
+            if view.master_epoch > self.master_epoch:
+                if view.master_broker_id == self.broker_controller_id:
+                    await self._change_to_master(view)
+                else:
+                    await self._change_to_slave(view)
+            elif view.master_epoch == self.master_epoch and self.is_master:
+                self.change_sync_state_set(view.sync_state_set, view.sync_state_set_epoch)
+
+    async def _change_to_master(self, view: ReplicaView) -> None:
+        me = self.broker_controller_id
+        assert me is not None
+        epoch = view.master_epoch
+        log.info("broker %s id %d: becoming master at epoch %d", self.config.broker_name, me, epoch)
+        if not await asyncio.to_thread(self.ha.change_to_master, epoch):
+            log.error("the HA service refused master epoch %d; role unchanged", epoch)
+            return
+        self.master_epoch, self.is_master = epoch, True
+        self.master_broker_id, self.master_address = me, self.broker.broker_addr
+        self.sync_state_set_epoch = -1  # adopt what the controller says, whatever its epoch
+        self.change_sync_state_set(view.sync_state_set | {me}, view.sync_state_set_epoch)
+        self._stop_slave_sync()
+        await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
+        self.broker.topic_config_manager.data_version.next_version(state_version=epoch)
+        if self._check_task is not None:
+            self._check_task.cancel()
+        self._check_task = self.start_check_sync_state_set()
+        self.fenced = False
+        await self.broker.register_broker_all()
+        log.info(
+            "broker %s id %d is MASTER at epoch %d, SyncStateSet %s",
+            self.config.broker_name,
+            me,
+            epoch,
+            sorted(self.sync_state_set),
+        )
+
+    async def _change_to_slave(self, view: ReplicaView) -> None:
+        me = self.broker_controller_id
+        assert me is not None
+        assert view.master_broker_id is not None
+        epoch = view.master_epoch
+        self.is_master = False
+        if self._check_task is not None:
+            self._check_task.cancel()
+            self._check_task = None
+        await self.broker.apply_role(BrokerRole.SLAVE, me)
+        if not await asyncio.to_thread(self.ha.change_to_slave, "", epoch, me):
+            log.error("the HA service refused slave epoch %d; still fenced", epoch)
+            self.fenced = True
+            return
+        self.master_epoch = epoch
+        self.master_broker_id, self.master_address = view.master_broker_id, view.master_address
+        self.master_ha_addr = ""
+        self.broker.topic_config_manager.data_version.next_version(state_version=epoch)
+        self._start_slave_sync(view.master_address)
+        self.fenced = False
+        log.info(
+            "broker %s id %d is SLAVE of %s (id %d) at epoch %d",
+            self.config.broker_name,
+            me,
+            view.master_address,
+            view.master_broker_id,
+            epoch,
+        )
+
+    def change_sync_state_set(self, members: frozenset[int], epoch: int) -> None:
+        """Adopt a committed set newer than ours (``changeSyncStateSet``)."""
+        if epoch <= self.sync_state_set_epoch:
+            return
+        if members != self.sync_state_set:
+            log.info(
+                "SyncStateSet %s -> %s (epoch %d)",
+                sorted(self.sync_state_set),
+                sorted(members),
+                epoch,
+            )
+        self.sync_state_set, self.sync_state_set_epoch = members, epoch
+        self.ha.set_sync_state_set(members)
+
+    # ------------------------------------------------------------------ the master's address
+
+    def accept_register_response(self, master_addr: str | None, ha_addr: str | None) -> bool:
+        """A name server's answer to a slave's registration: take the master's HA address
+        if it names our master. True when the HA client has its address."""
+        if self.is_master or not master_addr or master_addr != self.master_address:
+            return False
+        if ha_addr and ha_addr != self.master_ha_addr:
+            client = self.ha.ha_client
+            if client is None:
+                return False
+            client.update_ha_master_address(ha_addr)
+            self.master_ha_addr = ha_addr
+            log.info("HA master of %s is %s", master_addr, ha_addr)
+        return bool(self.master_ha_addr)
+
+    def _start_slave_sync(self, master_addr: str) -> None:
+        self._stop_slave_sync()
+        self.broker.slave_synchronize.master_addr = master_addr
+        self._slave_task = self.loop.create_task(self._slave_loop(master_addr))
+
+    def _stop_slave_sync(self) -> None:
+        if self._slave_task is not None:
+            self._slave_task.cancel()
+            self._slave_task = None
+        self.broker.slave_synchronize.master_addr = None
+
+    async def _slave_loop(self, master_addr: str) -> None:
+        """Register until the name server names our master's HA address (falling back to
+        its port + 1 without name servers), then sync metadata every slaveSyncInterval."""
+        period_s = self.config.broker_heartbeat_interval_ms / 1000
+        while not self.master_ha_addr and master_addr == self.master_address:
+            if not self.config.namesrv_addr_list:
+                host, _, port = master_addr.rpartition(":")
+                self.accept_register_response(master_addr, f"{host}:{int(port) + 1}")
+                break
+            with contextlib.suppress(Exception):
+                await self.broker.register_broker_all()
+            if not self.master_ha_addr:
+                await asyncio.sleep(period_s)
+        while True:
+            with contextlib.suppress(Exception):
+                await self.broker.slave_synchronize.sync_all()
+            await asyncio.sleep(self.config.slave_sync_interval_ms / 1000)

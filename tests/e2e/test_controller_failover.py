@@ -1,0 +1,177 @@
+"""Automatic failover: three ``rocketq broker`` processes in controller mode around an
+in-process controller and name server. The master is killed with SIGKILL under SYNC sends
+(allAckInSyncStateSet=true); a slave becomes master within seconds and takes sends; the old
+master restarts, rejoins as a slave and is cut back to the consistent point; at the end every
+acknowledged message is on the new master, and the three commitlogs and epoch files agree."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.controller_mode.controller_client import (
+    ControllerClient,
+    ControllerRequestError,
+    ReplicaView,
+)
+from rocketq.common.message_id import decode_message_id
+from rocketq.remoting.client import RemotingClient
+from rocketq.response_code import ResponseCode
+from rocketq.testing.broker import run_namesrv
+from rocketq.testing.broker_process import BrokerProcess
+from rocketq.testing.controller_mode import controller_mode_conf, send_one
+from rocketq.testing.controller_wire import ControllerGroup
+from tests.e2e.ha_support import commitlog_bytes, open_stopped_store
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(120)]
+
+TOPIC = "TopicFailover"
+BROKER_NAME = "broker-a"
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[bool]], timeout_s: float, step_s: float = 0.05
+) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ControllerRequestError, OSError, TimeoutError):
+            if await probe():
+                return True
+        await asyncio.sleep(step_s)
+    return False
+
+
+def _async(predicate: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:
+    async def probe() -> bool:
+        return predicate()
+
+    return probe
+
+
+class Sender:
+    """SYNC sends straight to one broker; every SEND_OK goes to the ledger (body -> offset)."""
+
+    def __init__(self) -> None:
+        self.client = RemotingClient()
+        self.acked: dict[bytes, int] = {}
+        self.acked_by: Counter[str] = Counter()
+        self.seq = 0
+
+    async def send(self, addr: str) -> bool:
+        self.seq += 1
+        body = b"m-%06d-" % self.seq + b"x" * 100
+        try:
+            response = await send_one(self.client, addr, TOPIC, body, queue_id=self.seq % 4)
+        except (OSError, TimeoutError, ConnectionError):
+            return False
+        if response.code != ResponseCode.SUCCESS:
+            return False
+        self.acked[body] = decode_message_id(response.ext_fields["msgId"])[1]
+        self.acked_by[addr] += 1
+        return True
+
+    async def send_many(self, addr: str, count: int) -> None:
+        for _ in range(count):
+            assert await self.send(addr)
+
+    async def load(self, target: Callable[[], str], stop: asyncio.Event, workers: int = 4) -> None:
+        """``workers`` senders to whatever ``target()`` names, until ``stop``."""
+
+        async def one() -> None:
+            while not stop.is_set():
+                if not await self.send(target()):
+                    await asyncio.sleep(0.02)  # refused or cut: try again (a retry pace)
+
+        await asyncio.gather(*(one() for _ in range(workers)))
+
+
+async def test_master_killed_a_slave_takes_over_and_the_old_master_rejoins_as_slave(
+    tmp_path: Path,
+) -> None:
+    controllers = ControllerGroup(tmp_path / "controller", size=1)
+    await controllers.start_all()
+    sender = Sender()
+    brokers: list[BrokerProcess] = []
+    try:
+        leader = await controllers.leader()
+        ctl = ControllerClient([leader.addr])
+        async with run_namesrv() as ns:
+            confs = [
+                controller_mode_conf(tmp_path / f"b{i}", ns.addr, [leader.addr]) for i in range(3)
+            ]
+            brokers += [BrokerProcess(tmp_path / f"p{i}", c) for i, c in enumerate(confs)]
+            await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
+            view = ReplicaView(None, "", 0, 0, frozenset())
+
+            async def group_of(size: int, epoch: int) -> bool:
+                """At ``epoch`` with at least ``size`` in sync (a new master starts alone,
+                and a live slave may rejoin it before a poll sees that)."""
+                nonlocal view
+                view = await ctl.get_replica_info(BROKER_NAME)
+                return view.master_epoch == epoch and len(view.sync_state_set) >= size
+
+            assert await eventually(lambda: group_of(3, 1), 30), view
+            by_addr = {b.addr: b for b in brokers}
+            old_master = by_addr[view.master_address]
+            await sender.send_many(view.master_address, 40)
+
+            stop = asyncio.Event()
+            loading = asyncio.create_task(sender.load(lambda: view.master_address, stop))
+            before = len(sender.acked)
+            assert await eventually(_async(lambda: len(sender.acked) >= before + 40), 15)
+            killed_at = time.monotonic()
+            old_master.kill()  # mid-load: sends in flight on it were never acknowledged
+            assert await eventually(lambda: group_of(1, 2), 15), view
+            new_master = view.master_address
+            assert new_master != old_master.addr
+            assert await eventually(_async(lambda: sender.acked_by[new_master] > 0), 15)
+            outage_s = time.monotonic() - killed_at
+            stop.set()
+            await asyncio.wait_for(loading, 15)
+            print(f"kill -9 of the master to the next SEND_OK on the new master: {outage_s:.2f} s")
+            assert outage_s < 10
+            await sender.send_many(new_master, 40)
+
+            await asyncio.to_thread(old_master.start)  # rejoins: slave, cut, copied, in sync
+            assert await eventually(lambda: group_of(3, 2), 30), view
+            await sender.send_many(new_master, 10)  # acked by all three
+            for b in brokers:
+                b.stop()
+            await ctl.shutdown()
+    finally:
+        for b in brokers:
+            b.kill()
+        await sender.client.shutdown()
+        await controllers.stop_all()
+
+    check_replicas(confs, new_master, sender.acked)
+
+
+def check_replicas(confs: list[dict[str, str]], new_master: str, acked: dict[bytes, int]) -> None:
+    """Every acknowledged message on the new master; the commitlogs byte-identical up to what
+    the whole set acknowledged; the same epoch file everywhere."""
+    stores = {c["listenPort"]: open_stopped_store(c) for c in confs}
+    try:
+        master_store = stores[new_master.rsplit(":", 1)[1]]
+        for body, phy in acked.items():
+            got = master_store.look_message_by_offset(phy)
+            assert got is not None
+            assert got.body == body
+        end = min(s.get_max_phy_offset() for s in stores.values())
+        assert end > max(acked.values())
+        logs = {commitlog_bytes(s.config.commit_log_dir, end) for s in stores.values()}
+        assert len(logs) == 1  # byte-identical up to what the whole set acknowledged
+        epochs = {Path(s.config.epoch_file_path).read_text() for s in stores.values()}
+        assert len(epochs) == 1  # the same epoch file on every replica
+        entries = epochs.pop().splitlines()[2:]
+        assert [e.split("-")[0] for e in entries] == ["1", "2"]
+        assert entries[0] == "1-0"
+    finally:
+        for s in stores.values():
+            s.shutdown()
