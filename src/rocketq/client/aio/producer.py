@@ -35,6 +35,8 @@ from rocketq.client.message import (
     set_uniq_id,
 )
 from rocketq.client.status import SendResult
+from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
+from rocketq.client.trace.hooks import pub_context
 from rocketq.common import message_const as mc
 from rocketq.common.clock import now_ms
 from rocketq.common.hashing import java_string_hash
@@ -82,6 +84,8 @@ class Producer(MQAdmin):
         self.fault_strategy = MQFaultStrategy(enabled=self.config.send_latency_fault_enable)
         self._publish_infos: dict[str, TopicPublishInfo] = {}
         self._instance: MQClientInstance | None = None
+        #: the trace dispatcher when enable_msg_trace is on (SendMessageTraceHookImpl)
+        self.trace_dispatcher: AsyncTraceDispatcher | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -93,8 +97,16 @@ class Producer(MQAdmin):
         self._publish_infos.setdefault(self.config.create_topic_key, TopicPublishInfo())
         await self._instance.update_all_routes()
         await self._instance.send_heartbeat_to_all()
+        if self.config.enable_msg_trace:
+            self.trace_dispatcher = AsyncTraceDispatcher(
+                self.group, self.config, trace_topic=self.config.customized_trace_topic
+            )
+            await self.trace_dispatcher.start()
 
     async def shutdown(self) -> None:
+        dispatcher, self.trace_dispatcher = self.trace_dispatcher, None
+        if dispatcher is not None:
+            await dispatcher.shutdown()
         instance, self._instance = self._instance, None
         if instance is not None:
             await instance.unregister(producer=self.group)
@@ -392,9 +404,14 @@ class Producer(MQAdmin):
         uniq = msg.uniq_key or ""
         # request-reply: SEND_REPLY_MESSAGE_V2
         reply = msg.get_property(mc.PROPERTY_MESSAGE_TYPE) == mc.REPLY_MESSAGE_FLAG
-        return await self.instance.api.send_message(
+        started_ms = now_ms()
+        result = await self.instance.api.send_message(
             addr, mq, header, body, uniq, timeout_s, reply=reply
         )
+        trace = self.trace_dispatcher
+        if trace is not None and not batch and msg.topic != trace.trace_topic:
+            trace.append(pub_context(self.group, msg, addr, started_ms, now_ms(), result))
+        return result
 
     def _header(
         self, msg: Message, mq: MessageQueue, sys_flag: int, *, batch: bool

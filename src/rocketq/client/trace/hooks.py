@@ -1,0 +1,105 @@
+"""The records the client's hooks write: SendMessageTraceHookImpl (Pub),
+ConsumeMessageTraceHookImpl (SubBefore, SubAfter) and EndTransactionTraceHookImpl
+(EndTransaction) of RocketMQ's client/trace/hook, as pure builders."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rocketq.client.status import SendResult, SendStatus
+from rocketq.client.trace.context import (
+    DEFAULT_REGION_ID,
+    ConsumeReturnType,
+    MessageType,
+    TraceBean,
+    TraceContext,
+    TraceType,
+)
+from rocketq.common import message_const as mc
+from rocketq.common.message import Message, MessageExt
+from rocketq.common.message_client_id import create_uniq_id
+
+
+def _text(value: str | None) -> str:
+    return value if value else "null"
+
+
+def _keys(msg: Message) -> str:
+    return _text(msg.get_property(mc.PROPERTY_KEYS))
+
+
+def message_type_of(msg: Message) -> MessageType:
+    if msg.get_property(mc.PROPERTY_TRANSACTION_PREPARED) == "true":
+        return MessageType.Trans_Msg_Half
+    if msg.get_property(mc.PROPERTY_DELAY_TIME_LEVEL):
+        return MessageType.Delay_Msg
+    return MessageType.Normal_Msg
+
+
+def pub_context(
+    group: str, msg: Message, store_host: str, started_ms: int, now_ms: int, result: SendResult
+) -> TraceContext:
+    """sendMessageBefore + sendMessageAfter: one Pub record of a send the broker answered."""
+    bean = TraceBean(
+        topic=msg.topic,
+        msg_id=result.msg_id,
+        offset_msg_id=_text(result.offset_msg_id),
+        tags=_text(msg.tags),
+        keys=_keys(msg),
+        store_host=store_host,
+        body_length=len(msg.body),
+        msg_type=message_type_of(msg),
+    )
+    return TraceContext(
+        trace_type=TraceType.Pub,
+        timestamp_ms=started_ms,
+        region_id=result.region_id or DEFAULT_REGION_ID,
+        group_name=group,
+        cost_time_ms=now_ms - started_ms,
+        success=result.status is SendStatus.SEND_OK,
+        trace_beans=[bean],
+    )
+
+
+def sub_before_context(group: str, msgs: Sequence[MessageExt], now_ms: int) -> TraceContext:
+    """consumeMessageBefore: one SubBefore context for the messages handed to a listener
+    (those with TRACE_ON=false left out, as Java does)."""
+    beans = [
+        TraceBean(
+            topic=m.topic,
+            msg_id=_text(m.uniq_key or m.msg_id),
+            tags=_text(m.tags),
+            keys=_keys(m),
+            store_time_ms=m.store_timestamp,
+            body_length=len(m.body),
+            retry_times=m.reconsume_times,
+        )
+        for m in msgs
+        if m.get_property(mc.PROPERTY_TRACE_SWITCH) != "false"
+    ]
+    region = msgs[0].get_property(mc.PROPERTY_MSG_REGION) if msgs else None
+    return TraceContext(
+        trace_type=TraceType.SubBefore,
+        timestamp_ms=now_ms,
+        region_id=region or DEFAULT_REGION_ID,
+        group_name=group,
+        request_id=create_uniq_id(),
+        trace_beans=beans,
+    )
+
+
+def sub_after_context(
+    before: TraceContext, msg_count: int, success: bool, code: ConsumeReturnType, now_ms: int
+) -> TraceContext:
+    """consumeMessageAfter: the cost is the listener's time shared over its messages."""
+    return TraceContext(
+        trace_type=TraceType.SubAfter,
+        timestamp_ms=now_ms,
+        region_id=before.region_id,
+        group_name=before.group_name,
+        request_id=before.request_id,
+        success=success,
+        cost_time_ms=(now_ms - before.timestamp_ms) // max(msg_count, 1),
+        context_code=int(code),
+        trace_beans=before.trace_beans,
+    )
