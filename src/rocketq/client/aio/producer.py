@@ -25,7 +25,7 @@ from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.request_reply import request
 from rocketq.client.aio.route_refresher import needs_route_refresh
-from rocketq.client.config import ProducerConfig
+from rocketq.client.config import ClientConfig, ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
 from rocketq.client.message import (
     check_message,
@@ -98,10 +98,7 @@ class Producer(MQAdmin):
         await self._instance.update_all_routes()
         await self._instance.send_heartbeat_to_all()
         if self.config.enable_msg_trace:
-            self.trace_dispatcher = AsyncTraceDispatcher(
-                self.group, self.config, trace_topic=self.config.customized_trace_topic
-            )
-            await self.trace_dispatcher.start()
+            self.trace_dispatcher = await start_trace_dispatcher(self.group, self.config)
 
     async def shutdown(self) -> None:
         dispatcher, self.trace_dispatcher = self.trace_dispatcher, None
@@ -432,6 +429,15 @@ class Producer(MQAdmin):
             unit_mode=False,
             batch=batch,
         )
+
+
+async def start_trace_dispatcher(group: str, config: ClientConfig) -> AsyncTraceDispatcher:
+    """The dispatcher of a client with enable_msg_trace, sending through its own producer."""
+    dispatcher = AsyncTraceDispatcher(group, config, trace_topic=config.customized_trace_topic)
+    producer = Producer(config=dispatcher.trace_producer_config())
+    await producer.start()
+    dispatcher.start(producer)
+    return dispatcher
 
 
 def _call_back(task: asyncio.Task[SendResult], callback: SendCallback) -> None:

@@ -17,7 +17,7 @@ import contextlib
 import dataclasses
 import logging
 import os
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rocketq.client.config import ClientConfig, ProducerConfig
 from rocketq.client.trace.context import TRACE_GROUP_NAME_PREFIX, TraceContext
@@ -25,8 +25,15 @@ from rocketq.client.trace.encoder import encode_trace_context
 from rocketq.common.message import Message
 from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC
 
-if TYPE_CHECKING:
-    from rocketq.client.aio.producer import Producer
+
+class TraceSender(Protocol):
+    """What the dispatcher sends with: the trace producer (``client.aio.producer.Producer``,
+    given by the traced client, since the client's modules import this one)."""
+
+    async def send(self, msg: Message, *, timeout_s: float | None = None) -> object: ...
+
+    async def shutdown(self) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +62,7 @@ class AsyncTraceDispatcher:
         self.sent_count = 0  # trace messages the broker accepted
         self._client_config = client_config
         self._queue: asyncio.Queue[TraceContext] = asyncio.Queue(queue_size)
-        self._producer: Producer | None = None
+        self._producer: TraceSender | None = None
         self._worker: asyncio.Task[None] | None = None
 
     def trace_producer_config(self) -> ProducerConfig:
@@ -70,11 +77,9 @@ class AsyncTraceDispatcher:
             max_message_size_bytes=self.max_msg_size_bytes,
         )
 
-    async def start(self) -> None:
-        from rocketq.client.aio.producer import Producer  # the producer imports this module
-
-        self._producer = Producer(config=self.trace_producer_config())
-        await self._producer.start()
+    def start(self, producer: TraceSender) -> None:
+        """Start the worker on ``producer``, started with ``trace_producer_config()``."""
+        self._producer = producer
         self._worker = asyncio.create_task(self._run(), name=f"trace-{self.group}")
 
     def append(self, ctx: TraceContext) -> bool:

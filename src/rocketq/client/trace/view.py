@@ -23,6 +23,7 @@ class TraceView:
     store_host: str
     offset_msg_id: str
     retry_times: int
+    request_id: str  # ties a SubAfter to its SubBefore (one consume of one message)
 
 
 def decode_trace_views(msg_id: str, body: bytes, born_host: str) -> list[TraceView]:
@@ -47,6 +48,7 @@ def decode_trace_views(msg_id: str, body: bytes, born_host: str) -> list[TraceVi
                 store_host=bean.store_host,
                 offset_msg_id=bean.offset_msg_id,
                 retry_times=bean.retry_times,
+                request_id=ctx.request_id,
             )
         )
     return views
