@@ -1,0 +1,107 @@
+"""Message trace against a real broker: a producer and a push consumer with enable_msg_trace
+write Pub, SubBefore and SubAfter records that queryMsgTraceById finds by the message's id;
+with tracing off nothing reaches the trace topic; a full trace queue drops, never blocks."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from rocketq.admin import AsyncAdminClient
+from rocketq.client import ConsumeStatus, Message
+from rocketq.client.aio import Producer, PushConsumer
+from rocketq.client.config import ClientConfig
+from rocketq.client.trace.context import TraceContext, TraceType
+from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
+from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC
+from rocketq.testing import until
+from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster, run_cluster
+
+pytestmark = pytest.mark.timeout(40)
+
+
+@pytest.fixture
+async def trace_cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
+    """A cluster whose broker creates the trace topic at start (traceTopicEnable)."""
+    async with run_cluster(tmp_path, trace_topic_enable=True) as running:
+        yield running
+
+
+async def _trace_count(admin: AsyncAdminClient) -> int:
+    mq = MessageQueue(RMQ_SYS_TRACE_TOPIC, "broker-a", 0)
+    return await admin.max_offset(mq)
+
+
+async def test_producer_and_push_consumer_traces_show_in_query_msg_trace_by_id(
+    trace_cluster: Cluster,
+) -> None:
+    cluster = trace_cluster
+    await cluster.create_topic("TraceT", queues=2)
+    got: list[MessageExt] = []
+
+    def listener(msgs: list[MessageExt]) -> ConsumeStatus:
+        got.extend(msgs)
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    options = {**FAST_CONSUMER, "consume_from_where": "CONSUME_FROM_FIRST_OFFSET"}
+    consumer = PushConsumer("trace-cg", namesrv_addr=cluster.addr, enable_msg_trace=True, **options)
+    consumer.subscribe("TraceT", "*")
+    consumer.register_message_listener(listener)
+    await consumer.start()
+    try:
+        async with Producer(
+            "trace-pg", namesrv_addr=cluster.addr, enable_msg_trace=True, **FAST_CLIENT
+        ) as producer:
+            sent = await producer.send(Message("TraceT", b"traced", tags="TagT", keys="order-1"))
+            await until(lambda: len(got) == 1, timeout_s=15)
+            assert producer.trace_dispatcher is not None
+            await producer.trace_dispatcher.flush()
+        trace = consumer._consume.trace if consumer._consume else None
+        assert trace is not None
+        await until(lambda: trace.sent_count >= 1, timeout_s=10)
+        await trace.flush()
+    finally:
+        await consumer.shutdown()
+    async with AsyncAdminClient(cluster.addr) as admin:
+        views = await admin.query_msg_trace_by_id(sent.msg_id)
+        by_type = {v.msg_type: v for v in views}
+        assert set(by_type) == {"Pub", "SubBefore", "SubAfter"}
+        pub = by_type["Pub"]
+        assert (pub.group_name, pub.status, pub.topic, pub.tags) == (
+            "trace-pg", "success", "TraceT", "TagT",
+        )  # fmt: skip
+        assert pub.store_host == cluster.broker_addr and pub.offset_msg_id == sent.offset_msg_id
+        assert pub.client_host == "127.0.0.1" and pub.cost_time_ms >= 0
+        after = by_type["SubAfter"]
+        assert (after.group_name, after.status, after.client_host) == (
+            "trace-cg", "success", "127.0.0.1",
+        )  # fmt: skip
+        assert by_type["SubBefore"].request_id == after.request_id
+        assert by_type["SubBefore"].retry_times == 0
+
+
+async def test_tracing_off_sends_nothing_to_the_trace_topic(trace_cluster: Cluster) -> None:
+    cluster = trace_cluster
+    await cluster.create_topic("PlainT", queues=1)
+    async with AsyncAdminClient(cluster.addr) as admin:
+        assert await _trace_count(admin) == 0
+        async with Producer("plain-pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+            assert producer.trace_dispatcher is None
+            sent = await producer.send(Message("PlainT", b"x"))
+        assert await _trace_count(admin) == 0
+        assert await admin.query_msg_trace_by_id(sent.msg_id) == []
+
+
+async def test_a_full_trace_queue_drops_and_counts_without_blocking() -> None:
+    """No worker runs, so nothing leaves the queue: appends past its size are dropped."""
+    dispatcher = AsyncTraceDispatcher("g", ClientConfig(), queue_size=4)
+    started = time.monotonic()
+    accepted = [dispatcher.append(TraceContext(trace_type=TraceType.Pub)) for _ in range(1000)]
+    assert time.monotonic() - started < 0.5
+    assert accepted.count(True) == 4 and dispatcher.dropped_count == 996
+    await asyncio.sleep(0)
