@@ -12,6 +12,7 @@ from rocketq.client.aio.mq_admin_impl import (
     QueryResult,
     nearly_time_from_uniq_key,
 )
+from rocketq.client.trace.context import TraceType
 from rocketq.client.trace.view import TraceView, decode_trace_views
 from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC
 from rocketq.errors import NoMessageError
@@ -47,4 +48,5 @@ class MessageAdmin(AdminCore, MQAdmin):
         views: list[TraceView] = []
         for msg in result.message_list:
             views.extend(decode_trace_views(msg_id, msg.body, msg.born_host[0]))
-        return sorted(views, key=lambda v: v.timestamp_ms)
+        order = {t.value: i for i, t in enumerate(TraceType)}
+        return sorted(views, key=lambda v: (v.timestamp_ms, order.get(v.msg_type, 0)))

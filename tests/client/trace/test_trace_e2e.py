@@ -13,7 +13,7 @@ import pytest
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.client import ConsumeStatus, Message
-from rocketq.client.aio import Producer, PushConsumer
+from rocketq.client.aio import Producer, PushConsumer, SimpleConsumer
 from rocketq.client.config import ClientConfig
 from rocketq.client.trace.context import TraceContext, TraceType
 from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
@@ -123,3 +123,35 @@ def test_a_full_trace_queue_drops_and_counts_without_blocking() -> None:
     assert time.monotonic() - started < 0.5
     assert accepted.count(True) == 4
     assert dispatcher.dropped_count == 996
+
+
+async def test_simple_consumer_traces_a_receive_and_its_ack_or_hand_back(
+    trace_cluster: Cluster,
+) -> None:
+    cluster = trace_cluster
+    await cluster.create_topic("PopT", queues=1)
+    async with Producer("pop-pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        acked = await producer.send(Message("PopT", b"a"))
+        handed_back = await producer.send(Message("PopT", b"b"))
+    consumer = SimpleConsumer(
+        "pop-cg", namesrv_addr=cluster.addr, await_duration_s=1.0, enable_msg_trace=True,
+        **FAST_CLIENT,
+    )  # fmt: skip
+    consumer.subscribe("PopT", "*")
+    async with consumer, asyncio.timeout(20):
+        got: dict[str, MessageExt] = {}
+        while len(got) < 2:
+            got.update((m.uniq_key or "", m) for m in await consumer.receive(2, 30.0))
+        await consumer.ack(got[acked.msg_id])
+        await consumer.change_invisible_duration(got[handed_back.msg_id], 30.0)
+        assert consumer._trace is not None
+        await consumer._trace.dispatcher.flush()
+    async with AsyncAdminClient(cluster.addr) as admin, asyncio.timeout(20):
+        for msg_id, status in ((acked.msg_id, "success"), (handed_back.msg_id, "failed")):
+            views = await admin.query_msg_trace_by_id(msg_id)
+            while len(views) < 2:  # the index is built after the put (reput)
+                await asyncio.sleep(0.05)
+                views = await admin.query_msg_trace_by_id(msg_id)
+            assert [v.msg_type for v in views] == ["SubBefore", "SubAfter"]
+            assert {v.group_name for v in views} == {"pop-cg"}
+            assert views[1].status == status

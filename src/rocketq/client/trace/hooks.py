@@ -4,6 +4,7 @@ ConsumeMessageTraceHookImpl (SubBefore, SubAfter) and EndTransactionTraceHookImp
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from rocketq.client.status import SendResult, SendStatus
@@ -15,7 +16,9 @@ from rocketq.client.trace.context import (
     TraceContext,
     TraceType,
 )
+from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
 from rocketq.common import message_const as mc
+from rocketq.common.clock import now_ms
 from rocketq.common.message import Message, MessageExt
 from rocketq.common.message_client_id import create_uniq_id
 
@@ -103,3 +106,31 @@ def sub_after_context(
         context_code=int(code),
         trace_beans=before.trace_beans,
     )
+
+
+class PopTraceHook:
+    """A simple consumer's trace: SubBefore when it receives a message, SubAfter when it acks
+    it (success) or hands it back with change_invisible_duration (failed). The SubBefore of a
+    message not yet ended is kept, at most ``max_pending`` of them (the oldest go first)."""
+
+    def __init__(self, group: str, dispatcher: AsyncTraceDispatcher, max_pending: int = 4096):
+        self.group = group
+        self.dispatcher = dispatcher
+        self.max_pending = max_pending
+        self._pending: OrderedDict[str, TraceContext] = OrderedDict()
+
+    def received(self, msgs: Sequence[MessageExt]) -> None:
+        for msg in msgs:
+            before = sub_before_context(self.group, [msg], now_ms())
+            if not before.trace_beans:
+                continue
+            self.dispatcher.append(before)
+            self._pending[before.trace_beans[0].msg_id] = before
+            if len(self._pending) > self.max_pending:
+                self._pending.popitem(last=False)
+
+    def ended(self, msg: MessageExt, *, success: bool) -> None:
+        before = self._pending.pop(_text(msg.uniq_key or msg.msg_id), None)
+        if before is not None:
+            code = ConsumeReturnType.SUCCESS if success else ConsumeReturnType.FAILED
+            self.dispatcher.append(sub_after_context(before, 1, success, code, now_ms()))
