@@ -13,10 +13,11 @@ import pytest
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.client import ConsumeStatus, Message
-from rocketq.client.aio import Producer, PushConsumer, SimpleConsumer
+from rocketq.client.aio import Producer, PushConsumer, SimpleConsumer, TransactionProducer
 from rocketq.client.config import ClientConfig
 from rocketq.client.trace.context import TraceContext, TraceType
 from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
+from rocketq.client.transaction import LocalTransactionState
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC
 from rocketq.testing import until
@@ -155,3 +156,30 @@ async def test_simple_consumer_traces_a_receive_and_its_ack_or_hand_back(
             assert [v.msg_type for v in views] == ["SubBefore", "SubAfter"]
             assert {v.group_name for v in views} == {"pop-cg"}
             assert views[1].status == status
+
+
+class _Commit:
+    def execute_local_transaction(self, msg: Message, arg: object) -> LocalTransactionState:
+        return LocalTransactionState.COMMIT
+
+    def check_local_transaction(self, msg: MessageExt) -> LocalTransactionState:
+        return LocalTransactionState.COMMIT
+
+
+async def test_a_transaction_traces_its_half_and_its_end(trace_cluster: Cluster) -> None:
+    cluster = trace_cluster
+    await cluster.create_topic("TxT", queues=1)
+    async with TransactionProducer(
+        "tx-pg", _Commit(), namesrv_addr=cluster.addr, enable_msg_trace=True, **FAST_CLIENT
+    ) as producer:
+        sent = await producer.send_message_in_transaction(Message("TxT", b"t", keys="tk"))
+        assert producer.trace_dispatcher is not None
+        await producer.trace_dispatcher.flush()
+    async with AsyncAdminClient(cluster.addr) as admin, asyncio.timeout(20):
+        views = await admin.query_msg_trace_by_id(sent.msg_id)
+        while len(views) < 2:  # the index is built after the put (reput)
+            await asyncio.sleep(0.05)
+            views = await admin.query_msg_trace_by_id(sent.msg_id)
+    assert [v.msg_type for v in views] == ["Pub", "EndTransaction"]
+    assert {v.group_name for v in views} == {"tx-pg"}
+    assert views[1].store_host == cluster.broker_addr

@@ -36,7 +36,7 @@ from rocketq.client.message import (
 )
 from rocketq.client.status import SendResult
 from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
-from rocketq.client.trace.hooks import pub_context
+from rocketq.client.trace.hooks import pub_context, recall_context
 from rocketq.common import message_const as mc
 from rocketq.common.clock import now_ms
 from rocketq.common.hashing import java_string_hash
@@ -189,7 +189,10 @@ class Producer(MQAdmin):
             broker_name=handle.broker_name,
         )
         timeout = timeout_s if timeout_s is not None else self.config.send_msg_timeout_s
-        return await self.instance.api.recall_message(addr, header, timeout)
+        msg_id = await self.instance.api.recall_message(addr, header, timeout)
+        if self.trace_dispatcher is not None:
+            self.trace_dispatcher.append(recall_context(self.group, topic, msg_id))
+        return msg_id
 
     async def request(
         self,

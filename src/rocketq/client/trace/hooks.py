@@ -64,6 +64,50 @@ def pub_context(
     )
 
 
+def recall_context(group: str, topic: str, msg_id: str) -> TraceContext:
+    """A Recall record: the producer took back the timer message ``msg_id``."""
+    return TraceContext(
+        trace_type=TraceType.Recall,
+        timestamp_ms=now_ms(),
+        group_name=group,
+        trace_beans=[TraceBean(topic=topic, msg_id=msg_id)],
+    )
+
+
+def end_transaction_context(
+    group: str,
+    msg: Message | None,
+    *,
+    topic: str,
+    msg_id: str,
+    store_host: str,
+    transaction_id: str,
+    state: str,
+    from_check: bool,
+) -> TraceContext:
+    """EndTransactionTraceHookImpl: the end of a half (``state`` is LocalTransactionState's
+    name), with the message's tags and keys when the ending client has it."""
+    bean = TraceBean(
+        topic=topic,
+        msg_id=msg_id,
+        tags=_text(msg.tags) if msg is not None else "null",
+        keys=_keys(msg) if msg is not None else "null",
+        store_host=store_host,
+        msg_type=MessageType.Trans_msg_Commit,
+        transaction_id=_text(transaction_id),
+        transaction_state=state,
+        from_transaction_check=from_check,
+    )
+    region = msg.get_property(mc.PROPERTY_MSG_REGION) if msg is not None else None
+    return TraceContext(
+        trace_type=TraceType.EndTransaction,
+        timestamp_ms=now_ms(),
+        region_id=region or DEFAULT_REGION_ID,
+        group_name=group,
+        trace_beans=[bean],
+    )
+
+
 def sub_before_context(group: str, msgs: Sequence[MessageExt], now_ms: int) -> TraceContext:
     """consumeMessageBefore: one SubBefore context for the messages handed to a listener
     (those with TRACE_ON=false left out, as Java does)."""
