@@ -104,6 +104,19 @@ async def test_producer_and_push_consumer_traces_show_in_query_msg_trace_by_id(
     assert sub_row[-2:] == ["success", "0"]
 
 
+async def test_admin_send_message_with_m_true_is_traced(trace_cluster: Cluster) -> None:
+    cluster = trace_cluster
+    await cluster.create_topic("CliT", queues=1)
+    out = ok(await run(cluster, "sendMessage", "-t", "CliT", "-p", "x", "-m", "true"))
+    msg_id = out.splitlines()[-1].split()[-1]
+    async with AsyncAdminClient(cluster.addr) as admin, asyncio.timeout(20):
+        views = await admin.query_msg_trace_by_id(msg_id)
+        while not views:  # the index is built after the put (reput)
+            await asyncio.sleep(0.05)
+            views = await admin.query_msg_trace_by_id(msg_id)
+    assert [(v.msg_type, v.group_name) for v in views] == [("Pub", "PID_ROCKETQ_ADMIN")]
+
+
 async def test_tracing_off_sends_nothing_to_the_trace_topic(trace_cluster: Cluster) -> None:
     cluster = trace_cluster
     await cluster.create_topic("PlainT", queues=1)
