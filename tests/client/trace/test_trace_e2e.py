@@ -21,7 +21,14 @@ from rocketq.client.transaction import LocalTransactionState
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC
 from rocketq.testing import until
-from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster, run_cluster
+from rocketq.testing.cluster import (
+    FAST_CLIENT,
+    FAST_CONSUMER,
+    FAST_DELAYS,
+    Cluster,
+    run_cluster,
+    small_store_properties,
+)
 from tests.cli.admin_runner import ok, run
 
 pytestmark = pytest.mark.timeout(40)
@@ -29,8 +36,14 @@ pytestmark = pytest.mark.timeout(40)
 
 @pytest.fixture
 async def trace_cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
-    """A cluster whose broker creates the trace topic at start (traceTopicEnable)."""
-    async with run_cluster(tmp_path, trace_topic_enable=True) as running:
+    """A cluster whose broker creates the trace topic at start (traceTopicEnable), with
+    fast delays and pop revives (a failed consume comes back within about a second)."""
+    props = small_store_properties(
+        messageDelayLevel=FAST_DELAYS, timerPrecisionMs="100", timerFlushIntervalMs="200"
+    )
+    async with run_cluster(
+        tmp_path, store_properties=props, revive_interval_ms=200, trace_topic_enable=True
+    ) as running:
         yield running
 
 
@@ -196,3 +209,45 @@ async def test_a_transaction_traces_its_half_and_its_end(trace_cluster: Cluster)
     assert [v.msg_type for v in views] == ["Pub", "EndTransaction"]
     assert {v.group_name for v in views} == {"tx-pg"}
     assert views[1].store_host == cluster.broker_addr
+
+
+@pytest.mark.parametrize("pop_mode", [False, True], ids=["pull", "pop"])
+async def test_a_failed_consume_and_its_retry_are_traced(
+    trace_cluster: Cluster, pop_mode: bool
+) -> None:
+    """The first consume fails (RECONSUME_LATER), the retry succeeds: two Sub rows, the second
+    with one retry. In pop mode the client's pop delay (10 s) is too long for a test, so there
+    the one consume succeeds; pop and pull consumers share the traced listener call."""
+    cluster = trace_cluster
+    await cluster.create_topic("RetryT", queues=1)
+    calls: list[int] = []
+    done = asyncio.Event()
+
+    async def listener(msgs: list[MessageExt]) -> ConsumeStatus:
+        calls.append(msgs[0].reconsume_times)
+        if len(calls) == 1 and not pop_mode:
+            return ConsumeStatus.RECONSUME_LATER
+        done.set()
+        return ConsumeStatus.CONSUME_SUCCESS
+
+    options = {**FAST_CONSUMER, "consume_from_where": "CONSUME_FROM_FIRST_OFFSET"}
+    consumer = PushConsumer(
+        "retry-cg", namesrv_addr=cluster.addr, enable_msg_trace=True,
+        client_rebalance=not pop_mode, pop_invisible_time_s=1.0, **options,
+    )  # fmt: skip
+    consumer.subscribe("RetryT", "*")
+    consumer.register_message_listener(listener)
+    async with Producer("retry-pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        sent = await producer.send(Message("RetryT", b"r"))
+    async with consumer:
+        await asyncio.wait_for(done.wait(), 20)
+    async with AsyncAdminClient(cluster.addr) as admin, asyncio.timeout(20):
+        views = await admin.query_msg_trace_by_id(sent.msg_id)
+        while len(views) < (2 if pop_mode else 4):  # the index is built after the put (reput)
+            await asyncio.sleep(0.05)
+            views = await admin.query_msg_trace_by_id(sent.msg_id)
+    afters = [v for v in views if v.msg_type == "SubAfter"]
+    befores = {v.request_id: v.retry_times for v in views if v.msg_type == "SubBefore"}
+    assert [v.status for v in afters] == (["success"] if pop_mode else ["failed", "success"])
+    assert [befores[v.request_id] for v in afters] == ([0] if pop_mode else [0, 1])
+    assert {v.group_name for v in views} == {"retry-cg"}

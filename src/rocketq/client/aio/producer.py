@@ -404,13 +404,16 @@ class Producer(MQAdmin):
         uniq = msg.uniq_key or ""
         # request-reply: SEND_REPLY_MESSAGE_V2
         reply = msg.get_property(mc.PROPERTY_MESSAGE_TYPE) == mc.REPLY_MESSAGE_FLAG
-        started_ms = now_ms()
+        trace = self.trace_dispatcher
+        if trace is None or batch or msg.topic == trace.trace_topic:
+            return await self.instance.api.send_message(
+                addr, mq, header, body, uniq, timeout_s, reply=reply
+            )
+        started_ms = now_ms()  # SendMessageTraceHookImpl: a Pub record of each answered send
         result = await self.instance.api.send_message(
             addr, mq, header, body, uniq, timeout_s, reply=reply
         )
-        trace = self.trace_dispatcher
-        if trace is not None and not batch and msg.topic != trace.trace_topic:
-            trace.append(pub_context(self.group, msg, addr, started_ms, now_ms(), result))
+        trace.append(pub_context(self.group, msg, addr, started_ms, now_ms(), result))
         return result
 
     def _header(
