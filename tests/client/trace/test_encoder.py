@@ -125,3 +125,52 @@ def test_pub_round_trip(
     ctx.trace_beans = [bean]
     [back] = decode_trace_data(encode_trace_context(ctx))
     assert back == ctx
+
+
+# RocketMQ's TraceDataEncoderTest: its Pub record, and the number of fields Java's
+# String.split finds in each type's record (trailing empties dropped, as Java drops them)
+JAVA_TEST_PUB = (
+    "Pub\x011625883640000\x01DefaultRegion\x01PID-test\x01topic-test\x01"
+    "AC1415116D1418B4AAC217FE1B4E0000\x01Tags\x01Keys\x01127.0.0.1:10911\x0126\x01245\x010\x01"
+    "0A9A002600002A9F0000000000002329\x01true\x02"
+)
+JAVA_ID = "AC1415116D1418B4AAC217FE1B4E0000"
+
+
+def _java_split_count(data: str) -> int:
+    items = data.split("\x01")
+    while items and not items[-1]:
+        items.pop()
+    return len(items)
+
+
+def test_rocketmq_test_suite_pub_record_decodes_and_re_encodes() -> None:
+    [ctx] = decode_trace_data(JAVA_TEST_PUB)
+    assert (ctx.group_name, ctx.cost_time_ms, ctx.trace_beans[0].body_length) == (
+        "PID-test",
+        245,
+        26,
+    )
+    assert ctx.trace_beans[0].offset_msg_id == "0A9A002600002A9F0000000000002329"
+    assert encode_trace_context(ctx) == JAVA_TEST_PUB
+    assert len(ctx.trans_keys()) == 2  # the msgId and "Keys"
+
+
+def test_each_record_has_the_field_count_of_rocketmq_s_format_tests() -> None:
+    bean = TraceBean(topic="topic-test", msg_id=JAVA_ID, tags="tags", keys="keys")
+    bean.store_host, bean.body_length, bean.offset_msg_id = "127.0.0.1:10911", 100, JAVA_ID
+    counts = {}
+    for kind in TraceType:
+        ctx = TraceContext(trace_type=kind, group_name="GroupName-test", request_id="3455848576927")
+        ctx.trace_beans = [bean]
+        counts[kind] = _java_split_count(encode_trace_context(ctx))
+    assert counts[TraceType.Pub] == 14
+    assert counts[TraceType.SubBefore] == 8
+    assert counts[TraceType.SubAfter] == 9
+    assert counts[TraceType.EndTransaction] == 13
+
+
+def test_trace_keys_split_a_message_s_keys() -> None:
+    ctx = TraceContext(trace_type=TraceType.EndTransaction)
+    ctx.trace_beans = [TraceBean(msg_id=JAVA_ID, keys="Keys Keys2")]
+    assert ctx.trans_keys() == {JAVA_ID, "Keys", "Keys2"}
