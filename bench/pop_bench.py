@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import struct
 import sys
 import tempfile
@@ -60,7 +59,8 @@ async def pop(
     client: RemotingClient, addr: str, group: str, topic: str, invisible_ms: int, poll_ms: int
 ) -> list[Popped]:
     r = await client.invoke(addr, pop_command(group, topic, invisible_ms, poll_ms), TIMEOUT_S)
-    if r.code not in (ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.POLLING_TIMEOUT):
+    ok = (ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.POLLING_TIMEOUT)
+    if r.code not in ok:
         raise RuntimeError(f"pop answered {r.code}: {r.remark}")
     return popped_of(r, BROKER)
 

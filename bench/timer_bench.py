@@ -242,7 +242,8 @@ def main() -> None:
     args = ap.parse_args()
     args.count = args.count or {"lateness": 100_000, "rss": 1_000_000, "span": 3600}[args.phase]
     ok = True
-    precisions = [int(p) for p in args.precisions.split(",")] if args.phase == "lateness" else [1000]
+    lateness_phase = args.phase == "lateness"
+    precisions = [int(p) for p in args.precisions.split(",")] if lateness_phase else [1000]
     for precision in precisions:
         with (
             tempfile.TemporaryDirectory(prefix="bench-timer-") as d,
