@@ -50,6 +50,7 @@ from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
 from rocketq.store.timer.timer_hook import (
     TIMER_TOPIC,
     build_delete_key,
+    deliver_ms_of,
     transform_timer_message,
 )
 from rocketq.store.timer.timer_log import (
@@ -137,6 +138,10 @@ class TimerMessageStore:
         self._marks_until = (0, 0)  # (read time, wheel-topic offset) that close the window
         self._running = False
         self._shutting_down = threading.Event()
+        # The dequeue reads a slot from its start and holds each message until its own due
+        # time; the enqueue sends a timer whose slot the dequeue has begun straight on.
+        self._slot_lock = threading.Lock()
+        self._started_until = 0  # the end of the last slot the dequeue has begun
         idle_ms = 100 * self.precision_ms / 1000
         self.enqueue_service = TimerService("TimerEnqueueService", self.enqueue, idle_ms)
         self.dequeue_service = TimerService(
@@ -311,11 +316,34 @@ class TimerMessageStore:
             delayed = 0
         real_topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")
         self.timer_metrics.count_enqueue(real_topic)
-        if delayed < self.curr_write_time_ms:  # due already: never in the wheel
-            msg.properties[mc.PROPERTY_TIMER_ENQUEUE_MS] = str(LONG_MAX)
-            return self._deliver(msg, LONG_MAX, MAGIC_DEFAULT)
-        self.do_enqueue(offset_py, size_py, delayed, msg)
-        return True
+        with self._slot_lock:
+            if delayed >= max(self.curr_write_time_ms, self._started_until):
+                self.do_enqueue(offset_py, size_py, delayed, msg)
+                return True
+        # due already, or in the slot being delivered: never in the wheel
+        if not self._hold_until(self._due_ms(msg, delayed)):
+            return False
+        msg.properties[mc.PROPERTY_TIMER_ENQUEUE_MS] = str(LONG_MAX)
+        return self._deliver(msg, LONG_MAX, MAGIC_DEFAULT)
+
+    def _due_ms(self, msg: MessageExt, slot_ms: int) -> int:
+        """When ``msg`` (in the slot at ``slot_ms``) may be put: its own ``deliverMs``, kept
+        inside the slot's (slot, slot + precision]. A delay is counted from the wheel-topic
+        message's store time, never before the send-side hook's clock, so never early."""
+        try:
+            due = deliver_ms_of(msg.properties, msg.store_timestamp)
+        except (ValueError, KeyError):
+            due = slot_ms + self.precision_ms
+        return min(max(due, slot_ms), slot_ms + self.precision_ms)
+
+    def _hold_until(self, due_ms: int) -> bool:
+        """Wait until the clock reaches ``due_ms``; False when the timer is stopping."""
+        while True:
+            left = due_ms - self.message_store.now_ms()
+            if left <= 0:
+                return True
+            if self._shutting_down.wait(left / 1000):
+                return False
 
     def do_enqueue(self, offset_py: int, size_py: int, delayed_time: int, msg: MessageExt) -> int:
         """Append the unit and chain it into its slot (TimerMessageStore.doEnqueue)."""
@@ -364,9 +392,12 @@ class TimerMessageStore:
         """Deliver the slot at the read time: -1 nothing to do, 0 empty slot, 1 delivered."""
         if self.config.timer_stop_dequeue or not self._running:
             return -1
-        if self.curr_read_time_ms >= self.curr_write_time_ms:
-            return -1
-        slot = self.timer_wheel.get_slot(self.curr_read_time_ms)
+        read_time = self.curr_read_time_ms
+        if read_time > self.curr_write_time_ms or read_time > self.message_store.now_ms():
+            return -1  # the slot has not begun (or the enqueue has not reached it)
+        with self._slot_lock:
+            self._started_until = max(self._started_until, read_time + self.precision_ms)
+        slot = self.timer_wheel.get_slot(read_time)
         if slot.time_ms == -1:
             self._move_read_time()
             return 0
@@ -389,16 +420,20 @@ class TimerMessageStore:
             key = msg.properties.get(mc.PROPERTY_TIMER_DEL_UNIQKEY) if msg else None
             if key:
                 delete_keys.add(key)
-        for unit in normals:
-            if not self._dequeue_one(unit, delete_keys):
+        held: list[tuple[int, int, TimerLogUnit, MessageExt]] = []
+        for index, unit in enumerate(normals):  # bounded by one slot's content
+            msg = self._read_message(unit.offset_py, unit.size_py)
+            if msg is not None:
+                due = read_time if need_roll(unit.magic) else self._due_ms(msg, read_time)
+                held.append((due, index, unit, msg))
+        held.sort(key=lambda item: (item[0], item[1]))
+        for due, _, unit, msg in held:
+            if not self._hold_until(due) or not self._dequeue_one(unit, msg, delete_keys):
                 return -1  # stopping mid-slot: the slot is read again after the restart
         self._move_read_time()
         return 1
 
-    def _dequeue_one(self, unit: TimerLogUnit, delete_keys: set[str]) -> bool:
-        msg = self._read_message(unit.offset_py, unit.size_py)
-        if msg is None:
-            return True
+    def _dequeue_one(self, unit: TimerLogUnit, msg: MessageExt, delete_keys: set[str]) -> bool:
         roll = need_roll(unit.magic)
         if not roll and delete_keys:
             uniq = msg.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
