@@ -22,7 +22,7 @@ from rocketq.common.message_decoder import decode_message
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
 from rocketq.testing.controller_mode import STORE_KEYS
-from rocketq.testing.failover.load import QUEUES, TOPIC, Ledger
+from rocketq.testing.failover.load import QUEUES, TOPIC, Ledger, body_of
 
 
 @dataclass
@@ -86,8 +86,8 @@ def check(confs: list[dict[str, str]], master_port: str, ledger: Ledger) -> Verd
         master = stores[master_port]
         for ack in ledger.acks:
             got = master.look_message_by_offset(ack.phy_offset)
-            if got is None or got.body != ack.body:
-                verdict.lost.append(ack.body[:12].decode())
+            if got is None or got.body != body_of(ack.producer, ack.seq):
+                verdict.lost.append(f"p{ack.producer}-{ack.seq}@{ack.phy_offset}")
         for c in ledger.consumed:
             got_q = master.get_message("check", TOPIC, c.queue_id, c.queue_offset, 1)
             buffers = got_q.message_buffers

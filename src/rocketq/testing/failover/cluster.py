@@ -1,6 +1,6 @@
-"""The group under faults: an in-process controller (embedded as a name server embeds it) and
-name server, three ``rocketq broker`` processes in controller mode, and the faults: SIGKILL,
-SIGSTOP/SIGCONT, restart. Every broker is stopped by its PID in :meth:`FaultCluster.close`."""
+"""The group under faults: three name server processes with embedded controllers, three
+``rocketq broker`` processes in controller mode, and the faults: SIGKILL, SIGSTOP/SIGCONT,
+restart. Every process is stopped by its PID in :meth:`FaultCluster.close`."""
 
 from __future__ import annotations
 
@@ -15,10 +15,9 @@ from rocketq.broker.controller_mode.controller_client import (
     ControllerRequestError,
     ReplicaView,
 )
-from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.controller_mode import controller_mode_conf
-from rocketq.testing.controller_wire import ControllerGroup
+from rocketq.testing.failover.nameservers import NamesrvProcess, nameserver_group
 
 BROKER_NAME = "broker-a"
 POLL_S = 0.05
@@ -28,20 +27,18 @@ class FaultCluster:
     def __init__(self, root: Path, replicas: int = 3, controllers: int = 1) -> None:
         self.root = root
         self.replicas = replicas
-        self.controllers = ControllerGroup(root / "controller", size=controllers)
+        self.nameservers = nameserver_group(root, controllers)
         self.brokers: list[BrokerProcess] = []
         self.paused: set[int] = set()
         self.ctl: ControllerClient | None = None
-        self._stack = contextlib.AsyncExitStack()
 
     async def start(self) -> None:
-        await self.controllers.start_all()
-        await self.controllers.leader()
-        ns = await self._stack.enter_async_context(run_namesrv())
-        addrs = self.controllers.addrs
+        await asyncio.gather(*(asyncio.to_thread(n.start) for n in self.nameservers))
+        addrs = [n.controller_addr for n in self.nameservers]
         self.ctl = ControllerClient(addrs)
+        ns_addrs = ";".join(n.addr for n in self.nameservers)
         confs = [
-            controller_mode_conf(self.root / f"b{i}", ns.addr, addrs, name=BROKER_NAME)
+            controller_mode_conf(self.root / f"b{i}", ns_addrs, addrs, name=BROKER_NAME)
             for i in range(self.replicas)
         ]
         self.brokers = [BrokerProcess(self.root / f"p{i}", c) for i, c in enumerate(confs)]
@@ -49,9 +46,11 @@ class FaultCluster:
 
     async def view(self) -> ReplicaView | None:
         assert self.ctl is not None
-        with contextlib.suppress(ControllerRequestError, OSError, TimeoutError):
+        try:
             return await asyncio.wait_for(self.ctl.get_replica_info(BROKER_NAME), 2)
-        return None
+        except (ControllerRequestError, OSError, TimeoutError):
+            self.ctl.leader_addr = ""  # the leader may be gone: ask the group again
+            return None
 
     async def wait_healthy(self, timeout_s: float, min_epoch: int = 1) -> ReplicaView:
         """Until the controller names a master at ``min_epoch`` or later with every replica in
@@ -69,6 +68,13 @@ class FaultCluster:
                 return view
             await asyncio.sleep(POLL_S)
         raise TimeoutError(f"group not healed in {timeout_s} s: {view}")
+
+    async def controller_leader(self) -> NamesrvProcess:
+        """The name server whose controller leads now (asked of the controllers)."""
+        assert self.ctl is not None
+        self.ctl.leader_addr = ""
+        leader = await asyncio.wait_for(self.ctl.find_leader(), 10)
+        return next(n for n in self.nameservers if n.controller_addr == leader)
 
     def broker_at(self, addr: str) -> BrokerProcess:
         return next(b for b in self.brokers if b.addr == addr)
@@ -95,15 +101,16 @@ class FaultCluster:
         await asyncio.gather(*(asyncio.to_thread(b.stop) for b in self.brokers))
 
     async def close(self) -> None:
-        """Every broker killed by its PID (also on failure), the controller and name server
-        stopped."""
-        for b in self.brokers:
-            b.kill()
+        """Every broker and name server killed by its PID (also on failure)."""
+        for broker in self.brokers:
+            with contextlib.suppress(Exception):  # stop the others whatever one does
+                broker.kill()
+        for nameserver in self.nameservers:
+            with contextlib.suppress(Exception):
+                nameserver.kill()
         if self.ctl is not None:
             with contextlib.suppress(Exception):
                 await self.ctl.shutdown()
-        await self._stack.aclose()
-        await self.controllers.stop_all()
 
     @property
     def confs(self) -> list[dict[str, str]]:

@@ -15,6 +15,7 @@ from rocketq.broker.controller_mode.controller_client import (
 )
 from rocketq.common.message_decoder import decode_messages
 from rocketq.common.message_id import decode_message_id
+from rocketq.errors import RemotingError
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
 from rocketq.testing.wire import pull_request, send_request
@@ -31,12 +32,18 @@ class Ack:
     """One SEND_OK: the key, where the broker said it stored it, who said so and when."""
 
     producer: int
-    body: bytes
+    seq: int  # the key is body_of(producer, seq): the ledger keeps no bodies
     queue_id: int
     queue_offset: int
     phy_offset: int
     broker: str
+    sent_at: float
     at: float
+
+
+def body_of(producer: int, seq: int) -> bytes:
+    """The unique key and body of a producer's ``seq``-th message."""
+    return b"p%02d-%08d-" % (producer, seq) + b"x" * 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +75,11 @@ class Route:
 
     async def poll(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            with contextlib.suppress(ControllerRequestError, OSError, TimeoutError):
+            try:
                 view = await asyncio.wait_for(self.ctl.get_replica_info(self.broker_name), 2)
+            except (ControllerRequestError, OSError, TimeoutError):
+                self.ctl.leader_addr = ""  # the leader may be gone: ask the group again
+            else:
                 if view.master_epoch != self.epoch or view.master_address != self.master:
                     self.master, self.epoch = view.master_address or "", view.master_epoch
                     self.changed.set()
@@ -79,10 +89,12 @@ class Route:
 
 
 class Load:
-    """``producers`` SYNC producers and one consumer until :meth:`stop`."""
+    """``producers`` SYNC producers and one consumer until :meth:`stop`; each producer waits
+    ``pace_s`` between its sends (0: as fast as the group answers)."""
 
-    def __init__(self, route: Route, ledger: Ledger, producers: int) -> None:
+    def __init__(self, route: Route, ledger: Ledger, producers: int, pace_s: float = 0) -> None:
         self.route = route
+        self.pace_s = pace_s
         self.ledger = ledger
         self.producers = producers
         self.client = RemotingClient()
@@ -106,28 +118,37 @@ class Load:
         seq = 0
         while not self._stop.is_set():
             seq += 1
-            body = b"p%02d-%08d-" % (n, seq) + b"x" * 64
             while not self._stop.is_set():  # the same key until acknowledged (duplicates count)
-                if await self._send(n, body, seq % QUEUES):
+                if await self._send(n, seq):
                     break
                 self.ledger.failed_sends += 1
                 await asyncio.sleep(RETRY_PACE_S)
+            if self.pace_s:
+                await asyncio.sleep(self.pace_s)  # the load's own rate, not synchronization
 
-    async def _send(self, n: int, body: bytes, queue_id: int) -> bool:
+    async def _send(self, n: int, seq: int) -> bool:
         addr = self.route.master
         if not addr:
             return False
+        sent_at = time.monotonic()
         try:
-            request = send_request(TOPIC, body, queue_id=queue_id)
+            request = send_request(TOPIC, body_of(n, seq), queue_id=seq % QUEUES)
             response = await self.client.invoke(addr, request, SEND_TIMEOUT_S)
-        except (OSError, TimeoutError, ConnectionError):
+        except (OSError, RemotingError):
             return False
         if response.code != ResponseCode.SUCCESS:
             return False
         fields = response.ext_fields
         phy = decode_message_id(fields["msgId"])[1]
         ack = Ack(
-            n, body, int(fields["queueId"]), int(fields["queueOffset"]), phy, addr, time.monotonic()
+            n,
+            seq,
+            int(fields["queueId"]),
+            int(fields["queueOffset"]),
+            phy,
+            addr,
+            sent_at,
+            time.monotonic(),
         )
         self.ledger.acks.append(ack)
         self.ledger.new_ack.set()
@@ -150,7 +171,7 @@ class Load:
         request = pull_request("FaultsConsumer", TOPIC, queue_id, offsets[queue_id], suspend_ms=0)
         try:
             response = await self.client.invoke(addr, request, SEND_TIMEOUT_S)
-        except (OSError, TimeoutError, ConnectionError):
+        except (OSError, RemotingError):
             return 0
         if response.code != ResponseCode.SUCCESS or not response.body:
             return 0

@@ -1,7 +1,10 @@
 """The fault schedule: one fault every few seconds under SYNC load, each healed before the
 next, then the checker over the stopped stores. Timings are printed, never asserted.
 
-    python -m rocketq.testing.failover.runner --cycles 500 [--producers 8] [--gap 5]
+    python -m rocketq.testing.failover.runner --cycles 500 [--producers 8] [--gap 5] [--pace 0.05]
+
+The producers are asyncio tasks in this process (each its own sequence of unique keys); the
+pace bounds the ledger of a long run (8 producers at <= 20 sends/s each).
 
 Outage per fault = for each producer, the time from the fault to its next SEND_OK from the
 group (every producer sends only to this group); p50/p99 over producers x cycles.
@@ -21,11 +24,9 @@ from pathlib import Path
 
 from rocketq.testing.failover.checker import Verdict, check
 from rocketq.testing.failover.cluster import FaultCluster
+from rocketq.testing.failover.faults import FAULTS, inject
 from rocketq.testing.failover.load import Ledger, Load, Route
 
-FAULTS = ("kill_master", "stop_master", "kill_slave", "stop_slave", "restart_master")
-PAUSE_S = 4.0  # a SIGSTOP lasts this long (longer than the controller's heartbeat timeout)
-DOWN_S = 2.0  # a killed broker stays down this long before its restart
 HEAL_TIMEOUT_S = 60.0
 
 
@@ -34,6 +35,8 @@ class Report:
     cycles: int = 0
     faults: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     outages: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    stalls: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    zombie_acks: int = 0
     verdict: Verdict | None = None
     failed_sends: int = 0
     wall_s: float = 0.0
@@ -42,8 +45,9 @@ class Report:
         out = [f"cycles {self.cycles} in {self.wall_s:.0f} s; faults {dict(self.faults)}"]
         for fault, values in sorted(self.outages.items()):
             out.append(
-                f"  {fault:15s} outage p50 {pct(values, 50):5.2f} s  p99 {pct(values, 99):5.2f} s"
-                f"  max {max(values):5.2f} s  (n={len(values)})"
+                f"  {fault:22s} outage p50 {pct(values, 50):5.2f} s  p99 {pct(values, 99):5.2f} s"
+                f"  max {max(values, default=0):5.2f} s;  longest stall p99 "
+                f"{pct(self.stalls[fault], 99):5.2f} s  (n={len(values)})"
             )
         v = self.verdict
         if v is not None:
@@ -57,8 +61,15 @@ class Report:
                 f"replicas identical {v.replicas_identical}, epoch files equal "
                 f"{v.epoch_files_equal}"
             )
-            out += [f"VIOLATION {line}" for line in v.violations]
+            out += [f"VIOLATION {line}" for line in self.violations]
         return out
+
+    @property
+    def violations(self) -> list[str]:
+        if self.verdict is None:
+            return ["no verdict: the run did not finish"]
+        zombie = [f"{self.zombie_acks} acks from a deposed, paused master"]
+        return self.verdict.violations + (zombie if self.zombie_acks else [])
 
 
 def pct(values: list[float], p: int) -> float:
@@ -66,18 +77,37 @@ def pct(values: list[float], p: int) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] if ordered else 0.0
 
 
+def longest_stalls(ledger: Ledger, producers: int, start: float, end: float) -> list[float]:
+    """Per producer, the longest time between consecutive SEND_OKs within [start, end] (the
+    stall a rolling restart causes after its signal, say)."""
+    last = dict.fromkeys(range(producers), start)
+    stall = dict.fromkeys(range(producers), 0.0)
+    for ack in ledger.acks:
+        if start < ack.at <= end:
+            stall[ack.producer] = max(stall[ack.producer], ack.at - last[ack.producer])
+            last[ack.producer] = ack.at
+    return list(stall.values())
+
+
 def outages_since(ledger: Ledger, producers: int, at: float) -> list[float]:
-    """Per producer, the time from ``at`` to its first SEND_OK after it."""
+    """Per producer, the time from ``at`` to the SEND_OK of its first send made after it (an
+    answer in flight at the fault is not the next SEND_OK)."""
     first: dict[int, float] = {}
     for ack in reversed(ledger.acks):
         if ack.at <= at:
             break
-        first[ack.producer] = ack.at
+        if ack.sent_at > at:
+            first[ack.producer] = ack.at
     return [first[p] - at for p in range(producers) if p in first]
 
 
 async def run(
-    root: Path, cycles: int, producers: int = 4, gap_s: float = 5.0, seed: int = 1
+    root: Path,
+    cycles: int,
+    producers: int = 4,
+    gap_s: float = 5.0,
+    seed: int = 1,
+    pace_s: float = 0.0,
 ) -> Report:
     rng = random.Random(seed)
     report = Report()
@@ -89,16 +119,21 @@ async def run(
         await cluster.start()
         view = await cluster.wait_healthy(HEAL_TIMEOUT_S)
         assert cluster.ctl is not None
-        load = Load(Route(cluster.ctl, "broker-a"), ledger, producers)
+        load = Load(Route(cluster.ctl, "broker-a"), ledger, producers, pace_s)
         load.start()
+        schedule: list[str] = []
         for cycle in range(cycles):
-            fault = FAULTS[cycle % len(FAULTS)] if cycle < len(FAULTS) else rng.choice(FAULTS)
+            if not schedule:  # rounds of every kind, each round in a seeded order
+                schedule = rng.sample(FAULTS, len(FAULTS))
+            fault = schedule.pop()
             await asyncio.sleep(gap_s * rng.uniform(1.0, 2.0))  # the schedule's pacing
-            at = await inject(cluster, fault, view.master_address)
+            done = await inject(cluster, fault, view.master_address, view.master_epoch)
             view = await cluster.wait_healthy(HEAL_TIMEOUT_S, view.master_epoch)
-            await settle(ledger, producers, at)
+            await settle(ledger, producers, done.at)
             report.faults[fault] += 1
-            report.outages[fault] += outages_since(ledger, producers, at)
+            report.outages[fault] += outages_since(ledger, producers, done.at)
+            report.stalls[fault] += longest_stalls(ledger, producers, done.at, time.monotonic())
+            report.zombie_acks += done.zombie_acks(ledger)
             report.cycles = cycle + 1
         await load.stop()
         load = None
@@ -125,37 +160,20 @@ async def settle(ledger: Ledger, producers: int, at: float, timeout_s: float = 3
             await asyncio.wait_for(ledger.new_ack.wait(), deadline - time.monotonic())
 
 
-async def inject(cluster: FaultCluster, fault: str, master_addr: str) -> float:
-    """Apply ``fault`` and heal it; the monotonic time the fault began."""
-    master = cluster.broker_at(master_addr)
-    slave = next(b for b in cluster.brokers if b.addr != master_addr)
-    target = master if fault.endswith("master") else slave
-    at = time.monotonic()
-    if fault.startswith("kill"):
-        target.kill()
-        await asyncio.sleep(DOWN_S)  # the schedule: down for a while, then restarted
-        await cluster.restart(target)
-    elif fault.startswith("stop"):
-        cluster.pause(target)
-        await asyncio.sleep(PAUSE_S)  # the schedule: a zombie for a few seconds
-        cluster.resume(target)
-    else:  # a rolling restart: the master, cleanly (SIGTERM), then back as a slave
-        await asyncio.to_thread(target.stop)
-        await cluster.restart(target)
-    return at
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cycles", type=int, default=30)
-    parser.add_argument("--producers", type=int, default=4)
+    parser.add_argument("--producers", type=int, default=8)
+    parser.add_argument("--pace", type=float, default=0.05, help="s between a producer's sends")
     parser.add_argument("--gap", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rocketq-faults-") as tmp:
-        report = asyncio.run(run(Path(tmp), args.cycles, args.producers, args.gap, args.seed))
+        report = asyncio.run(
+            run(Path(tmp), args.cycles, args.producers, args.gap, args.seed, args.pace)
+        )
     print("\n".join(report.lines()))
-    if report.verdict is None or report.verdict.violations:
+    if report.violations:
         raise SystemExit(1)
 
 
