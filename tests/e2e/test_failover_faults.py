@@ -1,8 +1,8 @@
 """The fault suite's bounded sample (``make faults CYCLES=500`` runs the long schedule): three
 name servers with embedded controllers and a group of three brokers, each in its own process,
 four SYNC producers and a consumer; 18 faults (three rounds of the six kinds, each round in a
-seeded order), one every 1-2 s after the previous heal. Only the checker's results are asserted; the timings are
-printed (``-s``), never asserted here."""
+seeded order), one every 1-2 s after the previous heal. Only the checker's results are
+asserted; the timings are printed (``-s``), never asserted here."""
 
 from __future__ import annotations
 
