@@ -6,11 +6,14 @@ asserted; the timings are printed (``-s``), never asserted here."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
+from rocketq.testing.failover.checker import check
 from rocketq.testing.failover.faults import FAULTS
+from rocketq.testing.failover.load import Consumed, Ledger
 from rocketq.testing.failover.runner import run
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(420)]
@@ -34,3 +37,19 @@ async def test_no_acknowledged_message_is_lost_under_the_fault_schedule(tmp_path
     assert verdict.replicas_identical
     assert verdict.epoch_files_equal
     assert report.violations == []
+
+    # the checker is proven on the same stores: a forged ack at another offset is lost, a
+    # forged consumed record is truncated, a second broker acking in an epoch is a violation
+    first, last = report.ledger.acks[0], report.ledger.acks[-1]
+    forged = Ledger(
+        acks=[
+            dataclasses.replace(first, phy_offset=last.phy_offset),
+            dataclasses.replace(last, broker="127.0.0.1:1"),
+        ],
+        consumed=[Consumed(0, 0, b"not what was stored")],
+    )
+    caught = check(report.confs, report.master_port, forged)
+    assert len(caught.lost) == 1
+    assert len(caught.truncated) == 1
+    assert max(len(m) for m in caught.masters_per_epoch.values()) == 2
+    assert len(caught.violations) == 3

@@ -92,13 +92,16 @@ class FaultCluster:
     async def restart(self, broker: BrokerProcess) -> None:
         await asyncio.to_thread(broker.start)
 
-    async def stop_brokers(self) -> None:
-        """SIGTERM every broker (SIGCONT first for a paused one): a clean stop before the
-        stores are read back."""
+    async def stop_brokers(self, master_addr: str) -> None:
+        """SIGTERM every broker (SIGCONT first for a paused one), the slaves before the master:
+        a clean stop before the stores are read back, with no election during it (a master
+        stopped first would have a slave elected, in an epoch the others never see)."""
         for b in self.brokers:
             if b.proc is not None and b.proc.pid in self.paused:
                 self.resume(b)
-        await asyncio.gather(*(asyncio.to_thread(b.stop) for b in self.brokers))
+        slaves = [b for b in self.brokers if b.addr != master_addr]
+        await asyncio.gather(*(asyncio.to_thread(b.stop) for b in slaves))
+        await asyncio.to_thread(self.broker_at(master_addr).stop)
 
     async def close(self) -> None:
         """Every broker and name server killed by its PID (also on failure)."""

@@ -38,6 +38,9 @@ class Report:
     stalls: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     zombie_acks: int = 0
     verdict: Verdict | None = None
+    ledger: Ledger = field(default_factory=Ledger)
+    confs: list[dict[str, str]] = field(default_factory=list)  # the stores left for a re-check
+    master_port: str = ""
     failed_sends: int = 0
     wall_s: float = 0.0
 
@@ -112,7 +115,7 @@ async def run(
     rng = random.Random(seed)
     report = Report()
     cluster = FaultCluster(root)
-    ledger = Ledger()
+    ledger = report.ledger
     started = time.monotonic()
     load: Load | None = None
     try:
@@ -138,9 +141,11 @@ async def run(
         await load.stop()
         load = None
         view = await cluster.wait_healthy(HEAL_TIMEOUT_S, view.master_epoch)
-        await cluster.stop_brokers()
+        await cluster.stop_brokers(view.master_address)
         report.failed_sends = ledger.failed_sends
-        report.verdict = check(cluster.confs, view.master_address.rsplit(":", 1)[1], ledger)
+        report.confs = cluster.confs
+        report.master_port = view.master_address.rsplit(":", 1)[1]
+        report.verdict = check(report.confs, report.master_port, ledger)
     finally:
         if load is not None:
             await load.stop()
