@@ -66,6 +66,7 @@ async def test_every_readme_block_runs_against_live_servers(cluster: Cluster) ->
     assert '"msgPutTotalTodayNow"' in text
     assert "broker-a\nhello rocketq\ndemo-push\n" in text  # the dashboard's pages, by curl
     assert "order-1 in queues {3}" in text  # one message group, one queue
+    assert "fifo [b'step 0', b'step 1', b'step 2']" in text  # a FIFO SimpleConsumer
 
 
 def test_docs_configuration_lists_every_broker_conf_key_we_honour() -> None:

@@ -36,7 +36,7 @@ MQADMIN_4_9_8 = {
     "queryMsgByUniqueKey": "i g d t a",
     "queryMsgByOffset": "t b i o",
     "printMsg": "t c s b e d",
-    "resetOffsetByTime": "g t s f c",
+    "resetOffsetByTime": "g t s f",
     "clusterList": "m i",
     "brokerStatus": "b c",
     "getBrokerConfig": "b c",
@@ -308,7 +308,15 @@ async def test_consumer_options_ask_a_broker_show_stacks_and_consume_directly(
         assert "go together" in half.output
         reset = ok(
             await run(
-                cluster, "resetOffsetByTime", "-g", "OptGroup", "-t", "OptConsume", "-s", "0", "-c"
+                cluster,
+                "resetOffsetByTime",
+                "-g",
+                "OptGroup",
+                "-t",
+                "OptConsume",
+                "-s",
+                "0",
+                "--cplus",
             )
         )
         assert re.search(r"^broker-a\s+0\s+0$", reset, re.M)

@@ -18,6 +18,7 @@ from rocketq.response_code import ResponseCode
 from rocketq.testing import pop as raw
 from rocketq.testing.broker_process import BrokerProcess, free_port
 from rocketq.testing.store import small_store_properties
+from rocketq.testing.wait import until
 from rocketq.testing.wire import create_topic_request, send_request
 
 pytestmark = pytest.mark.e2e
@@ -90,5 +91,58 @@ async def test_popped_messages_come_back_after_kill_9_and_acked_ones_do_not(
                 client, broker.addr, "broker-a", GROUP, TOPIC, invisible_ms=30_000, poll_ms=1500
             )
             assert extra == []
+    finally:
+        broker.kill()
+
+
+async def test_a_fifo_queue_stays_blocked_after_kill_9_and_its_handles_stay_good(
+    tmp_path: Path,
+) -> None:
+    """consumerOrderInfo.json is persisted promptly: after a kill -9 the FIFO batch in flight
+    still blocks its queue, its handles ack, and the next message comes after them."""
+    topic = "FifoCrash"
+    broker = BrokerProcess(tmp_path / "proc", broker_conf(tmp_path, free_port()))
+    config = tmp_path / "store" / "config"
+    await asyncio.to_thread(broker.start, 60.0)
+    try:
+        async with RemotingClient() as client:
+            addr = broker.addr
+            created = await client.invoke(addr, create_topic_request(topic, 1), 10.0)
+            assert created.code == ResponseCode.SUCCESS, created.remark
+            for body in (b"f0", b"f1", b"f2"):
+                r = await client.invoke(addr, send_request(topic, body), 10.0)
+                assert r.code == ResponseCode.SUCCESS, r.remark
+            _, popped = await raw.pop(
+                client, addr, "broker-a", GROUP, topic, max_nums=2, invisible_ms=30_000,
+                poll_ms=2000, order=True,
+            )  # fmt: skip
+            assert [p.msg.body for p in popped] == [b"f0", b"f1"]
+            r = await raw.ack(client, addr, GROUP, topic, popped[0].handle)
+            assert r.code == ResponseCode.SUCCESS, r.remark
+
+            def persisted() -> bool:
+                info = config / "consumerOrderInfo.json"
+                offsets = config / "consumerOffset.json"
+                return (
+                    info.exists()
+                    and '"cm":1' in info.read_text()
+                    and f'"{topic}@{GROUP}":{{0:1}}' in "".join(offsets.read_text().split())
+                )
+
+            assert await until(persisted, 5.0)
+        broker.kill()
+        await asyncio.to_thread(broker.start, 60.0)
+        async with RemotingClient() as client:
+            addr = broker.addr
+            _, blocked = await raw.pop(
+                client, addr, "broker-a", GROUP, topic, order=True, invisible_ms=30_000
+            )
+            assert blocked == []
+            r = await raw.ack(client, addr, GROUP, topic, popped[1].handle)
+            assert r.code == ResponseCode.SUCCESS, r.remark
+            _, rest = await raw.pop(
+                client, addr, "broker-a", GROUP, topic, order=True, invisible_ms=30_000
+            )
+            assert [p.msg.body for p in rest] == [b"f2"]
     finally:
         broker.kill()

@@ -138,6 +138,22 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     query_msg_by_offset = blocking_twin(_Admin.query_msg_by_offset)
     messages_of_topic = blocking_twin(_Admin.messages_of_topic)
 
+    # ------------------------------------------------------------------ maintenance
+
+    get_namesrv_config = blocking_twin(_Admin.get_namesrv_config)
+    update_namesrv_config = blocking_twin(_Admin.update_namesrv_config)
+    update_topic_perm = blocking_twin(_Admin.update_topic_perm)
+    update_order_conf = blocking_twin(_Admin.update_order_conf)
+    create_and_update_topic_config_list = blocking_twin(_Admin.create_and_update_topic_config_list)
+    create_and_update_subscription_group_config_list = blocking_twin(
+        _Admin.create_and_update_subscription_group_config_list
+    )
+    clone_group_offset = blocking_twin(_Admin.clone_group_offset)
+    get_consumer_config = blocking_twin(_Admin.get_consumer_config)
+    fetch_consume_stats_in_broker = blocking_twin(_Admin.fetch_consume_stats_in_broker)
+    allocate_mq = blocking_twin(_Admin.allocate_mq)
+    export_metadata = blocking_twin(_Admin.export_metadata)
+
     # ------------------------------------------------------------------ Spark's topic source
 
     fetch_subscribe_message_queues = blocking_twin(_Admin.fetch_subscribe_message_queues)

@@ -2,8 +2,8 @@
 
 One object holding every admin call, grouped by where it goes: name servers
 (``NamesrvAdmin``), brokers (``BrokerAdmin``), consumers through brokers
-(``ConsumerAdmin``), messages (``MessageAdmin``), ACL accounts (``AclAdmin``) and
-controllers (``ControllerAdmin``)::
+(``ConsumerAdmin``), messages (``MessageAdmin``), ACL accounts (``AclAdmin``),
+controllers (``ControllerAdmin``) and maintenance (``MaintenanceAdmin``)::
 
     async with AsyncAdminClient("127.0.0.1:9876") as admin:
         stats = await admin.examine_consume_stats("group")
@@ -21,6 +21,7 @@ from rocketq.admin.acl import AclAdmin
 from rocketq.admin.broker import BrokerAdmin
 from rocketq.admin.consumer import ConsumerAdmin
 from rocketq.admin.controller import ControllerAdmin
+from rocketq.admin.maintenance import MaintenanceAdmin
 from rocketq.admin.namesrv import NamesrvAdmin
 from rocketq.admin.stats import StatsAdmin
 from rocketq.common.topic_config import TopicConfig
@@ -29,7 +30,13 @@ from rocketq.remoting.protocol.topic_route import MASTER_ID
 
 
 class AsyncAdminClient(
-    StatsAdmin, ConsumerAdmin, NamesrvAdmin, BrokerAdmin, AclAdmin, ControllerAdmin
+    MaintenanceAdmin,
+    StatsAdmin,
+    ConsumerAdmin,
+    NamesrvAdmin,
+    BrokerAdmin,
+    AclAdmin,
+    ControllerAdmin,
 ):
     async def __aenter__(self) -> AsyncAdminClient:
         return self

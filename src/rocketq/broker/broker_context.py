@@ -15,6 +15,7 @@ from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.client_manager import ConsumerManager, ProducerManager
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.long_polling import PullRequest, PullRequestHoldService
+from rocketq.broker.metadata_acks import SlaveVersionAcks
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.pop.pop_service import PopService
 from rocketq.broker.rebalance_lock import RebalanceLockManager
@@ -49,6 +50,7 @@ class BrokerContext(Protocol):
     pop_service: PopService
     broker_stats_manager: BrokerStatsManager
     rpc_latency_stats: RpcLatencyStats
+    slave_version_acks: SlaveVersionAcks
     start_time_ms: int
 
     @property

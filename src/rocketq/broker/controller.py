@@ -32,6 +32,7 @@ from rocketq.broker.long_polling import (
     PullRequestHoldService,
     loop_dispatch_scheduler,
 )
+from rocketq.broker.metadata_acks import SlaveVersionAcks
 from rocketq.broker.metrics import BrokerMetricsCollector, MetricsExporter
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
@@ -93,6 +94,7 @@ class BrokerController:
         self.transactional_message_service = TransactionalMessageService(self)
         self.transactional_message_check_service: TransactionalMessageCheckService | None = None
         self.slave_synchronize = SlaveSynchronize(self)
+        self.slave_version_acks = SlaveVersionAcks()  # controller mode: see metadata_acks
         self.pop_service = PopService(self)
         if config.broker_role is BrokerRole.SLAVE:  # its commits go to the master later
             self.consumer_offset_manager.commit_listener = self.slave_synchronize.note_local_commit

@@ -14,6 +14,12 @@ is out of their route) are handed to the master with UPDATE_CONSUMER_OFFSET befo
 slave takes the master's table, where the master's offset is lower; so they survive the
 master's return even when no consumer is left to commit them again (4.x would overwrite
 them with the master's older offsets). A master's higher offset is never lowered.
+
+Controller mode (beyond RocketMQ 5, whose slaves keep the 10 s poll): the ReplicasManager runs
+a round every ``METADATA_POLL_S`` and sets ``broker_id``; the topic-config request then carries
+the slave's id and the version it took from this master, so the master answers with the
+version alone while nothing moved and knows which version each in-sync slave holds
+(broker/metadata_acks.py). Tables are persisted only when they changed.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import asyncio
 import logging
 from typing import Any, Protocol
 
+from rocketq.broker.metadata_acks import SLAVE_BROKER_ID, TOPIC_DATA_VERSION
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
@@ -58,6 +65,9 @@ class SlaveSynchronize:
         self.master_addr: str | None = None
         self.sync_count = 0
         self.committed_here: dict[tuple[str, int], int] = {}  # not yet handed to the master
+        self.broker_id: int | None = None  # controller mode: reported with the topic poll
+        self._synced_topic_version: str | None = None  # taken from ``_synced_from``
+        self._synced_from: str | None = None
 
     def note_local_commit(self, key: str, queue_id: int, offset: int) -> None:
         """ConsumerOffsetManager.commit_listener on a slave."""
@@ -68,6 +78,8 @@ class SlaveSynchronize:
         addr = self.master_addr
         if not addr:
             return False
+        if addr != self._synced_from:  # a new master: what the last one said does not count
+            self._synced_from, self._synced_topic_version = addr, None
         try:
             await self._sync_topic_config(addr)
             await self._sync_consumer_offset(addr)
@@ -79,8 +91,8 @@ class SlaveSynchronize:
         self.sync_count += 1
         return True
 
-    async def _fetch(self, addr: str, code: int) -> Any:
-        request = RemotingCommand.create_request(code, {})
+    async def _fetch(self, addr: str, code: int, fields: dict[str, str] | None = None) -> Any:
+        request = RemotingCommand.create_request(code, fields or {})
         response = await self.broker.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
         if response.code != ResponseCode.SUCCESS:
             raise ValueError(f"master answered {code} with {response.code}: {response.remark}")
@@ -90,23 +102,34 @@ class SlaveSynchronize:
         return obj
 
     async def _sync_topic_config(self, addr: str) -> None:
-        obj = await self._fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG)
         manager = self.broker.topic_config_manager
+        fields: dict[str, str] = {}
+        if self.broker_id is not None:
+            fields[SLAVE_BROKER_ID] = str(self.broker_id)
+            mine = fastjson.dumps(manager.data_version.to_json()).decode("utf-8")
+            if mine == self._synced_topic_version:  # unchanged since we took it: the master
+                fields[TOPIC_DATA_VERSION] = mine  # answers with the version alone if it holds
+        obj = await self._fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG, fields)
         if obj.get("dataVersion") != manager.data_version.to_json():
+            if "topicConfigTable" not in obj:
+                raise ValueError("the master answered a topic-config version without its table")
             manager.topic_config_table.clear()
             manager.decode(obj)
             await asyncio.to_thread(manager.persist)
             log.info("slave synced the master's topic configs")
+        self._synced_topic_version = fastjson.dumps(manager.data_version.to_json()).decode()
 
     async def _sync_consumer_offset(self, addr: str) -> None:
         obj = await self._fetch(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
         theirs = obj.get("offsetTable") or {}
         await self._hand_over_local_commits(addr, theirs)
         manager = self.broker.consumer_offset_manager
+        before = manager.encode()
         merged = manager.encode()
         merged["offsetTable"].update(theirs)
         manager.decode(merged)
-        await asyncio.to_thread(manager.persist)
+        if manager.encode() != before:
+            await asyncio.to_thread(manager.persist)
 
     async def _hand_over_local_commits(self, addr: str, theirs: dict[str, Any]) -> None:
         """Commits made on this slave go to the master where its offset is lower; ``theirs``
@@ -135,8 +158,10 @@ class SlaveSynchronize:
         if service is None:
             return
         obj = await self._fetch(addr, RequestCode.GET_ALL_DELAY_OFFSET)
+        before = dict(service.offset_table)
         service.decode(obj)
-        await asyncio.to_thread(service.persist)
+        if service.offset_table != before:
+            await asyncio.to_thread(service.persist)
 
     async def _sync_subscription_group_config(self, addr: str) -> None:
         obj = await self._fetch(addr, RequestCode.GET_ALL_SUBSCRIPTIONGROUP_CONFIG)

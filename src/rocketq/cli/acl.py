@@ -28,8 +28,6 @@ def acl_options(func: F) -> F:
     for option in (
         click.option("-b", "--brokerAddr", "broker", default=None, help="One broker."),
         click.option("-c", "--clusterName", "cluster", default=None, help="Every master of it."),
-        click.option("--ak", envvar="ROCKETQ_ACCESS_KEY", default="", help="Admin accessKey."),
-        click.option("--sk", envvar="ROCKETQ_SECRET_KEY", default="", help="Admin secretKey."),
     ):
         func = option(func)
     return func
@@ -50,7 +48,7 @@ def _on_brokers(
         )
         return [(addr, await call(admin, addr)) for addr in addrs]
 
-    return ctx.run(run, access_key=opts.pop("ak"), secret_key=opts.pop("sk"))
+    return ctx.run(run)  # signed with the command's --ak/--sk (admin_command)
 
 
 def _change_on_brokers(

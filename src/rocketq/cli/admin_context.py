@@ -1,6 +1,9 @@
-"""What every ``rocketq admin`` command shares: ``-n`` (or ``NAMESRV_ADDR``), ``--json`` and
-``--timeout``; running one coroutine against an ``AsyncAdminClient``; printing a table, pairs
-or JSON; and turning failures into one clear line on stderr with exit code 1."""
+"""What every ``rocketq admin`` command shares: ``-n`` (or ``NAMESRV_ADDR``), ``--json``,
+``--timeout`` and the ACL account that signs its requests (``--ak``/``--sk``, else
+``ROCKETQ_ACCESS_KEY``/``ROCKETQ_SECRET_KEY``, else ``accessKey``/``secretKey`` of
+``$ROCKETMQ_HOME/conf/tools.yml``, which MQAdminStartup reads with AclUtils.getAclRPCHook);
+running one coroutine against an ``AsyncAdminClient``; printing a table, pairs or JSON; and
+turning failures into one clear line on stderr with exit code 1."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -18,10 +22,15 @@ from rocketq.admin import AsyncAdminClient
 from rocketq.cli.table import Cell, format_pairs, format_table
 from rocketq.errors import RemotingConnectError, RemotingTimeoutError, RocketQError, describe
 
+if TYPE_CHECKING:
+    from rocketq.client.aio import Producer
+
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_NAMESRV = "127.0.0.1:9876"
+#: MixAll.ACL_CONF_TOOLS_FILE, under $ROCKETMQ_HOME
+ACL_CONF_TOOLS_FILE = "conf/tools.yml"
 #: the address in RemotingClient's connect and write failures
 _FAILED_ADDRESS = re.compile(r"(?:connect to|write to|connection to) (\S+?)(?: failed| closed| is)")
 
@@ -31,6 +40,8 @@ class AdminContext:
     namesrv_addr: str
     as_json: bool
     timeout_s: float
+    access_key: str = ""
+    secret_key: str = ""
 
     def run(
         self,
@@ -40,9 +51,12 @@ class AdminContext:
         secret_key: str = "",
         target: str | None = None,
     ) -> T:
-        """``call`` with a fresh admin client, signing with ``access_key`` when given; errors
-        become a ClickException (exit 1). ``target``: what the call talks to, if not the name
-        server (a controller), for the message when it cannot connect."""
+        """``call`` with a fresh admin client, signing with ``access_key`` (default: the
+        command's account) when there is one; errors become a ClickException (exit 1).
+        ``target``: what the call talks to, if not the name server (a controller), for the
+        message when it cannot connect."""
+        if not access_key:
+            access_key, secret_key = self.access_key, self.secret_key
 
         async def main() -> T:
             async with AsyncAdminClient(
@@ -66,6 +80,17 @@ class AdminContext:
             ) from exc
         except (RocketQError, ValueError, OSError) as exc:
             raise click.ClickException(describe(exc)) from exc
+
+    def producer(self, group: str) -> Producer:
+        """A producer of ``group`` on the command's name server, signed with its account."""
+        from rocketq.client.aio import Producer
+
+        return Producer(
+            group,
+            namesrv_addr=self.namesrv_addr,
+            access_key=self.access_key,
+            secret_key=self.secret_key,
+        )
 
     def connect_failure(self, exc: RemotingConnectError) -> str:
         """Blame the address that refused: the name server (-n) or the broker it was sent to."""
@@ -143,12 +168,54 @@ def admin_command(func: F) -> F:
         show_default=True,
         help="Seconds to wait for each request.",
     )
-    def wrapper(namesrv_addr: str, as_json: bool, timeout_s: float, **kwargs: Any) -> Any:
-        return func(AdminContext(namesrv_addr, as_json, timeout_s), **kwargs)
+    @click.option(
+        "--ak",
+        "sign_access_key",
+        envvar="ROCKETQ_ACCESS_KEY",
+        default=None,
+        help="ACL accessKey to sign with (env ROCKETQ_ACCESS_KEY; else conf/tools.yml).",
+    )
+    @click.option(
+        "--sk",
+        "sign_secret_key",
+        envvar="ROCKETQ_SECRET_KEY",
+        default=None,
+        help="ACL secretKey (env ROCKETQ_SECRET_KEY; else $ROCKETMQ_HOME/conf/tools.yml).",
+    )
+    def wrapper(
+        namesrv_addr: str,
+        as_json: bool,
+        timeout_s: float,
+        sign_access_key: str | None,
+        sign_secret_key: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        if sign_access_key is None:
+            sign_access_key, sign_secret_key = tools_yml_account()
+        account = (sign_access_key, sign_secret_key or "")
+        ctx = AdminContext(namesrv_addr, as_json, timeout_s, *account)
+        return func(ctx, **kwargs)
 
     wrapper.__name__ = func.__name__
     wrapper.__doc__ = func.__doc__
     return wrapper  # type: ignore[return-value]
+
+
+def tools_yml_account(home: str | None = None) -> tuple[str, str]:
+    """accessKey and secretKey of ``$ROCKETMQ_HOME/conf/tools.yml`` ("", "" without one)."""
+    home = os.environ.get("ROCKETMQ_HOME", "") if home is None else home
+    if not home:
+        return "", ""
+    try:
+        text = (Path(home) / ACL_CONF_TOOLS_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return "", ""
+    found = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() in ("accessKey", "secretKey"):
+            found[key.strip()] = value.split(" #")[0].strip().strip("'\"")
+    return found.get("accessKey", ""), found.get("secretKey", "")
 
 
 def parse_timestamp(text: str) -> int:

@@ -136,14 +136,28 @@ def consumer_status(
     help="Also move offsets forward past unconsumed messages.",
 )
 @click.option(
-    "-c",
     "--cplus",
     is_flag=True,
     help="Reset C++ consumers: they get their body form in any case (by their language).",
 )
+@click.option(
+    "-c", "--cluster", default=None, help="Accepted as mqadmin 5.3; the topic's route decides."
+)
+@click.option("-b", "--broker", default=None, help="With -q: one queue of this broker (address).")
+@click.option("-q", "--queue", "queue_id", type=int, default=None, help="With -b: this queue.")
+@click.option("-o", "--offset", type=int, default=None, help="With -b -q: this offset, not -s.")
 @admin_command
 def reset_offset_by_time(
-    ctx: AdminContext, group: str, topic: str, timestamp: str, force: bool, cplus: bool
+    ctx: AdminContext,
+    group: str,
+    topic: str,
+    timestamp: str,
+    force: bool,
+    cplus: bool,
+    cluster: str | None,
+    broker: str | None,
+    queue_id: int | None,
+    offset: int | None,
 ) -> None:
     """Move a group's offsets on a topic to the first message stored at or after a time.
 
@@ -151,8 +165,11 @@ def reset_offset_by_time(
     Example:
       rocketq admin resetOffsetByTime -n 127.0.0.1:9876 -g GroupA -t TopicTest -s now
     """
-    del cplus  # the broker answers each client in its language's form (broker2client)
+    del cplus, cluster  # the broker answers each client in its language's form (broker2client)
     when = -1 if timestamp == "-1" else parse_timestamp(timestamp)
+    if broker is not None and queue_id is not None and queue_id >= 0:
+        _reset_one_queue(ctx, group, topic, (broker, queue_id), offset, when)
+        return
 
     async def call(admin: AsyncAdminClient) -> dict[MessageQueue, int]:
         try:
@@ -167,6 +184,32 @@ def reset_offset_by_time(
         ["#brokerName", "#queueId", "#offset"],
         [(mq.broker_name, mq.queue_id, off) for mq, off in offsets.items()],
     )
+
+
+def _reset_one_queue(
+    ctx: AdminContext,
+    group: str,
+    topic: str,
+    queue: tuple[str, int],
+    offset: int | None,
+    when: int,
+) -> None:
+    """ResetOffsetByTimeCommand with -b and -q: one queue to -o, or to the offset of -s."""
+
+    addr, queue_id = queue
+
+    async def call(admin: AsyncAdminClient) -> tuple[MessageQueue, int]:
+        route = await admin.examine_topic_route_info(topic)
+        names = [b.broker_name for b in route.broker_datas if addr in b.broker_addrs.values()]
+        if not names:
+            raise click.ClickException(f"the broker {addr} is not in the route of {topic}")
+        mq = MessageQueue(topic, names[0], queue_id)
+        target = offset if offset is not None else await admin.search_offset(mq, when)
+        await admin.update_consume_offset(addr, group, mq, target)
+        return mq, target
+
+    mq, target = ctx.run(call)
+    ctx.table(["#brokerName", "#queueId", "#offset"], [(mq.broker_name, mq.queue_id, target)])
 
 
 async def _uncommitted(

@@ -89,6 +89,14 @@ BODY_FORMAT = click.option(
 CONSUMER_GROUP = click.option(
     "-g", "--consumerGroup", "group", default=None, help="With -d: consume it again there."
 )
+#: mqadmin 5.3's -c of the query commands (the cluster to ask); the topic's route decides here
+CLUSTER = click.option(
+    "-c",
+    "--cluster",
+    default=None,
+    expose_value=False,
+    help="Accepted as mqadmin 5.3 does; the topic's route gives the brokers to ask.",
+)
 CLIENT_ID = click.option("-d", "--clientId", "client_id", default=None, help="With -g.")
 
 
@@ -141,6 +149,7 @@ def direct_target(group: str | None, client_id: str | None) -> tuple[str, str] |
 )
 @click.option("-u", "--unitName", "unit", default=None, help="Refused: rocketq has no units.")
 @BODY_FORMAT
+@CLUSTER
 @admin_command
 def query_msg_by_id(
     ctx: AdminContext,
@@ -252,12 +261,11 @@ def _search_order(topic: str) -> tuple[int, str]:
 def resend_message(ctx: AdminContext, msg: MessageExt) -> None:
     """A copy of ``msg`` (body, tags, keys, user properties) sent to its topic again."""
     from rocketq.client import Message
-    from rocketq.client.aio import Producer
 
     async def call(admin: AsyncAdminClient) -> Any:
         del admin
         copy = Message(msg.topic, msg.body, tags=msg.tags, keys=msg.keys or None)
-        async with Producer("PID_ROCKETQ_ADMIN", namesrv_addr=ctx.namesrv_addr) as producer:
+        async with ctx.producer("PID_ROCKETQ_ADMIN") as producer:
             return await producer.send(copy)
 
     result = ctx.run(call)
@@ -274,6 +282,7 @@ def resend_message(ctx: AdminContext, msg: MessageExt) -> None:
 @click.option("-b", "--beginTimestamp", "begin", default="0", help="Epoch ms or a date.")
 @click.option("-e", "--endTimestamp", "end", default=None, help="Epoch ms or a date.")
 @click.option("-m", "--maxNum", "max_num", type=int, default=64, show_default=True)
+@CLUSTER
 @admin_command
 def query_msg_by_key(
     ctx: AdminContext, topic: str, key: str, begin: str, end: str | None, max_num: int
@@ -301,6 +310,7 @@ def query_msg_by_key(
 @click.option(
     "-a", "--showAll", "show_all", is_flag=True, help="As mqadmin's; the query keeps one copy."
 )
+@CLUSTER
 @admin_command
 def query_msg_by_unique_key(
     ctx: AdminContext,

@@ -75,6 +75,11 @@ def _fetch_with_progress(
         return ctx.run(lambda admin: _range(admin, plan, limit, bar.update, keep))
 
 
+def refuse_lmq(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        raise click.BadParameter("not supported by rocketq: it has no light message queues (LMQ)")
+
+
 @click.command("printMsg")
 @click.option("-t", "--topic", required=True)
 @click.option("-b", "--beginTimestamp", "begin", default=None, help="Epoch ms or a date.")
@@ -93,6 +98,14 @@ def _fetch_with_progress(
     "-s", "--subExpression", "sub_expression", default="*", show_default=True, help="TagA || TagB"
 )
 @click.option("-d", "--printBody", "print_body", type=bool, default=True, show_default=True)
+@click.option(
+    "-l",
+    "--lmqParentTopic",
+    default=None,
+    expose_value=False,
+    callback=refuse_lmq,
+    help="Refused: rocketq has no light message queues (LMQ).",
+)
 @admin_command
 def print_msg(
     ctx: AdminContext,
@@ -122,7 +135,9 @@ def print_msg(
 @click.option("-b", "--brokerName", "broker", default=None)
 @click.option("-i", "--queueId", "queue_id", type=int, default=None)
 @click.option("-o", "--offset", type=int, default=None, help="First queue offset (with -b, -i).")
-@click.option("-c", "--messageNumber", "count", type=int, default=128, show_default=True)
+@click.option(
+    "-c", "--messageNumber", "--MessageNumber", "count", type=int, default=128, show_default=True
+)
 @click.option("-s", "--beginTimestamp", "begin", default=None, help="Epoch ms or a date.")
 @click.option("-e", "--endTimestamp", "end", default=None, help="Epoch ms or a date.")
 @click.option(
@@ -170,7 +185,7 @@ def consume_message(
 @click.command("sendMessage")
 @click.option("-t", "--topic", required=True)
 @click.option("-p", "--body", required=True)
-@click.option("-k", "--keys", default=None)
+@click.option("-k", "--keys", "--key", "keys", default=None)
 @click.option("-c", "--tags", default=None)
 @click.option("-b", "--broker", default=None, help="Send to this broker (with -i).")
 @click.option("-i", "--qid", "queue_id", type=int, default=None)
@@ -202,12 +217,11 @@ def send_message(
     if trace:
         raise click.UsageError("message trace (-m true) is not supported by rocketq")
     from rocketq.client import Message
-    from rocketq.client.aio import Producer
 
     async def call(admin: AsyncAdminClient) -> Any:
         del admin
         msg = Message(topic, body.encode(), tags=tags, keys=keys)
-        async with Producer("PID_ROCKETQ_ADMIN", namesrv_addr=ctx.namesrv_addr) as producer:
+        async with ctx.producer("PID_ROCKETQ_ADMIN") as producer:
             if broker is not None:
                 mq = MessageQueue(topic, broker, queue_id or 0)
                 return await producer.send(msg, message_queue=mq)

@@ -9,6 +9,7 @@ The blocking API (``Producer``, ``PushConsumer``, ``LitePullConsumer``) runs the
 
 from rocketq.client.aio.producer import select_message_queue_by_hash
 from rocketq.client.blocking import LitePullConsumer, Producer, PushConsumer
+from rocketq.client.blocking_simple_consumer import SimpleConsumer
 from rocketq.client.config import (
     ClientConfig,
     LitePullConsumerConfig,
@@ -46,6 +47,7 @@ __all__ = [
     "PushConsumerConfig",
     "SendResult",
     "SendStatus",
+    "SimpleConsumer",
     "TransactionHandle",
     "TransactionListener",
     "TransactionProducer",

@@ -170,9 +170,15 @@ class PushConsumerConfig(ConsumerConfig):
     lock_interval_s: float = 20.0
     lock_max_live_time_s: float = 30.0
     local_retry_delay_s: float = 5.0
+    # RocketMQ 5's POP mode (clientRebalance=false): the broker picks the queues of each pop
+    client_rebalance: bool = True
+    pop_invisible_time_s: float = 60.0
+    pop_batch_nums: int = 32
 
     def __post_init__(self) -> None:
         ConsumerConfig.__post_init__(self)
+        if not 1 <= self.pop_batch_nums <= 32 or self.pop_invisible_time_s <= 0:
+            raise ConfigError("pop_batch_nums must be 1..32, pop_invisible_time_s positive")
         if not 1 <= self.consume_thread_max <= 1000:
             raise ConfigError("consume_thread_max must be 1..1000")
         if not 1 <= self.consume_message_batch_max_size <= 1024:

@@ -225,3 +225,34 @@ def build_pop_handle(
         start, pop_time, invisible_time, revive_qid, stored_topic, broker_name, queue_id,
         queue_offset,
     )  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- FIFO counts
+
+QUEUE_OFFSET = "qo"  # ExtraInfoUtil.QUEUE_OFFSET
+
+
+def queue_offset_key(queue_id: int, queue_offset: int) -> str:
+    """ExtraInfoUtil.getQueueOffsetKeyValueKey: ``qo<queueId>%<queueOffset>``."""
+    return f"{QUEUE_OFFSET}{queue_id}%{queue_offset}"
+
+
+def parse_order_count_info(text: str | None) -> dict[str, int]:
+    """ExtraInfoUtil.parseOrderCountInfo: ``mark@qo<queueId>%<offset>`` (one message) or
+    ``mark@<queueId>`` (the queue's smallest count) -> how often it was delivered before."""
+    out: dict[str, int] = {}
+    for mark, key, count in _split_info(text):
+        if f"{mark}@{key}" in out:
+            raise ExtraInfoError(f"parse orderCountInfo error, duplicate, {text}")
+        out[f"{mark}@{key}"] = int(count)
+    return out
+
+
+def order_count_of(counts: dict[str, int], stored_topic: str, queue_id: int, offset: int) -> int:
+    """A popped FIFO message's earlier deliveries, as MQClientAPIImpl.processPopResponse reads
+    them (its own key first, then its queue's)."""
+    mark = topic_mark(stored_topic)
+    count = counts.get(f"{mark}@{queue_offset_key(queue_id, offset)}")
+    if count is None:
+        count = counts.get(f"{mark}@{queue_id}", 0)
+    return count

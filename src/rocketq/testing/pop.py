@@ -12,7 +12,9 @@ from rocketq.common.extra_info import (
     PROPERTY_POP_CK,
     ExtraInfo,
     build_pop_handle,
+    order_count_of,
     parse_extra_info,
+    parse_order_count_info,
     parse_start_offset_info,
     real_topic,
 )
@@ -56,6 +58,8 @@ def pop_request(
     exp: str | None = None,
     exp_type: str | None = None,
     queue_id: int = -1,
+    order: bool = False,
+    attempt_id: str | None = None,
 ) -> RemotingCommand:
     header = PopMessageRequestHeader(
         consumer_group=group,
@@ -68,7 +72,8 @@ def pop_request(
         init_mode=INIT_MODE_MAX,
         exp_type=exp_type,
         exp=exp,
-        order=False,
+        order=order,
+        attempt_id=attempt_id,
     )
     return RemotingCommand.create_request(RequestCode.POP_MESSAGE, header.to_ext_fields())
 
@@ -79,6 +84,7 @@ def popped_of(response: RemotingCommand, broker_name: str) -> list[Popped]:
         return []
     h = PopMessageResponseHeader.from_ext_fields(response.ext_fields)
     starts = parse_start_offset_info(h.start_offset_info)
+    counts = parse_order_count_info(h.order_count_info)
     out = []
     for msg in decode_messages(response.body):
         handle = msg.properties.get(PROPERTY_POP_CK)
@@ -87,6 +93,8 @@ def popped_of(response: RemotingCommand, broker_name: str) -> list[Popped]:
                 starts, h.pop_time, h.invisible_time, h.revive_qid, msg.topic, broker_name,
                 msg.queue_id, msg.queue_offset,
             )  # fmt: skip
+            count = order_count_of(counts, msg.topic, msg.queue_id, msg.queue_offset)
+            msg.reconsume_times = count or msg.reconsume_times
         out.append(Popped(msg, handle))
     return out
 

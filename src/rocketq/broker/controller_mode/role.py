@@ -28,6 +28,7 @@ from typing import Protocol
 
 from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.controller_mode.controller_client import ReplicaView
+from rocketq.broker.metadata_acks import METADATA_POLL_S, SlaveVersionAcks
 from rocketq.broker.slave_sync import SlaveSynchronize
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.errors import IllegalStateError
@@ -44,6 +45,7 @@ class ControllerModeBroker(Protocol):
 
     config: BrokerConfig
     slave_synchronize: SlaveSynchronize
+    slave_version_acks: SlaveVersionAcks
     topic_config_manager: TopicConfigManager
 
     @property
@@ -126,6 +128,9 @@ class RoleSwitch:
         self._stop_slave_sync()
         await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
         self.broker.topic_config_manager.data_version.next_version(state_version=epoch)
+        acks = self.broker.slave_version_acks  # topic creates wait for the in-sync slaves
+        acks.reset()
+        acks.in_sync_slaves = lambda: self.sync_state_set - {me}
         if self._check_task is not None:
             self._check_task.cancel()
         self._check_task = self.start_check_sync_state_set()
@@ -145,6 +150,7 @@ class RoleSwitch:
         assert view.master_broker_id is not None
         epoch = view.master_epoch
         self.is_master = False
+        self.broker.slave_version_acks.in_sync_slaves = None
         if self._check_task is not None:
             self._check_task.cancel()
             self._check_task = None
@@ -201,6 +207,7 @@ class RoleSwitch:
     def _start_slave_sync(self, master_addr: str) -> None:
         self._stop_slave_sync()
         self.broker.slave_synchronize.master_addr = master_addr
+        self.broker.slave_synchronize.broker_id = self.broker_controller_id
         self._slave_task = self.loop.create_task(self._slave_loop(master_addr))
 
     def _stop_slave_sync(self) -> None:
@@ -211,7 +218,8 @@ class RoleSwitch:
 
     async def _slave_loop(self, master_addr: str) -> None:
         """Register until the name server names our master's HA address (falling back to
-        its port + 1 without name servers), then sync metadata every slaveSyncInterval."""
+        its port + 1 without name servers), then sync metadata every ``METADATA_POLL_S``
+        (not slaveSyncInterval: metadata follows within 2 s, docs/controller.md)."""
         period_s = self.config.broker_heartbeat_interval_ms / 1000
         while not self.master_ha_addr and master_addr == self.master_address:
             if not self.config.namesrv_addr_list:
@@ -225,4 +233,4 @@ class RoleSwitch:
         while True:
             with contextlib.suppress(Exception):
                 await self.broker.slave_synchronize.sync_all()
-            await asyncio.sleep(self.config.slave_sync_interval_ms / 1000)
+            await asyncio.sleep(METADATA_POLL_S)

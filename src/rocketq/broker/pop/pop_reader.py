@@ -7,7 +7,13 @@ young, ``initPopOffsetByCheckMsgInMem``, else max offset - 1), committed at once
 of the batch is read, filtered. A read that found messages writes a checkpoint (PopCheckPoint:
 start offset, count, offset diffs) to the revive topic, then commits the offset past them; a
 read whose messages all failed the filter commits past them without a checkpoint. A queue that
-another pop is reading is skipped (RocketMQ's QueueLockManager.tryLock).
+another pop is reading is skipped (RocketMQ's QueueLockManager.tryLock; an orderly ack waits
+for the lock instead).
+
+A FIFO pop (``order``, reviveQid 999) reads no retry topic and skips a queue whose last FIFO
+batch is not done (``ConsumerOrderInfoManager.check_block``); what it finds becomes the queue's
+order info instead of a checkpoint, and the offset is committed at the batch's *start*: acks
+move it (PopMessageProcessor.popMsgFromQueue's ``isOrder`` branch).
 """
 
 from __future__ import annotations
@@ -19,12 +25,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.pop.consumer_order_info import (
+    ConsumerOrderInfoManager,
+    build_order_count_info,
+)
 from rocketq.broker.pop.inflight import PopInflightTable
 from rocketq.broker.pop.records import PopCheckPoint
 from rocketq.common.extra_info import (
+    POP_ORDER_REVIVE_QUEUE,
     PROPERTY_POP_CK,
     build_extra_info,
     build_pop_retry_topic,
+    topic_mark,
 )
 from rocketq.common.message_decoder import decode_message, encode_message
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
@@ -49,6 +61,9 @@ class PopBatch:
     start_offsets: list[tuple[str, int, int]] = field(default_factory=list)
     msg_offsets: list[tuple[str, int, list[int]]] = field(default_factory=list)
     rest_num: int = 0
+    order: bool = False
+    attempt_id: str | None = None
+    order_count_info: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -61,13 +76,25 @@ class PopReader:
         broker: PopContext,
         inflight: PopInflightTable,
         append_check_point: Callable[[PopCheckPoint, int], Awaitable[bool]],
+        order_info: ConsumerOrderInfoManager,
         on_commit: Callable[[], None] = lambda: None,
+        on_order_pop: Callable[[str, str, int], None] = lambda t, g, q: None,
     ) -> None:
         self.broker = broker
         self.inflight = inflight
         self.append_check_point = append_check_point
+        self.order_info = order_info
         self.on_commit = on_commit
-        self._busy: set[tuple[str, str, int]] = set()
+        self.on_order_pop = on_order_pop
+        self._locks: dict[tuple[str, str, int], asyncio.Lock] = {}
+
+    def queue_lock(self, group: str, topic: str, queue_id: int) -> asyncio.Lock:
+        """QueueLockManager's lock of (topic, group, queue)."""
+        key = (group, topic, queue_id)
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
 
     async def pop(
         self,
@@ -79,9 +106,18 @@ class PopReader:
         init_mode: int,
         message_filter: ExpressionMessageFilter,
         retry_filter: ExpressionMessageFilter,
+        order: bool = False,
+        attempt_id: str | None = None,
     ) -> PopBatch:
         cfg = self.broker.config
         pop_time = self.broker.message_store.now_ms()
+        if order:  # FIFO never reads the retry topic
+            batch = PopBatch(pop_time, invisible_time, POP_ORDER_REVIVE_QUEUE, order=True)
+            batch.attempt_id = attempt_id
+            await self._pop_topic(
+                batch, group, topic, queue_id, max_nums, init_mode, message_filter, topic
+            )
+            return batch
         revive_qid = _random.randrange(cfg.revive_queue_num)
         batch = PopBatch(pop_time, invisible_time, revive_qid)
         retry = build_pop_retry_topic(topic, group, cfg.enable_retry_topic_v2)
@@ -161,16 +197,17 @@ class PopReader:
         message_filter: ExpressionMessageFilter,
         origin_topic: str,
     ) -> None:
-        lock_key = (group, topic, qid)
-        if lock_key in self._busy:
+        lock = self.queue_lock(group, topic, qid)
+        if lock.locked():
             return
-        self._busy.add(lock_key)
-        try:
+        async with lock:
+            if batch.order and self.order_info.check_block(
+                batch.attempt_id, topic, group, qid, batch.invisible_time
+            ):
+                return
             await self._read_queue(
                 batch, group, topic, qid, max_nums, init_mode, message_filter, origin_topic
             )
-        finally:
-            self._busy.discard(lock_key)
 
     async def _read_queue(
         self,
@@ -200,6 +237,10 @@ class PopReader:
                 offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
             return
         queue_offsets = list(result.message_queue_offsets)
+        if batch.order:
+            self._found_orderly(batch, group, topic, qid, offset, queue_offsets)
+            batch.buffers.extend(result.message_buffers)
+            return
         ck = PopCheckPoint(
             start_offset=offset,
             pop_time=batch.pop_time,
@@ -234,3 +275,19 @@ class PopReader:
             )  # fmt: skip
             msg.topic = origin_topic
             batch.buffers.append(bytes(encode_message(msg)))
+
+    def _found_orderly(
+        self, batch: PopBatch, group: str, topic: str, qid: int, offset: int, offsets: list[int]
+    ) -> None:
+        """The batch becomes the queue's order info; the offset stays at its start."""
+        counts, smallest = self.order_info.update(
+            batch.attempt_id, topic, group, qid, batch.pop_time, batch.invisible_time, offsets
+        )
+        self.broker.consumer_offset_manager.commit_offset(POP_LOCAL_HOST, group, topic, qid, offset)
+        self.on_commit()
+        self.on_order_pop(topic, group, qid)
+        batch.start_offsets.append((topic, qid, offset))
+        batch.msg_offsets.append((topic, qid, offsets))
+        batch.order_count_info.append(
+            build_order_count_info(topic_mark(topic), qid, counts, smallest)
+        )

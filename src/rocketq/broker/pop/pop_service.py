@@ -10,6 +10,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from rocketq.broker.pop.consumer_order_info import ConsumerOrderInfoManager
 from rocketq.broker.pop.inflight import PopInflightTable
 from rocketq.broker.pop.pop_long_polling import PopLongPollingService
 from rocketq.broker.pop.pop_reader import PopReader
@@ -31,9 +32,12 @@ class PopService:
         self.broker = broker
         self.revive_log = ReviveLog(broker)
         self.inflight = PopInflightTable()
+        self.order_info = ConsumerOrderInfoManager(broker.config.store_path_root_dir)
         self.reader = PopReader(
-            broker, self.inflight, self.append_check_point, self.note_offset_commit
-        )
+            broker, self.inflight, self.append_check_point, self.order_info,
+            self.note_offset_commit, self.schedule_unblock,
+        )  # fmt: skip
+        self._unblock_timers: dict[tuple[str, str, int], asyncio.TimerHandle] = {}
         self.long_polling = PopLongPollingService(broker.config)
         self.revive = PopReviveService(
             broker, self.inflight, self.revive_log.topic, self.note_offset_commit
@@ -42,6 +46,8 @@ class PopService:
         self._persist_task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
+        if not self.order_info.load():
+            log.info("no %s yet; starting empty", self.order_info.path)
         self.revive_log.ensure_topic()
         self.revive.start()
 
@@ -52,6 +58,9 @@ class PopService:
             self._persist_handle.cancel()
         if self._persist_task is not None:
             await self._persist_task
+        for timer in self._unblock_timers.values():
+            timer.cancel()
+        self.order_info.persist()
 
     def note_offset_commit(self) -> None:
         """A pop moved a consume offset: persist the offsets within ``OFFSET_PERSIST_DELAY_S``
@@ -64,10 +73,15 @@ class PopService:
 
     def _persist_offsets(self) -> None:
         self._persist_handle = None
-        manager = self.broker.consumer_offset_manager
         self._persist_task = asyncio.get_running_loop().create_task(
-            asyncio.to_thread(manager.persist)
+            asyncio.to_thread(self._persist_now)
         )
+
+    def _persist_now(self) -> None:
+        """The offsets, then the order info (RocketMQ persists consumerOrderInfo.json every
+        10 s; promptly here too, so a FIFO batch popped before a kill -9 stays blocked)."""
+        self.broker.consumer_offset_manager.persist()
+        self.order_info.persist()
 
     async def append_check_point(self, ck: PopCheckPoint, revive_qid: int) -> bool:
         status = await self.revive_log.append(ck, revive_qid)
@@ -149,6 +163,69 @@ class PopService:
             ack, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
         )
         return now
+
+    # ------------------------------------------------------------------ FIFO (orderly)
+
+    def schedule_unblock(self, topic: str, group: str, queue_id: int) -> None:
+        """ConsumerOrderInfoLockManager: wake the pops parked on a FIFO queue when its block
+        ends (the batch's invisible time over) as well as when it is acked."""
+        key = (topic, group, queue_id)
+        old = self._unblock_timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+        info = self.order_info.get(topic, group, queue_id)
+        now = self.broker.message_store.now_ms()
+        free_at = info.lock_free_timestamp(now) if info is not None else None
+        if free_at is None or free_at <= now:
+            return
+        loop = asyncio.get_running_loop()
+        self._unblock_timers[key] = loop.call_later(
+            (free_at - now) / 1000, self._unblocked, topic, group, queue_id
+        )
+
+    def _unblocked(self, topic: str, group: str, queue_id: int) -> None:
+        self._unblock_timers.pop((topic, group, queue_id), None)
+        self.long_polling.notify_group(topic, group)
+
+    async def ack_orderly(
+        self, group: str, topic: str, queue_id: int, offset: int, pop_time: int
+    ) -> int:
+        """AckMessageProcessor.ackOrderly under the queue's lock: the offset committed (>= 0),
+        -1 illegal, -2 another pop's handle, -3 already committed past it."""
+        if offset < self.broker.consumer_offset_manager.query_offset(group, topic, queue_id):
+            return -3
+        async with self.reader.queue_lock(group, topic, queue_id):
+            offsets = self.broker.consumer_offset_manager
+            if offset < offsets.query_offset(group, topic, queue_id):
+                return -3
+            next_offset = self.order_info.commit_and_next(topic, group, queue_id, offset, pop_time)
+            if next_offset < 0:
+                return next_offset
+            offsets.commit_offset("ackOrderly", group, topic, queue_id, next_offset)
+            self.note_offset_commit()
+            if not self.order_info.check_block(None, topic, group, queue_id, 0):
+                self.long_polling.notify_group(topic, group)
+            return next_offset
+
+    async def change_invisible_time_orderly(
+        self, group: str, topic: str, handle: ExtraInfo, invisible_time: int
+    ) -> int | None:
+        """ChangeInvisibleTimeProcessor.processChangeInvisibleTimeForOrder: the message's next
+        visible time moves to now + ``invisible_time``; the new handle keeps the popTime and
+        has invisibleTime = nextVisibleTime - popTime (returned; None: refused)."""
+        queue_id, offset = handle.queue_id, handle.queue_offset
+        async with self.reader.queue_lock(group, topic, queue_id):
+            if offset < self.broker.consumer_offset_manager.query_offset(group, topic, queue_id):
+                return None
+            next_visible = self.broker.message_store.now_ms() + invisible_time
+            info = self.order_info.update_next_visible_time(
+                topic, group, queue_id, offset, handle.pop_time, next_visible
+            )
+            if info is None:
+                return None
+        self.note_offset_commit()
+        self.schedule_unblock(topic, group, queue_id)
+        return next_visible - handle.pop_time
 
 
 _ACK_FIELDS = (

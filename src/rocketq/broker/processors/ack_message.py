@@ -9,6 +9,12 @@ Java broker (whose proxy does it): a handle whose invisible time is over, or tha
 invisible time replaced, is refused (NO_MESSAGE "receipt handle is expired"), so an ack
 never races the revive of the same message. The ack is written as an ``ack`` (or ``bAck``)
 record to the revive topic, due when the checkpoint is.
+
+A FIFO handle (reviveQid 999) is acked in the queue's order info instead
+(AckMessageProcessor.ackOrderly): when the whole batch is acked the consume offset commits past
+it and pops parked on the queue are woken. An offset the batch does not hold answers
+MESSAGE_ILLEGAL "offset is illegal"; a handle of an earlier pop of the queue (its batch popped
+again since) is refused as expired; an offset already committed past succeeds.
 """
 
 from __future__ import annotations
@@ -54,10 +60,10 @@ class AckMessageProcessor:
         refused = check_message(self.broker, topic, h.queue_id, h.offset, inclusive_max=True)
         if refused is not None:
             return refused
-        if handle.is_order:
-            return _error(ResponseCode.SYSTEM_ERROR, "FIFO (orderly) pop is not supported yet")
         if is_expired(self.broker, handle):
             return _error(ResponseCode.NO_MESSAGE, HANDLE_EXPIRED)
+        if handle.is_order:
+            return await self._ack_orderly(h.consumer_group, topic, h.queue_id, h.offset, handle)
         handle = _with_queue(handle, h.queue_id)
         accepted = await self.broker.pop_service.ack(h.consumer_group, topic, handle, [h.offset])
         if not accepted:
@@ -89,13 +95,36 @@ class AckMessageProcessor:
             offsets = [b.start_offset + i for i in b.bit_set if low <= b.start_offset + i <= high]
             if not offsets:
                 continue
-            if handle.is_order or is_expired(self.broker, handle):
+            if is_expired(self.broker, handle):
                 refused += len(offsets)
+                continue
+            if handle.is_order:
+                for offset in offsets:
+                    answer = await self._ack_orderly(
+                        b.consumer_group, topic, b.queue_id, offset, handle
+                    )
+                    refused += answer.code != ResponseCode.SUCCESS
                 continue
             accepted = await self.broker.pop_service.ack(b.consumer_group, topic, handle, offsets)
             refused += len(offsets) - len(accepted)
         if refused:
             return _error(ResponseCode.NO_MESSAGE, f"{HANDLE_EXPIRED} ({refused} not acked)")
+        return RemotingCommand.create_response(ResponseCode.SUCCESS)
+
+    async def _ack_orderly(
+        self, group: str, topic: str, queue_id: int, offset: int, handle: ExtraInfo
+    ) -> RemotingCommand:
+        pop = self.broker.pop_service
+        next_offset = await pop.ack_orderly(group, topic, queue_id, offset, handle.pop_time)
+        if next_offset == -1:
+            committed = self.broker.consumer_offset_manager.query_offset(group, topic, queue_id)
+            return _error(
+                ResponseCode.MESSAGE_ILLEGAL,
+                f"offset is illegal, key:{topic}@{group}@{queue_id}, old:{committed}, "
+                f"commit:{offset}, next:{next_offset}",
+            )
+        if next_offset == -2:
+            return _error(ResponseCode.NO_MESSAGE, HANDLE_EXPIRED)
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
 

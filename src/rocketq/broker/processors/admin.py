@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.metadata_acks import TOPIC_DATA_VERSION, TOPIC_SYNC_WAIT_S
 from rocketq.broker.runtime_info import broker_runtime_info
 from rocketq.common.attribute import (
     ADD_SIGN,
@@ -18,6 +19,7 @@ from rocketq.common.attribute import (
 from rocketq.common.topic import validate_topic
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import (
@@ -88,7 +90,16 @@ class AdminBrokerProcessor:
             )
         except AttributeRefusedError as exc:  # AdminBrokerProcessor.updateAndCreateTopic
             return _error(ResponseCode.SYSTEM_ERROR, str(exc))
+        version = self.broker.topic_config_manager.data_version
+        target = (version.state_version_or_zero, version.counter)
         await self.broker.register_broker_all()
+        late = await self.broker.slave_version_acks.wait_for(target, TOPIC_SYNC_WAIT_S)
+        if late:  # controller mode: answered once the in-sync slaves have it (metadata_acks)
+            return _error(
+                ResponseCode.SYSTEM_ERROR,
+                f"topic {h.topic} is created on the master, but in-sync slaves {late} did "
+                f"not confirm it within {TOPIC_SYNC_WAIT_S:g} s; a failover now may lose it",
+            )
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
     async def delete_topic(
@@ -119,7 +130,15 @@ class AdminBrokerProcessor:
     async def get_all_topic_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        body = self.broker.topic_config_manager.build_serialize_wrapper().encode()
+        manager = self.broker.topic_config_manager
+        fields = request.ext_fields or {}
+        self.broker.slave_version_acks.note(fields)
+        mine = manager.data_version.to_json()
+        if fields.get(TOPIC_DATA_VERSION) == fastjson.dumps(mine).decode("utf-8"):
+            # a controller-mode slave's poll, and the table has not moved: the version only
+            body = fastjson.dumps({"dataVersion": mine})
+            return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
+        body = manager.build_serialize_wrapper().encode()
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
 
     async def get_broker_runtime_info(

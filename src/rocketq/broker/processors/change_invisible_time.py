@@ -6,6 +6,11 @@ ChangeInvisibleTimeResponseHeader (popTime = now, invisibleTime, reviveQid) make
 handle: ``offset popTime invisibleTime reviveQid mark brokerName queueId offset``. Checks as
 the ack's (``ack_message``), except that the offset must lie in [min, max) (NO_MESSAGE); an
 expired or replaced handle is refused with NO_MESSAGE "receipt handle is expired".
+
+A FIFO handle (reviveQid 999) moves the message's next visible time in the queue's order info
+(processChangeInvisibleTimeForOrder): the reply keeps the handle's popTime, its invisibleTime
+is the new next visible time - popTime. A message already acked, or of an earlier pop of the
+queue, is refused as expired.
 """
 
 from __future__ import annotations
@@ -51,10 +56,6 @@ class ChangeInvisibleTimeProcessor:
         refused = check_message(self.broker, topic, h.queue_id, h.offset, inclusive_max=False)
         if refused is not None:
             return refused
-        if handle.is_order:
-            return RemotingCommand.create_response(
-                ResponseCode.SYSTEM_ERROR, "FIFO (orderly) pop is not supported yet"
-            )
         if h.invisible_time < 0:
             return RemotingCommand.create_response(
                 ResponseCode.INVALID_PARAMETER, f"invisibleTime is illegal: {h.invisible_time}"
@@ -65,13 +66,19 @@ class ChangeInvisibleTimeProcessor:
             handle.ck_queue_offset, handle.pop_time, handle.invisible_time, handle.revive_qid,
             handle.mark, handle.broker_name, h.queue_id, h.offset,
         )  # fmt: skip
-        pop_time = await self.broker.pop_service.change_invisible_time(
-            group, topic, handle, h.invisible_time
-        )
-        if pop_time is None:
+        pop = self.broker.pop_service
+        if handle.is_order:
+            invisible = await pop.change_invisible_time_orderly(
+                group, topic, handle, h.invisible_time
+            )
+            pop_time = None if invisible is None else handle.pop_time
+        else:
+            invisible = h.invisible_time
+            pop_time = await pop.change_invisible_time(group, topic, handle, h.invisible_time)
+        if pop_time is None or invisible is None:
             return RemotingCommand.create_response(ResponseCode.NO_MESSAGE, HANDLE_EXPIRED)
         header = ChangeInvisibleTimeResponseHeader(
-            pop_time=pop_time, invisible_time=h.invisible_time, revive_qid=handle.revive_qid
+            pop_time=pop_time, invisible_time=invisible, revive_qid=handle.revive_qid
         )
         return RemotingCommand.create_response(
             ResponseCode.SUCCESS, None, ext_fields=header.to_ext_fields()

@@ -3,7 +3,9 @@
 Answers ``hasMsg=true`` at once when the (group, topic)'s queues or its POP retry topic hold
 messages past the group's committed offsets (NotificationProcessor.hasMsgFromTopic), else
 parks the request like a pop (``PopLongPollingService``) until a message arrives (true) or the
-poll time passes (false); a full park list answers ``pollingFull=true``.
+poll time passes (false); a full park list answers ``pollingFull=true``. For a FIFO request
+(``order``, or a group with ``consumeMessageOrderly``) the retry topic and the queues blocked by
+an unfinished FIFO batch do not count (NotificationProcessor.hasMsgFromQueue).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ class NotificationProcessor:
             return RemotingCommand.create_response(
                 ResponseCode.TOPIC_NOT_EXIST, f"topic[{h.topic}] not exist, apply first please!"
             )
-        if self.has_msg(h.consumer_group, h.topic, h.queue_id):
+        if self.has_msg(h.consumer_group, h.topic, h.queue_id, h.order, h.attempt_id):
             return _answer(has_msg=True)
         parked = self.broker.pop_service.long_polling.polling(
             PopRequest(
@@ -59,16 +61,28 @@ class NotificationProcessor:
             return None
         return _answer(has_msg=False, polling_full=parked is PollingResult.POLLING_FULL)
 
-    def has_msg(self, group: str, topic: str, queue_id: int) -> bool:
-        reader = self.broker.pop_service.reader
-        store = self.broker.message_store
+    def has_msg(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        order: bool | None = False,
+        attempt_id: str | None = None,
+    ) -> bool:
+        pop = self.broker.pop_service
+        reader, store = pop.reader, self.broker.message_store
+        sgc = self.broker.subscription_group_manager.find_subscription_group_config(group)
+        order = bool(order) or (sgc is not None and sgc.orderly)
         retry = build_pop_retry_topic(topic, group, self.broker.config.enable_retry_topic_v2)
-        for t, qid in ((topic, queue_id), (retry, -1)):
+        targets = [(topic, queue_id)] if order else [(topic, queue_id), (retry, -1)]
+        for t, qid in targets:
             tc = self.broker.topic_config_manager.select_topic_config(t)
             if tc is None:
                 continue
             queues = [qid] if qid >= 0 else range(tc.read_queue_nums)
             for q in queues:
+                if order and pop.order_info.check_block(attempt_id, t, group, q, 0):
+                    continue
                 offset = reader.pop_offset(group, t, q, INIT_MODE_MAX, commit=False)
                 if store.get_max_offset_in_queue(t, q) > offset:
                     return True
@@ -77,7 +91,8 @@ class NotificationProcessor:
     async def _wakeup(
         self, channel: RemotingChannel, request: RemotingCommand, h: NotificationRequestHeader
     ) -> None:
-        response = _answer(has_msg=self.has_msg(h.consumer_group, h.topic, h.queue_id))
+        found = self.has_msg(h.consumer_group, h.topic, h.queue_id, h.order, h.attempt_id)
+        response = _answer(has_msg=found)
         if channel.is_closed:
             return
         response.response_to(request)

@@ -7,6 +7,9 @@ group, the filter (tag or SQL92, ``expType``/``exp``). Then ``PopReader`` pops; 
 parks the request (``PopLongPollingService``) for its ``pollTime``, or answers POLLING_FULL.
 The reply (SUCCESS) carries the records back to back and a PopMessageResponseHeader with
 ``startOffsetInfo``/``msgOffsetInfo``, from which the client builds each message's handle.
+A FIFO pop (``order=true``, for a group with ``consumeMessageOrderly``) is answered with
+reviveQid 999 and ``orderCountInfo`` (each message's earlier deliveries); see ``PopReader``.
+A group with ``consumeMessageOrderly`` always pops FIFO (RocketMQ's proxy sends its ``order``).
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ class PopMessageProcessor:
             h.init_mode,
             message_filter,
             retry_filter,
+            order=self._is_order(h),
+            attempt_id=h.attempt_id,
         )
         if batch.count:
             return _found(batch)
@@ -122,6 +127,15 @@ class PopMessageProcessor:
             await channel.send(response)
         except (RemotingError, OSError) as exc:
             log.info("answering parked pop to %s failed: %s", channel.remote_addr, exc)
+
+    def _is_order(self, h: PopMessageRequestHeader) -> bool:
+        """The request's ``order``, or the group's ``consumeMessageOrderly`` (what RocketMQ's
+        proxy sends as ``order`` for a FIFO group, so remoting pops get it too)."""
+        if h.order:
+            return True
+        sgm = self.broker.subscription_group_manager
+        group = sgm.find_subscription_group_config(h.consumer_group)
+        return group is not None and group.orderly
 
     def _check(self, h: PopMessageRequestHeader) -> RemotingCommand | None:
         broker = self.broker
@@ -196,6 +210,7 @@ def _found(batch: PopBatch) -> RemotingCommand:
         rest_num=batch.rest_num,
         start_offset_info=build_start_offset_info(batch.start_offsets),
         msg_offset_info=build_msg_offset_info(batch.msg_offsets),
+        order_count_info=";".join(batch.order_count_info) if batch.order else None,
     )
     return RemotingCommand.create_response(
         ResponseCode.SUCCESS,

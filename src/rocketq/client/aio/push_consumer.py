@@ -10,6 +10,9 @@ Offsets are recorded increase-only in memory, piggy-backed on pulls, persisted b
 timer, when a queue moves away, and at shutdown. In clustering mode the group's retry topic
 ``%RETRY%<group>`` is subscribed too, and offsets live on the broker; broadcasting keeps them in
 a local file.
+
+With ``client_rebalance=False`` the consumer runs RocketMQ 5's POP mode instead of the pull
+path: no queue is assigned, the broker picks the queues of each pop (``PopConsumeService``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from rocketq.client.aio.offset_store import (
     RemoteBrokerOffsetStore,
     default_offset_store_dir,
 )
+from rocketq.client.aio.pop_consume_service import PopConsumeService
 from rocketq.client.aio.pull_api import pull_kernel, route_moved
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.allocate_strategy import allocate_strategy
@@ -90,6 +94,7 @@ class PushConsumer(ConsumerCore):
         self.offset_store: OffsetStore | None = None
         self._pull_tasks: dict[MessageQueue, asyncio.Task[None]] = {}
         self._lock_task: asyncio.Task[None] | None = None
+        self._pop: PopConsumeService | None = None
 
     # ------------------------------------------------------------------ setup
 
@@ -129,6 +134,9 @@ class PushConsumer(ConsumerCore):
             raise ClientError("register a message listener before start")
         if not self._subscriptions:
             raise ClientError("subscribe to a topic before start")
+        pop_mode = not self.config.client_rebalance
+        if pop_mode and not self.clustering:
+            raise ClientError("POP mode (client_rebalance=False) needs CLUSTERING")
         instance = MQClientInstance.get(self.config)
         rebalance = RebalanceImpl(
             instance,
@@ -140,15 +148,21 @@ class PushConsumer(ConsumerCore):
         rebalance.lock_max_live_time_s = self.config.lock_max_live_time_s
         for topic, expression in self._subscriptions.items():
             rebalance.subscription_inner[topic] = build_subscription(topic, expression, now_ms())
-        if self.clustering:
+        if self.clustering and not pop_mode:  # a POP retry topic is the broker's business
             retry = retry_topic(self.group)
             rebalance.subscription_inner[retry] = build_subscription_data(retry, "*", now_ms())
+        if self.clustering:
             self.offset_store = RemoteBrokerOffsetStore(instance, self.group)
         else:
             root = self.config.offset_store_dir or default_offset_store_dir()
             self.offset_store = LocalOffsetStore(Path(root), instance.client_id, self.group)
         self.offset_store.load()
         self._consume = ConsumeService(self.config, self._listener, self, orderly=self._orderly)
+        if pop_mode:
+            self._pop = PopConsumeService(
+                instance, self.config, self._consume, lambda: rebalance.subscription_inner,
+                orderly=self._orderly,
+            )  # fmt: skip
         self._instance, self._rebalance, self._running = instance, rebalance, True
         instance.register_consumer(self)
         for topic in list(rebalance.subscription_inner):
@@ -160,7 +174,7 @@ class PushConsumer(ConsumerCore):
             await self.shutdown()
             raise
         await instance.send_heartbeat_to_all()
-        if self._orderly and self.clustering:
+        if self._orderly and self.clustering and self._pop is None:
             self._lock_task = asyncio.get_running_loop().create_task(self._lock_loop())
         instance.rebalance_immediately()
         self.start_timestamp_ms = now_ms()
@@ -179,10 +193,12 @@ class PushConsumer(ConsumerCore):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._pull_tasks.clear()
+        if self._pop is not None:
+            await self._pop.shutdown(await_termination_s)
         if self._consume is not None:
             await self._consume.shutdown(await_termination_s)
         await self.persist_consumer_offset()
-        if self._orderly and self.clustering:
+        if self._orderly and self.clustering and self._pop is None:
             await self.rebalance.unlock(sorted(self.rebalance.process_queue_table))
         for pq in self.rebalance.process_queue_table.values():
             pq.dropped = True
@@ -204,7 +220,9 @@ class PushConsumer(ConsumerCore):
     # ------------------------------------------------------------------ ConsumerMember
 
     async def do_rebalance(self) -> None:
-        if self._running:
+        if self._running and self._pop is not None:
+            await self._pop.refresh()
+        elif self._running:
             await self.rebalance.do_rebalance(is_order=self._orderly)
 
     async def persist_consumer_offset(self) -> None:

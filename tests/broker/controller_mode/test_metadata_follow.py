@@ -1,0 +1,116 @@
+"""Metadata follows within 2 s in controller mode (broker/metadata_acks.py): a topic create on
+the master is answered once the in-sync slave holds it, refused with a remark when the slave
+does not confirm in time, and committed offsets and subscription groups reach the slave
+within 2 s, the topic table crossing the wire only when its version moved."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.controller import BrokerController
+from rocketq.broker.metadata_acks import TOPIC_SYNC_WAIT_S
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
+from rocketq.testing.broker import run_namesrv
+from rocketq.testing.controller_mode import manager, run_controller_mode_broker
+from rocketq.testing.controller_wire import ControllerGroup
+from rocketq.testing.wait import until
+from rocketq.testing.wire import create_topic_request, request
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@contextlib.asynccontextmanager
+async def master_and_slave(tmp: Path) -> AsyncIterator[tuple[BrokerController, BrokerController]]:
+    """A group of two, both in the SyncStateSet, the slave's metadata poll running."""
+    controllers = ControllerGroup(tmp / "controller", size=1)
+    await controllers.start_all()
+    try:
+        leader = await controllers.leader()
+        async with (
+            run_namesrv() as ns,
+            run_controller_mode_broker(tmp / "b0", ns.addr, [leader.addr]) as b0,
+            run_controller_mode_broker(tmp / "b1", ns.addr, [leader.addr]) as b1,
+        ):
+            brokers = [b0, b1]
+            assert await until(lambda: any(manager(b).is_master for b in brokers), 20)
+            master = next(b for b in brokers if manager(b).is_master)
+            slave = b1 if master is b0 else b0
+            assert await until(lambda: len(manager(master).sync_state_set) == 2, 20)
+            assert await until(lambda: slave.slave_synchronize.sync_count > 0, 10)
+            yield master, slave
+    finally:
+        await controllers.stop_all()
+
+
+async def test_a_topic_create_is_answered_once_the_in_sync_slave_has_it(tmp_path: Path) -> None:
+    async with master_and_slave(tmp_path) as (master, slave):
+        client = RemotingClient()
+        try:
+            response = await client.invoke(master.broker_addr, create_topic_request("TopicNew"), 10)
+            assert response.code == ResponseCode.SUCCESS, response.remark
+            # no wait: the answer came once the slave reported the new version
+            assert "TopicNew" in slave.topic_config_manager.topic_config_table
+            assert (
+                slave.topic_config_manager.data_version == master.topic_config_manager.data_version
+            )
+
+            # the slave's poll no longer moves the table while nothing changed
+            before = slave.slave_synchronize.sync_count
+            assert await until(lambda: slave.slave_synchronize.sync_count >= before + 2, 5)
+            assert "TopicNew" in slave.topic_config_manager.topic_config_table
+
+            # offsets committed on the master reach the slave within 2 s
+            master.consumer_offset_manager.commit_offset("h", "G1", "TopicNew", 2, 77)
+            assert await until(
+                lambda: slave.consumer_offset_manager.query_offset("G1", "TopicNew", 2) == 77, 2.0
+            )
+
+            # a slave that stops syncing: the create is refused with a remark, not acked
+            stalled = slave.slave_synchronize.master_addr
+            slave.slave_synchronize.master_addr = None
+            late = await client.invoke(
+                master.broker_addr, create_topic_request("TopicLate"), TOPIC_SYNC_WAIT_S + 5
+            )
+            assert late.code == ResponseCode.SYSTEM_ERROR
+            assert "did not confirm" in (late.remark or "")
+            assert "TopicLate" in master.topic_config_manager.topic_config_table
+            assert "TopicLate" not in slave.topic_config_manager.topic_config_table
+            slave.slave_synchronize.master_addr = stalled
+            assert await until(
+                lambda: "TopicLate" in slave.topic_config_manager.topic_config_table, 2.0
+            )
+        finally:
+            await client.shutdown()
+
+
+async def test_a_poll_with_the_current_version_gets_the_version_alone(tmp_path: Path) -> None:
+    async with master_and_slave(tmp_path) as (master, _):
+        client = RemotingClient()
+        try:
+            full = await client.invoke(
+                master.broker_addr, request(RequestCode.GET_ALL_TOPIC_CONFIG), 5
+            )
+            assert b"topicConfigTable" in (full.body or b"")
+            version = fastjson.dumps(master.topic_config_manager.data_version.to_json())
+            poll = await client.invoke(
+                master.broker_addr,
+                request(
+                    RequestCode.GET_ALL_TOPIC_CONFIG,
+                    slaveBrokerId=9,
+                    topicDataVersion=version.decode(),
+                ),
+                5,
+            )
+        finally:
+            await client.shutdown()
+        assert poll.code == ResponseCode.SUCCESS
+        assert b"topicConfigTable" not in (poll.body or b"")
+        assert b"dataVersion" in (poll.body or b"")
+        assert 9 in master.slave_version_acks.reported

@@ -1,0 +1,142 @@
+"""Timers across a failover in controller mode. The timerlog, wheel and timercheck are the
+master's own files (not replicated); the wheel topic ``rmq_sys_wheel_timer`` is in the
+commitlog, which HA replicates. A slave's timer does not run; when it is promoted the timer
+starts from its own recovered state, reads the wheel topic's consume queue again, and its
+restart window (``store/timer/delivery_marks``) skips what the old master already delivered.
+The test: timers due before the kill (delivered by the old master), timers pending at the
+kill -9; on the new master each fires exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.controller_mode.controller_client import ControllerClient, ReplicaView
+from rocketq.common import message_const as mc
+from rocketq.common.message_decoder import decode_message
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.response_code import ResponseCode
+from rocketq.testing.broker import run_namesrv
+from rocketq.testing.broker_process import BrokerProcess
+from rocketq.testing.controller_mode import controller_mode_conf
+from rocketq.testing.controller_wire import ControllerGroup
+from rocketq.testing.wire import create_topic_request, request, send_request
+from tests.e2e.ha_support import open_stopped_store
+from tests.e2e.test_controller_failover import eventually
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(90)]
+
+BROKER_NAME = "broker-a"
+TOPIC = "TimerFailover"
+EARLY = 6  # due before the kill
+PENDING = 6  # due after it
+
+
+async def max_offset(client: RemotingClient, addr: str) -> int:
+    response = await client.invoke(
+        addr, request(RequestCode.GET_MAX_OFFSET, topic=TOPIC, queueId=0), 3
+    )
+    assert response.code == ResponseCode.SUCCESS, response.remark
+    return int(response.ext_fields["offset"])
+
+
+async def send_timer(client: RemotingClient, addr: str, key: str, due_ms: int) -> None:
+    extra = {
+        mc.PROPERTY_TIMER_DELIVER_MS: str(due_ms),
+        mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: key,
+    }
+    response = await client.invoke(addr, send_request(TOPIC, key.encode(), extra=extra), 10)
+    assert response.code == ResponseCode.SUCCESS, response.remark
+
+
+def copies(conf: dict[str, str]) -> Counter[str]:
+    """UNIQ_KEY -> copies in the target topic of a stopped broker's store (opened as a slave,
+    so its timer does not run)."""
+    store = open_stopped_store({**conf, "brokerRole": "SLAVE"})
+    got: Counter[str] = Counter()
+    try:
+        offset = 0
+        while True:
+            result = store.get_message("check", TOPIC, 0, offset, 32)
+            if not result.message_buffers:
+                break
+            for data in result.message_buffers:
+                msg = decode_message(data, check_crc=False)
+                got[msg.properties[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX]] += 1
+            offset = result.next_begin_offset
+    finally:
+        store.shutdown()
+    return got
+
+
+async def test_timers_pending_at_the_masters_kill_fire_once_on_the_new_master(
+    tmp_path: Path,
+) -> None:
+    controllers = ControllerGroup(tmp_path / "controller", size=1)
+    await controllers.start_all()
+    client = RemotingClient()
+    brokers: list[BrokerProcess] = []
+    try:
+        leader = await controllers.leader()
+        ctl = ControllerClient([leader.addr])
+        async with run_namesrv() as ns:
+            confs = [
+                {
+                    **controller_mode_conf(tmp_path / f"b{i}", ns.addr, [leader.addr]),
+                    "timerPrecisionMs": "100",
+                }
+                for i in range(2)
+            ]
+            brokers += [BrokerProcess(tmp_path / f"p{i}", c) for i, c in enumerate(confs)]
+            await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
+            view = ReplicaView(None, "", 0, 0, frozenset())
+
+            async def group_of(size: int, epoch: int) -> bool:
+                nonlocal view
+                view = await ctl.get_replica_info(BROKER_NAME)
+                return view.master_epoch == epoch and len(view.sync_state_set) >= size
+
+            assert await eventually(lambda: group_of(2, 1), 30), view
+            master = view.master_address
+            old = next(b for b in brokers if b.addr == master)
+            created = await client.invoke(master, create_topic_request(TOPIC, 1), 10)
+            assert created.code == ResponseCode.SUCCESS, created.remark
+
+            now = int(time.time() * 1000)
+            for i in range(EARLY):
+                await send_timer(client, master, f"early{i}", now + 300 + 50 * i)
+            for i in range(PENDING):
+                await send_timer(client, master, f"pending{i}", now + 4000 + 100 * i)
+
+            async def delivered(addr: str, count: int) -> bool:
+                return await max_offset(client, addr) >= count
+
+            assert await eventually(lambda: delivered(master, EARLY), 10)
+            old.kill()
+            assert await eventually(lambda: group_of(1, 2), 15), view
+            new_master = view.master_address
+            assert new_master != master
+            sentinel_due = int(time.time() * 1000) + 300
+            sentinel_due = max(sentinel_due, now + 4000 + 100 * PENDING + 500)
+            await send_timer(client, new_master, "sentinel", sentinel_due)
+            total = EARLY + PENDING + 1
+            assert await eventually(lambda: delivered(new_master, total), 20)
+            survivor = next(b for b in brokers if b.addr == new_master)
+            survivor.stop()
+            await ctl.shutdown()
+    finally:
+        for b in brokers:
+            b.kill()
+        await client.shutdown()
+        await controllers.stop_all()
+
+    conf = next(c for c in confs if new_master.endswith(":" + c["listenPort"]))
+    got = copies(conf)
+    expected = {f"early{i}" for i in range(EARLY)} | {f"pending{i}" for i in range(PENDING)}
+    assert set(got) == expected | {"sentinel"}, set(got) ^ (expected | {"sentinel"})
+    assert {k: n for k, n in got.items() if n != 1} == {}  # every timer fired exactly once
