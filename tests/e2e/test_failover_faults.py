@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocketq.testing.failover.checker import check
-from rocketq.testing.failover.faults import FAULTS
+from rocketq.testing.failover.cluster import FAULTS
 from rocketq.testing.failover.load import Consumed, Ledger
 from rocketq.testing.failover.runner import run
 

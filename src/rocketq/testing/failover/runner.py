@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rocketq.testing.failover.checker import Verdict, check
-from rocketq.testing.failover.cluster import FaultCluster
-from rocketq.testing.failover.faults import FAULTS, inject
+from rocketq.testing.failover.cluster import FAULTS, FaultCluster, inject
 from rocketq.testing.failover.load import Ledger, Load, Route
 
 HEAL_TIMEOUT_S = 60.0
