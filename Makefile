@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 STORE ?= $(HOME)/store
 ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 
-.PHONY: run test lint typecheck bench clean venv system-deps interop-js simulate faults
+.PHONY: run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js simulate faults
 
 venv: $(STAMP)
 
@@ -64,6 +64,18 @@ bench: $(STAMP)
 	$(BIN)/python bench/broker_bench.py
 	$(BIN)/python bench/client_bench.py --count 8000 --size 256
 	$(BIN)/python bench/ha_bench.py
+
+# issue 18: POP against pull and the redelivery lag; timer lateness and RSS (a few minutes each)
+bench-pop: $(STAMP)
+	$(BIN)/python bench/pop_bench.py
+
+bench-timer: $(STAMP)
+	$(BIN)/python bench/timer_bench.py lateness
+	$(BIN)/python bench/timer_bench.py rss --count 1000000 --cap 150
+
+# timers due up to an hour ahead, each checked delivered once and not early (runs ~61 minutes)
+timer-hour: $(STAMP)
+	$(BIN)/python bench/timer_bench.py span --seconds 3600 --count 3600
 
 # ali-ons (npm) for tests/interop/test_ali_ons.py; node and npm come from apt where missing
 interop-js: $(ALI_ONS)

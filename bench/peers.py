@@ -176,6 +176,21 @@ def rocketq_sync_flush_broker(data_dir: str) -> Iterator[Server]:
 
 
 @contextlib.contextmanager
+def rocketq_broker(data_dir: str, conf: dict[str, str], name: str = "rocketq") -> Iterator[Server]:
+    """``rocketq broker -c`` with the extra broker.conf keys ``conf``, no name server."""
+    port = free_port()
+    path = os.path.join(data_dir, "broker.conf")
+    lines = {"listenPort": str(port), "brokerIP1": "127.0.0.1", **conf}
+    with open(path, "w") as f:
+        f.writelines(f"{k}={v}\n" for k, v in lines.items())
+    rocketq = os.path.join(os.path.dirname(sys.executable), "rocketq")
+    args = [rocketq, "broker", "-c", path, "--store", os.path.join(data_dir, "store")]
+    proc = _spawn(args, os.path.join(data_dir, f"{name}.log"))
+    with _serving(Server(name, port, proc)) as server:
+        yield server
+
+
+@contextlib.contextmanager
 def nats_server(data_dir: str) -> Iterator[Server]:
     """nats-server with JetStream, file storage in a private directory."""
     port = free_port()

@@ -137,6 +137,7 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     messages_of_queue = blocking_twin(_Admin.messages_of_queue)
     query_msg_by_offset = blocking_twin(_Admin.query_msg_by_offset)
     messages_of_topic = blocking_twin(_Admin.messages_of_topic)
+    query_msg_trace_by_id = blocking_twin(_Admin.query_msg_trace_by_id)
 
     # ------------------------------------------------------------------ maintenance
 

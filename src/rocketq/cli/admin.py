@@ -27,6 +27,7 @@ from rocketq.cli import (
     admin_stats,
     admin_subscription_group,
     admin_topic,
+    admin_trace,
     admin_unsupported,
 )
 
@@ -75,6 +76,7 @@ for module in (
     admin_message,
     admin_message_scan,
     admin_message_queue,
+    admin_trace,
     admin_latency,
     admin_namesrv,
     admin_maintenance,

@@ -81,7 +81,7 @@ class AdminContext:
         except (RocketQError, ValueError, OSError) as exc:
             raise click.ClickException(describe(exc)) from exc
 
-    def producer(self, group: str) -> Producer:
+    def producer(self, group: str, *, enable_msg_trace: bool = False) -> Producer:
         """A producer of ``group`` on the command's name server, signed with its account."""
         from rocketq.client.aio import Producer
 
@@ -90,6 +90,7 @@ class AdminContext:
             namesrv_addr=self.namesrv_addr,
             access_key=self.access_key,
             secret_key=self.secret_key,
+            enable_msg_trace=enable_msg_trace,
         )
 
     def connect_failure(self, exc: RemotingConnectError) -> str:

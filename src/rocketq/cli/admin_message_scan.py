@@ -195,7 +195,7 @@ def consume_message(
     "trace",
     type=bool,
     default=False,
-    help="Message trace is not supported: true is refused.",
+    help="true: the producer sends a trace record (queryMsgTraceById shows it).",
 )
 @admin_command
 def send_message(
@@ -214,14 +214,12 @@ def send_message(
     Example:
       rocketq admin sendMessage -n 127.0.0.1:9876 -t TopicTest -p "hello" -k order-42 -c TagA
     """
-    if trace:
-        raise click.UsageError("message trace (-m true) is not supported by rocketq")
     from rocketq.client import Message
 
     async def call(admin: AsyncAdminClient) -> Any:
         del admin
         msg = Message(topic, body.encode(), tags=tags, keys=keys)
-        async with ctx.producer("PID_ROCKETQ_ADMIN") as producer:
+        async with ctx.producer("PID_ROCKETQ_ADMIN", enable_msg_trace=trace) as producer:
             if broker is not None:
                 mq = MessageQueue(topic, broker, queue_id or 0)
                 return await producer.send(msg, message_queue=mq)

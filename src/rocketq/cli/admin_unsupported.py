@@ -19,7 +19,6 @@ _ACL2 = (
 )
 _ROCKSDB = "rocketq's broker keeps its metadata in JSON files, with no RocksDB config store"
 _COLD = "cold data flow control (RocketMQ 5.1's ColdDataCgCtrService) is not implemented"
-_NOT_YET = "not built yet; {instead}"
 
 #: name -> (options, reason)
 UNSUPPORTED: dict[str, tuple[str, str]] = {
@@ -38,10 +37,6 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
     "resetMasterFlushOffset": (
         "b:brokerAddr o:offset",
         _NO_PROCESSOR.format(code="RESET_MASTER_FLUSH_OFFSET (908)"),
-    ),
-    "queryMsgTraceById": (
-        "i:msgId t:traceTopic b:beginTimestamp e:endTimestamp c:maxNum",
-        _NOT_YET.format(instead="message trace comes with the trace work of issue 21"),
     ),
     "producer": (
         "b:broker",

@@ -54,6 +54,10 @@ class ClientConfig:
     access_key: str = ""
     secret_key: str = field(default="", repr=False)
     security_token: str = field(default="", repr=False)
+    #: ClientConfig.enableTrace / DefaultMQProducer(enableMsgTrace): send trace records of each
+    #: send and consume (client/trace) to ``customized_trace_topic`` or RMQ_SYS_TRACE_TOPIC
+    enable_msg_trace: bool = False
+    customized_trace_topic: str = ""
 
     def __post_init__(self) -> None:
         for name in (

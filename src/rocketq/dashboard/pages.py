@@ -23,6 +23,7 @@ from rocketq.common.topic import (
     is_system_topic,
 )
 from rocketq.common.topic_config import TopicConfig
+from rocketq.dashboard.trace_panel import message_trace
 from rocketq.errors import ClientError, ConsumerNotOnlineError, RocketQError
 
 if TYPE_CHECKING:
@@ -308,4 +309,11 @@ async def messages(board: Dashboard, request: Request) -> Response:
 async def message(board: Dashboard, request: Request) -> Response:
     q = request.query_params
     msg = await board.admin.view_message(q.get("id", ""), q.get("topic") or None)
-    return board.render("message.html", page="messages", m=message_row(msg))
+    traces, trace_notice = await message_trace(board.admin, msg.client_msg_id)
+    return board.render(
+        "message.html",
+        page="messages",
+        m=message_row(msg),
+        traces=traces,
+        trace_notice=trace_notice,
+    )

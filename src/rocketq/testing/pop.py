@@ -8,18 +8,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from rocketq.client.aio.pop_api import popped_messages
 from rocketq.common.extra_info import (
     PROPERTY_POP_CK,
     ExtraInfo,
-    build_pop_handle,
-    order_count_of,
     parse_extra_info,
-    parse_order_count_info,
-    parse_start_offset_info,
     real_topic,
 )
 from rocketq.common.message import MessageExt
-from rocketq.common.message_decoder import decode_messages
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -30,7 +26,6 @@ from rocketq.remoting.protocol.pop_headers import (
     ChangeInvisibleTimeRequestHeader,
     ChangeInvisibleTimeResponseHeader,
     PopMessageRequestHeader,
-    PopMessageResponseHeader,
     encode_batch_ack_body,
 )
 from rocketq.response_code import ResponseCode
@@ -82,21 +77,8 @@ def popped_of(response: RemotingCommand, broker_name: str) -> list[Popped]:
     """The messages of a POP response with their handles (empty unless SUCCESS)."""
     if response.code != ResponseCode.SUCCESS:
         return []
-    h = PopMessageResponseHeader.from_ext_fields(response.ext_fields)
-    starts = parse_start_offset_info(h.start_offset_info)
-    counts = parse_order_count_info(h.order_count_info)
-    out = []
-    for msg in decode_messages(response.body):
-        handle = msg.properties.get(PROPERTY_POP_CK)
-        if handle is None:
-            handle = build_pop_handle(
-                starts, h.pop_time, h.invisible_time, h.revive_qid, msg.topic, broker_name,
-                msg.queue_id, msg.queue_offset,
-            )  # fmt: skip
-            count = order_count_of(counts, msg.topic, msg.queue_id, msg.queue_offset)
-            msg.reconsume_times = count or msg.reconsume_times
-        out.append(Popped(msg, handle))
-    return out
+    _, msgs = popped_messages(response, broker_name)
+    return [Popped(msg, msg.properties[PROPERTY_POP_CK]) for msg in msgs]
 
 
 async def pop(

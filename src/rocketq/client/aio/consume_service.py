@@ -28,6 +28,10 @@ from rocketq.client.config import PushConsumerConfig
 from rocketq.client.message import restore_retry_topic
 from rocketq.client.process_queue import ProcessQueue
 from rocketq.client.status import ConsumeStatus
+from rocketq.client.trace.context import ConsumeReturnType
+from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
+from rocketq.client.trace.hooks import sub_after_context, sub_before_context
+from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.protocol.bodies import MessageModel
 
@@ -64,6 +68,8 @@ class ConsumeService:
         self._semaphore = asyncio.Semaphore(config.consume_thread_max)
         self._tasks: set[asyncio.Task[None]] = set()
         self.stopping = False
+        #: ConsumeMessageTraceHookImpl's dispatcher when enable_msg_trace is on
+        self.trace: AsyncTraceDispatcher | None = None
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -84,12 +90,25 @@ class ConsumeService:
 
     async def call_listener(self, msgs: list[MessageExt]) -> ConsumeStatus:
         """One listener call (orderly consumption)."""
-        if self._is_coroutine:
-            return await self._call_async(msgs)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call_sync, msgs)
+        return (await self.call_listener_chunks([msgs]))[0]
 
     async def call_listener_chunks(self, chunks: list[list[MessageExt]]) -> list[ConsumeStatus]:
+        """The listener calls of ``chunks``, traced (SubBefore, SubAfter) when tracing is on."""
+        trace = self.trace
+        if trace is None:
+            return await self._call_chunks(chunks)
+        befores = [sub_before_context(self.config.consumer_group, c, now_ms()) for c in chunks]
+        for before in befores:
+            if before.trace_beans:
+                trace.append(before)
+        statuses = await self._call_chunks(chunks)
+        for before, chunk, status in zip(befores, chunks, statuses, strict=True):
+            if before.trace_beans:
+                code = ConsumeReturnType.SUCCESS if status.ok else ConsumeReturnType.FAILED
+                trace.append(sub_after_context(before, len(chunk), status.ok, code, now_ms()))
+        return statuses
+
+    async def _call_chunks(self, chunks: list[list[MessageExt]]) -> list[ConsumeStatus]:
         """One call per chunk; a plain listener runs them all in one pool job (one thread hop
         per pulled batch instead of one per message), a coroutine listener concurrently."""
         if self._is_coroutine:

@@ -108,26 +108,38 @@ def process_pop_response(
 ) -> PopResult:
     """MQClientAPIImpl.processPopResponse: messages with their handles and counts (read
     whenever the reply has orderCountInfo: a FIFO group's pops are FIFO without ``order``)."""
-    h = PopMessageResponseHeader.from_ext_fields(response.ext_fields)
-    starts = parse_start_offset_info(h.start_offset_info)
-    counts = parse_order_count_info(h.order_count_info)
+    h, msgs = popped_messages(response, broker_name)
     result = PopResult(pop_time=h.pop_time, invisible_time=h.invisible_time, rest_num=h.rest_num)
-    for msg in decode_messages(response.body or b"", decompress=True):
-        props = msg.properties
-        if PROPERTY_POP_CK not in props:
-            props[PROPERTY_POP_CK] = build_pop_handle(
-                starts, h.pop_time, h.invisible_time, h.revive_qid, msg.topic, broker_name,
-                msg.queue_id, msg.queue_offset,
-            )  # fmt: skip
-            count = order_count_of(counts, msg.topic, msg.queue_id, msg.queue_offset)
-            if count > 0:
-                msg.reconsume_times = count
-        props.setdefault(PROPERTY_FIRST_POP_TIME, str(h.pop_time))
+    for msg in msgs:
+        msg.properties.setdefault(PROPERTY_FIRST_POP_TIME, str(h.pop_time))
         msg.msg_id = msg.uniq_key or msg.msg_id
         msg.topic = subscription.topic
         if is_tag_matched(subscription, msg.tags):
             result.msgs.append(msg)
     return result
+
+
+def popped_messages(
+    response: RemotingCommand, broker_name: str
+) -> tuple[PopMessageResponseHeader, list[MessageExt]]:
+    """A POP reply's header and its messages, each with its receipt handle in ``POP_CK`` (built
+    from ``startOffsetInfo`` unless the broker set one) and a FIFO pop's count as its
+    ``reconsume_times``: the part of processPopResponse every reader of a pop shares."""
+    h = PopMessageResponseHeader.from_ext_fields(response.ext_fields)
+    starts = parse_start_offset_info(h.start_offset_info)
+    counts = parse_order_count_info(h.order_count_info)
+    msgs = decode_messages(response.body or b"", decompress=True)
+    for msg in msgs:
+        if PROPERTY_POP_CK in msg.properties:
+            continue
+        msg.properties[PROPERTY_POP_CK] = build_pop_handle(
+            starts, h.pop_time, h.invisible_time, h.revive_qid, msg.topic, broker_name,
+            msg.queue_id, msg.queue_offset,
+        )  # fmt: skip
+        count = order_count_of(counts, msg.topic, msg.queue_id, msg.queue_offset)
+        if count > 0:
+            msg.reconsume_times = count
+    return h, msgs
 
 
 async def ack_message(instance: MQClientInstance, addr: str, group: str, msg: MessageExt) -> None:

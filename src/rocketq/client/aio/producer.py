@@ -25,7 +25,7 @@ from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.request_reply import request
 from rocketq.client.aio.route_refresher import needs_route_refresh
-from rocketq.client.config import ProducerConfig
+from rocketq.client.config import ClientConfig, ProducerConfig
 from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
 from rocketq.client.message import (
     check_message,
@@ -35,6 +35,8 @@ from rocketq.client.message import (
     set_uniq_id,
 )
 from rocketq.client.status import SendResult
+from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
+from rocketq.client.trace.hooks import pub_context, recall_context
 from rocketq.common import message_const as mc
 from rocketq.common.clock import now_ms
 from rocketq.common.hashing import java_string_hash
@@ -82,6 +84,8 @@ class Producer(MQAdmin):
         self.fault_strategy = MQFaultStrategy(enabled=self.config.send_latency_fault_enable)
         self._publish_infos: dict[str, TopicPublishInfo] = {}
         self._instance: MQClientInstance | None = None
+        #: the trace dispatcher when enable_msg_trace is on (SendMessageTraceHookImpl)
+        self.trace_dispatcher: AsyncTraceDispatcher | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -93,8 +97,13 @@ class Producer(MQAdmin):
         self._publish_infos.setdefault(self.config.create_topic_key, TopicPublishInfo())
         await self._instance.update_all_routes()
         await self._instance.send_heartbeat_to_all()
+        if self.config.enable_msg_trace:
+            self.trace_dispatcher = await start_trace_dispatcher(self.group, self.config)
 
     async def shutdown(self) -> None:
+        dispatcher, self.trace_dispatcher = self.trace_dispatcher, None
+        if dispatcher is not None:
+            await dispatcher.shutdown()
         instance, self._instance = self._instance, None
         if instance is not None:
             await instance.unregister(producer=self.group)
@@ -180,7 +189,10 @@ class Producer(MQAdmin):
             broker_name=handle.broker_name,
         )
         timeout = timeout_s if timeout_s is not None else self.config.send_msg_timeout_s
-        return await self.instance.api.recall_message(addr, header, timeout)
+        msg_id = await self.instance.api.recall_message(addr, header, timeout)
+        if self.trace_dispatcher is not None:
+            self.trace_dispatcher.append(recall_context(self.group, topic, msg_id))
+        return msg_id
 
     async def request(
         self,
@@ -392,9 +404,17 @@ class Producer(MQAdmin):
         uniq = msg.uniq_key or ""
         # request-reply: SEND_REPLY_MESSAGE_V2
         reply = msg.get_property(mc.PROPERTY_MESSAGE_TYPE) == mc.REPLY_MESSAGE_FLAG
-        return await self.instance.api.send_message(
+        trace = self.trace_dispatcher
+        if trace is None or batch or msg.topic == trace.trace_topic:
+            return await self.instance.api.send_message(
+                addr, mq, header, body, uniq, timeout_s, reply=reply
+            )
+        started_ms = now_ms()  # SendMessageTraceHookImpl: a Pub record of each answered send
+        result = await self.instance.api.send_message(
             addr, mq, header, body, uniq, timeout_s, reply=reply
         )
+        trace.append(pub_context(self.group, msg, addr, started_ms, now_ms(), result))
+        return result
 
     def _header(
         self, msg: Message, mq: MessageQueue, sys_flag: int, *, batch: bool
@@ -415,6 +435,15 @@ class Producer(MQAdmin):
             unit_mode=False,
             batch=batch,
         )
+
+
+async def start_trace_dispatcher(group: str, config: ClientConfig) -> AsyncTraceDispatcher:
+    """The dispatcher of a client with enable_msg_trace, sending through its own producer."""
+    dispatcher = AsyncTraceDispatcher(group, config, trace_topic=config.customized_trace_topic)
+    producer = Producer(config=dispatcher.trace_producer_config())
+    await producer.start()
+    dispatcher.start(producer)
+    return dispatcher
 
 
 def _call_back(task: asyncio.Task[SendResult], callback: SendCallback) -> None:

@@ -36,6 +36,7 @@ from rocketq.client.aio.offset_store import (
     default_offset_store_dir,
 )
 from rocketq.client.aio.pop_consume_service import PopConsumeService
+from rocketq.client.aio.producer import start_trace_dispatcher
 from rocketq.client.aio.pull_api import pull_kernel, route_moved
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.allocate_strategy import allocate_strategy
@@ -158,6 +159,8 @@ class PushConsumer(ConsumerCore):
             self.offset_store = LocalOffsetStore(Path(root), instance.client_id, self.group)
         self.offset_store.load()
         self._consume = ConsumeService(self.config, self._listener, self, orderly=self._orderly)
+        if self.config.enable_msg_trace:
+            self._consume.trace = await start_trace_dispatcher(self.group, self.config)
         if pop_mode:
             self._pop = PopConsumeService(
                 instance, self.config, self._consume, lambda: rebalance.subscription_inner,
@@ -197,6 +200,9 @@ class PushConsumer(ConsumerCore):
             await self._pop.shutdown(await_termination_s)
         if self._consume is not None:
             await self._consume.shutdown(await_termination_s)
+            trace, self._consume.trace = self._consume.trace, None
+            if trace is not None:
+                await trace.shutdown()
         await self.persist_consumer_offset()
         if self._orderly and self.clustering and self._pop is None:
             await self.rebalance.unlock(sorted(self.rebalance.process_queue_table))

@@ -22,8 +22,10 @@ from typing import Any
 
 from rocketq.client.aio import pop_api
 from rocketq.client.aio.instance import MQClientInstance
+from rocketq.client.aio.producer import start_trace_dispatcher
 from rocketq.client.config import ClientConfig
 from rocketq.client.message_selector import Subscription, build_subscription
+from rocketq.client.trace.hooks import PopTraceHook
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.errors import ClientError, ConfigError, IllegalStateError
@@ -74,6 +76,7 @@ class SimpleConsumer:
         self._queues: dict[str, set[MessageQueue]] = {}
         self._instance: MQClientInstance | None = None
         self._turn = itertools.count()
+        self._trace: PopTraceHook | None = None  # when enable_msg_trace is on
 
     # ------------------------------------------------------------------ setup
 
@@ -101,8 +104,14 @@ class SimpleConsumer:
         for topic in list(self._subscriptions):
             await instance.update_topic_route(topic)
         await instance.send_heartbeat_to_all()
+        if self.config.enable_msg_trace:
+            dispatcher = await start_trace_dispatcher(self.group, self.config)
+            self._trace = PopTraceHook(self.group, dispatcher)
 
     async def shutdown(self) -> None:
+        trace, self._trace = self._trace, None
+        if trace is not None:
+            await trace.dispatcher.shutdown()
         instance, self._instance = self._instance, None
         if instance is not None:
             await instance.unregister(consumer=self.group)
@@ -138,6 +147,8 @@ class SimpleConsumer:
             invisible_ms=int(invisible_duration_s * 1000),
             poll_ms=int(self.config.await_duration_s * 1000),
         )
+        if self._trace is not None:
+            self._trace.received(result.msgs)
         return result.msgs
 
     async def ack(self, msg: MessageExt) -> None:
@@ -145,6 +156,8 @@ class SimpleConsumer:
         handle = pop_api.handle_of(msg)
         addr = await self.instance.find_broker_addr_or_refresh(handle.broker_name, msg.topic)
         await pop_api.ack_message(self.instance, addr, self.group, msg)
+        if self._trace is not None:
+            self._trace.ended(msg, success=True)
 
     async def change_invisible_duration(self, msg: MessageExt, invisible_duration_s: float) -> None:
         """Make ``msg`` visible again ``invisible_duration_s`` from now; its handle renews."""
@@ -153,6 +166,8 @@ class SimpleConsumer:
         await pop_api.change_invisible_time(
             self.instance, addr, self.group, msg, int(invisible_duration_s * 1000)
         )
+        if self._trace is not None:
+            self._trace.ended(msg, success=False)
 
     async def _next_target(self) -> tuple[str, str]:
         """The next (topic, broker name) in round robin over the subscribed routes."""

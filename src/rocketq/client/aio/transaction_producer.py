@@ -15,6 +15,7 @@ from typing import Any
 
 from rocketq.client.aio.producer import Producer
 from rocketq.client.status import SendResult, SendStatus
+from rocketq.client.trace.hooks import end_transaction_context
 from rocketq.client.transaction import (
     LocalTransactionState,
     TransactionHandle,
@@ -143,6 +144,13 @@ class TransactionProducer(Producer):
             transaction_id=handle.transaction_id,
         )
         await self.instance.api.end_transaction(addr, header, remark)
+        if self.trace_dispatcher is not None:
+            ctx = end_transaction_context(
+                handle.producer_group, None, topic=handle.topic, msg_id=handle.msg_id,
+                store_host=addr, transaction_id=handle.transaction_id, state=state.value,
+                from_check=False,
+            )  # fmt: skip
+            self.trace_dispatcher.append(ctx)
 
     # ------------------------------------------------------------------ check-back
 
@@ -177,6 +185,14 @@ class TransactionProducer(Producer):
             await self.instance.api.end_transaction(channel.remote_addr, end, remark, oneway=True)
         except (RocketQError, OSError) as exc:
             log.info("answering the check of %s failed: %r", uniq, exc)
+            return
+        if self.trace_dispatcher is not None:
+            ctx = end_transaction_context(
+                self.group, msg, topic=msg.topic, msg_id=end.msg_id,
+                store_host=channel.remote_addr, transaction_id=end.transaction_id or "",
+                state=state.value, from_check=True,
+            )  # fmt: skip
+            self.trace_dispatcher.append(ctx)
 
     async def _check(self, msg: MessageExt) -> Any:
         assert self.listener is not None
