@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 STORE ?= $(HOME)/store
 ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 
-.PHONY: run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js simulate
+.PHONY: run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js simulate faults
 
 venv: $(STAMP)
 
@@ -32,6 +32,12 @@ SEEDS ?= 100000
 simulate: $(STAMP)
 	$(BIN)/python -m rocketq.testing.raft_simulation --seeds $(SEEDS) --nodes 3 --jobs 2
 	$(BIN)/python -m rocketq.testing.raft_simulation --seeds $$(( $(SEEDS) / 4 )) --nodes 5 --jobs 2
+
+# the controller-mode fault suite's long schedule (make test runs 18 cycles in
+# tests/e2e/test_failover_faults.py): real processes on loopback, a fault every 5-10 s
+CYCLES ?= 500
+faults: $(STAMP)
+	$(BIN)/python -m rocketq.testing.failover.runner --cycles $(CYCLES)
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
 # (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing
