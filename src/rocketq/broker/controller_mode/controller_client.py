@@ -94,7 +94,11 @@ class ControllerClient:
         accept: frozenset[int] = frozenset({ResponseCode.SUCCESS}),
     ) -> RemotingCommand:
         leader = self.leader_addr or await self.find_leader()
-        response = await self._call(leader, code, header, body)
+        try:
+            response = await self._call(leader, code, header, body)
+        except ControllerRequestError:
+            self.leader_addr = ""  # unreachable: the next call asks the group for the leader
+            raise
         if response.code == ResponseCode.CONTROLLER_NOT_LEADER:
             self.leader_addr = ""
         if response.code not in accept:
