@@ -29,9 +29,12 @@ def run_once(tree: Path) -> Rows:
     env = dict(os.environ, PYTHONPATH=str(tree / "src"))
     bench = tree / "bench" / "broker_bench.py"
     cmd = [sys.executable, str(bench), "--systems", "rocketq,rocketq-sync", "--json"]
-    out = subprocess.run(
-        cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=True
-    ).stdout
+    done = subprocess.run(
+        cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{bench} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    out = done.stdout
     rows: Rows = {}
     for line in out.splitlines():
         if line.startswith("{"):
