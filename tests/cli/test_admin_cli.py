@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from rocketq.cli.admin import admin
 from rocketq.cli.table import format_table
+from rocketq.testing.admin_cli import ok, run
 from rocketq.testing.cluster import Cluster, collecting_consumer
 from rocketq.testing.wait import until
-from tests.cli.admin_runner import ok, run
 
 
 def test_tables_align_columns_and_right_align_numbers() -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from rocketq.cli.admin import admin
+from rocketq.testing.admin_cli import ok, run
 from rocketq.testing.cluster import Cluster
 from rocketq.testing.controller_wire import CLUSTER, ControllerGroup, FakeBroker
-from tests.cli.admin_runner import ok, run
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.common.message import MessageQueue
+from rocketq.testing.admin_cli import error_line, run
 from rocketq.testing.cluster import Cluster
-from tests.cli.admin_runner import error_line, run
 
 
 async def test_a_refusal_names_the_response_code_on_one_line(cluster: Cluster) -> None:

@@ -12,9 +12,9 @@ from rocketq.admin import AsyncAdminClient
 from rocketq.client import Message
 from rocketq.client.aio import Producer
 from rocketq.common.message import MessageQueue
+from rocketq.testing.admin_cli import ok, run
 from rocketq.testing.cluster import FAST_CLIENT, Cluster
 from rocketq.testing.wait import until
-from tests.cli.admin_runner import ok, run
 
 
 def _committed(cluster: Cluster, group: str, topic: str, queue_id: int) -> int:

@@ -13,9 +13,9 @@ from pathlib import Path
 from rocketq.cli.admin import admin
 from rocketq.client import Message
 from rocketq.client.aio import Producer
+from rocketq.testing.admin_cli import ok, run
 from rocketq.testing.cluster import FAST_CLIENT, Cluster, collecting_consumer
 from rocketq.testing.wait import until
-from tests.cli.admin_runner import ok, run
 
 # The short options of each command in apache/rocketmq 4.9.8 tools/command/**/*.java
 MQADMIN_4_9_8 = {

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from rocketq.admin import AsyncAdminClient
 from rocketq.cli.admin import admin
+from rocketq.testing.admin_cli import ok, run
 from rocketq.testing.cluster import Cluster
-from tests.cli.admin_runner import ok, run
 
 
 async def sent_uniq_key(cluster: Cluster, topic: str) -> str:

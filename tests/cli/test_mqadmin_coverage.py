@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from rocketq.cli.admin import admin
 from rocketq.testing.acl import ADMIN, AclCluster
-from tests.cli.admin_runner import run
+from rocketq.testing.admin_cli import run
 from tests.cli.mqadmin_5_3 import MQADMIN_5_3
 
 

@@ -15,8 +15,8 @@ from rocketq.common.attribute import TopicMessageType, parse_to_map
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import BrokerResponseError
 from rocketq.response_code import ResponseCode
+from rocketq.testing.admin_cli import error_line, ok, run
 from rocketq.testing.cluster import Cluster
-from tests.cli.admin_runner import error_line, ok, run
 
 
 def stored(cluster: Cluster, topic: str) -> TopicConfig:

@@ -6,8 +6,6 @@ main page kept as a screenshot under artifacts/dashboard/."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,39 +16,9 @@ from rocketq.common.message import MessageExt
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
 from rocketq.testing.dashboard import run_dashboard
 from rocketq.testing.wait import until
-from tests.dashboard.chromium import CHROMIUM, LAUNCH_ARGS
+from tests.dashboard.chromium import playwright_api, shot
 
-playwright_api = pytest.importorskip("playwright.async_api")
-# generous: a shared 2-core machine under load; charts poll every 2 s
-playwright_api.expect.set_options(timeout=30_000)
-
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "dashboard"
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
-
-
-@pytest.fixture
-async def page(tmp_path: Path) -> AsyncIterator[Any]:
-    if not Path(CHROMIUM).exists():  # noqa: ASYNC240 -- one stat before the test
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),  # an empty --user-data-dir
-            executable_path=CHROMIUM,
-            args=LAUNCH_ARGS,
-            headless=True,
-            viewport={"width": 1280, "height": 900},
-        )
-        try:
-            tab = browser.pages[0] if browser.pages else await browser.new_page()
-            tab.set_default_timeout(20_000)
-            yield tab
-        finally:
-            await browser.close()
-
-
-async def shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    await page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 async def test_topic_flow_create_send_watch_tps_and_find_the_message(

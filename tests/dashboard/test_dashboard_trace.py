@@ -18,9 +18,8 @@ from rocketq.common.message import MessageExt
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster, run_cluster
 from rocketq.testing.dashboard import run_dashboard
 from rocketq.testing.wait import until
-from tests.dashboard.test_dashboard_browser import page, playwright_api, shot
+from tests.dashboard.chromium import playwright_api, shot
 
-__all__ = ["page"]  # the browser fixture
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 
 

@@ -7,7 +7,6 @@ acknowledged message is on the new master, and the three commitlogs and epoch fi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -17,7 +16,6 @@ import pytest
 
 from rocketq.broker.controller_mode.controller_client import (
     ControllerClient,
-    ControllerRequestError,
     ReplicaView,
 )
 from rocketq.common.message_id import decode_message_id
@@ -25,7 +23,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import controller_mode_conf, send_one
+from rocketq.testing.controller_mode import controller_mode_conf, eventually, send_one
 from rocketq.testing.controller_wire import ControllerGroup
 from tests.e2e.ha_support import commitlog_bytes, open_stopped_store
 
@@ -33,18 +31,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(120)]
 
 TOPIC = "TopicFailover"
 BROKER_NAME = "broker-a"
-
-
-async def eventually(
-    probe: Callable[[], Awaitable[bool]], timeout_s: float, step_s: float = 0.05
-) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with contextlib.suppress(ControllerRequestError, OSError, TimeoutError):
-            if await probe():
-                return True
-        await asyncio.sleep(step_s)
-    return False
 
 
 def _async(predicate: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:

@@ -24,10 +24,9 @@ from rocketq.remoting.protocol.headers import UpdateConsumerOffsetRequestHeader
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import controller_mode_conf
+from rocketq.testing.controller_mode import controller_mode_conf, eventually
 from rocketq.testing.controller_wire import ControllerGroup
 from rocketq.testing.wire import create_topic_request, request
-from tests.e2e.test_controller_failover import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(90)]
 

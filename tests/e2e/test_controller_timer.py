@@ -23,11 +23,10 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import controller_mode_conf
+from rocketq.testing.controller_mode import controller_mode_conf, eventually
 from rocketq.testing.controller_wire import ControllerGroup
 from rocketq.testing.wire import create_topic_request, request, send_request
 from tests.e2e.ha_support import open_stopped_store
-from tests.e2e.test_controller_failover import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(90)]
 

@@ -4,14 +4,17 @@ in-process (:func:`run_controller_mode_broker`) or as ``broker.conf`` for a proc
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
+from rocketq.broker.controller_mode.controller_client import ControllerRequestError
 from rocketq.broker.controller_mode.replicas_manager import ReplicasManager
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -96,3 +99,17 @@ async def send_one(
 ) -> RemotingCommand:
     """SEND_MESSAGE straight to ``addr`` (the raw answer: code, remark, offsets)."""
     return await client.invoke(addr, send_request(topic, body, queue_id=queue_id), 10)
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[bool]], timeout_s: float, step_s: float = 0.05
+) -> bool:
+    """Whether an async probe (a controller or broker request) holds within ``timeout_s``;
+    a refused or failed request counts as not yet."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ControllerRequestError, OSError, TimeoutError):
+            if await probe():
+                return True
+        await asyncio.sleep(step_s)
+    return False

@@ -21,6 +21,7 @@ from rocketq.client.transaction import LocalTransactionState
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.topic import RMQ_SYS_TRACE_TOPIC
 from rocketq.testing import until
+from rocketq.testing.admin_cli import ok, run
 from rocketq.testing.cluster import (
     FAST_CLIENT,
     FAST_CONSUMER,
@@ -29,7 +30,6 @@ from rocketq.testing.cluster import (
     run_cluster,
     small_store_properties,
 )
-from tests.cli.admin_runner import ok, run
 
 pytestmark = pytest.mark.timeout(40)
 
