@@ -42,33 +42,20 @@ def free_port_pair() -> int:
     raise AssertionError("no two consecutive free ports")
 
 
-class BrokerProcess:
-    def __init__(self, work_dir: Path, conf: dict[str, str]) -> None:
-        self.work_dir = work_dir
-        self.conf = conf
+class CliProcess:
+    """A ``rocketq`` command in its own process: launched with its output read in a thread
+    (a chatty process never blocks on a full pipe) until its boot line, stopped by its PID."""
+
+    boot_mark = BOOT_MARK
+
+    def __init__(self, output_lines: int) -> None:
         self.proc: subprocess.Popen[str] | None = None
-        self.output: deque[str] = deque(maxlen=400)
+        self.output: deque[str] = deque(maxlen=output_lines)
         self._reader: threading.Thread | None = None
 
-    @property
-    def addr(self) -> str:
-        return f"127.0.0.1:{self.conf['listenPort']}"
-
-    def start(self, timeout_s: float = 30.0) -> None:
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        conf_path = self.work_dir / "broker.conf"
-        conf_path.write_text("".join(f"{k}={v}\n" for k, v in self.conf.items()))
+    def _launch(self, argv: list[str], what: str, timeout_s: float) -> None:
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "from rocketq.cli.main import cli; cli()",
-                "broker",
-                "--host",
-                "127.0.0.1",
-                "-c",
-                str(conf_path),
-            ],
+            [sys.executable, "-c", "from rocketq.cli.main import cli; cli()", *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -80,7 +67,7 @@ class BrokerProcess:
         if not booted.wait(timeout_s):
             self.kill()
             tail = "\n".join(list(self.output)[-30:])
-            raise RuntimeError(f"broker did not boot in {timeout_s} s:\n{tail}")
+            raise RuntimeError(f"{what} did not boot in {timeout_s} s:\n{tail}")
 
     def _read(self, booted: threading.Event) -> None:
         proc = self.proc
@@ -88,7 +75,7 @@ class BrokerProcess:
         assert proc.stdout is not None
         for line in proc.stdout:
             self.output.append(line.rstrip())
-            if BOOT_MARK in line:
+            if self.boot_mark in line:
                 booted.set()
         proc.stdout.close()
 
@@ -118,3 +105,20 @@ class BrokerProcess:
     @property
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+
+class BrokerProcess(CliProcess):
+    def __init__(self, work_dir: Path, conf: dict[str, str]) -> None:
+        super().__init__(output_lines=400)
+        self.work_dir = work_dir
+        self.conf = conf
+
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.conf['listenPort']}"
+
+    def start(self, timeout_s: float = 30.0) -> None:
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        conf_path = self.work_dir / "broker.conf"
+        conf_path.write_text("".join(f"{k}={v}\n" for k, v in self.conf.items()))
+        self._launch(["broker", "--host", "127.0.0.1", "-c", str(conf_path)], "broker", timeout_s)
