@@ -7,7 +7,7 @@ every viewer sees the same points and a reload or a restart loses none.
     /api/history/topic?name=T         a topic's messages in per second
     /api/history/group?name=G         a group's consume TPS and lag
 
-``range`` picks the span: 10m, 1h (default; 10 s points), 6h, 24h or 7d (1 min points). The
+``range`` picks the span: 5m, 10m, 1h (default; 10 s points), 6h, 24h or 7d (1 min points). The
 answer is ``{"times": [ms...], "step_s": s, "series": {label: [value or null...]}}``.
 """
 
@@ -22,7 +22,14 @@ from starlette.responses import JSONResponse, Response
 if TYPE_CHECKING:
     from rocketq.dashboard.board import Dashboard
 
-RANGES_S = {"10m": 600, "1h": 3600, "6h": 6 * 3600, "24h": 24 * 3600, "7d": 7 * 24 * 3600}
+RANGES_S = {
+    "5m": 300,
+    "10m": 600,
+    "1h": 3600,
+    "6h": 6 * 3600,
+    "24h": 24 * 3600,
+    "7d": 7 * 24 * 3600,
+}
 
 
 def _span_s(request: Request) -> float:

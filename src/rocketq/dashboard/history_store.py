@@ -87,7 +87,10 @@ class Tier:
 
     def window(self, now_s: float, span_s: float) -> list[int]:
         """The slot indexes holding times in (now - span, now], oldest first."""
-        first = int((now_s - span_s) // self.step_s) + 1
+        return self.since(int((now_s - span_s) // self.step_s) + 1, now_s)
+
+    def since(self, first: int, now_s: float) -> list[int]:
+        """The slot indexes holding slot numbers ``first`` up to now's, oldest first."""
         last = int(now_s // self.step_s)
         found = []
         for start in range(max(first, last - self.slots + 1), last + 1):
@@ -179,7 +182,7 @@ class HistoryStore:
             fine_index = self.fine.claim(now_s)
             coarse_index = self.coarse.claim(now_s)
             _, minute = self.coarse.slot_of(now_s)
-            in_minute = self.fine.window(now_s, now_s - minute + 1e-9)
+            in_minute = self.fine.since(math.ceil(minute / self.fine.step_s), now_s)
             for key, value in values.items():
                 if not self._admit(key, now_s):
                     continue

@@ -12,6 +12,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from rocketq.dashboard.pages import topic_kind
+from rocketq.errors import BrokerResponseError, describe
+from rocketq.remoting.protocol.admin_bodies import ProducerConnection
 
 if TYPE_CHECKING:
     from rocketq.dashboard.board import Dashboard
@@ -24,9 +26,16 @@ async def producers(board: Dashboard, request: Request) -> Response:
         n for n in await board.admin.fetch_all_topic_list() if topic_kind(n) == "normal"
     )
     rows: list[dict[str, Any]] = []
-    asked = bool(topic and group)
+    asked, remark = bool(topic and group), ""
+    try:
+        found = (
+            await board.admin.examine_producer_connection_info(group, topic)
+            if asked
+            else ProducerConnection()
+        )
+    except BrokerResponseError as exc:  # a group no broker knows: RocketMQ's SYSTEM_ERROR
+        found, remark = ProducerConnection(), describe(exc)
     if asked:
-        found = await board.admin.examine_producer_connection_info(group, topic)
         rows = [
             {
                 "id": c.client_id,
@@ -44,4 +53,5 @@ async def producers(board: Dashboard, request: Request) -> Response:
         topics=topics,
         connections=rows,
         asked=asked,
+        remark=remark,
     )

@@ -8,9 +8,9 @@ Series sampled (the names ``/api/history/...`` and the pages ask for):
     topic:<name>:put                       messages in per second (its queues' max offsets)
     group:<name>:tps, group:<name>:lag     consumed per second (its committed offsets) and lag
 
-System, retry and DLQ topics (and the cluster's and brokers' own names) are left out of the
-topic series; a group is every group with a
-retry topic (as the groups page lists them). A failed call skips that series for one tick.
+System, retry and DLQ topics (and the cluster's and brokers' own names, its reply topic) are
+left out of the topic series; a group is every group with a retry topic (as the groups page
+lists them). A failed call skips that series for one tick.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketq.common.topic import (
+    REPLY_TOPIC_POSTFIX,
     RETRY_GROUP_TOPIC_PREFIX,
     is_dlq_topic,
     is_retry_topic,
@@ -106,8 +107,10 @@ class HistorySampler:
                     if figure is not None:
                         values[f"broker:{addr}:{what}"] = figure
         names = await self.admin.fetch_all_topic_list()
-        # a broker registers its cluster's and its own name as topics (clusterTopicEnable)
+        # a broker registers its cluster's and its own name as topics (clusterTopicEnable),
+        # and the cluster's reply topic (MixAll.getReplyTopic)
         own = set(info.cluster_addr_table) | set(info.broker_addr_table)
+        own |= {f"{c}_{REPLY_TOPIC_POSTFIX}" for c in info.cluster_addr_table}
         for topic in sorted(names):
             if topic in own or is_system_topic(topic) or is_retry_topic(topic):
                 continue
