@@ -72,17 +72,18 @@ def dashboard(
 
     from rocketq.dashboard import create_app
 
-    try:
-        listener = socket.create_server((host, port))  # a taken port fails here, in one line
-    except OSError as exc:
-        raise click.ClickException(port_line(exc, {port: "--port"}, host)) from None
     root = Path(data_path).expanduser()
     users = root / "users.properties"
     if login_required and not users.exists():
         raise click.ClickException(
             f"--login-required: {users} does not exist; write one user a line "
-            "(admin=<password>,1) or choose another --data-path"
+            "(admin=<password>,1 for an admin, user=<password> for a read-only user) or "
+            "choose another --data-path"
         )
+    try:
+        listener = socket.create_server((host, port))  # a taken port fails here, in one line
+    except OSError as exc:
+        raise click.ClickException(port_line(exc, {port: "--port"}, host)) from None
     app = create_app(
         namesrv_addr,
         data_path=root,
