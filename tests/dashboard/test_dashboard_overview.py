@@ -139,6 +139,14 @@ async def test_overview_producers_and_history_that_survives_a_restart(
                 await playwright_api.expect(p.locator("#connections")).to_contain_text(
                     "No producer of group NoSuchProducer"
                 )
+                await p.goto(f"{base}/topics")  # the all-topics chart reads the history too
+                all_topics = p.locator("canvas#tps-all")
+                await playwright_api.expect(all_topics).to_have_attribute(
+                    "data-points", re.compile(r"^([2-9]|\d\d+)$")
+                )
+                assert await all_topics.get_attribute("data-error") is None
+                busy = await get_json(f"{base}/api/history/topic?name={BUSY_TOPIC}&name={TOPIC}")
+                assert set(busy["series"]) == {BUSY_TOPIC, TOPIC}
             finally:
                 stop.set()
                 await sending

@@ -4,7 +4,7 @@ every viewer sees the same points and a reload or a restart loses none.
 
     /api/history/cluster              put and get TPS of all brokers together
     /api/history/broker?addr=A        one broker's put and get TPS
-    /api/history/topic?name=T         a topic's messages in per second
+    /api/history/topic?name=T         a topic's messages in per second (name=T&name=U: several)
     /api/history/group?name=G         a group's consume TPS and lag
 
 ``range`` picks the span: 5m, 10m, 1h (default; 10 s points), 6h, 24h or 7d (1 min points). The
@@ -71,8 +71,9 @@ async def broker(board: Dashboard, request: Request) -> Response:
 
 
 async def topic(board: Dashboard, request: Request) -> Response:
-    name = request.query_params.get("name", "")
-    return _labelled(board, request, {f"topic:{name}:put": "messages in per second"})
+    """Messages in per second of each ``name`` (repeated for several topics)."""
+    names = request.query_params.getlist("name")
+    return _labelled(board, request, {f"topic:{name}:put": name for name in names})
 
 
 async def group(board: Dashboard, request: Request) -> Response:
