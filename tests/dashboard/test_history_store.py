@@ -1,10 +1,12 @@
 """The dashboard's server-kept history (HistoryStore): 10 s slots for an hour and 1 min slots
 (the mean of their fine points) for 7 days, a byte bound on the series, a file that survives a
-reopen and is replaced atomically, and the users.properties parser of --login-required."""
+reopen and is replaced atomically, and the users.properties parser and read-only rule of --login-required."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from starlette.requests import Request
 
 from rocketq.dashboard.history_store import (
     COARSE_SLOTS,
@@ -12,7 +14,8 @@ from rocketq.dashboard.history_store import (
     HistoryStore,
     write_atomically,
 )
-from rocketq.dashboard.users import ADMIN, NORMAL, parse_users
+from rocketq.dashboard.login import read_only_refusal
+from rocketq.dashboard.users import ADMIN, NORMAL, User, parse_users
 
 T0 = 1_800_000_000.0  # a slot boundary of both tiers
 
@@ -104,3 +107,15 @@ def test_users_properties_reads_rocketmq_dashboards_format() -> None:
         "viewer": ("pw2", NORMAL),
         "boss": ("s3cret", ADMIN),
     }
+
+
+def test_a_normal_user_may_only_log_in_again_or_out() -> None:
+    def post(path: str) -> Request:
+        return Request({"type": "http", "method": "POST", "path": path, "headers": []})
+
+    viewer, boss = User("viewer", "pw", NORMAL), User("boss", "pw", ADMIN)
+    assert "read-only" in read_only_refusal(post("/topics"), viewer)
+    assert read_only_refusal(post("/login"), viewer) == ""
+    assert read_only_refusal(post("/logout"), viewer) == ""
+    assert read_only_refusal(post("/topics"), boss) == ""
+    assert read_only_refusal(post("/topics"), None) == ""  # no login required

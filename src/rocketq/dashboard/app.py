@@ -88,15 +88,15 @@ def create_app(
         handler: Any, request: Request, token: str, fresh: bool, user: users.User | None
     ) -> Response:
         if board.logins is not None:
-            refused = login.refusal(board.logins, request, user)
+            refused = login.refusal(request, user)
             if refused is not None:
                 return refused
         if request.method not in guard.SAFE_METHODS:
             reason = await guard.refusal(request, token, fresh)
             if reason:
                 return board.render("error.html", 403, error=reason)
-            if user is not None and not user.is_admin and request.url.path != "/logout":
-                reason = f"refused: {user.name} is a normal (read-only) user; an admin may do this"
+            reason = login.read_only_refusal(request, user)
+            if reason:
                 return board.render("error.html", 403, error=reason)
         result: Response = await handler(board, request)
         return result

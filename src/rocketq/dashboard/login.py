@@ -15,17 +15,19 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from rocketq.dashboard.users import SESSION_COOKIE, Logins, User
+from rocketq.dashboard.users import SESSION_COOKIE, User
 
 if TYPE_CHECKING:
     from rocketq.dashboard.board import Dashboard
 
 #: paths anyone may open without a session
 OPEN_PATHS = ("/login", "/static/")
+#: what a normal (read-only) user may still POST: logging in as someone else, logging out
+ACCOUNT_PATHS = ("/login", "/logout")
 
 
-def refusal(logins: Logins, request: Request, user: User | None) -> Response | None:
-    """The answer to a request the login rules refuse (None to serve it)."""
+def refusal(request: Request, user: User | None) -> Response | None:
+    """The answer to a request without a session where one is needed (None to serve it)."""
     path = request.url.path
     if path.startswith(OPEN_PATHS):
         return None
@@ -35,6 +37,13 @@ def refusal(logins: Logins, request: Request, user: User | None) -> Response | N
         target = path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/login?next={quote(target)}", status_code=303)
     return None
+
+
+def read_only_refusal(request: Request, user: User | None) -> str:
+    """Why a state-changing request of a normal user is refused ("" to serve it)."""
+    if user is None or user.is_admin or request.url.path in ACCOUNT_PATHS:
+        return ""
+    return f"refused: {user.name} is a normal (read-only) user; an admin may do this"
 
 
 async def login_page(board: Dashboard, request: Request) -> Response:
