@@ -1,6 +1,7 @@
 """The dashboard's server-kept history (HistoryStore): 10 s slots for an hour and 1 min slots
 (the mean of their fine points) for 7 days, a byte bound on the series, a file that survives a
-reopen and is replaced atomically, and the users.properties parser and read-only rule of --login-required."""
+reopen and is replaced atomically; the users.properties parser and the read-only rule of
+--login-required."""
 
 from __future__ import annotations
 
