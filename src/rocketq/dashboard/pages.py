@@ -12,7 +12,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from rocketq.client import Message
-from rocketq.client.aio import Producer
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.topic import (
@@ -175,7 +174,7 @@ async def topic_send(board: Dashboard, request: Request) -> Response:
         tags=str(form.get("tags") or "") or None,
         keys=str(form.get("keys") or "") or None,
     )
-    async with Producer("PID_ROCKETQ_DASHBOARD", namesrv_addr=board.namesrv_addr) as producer:
+    async with board.producer() as producer:
         result = await producer.send(msg)
     sent = {
         "status": result.status.name,
@@ -284,7 +283,7 @@ async def group_resend(board: Dashboard, request: Request) -> Response:
     if not target:
         raise ValueError("the DLQ message names no topic to resend to")
     msg = Message(target, original.body, tags=original.tags, keys=original.keys or None)
-    async with Producer("PID_ROCKETQ_DASHBOARD", namesrv_addr=board.namesrv_addr) as producer:
+    async with board.producer() as producer:
         result = await producer.send(msg)
     resent = {"topic": target, "msg_id": result.msg_id, "status": result.status.name}
     return board.render("group.html", resent=resent, **await _group_context(board, name))
