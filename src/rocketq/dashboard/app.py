@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from rocketq.dashboard import api, guard, pages
+from rocketq.dashboard import api, group_pages, guard, message_pages, pages, topic_pages
 from rocketq.dashboard.board import Dashboard
 from rocketq.errors import RocketQError, describe
 
@@ -67,15 +67,20 @@ def create_app(namesrv_addr: str, *, timeout_s: float = 5.0) -> Starlette:
         Route("/", lambda request: RedirectResponse("/cluster")),
         Route("/cluster", bind(pages.cluster)),
         Route("/broker", bind(pages.broker)),
-        Route("/topics", bind(pages.topics), methods=["GET", "POST"]),
-        Route("/topic", bind(pages.topic)),
-        Route("/topic/send", bind(pages.topic_send), methods=["POST"]),
-        Route("/groups", bind(pages.groups)),
-        Route("/group", bind(pages.group)),
-        Route("/group/reset", bind(pages.group_reset), methods=["POST"]),
-        Route("/group/resend", bind(pages.group_resend), methods=["POST"]),
-        Route("/messages", bind(pages.messages)),
-        Route("/message", bind(pages.message)),
+        Route("/topics", bind(topic_pages.topics), methods=["GET", "POST"]),
+        Route("/topic", bind(topic_pages.topic)),
+        Route("/topic/update", bind(topic_pages.topic_update), methods=["POST"]),
+        Route("/topic/delete", bind(topic_pages.topic_delete), methods=["GET", "POST"]),
+        Route("/topic/send", bind(topic_pages.topic_send), methods=["POST"]),
+        Route("/groups", bind(group_pages.groups), methods=["GET", "POST"]),
+        Route("/group", bind(group_pages.group)),
+        Route("/group/update", bind(group_pages.group_update), methods=["POST"]),
+        Route("/group/delete", bind(group_pages.group_delete), methods=["GET", "POST"]),
+        Route("/group/reset", bind(group_pages.group_reset), methods=["POST"]),
+        Route("/group/resend", bind(group_pages.group_resend), methods=["POST"]),
+        Route("/messages", bind(message_pages.messages)),
+        Route("/message", bind(message_pages.message)),
+        Route("/message/resend", bind(message_pages.message_resend), methods=["POST"]),
         Route("/api/tps", bind(api.tps)),
         Route("/api/lag", bind(api.lag)),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
