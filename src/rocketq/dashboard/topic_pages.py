@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 
 from rocketq.client import Message
 from rocketq.client.aio import Producer
-from rocketq.common.topic import is_dlq_topic, is_retry_topic, is_system_topic
+from rocketq.common.topic import REPLY_TOPIC_POSTFIX, is_dlq_topic, is_retry_topic, is_system_topic
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE, TopicConfig
 from rocketq.dashboard.pages import fmt_ms
 from rocketq.errors import ClientError, RocketQError
@@ -28,8 +28,9 @@ DASHBOARD_PRODUCER_GROUP = "PID_ROCKETQ_DASHBOARD"
 
 
 def topic_kind(topic: str, cluster_and_broker_names: Collection[str] = ()) -> str:
-    """retry, dlq, system (TopicValidator.isSystemTopic, and the cluster and broker names a
-    broker registers as topics: clusterTopicEnable, brokerTopicEnable) or normal."""
+    """retry, dlq, system (TopicValidator.isSystemTopic, and what a broker creates on its own:
+    its cluster and broker names, clusterTopicEnable and brokerTopicEnable, and the cluster's
+    ``<cluster>_REPLY_TOPIC`` of TopicConfigManager) or normal."""
     if is_retry_topic(topic):
         return "retry"
     if is_dlq_topic(topic):
@@ -58,6 +59,7 @@ async def topics(board: Dashboard, request: Request) -> Response:
         return await _create(board, request)
     info = await board.admin.examine_broker_cluster_info()
     reserved = set(info.cluster_addr_table) | set(info.broker_addr_table)
+    reserved.update(f"{c}_{REPLY_TOPIC_POSTFIX}" for c in info.cluster_addr_table)
     rows = [
         {"name": n, "kind": topic_kind(n, reserved)}
         for n in sorted(await board.admin.fetch_all_topic_list())
