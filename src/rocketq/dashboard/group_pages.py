@@ -20,6 +20,7 @@ from rocketq.dashboard.pages import fmt_ms, message_row, parse_time
 from rocketq.dashboard.topic_pages import DASHBOARD_PRODUCER_GROUP
 from rocketq.errors import ClientError, ConsumerNotOnlineError, RocketQError
 from rocketq.remoting.protocol import codes
+from rocketq.remoting.protocol.bodies import ConsumeType
 from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
 
 if TYPE_CHECKING:
@@ -74,10 +75,13 @@ async def _group_row(board: Dashboard, name: str) -> dict[str, Any]:
         diff, tps = None, None
     try:
         conn = await board.admin.examine_consumer_connection_info(name)
-        clients = len(conn.connection_set)
     except RocketQError:
-        clients = 0
-    return {"name": name, "diff": diff, "tps": tps, "clients": clients}
+        return {"name": name, "diff": diff, "tps": tps, "clients": 0, "mode": ""}
+    kind = {ConsumeType.CONSUME_PASSIVELY: "PUSH", ConsumeType.CONSUME_ACTIVELY: "PULL"}
+    mode = [kind.get(conn.consume_type, "") if conn.consume_type is not None else ""]
+    mode.append(conn.message_model.name if conn.message_model is not None else "")
+    clients = len(conn.connection_set)
+    return {"name": name, "diff": diff, "tps": tps, "clients": clients, "mode": " ".join(mode)}
 
 
 async def groups(board: Dashboard, request: Request) -> Response:
@@ -91,13 +95,16 @@ async def groups(board: Dashboard, request: Request) -> Response:
         for addr in masters.values():
             await board.admin.create_and_update_subscription_group_config(addr, config)
         return RedirectResponse(f"/group?name={name}", status_code=303)
-    names = set(await _subscription_groups(board))
+    configs = await _subscription_groups(board)
+    names = set(configs)
     names.update(
         t[len(RETRY_GROUP_TOPIC_PREFIX) :]
         for t in await board.admin.fetch_all_topic_list()
         if is_retry_topic(t)
     )
     rows = [await _group_row(board, n) for n in sorted(names) if not is_system_group(n)]
+    for row in rows:
+        row["flags"] = _flags(next(iter(configs.get(row["name"], {}).values()), None))
     info = await board.admin.examine_broker_cluster_info()
     return board.render(
         "groups.html",
@@ -107,6 +114,15 @@ async def groups(board: Dashboard, request: Request) -> Response:
         clusters=sorted(info.cluster_addr_table),
         deleted=request.query_params.get("deleted", ""),
     )
+
+
+def _flags(config: SubscriptionGroupConfig | None) -> str:
+    """The subscription group's settings worth a glance in the list."""
+    if config is None:
+        return "no subscription group"
+    flags = [] if config.consume_enable else ["consume disabled"]
+    flags += ["orderly"] if config.orderly else []
+    return ", ".join([*flags, f"{config.retry_max_times} retries"])
 
 
 def _config_from_form(base: SubscriptionGroupConfig, form: Any) -> SubscriptionGroupConfig:
@@ -122,7 +138,7 @@ def _config_from_form(base: SubscriptionGroupConfig, form: Any) -> SubscriptionG
 async def _progress(board: Dashboard, name: str) -> tuple[list[dict[str, Any]], int]:
     try:
         stats = await board.admin.examine_consume_stats(name)
-    except ClientError:
+    except RocketQError:  # no offset committed yet, or no retry topic (no consumer came yet)
         return [], 0
     rows = [
         {

@@ -90,8 +90,11 @@ class _Reader:
         self.cursor = low
         self.buffer.extend(reversed(chunk))
 
-    def head_time(self) -> int | None:
-        return self.buffer[0].store_timestamp if self.buffer else None
+    def head_key(self) -> tuple[int, int] | None:
+        """Store time, then commit log position (the store's order within a millisecond)."""
+        if not self.buffer:
+            return None
+        return self.buffer[0].store_timestamp, self.buffer[0].commitlog_offset
 
 
 async def search_page(
@@ -105,7 +108,7 @@ async def search_page(
     await asyncio.gather(*(r.fill() for r in readers))
     while len(found) < size:
         await asyncio.gather(*(r.fill() for r in readers))
-        keyed = [(t, i) for i, r in enumerate(readers) if (t := r.head_time()) is not None]
+        keyed = [(k, i) for i, r in enumerate(readers) if (k := r.head_key()) is not None]
         if not keyed:
             break
         _, best = max(keyed)

@@ -18,10 +18,11 @@ if TYPE_CHECKING:
     from rocketq.dashboard.board import Dashboard
 
 
-def fmt_ms(ms: int) -> str:
+def fmt_ms(ms: int, *, millis: bool = False) -> str:
     if ms <= 0:
         return "-"
-    return datetime.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+    text = datetime.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S.%f")
+    return text[:-3] if millis else text[:-7]
 
 
 def parse_time(text: str | None) -> int | None:
@@ -45,7 +46,7 @@ def message_row(msg: MessageExt) -> dict[str, Any]:
         "tags": msg.tags or "",
         "msg_keys": " ".join(msg.keys or []),
         "queue": f"{msg.queue_id}@{msg.queue_offset}",
-        "store_time": fmt_ms(msg.store_timestamp),
+        "store_time": fmt_ms(msg.store_timestamp, millis=True),
         "body": msg.body.decode("utf-8", "replace"),
         "properties": dict(sorted(msg.properties.items())),
         "born_host": f"{msg.born_host[0]}:{msg.born_host[1]}",
