@@ -23,7 +23,18 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from rocketq.dashboard import api, guard, login, overview, pages, producers, users
+from rocketq.dashboard import (
+    api,
+    group_pages,
+    guard,
+    login,
+    message_pages,
+    overview,
+    pages,
+    producers,
+    topic_pages,
+    users,
+)
 from rocketq.dashboard.board import Dashboard
 from rocketq.dashboard.history_store import FINE_STEP_S
 from rocketq.errors import RocketQError, describe
@@ -109,15 +120,20 @@ def create_app(
         Route("/logout", bind(login.logout), methods=["POST"]),
         Route("/cluster", bind(pages.cluster)),
         Route("/broker", bind(pages.broker)),
-        Route("/topics", bind(pages.topics), methods=["GET", "POST"]),
-        Route("/topic", bind(pages.topic)),
-        Route("/topic/send", bind(pages.topic_send), methods=["POST"]),
-        Route("/groups", bind(pages.groups)),
-        Route("/group", bind(pages.group)),
-        Route("/group/reset", bind(pages.group_reset), methods=["POST"]),
-        Route("/group/resend", bind(pages.group_resend), methods=["POST"]),
-        Route("/messages", bind(pages.messages)),
-        Route("/message", bind(pages.message)),
+        Route("/topics", bind(topic_pages.topics), methods=["GET", "POST"]),
+        Route("/topic", bind(topic_pages.topic)),
+        Route("/topic/update", bind(topic_pages.topic_update), methods=["POST"]),
+        Route("/topic/delete", bind(topic_pages.topic_delete), methods=["GET", "POST"]),
+        Route("/topic/send", bind(topic_pages.topic_send), methods=["POST"]),
+        Route("/groups", bind(group_pages.groups), methods=["GET", "POST"]),
+        Route("/group", bind(group_pages.group)),
+        Route("/group/update", bind(group_pages.group_update), methods=["POST"]),
+        Route("/group/delete", bind(group_pages.group_delete), methods=["GET", "POST"]),
+        Route("/group/reset", bind(group_pages.group_reset), methods=["POST"]),
+        Route("/group/resend", bind(group_pages.group_resend), methods=["POST"]),
+        Route("/messages", bind(message_pages.messages)),
+        Route("/message", bind(message_pages.message)),
+        Route("/message/resend", bind(message_pages.message_resend), methods=["POST"]),
         Route("/api/history/cluster", bind(api.cluster)),
         Route("/api/history/broker", bind(api.broker)),
         Route("/api/history/topic", bind(api.topic)),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from rocketq.dashboard.pages import topic_kind
+from rocketq.dashboard.topic_pages import topic_kind
 from rocketq.errors import BrokerResponseError, describe
 from rocketq.remoting.protocol.admin_bodies import ProducerConnection
 
