@@ -2,6 +2,14 @@
 
 Registration goes to every name server concurrently; one unreachable name server is logged
 and does not stop the others (RocketMQ's ``registerBrokerAll``).
+
+At scale (issue 22): a topic create registers only the new topics (``registerIncrementBrokerData``:
+a body of the changed configs with the table's new DataVersion); the periodic full registration
+goes in bodies of ``splitRegistrationSize`` topics when ``enableSplitRegistration`` is on (RocketMQ
+5's BrokerController.registerBrokerAll), and also when one body would pass
+``MAX_REGISTER_BODY_BYTES``: RocketMQ's default breaks there (a 16 MiB frame at 60-70k topics),
+rocketq splits instead. The name server adds a topic of a later body whose version it has
+already seen because the topic is new to it (RouteInfoManager.isTopicConfigChanged).
 """
 
 from __future__ import annotations
@@ -28,6 +36,31 @@ from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 
+#: a full registration body larger than this goes split even when splitting is off (half the
+#: 16 MiB frame RocketMQ and rocketq accept)
+MAX_REGISTER_BODY_BYTES = 8 * 1024 * 1024
+DEFAULT_SPLIT_REGISTRATION_SIZE = 800  # BrokerConfig.splitRegistrationSize
+#: above this many topics the body is not even encoded whole (it would pass the bound anyway)
+MAX_UNSPLIT_TOPICS = 20_000
+
+
+def split_wrapper(
+    wrapper: TopicConfigSerializeWrapper, split_size: int
+) -> list[TopicConfigSerializeWrapper]:
+    """The table in parts of ``split_size`` topics, each with the table's DataVersion; the last
+    part (possibly empty) always goes, as registerBrokerAll's final doRegisterBrokerAll."""
+    items = list(wrapper.topic_config_table.items())
+    size = max(1, split_size)
+    parts = [
+        TopicConfigSerializeWrapper(
+            topic_config_table=dict(items[i : i + size]), data_version=wrapper.data_version
+        )
+        for i in range(0, len(items), size)
+    ]
+    if not parts or len(items) % size == 0:
+        parts.append(TopicConfigSerializeWrapper(data_version=wrapper.data_version))
+    return parts
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class BrokerIdentity:
@@ -42,6 +75,8 @@ class BrokerOuterAPI:
     def __init__(self, client: RemotingClient, *, timeout_s: float = 6.0) -> None:
         self.client = client
         self.timeout_s = timeout_s
+        #: the body sizes of the last registration (one per part), for the scale bench and tests
+        self.last_register_body_sizes: list[int] = []
 
     async def register_broker_all(
         self,
@@ -49,9 +84,58 @@ class BrokerOuterAPI:
         who: BrokerIdentity,
         wrapper: TopicConfigSerializeWrapper,
         on_response: Callable[[dict[str, str]], None] | None = None,
+        *,
+        split_size: int = 0,
     ) -> dict[str, bool]:
-        """Register with every name server; returns addr -> success."""
-        body = RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
+        """Register with every name server; returns addr -> success (of every part). With
+        ``split_size`` > 0 and more topics than that, the table goes in parts, in order."""
+        if 0 < split_size < len(wrapper.topic_config_table):
+            return await self._register_parts(
+                namesrv_addrs, who, split_wrapper(wrapper, split_size), on_response
+            )
+        count = len(wrapper.topic_config_table)
+        body = (
+            b""
+            if count > MAX_UNSPLIT_TOPICS
+            else RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
+        )
+        if count > MAX_UNSPLIT_TOPICS or len(body) > MAX_REGISTER_BODY_BYTES:
+            log.info(
+                "registration body of %d topics is %d bytes: sent in parts of %d topics",
+                len(wrapper.topic_config_table),
+                len(body),
+                DEFAULT_SPLIT_REGISTRATION_SIZE,
+            )
+            parts = split_wrapper(wrapper, DEFAULT_SPLIT_REGISTRATION_SIZE)
+            return await self._register_parts(namesrv_addrs, who, parts, on_response)
+        self.last_register_body_sizes = [len(body)]
+        return await self._register_body(namesrv_addrs, who, body, on_response)
+
+    async def _register_parts(
+        self,
+        namesrv_addrs: list[str],
+        who: BrokerIdentity,
+        parts: list[TopicConfigSerializeWrapper],
+        on_response: Callable[[dict[str, str]], None] | None,
+    ) -> dict[str, bool]:
+        results = dict.fromkeys(namesrv_addrs, True)
+        sizes = []
+        for part in parts:
+            body = RegisterBrokerBody(topic_config_serialize_wrapper=part).encode()
+            sizes.append(len(body))
+            done = await self._register_body(namesrv_addrs, who, body, on_response)
+            for addr, ok in done.items():
+                results[addr] = results[addr] and ok
+        self.last_register_body_sizes = sizes
+        return results
+
+    async def _register_body(
+        self,
+        namesrv_addrs: list[str],
+        who: BrokerIdentity,
+        body: bytes,
+        on_response: Callable[[dict[str, str]], None] | None,
+    ) -> dict[str, bool]:
         header = RegisterBrokerRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,
