@@ -46,7 +46,7 @@ from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeW
 log = logging.getLogger(__name__)
 
 #: the journal is compacted into topics.json once it holds this many entries, or as many as
-#: the table has topics if more (so compaction costs O(1) per change, amortized)
+#: topics.json held at the last compaction if more (compaction costs O(1) per change, amortized)
 COMPACT_MIN_ENTRIES = 1024
 
 
@@ -62,6 +62,7 @@ class TopicConfigManager(ConfigManager):
         self.journal = TopicConfigJournal(self.path)
         self.compact_min_entries = COMPACT_MIN_ENTRIES
         self._compaction: threading.Thread | None = None
+        self._compacted_size = 0  # topics in topics.json as last compacted
         self.system_topics: set[str] = set()
         self._add_system_topics()
 
@@ -196,7 +197,7 @@ class TopicConfigManager(ConfigManager):
         for record in records:
             record["dataVersion"] = version
         self.journal.append(records)
-        threshold = max(self.compact_min_entries, len(self.topic_config_table))
+        threshold = max(self.compact_min_entries, self._compacted_size)
         if self.journal.entry_count >= threshold and self._compaction is None:
             self._compaction = threading.Thread(
                 target=self._compact_in_background, name="TopicConfigCompaction", daemon=True
@@ -219,6 +220,7 @@ class TopicConfigManager(ConfigManager):
             with self._lock:
                 wrapper = self.build_serialize_wrapper()
                 self.journal.rotate()
+                self._compacted_size = len(wrapper.topic_config_table)
             self._write(wrapper.to_json())
             self.journal.drop_rotated()
 
