@@ -10,7 +10,7 @@ RMQ5_VENV := .venv-rmq5
 RMQ5_STAMP := $(RMQ5_VENV)/.installed
 NODE5_CLIENT := tests/interop/node5/node_modules/rocketmq-client-nodejs/package.json
 
-.PHONY: run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js interop-rmq5 simulate faults
+.PHONY: protos run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js interop-rmq5 simulate faults
 
 venv: $(STAMP)
 
@@ -20,9 +20,13 @@ NATIVE_SRC := setup.py $(wildcard src/rocketq/_native/*.c src/rocketq/_native/*.
 $(STAMP): pyproject.toml $(NATIVE_SRC)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,interop,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,interop,spark,grpc]'
 	command -v java >/dev/null || (apt-get update && apt-get install -y default-jre-headless)
 	touch $(STAMP)
+
+# issue 19: the protobuf and gRPC modules generated from src/rocketq/proxy/protos/*.proto
+protos: $(STAMP)
+	$(BIN)/python -m rocketq.proxy.protos.regenerate
 
 run: $(STAMP)
 	$(BIN)/rocketq server --store $(STORE) -c $(STORE)/broker.conf --metrics-port 5557 --dashboard-port 8080
