@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,30 @@ async def run_rmq5(
 
 def json_lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def drive_rmq5(
+    endpoint: str, scenario: str, *args: str, home: Path, timeout_s: float = 60.0,
+    env: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """Run one ``rmq5_driver.py`` scenario (blocking: the servers run on another thread's
+    loop); its events. A scenario that overruns ``timeout_s`` is killed and fails the test."""
+    home.mkdir(parents=True, exist_ok=True)
+    full_env = {**os.environ, "HOME": str(home), "PYTHONUNBUFFERED": "1", **(env or {})}
+    full_env.pop("PYTHONPATH", None)
+    argv = [str(RMQ5_PYTHON), str(INTEROP / "rmq5_driver.py"), scenario, "--endpoint", endpoint]
+    try:
+        done = subprocess.run(
+            [*argv, *args], capture_output=True, text=True, timeout=timeout_s, env=full_env,
+            cwd=str(home), check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:  # subprocess.run killed it
+        raise Rmq5RunError(f"{scenario} overran {timeout_s} s\n{exc.stdout}\n{exc.stderr}") from exc
+    events = json_lines(done.stdout)
+    if done.returncode != 0 or not events or events[-1]["event"] != "end":
+        raise Rmq5RunError(f"{scenario} exited {done.returncode}\n{done.stdout}\n{done.stderr}")
+    return events
+
+
+def of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == kind]
