@@ -31,6 +31,8 @@ async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) 
         "0",
         "--host",
         "127.0.0.1",
+        "--grpc-port",
+        "0",
     ]
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -55,6 +57,9 @@ async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) 
             assert (
                 await client.invoke(f"127.0.0.1:{ns_port}", route, 10)
             ).code == ResponseCode.SUCCESS
+        grpc_line = r"gRPC endpoint .* listening on 127\.0\.0\.1:(\d+)"
+        grpc_port = int((await read_until(proc.stdout, grpc_line, 30)).group(1))
+        assert await grpc_route_code(grpc_port, "NoSuchCliTopic") == "TOPIC_NOT_FOUND"
         assert (store / "abort").exists()
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(proc.wait(), 30) == 0
@@ -77,6 +82,7 @@ async def test_server_runs_two_masters_and_two_slaves_replicating_synchronously(
 
     store = tmp_path / "store"
     args = ["server", "--store", str(store), "--namesrv-port", "0", "--broker-port", "0"]
+    args += ["--grpc-port", "0"]
     args += ["--host", "127.0.0.1", "--cluster", "2m-2s-sync"]
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -169,3 +175,21 @@ def test_server_listens_on_loopback_by_default_while_namesrv_and_broker_take_eve
     assert load_namesrv_config(None)[0].listen_host == "0.0.0.0"  # RocketMQ's NamesrvStartup
     assert default(broker, "host") is None
     assert load_broker_config(None, None, None, None).listen_host == "0.0.0.0"
+
+
+async def grpc_route_code(port: int, topic: str) -> str:
+    """The Code name a QueryRoute of ``topic`` gets from the gRPC endpoint on ``port``."""
+    import grpc
+
+    from rocketq.proxy.protos import definition_pb2 as pb
+    from rocketq.proxy.protos import service_pb2 as spb
+    from rocketq.proxy.protos import service_pb2_grpc
+
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = service_pb2_grpc.MessagingServiceStub(channel)
+        response = await stub.QueryRoute(
+            spb.QueryRouteRequest(topic=pb.Resource(name=topic)),
+            metadata=(("x-mq-client-id", "cli-test"),),
+            timeout=10,
+        )
+    return pb.Code.Name(response.status.code)

@@ -55,6 +55,7 @@ def test_server_process_serves_metrics_and_dashboard_and_stops_on_sigterm(tmp_pa
         rocketq, "server", "--store", str(tmp_path / "store"), "--host", "127.0.0.1",
         "--namesrv-port", str(namesrv), "--broker-port", str(broker),
         "--metrics-port", str(metrics), "--dashboard-port", str(dashboard),
+        "--grpc-port", "0",
     ]  # fmt: skip
     with (tmp_path / "server.log").open("w") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)

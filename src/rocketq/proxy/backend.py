@@ -159,6 +159,14 @@ class MessagingBackend:
         self._groups[group] = (time.monotonic() + TOPIC_TYPE_TTL_S, found)
         return found
 
+    async def existing_topic_type(self, topic: str) -> TopicMessageType:
+        """The topic's ``message.type``; TOPIC_NOT_FOUND when no broker has its config (a
+        name server that auto-creates routes answers for any topic; the proxy does not)."""
+        found = await self.topic_type(topic)
+        if found is None:
+            raise ProxyError(Code.TOPIC_NOT_FOUND, f"topic {topic} does not exist")
+        return found
+
     # ------------------------------------------------------------------ send
 
     async def send(self, out: OutgoingMessage) -> tuple[SendResult, str]:

@@ -56,12 +56,12 @@ class TransactionData:
 async def check_message_type(
     backend: MessagingBackend, config: ProxyConfig, out: OutgoingMessage
 ) -> None:
+    topic_type = await backend.existing_topic_type(out.topic)
     if not config.enable_topic_message_type_check:
         return
     if out.topic.startswith((RETRY_GROUP_TOPIC_PREFIX, DLQ_GROUP_TOPIC_PREFIX)):
         return
-    topic_type = await backend.topic_type(out.topic)
-    if topic_type is None or topic_type is TopicMessageType.MIXED:
+    if topic_type is TopicMessageType.MIXED:
         return
     sent = message_type_of(out.properties)
     if sent is not topic_type:

@@ -42,7 +42,7 @@ async def query_route(
 ) -> list[pb.MessageQueue]:
     check_topic(topic)
     route = await backend.route(topic)
-    types = accept_types(await backend.topic_type(topic))
+    types = accept_types(await backend.existing_topic_type(topic))
     masters = {bd.broker_name for bd in route.broker_datas if MASTER_ID in bd.broker_addrs}
     queues = []
     for qd in sorted(route.queue_datas, key=lambda q: q.broker_name):

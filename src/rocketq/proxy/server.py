@@ -8,6 +8,7 @@ RESOURCE_EXHAUSTED. ``stop`` ends the calls in flight after a short grace.
 
 from __future__ import annotations
 
+import errno
 import logging
 from pathlib import Path
 
@@ -49,13 +50,13 @@ class GrpcServer:
         )
         server.add_generic_rpc_handlers((generic_handler(self.service),))
         address = f"{host}:{self.config.grpc_server_port}"
-        if self.config.tls_enabled:
-            credentials = grpc.ssl_server_credentials(
-                [(_read(self.config.tls_key_path), _read(self.config.tls_cert_path))]
-            )
-            self.port = server.add_secure_port(address, credentials)
-        else:
-            self.port = server.add_insecure_port(address)
+        try:
+            self.port = self._bind(server, address)
+        except RuntimeError as exc:  # grpcio's "Failed to bind": say it as a taken port
+            raise OSError(
+                errno.EADDRINUSE,
+                f"could not bind on address ('{host}', {self.config.grpc_server_port}): {exc}",
+            ) from exc
         await server.start()
         self._server, self.host = server, host
         log.info(
@@ -63,6 +64,14 @@ class GrpcServer:
             host, self.port, " (TLS)" if self.config.tls_enabled else "",
         )  # fmt: skip
         return self.port
+
+    def _bind(self, server: grpc.aio.Server, address: str) -> int:
+        if not self.config.tls_enabled:
+            return server.add_insecure_port(address)
+        credentials = grpc.ssl_server_credentials(
+            [(_read(self.config.tls_key_path), _read(self.config.tls_cert_path))]
+        )
+        return server.add_secure_port(address, credentials)
 
     async def stop(self) -> None:
         server, self._server = self._server, None
