@@ -340,6 +340,7 @@ class MessagingService:
         outbox: asyncio.Queue[spb.TelemetryCommand] = asyncio.Queue()
         session.outbox = outbox
         reader = asyncio.get_running_loop().create_task(self._read_telemetry(requests, session))
+        getter: asyncio.Future[spb.TelemetryCommand] | None = None
         try:
             while True:
                 getter = asyncio.ensure_future(outbox.get())
@@ -353,6 +354,8 @@ class MessagingService:
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, error)
                 return
         finally:
+            if getter is not None:  # a call cancelled at server stop leaves it waiting
+                getter.cancel()
             if session.outbox is outbox:
                 session.outbox = None
             reader.cancel()
