@@ -36,6 +36,7 @@ from rocketmq.v5.model.filter_expression import FilterType
 
 INVISIBLE_S = 10  # the proxy's minimum for a receive (Java refuses less)
 AWAIT_S = 5  # the proxy's minimum long polling
+GRACE_S = 3.0  # after the last expected delivery of a PushConsumer
 
 
 def emit(event: str, **data: Any) -> None:
@@ -200,18 +201,16 @@ def fifo(args: argparse.Namespace) -> None:
             for group in ("g1", "g2"):
                 prod.send(message(args, f"{group}-{i}", message_group=group))
     with simple(args) as consumer:
-        end = time.monotonic() + args.deadline
-        done = 0
-        while done < 8 and time.monotonic() < end:
-            batch = consumer.receive(1, INVISIBLE_S)
-            for msg in batch:
+        first = consumer.receive(1, INVISIBLE_S)
+        for msg in first:
+            emit("received", **describe(msg))
+        held = consumer.receive(32, INVISIBLE_S)  # the first one's group must wait
+        emit("while_in_flight", bodies=[m.body.decode() for m in held])
+        for msg in [*first, *held]:
+            if msg not in first:
                 emit("received", **describe(msg))
-                held = consumer.receive(32, INVISIBLE_S)  # the group's next must wait
-                emit("while_in_flight", bodies=[m.body.decode() for m in held])
-                for other in held:
-                    consumer.change_invisible_duration(other, 0)
-                consumer.ack(msg)
-                done += 1
+            consumer.ack(msg)
+        receive_until(consumer, _bodies(8 - len(first) - len(held)), args.deadline)
 
 
 def delay_recall(args: argparse.Namespace) -> None:
@@ -284,22 +283,32 @@ def dead_letter(args: argparse.Namespace) -> None:
 
 
 class _Failing(MessageListener):
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.done = threading.Event()
+
     def consume(self, message: Message) -> ConsumeResult:
         emit("consumed", **describe(message))
+        self.left -= 1
+        if self.left <= 0:
+            self.done.set()
         return ConsumeResult.FAILURE
 
 
 def push_failing(args: argparse.Namespace) -> None:
-    """A PushConsumer whose listener always fails: retried by the group's policy, then DLQ."""
+    """A PushConsumer whose listener always fails: retried by the group's policy, then DLQ.
+    Stops ``GRACE_S`` after the ``--count``th delivery (the receive that dead-letters it)."""
     with producer(args) as prod:
         prod.send(message(args, "fails"))
+    listener = _Failing(args.count)
     consumer = PushConsumer(
-        config(args), args.group, _Failing(), {args.topic: FilterExpression()},
+        config(args), args.group, listener, {args.topic: FilterExpression()},
         consumption_thread_count=2, tls_enable=args.tls,
     )  # fmt: skip
     consumer.startup()
     try:
-        threading.Event().wait(args.deadline)
+        if listener.done.wait(args.deadline):
+            time.sleep(GRACE_S)
     finally:
         consumer.shutdown()
 

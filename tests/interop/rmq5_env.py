@@ -23,6 +23,7 @@ from tests.interop.rmq5_runner import drive_rmq5
 STORE = small_store_properties(timerPrecisionMs="100", timerFlushIntervalMs="200")
 BROKER: dict[str, Any] = {
     "revive_interval_ms": 100,
+    "enable_property_filter": True,  # SQL92 filters
     "transaction_time_out_ms": 1000,
     "transaction_check_interval_ms": 1000,
 }
