@@ -62,10 +62,13 @@ class Rmq5Env:
         self.admin("updateSubGroup", "-b", self.broker.broker_addr, "-g", name, *args)
         return name
 
-    def drive(self, scenario: str, *args: str, timeout_s: float = 60.0, **kw: Any) -> list[Any]:
+    def drive(
+        self, scenario: str, *args: str, timeout_s: float = 60.0, endpoint: str = "", **kw: Any
+    ) -> list[Any]:
         self.runs += 1
         home = self.root / "homes" / f"{self.runs}-{scenario}"
-        return drive_rmq5(self.endpoint, scenario, *args, home=home, timeout_s=timeout_s, **kw)
+        target = endpoint or self.endpoint
+        return drive_rmq5(target, scenario, *args, home=home, timeout_s=timeout_s, **kw)
 
 
 @contextlib.contextmanager
