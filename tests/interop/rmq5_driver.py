@@ -186,7 +186,7 @@ def invisible(args: argparse.Namespace) -> None:
         consumer.change_invisible_duration(first["lengthen"], 60)
         emit("changed", body="lengthen", seconds=60)
         again = receive_until(
-            consumer, lambda got: {"expire", "shorten"} <= {m["body"] for m in got}, 25
+            consumer, lambda got: {"expire", "shorten"} <= {m["body"] for m in got}, 40
         )
         emit("second_round", bodies=[m["body"] for m in again])
         consumer.ack(first["lengthen"])  # the handle change_invisible_duration installed

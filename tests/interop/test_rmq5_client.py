@@ -99,8 +99,7 @@ def test_sync_and_async_sends_arrive_intact_and_acked(runs: Runs) -> None:
         assert msg["properties"]["n"] == i
         assert msg["delivery_attempt"] == 1
         assert not msg["corrupted"]  # the MD5 digest matched the body
-    assert of(events, "after_ack") == [pytest.approx(of(events, "after_ack")[0])]
-    assert of(events, "after_ack")[0]["count"] == 0
+    assert [e["count"] for e in of(events, "after_ack")] == [0]  # every one was acked
 
 
 def test_tag_and_sql92_filters(runs: Runs) -> None:
@@ -114,15 +113,15 @@ def test_invisible_time_redelivery_and_changes_both_ways(runs: Runs) -> None:
     events = events_of(runs, "invisible")
     assert not of(events, "error"), events
     first = {e["body"]: e for e in of(events, "received")[:3]}
-    assert set(first) == {"expire", "shorten", "lengthen"}
+    assert set(first) == {"expire", "shorten", "lengthen"}, events
     again = {e["body"]: e for e in of(events, "received")[3:]}
-    assert set(again) == {"expire", "shorten"}  # "lengthen" stays hidden for its 60 s
-    assert again["expire"]["delivery_attempt"] == 2
-    assert again["shorten"]["delivery_attempt"] == 2
+    assert set(again) == {"expire", "shorten"}, events  # "lengthen" stays hidden for 60 s
+    assert again["expire"]["delivery_attempt"] == 2, events
+    assert again["shorten"]["delivery_attempt"] == 2, events
     changed_at = of(events, "changed")[0]["t_ms"]
-    assert again["shorten"]["t_ms"] - changed_at < 8_000  # back well before its first 10 s
-    assert again["expire"]["t_ms"] - first["expire"]["t_ms"] >= 10_000
-    assert of(events, "acked") == [pytest.approx(of(events, "acked")[0])]
+    assert again["shorten"]["t_ms"] - changed_at < 8_000, events  # well before its 10 s
+    assert again["expire"]["t_ms"] - first["expire"]["t_ms"] >= 10_000, events
+    assert len(of(events, "acked")) == 1, events  # with the handle the change returned
 
 
 def test_fifo_order_per_message_group_with_the_next_held_back(runs: Runs) -> None:
