@@ -177,9 +177,10 @@ def invisible(args: argparse.Namespace) -> None:
         first: dict[str, Any] = {}
         end = time.monotonic() + args.deadline
         while len(first) < 3 and time.monotonic() < end:
+            asked_ms = int(time.time() * 1000)  # the pop, hence its invisible time, is later
             for msg in consumer.receive(32, INVISIBLE_S):
                 first[msg.body.decode()] = msg
-                emit("received", **describe(msg))
+                emit("received", asked_ms=asked_ms, **describe(msg))
         emit("first_round", bodies=sorted(first))
         consumer.change_invisible_duration(first["shorten"], 1)
         emit("changed", body="shorten", seconds=1)
@@ -214,22 +215,29 @@ def fifo(args: argparse.Namespace) -> None:
 
 
 def delay_recall(args: argparse.Namespace) -> None:
-    """Delay messages due in 2 s and 4 s, and one due in 3 s recalled at once."""
-    now = int(time.time())
+    """Delay messages due in 2 s and 6 s, and one due in 5 s recalled at once (whole
+    seconds, as the client sends them; each due time taken just before its send)."""
     with producer(args) as prod:
-        for name, delay in (("due-2", 2), ("recalled", 3), ("due-4", 4)):
-            receipt = prod.send(message(args, name, delivery_timestamp=now + delay))
-            emit("sent", body=name, due_ms=(now + delay) * 1000, recall=receipt.recall_handle)
+        for name, delay in (("due-early", 2), ("recalled", 5), ("due-late", 6)):
+            due_s = int(time.time()) + delay
+            receipt = prod.send(message(args, name, delivery_timestamp=due_s))
+            emit("sent", body=name, due_ms=due_s * 1000, recall=receipt.recall_handle)
             if name == "recalled":
                 recalled = prod.recall_message(args.topic, receipt.recall_handle)
                 emit("recalled", message_id=recalled)
     with simple(args) as consumer:
-        receive_until(consumer, lambda got: "due-4" in {m["body"] for m in got}, args.deadline)
+        receive_until(consumer, lambda got: "due-late" in {m["body"] for m in got}, args.deadline)
 
 
 class _Checker(TransactionChecker):
+    """Answers as the application decided (a check may also come for a half message whose
+    commit or rollback is still on its way: the broker checks after 1 s here)."""
+
     def check(self, message: Message) -> TransactionResolution:
-        emit("checked", body=message.body.decode(), message_id=message.message_id)
+        body = message.body.decode()
+        emit("checked", body=body, message_id=message.message_id)
+        if body == "rollback":
+            return TransactionResolution.ROLLBACK
         return TransactionResolution.COMMIT
 
 

@@ -120,7 +120,7 @@ def test_invisible_time_redelivery_and_changes_both_ways(runs: Runs) -> None:
     assert again["shorten"]["delivery_attempt"] == 2, events
     changed_at = of(events, "changed")[0]["t_ms"]
     assert again["shorten"]["t_ms"] - changed_at < 8_000, events  # well before its 10 s
-    assert again["expire"]["t_ms"] - first["expire"]["t_ms"] >= 10_000, events
+    assert again["expire"]["t_ms"] - first["expire"]["asked_ms"] >= 10_000, events
     assert len(of(events, "acked")) == 1, events  # with the handle the change returned
 
 
@@ -140,7 +140,7 @@ def test_delay_not_before_its_time_and_recall(runs: Runs) -> None:
     assert not of(events, "error"), events
     due = {e["body"]: e["due_ms"] for e in of(events, "sent")}
     got = {e["body"]: e for e in of(events, "received")}
-    assert set(got) == {"due-2", "due-4"}  # the recalled one never comes
+    assert set(got) == {"due-early", "due-late"}, events  # the recalled one never comes
     for body, msg in got.items():
         assert msg["t_ms"] >= due[body], (body, msg["t_ms"] - due[body])
         assert msg["delivery_timestamp"] == due[body]
@@ -152,7 +152,7 @@ def test_transaction_commit_rollback_and_the_check_through_telemetry(runs: Runs)
     assert not of(events, "error"), events
     assert all(e["transaction_id"] for e in of(events, "sent"))
     assert sorted(str(b) for b in bodies(events)) == ["commit", "open"]
-    assert [e["body"] for e in of(events, "checked")][:1] == ["open"]
+    assert "open" in [e["body"] for e in of(events, "checked")], events
     assert of(events, "after")[0]["count"] == 0
 
 
