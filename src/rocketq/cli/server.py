@@ -41,7 +41,7 @@ from rocketq.namesrv.config import NamesrvConfig
     default="127.0.0.1",
     show_default=True,
     help="Listen address of both servers, /metrics and the dashboard (0.0.0.0: every "
-    "interface; the dashboard has no login).",
+    "interface; give the dashboard --login-required then).",
 )
 @click.option(
     "--broker-ip", default="127.0.0.1", show_default=True, help="Address the broker advertises."
@@ -57,6 +57,12 @@ from rocketq.namesrv.config import NamesrvConfig
     type=int,
     default=None,
     help="Serve the web dashboard on 127.0.0.1:PORT too.",
+)
+@click.option(
+    "--login-required",
+    is_flag=True,
+    help="The dashboard's users log in: <store>/dashboard/users.properties (user=password,role; "
+    "role 1 or admin may change things, others read-only), as rocketmq-dashboard's loginRequired.",
 )
 @click.option(
     "-c",
@@ -82,6 +88,7 @@ def server(
     broker_ip: str,
     metrics_port: int | None,
     dashboard_port: int | None,
+    login_required: bool,
     config_file: str | None,
     cluster: str,
 ) -> None:
@@ -109,6 +116,12 @@ def server(
         )
         return
     base = _base_config(config_file, cluster)
+    users = Path(root) / "dashboard" / "users.properties"
+    if login_required and (dashboard_port is None or not users.exists()):
+        raise click.UsageError(
+            f"--login-required needs --dashboard-port and {users} (one user a line: "
+            "admin=<password>,1 for an admin, user=<password> for a read-only user)"
+        )
     ports = {namesrv_port: "--namesrv-port", broker_port: "--broker-port"}
     ports[broker_port + 1] = "--broker-port (the HA port is the broker port + 1)"
     if metrics_port is not None:
@@ -127,6 +140,7 @@ def server(
             dashboard_port,
             cluster,
             base,
+            login_required,
         ),
         ports=ports,
         host=host,
@@ -144,6 +158,7 @@ async def _run(
     dashboard_port: int | None = None,
     cluster: str = "single",
     base: BrokerConfig | None = None,
+    login_required: bool = False,
 ) -> None:
     from rocketq.broker.controller import BrokerController
     from rocketq.namesrv.server import NamesrvController
@@ -182,7 +197,11 @@ async def _run(
             listener = socket.create_server((host, dashboard_port))  # a taken port fails here
             dashboard = loop.create_task(
                 _serve_dashboard(
-                    f"127.0.0.1:{namesrv.port}", listener, stop, Path(root) / "dashboard"
+                    f"127.0.0.1:{namesrv.port}",
+                    listener,
+                    stop,
+                    Path(root) / "dashboard",
+                    login_required,
                 )
             )
             click.echo(f"dashboard: http://{_url_host(host)}:{dashboard_port}")
@@ -263,7 +282,11 @@ def _url_host(host: str) -> str:
 
 
 async def _serve_dashboard(
-    namesrv_addr: str, listener: socket.socket, stop: asyncio.Event, data_path: Path
+    namesrv_addr: str,
+    listener: socket.socket,
+    stop: asyncio.Event,
+    data_path: Path,
+    login_required: bool = False,
 ) -> None:
     """The dashboard on uvicorn in this loop, on ``listener``, until ``stop`` is set; its
     history under ``data_path`` (``<store>/dashboard``)."""
@@ -271,7 +294,7 @@ async def _serve_dashboard(
 
     from rocketq.dashboard import create_app
 
-    app = create_app(namesrv_addr, data_path=data_path)
+    app = create_app(namesrv_addr, data_path=data_path, login_required=login_required)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     serving = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
     await stop.wait()
