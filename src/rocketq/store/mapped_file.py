@@ -35,6 +35,7 @@ OS_PAGE_SIZE = 4096
 USE_FDATASYNC = sys.platform.startswith("linux")
 #: the name a file has while it is created (see _open_preallocated)
 CREATING_SUFFIX = ".tmp"
+ZERO_CHUNK = bytes(1 << 20)
 
 
 class MappedFileCreateError(StoreError):
@@ -225,3 +226,17 @@ def remove_cut_creations(directory: str) -> list[str]:
 def _unlink_quietly(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+def last_nonzero(view: memoryview, start: int, size: int, zero_run: int) -> int:
+    """One past the last non-zero byte of ``view[start:size]`` (``start`` when none), looking
+    forward until ``zero_run`` zero bytes follow it (store files are written in order)."""
+    chunk = len(ZERO_CHUNK)
+    last = pos = start
+    while pos < size and pos - last < zero_run:
+        end = min(size, pos + chunk)
+        data = view[pos:end].tobytes()
+        if data != ZERO_CHUNK[: end - pos]:
+            last = pos + len(data.rstrip(b"\0"))
+        pos = end
+    return last

@@ -38,12 +38,13 @@ from rocketq.store.config import StoreConfig
 from rocketq.store.consume_queue_table import ConsumeQueueTable
 from rocketq.store.dispatch_checkpoint import DispatchCheckpoint, DispatchPoint, tail_of
 from rocketq.store.index_service import IndexService
-from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file import MappedFile, last_nonzero
 from rocketq.store.reput import ReputMessageService
 
 log = logging.getLogger(__name__)
 
-ZERO_CHUNK = bytes(1 << 20)
+#: past this many zeros nothing was written: twice maxMessageSize's default (4 MiB)
+ZERO_RUN_BYTES = 8 << 20
 
 
 class RecoverableStore(Protocol):
@@ -301,15 +302,8 @@ def _keep_whole_file(mf: MappedFile, cut_dir: str, reason: str, process_offset: 
 
 
 def _last_nonzero(mf: MappedFile, start: int) -> int:
-    """One past the last non-zero byte at or after ``start`` (``start`` when all zero)."""
-    chunk = len(ZERO_CHUNK)
-    end = mf.file_size
-    view = mf.view
-    while end > start:
-        begin = max(start, end - chunk)
-        piece = view[begin:end]
-        if piece != ZERO_CHUNK[: end - begin]:
-            data = bytes(piece)
-            return begin + len(data.rstrip(b"\0"))
-        end = begin
-    return start
+    """One past the last non-zero byte at or after ``start`` (``start`` when none), looking
+    forward until ``ZERO_RUN_BYTES`` of zeros follow it: the commitlog is written in order, so
+    a crash leaves its torn bytes right past the valid end, and no record holds a run of zeros
+    that long. Reading a whole preallocated 1 GiB file instead cost seconds a restart."""
+    return last_nonzero(mf.view, start, mf.file_size, ZERO_RUN_BYTES)
