@@ -18,6 +18,7 @@ from rocketq.proxy.protos import definition_pb2 as pb
 from rocketq.proxy.protos import service_pb2 as spb
 from rocketq.proxy.protos import service_pb2_grpc
 from rocketq.proxy.server import GrpcServer
+from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
 from rocketq.testing.cluster import Cluster, run_cluster
 
 CALL_TIMEOUT_S = 10.0
@@ -55,6 +56,29 @@ class Endpoint:
             )
         )
         await self.cluster.broker.register_broker_all()
+
+    def create_group(self, group: str, *, orderly: bool = False, retry_max_times: int = 16):
+        self.cluster.broker.subscription_group_manager.update_subscription_group_config(
+            SubscriptionGroupConfig(
+                group_name=group, consume_message_orderly=orderly, retry_max_times=retry_max_times
+            )
+        )
+
+    async def ack(self, group: str, topic: str, m: pb.Message) -> spb.AckMessageResponse:
+        return await self.stub.AckMessage(
+            spb.AckMessageRequest(
+                group=pb.Resource(name=group),
+                topic=pb.Resource(name=topic),
+                entries=[
+                    spb.AckMessageEntry(
+                        message_id=m.system_properties.message_id,
+                        receipt_handle=m.system_properties.receipt_handle,
+                    )
+                ],
+            ),
+            metadata=self.metadata,
+            timeout=CALL_TIMEOUT_S,
+        )
 
     def message(self, topic: str, body: bytes, **system: Any) -> pb.Message:
         system.setdefault("message_id", uuid.uuid4().hex.upper())
@@ -95,8 +119,12 @@ class Endpoint:
 
 
 @contextlib.asynccontextmanager
-async def run_endpoint(tmp: Path, **config: Any) -> AsyncIterator[Endpoint]:
-    async with run_cluster(tmp) as cluster:
+async def run_endpoint(
+    tmp: Path, broker: dict[str, Any] | None = None, **config: Any
+) -> AsyncIterator[Endpoint]:
+    """The endpoint (``config``: ProxyConfig fields) over a cluster (``broker``: BrokerConfig
+    fields)."""
+    async with run_cluster(tmp, **(broker or {})) as cluster:
         server = GrpcServer.over_namesrv(ProxyConfig(grpc_server_port=0, **config), cluster.addr)
         await server.start("127.0.0.1")
         try:
