@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -13,12 +14,14 @@ from typing import Any
 import grpc
 
 from rocketq.common.topic_config import TopicConfig
+from rocketq.proxy.auth import authorization_value
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.protos import definition_pb2 as pb
 from rocketq.proxy.protos import service_pb2 as spb
 from rocketq.proxy.protos import service_pb2_grpc
 from rocketq.proxy.server import GrpcServer
 from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
+from rocketq.testing.acl import write_acl
 from rocketq.testing.cluster import Cluster, run_cluster
 
 CALL_TIMEOUT_S = 10.0
@@ -37,6 +40,15 @@ class Endpoint:
             ("x-mq-client-id", self.client_id),
             ("x-mq-language", "PYTHON"),
             ("x-mq-client-version", "5.1.2"),
+        )
+
+    def signed(self, access_key: str, secret_key: str) -> tuple[tuple[str, str], ...]:
+        """The metadata of a client with these credentials, as the 5.x clients sign."""
+        date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        return (
+            *self.metadata,
+            ("x-mq-date-time", date),
+            ("authorization", authorization_value(access_key, secret_key, date)),
         )
 
     @property
@@ -120,12 +132,24 @@ class Endpoint:
 
 @contextlib.asynccontextmanager
 async def run_endpoint(
-    tmp: Path, broker: dict[str, Any] | None = None, **config: Any
+    tmp: Path,
+    broker: dict[str, Any] | None = None,
+    acl: list[dict[str, Any]] | None = None,
+    **config: Any,
 ) -> AsyncIterator[Endpoint]:
     """The endpoint (``config``: ProxyConfig fields) over a cluster (``broker``: BrokerConfig
-    fields)."""
-    async with run_cluster(tmp, **(broker or {})) as cluster:
-        server = GrpcServer.over_namesrv(ProxyConfig(grpc_server_port=0, **config), cluster.addr)
+    fields); with ``acl`` accounts the broker has aclEnable and the endpoint checks them."""
+    overrides = dict(broker or {})
+    if acl is not None:
+        write_acl(tmp / "store" / "config" / "plain_acl.yml", acl)
+        overrides["acl_enable"] = True
+    async with run_cluster(tmp, **overrides) as cluster:
+        validator = cluster.broker.access_validator
+        server = GrpcServer.over_namesrv(
+            ProxyConfig(grpc_server_port=0, **config),
+            cluster.addr,
+            None if validator is None else validator.manager,
+        )
         await server.start("127.0.0.1")
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:

@@ -9,6 +9,7 @@ import pytest
 
 from rocketq.proxy.protos import definition_pb2 as pb
 from rocketq.proxy.protos import service_pb2 as spb
+from rocketq.testing.acl import ACCOUNTS, ADMIN
 from tests.proxy.endpoint import run_endpoint
 
 
@@ -86,3 +87,19 @@ async def test_heartbeat_before_settings_is_an_unrecognized_client(tmp_path: Pat
             spb.HeartbeatRequest(client_type=pb.PRODUCER), metadata=ep.metadata, timeout=10
         )
         assert response.status.code == pb.UNRECOGNIZED_CLIENT_TYPE
+
+
+async def test_with_acl_a_wrong_secret_is_refused_and_the_right_one_sends(
+    tmp_path: Path,
+) -> None:
+    async with run_endpoint(tmp_path, acl=ACCOUNTS) as ep:
+        await ep.create_topic("AclT")
+        request = spb.SendMessageRequest(messages=[ep.message("AclT", b"signed")])
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await ep.stub.SendMessage(request, metadata=ep.signed(ADMIN[0], "wrong"), timeout=10)
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        with pytest.raises(grpc.aio.AioRpcError) as unsigned:
+            await ep.stub.SendMessage(request, metadata=ep.metadata, timeout=10)
+        assert unsigned.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        sent = await ep.stub.SendMessage(request, metadata=ep.signed(*ADMIN), timeout=10)
+        assert sent.status.code == pb.OK, sent.status

@@ -145,6 +145,9 @@ async def run_until_signal(config: BrokerConfig, proxy_config: ProxyConfig | Non
                 config.listen_host or "0.0.0.0",
                 None if exporter is None else exporter.registry,
                 controller.broker_addr,
+                None
+                if controller.access_validator is None
+                else controller.access_validator.manager,
             )
         await stop.wait()
     finally:

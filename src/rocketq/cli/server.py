@@ -224,12 +224,14 @@ async def _start_grpc(
     from rocketq.proxy.config import ProxyConfig
 
     exporter = broker.metrics_exporter
+    validator = broker.access_validator
     return await start_endpoint(
         ProxyConfig(grpc_server_port=port, rocketmq_cluster_name=broker.config.broker_cluster_name),
         f"127.0.0.1:{namesrv_port}",
         host,
         None if exporter is None else exporter.registry,
         broker.broker_addr,
+        None if validator is None else validator.manager,
     )
 
 
