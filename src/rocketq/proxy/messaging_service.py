@@ -369,6 +369,7 @@ class MessagingService:
         reader = asyncio.get_running_loop().create_task(
             self._read_telemetry(requests, session, call)
         )
+        getter: asyncio.Future[spb.TelemetryCommand] | None = None
         try:
             while True:
                 getter = asyncio.ensure_future(outbox.get())
@@ -376,7 +377,6 @@ class MessagingService:
                 if getter in done:
                     yield getter.result()
                     continue
-                getter.cancel()
                 error = reader.result()
                 if error == ACL_REFUSED:
                     await context.abort(getattr(grpc.StatusCode, REFUSAL_STATUS), error)
@@ -386,9 +386,11 @@ class MessagingService:
         finally:
             if session.outbox is outbox:
                 session.outbox = None
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+            for task in (getter, reader):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
 
     async def _read_telemetry(
         self, requests: AsyncIterator[spb.TelemetryCommand], session: Any, call: CallContext
