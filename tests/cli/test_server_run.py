@@ -55,6 +55,7 @@ def test_server_process_serves_metrics_and_dashboard_and_stops_on_sigterm(tmp_pa
         rocketq, "server", "--store", str(tmp_path / "store"), "--host", "127.0.0.1",
         "--namesrv-port", str(namesrv), "--broker-port", str(broker),
         "--metrics-port", str(metrics), "--dashboard-port", str(dashboard),
+        "--grpc-port", "0",
     ]  # fmt: skip
     with (tmp_path / "server.log").open("w") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
@@ -109,6 +110,7 @@ def test_server_login_required_needs_users_and_then_asks_for_a_login(tmp_path: P
     argv = [
         rocketq, "server", "--store", str(store), "--namesrv-port", str(namesrv),
         "--broker-port", str(broker), "--dashboard-port", str(dashboard), "--login-required",
+        "--grpc-port", "0",
     ]  # fmt: skip
     with (tmp_path / "server.log").open("w") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
