@@ -14,6 +14,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
 from rocketq.testing.cli_process import CLI_PROGRAM, read_until
+from rocketq.testing.grpc_endpoint import grpc_route_code
 from rocketq.testing.wire import request, send_request
 
 pytestmark = pytest.mark.e2e
@@ -175,21 +176,3 @@ def test_server_listens_on_loopback_by_default_while_namesrv_and_broker_take_eve
     assert load_namesrv_config(None)[0].listen_host == "0.0.0.0"  # RocketMQ's NamesrvStartup
     assert default(broker, "host") is None
     assert load_broker_config(None, None, None, None).listen_host == "0.0.0.0"
-
-
-async def grpc_route_code(port: int, topic: str) -> str:
-    """The Code name a QueryRoute of ``topic`` gets from the gRPC endpoint on ``port``."""
-    import grpc
-
-    from rocketq.proxy.protos import definition_pb2 as pb
-    from rocketq.proxy.protos import service_pb2 as spb
-    from rocketq.proxy.protos import service_pb2_grpc
-
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        stub = service_pb2_grpc.MessagingServiceStub(channel)
-        response = await stub.QueryRoute(
-            spb.QueryRouteRequest(topic=pb.Resource(name=topic)),
-            metadata=(("x-mq-client-id", "cli-test"),),
-            timeout=10,
-        )
-    return pb.Code.Name(response.status.code)

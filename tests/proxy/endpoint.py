@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -13,11 +14,14 @@ from typing import Any
 import grpc
 
 from rocketq.common.topic_config import TopicConfig
+from rocketq.proxy.auth import authorization_value
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.protos import definition_pb2 as pb
 from rocketq.proxy.protos import service_pb2 as spb
 from rocketq.proxy.protos import service_pb2_grpc
 from rocketq.proxy.server import GrpcServer
+from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
+from rocketq.testing.acl import write_acl
 from rocketq.testing.cluster import Cluster, run_cluster
 
 CALL_TIMEOUT_S = 10.0
@@ -38,6 +42,15 @@ class Endpoint:
             ("x-mq-client-version", "5.1.2"),
         )
 
+    def signed(self, access_key: str, secret_key: str) -> tuple[tuple[str, str], ...]:
+        """The metadata of a client with these credentials, as the 5.x clients sign."""
+        date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        return (
+            *self.metadata,
+            ("x-mq-date-time", date),
+            ("authorization", authorization_value(access_key, secret_key, date)),
+        )
+
     @property
     def endpoints(self) -> pb.Endpoints:
         return pb.Endpoints(
@@ -55,6 +68,29 @@ class Endpoint:
             )
         )
         await self.cluster.broker.register_broker_all()
+
+    def create_group(self, group: str, *, orderly: bool = False, retry_max_times: int = 16):
+        self.cluster.broker.subscription_group_manager.update_subscription_group_config(
+            SubscriptionGroupConfig(
+                group_name=group, consume_message_orderly=orderly, retry_max_times=retry_max_times
+            )
+        )
+
+    async def ack(self, group: str, topic: str, m: pb.Message) -> spb.AckMessageResponse:
+        return await self.stub.AckMessage(
+            spb.AckMessageRequest(
+                group=pb.Resource(name=group),
+                topic=pb.Resource(name=topic),
+                entries=[
+                    spb.AckMessageEntry(
+                        message_id=m.system_properties.message_id,
+                        receipt_handle=m.system_properties.receipt_handle,
+                    )
+                ],
+            ),
+            metadata=self.metadata,
+            timeout=CALL_TIMEOUT_S,
+        )
 
     def message(self, topic: str, body: bytes, **system: Any) -> pb.Message:
         system.setdefault("message_id", uuid.uuid4().hex.upper())
@@ -95,9 +131,25 @@ class Endpoint:
 
 
 @contextlib.asynccontextmanager
-async def run_endpoint(tmp: Path, **config: Any) -> AsyncIterator[Endpoint]:
-    async with run_cluster(tmp) as cluster:
-        server = GrpcServer.over_namesrv(ProxyConfig(grpc_server_port=0, **config), cluster.addr)
+async def run_endpoint(
+    tmp: Path,
+    broker: dict[str, Any] | None = None,
+    acl: list[dict[str, Any]] | None = None,
+    **config: Any,
+) -> AsyncIterator[Endpoint]:
+    """The endpoint (``config``: ProxyConfig fields) over a cluster (``broker``: BrokerConfig
+    fields); with ``acl`` accounts the broker has aclEnable and the endpoint checks them."""
+    overrides = dict(broker or {})
+    if acl is not None:
+        write_acl(tmp / "store" / "config" / "plain_acl.yml", acl)
+        overrides["acl_enable"] = True
+    async with run_cluster(tmp, **overrides) as cluster:
+        validator = cluster.broker.access_validator
+        server = GrpcServer.over_namesrv(
+            ProxyConfig(grpc_server_port=0, **config),
+            cluster.addr,
+            None if validator is None else validator.manager,
+        )
         await server.start("127.0.0.1")
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:

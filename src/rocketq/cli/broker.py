@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import os
 import signal
 from pathlib import Path
@@ -13,17 +12,10 @@ from typing import TYPE_CHECKING
 import click
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.cli.startup import run_server
+from rocketq.cli.startup import run_server, setup_logging
 
 if TYPE_CHECKING:
     from rocketq.proxy.config import ProxyConfig
-
-
-def setup_logging() -> None:
-    if not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s"
-        )
 
 
 def load_broker_config(
@@ -145,6 +137,9 @@ async def run_until_signal(config: BrokerConfig, proxy_config: ProxyConfig | Non
                 config.listen_host or "0.0.0.0",
                 None if exporter is None else exporter.registry,
                 controller.broker_addr,
+                None
+                if controller.access_validator is None
+                else controller.access_validator.manager,
             )
         await stop.wait()
     finally:

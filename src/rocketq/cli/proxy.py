@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from pathlib import Path
 from typing import Any
 
 import click
 
-from rocketq.cli.broker import setup_logging
-from rocketq.cli.startup import run_server
+from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
+from rocketq.cli.startup import run_server, setup_logging
 from rocketq.errors import ConfigError
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.metrics import GrpcMetricsCollector
@@ -34,11 +35,18 @@ def load_proxy_config(path: str | None, **overrides: Any) -> ProxyConfig:
 
 
 async def start_endpoint(
-    config: ProxyConfig, namesrv_addr: str, host: str, registry: Any = None, node: str = ""
+    config: ProxyConfig,
+    namesrv_addr: str,
+    host: str,
+    registry: Any = None,
+    node: str = "",
+    acl: PlainPermissionManager | None = None,
 ) -> GrpcServer:
     """Start the gRPC endpoint over ``namesrv_addr``'s brokers; with a Prometheus
-    ``registry`` its rocketmq_rpc_latency series join that registry's."""
-    server = GrpcServer.over_namesrv(config, namesrv_addr)
+    ``registry`` its rocketmq_rpc_latency series join that registry's; with ``acl`` (the
+    broker's plain ACL in local mode, plain_acl.yml beside rmq-proxy.json in cluster mode)
+    clients are checked against its accounts."""
+    server = GrpcServer.over_namesrv(config, namesrv_addr, acl)
     await server.start(host)
     if registry is not None:
         registry.register(
@@ -77,20 +85,30 @@ def proxy(
     addr = namesrv_addr or config.namesrv_addr
     if not addr:
         raise click.UsageError("give the name server with -n or namesrvAddr in rmq-proxy.json")
+    acl = None
+    if config.acl_enable:
+        folder = Path(proxy_config_path).parent if proxy_config_path else Path.cwd()
+        acl = PlainPermissionManager(folder / "plain_acl.yml")
+        try:
+            acl.load()
+        except (ConfigError, OSError) as exc:
+            raise click.ClickException(f"aclEnable: {exc}") from None
     run_server(
-        _run(config, addr, host),
+        _run(config, addr, host, acl),
         ports={config.grpc_server_port: "--port (grpcServerPort)"},
         host=host,
         store_option="",
     )
 
 
-async def _run(config: ProxyConfig, namesrv_addr: str, host: str) -> None:
+async def _run(
+    config: ProxyConfig, namesrv_addr: str, host: str, acl: PlainPermissionManager | None
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    server = await start_endpoint(config, namesrv_addr, host)
+    server = await start_endpoint(config, namesrv_addr, host, acl=acl)
     click.echo(f"The proxy boot success. name server: {namesrv_addr}")
     try:
         await stop.wait()

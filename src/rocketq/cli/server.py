@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING
 import click
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.cli.broker import setup_logging
 from rocketq.cli.server_controller import run_controller_cluster
 from rocketq.cli.server_layout import LAYOUTS, broker_configs
-from rocketq.cli.startup import run_server
+from rocketq.cli.startup import run_server, setup_logging
 from rocketq.errors import ConfigError, describe
 from rocketq.namesrv.config import NamesrvConfig
 
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
     default="127.0.0.1",
     show_default=True,
     help="Listen address of both servers, /metrics and the dashboard (0.0.0.0: every "
-    "interface; the dashboard has no login).",
+    "interface; give the dashboard --login-required then).",
 )
 @click.option(
     "--broker-ip", default="127.0.0.1", show_default=True, help="Address the broker advertises."
@@ -63,6 +62,12 @@ if TYPE_CHECKING:
     type=int,
     default=None,
     help="Serve the web dashboard on 127.0.0.1:PORT too.",
+)
+@click.option(
+    "--login-required",
+    is_flag=True,
+    help="The dashboard's users log in: <store>/dashboard/users.properties (user=password,role; "
+    "role 1 or admin may change things, others read-only), as rocketmq-dashboard's loginRequired.",
 )
 @click.option(
     "--grpc-port",
@@ -95,6 +100,7 @@ def server(
     broker_ip: str,
     metrics_port: int | None,
     dashboard_port: int | None,
+    login_required: bool,
     grpc_port: int,
     config_file: str | None,
     cluster: str,
@@ -123,6 +129,12 @@ def server(
         )
         return
     base = _base_config(config_file, cluster)
+    users = Path(root) / "dashboard" / "users.properties"
+    if login_required and (dashboard_port is None or not users.exists()):
+        raise click.UsageError(
+            f"--login-required needs --dashboard-port and {users} (one user a line: "
+            "admin=<password>,1 for an admin, user=<password> for a read-only user)"
+        )
     ports = {namesrv_port: "--namesrv-port", broker_port: "--broker-port"}
     ports[broker_port + 1] = "--broker-port (the HA port is the broker port + 1)"
     if metrics_port is not None:
@@ -142,6 +154,7 @@ def server(
             dashboard_port,
             cluster,
             base,
+            login_required,
             grpc_port,
         ),
         ports=ports,
@@ -160,6 +173,7 @@ async def _run(
     dashboard_port: int | None = None,
     cluster: str = "single",
     base: BrokerConfig | None = None,
+    login_required: bool = False,
     grpc_port: int | None = None,
 ) -> None:
     from rocketq.broker.controller import BrokerController
@@ -201,7 +215,13 @@ async def _run(
         if dashboard_port is not None:
             listener = socket.create_server((host, dashboard_port))  # a taken port fails here
             dashboard = loop.create_task(
-                _serve_dashboard(f"127.0.0.1:{namesrv.port}", listener, stop)
+                _serve_dashboard(
+                    f"127.0.0.1:{namesrv.port}",
+                    listener,
+                    stop,
+                    Path(root) / "dashboard",
+                    login_required,
+                )
             )
             click.echo(f"dashboard: http://{_url_host(host)}:{dashboard_port}")
         await stop.wait()
@@ -224,12 +244,14 @@ async def _start_grpc(
     from rocketq.proxy.config import ProxyConfig
 
     exporter = broker.metrics_exporter
+    validator = broker.access_validator
     return await start_endpoint(
         ProxyConfig(grpc_server_port=port, rocketmq_cluster_name=broker.config.broker_cluster_name),
         f"127.0.0.1:{namesrv_port}",
         host,
         None if exporter is None else exporter.registry,
         broker.broker_addr,
+        None if validator is None else validator.manager,
     )
 
 
@@ -299,13 +321,21 @@ def _url_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
 
 
-async def _serve_dashboard(namesrv_addr: str, listener: socket.socket, stop: asyncio.Event) -> None:
-    """The dashboard on uvicorn in this loop, on ``listener``, until ``stop`` is set."""
+async def _serve_dashboard(
+    namesrv_addr: str,
+    listener: socket.socket,
+    stop: asyncio.Event,
+    data_path: Path,
+    login_required: bool = False,
+) -> None:
+    """The dashboard on uvicorn in this loop, on ``listener``, until ``stop`` is set; its
+    history under ``data_path`` (``<store>/dashboard``)."""
     import uvicorn
 
     from rocketq.dashboard import create_app
 
-    server = uvicorn.Server(uvicorn.Config(create_app(namesrv_addr), log_level="warning"))
+    app = create_app(namesrv_addr, data_path=data_path, login_required=login_required)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     serving = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
     await stop.wait()
     server.should_exit = True

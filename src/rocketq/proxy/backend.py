@@ -81,12 +81,21 @@ class ReceiptHandle:
 
 
 class MessagingBackend:
-    def __init__(self, namesrv_addr: str, *, request_timeout_s: float = 3.0) -> None:
+    def __init__(
+        self,
+        namesrv_addr: str,
+        *,
+        request_timeout_s: float = 3.0,
+        access_key: str = "",
+        secret_key: str = "",
+    ) -> None:
         config = ClientConfig(
             namesrv_addr=namesrv_addr,
             instance_name="rocketq-proxy",
             request_timeout_s=request_timeout_s,
             heartbeat_broker_interval_s=10.0,
+            access_key=access_key,
+            secret_key=secret_key,
         )
         self.instance = MQClientInstance(config, config.build_client_id())
         self._turn = itertools.count()

@@ -6,8 +6,10 @@
 ``grpcMaxInboundMessageSize`` (130 MiB, as the Java proxy's Netty server), ``tlsCertPath`` and
 ``tlsKeyPath`` (both set: the port serves TLS only, Java's ENFORCING mode) and
 ``tlsTestModeEnable`` (Java's self-signed certificate, refused: the Python client verifies
-certificates and rejects it). Other keys are logged by name and otherwise ignored. The limits of
-Java's ProxyConfig that the activities apply are fields here too, with Java's defaults.
+certificates and rejects it), ``aclEnable`` (plain ACL; ACL 2.0's ``authenticationEnabled`` /
+``authorizationEnabled`` = true stop the start). Other keys are logged by name and otherwise
+ignored. The limits of Java's ProxyConfig that the activities apply are fields here too, with
+Java's defaults.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocketq.errors import ConfigError
+from rocketq.proxy.auth import ACL2_KEYS, refuse_acl2_keys
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,7 @@ _KEYS = {
     "tlsKeyPath": "tls_key_path",
     "tlsTestModeEnable": "tls_test_mode_enable",
     "maxMessageSize": "max_message_size_bytes",
+    "aclEnable": "acl_enable",
 }
 
 
@@ -49,6 +53,7 @@ class ProxyConfig:
     tls_cert_path: str = ""
     tls_key_path: str = ""
     tls_test_mode_enable: bool = False
+    acl_enable: bool = False  # cluster mode: plain_acl.yml beside rmq-proxy.json
     max_message_size_bytes: int = 4 * MIB  # publishing.max_body_size of the Settings echo
     # ReceiveMessageActivity / ProxyConfig's limits
     min_invisible_time_ms: int = 10_000
@@ -83,10 +88,13 @@ class ProxyConfig:
     @classmethod
     def from_json(cls, data: dict[str, Any], **overrides: Any) -> ProxyConfig:
         """A config from rmq-proxy.json's object; unknown keys are logged by name."""
+        refuse_acl2_keys(data, "rmq-proxy.json")
         values: dict[str, Any] = {}
         fields = {f.name: f for f in dataclasses.fields(cls)}
         for key, value in data.items():
             name = _KEYS.get(key)
+            if name is None and key in ACL2_KEYS:
+                continue  # false: refused above when true
             if name is None:
                 log.warning("rmq-proxy.json: %s is not supported by rocketq, ignored", key)
                 continue

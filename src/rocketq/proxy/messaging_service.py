@@ -8,7 +8,8 @@ messages, then the delivery timestamp. Telemetry keeps the client's stream open:
 Settings is answered with the merged Settings, and commands for the client (transaction
 checks) are written on it. PullMessage, UpdateOffset, GetOffset, QueryOffset and
 SyncLiteSubscription are answered gRPC UNIMPLEMENTED, as Java's 5.3 proxy does. Every RPC's
-latency goes to ``rocketmq_rpc_latency`` by RPC name and response Code.
+latency goes to ``rocketmq_rpc_latency`` by RPC name and response Code. With ``aclEnable``
+each request (and each Settings on Telemetry) passes ``auth.GrpcAccessValidator`` first.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from typing import Any
 
 import grpc
 
-from rocketq.errors import RocketQError
+from rocketq.errors import AclError, RocketQError
 from rocketq.proxy import consumer_activity as ca
 from rocketq.proxy import route_activity
+from rocketq.proxy.auth import REFUSAL_STATUS, GrpcAccessValidator
 from rocketq.proxy.backend import MessagingBackend
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.context import CallContext
@@ -45,13 +47,20 @@ from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
 log = logging.getLogger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 SERVICE = "apache.rocketmq.v2.MessagingService"
+ACL_REFUSED = "permission denied"
 UNIMPLEMENTED = ("PullMessage", "UpdateOffset", "GetOffset", "QueryOffset", "SyncLiteSubscription")
 
 
 class MessagingService:
-    def __init__(self, backend: MessagingBackend, config: ProxyConfig) -> None:
+    def __init__(
+        self,
+        backend: MessagingBackend,
+        config: ProxyConfig,
+        validator: GrpcAccessValidator | None = None,
+    ) -> None:
         self.backend = backend
         self.config = config
+        self.validator = validator  # aclEnable: each request's signature and permissions
         self.clients = ClientRegistry()
         self.producers = ProducerActivity(backend, config, self.clients)
         self.renewer = ca.ReceiptHandleRenewer(backend, config)
@@ -62,15 +71,28 @@ class MessagingService:
 
     # ------------------------------------------------------------------ unary RPCs
 
+    async def _authorize(self, call: CallContext, message: Any, context: Context) -> None:
+        """aclEnable: a refused request ends with PERMISSION_DENIED (the Java proxy's
+        AuthenticationInterceptor); the reason goes to the log, not to the client."""
+        if self.validator is None:
+            return
+        try:
+            self.validator.validate(call.metadata, message, f"{call.peer_host}:0")
+        except AclError as exc:
+            log.info("refused %s from %s: %s", message.DESCRIPTOR.name, call.peer_host, exc)
+            await context.abort(getattr(grpc.StatusCode, REFUSAL_STATUS), "permission denied")
+
     async def _unary(
         self,
         rpc: str,
+        request: Any,
         context: Context,
         run: Callable[[CallContext], Awaitable[Any]],
         fail: Callable[[pb.Status], Any],
     ) -> Any:
         started = time.monotonic()
         call = CallContext.of(context)
+        await self._authorize(call, request, context)
         try:
             call.require_client_id()
             response = await run(call)
@@ -91,7 +113,7 @@ class MessagingService:
             return spb.QueryRouteResponse(status=status(), message_queues=queues)
 
         return await self._unary(
-            "QueryRoute", context, run, lambda s: spb.QueryRouteResponse(status=s)
+            "QueryRoute", request, context, run, lambda s: spb.QueryRouteResponse(status=s)
         )
 
     async def QueryAssignment(self, request: spb.QueryAssignmentRequest, context: Context) -> Any:
@@ -102,7 +124,11 @@ class MessagingService:
             return spb.QueryAssignmentResponse(status=status(), assignments=found)
 
         return await self._unary(
-            "QueryAssignment", context, run, lambda s: spb.QueryAssignmentResponse(status=s)
+            "QueryAssignment",
+            request,
+            context,
+            run,
+            lambda s: spb.QueryAssignmentResponse(status=s),
         )
 
     async def Heartbeat(self, request: spb.HeartbeatRequest, context: Context) -> Any:
@@ -115,7 +141,7 @@ class MessagingService:
             return spb.HeartbeatResponse(status=status())
 
         return await self._unary(
-            "Heartbeat", context, run, lambda s: spb.HeartbeatResponse(status=s)
+            "Heartbeat", request, context, run, lambda s: spb.HeartbeatResponse(status=s)
         )
 
     async def NotifyClientTermination(
@@ -126,7 +152,7 @@ class MessagingService:
             return spb.NotifyClientTerminationResponse(status=status())
 
         return await self._unary(
-            "NotifyClientTermination", context, run,
+            "NotifyClientTermination", request, context, run,
             lambda s: spb.NotifyClientTerminationResponse(status=s),
         )  # fmt: skip
 
@@ -155,7 +181,7 @@ class MessagingService:
             return spb.SendMessageResponse(status=top, entries=entries)
 
         return await self._unary(
-            "SendMessage", context, run, lambda s: spb.SendMessageResponse(status=s)
+            "SendMessage", request, context, run, lambda s: spb.SendMessageResponse(status=s)
         )
 
     async def EndTransaction(self, request: spb.EndTransactionRequest, context: Context) -> Any:
@@ -164,7 +190,7 @@ class MessagingService:
             return spb.EndTransactionResponse(status=status())
 
         return await self._unary(
-            "EndTransaction", context, run, lambda s: spb.EndTransactionResponse(status=s)
+            "EndTransaction", request, context, run, lambda s: spb.EndTransactionResponse(status=s)
         )
 
     async def RecallMessage(self, request: spb.RecallMessageRequest, context: Context) -> Any:
@@ -174,7 +200,7 @@ class MessagingService:
             return spb.RecallMessageResponse(status=status(), message_id=msg_id)
 
         return await self._unary(
-            "RecallMessage", context, run, lambda s: spb.RecallMessageResponse(status=s)
+            "RecallMessage", request, context, run, lambda s: spb.RecallMessageResponse(status=s)
         )
 
     async def AckMessage(self, request: spb.AckMessageRequest, context: Context) -> Any:
@@ -206,7 +232,7 @@ class MessagingService:
             return spb.AckMessageResponse(status=top, entries=entries)
 
         return await self._unary(
-            "AckMessage", context, run, lambda s: spb.AckMessageResponse(status=s)
+            "AckMessage", request, context, run, lambda s: spb.AckMessageResponse(status=s)
         )
 
     async def ChangeInvisibleDuration(
@@ -221,7 +247,7 @@ class MessagingService:
 
         # the client installs the reply's handle even on error: answer the old one then
         return await self._unary(
-            "ChangeInvisibleDuration", context, run,
+            "ChangeInvisibleDuration", request, context, run,
             lambda s: spb.ChangeInvisibleDurationResponse(
                 status=s, receipt_handle=request.receipt_handle
             ),
@@ -238,7 +264,7 @@ class MessagingService:
             return spb.ForwardMessageToDeadLetterQueueResponse(status=status())
 
         return await self._unary(
-            "ForwardMessageToDeadLetterQueue", context, run,
+            "ForwardMessageToDeadLetterQueue", request, context, run,
             lambda s: spb.ForwardMessageToDeadLetterQueueResponse(status=s),
         )  # fmt: skip
 
@@ -263,6 +289,7 @@ class MessagingService:
         self, request: spb.ReceiveMessageRequest, context: Context
     ) -> AsyncIterator[spb.ReceiveMessageResponse]:
         call = CallContext.of(context)
+        await self._authorize(call, request, context)
         try:
             call.require_client_id()
             popped = await self._pop(call, request, context)
@@ -339,7 +366,9 @@ class MessagingService:
         session.language, session.version = call.language, call.version
         outbox: asyncio.Queue[spb.TelemetryCommand] = asyncio.Queue()
         session.outbox = outbox
-        reader = asyncio.get_running_loop().create_task(self._read_telemetry(requests, session))
+        reader = asyncio.get_running_loop().create_task(
+            self._read_telemetry(requests, session, call)
+        )
         getter: asyncio.Future[spb.TelemetryCommand] | None = None
         try:
             while True:
@@ -348,27 +377,34 @@ class MessagingService:
                 if getter in done:
                     yield getter.result()
                     continue
-                getter.cancel()
                 error = reader.result()
+                if error == ACL_REFUSED:
+                    await context.abort(getattr(grpc.StatusCode, REFUSAL_STATUS), error)
                 if error is not None:
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, error)
                 return
         finally:
-            if getter is not None:  # a call cancelled at server stop leaves it waiting
-                getter.cancel()
             if session.outbox is outbox:
                 session.outbox = None
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
+            for task in (getter, reader):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
 
     async def _read_telemetry(
-        self, requests: AsyncIterator[spb.TelemetryCommand], session: Any
+        self, requests: AsyncIterator[spb.TelemetryCommand], session: Any, call: CallContext
     ) -> str | None:
         """Answer each Settings; the reason to end the stream with, None at its end."""
         async for command in requests:
             if not command.HasField("settings"):
                 continue  # results of commands the proxy sent (stack traces, verifications)
+            if self.validator is not None:
+                try:
+                    self.validator.validate(call.metadata, command, f"{call.peer_host}:0")
+                except AclError as exc:
+                    log.info("refused Settings from %s: %s", call.peer_host, exc)
+                    return ACL_REFUSED
             settings = command.settings
             if settings.HasField("publishing"):
                 echo = producer_echo(settings, self.config)

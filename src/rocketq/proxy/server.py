@@ -10,32 +10,53 @@ from __future__ import annotations
 
 import errno
 import logging
-from pathlib import Path
 
 import grpc
 
-from rocketq.errors import IllegalStateError
+from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
+from rocketq.errors import ConfigError, IllegalStateError
+from rocketq.proxy.auth import GrpcAccessValidator
 from rocketq.proxy.backend import MessagingBackend
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.messaging_service import MessagingService, generic_handler
+from rocketq.proxy.tls import TLS_CERT_PATH, TLS_KEY_PATH, server_credentials, tls_key_pair
 
 log = logging.getLogger(__name__)
 STOP_GRACE_S = 1.0
 
 
 class GrpcServer:
-    def __init__(self, config: ProxyConfig, backend: MessagingBackend) -> None:
+    def __init__(
+        self,
+        config: ProxyConfig,
+        backend: MessagingBackend,
+        validator: GrpcAccessValidator | None = None,
+    ) -> None:
         self.config = config
         self.backend = backend
-        self.service = MessagingService(backend, config)
+        self.service = MessagingService(backend, config, validator)
         self._server: grpc.aio.Server | None = None
         self.host = ""
         self.port = 0
 
     @classmethod
-    def over_namesrv(cls, config: ProxyConfig, namesrv_addr: str) -> GrpcServer:
-        """A server whose backend reads routes from ``namesrv_addr`` (both deployments)."""
-        return cls(config, MessagingBackend(namesrv_addr))
+    def over_namesrv(
+        cls, config: ProxyConfig, namesrv_addr: str, acl: PlainPermissionManager | None = None
+    ) -> GrpcServer:
+        """A server whose backend reads routes from ``namesrv_addr`` (both deployments). With
+        ``acl`` (aclEnable) clients are checked against its accounts, and the backend signs its
+        requests to the brokers with the first admin account (sorted by access key)."""
+        if acl is None:
+            return cls(config, MessagingBackend(namesrv_addr))
+        admins = sorted(
+            (a for a in acl.config.accounts.values() if a.admin), key=lambda a: a.access_key
+        )
+        if not admins:
+            raise ConfigError("aclEnable: the gRPC endpoint needs an admin account in the ACL file")
+        backend = MessagingBackend(
+            namesrv_addr, access_key=admins[0].access_key, secret_key=admins[0].secret_key
+        )
+        return cls(config, backend, GrpcAccessValidator(acl))
 
     async def start(self, host: str = "0.0.0.0") -> int:
         if self._server is not None:
@@ -66,12 +87,12 @@ class GrpcServer:
         return self.port
 
     def _bind(self, server: grpc.aio.Server, address: str) -> int:
-        if not self.config.tls_enabled:
-            return server.add_insecure_port(address)
-        credentials = grpc.ssl_server_credentials(
-            [(_read(self.config.tls_key_path), _read(self.config.tls_cert_path))]
+        pair = tls_key_pair(
+            {TLS_CERT_PATH: self.config.tls_cert_path, TLS_KEY_PATH: self.config.tls_key_path}
         )
-        return server.add_secure_port(address, credentials)
+        if pair is None:
+            return server.add_insecure_port(address)
+        return server.add_secure_port(address, server_credentials(pair))
 
     async def stop(self) -> None:
         server, self._server = self._server, None
@@ -79,7 +100,3 @@ class GrpcServer:
             await server.stop(STOP_GRACE_S)
         await self.service.shutdown()
         await self.backend.shutdown()
-
-
-def _read(path: str) -> bytes:
-    return Path(path).read_bytes()

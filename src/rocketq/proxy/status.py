@@ -6,7 +6,9 @@ activity raises :class:`ProxyError` with a code and a message; the service turns
 response's status. A broker's remoting code maps as ``ResponseBuilder.buildStatus`` does:
 SUCCESS → OK, SYSTEM_BUSY → TOO_MANY_REQUESTS, REQUEST_CODE_NOT_SUPPORTED → NOT_IMPLEMENTED,
 SUBSCRIPTION_GROUP_NOT_EXIST → CONSUMER_GROUP_NOT_FOUND, a timeout → PROXY_TIMEOUT, anything
-else → INTERNAL_SERVER_ERROR.
+else → INTERNAL_SERVER_ERROR. rocketq's broker refuses an ack or change of a handle that a
+change replaced (NO_MESSAGE "receipt handle is expired"), which answers INVALID_RECEIPT_HANDLE,
+the code on which the 5.x PushConsumer stops retrying.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ def status_of(exc: BaseException) -> pb.Status:
         return status(exc.code, exc.message)
     if isinstance(exc, BrokerResponseError):
         code = _BROKER_CODES.get(exc.response_code, Code.INTERNAL_SERVER_ERROR)
+        if exc.response_code == ResponseCode.NO_MESSAGE and "expired" in exc.remark:
+            code = Code.INVALID_RECEIPT_HANDLE  # our broker refuses a replaced handle
         return status(code, exc.remark or str(exc))
     if isinstance(exc, RemotingTimeoutError | TimeoutError):
         return status(Code.PROXY_TIMEOUT, str(exc) or "broker timeout")

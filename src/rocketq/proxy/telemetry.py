@@ -14,7 +14,6 @@ transaction check's RecoverOrphanedTransactionCommand) go to its most recent ope
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass, field
 
 from rocketq.proxy.config import ProxyConfig
@@ -128,6 +127,3 @@ def consumer_echo(settings: pb.Settings, group: SubscriptionGroupConfig) -> pb.S
     merged.backoff_policy.CopyFrom(retry)
     merged.metric.CopyFrom(pb.Metric(on=False))
     return merged
-
-
-log = logging.getLogger(__name__)
