@@ -12,6 +12,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.cli.admin import admin
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.server import GrpcServer
@@ -72,10 +73,16 @@ class Rmq5Env:
 
 
 @contextlib.contextmanager
-def rmq5_env(root: Path, proxy: ProxyConfig | None = None, **broker: Any) -> Iterator[Rmq5Env]:
+def rmq5_env(
+    root: Path,
+    proxy: ProxyConfig | None = None,
+    acl: PlainPermissionManager | None = None,
+    **broker: Any,
+) -> Iterator[Rmq5Env]:
+    """``acl``: the endpoint checks clients against its accounts (aclEnable)."""
     with BackgroundCluster(root, store_properties=STORE, **{**BROKER, **broker}) as cluster:
         server = GrpcServer.over_namesrv(
-            proxy or ProxyConfig(grpc_server_port=0), cluster.namesrv_addr
+            proxy or ProxyConfig(grpc_server_port=0), cluster.namesrv_addr, acl
         )
         cluster.run(server.start("127.0.0.1"))
         try:

@@ -8,9 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
-from rocketq.proxy.auth import GrpcAccessValidator
 from rocketq.proxy.config import ProxyConfig
-from rocketq.testing.acl import ACCOUNTS, NORMAL, write_acl
+from rocketq.testing.acl import ACCOUNTS, ADMIN, NORMAL, write_acl
 from rocketq.testing.tls_ca import CaFiles, make_test_ca
 from tests.interop.rmq5_env import Rmq5Env, rmq5_env
 from tests.interop.rmq5_runner import needs_rmq5, of
@@ -63,20 +62,23 @@ def test_a_client_trusting_another_ca_is_refused(tls_env: Rmq5Env, ca: CaFiles) 
 
 @pytest.fixture(scope="module")
 def acl_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rmq5Env]:
+    """aclEnable on the broker and on the endpoint, one plain_acl.yml (the endpoint signs its
+    remoting requests with the file's admin account)."""
     root = tmp_path_factory.mktemp("rmq5-acl")
-    write_acl(root / "plain_acl.yml", ACCOUNTS)
-    manager = PlainPermissionManager(root / "plain_acl.yml")
+    acl_file = root / "plain_acl.yml"
+    write_acl(acl_file, ACCOUNTS)
+    manager = PlainPermissionManager(acl_file)
     manager.load()
-    with rmq5_env(root) as running:
-        running.server.access_validator = GrpcAccessValidator(manager)  # type: ignore[attr-defined]
+    with rmq5_env(root, acl=manager, acl_enable=True, acl_file_path=str(acl_file)) as running:
         yield running
 
 
-@pytest.mark.xfail(
-    strict=True, reason="i19-grpc's server does not call rocketq.proxy.auth's validator yet"
-)
 def test_a_wrong_secret_is_refused_with_acl_on(acl_env: Rmq5Env) -> None:
-    topic = acl_env.topic("Rmq5Acl")
+    topic = "Rmq5Acl"
+    acl_env.admin(
+        "updateTopic", "--ak", ADMIN[0], "--sk", ADMIN[1],
+        "-b", acl_env.broker.broker_addr, "-t", topic, "-a", "+message.type=NORMAL",
+    )  # fmt: skip
     right = ("--ak", NORMAL[0], "--sk", NORMAL[1])
     ok = acl_env.drive("send_only", "--topic", topic, "--count", "1", *right)
     assert [e["body"] for e in of(ok, "sent")] == ["five-0"], ok
