@@ -5,12 +5,13 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker import BrokerConfig, outer_api
-from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI, RegisterBodyCache
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.register_broker_body import RegisterBrokerBody
 from rocketq.remoting.protocol.topic_route import TopicRouteData
 from rocketq.response_code import ResponseCode
 from rocketq.testing import run_namesrv
@@ -95,3 +96,20 @@ async def test_a_body_past_the_bound_goes_split_even_with_splitting_off(
         assert len(api.last_register_body_sizes) == 2  # 800 topics, then the rest
         assert max(api.last_register_body_sizes) < 64 * 1024 * 4
         assert (await route(client, ns.addr, "Many00999")).code == ResponseCode.SUCCESS
+
+
+def test_the_cached_register_body_equals_the_encoded_one(tmp_path: Path) -> None:
+    topics = many_topics(tmp_path, 50)
+    topics.update_topic_config(
+        TopicConfig(topic_name="Typé", attributes={"message.type": "FIFO"}, perm=4)
+    )
+    cache = RegisterBodyCache()
+    for _ in range(2):  # encoded, then from the cache
+        wrapper = topics.build_serialize_wrapper()
+        expected = RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
+        assert cache.encode(wrapper) == expected
+    topics.update_topic_config(TopicConfig(topic_name="Many00007", read_queue_nums=3))
+    wrapper = topics.build_serialize_wrapper()  # a changed config is encoded again
+    assert (
+        cache.encode(wrapper) == RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
+    )
