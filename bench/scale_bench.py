@@ -126,6 +126,7 @@ def servers(work: Path, conf: dict[str, str] | None = None) -> Iterator[tuple[Pr
             "brokerName": BROKER_NAME,
             "brokerClusterName": CLUSTER,
             "listenPort": str(broker_port),
+            "haListenPort": str(free_port()),
             "brokerIP1": "127.0.0.1",
             "namesrvAddr": ns.addr,
             "storePathRootDir": str(work / "store"),

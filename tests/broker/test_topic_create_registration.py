@@ -82,3 +82,22 @@ async def test_split_registration_keys_of_broker_conf_are_honoured(tmp_path: Pat
         table = cluster.broker.topic_config_manager.topic_config_table
         assert len(sizes) == len(table) // 4 + 1
         assert await routed(cluster, "Split9")
+
+
+async def test_a_topic_a_send_creates_registers_alone(tmp_path: Path) -> None:
+    """register_broker_all_soon (auto-create, retry and DLQ topics) sends only the topics
+    created since the last registration (TopicConfigManager.registerBrokerData)."""
+    async with run_cluster(tmp_path) as cluster:
+        manager = cluster.broker.topic_config_manager
+        manager.update_topic_config_list(topic(f"Quiet{i:05d}") for i in range(2000))
+        await cluster.broker.register_broker_all()
+        full = sum(cluster.broker.outer_api.last_register_body_sizes)
+        manager.create_topic_in_send_message_back_method("%RETRY%SoonGroup", 1)
+        cluster.broker.register_broker_all_soon()
+        task = cluster.broker._register_task
+        assert task is not None
+        await task
+        sizes = cluster.broker.outer_api.last_register_body_sizes
+        assert len(sizes) == 1
+        assert sizes[0] * 100 < full
+        assert await routed(cluster, "%RETRY%SoonGroup")

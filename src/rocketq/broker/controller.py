@@ -345,6 +345,7 @@ class BrokerController:
     # ------------------------------------------------------------------ name servers
 
     async def register_broker_all(self) -> None:
+        self.topic_config_manager.take_unregistered()  # the full table carries them
         addrs = self.config.namesrv_addr_list
         if not addrs or not self._started:
             return
@@ -411,10 +412,18 @@ class BrokerController:
         self._pop_revive_started = not slave
 
     def register_broker_all_soon(self) -> None:
-        """Register now in the background (a new topic must be routable at once)."""
+        """Register the topics created since the last registration now, in the background (a
+        topic a send, a retry or a DLQ created must be routable at once): only those topics,
+        as RocketMQ 5's TopicConfigManager.registerBrokerData (registerIncrementBrokerData),
+        not the whole table."""
         if not self._started:
             return
-        self._register_task = asyncio.get_running_loop().create_task(self.register_broker_all())
+        configs, version = self.topic_config_manager.take_unregistered()
+        if not configs:
+            return
+        self._register_task = asyncio.get_running_loop().create_task(
+            self.register_increment_broker_data(configs, version)
+        )
 
     # ------------------------------------------------------------------ periodic
 

@@ -63,6 +63,8 @@ class TopicConfigManager(ConfigManager):
         self.compact_min_entries = COMPACT_MIN_ENTRIES
         self._compaction: threading.Thread | None = None
         self._compacted_size = 0  # topics in topics.json as last compacted
+        #: changed since the last registration: what register_broker_all_soon sends
+        self._unregistered: dict[str, TopicConfig] = {}
         self.system_topics: set[str] = set()
         self._add_system_topics()
 
@@ -135,6 +137,7 @@ class TopicConfigManager(ConfigManager):
             for tc in tcs:
                 old = self.topic_config_table.get(tc.topic_name)
                 self.topic_config_table[tc.topic_name] = tc
+                self._unregistered[tc.topic_name] = tc
                 log.info("topic config %s: %s -> %s", tc.topic_name, old, tc)
                 records.append({"op": "put", "topicConfig": to_json(tc)})
             if records:
@@ -180,6 +183,14 @@ class TopicConfigManager(ConfigManager):
             self.data_version.next_version()
             self._journal_append([{"op": "delete", "topic": topic}])
             return True
+
+    def take_unregistered(self) -> tuple[list[TopicConfig], DataVersion]:
+        """The configs changed since the last call and the table's version (for an
+        incremental registration; a full one takes them too, as it carries them)."""
+        with self._lock:
+            configs = list(self._unregistered.values())
+            self._unregistered.clear()
+            return configs, self.version_snapshot()
 
     def version_snapshot(self) -> DataVersion:
         with self._lock:
