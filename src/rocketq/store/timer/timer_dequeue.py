@@ -10,8 +10,9 @@ on. Once the dequeue has begun a slot (``started_until``) the enqueue sends a la
 straight on instead of into the wheel, so the slot's content is final.
 
 Read one tick ahead (as RocketMQ's TimerDequeueGetService runs ahead of its put services): in
-the tick before a slot begins, its units are read and their messages decoded; at its start
-only the units appended since are read (the walk stops at the LAST_POS read ahead). The slot
+the tick before a slot begins (while idle, or in a wait of half a tick for a due time of the
+slot being delivered), its units are read and their messages decoded; at its start only the
+units appended since are read (the walk stops at the LAST_POS read ahead). The slot
 is not yet begun while read ahead, so the enqueue goes on writing into it.
 """
 
@@ -67,8 +68,13 @@ class TimerDequeue:
             (read_time if need_roll(unit.magic) else put.due_ms(msg, read_time), index, unit, msg)
             for index, (unit, msg) in enumerate(read.normals)
         )  # bounded by one slot's content
-        at = 0
+        at, following = 0, read_time + precision
         while at < len(held):
+            wait_ms = held[at][0] - t.message_store.now_ms()
+            if wait_ms >= precision // 2 and (
+                self.ahead is None or self.ahead.time_ms != following
+            ):
+                self.ahead = self.read_slot(following, None)  # a gap: read the next slot now
             if not put.hold_until(held[at][0]):
                 return -1  # stopping mid-slot: the slot is read again after the restart
             now = t.message_store.now_ms()
