@@ -29,8 +29,15 @@ from rocketq.testing.failover.checker import Verdict, check
 from rocketq.testing.failover.cluster import ISSUE_PROFILE, PROFILES, FaultCluster, Profile
 from rocketq.testing.failover.faults import FAULTS, inject
 from rocketq.testing.failover.load import Ack, Ledger, Load, Route, read_ledgers
+from rocketq.testing.failover.pop_timer import (
+    PopTimerLedger,
+    PopTimerLoad,
+    TimerVerdict,
+    check_timers,
+)
 
 HEAL_TIMEOUT_S = 60.0
+TIMER_SLACK_S = 5.0  # after the last timer's due time, before the stores are stopped
 
 
 @dataclass
@@ -46,6 +53,9 @@ class Report:
     confs: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # for a re-check
     master_ports: dict[str, str] = field(default_factory=dict)
     failed_sends: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    pop_timer: PopTimerLedger | None = None  # None: run without the POP group and timers
+    timer_verdicts: dict[str, TimerVerdict] = field(default_factory=dict)
+    windows: list[tuple[str, float]] = field(default_factory=list)  # (fault (group), at)
     wall_s: float = 0.0
 
     def lines(self) -> list[str]:
@@ -70,16 +80,63 @@ class Report:
                 f"replicas identical {v.replicas_identical}, epoch files equal "
                 f"{v.epoch_files_equal}"
             )
+        pt = self.pop_timer
+        if pt is not None:
+            out.append(
+                f"POP: popped {pt.popped}, acknowledged {sum(map(len, pt.acked.values()))}, "
+                f"acknowledged then popped again {len(pt.came_back)}; timers "
+                + ", ".join(
+                    f"{g}: {v.timers} sent, {len(v.missing)} never fired, {len(v.twice)} twice, "
+                    f"{len(v.early)} early"
+                    for g, v in self.timer_verdicts.items()
+                )
+            )
+            blame = self.pop_timer_blame()
+            if blame:
+                out.append(f"POP/timer failures by the fault before them: {blame}")
         out += [f"VIOLATION {line}" for line in self.violations]
         return out
+
+    def fault_before(self, group: str, at: float) -> str:
+        """The last fault on ``group`` that began at or before ``at`` ("start" if none)."""
+        kinds = [k for k, began in self.windows if began <= at and k.endswith(f"({group})")]
+        return kinds[-1] if kinds else "start"
+
+    def pop_timer_blame(self) -> dict[str, int]:
+        """Acknowledged pops that came back, and timers fired twice or not at all, counted by
+        the fault before them (a timer by the first fault after it was sent)."""
+        blame: dict[str, int] = defaultdict(int)
+        if self.pop_timer is None:
+            return blame
+        for c in self.pop_timer.came_back:
+            blame[f"pop came back after {self.fault_before(c.group, c.at)}"] += 1
+        sent = {t.key: t.sent_at for t in self.pop_timer.timers}
+        for group, v in self.timer_verdicts.items():
+            mine = [(k, began) for k, began in self.windows if k.endswith(f"({group})")]
+            for what, keys in (("twice", v.twice), ("never", v.missing)):
+                for key in keys:
+                    after = [k for k, began in mine if began >= sent[key]]
+                    blame[f"timer {what} across {after[0] if after else 'no fault'}"] += 1
+        return dict(blame)
 
     @property
     def violations(self) -> list[str]:
         if not self.verdicts:
             return ["no verdict: the run did not finish"]
         out = [f"{g}: {line}" for g, v in self.verdicts.items() for line in v.violations]
-        zombie = [f"{self.zombie_acks} acks from a deposed master"]
-        return out + (zombie if self.zombie_acks else [])
+        if self.zombie_acks:
+            out.append(f"{self.zombie_acks} acks from a deposed master")
+        return out + self.pop_timer_violations
+
+    @property
+    def pop_timer_violations(self) -> list[str]:
+        if self.pop_timer is None:
+            return []
+        came_back = self.pop_timer.came_back[:20]
+        out = [f"acknowledged pop came back: {c.group} {c.key}" for c in came_back]
+        return out + [
+            f"{g}: {line}" for g, v in self.timer_verdicts.items() for line in v.violations
+        ]
 
 
 def pct(values: list[float], p: int) -> float:
@@ -130,16 +187,18 @@ async def run(
     pace_s: float = 0.0,
     profile: Profile = ISSUE_PROFILE,
     faults: tuple[str, ...] = FAULTS,
+    pop_timers: bool = False,
 ) -> Report:
     """``cycles`` faults, one every ``gap_s`` to twice that (from one fault's start to the
     next; later if the previous heal took longer), in seeded rounds of every fault on every
-    group."""
+    group; with ``pop_timers``, a POP group and pending timers too (:mod:`.pop_timer`)."""
     rng = random.Random(seed)
-    report = Report(profile=profile.name)
+    report = Report(profile=profile.name, pop_timer=PopTimerLedger() if pop_timers else None)
     cluster = FaultCluster(root, profile=profile)
     ledger = report.ledger
     started = time.monotonic()
     load: Load | None = None
+    pop_load: PopTimerLoad | None = None
     try:
         await cluster.start()
         views = {g: await cluster.wait_healthy(g, HEAL_TIMEOUT_S) for g in cluster.groups}
@@ -148,6 +207,9 @@ async def run(
         argv += ["--aliases", json.dumps(cluster.links.aliases)]
         load = Load(routes, ledger, producers, pace_s, argv, root)
         await load.start()
+        if report.pop_timer is not None:
+            pop_load = PopTimerLoad(routes, report.pop_timer, seed)
+            pop_load.start()
         await settle(ledger, list(range(producers)), time.monotonic())
         kinds = [(f, g) for f in faults for g in sorted(cluster.groups)]
         schedule: list[tuple[str, str]] = []
@@ -167,6 +229,7 @@ async def run(
             end = time.monotonic()
             kind = f"{fault} ({group})"
             report.faults[fault] += 1
+            report.windows.append((kind, done.at))
             report.outages[kind] += outages_since(ledger, mine, done.at)
             report.stalls[kind] += longest_stalls(ledger, mine, done.at, end)
             report.failed_sends[kind] += sum(
@@ -174,6 +237,10 @@ async def run(
             )
             report.zombie_acks += done.zombie_acks(ledger, time.monotonic())
             report.cycles = cycle + 1
+        if pop_load is not None:
+            await pop_load.stop()
+            pop_load = None
+            await until_wall_ms(pop_load_ledger(report).last_due_ms + TIMER_SLACK_S * 1000)
         await load.stop()
         paths, load = load.ledger_paths(), None
         final = Ledger(acks=read_ledgers(paths), consumed=ledger.consumed)
@@ -186,12 +253,29 @@ async def run(
             report.verdicts[group] = await asyncio.to_thread(
                 check, report.confs[group], report.master_ports[group], final.of_group(group)
             )
+            if report.pop_timer is not None:
+                port = report.master_ports[group]
+                conf = next(c for c in report.confs[group] if c["listenPort"] == port)
+                timers = [t for t in report.pop_timer.timers if t.group == group]
+                report.timer_verdicts[group] = await asyncio.to_thread(check_timers, conf, timers)
     finally:
+        if pop_load is not None:
+            await pop_load.stop()
         if load is not None:
             await load.stop()
         await cluster.close()
         report.wall_s = time.monotonic() - started
     return report
+
+
+def pop_load_ledger(report: Report) -> PopTimerLedger:
+    assert report.pop_timer is not None
+    return report.pop_timer
+
+
+async def until_wall_ms(wall_ms: float) -> None:
+    """Until the wall clock passes ``wall_ms`` (the timers' due times are wall-clock times)."""
+    await asyncio.sleep(max(0.0, wall_ms / 1000 - time.time()))
 
 
 async def settle(ledger: Ledger, producers: list[int], at: float, timeout_s: float = 30.0) -> None:
@@ -213,6 +297,9 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=5.0, help="s between faults (to twice it)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", choices=sorted(PROFILES), default=ISSUE_PROFILE.name)
+    parser.add_argument(
+        "--pop-timers", action="store_true", help="with a POP group and pending timers"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rocketq-faults-") as tmp:
         report = asyncio.run(
@@ -224,6 +311,7 @@ def main() -> None:
                 args.seed,
                 args.pace,
                 PROFILES[args.profile],
+                pop_timers=args.pop_timers,
             )
         )
     print("\n".join(report.lines()))
