@@ -84,7 +84,8 @@ class Report:
         if pt is not None:
             out.append(
                 f"POP: popped {pt.popped}, acknowledged {sum(map(len, pt.acked.values()))}, "
-                f"acknowledged then popped again {len(pt.came_back)}; timers "
+                f"acknowledged then popped again {len(pt.came_back)}, late acks "
+                f"{pt.late_acks}; timers "
                 + ", ".join(
                     f"{g}: {v.timers} sent, {len(v.missing)} never fired, {len(v.twice)} twice, "
                     f"{len(v.early)} early"
