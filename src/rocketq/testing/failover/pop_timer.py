@@ -22,15 +22,16 @@ import asyncio
 import contextlib
 import random
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rocketq.common import message_const as mc
 from rocketq.common.message_decoder import decode_message
 from rocketq.errors import RemotingError
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
-from rocketq.testing.failover.checker import open_stopped_store
+from rocketq.testing.failover.checker import epoch_starts, open_stopped_store
 from rocketq.testing.failover.load import TOPIC, Route
 from rocketq.testing.pop import batch_ack, pop
 from rocketq.testing.wire import send_request
@@ -78,6 +79,9 @@ class TimerVerdict:
     timers: int = 0
     missing: list[str] = field(default_factory=list)
     twice: list[str] = field(default_factory=list)  # keys
+    #: per key fired twice: the epoch of each copy (its commitlog offset in the epoch file)
+    #: and the store times' spread
+    twice_detail: list[str] = field(default_factory=list)
     early: list[str] = field(default_factory=list)
 
     @property
@@ -175,6 +179,11 @@ class PopTimerLoad:
             await self._idle(TIMER_EVERY_S)
 
 
+def epoch_at(starts: list[tuple[int, int]], offset: int) -> int:
+    """The epoch whose range of the epoch file holds commitlog ``offset`` (0 before all)."""
+    return next((epoch for start, epoch in reversed(starts) if start <= offset), 0)
+
+
 def check_timers(conf: dict[str, str], timers: list[Timer]) -> TimerVerdict:
     """Each timer of ``timers`` in the stopped store of ``conf`` once, stored at or after its
     due time (the store opened as a slave: its wheel stays still)."""
@@ -182,6 +191,8 @@ def check_timers(conf: dict[str, str], timers: list[Timer]) -> TimerVerdict:
     store = open_stopped_store({**conf, "brokerRole": "SLAVE"})
     copies: Counter[str] = Counter()
     stored_ms: dict[str, int] = {}
+    placed: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (store ms, commitlog offset)
+    starts = epoch_starts(Path(store.config.epoch_file_path).read_text())
     try:
         offset = 0
         while True:
@@ -192,6 +203,7 @@ def check_timers(conf: dict[str, str], timers: list[Timer]) -> TimerVerdict:
                 msg = decode_message(data, check_crc=False)
                 key = bytes(msg.body).decode()
                 copies[key] += 1
+                placed[key].append((msg.store_timestamp, msg.commitlog_offset))
                 stored_ms[key] = min(msg.store_timestamp, stored_ms.get(key, msg.store_timestamp))
             offset = result.next_begin_offset
     finally:
@@ -201,6 +213,13 @@ def check_timers(conf: dict[str, str], timers: list[Timer]) -> TimerVerdict:
             verdict.missing.append(timer.key)
         elif copies[timer.key] > 1:
             verdict.twice.append(timer.key)
+            where = sorted(placed[timer.key])
+            epochs = [epoch_at(starts, offset) for _, offset in where]
+            verdict.twice_detail.append(
+                f"{timer.key}: copies in epochs {epochs}, stored "
+                f"{where[-1][0] - where[0][0]} ms apart, first {where[0][0] - timer.due_ms} ms "
+                "after due"
+            )
         if timer.key in stored_ms and stored_ms[timer.key] < timer.due_ms:
             verdict.early.append(f"{timer.key} {timer.due_ms - stored_ms[timer.key]} ms")
     return verdict

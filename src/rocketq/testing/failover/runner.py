@@ -95,6 +95,8 @@ class Report:
             blame = self.pop_timer_blame()
             if blame:
                 out.append(f"POP/timer failures by the fault before them: {blame}")
+            for group, tv in self.timer_verdicts.items():
+                out += [f"  {group} timer {line}" for line in tv.twice_detail[:10]]
         out += [f"VIOLATION {line}" for line in self.violations]
         return out
 
