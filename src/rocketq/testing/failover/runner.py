@@ -2,7 +2,7 @@
 next, then the checker over the stopped stores. Timings are printed, never asserted.
 
     python -m rocketq.testing.failover.runner --cycles 500 [--producers 8] [--gap 5]
-        [--pace 0.05] [--profile issue|fast]
+        [--pace 0.05] [--profile issue|fast] [--pop-timers] [--faults kill_master,...]
 
 The producers are OS processes (:mod:`.producer`), half sending to each group, each writing
 its ledger file (the checker's input); the pace bounds the ledger of a long run (8 producers
@@ -303,7 +303,14 @@ def main() -> None:
     parser.add_argument(
         "--pop-timers", action="store_true", help="with a POP group and pending timers"
     )
+    parser.add_argument(
+        "--faults", default=",".join(FAULTS), help="the fault kinds, comma-separated"
+    )
     args = parser.parse_args()
+    faults = tuple(args.faults.split(","))
+    unknown = sorted(set(faults) - set(FAULTS))
+    if unknown:
+        parser.error(f"unknown faults {unknown}: known are {', '.join(FAULTS)}")
     with tempfile.TemporaryDirectory(prefix="rocketq-faults-") as tmp:
         report = asyncio.run(
             run(
@@ -314,6 +321,7 @@ def main() -> None:
                 args.seed,
                 args.pace,
                 PROFILES[args.profile],
+                faults=faults,
                 pop_timers=args.pop_timers,
             )
         )
