@@ -41,11 +41,13 @@ simulate: $(STAMP)
 	$(BIN)/python -m rocketq.testing.raft_simulation --seeds $(SEEDS) --nodes 3 --jobs 2
 	$(BIN)/python -m rocketq.testing.raft_simulation --seeds $$(( $(SEEDS) / 4 )) --nodes 5 --jobs 2
 
-# the controller-mode fault suite's long schedule (make test runs 18 cycles in
-# tests/e2e/test_failover_faults.py): real processes on loopback, a fault every 5-10 s
+# the controller-mode fault suite's long schedule (make test runs 30 cycles in
+# tests/e2e/test_failover_faults.py): real processes on loopback, issue 20's controller
+# profile, a fault every 10-20 s (GAP=5: every 5-10 s)
 CYCLES ?= 500
+GAP ?= 10
 faults: $(STAMP)
-	$(BIN)/python -m rocketq.testing.failover.runner --cycles $(CYCLES)
+	$(BIN)/python -m rocketq.testing.failover.runner --cycles $(CYCLES) --gap $(GAP)
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
 # (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing
