@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 STORE ?= $(HOME)/store
 ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 
-.PHONY: run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js simulate faults
+.PHONY: run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js simulate faults fuzz
 
 venv: $(STAMP)
 
@@ -38,6 +38,14 @@ simulate: $(STAMP)
 CYCLES ?= 500
 faults: $(STAMP)
 	$(BIN)/python -m rocketq.testing.failover.runner --cycles $(CYCLES)
+
+# the C request frames and record paths under AddressSanitizer and UndefinedBehaviorSanitizer:
+# a sanitized copy of the extensions, differential against the Python reference (make test
+# runs a short sample in tests/remoting/test_native_frames.py); a finding prints its seed
+FUZZ_SECONDS ?= 300
+fuzz: $(STAMP)
+	$(BIN)/python -m rocketq.testing.frame_fuzz --sanitize . --seconds $(FUZZ_SECONDS) \
+	  --corpus tests/remoting/fixtures
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
 # (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing
