@@ -35,7 +35,10 @@ setup(
         ),
         Extension(
             "rocketq._native._remoting",
-            sources=[f"src/rocketq/_native/{part}.c" for part in ("_remoting", "header")],
+            sources=[
+                f"src/rocketq/_native/{part}.c"
+                for part in ("_remoting", "header", "custom_header", "command_encode")
+            ],
             depends=["src/rocketq/_native/remoting.h"],
             extra_compile_args=COMPILE_ARGS,
             extra_link_args=LINK_ARGS,

@@ -102,8 +102,11 @@ static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nar
             Py_DECREF(by_name);
             return NULL;
         }
+        if (i < LANGUAGE_COUNT) {
+            Py_XSETREF(TYPES.language_by_byte[i], Py_NewRef(member));
+            Py_XSETREF(TYPES.language_names[i], Py_NewRef(name));
+        }
         Py_DECREF(name);
-        if (i < LANGUAGE_COUNT) Py_XSETREF(TYPES.language_by_byte[i], Py_NewRef(member));
     }
     Py_XSETREF(TYPES.language_by_name, by_name);
     Py_XSETREF(TYPES.command_cls, Py_NewRef(args[0]));
@@ -116,6 +119,10 @@ static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nar
 static PyMethodDef methods[] = {
     {"split_frames", (PyCFunction)(void (*)(void))split_frames, METH_FASTCALL,
      "The complete frames of a buffer: (commands or frame bytes, bytes consumed, error)."},
+    {"header_from_fields", (PyCFunction)(void (*)(void))header_from_fields, METH_FASTCALL,
+     "A header dataclass from extFields by its field table; None where Python must read it."},
+    {"encode_json_head", (PyCFunction)encode_json_head, METH_O,
+     "The frame head of a JSON command (codec.encode_head); None where Python must write it."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "Give the module RemotingCommand, LanguageCode's members and the SerializeTypes."},
     {NULL, NULL, 0, NULL},

@@ -38,6 +38,7 @@ typedef struct {
     PyObject *command_cls;        /* RemotingCommand */
     PyObject *language_by_name;   /* dict: LanguageCode name -> member */
     PyObject *language_by_byte[LANGUAGE_COUNT];
+    PyObject *language_names[LANGUAGE_COUNT]; /* their names, for the JSON encoder */
     PyObject *language_other;     /* LanguageCode.OTHER */
     PyObject *serialize_json;     /* SerializeType.JSON */
     PyObject *serialize_rocketmq; /* SerializeType.ROCKETMQ */
@@ -48,5 +49,11 @@ extern Types TYPES;
 /* header.c: one header (JSON or ROCKETMQ) plus its body into a RemotingCommand */
 int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out);
 int decode_binary_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out);
+
+/* custom_header.c: a typed header from extFields by a table custom_header.py builds */
+PyObject *header_from_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* command_encode.c: a JSON command's frame head (the reply path) */
+PyObject *encode_json_head(PyObject *self, PyObject *cmd);
 
 #endif

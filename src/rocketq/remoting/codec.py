@@ -74,7 +74,14 @@ def encode(cmd: RemotingCommand) -> bytes:
 
 def encode_head(cmd: RemotingCommand) -> bytes:
     """The frame of ``cmd`` up to its body (length, header word, header): a writer sends it
-    and ``cmd.body`` as two buffers of one writev instead of copying the body into a frame."""
+    and ``cmd.body`` as two buffers of one writev instead of copying the body into a frame.
+    A JSON command's head is C's (``encode_json_head``) when ``native_frames.FRAMES`` is set,
+    this code's where C leaves it here."""
+    native = native_frames.FRAMES
+    if native is not None:
+        head = native.encode_json_head(cmd)
+        if head is not None:
+            return head
     if cmd.serialize_type == SerializeType.ROCKETMQ:
         header = encode_binary_header(cmd)
     else:

@@ -8,8 +8,11 @@ types), mutates it (bit flips, truncations, length and header-length fields set 
 values, JSON text edits: nesting, numbers in every form, escapes and surrogates, duplicate
 keys, bad UTF-8) and feeds the result, whole and split at a random point, to
 ``FrameDecoder`` on the C path and on the Python path: both must give the same commands and
-the same error. The record scan and decode (``rocketq._native._record``) get mutated commitlog
-records and must not crash. A finding prints the seed and input and exits 1.
+the same error, and the send headers read from the commands' extFields (the C header reader,
+``header_from_fields``) and each command encoded again (``encode_json_head``) must match
+the Python ones. The record scan and decode
+(``rocketq._native._record``) get mutated commitlog records and must not crash. A finding
+prints the seed and input and exits 1.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from rocketq.remoting import native_frames
 from rocketq.remoting.codec import FRAME_PREFIX_STRUCT, FrameDecoder, encode
 from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.store.commitlog import DispatchRequest
+from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
 EDGE_INT32 = (0, 1, 3, 4, 5, 8, 21, 0x7FFFFFFF, -1, -0x80000000, 0xFFFF, 0x1000000)
@@ -134,7 +139,8 @@ def _feed(native: bool, parts: list[bytes], max_size: int) -> tuple[list[Remotin
 
 
 def check_frames(rng: random.Random, data: bytes) -> str | None:
-    """None when C and Python agree on ``data`` (whole and split in two), else the difference."""
+    """None when C and Python agree on ``data`` (whole and split in two), and on the send
+    header read from each command's extFields, else the difference."""
     max_size = rng.choice(MAX_FRAME_SIZES)
     cut = rng.randrange(len(data) + 1)
     for parts in ([data], [data[:cut], data[cut:]]):
@@ -142,6 +148,16 @@ def check_frames(rng: random.Random, data: bytes) -> str | None:
         python = _feed(False, parts, max_size)
         if native != python:
             return f"C {native!r}\nPython {python!r}"
+    for cmd in native[0]:
+        fields = cmd.ext_fields
+        headers = []
+        for use in (True, False):
+            native_frames.use(use)
+            headers.append(outcome(lambda: encode(cmd)))  # noqa: B023
+            headers.append(outcome(lambda: SendMessageRequestHeaderV2.decode_as_v1(fields)))  # noqa: B023
+            headers.append(outcome(lambda: SendMessageRequestHeader.from_ext_fields(fields)))  # noqa: B023
+        if headers[:3] != headers[3:]:
+            return f"{cmd!r} encoded and read: C {headers[:3]!r}\nPython {headers[3:]!r}"
     return None
 
 
@@ -187,6 +203,7 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
         return 1
     rng = random.Random(seed)
     records = record_seeds(rng, 8)
+    was_native = native_frames.FRAMES is not None
     deadline = time.monotonic() + seconds
     rounds = 0
     while time.monotonic() < deadline:
@@ -204,11 +221,13 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
         data = b"".join(frames)
         difference = check_frames(r, data)
         if difference is not None:
+            native_frames.use(was_native)
             log(f"finding: round seed {round_seed}, input {data!r}\n{difference}")
             return 1
         run_of_records = b"".join(r.choice(records) for _ in range(r.randrange(1, 4)))
         check_records(r, mutate_bytes(r, run_of_records) if r.random() < 0.9 else run_of_records)
         rounds += 1
+    native_frames.use(was_native)
     log(f"frame_fuzz: {rounds} rounds in {seconds:.0f} s (seed {seed}), 0 findings")
     return 0
 
