@@ -260,7 +260,7 @@ def run_sanitized(argv: list[str], source_tree: Path, timeout_s: float) -> int:
             lib / "rocketq",
             ignore=shutil.ignore_patterns("*.so", "__pycache__"),
         )
-        build = [sys.executable, "setup.py", "-q", "build_ext", "--force"]
+        build = [sys.executable, "setup.py", "-q", "build_ext", "--force", "--parallel", "2"]
         build += ["--build-lib", str(lib), "--build-temp", str(Path(tmp) / "build")]
         subprocess.run(
             build,
