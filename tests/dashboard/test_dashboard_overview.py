@@ -133,6 +133,8 @@ async def test_overview_producers_and_history_that_survives_a_restart(
                 cells = rows.nth(1).locator("td")
                 await playwright_api.expect(cells.nth(0)).to_have_text(re.compile(r"\S+@\S+"))
                 await playwright_api.expect(cells.nth(1)).to_contain_text("127.0.0.1:")
+                await playwright_api.expect(cells.nth(2)).to_have_text("PYTHON")
+                await playwright_api.expect(cells.nth(3)).to_have_text("V4_9_8")
                 await shot(p, "producers")
                 await p.fill("#find-producers input[name=group]", "NoSuchProducer")
                 await p.click("#find-producers button")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from rocketq.dashboard.group_pages import VERSIONS
 from rocketq.dashboard.topic_pages import topic_kind
 from rocketq.errors import BrokerResponseError, describe
 from rocketq.remoting.protocol.admin_bodies import ProducerConnection
@@ -41,7 +42,7 @@ async def producers(board: Dashboard, request: Request) -> Response:
                 "id": c.client_id,
                 "addr": c.client_addr,
                 "language": c.language,
-                "version": c.version,
+                "version": VERSIONS.get(c.version, str(c.version)),
             }
             for c in sorted(found.connection_set, key=lambda c: c.client_id)
         ]
