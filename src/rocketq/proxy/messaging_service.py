@@ -26,8 +26,10 @@ import grpc
 from rocketq.errors import AclError, RocketQError
 from rocketq.proxy import consumer_activity as ca
 from rocketq.proxy import route_activity
+from rocketq.proxy.admin_relay import AdminCommandRelay
 from rocketq.proxy.auth import REFUSAL_STATUS, GrpcAccessValidator
 from rocketq.proxy.backend import MessagingBackend
+from rocketq.proxy.client_heartbeat import ClientHeartbeatService
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.context import CallContext
 from rocketq.proxy.message_converter import (
@@ -65,8 +67,14 @@ class MessagingService:
         self.producers = ProducerActivity(backend, config, self.clients)
         self.renewer = ca.ReceiptHandleRenewer(backend, config)
         self.stats = GrpcRpcStats()
+        # each client as its own producer/consumer on the brokers; their admin commands
+        self.heartbeats = ClientHeartbeatService(backend, self.clients, config)
+        self.admin_relay = AdminCommandRelay(self.clients)
+        self.admin_relay.register(backend.instance.remoting)
 
     async def shutdown(self) -> None:
+        self.admin_relay.cancel_all()
+        await self.heartbeats.shutdown()
         await self.renewer.shutdown()
 
     # ------------------------------------------------------------------ unary RPCs
@@ -138,6 +146,7 @@ class MessagingService:
                 raise ProxyError(
                     Code.UNRECOGNIZED_CLIENT_TYPE, f"client {call.client_id} sent no settings yet"
                 )
+            self.heartbeats.touch(session)
             return spb.HeartbeatResponse(status=status())
 
         return await self._unary(
@@ -148,7 +157,9 @@ class MessagingService:
         self, request: spb.NotifyClientTerminationRequest, context: Context
     ) -> Any:
         async def run(call: CallContext) -> spb.NotifyClientTerminationResponse:
-            self.clients.forget(call.client_id)
+            session = self.clients.sessions.get(call.client_id)
+            if session is not None:
+                await self.heartbeats.terminate(session)
             return spb.NotifyClientTerminationResponse(status=status())
 
         return await self._unary(
@@ -364,6 +375,9 @@ class MessagingService:
             return
         session = self.clients.session(call.client_id)
         session.language, session.version = call.language, call.version
+        session.peer_addr = call.peer_addr
+        self.heartbeats.touch(session)
+        self.heartbeats.start()
         outbox: asyncio.Queue[spb.TelemetryCommand] = asyncio.Queue()
         session.outbox = outbox
         reader = asyncio.get_running_loop().create_task(
@@ -398,7 +412,8 @@ class MessagingService:
         """Answer each Settings; the reason to end the stream with, None at its end."""
         async for command in requests:
             if not command.HasField("settings"):
-                continue  # results of commands the proxy sent (stack traces, verifications)
+                self.admin_relay.on_client_answer(command)  # stack traces, verifications
+                continue
             if self.validator is not None:
                 try:
                     self.validator.validate(call.metadata, command, f"{call.peer_host}:0")
@@ -422,6 +437,8 @@ class MessagingService:
                 return "settings carry neither publishing nor subscription"
             session.settings = echo
             session.outbox.put_nowait(spb.TelemetryCommand(status=status(), settings=echo))
+            self.heartbeats.touch(session)
+            await self.heartbeats.heartbeat(session)
         return None
 
     async def _register_producer(self, session: Any, settings: pb.Settings) -> None:
