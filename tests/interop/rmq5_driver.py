@@ -36,6 +36,7 @@ from rocketmq.v5.model.filter_expression import FilterType
 
 INVISIBLE_S = 10  # the proxy's minimum for a receive (Java refuses less)
 AWAIT_S = 5  # the proxy's minimum long polling
+GRACE_S = 3.0  # after the last expected delivery of a PushConsumer
 
 
 def emit(event: str, **data: Any) -> None:
@@ -176,16 +177,17 @@ def invisible(args: argparse.Namespace) -> None:
         first: dict[str, Any] = {}
         end = time.monotonic() + args.deadline
         while len(first) < 3 and time.monotonic() < end:
+            asked_ms = int(time.time() * 1000)  # the pop, hence its invisible time, is later
             for msg in consumer.receive(32, INVISIBLE_S):
                 first[msg.body.decode()] = msg
-                emit("received", **describe(msg))
+                emit("received", asked_ms=asked_ms, **describe(msg))
         emit("first_round", bodies=sorted(first))
         consumer.change_invisible_duration(first["shorten"], 1)
         emit("changed", body="shorten", seconds=1)
         consumer.change_invisible_duration(first["lengthen"], 60)
         emit("changed", body="lengthen", seconds=60)
         again = receive_until(
-            consumer, lambda got: {"expire", "shorten"} <= {m["body"] for m in got}, 25
+            consumer, lambda got: {"expire", "shorten"} <= {m["body"] for m in got}, 40
         )
         emit("second_round", bodies=[m["body"] for m in again])
         consumer.ack(first["lengthen"])  # the handle change_invisible_duration installed
@@ -200,37 +202,42 @@ def fifo(args: argparse.Namespace) -> None:
             for group in ("g1", "g2"):
                 prod.send(message(args, f"{group}-{i}", message_group=group))
     with simple(args) as consumer:
-        end = time.monotonic() + args.deadline
-        done = 0
-        while done < 8 and time.monotonic() < end:
-            batch = consumer.receive(1, INVISIBLE_S)
-            for msg in batch:
+        first = consumer.receive(1, INVISIBLE_S)
+        for msg in first:
+            emit("received", **describe(msg))
+        held = consumer.receive(32, INVISIBLE_S)  # the first one's group must wait
+        emit("while_in_flight", bodies=[m.body.decode() for m in held])
+        for msg in [*first, *held]:
+            if msg not in first:
                 emit("received", **describe(msg))
-                held = consumer.receive(32, INVISIBLE_S)  # the group's next must wait
-                emit("while_in_flight", bodies=[m.body.decode() for m in held])
-                for other in held:
-                    consumer.change_invisible_duration(other, 0)
-                consumer.ack(msg)
-                done += 1
+            consumer.ack(msg)
+        receive_until(consumer, _bodies(8 - len(first) - len(held)), args.deadline)
 
 
 def delay_recall(args: argparse.Namespace) -> None:
-    """Delay messages due in 2 s and 4 s, and one due in 3 s recalled at once."""
-    now = int(time.time())
+    """Delay messages due in 2 s and 6 s, and one due in 5 s recalled at once (whole
+    seconds, as the client sends them; each due time taken just before its send)."""
     with producer(args) as prod:
-        for name, delay in (("due-2", 2), ("recalled", 3), ("due-4", 4)):
-            receipt = prod.send(message(args, name, delivery_timestamp=now + delay))
-            emit("sent", body=name, due_ms=(now + delay) * 1000, recall=receipt.recall_handle)
+        for name, delay in (("due-early", 2), ("recalled", 5), ("due-late", 6)):
+            due_s = int(time.time()) + delay
+            receipt = prod.send(message(args, name, delivery_timestamp=due_s))
+            emit("sent", body=name, due_ms=due_s * 1000, recall=receipt.recall_handle)
             if name == "recalled":
                 recalled = prod.recall_message(args.topic, receipt.recall_handle)
                 emit("recalled", message_id=recalled)
     with simple(args) as consumer:
-        receive_until(consumer, lambda got: "due-4" in {m["body"] for m in got}, args.deadline)
+        receive_until(consumer, lambda got: "due-late" in {m["body"] for m in got}, args.deadline)
 
 
 class _Checker(TransactionChecker):
+    """Answers as the application decided (a check may also come for a half message whose
+    commit or rollback is still on its way: the broker checks after 1 s here)."""
+
     def check(self, message: Message) -> TransactionResolution:
-        emit("checked", body=message.body.decode(), message_id=message.message_id)
+        body = message.body.decode()
+        emit("checked", body=body, message_id=message.message_id)
+        if body == "rollback":
+            return TransactionResolution.ROLLBACK
         return TransactionResolution.COMMIT
 
 
@@ -284,22 +291,32 @@ def dead_letter(args: argparse.Namespace) -> None:
 
 
 class _Failing(MessageListener):
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.done = threading.Event()
+
     def consume(self, message: Message) -> ConsumeResult:
         emit("consumed", **describe(message))
+        self.left -= 1
+        if self.left <= 0:
+            self.done.set()
         return ConsumeResult.FAILURE
 
 
 def push_failing(args: argparse.Namespace) -> None:
-    """A PushConsumer whose listener always fails: retried by the group's policy, then DLQ."""
+    """A PushConsumer whose listener always fails: retried by the group's policy, then DLQ.
+    Stops ``GRACE_S`` after the ``--count``th delivery (the receive that dead-letters it)."""
     with producer(args) as prod:
         prod.send(message(args, "fails"))
+    listener = _Failing(args.count)
     consumer = PushConsumer(
-        config(args), args.group, _Failing(), {args.topic: FilterExpression()},
+        config(args), args.group, listener, {args.topic: FilterExpression()},
         consumption_thread_count=2, tls_enable=args.tls,
     )  # fmt: skip
     consumer.startup()
     try:
-        threading.Event().wait(args.deadline)
+        if listener.done.wait(args.deadline):
+            time.sleep(GRACE_S)
     finally:
         consumer.shutdown()
 

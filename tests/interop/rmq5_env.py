@@ -12,6 +12,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from rocketq.broker.acl.plain_permission_manager import PlainPermissionManager
 from rocketq.cli.admin import admin
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.server import GrpcServer
@@ -23,6 +24,7 @@ from tests.interop.rmq5_runner import drive_rmq5
 STORE = small_store_properties(timerPrecisionMs="100", timerFlushIntervalMs="200")
 BROKER: dict[str, Any] = {
     "revive_interval_ms": 100,
+    "enable_property_filter": True,  # SQL92 filters
     "transaction_time_out_ms": 1000,
     "transaction_check_interval_ms": 1000,
 }
@@ -61,17 +63,26 @@ class Rmq5Env:
         self.admin("updateSubGroup", "-b", self.broker.broker_addr, "-g", name, *args)
         return name
 
-    def drive(self, scenario: str, *args: str, timeout_s: float = 60.0, **kw: Any) -> list[Any]:
+    def drive(
+        self, scenario: str, *args: str, timeout_s: float = 60.0, endpoint: str = "", **kw: Any
+    ) -> list[Any]:
         self.runs += 1
         home = self.root / "homes" / f"{self.runs}-{scenario}"
-        return drive_rmq5(self.endpoint, scenario, *args, home=home, timeout_s=timeout_s, **kw)
+        target = endpoint or self.endpoint
+        return drive_rmq5(target, scenario, *args, home=home, timeout_s=timeout_s, **kw)
 
 
 @contextlib.contextmanager
-def rmq5_env(root: Path, proxy: ProxyConfig | None = None, **broker: Any) -> Iterator[Rmq5Env]:
+def rmq5_env(
+    root: Path,
+    proxy: ProxyConfig | None = None,
+    acl: PlainPermissionManager | None = None,
+    **broker: Any,
+) -> Iterator[Rmq5Env]:
+    """``acl``: the endpoint checks clients against its accounts (aclEnable)."""
     with BackgroundCluster(root, store_properties=STORE, **{**BROKER, **broker}) as cluster:
         server = GrpcServer.over_namesrv(
-            proxy or ProxyConfig(grpc_server_port=0), cluster.namesrv_addr
+            proxy or ProxyConfig(grpc_server_port=0), cluster.namesrv_addr, acl
         )
         cluster.run(server.start("127.0.0.1"))
         try:
