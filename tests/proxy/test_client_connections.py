@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from rocketq.admin import AsyncAdminClient
+from rocketq.cli.admin import admin as admin_cli
 from rocketq.errors import BrokerResponseError
 from rocketq.proxy.protos import definition_pb2 as pb
 from rocketq.proxy.protos import service_pb2 as spb
@@ -57,6 +59,11 @@ async def test_grpc_clients_are_listed_with_their_id_address_language_and_versio
             # the proxy's own entry (transaction checks) is on its remoting connection
             others = {c.client_addr for cid, c in by_id.items() if cid != ep.client_id}
             assert mine.client_addr not in others
+            argv = ["producerConnection", "-n", ep.cluster.addr, "-g", "ConnT", "-t", "ConnT"]
+            shown = await asyncio.to_thread(CliRunner().invoke, admin_cli, argv)
+            assert shown.exit_code == 0, shown.output
+            (row,) = [line for line in shown.output.splitlines() if ep.client_id in line]
+            assert row.split()[1:] == [mine.client_addr, "PYTHON", str(V5_1_2)]
             conn = await admin.examine_consumer_connection_info("ConnG")
             (only,) = conn.connection_set
             assert (only.client_id, only.language, only.version) == ("node@1", "HTTP", 0)
