@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from rocketq.dashboard.group_pages import VERSIONS
 from rocketq.dashboard.topic_pages import topic_kind
 from rocketq.errors import BrokerResponseError, describe
 from rocketq.remoting.protocol.admin_bodies import ProducerConnection
+from rocketq.remoting.protocol.codes import version_desc
 
 if TYPE_CHECKING:
     from rocketq.dashboard.board import Dashboard
@@ -42,7 +42,7 @@ async def producers(board: Dashboard, request: Request) -> Response:
                 "id": c.client_id,
                 "addr": c.client_addr,
                 "language": c.language,
-                "version": VERSIONS.get(c.version, str(c.version)),
+                "version": version_desc(c.version),
             }
             for c in sorted(found.connection_set, key=lambda c: c.client_id)
         ]

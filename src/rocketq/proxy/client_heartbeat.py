@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+from collections.abc import Callable
 
 from rocketq.broker.proxied_channel import PROXY_CLIENT_ADDR, PROXY_CLIENT_LANGUAGE
 from rocketq.common.clock import Clock, now_ms
@@ -37,7 +39,7 @@ from rocketq.remoting.protocol.bodies import (
     MessageModel,
     ProducerData,
 )
-from rocketq.remoting.protocol.codes import LanguageCode, RequestCode
+from rocketq.remoting.protocol.codes import LanguageCode, RequestCode, version_ordinal
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import UnregisterClientRequestHeader
 from rocketq.response_code import ResponseCode
@@ -45,17 +47,6 @@ from rocketq.response_code import ResponseCode
 log = logging.getLogger(__name__)
 
 MASTER_ID = 0
-V5_0_0_ORDINAL = 413  # MQVersion.Version.V5_0_0.ordinal(); each later x.y.z adds 2
-
-
-def version_ordinal(version: str) -> int:
-    """The MQVersion ordinal of ``x-mq-client-version`` (5.1.2 -> V5_1_2 = 437); 0 when it is
-    not a 4.x/5.x version (the Node client sends its own 1.0.8), as Java's parse fails quietly."""
-    parts = version.split(".")
-    if len(parts) != 3 or not all(p.isdigit() and len(p) == 1 for p in parts):
-        return 0
-    index = int(parts[0]) * 100 + int(parts[1]) * 10 + int(parts[2])
-    return V5_0_0_ORDINAL + 2 * (index - 500) if index >= 400 else 0
 
 
 def heartbeat_data(session: ClientSession) -> HeartbeatData:
@@ -136,9 +127,10 @@ class ClientHeartbeatService:
         if not data.producer_data_set and not data.consumer_data_set:
             return
         body = data.encode()
-        for addr in self._addrs(consumer=bool(data.consumer_data_set)):
-            request = self._request(session, RequestCode.HEART_BEAT, {}, body)
-            await self._send(addr, request)
+        await self._send_all(
+            self._addrs(consumer=bool(data.consumer_data_set)),
+            lambda: self._request(session, RequestCode.HEART_BEAT, {}, body),
+        )
 
     async def terminate(self, session: ClientSession) -> None:
         """UNREGISTER_CLIENT of each of its groups on every broker; then forget it."""
@@ -150,8 +142,10 @@ class ClientHeartbeatService:
             ext = UnregisterClientRequestHeader(
                 client_id=session.client_id, producer_group=producer, consumer_group=consumer
             ).to_ext_fields()
-            for addr in self._addrs(consumer=consumer is not None):
-                await self._send(addr, self._request(session, RequestCode.UNREGISTER_CLIENT, ext))
+            await self._send_all(
+                self._addrs(consumer=consumer is not None),
+                functools.partial(self._request, session, RequestCode.UNREGISTER_CLIENT, ext),
+            )
 
     def _addrs(self, *, consumer: bool) -> list[str]:
         table = self.backend.instance.broker_addr_table
@@ -171,6 +165,10 @@ class ClientHeartbeatService:
         request = RemotingCommand.create_request(code, fields, body)
         request.version = version_ordinal(session.version)
         return request
+
+    async def _send_all(self, addrs: list[str], request: Callable[[], RemotingCommand]) -> None:
+        """One request to each broker at once (a down broker does not hold up the others)."""
+        await asyncio.gather(*(self._send(addr, request()) for addr in addrs))
 
     async def _send(self, addr: str, request: RemotingCommand) -> None:
         instance = self.backend.instance
