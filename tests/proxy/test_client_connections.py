@@ -158,7 +158,7 @@ async def test_consumer_status_and_consume_directly_go_over_telemetry(tmp_path: 
 
 async def test_a_client_that_never_answers_times_out_with_a_remark(tmp_path: Path) -> None:
     async with run_endpoint(tmp_path) as ep:
-        ep.server.service.admin_relay.timeout_s = 0.5
+        ep.server.service.client_activity.admin_relay.timeout_s = 0.5
         await ep.create_topic("MuteT")
         ep.create_group("MuteG")
         stream = Stream(ep)

@@ -1,4 +1,4 @@
-"""MQVersion ordinals and names (remoting.md 2.4's table) both ways."""
+"""MQVersion ordinals and names both ways (RocketMQ's MQVersion.Version enum)."""
 
 from __future__ import annotations
 

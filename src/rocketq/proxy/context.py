@@ -8,11 +8,13 @@ proxy's ``ContextInterceptor``), ``x-mq-language`` (PYTHON, or HTTP from Node),
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import grpc
 
 from rocketq.proxy.status import Code, ProxyError
 
+ServicerContext: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 CLIENT_ID = "x-mq-client-id"
 LANGUAGE = "x-mq-language"
 CLIENT_VERSION = "x-mq-client-version"
