@@ -10,7 +10,7 @@ RMQ5_VENV := .venv-rmq5
 RMQ5_STAMP := $(RMQ5_VENV)/.installed
 NODE5_CLIENT := tests/interop/node5/node_modules/rocketmq-client-nodejs/package.json
 
-.PHONY: protos run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js interop-rmq5 simulate faults
+.PHONY: protos run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js interop-rmq5 simulate faults fuzz
 
 venv: $(STAMP)
 
@@ -41,11 +41,21 @@ simulate: $(STAMP)
 	$(BIN)/python -m rocketq.testing.raft_simulation --seeds $(SEEDS) --nodes 3 --jobs 2
 	$(BIN)/python -m rocketq.testing.raft_simulation --seeds $$(( $(SEEDS) / 4 )) --nodes 5 --jobs 2
 
-# the controller-mode fault suite's long schedule (make test runs 18 cycles in
-# tests/e2e/test_failover_faults.py): real processes on loopback, a fault every 5-10 s
+# the controller-mode fault suite's long schedule (make test runs 30 cycles in
+# tests/e2e/test_failover_faults.py): real processes on loopback, issue 20's controller
+# profile, a fault every 10-20 s (GAP=5: every 5-10 s)
 CYCLES ?= 500
+GAP ?= 10
 faults: $(STAMP)
-	$(BIN)/python -m rocketq.testing.failover.runner --cycles $(CYCLES)
+	$(BIN)/python -m rocketq.testing.failover.runner --cycles $(CYCLES) --gap $(GAP)
+
+# the C request frames and record paths under AddressSanitizer and UndefinedBehaviorSanitizer:
+# a sanitized copy of the extensions, differential against the Python reference (make test
+# runs a short sample in tests/remoting/test_native_frames.py); a finding prints its seed
+FUZZ_SECONDS ?= 300
+fuzz: $(STAMP)
+	$(BIN)/python -m rocketq.testing.frame_fuzz --sanitize . --seconds $(FUZZ_SECONDS) \
+	  --corpus tests/remoting/fixtures
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
 # (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing
