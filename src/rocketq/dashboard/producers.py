@@ -79,7 +79,7 @@ async def _every_producer(board: Dashboard) -> list[dict[str, Any]]:
                 "id": p.client_id,
                 "addr": p.remote_ip,
                 "language": p.language,
-                "version": VERSIONS.get(p.version, str(p.version)),
+                "version": version_desc(p.version),
             }
             for group, producers in table.data.items()
             for p in producers
