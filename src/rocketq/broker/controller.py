@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
 from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.client_manager import (
+    ClientChannel,
     ConsumerGroupEvent,
     ConsumerIdsChangeNotifier,
     ConsumerManager,
@@ -425,7 +426,7 @@ class BrokerController:
         self.consumer_manager.do_channel_close_event(channel)
 
     def _on_consumer_ids_changed(
-        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
+        self, event: ConsumerGroupEvent, group: str, channels: list[ClientChannel]
     ) -> None:
         if self._notifier is not None:
             self._notifier(event, group, channels)
