@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 STORE ?= $(HOME)/store
 ALI_ONS := tests/interop/js/node_modules/ali-ons/package.json
 
-.PHONY: run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js simulate faults
+.PHONY: run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js simulate faults soak
 
 venv: $(STAMP)
 
@@ -38,6 +38,13 @@ simulate: $(STAMP)
 CYCLES ?= 500
 faults: $(STAMP)
 	$(BIN)/python -m rocketq.testing.failover.runner --cycles $(CYCLES)
+
+# the false-election soak: the controller profile under full SYNC load, no fault, elections
+# counted by the controllers' election_total; exits 1 on any after the first (make test runs
+# a bounded sample in tests/e2e/test_failover_soak.py)
+MINUTES ?= 30
+soak: $(STAMP)
+	$(BIN)/python -m rocketq.testing.failover.soak --minutes $(MINUTES)
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
 # (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing
