@@ -79,6 +79,8 @@ def test_server_process_serves_metrics_and_dashboard_and_stops_on_sigterm(tmp_pa
                 os.kill(proc.pid, signal.SIGTERM)
             assert proc.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
     assert "dashboard: http://127.0.0.1:" in (tmp_path / "server.log").read_text()
+    # the dashboard's history is kept under the store, saved when it stops
+    assert (tmp_path / "store" / "dashboard" / "history" / "fine.bin").exists()
 
 
 def test_make_run_starts_the_server_with_metrics_and_the_dashboard() -> None:

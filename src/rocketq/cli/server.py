@@ -181,7 +181,9 @@ async def _run(
         if dashboard_port is not None:
             listener = socket.create_server((host, dashboard_port))  # a taken port fails here
             dashboard = loop.create_task(
-                _serve_dashboard(f"127.0.0.1:{namesrv.port}", listener, stop)
+                _serve_dashboard(
+                    f"127.0.0.1:{namesrv.port}", listener, stop, Path(root) / "dashboard"
+                )
             )
             click.echo(f"dashboard: http://{_url_host(host)}:{dashboard_port}")
         await stop.wait()
@@ -260,13 +262,17 @@ def _url_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
 
 
-async def _serve_dashboard(namesrv_addr: str, listener: socket.socket, stop: asyncio.Event) -> None:
-    """The dashboard on uvicorn in this loop, on ``listener``, until ``stop`` is set."""
+async def _serve_dashboard(
+    namesrv_addr: str, listener: socket.socket, stop: asyncio.Event, data_path: Path
+) -> None:
+    """The dashboard on uvicorn in this loop, on ``listener``, until ``stop`` is set; its
+    history under ``data_path`` (``<store>/dashboard``)."""
     import uvicorn
 
     from rocketq.dashboard import create_app
 
-    server = uvicorn.Server(uvicorn.Config(create_app(namesrv_addr), log_level="warning"))
+    app = create_app(namesrv_addr, data_path=data_path)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     serving = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
     await stop.wait()
     server.should_exit = True
