@@ -154,12 +154,19 @@ class MessageStore(MessageWriter, MessageReader):
 
     def set_broker_role(self, role: BrokerRole) -> None:
         """Switch the role at runtime (controller mode: ReplicasManager sets
-        ``MessageStoreConfig.brokerRole`` on every role change). A SLAVE refuses puts. The
-        timer wheel delivers on a master only (RocketMQ 5's ``TimerMessageStore
+        ``MessageStoreConfig.brokerRole`` on every role change): a SLAVE refuses puts at once;
+        then the timer follows the role (:meth:`switch_timer_for_role`)."""
+        self.config = self.config.replace(broker_role=role)
+        self.switch_timer_for_role()
+
+    def switch_timer_for_role(self) -> None:
+        """The timer wheel delivers on a master only (RocketMQ 5's ``TimerMessageStore
         .isRunningDequeue``): a promoted store starts it, a demoted one stops it at once (its
         deliveries would be refused, and dropped after a few retries), and the next promotion
-        recovers it afresh from its files, after whatever truncation the demotion brought."""
-        self.config = self.config.replace(broker_role=role)
+        recovers it afresh from its files, after whatever truncation the demotion brought.
+        Stopping waits for the wheel's slot in progress: a caller on an event loop runs this
+        in a thread, after setting the role with ``set_role_only``."""
+        role = self.config.broker_role
         timer = self.timer_message_store
         if timer is None or not self._running:
             return
@@ -172,6 +179,11 @@ class MessageStore(MessageWriter, MessageReader):
             timer.shutdown()
             self._reload_timer(timer)  # loaded, not started: a valid object while a slave
             self._timer_stale = True
+
+    def set_role_only(self, role: BrokerRole) -> None:
+        """The role alone (puts refused or taken from now on); the timer follows with
+        :meth:`switch_timer_for_role`."""
+        self.config = self.config.replace(broker_role=role)
 
     def _reload_timer(self, old: TimerMessageStore) -> TimerMessageStore:
         if old.is_running or self._timer_stale:

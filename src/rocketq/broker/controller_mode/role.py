@@ -8,8 +8,8 @@ one lock, so a push and a poll that carry the same news act once.
   ``<epoch, maxPhyOffset>`` appended); the committed SyncStateSet is adopted; the broker takes
   id 0 and role SYNC_MASTER (the store accepts puts again), stamps ``DataVersion.stateVersion``
   with the epoch (the name server keeps the id-0 claim with the higher one) and registers
-  with every name server; the SyncStateSet check starts. Before the master role (and its first
-  pop), the pop offsets are moved past every pop the old master answered (``pop_offsets``).
+  with every name server; the SyncStateSet check starts. Pops are refused (the fencing hook)
+  until the pop offsets are moved past every pop the old master answered (``pop_offsets``).
 - **Slave**: role SLAVE first (the store refuses puts at once), id = the controller's id, the
   HA service becomes a slave at the epoch; the metadata sync points at the new master. The
   master's HA address comes from the name servers' answer to our registration, accepted only
@@ -81,6 +81,7 @@ class RoleSwitch:
         self.fenced = True
         self.master_ha_addr = ""
         self.offsets_synced_ms = 0  # wall time a metadata round that succeeded began
+        self.pops_held = False  # a new master's pop offsets not yet past the old master's pops
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._check_task: asyncio.Task[None] | None = None
@@ -136,8 +137,12 @@ class RoleSwitch:
         self.sync_state_set_epoch = -1  # adopt what the controller says, whatever its epoch
         self.change_sync_state_set(view.sync_state_set | {me}, view.sync_state_set_epoch)
         self._stop_slave_sync()
-        await self._advance_pop_offsets()  # before the first pop a master would serve
-        await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
+        self.pops_held = True  # sends go on at once; pops wait for their offsets (fencing hook)
+        try:
+            await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
+            await self._advance_pop_offsets()
+        finally:
+            self.pops_held = False
         self.broker.topic_config_manager.data_version.next_version(state_version=epoch)
         acks = self.broker.slave_version_acks  # topic creates wait for the in-sync slaves
         acks.reset()
