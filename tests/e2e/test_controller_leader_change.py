@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker.controller_mode.controller_client import ControllerRequestError, ReplicaView
-from rocketq.testing.controller_mode import BROKER_PROFILE
-from rocketq.testing.failover.cluster import FaultCluster
+from rocketq.testing.failover.cluster import FAST_PROFILE, FaultCluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(180)]
 
-TIMEOUT_S = int(BROKER_PROFILE["controllerHeartBeatTimeoutMills"]) / 1000
+GROUP = "broker-a"
+TIMEOUT_S = FAST_PROFILE.heartbeat_timeout_s
 #: the scan (200 ms), the election's commit and a loaded machine, beyond the timeout; the
 #: 10 s default grace of an empty table cannot fit
 BOUND_S = TIMEOUT_S + 1.5
@@ -29,7 +29,6 @@ BOUND_S = TIMEOUT_S + 1.5
 
 async def new_leader(cluster: FaultCluster, old: str) -> float:
     """Until a controller other than ``old`` leads; when that was seen."""
-    assert cluster.ctl is not None
     while True:
         cluster.ctl.leader_addr = ""
         try:
@@ -47,7 +46,7 @@ async def replaced_after(cluster: FaultCluster, master: str, epoch: int) -> floa
     paused = time.monotonic()
     try:
         while True:
-            view = await cluster.view()
+            view = await cluster.view(GROUP)
             if view is not None and view.master_epoch > epoch and view.master_address:
                 assert view.master_address != master
                 return time.monotonic() - paused
@@ -59,11 +58,11 @@ async def replaced_after(cluster: FaultCluster, master: str, epoch: int) -> floa
 async def settled(cluster: FaultCluster, quiet_s: float = 1.5) -> ReplicaView:
     """Until the group is whole and its in-sync set unchanged for ``quiet_s`` (a shrink and
     expand after a pause of every broker is over)."""
-    view = await cluster.wait_healthy(60)
+    view = await cluster.wait_healthy(GROUP, 60)
     since = time.monotonic()
     while time.monotonic() - since < quiet_s:
         await asyncio.sleep(0.1)
-        now = await cluster.wait_healthy(60)
+        now = await cluster.wait_healthy(GROUP, 60)
         if now.sync_state_set_epoch != view.sync_state_set_epoch:
             view, since = now, time.monotonic()
     return view
@@ -72,10 +71,10 @@ async def settled(cluster: FaultCluster, quiet_s: float = 1.5) -> ReplicaView:
 async def test_a_master_paused_right_after_a_controller_change_is_replaced_in_time(
     tmp_path: Path,
 ) -> None:
-    cluster = FaultCluster(tmp_path, controllers=3)
+    cluster = FaultCluster(tmp_path, {GROUP: 3}, profile=FAST_PROFILE)
     try:
         await cluster.start()
-        view = await cluster.wait_healthy(60)
+        view = await cluster.wait_healthy(GROUP, 60)
         leader = await cluster.controller_leader()
         leader.kill()
         await asyncio.wait_for(new_leader(cluster, leader.controller_addr), 30)
@@ -85,14 +84,14 @@ async def test_a_master_paused_right_after_a_controller_change_is_replaced_in_ti
             replaced_after(cluster, view.master_address, view.master_epoch), 30
         )
 
-        view = await cluster.wait_healthy(60, view.master_epoch + 1)
-        for broker in cluster.brokers:
+        view = await cluster.wait_healthy(GROUP, 60, view.master_epoch + 1)
+        for broker in cluster.brokers[GROUP]:
             cluster.pause(broker)
         for nameserver in cluster.nameservers:
             nameserver.kill()
         await asyncio.gather(*(asyncio.to_thread(n.start) for n in cluster.nameservers))
         await asyncio.wait_for(new_leader(cluster, ""), 30)  # elected with an empty table
-        for broker in cluster.brokers:
+        for broker in cluster.brokers[GROUP]:
             cluster.resume(broker)
         view = await settled(cluster)
         after_restart = await asyncio.wait_for(

@@ -27,6 +27,7 @@ from rocketq.store.commitlog import CommitLog, DispatchRequest
 from rocketq.store.config import BrokerRole, FlushDiskType, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queue_table import ConsumeQueueTable
+from rocketq.store.dispatch_checkpoint import DispatchCheckpoint, DispatchPoint, tail_of
 from rocketq.store.flush import (
     FlushConsumeQueueService,
     FlushRealTimeService,
@@ -69,7 +70,7 @@ class MessageStore(MessageWriter, MessageReader):
         else:
             self.flush_service = FlushRealTimeService(config, mfq, ts, self._on_commit_log_flushed)
         self.flush_consume_queue_service = FlushConsumeQueueService(
-            config, self.flush_consume_queues
+            config, self.flush_consume_queues, self.checkpoint_dispatch
         )
         self.reput_service = ReputMessageService(
             self.commit_log, self, config.reput_fallback_wait_ms
@@ -88,6 +89,10 @@ class MessageStore(MessageWriter, MessageReader):
         self.disk_full = False
         self.recovered_abnormally = False
         self.recovery_cut_reason = ""
+        #: where the last load's commitlog scan started (tests read it)
+        self.recovery_scan_start = 0
+        #: made by load (recovery.py); written by :meth:`checkpoint_dispatch`
+        self.dispatch_checkpoint: DispatchCheckpoint | None = None
         self._lock_fd: int | None = None
         self._loaded = False
         self._running = False
@@ -214,6 +219,9 @@ class MessageStore(MessageWriter, MessageReader):
             self.flush_consume_queue_service.shutdown()
         self.flush_consume_queues(0)
         caught_up = self.reput_service.dispatch_behind_bytes() == 0
+        if self.dispatch_checkpoint is not None:
+            self.checkpoint_dispatch()
+            self.dispatch_checkpoint.close()
         if self.checkpoint is not None:
             self.checkpoint.shutdown()
         if self.index_service is not None:
@@ -278,6 +286,27 @@ class MessageStore(MessageWriter, MessageReader):
             self.checkpoint.flush()
 
     _last_dispatched_ts = 0
+
+    def checkpoint_dispatch(self) -> None:
+        """Write the dispatch checkpoint (``dispatch_checkpoint.py``): take P from the dispatch
+        position and the commitlog's flushed end, flush what was dispatched below it (the
+        consume queues, the index file being written), then write P."""
+        cp = self.dispatch_checkpoint
+        if cp is None:
+            return
+        mfq = self.commit_log.mapped_file_queue
+        offset = min(self.reput_service.reput_from_offset, mfq.flushed_where)
+        written = cp.written
+        if offset <= 0 or (written is not None and offset == written.offset):
+            return
+        mf = mfq.find_mapped_file_by_offset(offset - 1)
+        if mf is None:
+            return
+        tail_crc, tail_len = tail_of(mf.view, mf.file_from_offset, offset)
+        self.consume_queues.flush(0)
+        if self.index_service is not None:
+            self.index_service.sync_last()
+        cp.write(DispatchPoint(offset, tail_crc, tail_len))
 
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import tempfile
 import time
@@ -25,20 +26,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocketq.broker.controller_mode.controller_client import ControllerClient
-from rocketq.testing.broker_process import BrokerProcess, free_port
-from rocketq.testing.controller_mode import controller_mode_conf
-from rocketq.testing.failover.cluster import BROKER_NAME, FaultCluster
+from rocketq.testing.broker_process import free_port
+from rocketq.testing.failover.cluster import ISSUE_PROFILE, FaultCluster
 from rocketq.testing.failover.load import Ledger, Load, Route
 
-#: the issue's controller profile, unshrunk (broker.conf keys)
-BROKER_PROFILE = {
-    "allAckInSyncStateSet": "true",
-    "haMaxTimeSlaveNotCatchup": "5000",
-    "brokerHeartbeatInterval": "500",
-    "controllerHeartBeatTimeoutMills": "3000",
-}
-CONTROLLER_PROFILE = {"scanNotActiveBrokerInterval": "500", "scanInactiveMasterInterval": "500"}
+BROKER_NAME = "broker-a"
 SAMPLE_S = 5.0  # how often the elections are counted and the ledger trimmed
 ELECTION_LINE = re.compile(
     r"^rocketmq_election_total\{(?P<labels>[^}]*)\} (?P<value>[0-9.e+]+)$", re.MULTILINE
@@ -90,33 +82,20 @@ def scrape(port: int) -> str:
 
 
 class SoakCluster(FaultCluster):
-    """The fault suite's cluster with the profile unshrunk and each name server exporting
-    ``/metrics`` on a port of its own."""
+    """The fault suite's cluster (issue 20's profile, three controllers) with one group of
+    three and each name server exporting ``/metrics`` on a port of its own."""
 
     def __init__(self, root: Path) -> None:
-        super().__init__(root)
+        super().__init__(root, groups={BROKER_NAME: 3}, profile=ISSUE_PROFILE)
         self.metrics_ports = []
         for nameserver in self.nameservers:
             port = free_port()
             nameserver.props.update(
-                CONTROLLER_PROFILE,
                 metricsExporterType="PROM",
                 metricsPromExporterHost="127.0.0.1",
                 metricsPromExporterPort=str(port),
             )
             self.metrics_ports.append(port)
-
-    async def start(self) -> None:
-        await asyncio.gather(*(asyncio.to_thread(n.start) for n in self.nameservers))
-        addrs = [n.controller_addr for n in self.nameservers]
-        self.ctl = ControllerClient(addrs)
-        ns_addrs = ";".join(n.addr for n in self.nameservers)
-        confs = [
-            {**controller_mode_conf(self.root / f"b{i}", ns_addrs, addrs), **BROKER_PROFILE}
-            for i in range(self.replicas)
-        ]
-        self.brokers = [BrokerProcess(self.root / f"p{i}", c) for i, c in enumerate(confs)]
-        await asyncio.gather(*(asyncio.to_thread(b.start) for b in self.brokers))
 
     async def elections(self) -> Counter[str]:
         total: Counter[str] = Counter()
@@ -133,11 +112,13 @@ async def soak(root: Path, seconds: float, producers: int = 8) -> SoakReport:
     started = time.monotonic()
     try:
         await cluster.start()
-        view = await cluster.wait_healthy(60)
+        view = await cluster.wait_healthy(BROKER_NAME, 60)
         report.initial_epoch = report.final_epoch = view.master_epoch
-        assert cluster.ctl is not None
-        load = Load(Route(cluster.ctl, BROKER_NAME), ledger, producers)
-        load.start()
+        routes = {BROKER_NAME: Route(cluster.ctl, BROKER_NAME)}
+        argv = ["--controllers", ";".join(cluster.controller_addrs)]
+        argv += ["--aliases", json.dumps(cluster.links.aliases)]
+        load = Load(routes, ledger, producers, 0.0, argv, root)  # unpaced: full SYNC load
+        await load.start()
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             await asyncio.sleep(min(SAMPLE_S, max(0.0, deadline - time.monotonic())))
@@ -151,7 +132,7 @@ async def soak(root: Path, seconds: float, producers: int = 8) -> SoakReport:
         if load is not None:
             await load.stop()
         report.acked += len(ledger.acks)
-        report.failed_sends = ledger.failed_sends
+        report.failed_sends = len(ledger.failed)
         await cluster.close()
         report.seconds = time.monotonic() - started
     return report
@@ -159,7 +140,7 @@ async def soak(root: Path, seconds: float, producers: int = 8) -> SoakReport:
 
 async def sample(cluster: SoakCluster, report: SoakReport, started: float) -> None:
     report.elections = await cluster.elections()
-    current = await cluster.view()
+    current = await cluster.view(BROKER_NAME)
     if current is not None:
         report.final_epoch = max(report.final_epoch, current.master_epoch)
     line = (
