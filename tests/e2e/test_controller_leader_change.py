@@ -24,7 +24,7 @@ GROUP = "broker-a"
 TIMEOUT_S = FAST_PROFILE.heartbeat_timeout_s
 #: the scan (200 ms), the election's commit and a loaded machine, beyond the timeout; the
 #: 10 s default grace of an empty table cannot fit
-BOUND_S = TIMEOUT_S + 1.5
+BOUND_S = TIMEOUT_S + 2.5
 
 
 async def new_leader(cluster: FaultCluster, old: str) -> float:
