@@ -373,7 +373,9 @@ class BrokerController:
         as RocketMQ sets brokerId and brokerRole), the store's role, and the special services
         (delayed-message delivery on a master only: ``changeSpecialServiceStatus``)."""
         self.config = dataclasses.replace(self.config, broker_role=role, broker_id=broker_id)
-        self.message_store.set_broker_role(role)
+        self.message_store.set_role_only(role)  # puts refused or taken at once
+        # in a thread: a demotion stops the timer wheel, which ends its slot first
+        await asyncio.to_thread(self.message_store.switch_timer_for_role)
         slave = role is BrokerRole.SLAVE
         listener = self.slave_synchronize.note_local_commit if slave else None
         self.consumer_offset_manager.commit_listener = listener
