@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
 from rocketq.broker.broker_stats_manager import BrokerStatsManager
 from rocketq.broker.client_manager import (
+    ClientChannel,
     ConsumerGroupEvent,
     ConsumerIdsChangeNotifier,
     ConsumerManager,
@@ -397,7 +398,9 @@ class BrokerController:
         as RocketMQ sets brokerId and brokerRole), the store's role, and the special services
         (delayed-message delivery on a master only: ``changeSpecialServiceStatus``)."""
         self.config = dataclasses.replace(self.config, broker_role=role, broker_id=broker_id)
-        self.message_store.set_broker_role(role)
+        self.message_store.set_role_only(role)  # puts refused or taken at once
+        # in a thread: a demotion stops the timer wheel, which ends its slot first
+        await asyncio.to_thread(self.message_store.switch_timer_for_role)
         slave = role is BrokerRole.SLAVE
         listener = self.slave_synchronize.note_local_commit if slave else None
         self.consumer_offset_manager.commit_listener = listener
@@ -458,7 +461,7 @@ class BrokerController:
         self.consumer_manager.do_channel_close_event(channel)
 
     def _on_consumer_ids_changed(
-        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
+        self, event: ConsumerGroupEvent, group: str, channels: list[ClientChannel]
     ) -> None:
         if self._notifier is not None:
             self._notifier(event, group, channels)
