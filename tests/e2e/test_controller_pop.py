@@ -32,12 +32,6 @@ COUNT = 16
 INVISIBLE_MS = 4000
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="since i18-perf's PopBufferMergeService (a pop's ck and its acks held 100 ms in the "
-    "master's memory), acknowledged pops come back after a kill -9 of the master: passed 7 of 7 "
-    "before that merge, 0 of 2 after it (3 of 6 with the buffer bypassed in controller mode)",
-)
 async def test_after_a_failover_no_acked_pop_comes_back_and_every_unacked_one_does(
     tmp_path: Path,
 ) -> None:
