@@ -351,7 +351,9 @@ class Producer(MQAdmin):
                 refresh = needs_route_refresh(exc)
                 if isinstance(exc, BrokerResponseError) and not exc.retriable and not refresh:
                     raise
-                log.info("send to %s failed (%r), trying again", mq, exc)
+                # a timed-out try may have been stored: the resend is a duplicate with the
+                # same UNIQ_KEY (RocketMQ's at-least-once), which the log says
+                log.info("send of %s to %s failed (%r), trying again", msg.uniq_key, mq, exc)
                 last_error = exc
                 if refresh:
                     fresh = await self._route_after_failure(msg.topic, mq.broker_name, deadline)
