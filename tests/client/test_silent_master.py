@@ -24,7 +24,7 @@ from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.controller_mode import controller_mode_conf, eventually
 from rocketq.testing.controller_wire import ControllerGroup
-from tests.e2e.ha_support import open_stopped_store
+from rocketq.testing.failover.checker import open_stopped_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(150)]
 
