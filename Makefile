@@ -10,7 +10,7 @@ RMQ5_VENV := .venv-rmq5
 RMQ5_STAMP := $(RMQ5_VENV)/.installed
 NODE5_CLIENT := tests/interop/node5/node_modules/rocketmq-client-nodejs/package.json
 
-.PHONY: protos run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js interop-rmq5 simulate faults
+.PHONY: protos run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js interop-rmq5 simulate faults fuzz
 
 venv: $(STAMP)
 
@@ -48,6 +48,14 @@ CYCLES ?= 500
 GAP ?= 10
 faults: $(STAMP)
 	$(BIN)/python -m rocketq.testing.failover.runner --cycles $(CYCLES) --gap $(GAP)
+
+# the C request frames and record paths under AddressSanitizer and UndefinedBehaviorSanitizer:
+# a sanitized copy of the extensions, differential against the Python reference (make test
+# runs a short sample in tests/remoting/test_native_frames.py); a finding prints its seed
+FUZZ_SECONDS ?= 300
+fuzz: $(STAMP)
+	$(BIN)/python -m rocketq.testing.frame_fuzz --sanitize . --seconds $(FUZZ_SECONDS) \
+	  --corpus tests/remoting/fixtures
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
 # (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing

@@ -125,6 +125,9 @@ async def test_overview_producers_and_history_that_survives_a_restart(
                 assert max(v or 0 for v in cluster_tps["series"]["put TPS"]) > 0
 
                 await p.click("nav >> text=Producers")
+                every = p.locator("#every-producer tr", has_text=PRODUCER_GROUP)
+                await playwright_api.expect(every).to_have_count(1)  # GET_ALL_PRODUCER_INFO
+                await playwright_api.expect(every.locator("td").nth(4)).to_have_text("PYTHON")
                 await p.fill("#find-producers input[name=topic]", TOPIC)
                 await p.fill("#find-producers input[name=group]", PRODUCER_GROUP)
                 await p.click("#find-producers button")

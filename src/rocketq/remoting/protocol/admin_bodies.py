@@ -37,6 +37,24 @@ class ProducerConnection(JsonBody):
     connection_set: list[Connection] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProducerInfo(JsonBody):
+    """One producer of RocketMQ 5's GET_ALL_PRODUCER_INFO (body/ProducerInfo)."""
+
+    client_id: str
+    remote_ip: str = field(default="", metadata=json_field("remoteIP"))
+    language: str = "JAVA"
+    version: int = 0
+    last_update_timestamp: int = 0
+
+
+@dataclass(slots=True, kw_only=True)
+class ProducerTableInfo(JsonBody):
+    """GET_ALL_PRODUCER_INFO (328): producer group -> its producers (body/ProducerTableInfo)."""
+
+    data: dict[str, list[ProducerInfo]] = field(default_factory=dict)
+
+
 @dataclass(slots=True, kw_only=True)
 class ConsumerConnection(JsonBody):
     connection_set: list[Connection] = field(default_factory=list)
