@@ -1,8 +1,8 @@
 """Producer (DefaultMQProducer) on asyncio: sync, async, oneway, batch and selector sends.
 
 A sync or async send is tried ``1 + retry_times_when_send_failed`` times, each try within
-``send_msg_timeout`` and all of them within that many timeouts (RocketMQ's clients before 4.3
-gave each try its own timeout; 4.3+ share one, which a silent master uses up alone); each try
+``send_msg_timeout`` and all of them within that many timeouts (RocketMQ's clients up to 4.2
+gave each try its own timeout; later ones share one, which a silent master uses up alone); each try
 picks a queue through ``MQFaultStrategy`` (which avoids the broker that just failed or
 answered slowly) and a failure that is a connection error, a timeout or a retriable broker
 response moves on to the next try. A failure a fresher route may cure (a refused or reset
