@@ -30,8 +30,7 @@ class FramePaths(Protocol):
     def send_reply_heads(
         self,
         pieces: tuple[bytes, ...],
-        store_host: bytes,
-        items: list[tuple[int, int, int, int]],
+        items: list[tuple[int, str, int, int]],
         /,
     ) -> bytes | None: ...
     def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...
