@@ -16,6 +16,7 @@ one by the Python path, the reference.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -39,6 +40,8 @@ from rocketq.store.timer.timer_hook import TIMER_TOPIC
 
 if TYPE_CHECKING:
     from rocketq.remoting.channel import DeferredReply, RemotingChannel
+
+log = logging.getLogger(__name__)
 
 _SAMPLE_ID = "@ID@"
 _SAMPLE_QUEUE, _SAMPLE_OFFSET, _SAMPLE_OPAQUE = -7771, -7772, -7773
@@ -146,12 +149,15 @@ class SendAnswers:
                     done.alone(result)
                 continue
             now = time.perf_counter()
-            for done, result in answered:
-                assert result.append_result is not None
-                stats.record_put_latency((now - done.deferred.started) * 1000)
-                stats.record_put(
-                    done.topic, 1, result.append_result.wrote_bytes, message_type="Normal"
-                )
+            try:
+                for done, result in answered:
+                    assert result.append_result is not None
+                    stats.record_put_latency((now - done.deferred.started) * 1000)
+                    stats.record_put(
+                        done.topic, 1, result.append_result.wrote_bytes, message_type="Normal"
+                    )
+            except Exception:  # the figures' failure must not leave the sends unanswered
+                log.exception("recording %d puts failed", len(answered))
             channel.answer_deferred_frames(
                 [d.deferred for d, _ in answered], frames, self._success, now
             )
