@@ -10,7 +10,7 @@ RMQ5_VENV := .venv-rmq5
 RMQ5_STAMP := $(RMQ5_VENV)/.installed
 NODE5_CLIENT := tests/interop/node5/node_modules/rocketmq-client-nodejs/package.json
 
-.PHONY: protos run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js interop-rmq5 simulate faults fuzz
+.PHONY: protos run test lint typecheck bench bench-pop bench-timer timer-hour clean venv system-deps interop-js interop-rmq5 simulate faults fuzz soak
 
 venv: $(STAMP)
 
@@ -56,6 +56,13 @@ FUZZ_SECONDS ?= 300
 fuzz: $(STAMP)
 	$(BIN)/python -m rocketq.testing.frame_fuzz --sanitize . --seconds $(FUZZ_SECONDS) \
 	  --corpus tests/remoting/fixtures
+
+# the false-election soak: the controller profile under full SYNC load, no fault, elections
+# counted by the controllers' election_total; exits 1 on any after the first (make test runs
+# a bounded sample in tests/e2e/test_failover_soak.py)
+MINUTES ?= 30
+soak: $(STAMP)
+	$(BIN)/python -m rocketq.testing.failover.soak --minutes $(MINUTES)
 
 # Debian packages the tests drive: a real Prometheus (scrapes /metrics) and headless Chromium
 # (the dashboard's browser tests), and curl (the README's dashboard block); installed only when missing

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import uuid
@@ -33,13 +34,15 @@ class Endpoint:
     server: GrpcServer
     stub: Any
     client_id: str
+    language: str = "PYTHON"
+    version: str = "5.1.2"
 
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
         return (
             ("x-mq-client-id", self.client_id),
-            ("x-mq-language", "PYTHON"),
-            ("x-mq-client-version", "5.1.2"),
+            ("x-mq-language", self.language),
+            ("x-mq-client-version", self.version),
         )
 
     def signed(self, access_key: str, secret_key: str) -> tuple[tuple[str, str], ...]:
@@ -128,6 +131,32 @@ class Endpoint:
         )
         responses = [r async for r in call]
         return responses, [r.message for r in responses if r.HasField("message")]
+
+
+class Stream:
+    """A Telemetry call whose writes go through a queue."""
+
+    def __init__(self, ep: Endpoint) -> None:
+        self.outgoing: asyncio.Queue[spb.TelemetryCommand | None] = asyncio.Queue()
+        self.client_id = ep.client_id
+        self.call = ep.stub.Telemetry(self._requests(), metadata=ep.metadata, timeout=60)
+
+    async def _requests(self) -> AsyncIterator[spb.TelemetryCommand]:
+        while (command := await self.outgoing.get()) is not None:
+            yield command
+
+    async def settings(self, settings: pb.Settings) -> spb.TelemetryCommand:
+        await self.outgoing.put(spb.TelemetryCommand(settings=settings))
+        return await asyncio.wait_for(self.call.read(), 10)
+
+
+def producer_settings(*topics: str) -> pb.Settings:
+    return pb.Settings(
+        client_type=pb.PRODUCER,
+        publishing=pb.Publishing(
+            topics=[pb.Resource(name=t) for t in topics], max_body_size=128 * 1024 * 1024
+        ),
+    )
 
 
 @contextlib.asynccontextmanager

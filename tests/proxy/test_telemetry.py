@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -13,32 +12,7 @@ from rocketq.proxy.protos import definition_pb2 as pb
 from rocketq.proxy.protos import service_pb2 as spb
 from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
 from rocketq.remoting.protocol.retry_policy import CustomizedRetryPolicy, GroupRetryPolicy
-from tests.proxy.endpoint import Endpoint, run_endpoint
-
-
-class Stream:
-    """A Telemetry call whose writes go through a queue."""
-
-    def __init__(self, ep: Endpoint) -> None:
-        self.outgoing: asyncio.Queue[spb.TelemetryCommand | None] = asyncio.Queue()
-        self.call = ep.stub.Telemetry(self._requests(), metadata=ep.metadata, timeout=60)
-
-    async def _requests(self) -> AsyncIterator[spb.TelemetryCommand]:
-        while (command := await self.outgoing.get()) is not None:
-            yield command
-
-    async def settings(self, settings: pb.Settings) -> spb.TelemetryCommand:
-        await self.outgoing.put(spb.TelemetryCommand(settings=settings))
-        return await asyncio.wait_for(self.call.read(), 10)
-
-
-def producer_settings(*topics: str) -> pb.Settings:
-    return pb.Settings(
-        client_type=pb.PRODUCER,
-        publishing=pb.Publishing(
-            topics=[pb.Resource(name=t) for t in topics], max_body_size=128 * 1024 * 1024
-        ),
-    )
+from tests.proxy.endpoint import Stream, producer_settings, run_endpoint
 
 
 async def test_a_producer_gets_the_real_body_limit_and_backoff(tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from rocketq.dashboard.group_pages import VERSIONS
 from rocketq.dashboard.topic_pages import topic_kind
 from rocketq.errors import BrokerResponseError, describe
 from rocketq.remoting.protocol.admin_bodies import ProducerConnection
+from rocketq.remoting.protocol.codes import version_desc
 
 if TYPE_CHECKING:
     from rocketq.dashboard.board import Dashboard
@@ -43,7 +43,7 @@ async def producers(board: Dashboard, request: Request) -> Response:
                 "id": c.client_id,
                 "addr": c.client_addr,
                 "language": c.language,
-                "version": VERSIONS.get(c.version, str(c.version)),
+                "version": version_desc(c.version),
             }
             for c in sorted(found.connection_set, key=lambda c: c.client_id)
         ]
@@ -79,7 +79,7 @@ async def _every_producer(board: Dashboard) -> list[dict[str, Any]]:
                 "id": p.client_id,
                 "addr": p.remote_ip,
                 "language": p.language,
-                "version": VERSIONS.get(p.version, str(p.version)),
+                "version": version_desc(p.version),
             }
             for group, producers in table.data.items()
             for p in producers

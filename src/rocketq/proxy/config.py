@@ -40,6 +40,7 @@ _KEYS = {
     "tlsTestModeEnable": "tls_test_mode_enable",
     "maxMessageSize": "max_message_size_bytes",
     "aclEnable": "acl_enable",
+    "channelExpiredTimeout": "channel_expired_timeout_ms",
 }
 
 
@@ -67,6 +68,9 @@ class ProxyConfig:
     max_message_group_bytes: int = 64
     max_user_property_count: int = 128
     max_property_bytes: int = 16 * 1024
+    # a client silent (no Heartbeat, no Settings) this long is unregistered from the brokers
+    channel_expired_timeout_ms: int = 120_000
+    client_heartbeat_interval_ms: int = 10_000  # the proxy's heartbeats for its clients
 
     def __post_init__(self) -> None:
         if not 0 <= self.grpc_server_port <= 65535:

@@ -8,11 +8,13 @@ proxy's ``ContextInterceptor``), ``x-mq-language`` (PYTHON, or HTTP from Node),
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import grpc
 
 from rocketq.proxy.status import Code, ProxyError
 
+ServicerContext: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 CLIENT_ID = "x-mq-client-id"
 LANGUAGE = "x-mq-language"
 CLIENT_VERSION = "x-mq-client-version"
@@ -26,6 +28,7 @@ class CallContext:
     version: str
     namespace: str
     peer_host: str
+    peer_addr: str  # host:port, as a broker's connection list shows a client
     metadata: dict[str, str]
 
     @classmethod
@@ -39,6 +42,7 @@ class CallContext:
             version=metadata.get(CLIENT_VERSION, ""),
             namespace=metadata.get(NAMESPACE, ""),
             peer_host=peer_host(context.peer() or ""),
+            peer_addr=peer_addr(context.peer() or ""),
             metadata=metadata,
         )
 
@@ -52,3 +56,8 @@ def peer_host(peer: str) -> str:
     _, _, rest = peer.partition(":")
     host = rest.rpartition(":")[0] if ":" in rest else rest
     return host.strip("[]")
+
+
+def peer_addr(peer: str) -> str:
+    """``host:port`` of a grpc peer string (``ipv4:127.0.0.1:5000`` -> ``127.0.0.1:5000``)."""
+    return peer.partition(":")[2]

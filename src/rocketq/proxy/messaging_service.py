@@ -4,17 +4,15 @@ Java proxy's ``GrpcMessagingApplication``), a thin layer over the activities.
 Each unary RPC reads the call's metadata (``x-mq-client-id`` required), runs its activity and
 answers ``status`` inside the response; an activity's failure becomes the status Java answers
 (``status.status_of``), never a dropped call. ReceiveMessage streams a status, then the
-messages, then the delivery timestamp. Telemetry keeps the client's stream open: each
-Settings is answered with the merged Settings, and commands for the client (transaction
-checks) are written on it. PullMessage, UpdateOffset, GetOffset, QueryOffset and
-SyncLiteSubscription are answered gRPC UNIMPLEMENTED, as Java's 5.3 proxy does. Every RPC's
-latency goes to ``rocketmq_rpc_latency`` by RPC name and response Code. With ``aclEnable``
-each request (and each Settings on Telemetry) passes ``auth.GrpcAccessValidator`` first.
+messages, then the delivery timestamp. Telemetry is the client's stream (client_activity.py).
+PullMessage, UpdateOffset, GetOffset, QueryOffset and SyncLiteSubscription are answered gRPC
+UNIMPLEMENTED, as Java's 5.3 proxy does. Every RPC's latency goes to ``rocketmq_rpc_latency``
+by RPC name and response Code. With ``aclEnable`` each request (and each Settings on Telemetry)
+passes ``auth.GrpcAccessValidator`` first.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -28,6 +26,7 @@ from rocketq.proxy import consumer_activity as ca
 from rocketq.proxy import route_activity
 from rocketq.proxy.auth import REFUSAL_STATUS, GrpcAccessValidator
 from rocketq.proxy.backend import MessagingBackend
+from rocketq.proxy.client_activity import ClientActivity
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.context import CallContext
 from rocketq.proxy.message_converter import (
@@ -41,13 +40,11 @@ from rocketq.proxy.producer_activity import ProducerActivity
 from rocketq.proxy.protos import definition_pb2 as pb
 from rocketq.proxy.protos import service_pb2 as spb
 from rocketq.proxy.status import Code, ProxyError, code_name, status, status_of
-from rocketq.proxy.telemetry import ClientRegistry, consumer_echo, producer_echo
-from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
+from rocketq.proxy.telemetry import ClientRegistry
 
 log = logging.getLogger(__name__)
 Context = grpc.aio.ServicerContext[Any, Any]
 SERVICE = "apache.rocketmq.v2.MessagingService"
-ACL_REFUSED = "permission denied"
 UNIMPLEMENTED = ("PullMessage", "UpdateOffset", "GetOffset", "QueryOffset", "SyncLiteSubscription")
 
 
@@ -65,8 +62,12 @@ class MessagingService:
         self.producers = ProducerActivity(backend, config, self.clients)
         self.renewer = ca.ReceiptHandleRenewer(backend, config)
         self.stats = GrpcRpcStats()
+        self.client_activity = ClientActivity(
+            backend, config, validator, self.clients, self.producers
+        )
 
     async def shutdown(self) -> None:
+        await self.client_activity.shutdown()
         await self.renewer.shutdown()
 
     # ------------------------------------------------------------------ unary RPCs
@@ -138,6 +139,7 @@ class MessagingService:
                 raise ProxyError(
                     Code.UNRECOGNIZED_CLIENT_TYPE, f"client {call.client_id} sent no settings yet"
                 )
+            self.client_activity.heartbeats.touch(session)
             return spb.HeartbeatResponse(status=status())
 
         return await self._unary(
@@ -148,7 +150,9 @@ class MessagingService:
         self, request: spb.NotifyClientTerminationRequest, context: Context
     ) -> Any:
         async def run(call: CallContext) -> spb.NotifyClientTerminationResponse:
-            self.clients.forget(call.client_id)
+            session = self.clients.sessions.get(call.client_id)
+            if session is not None:
+                await self.client_activity.heartbeats.terminate(session)
             return spb.NotifyClientTerminationResponse(status=status())
 
         return await self._unary(
@@ -356,85 +360,10 @@ class MessagingService:
     async def Telemetry(
         self, requests: AsyncIterator[spb.TelemetryCommand], context: Context
     ) -> AsyncIterator[spb.TelemetryCommand]:
-        call = CallContext.of(context)
-        if not call.client_id:
-            yield spb.TelemetryCommand(
-                status=status(Code.CLIENT_ID_REQUIRED, "x-mq-client-id is required")
-            )
-            return
-        session = self.clients.session(call.client_id)
-        session.language, session.version = call.language, call.version
-        outbox: asyncio.Queue[spb.TelemetryCommand] = asyncio.Queue()
-        session.outbox = outbox
-        reader = asyncio.get_running_loop().create_task(
-            self._read_telemetry(requests, session, call)
-        )
-        getter: asyncio.Future[spb.TelemetryCommand] | None = None
-        try:
-            while True:
-                getter = asyncio.ensure_future(outbox.get())
-                done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    yield getter.result()
-                    continue
-                error = reader.result()
-                if error == ACL_REFUSED:
-                    await context.abort(getattr(grpc.StatusCode, REFUSAL_STATUS), error)
-                if error is not None:
-                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, error)
-                return
-        finally:
-            if session.outbox is outbox:
-                session.outbox = None
-            for task in (getter, reader):
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-
-    async def _read_telemetry(
-        self, requests: AsyncIterator[spb.TelemetryCommand], session: Any, call: CallContext
-    ) -> str | None:
-        """Answer each Settings; the reason to end the stream with, None at its end."""
-        async for command in requests:
-            if not command.HasField("settings"):
-                continue  # results of commands the proxy sent (stack traces, verifications)
-            if self.validator is not None:
-                try:
-                    self.validator.validate(call.metadata, command, f"{call.peer_host}:0")
-                except AclError as exc:
-                    log.info("refused Settings from %s: %s", call.peer_host, exc)
-                    return ACL_REFUSED
-            settings = command.settings
-            if settings.HasField("publishing"):
-                echo = producer_echo(settings, self.config)
-                await self._register_producer(session, settings)
-            elif settings.HasField("subscription"):
-                group = settings.subscription.group.name
-                topics = [e.topic.name for e in settings.subscription.subscriptions]
-                try:
-                    config = await self.backend.group_config(group, topics[0]) if topics else None
-                except (RocketQError, OSError) as exc:
-                    log.warning("reading the group config of %s failed: %r", group, exc)
-                    config = None
-                echo = consumer_echo(settings, config or SubscriptionGroupConfig(group_name=group))
-            else:
-                return "settings carry neither publishing nor subscription"
-            session.settings = echo
-            session.outbox.put_nowait(spb.TelemetryCommand(status=status(), settings=echo))
-        return None
-
-    async def _register_producer(self, session: Any, settings: pb.Settings) -> None:
-        topics = {t.name for t in settings.publishing.topics}
-        new = topics - session.producer_topics
-        session.producer_topics |= topics
-        for topic in sorted(new):
-            self.backend.register_producer(self.producers.relay_for(topic))
-            with contextlib.suppress(RocketQError, OSError):
-                await self.backend.route(topic)
-        if new:
-            with contextlib.suppress(RocketQError, OSError):
-                await self.backend.heartbeat()
+        stream = self.client_activity.telemetry(requests, context)
+        async with contextlib.aclosing(stream):  # its cleanup runs when the call ends
+            async for command in stream:
+                yield command
 
 
 def generic_handler(service: MessagingService) -> grpc.GenericRpcHandler:

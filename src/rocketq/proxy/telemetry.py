@@ -33,6 +33,8 @@ class ClientSession:
     client_id: str
     language: str = ""
     version: str = ""
+    peer_addr: str = ""  # host:port of its Telemetry stream
+    last_seen_ms: int = 0  # its last Heartbeat or Settings (client_heartbeat.py expires it)
     settings: pb.Settings | None = None
     outbox: asyncio.Queue[spb.TelemetryCommand] | None = None  # the open stream's writes
     producer_topics: set[str] = field(default_factory=set)

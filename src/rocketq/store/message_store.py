@@ -85,6 +85,7 @@ class MessageStore(MessageWriter, MessageReader):
             self.reput_service.dispatch_bound = self.ha_service.get_confirm_offset
         #: RocketMQ 5's timer wheel (store/timer/), made at load when timerWheelEnable
         self.timer_message_store: TimerMessageStore | None = None
+        self._timer_stale = False  # loaded before a demotion's truncation: reload to promote
         self.disk_full = False
         self.recovered_abnormally = False
         self.recovery_cut_reason = ""
@@ -158,14 +159,44 @@ class MessageStore(MessageWriter, MessageReader):
 
     def set_broker_role(self, role: BrokerRole) -> None:
         """Switch the role at runtime (controller mode: ReplicasManager sets
-        ``MessageStoreConfig.brokerRole`` on every role change). A SLAVE refuses puts; a
-        master starts the timer wheel if it has not run yet (a demoted master's wheel keeps
-        running: its deliveries are refused until it leads again)."""
+        ``MessageStoreConfig.brokerRole`` on every role change): a SLAVE refuses puts at once;
+        then the timer follows the role (:meth:`switch_timer_for_role`)."""
         self.config = self.config.replace(broker_role=role)
+        self.switch_timer_for_role()
+
+    def switch_timer_for_role(self) -> None:
+        """The timer wheel delivers on a master only (RocketMQ 5's ``TimerMessageStore
+        .isRunningDequeue``): a promoted store starts it, a demoted one stops it at once (its
+        deliveries would be refused, and dropped after a few retries), and the next promotion
+        recovers it afresh from its files, after whatever truncation the demotion brought.
+        Stopping waits for the wheel's slot in progress: a caller on an event loop runs this
+        in a thread, after setting the role with ``set_role_only``."""
+        role = self.config.broker_role
         timer = self.timer_message_store
-        master = role is not BrokerRole.SLAVE
-        if master and self._running and timer is not None and not timer.is_running:
+        if timer is None or not self._running:
+            return
+        if role is not BrokerRole.SLAVE and not timer.is_running:
+            if self._timer_stale:
+                timer = self._reload_timer(timer)
+                self._timer_stale = False
             timer.start()
+        elif role is BrokerRole.SLAVE and timer.is_running:
+            timer.shutdown()
+            self._reload_timer(timer)  # loaded, not started: a valid object while a slave
+            self._timer_stale = True
+
+    def set_role_only(self, role: BrokerRole) -> None:
+        """The role alone (puts refused or taken from now on); the timer follows with
+        :meth:`switch_timer_for_role`."""
+        self.config = self.config.replace(broker_role=role)
+
+    def _reload_timer(self, old: TimerMessageStore) -> TimerMessageStore:
+        if old.is_running or self._timer_stale:
+            old.shutdown()
+        fresh = TimerMessageStore(self, self.config)
+        fresh.load()
+        self.timer_message_store = fresh
+        return fresh
 
     def reput_start_offset(self) -> int:
         """4.x rule (DefaultMessageStore#start): the max physical end over all consume queues."""

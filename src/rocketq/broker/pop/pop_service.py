@@ -34,8 +34,14 @@ class PopService:
         self.revive_log = ReviveLog(broker)
         self.inflight = PopInflightTable()
         self.order_info = ConsumerOrderInfoManager(broker.config.store_path_root_dir)
-        self.buffer = PopBufferMergeService(
-            broker, self.inflight, self.write_check_point, self.note_offset_commit
+        # off in controller mode: what the buffer holds lives in one master's memory, and a
+        # new master must find every answered pop and ack in the replicated revive log
+        self.buffer: PopBufferMergeService | None = (
+            None
+            if broker.config.enable_controller_mode
+            else PopBufferMergeService(
+                broker, self.inflight, self.write_check_point, self.note_offset_commit
+            )
         )
         self.reader = PopReader(
             broker, self.inflight, self.append_check_point, self.order_info,
@@ -53,12 +59,14 @@ class PopService:
         if not self.order_info.load():
             log.info("no %s yet; starting empty", self.order_info.path)
         self.revive_log.ensure_topic()
-        self.buffer.start()
+        if self.buffer is not None:
+            self.buffer.start()
         self.revive.start()
 
     async def shutdown(self) -> None:
         await self.long_polling.shutdown()
-        await self.buffer.shutdown()  # its checkpoints written before the offsets persist
+        if self.buffer is not None:  # its checkpoints written before the offsets persist
+            await self.buffer.shutdown()
         await self.revive.shutdown()
         if self._persist_handle is not None:
             self._persist_handle.cancel()
@@ -136,7 +144,8 @@ class PopService:
         )  # fmt: skip
         if not fresh:
             return repeated
-        if self.buffer.ack(ack.merge_key(self.broker.config.broker_name), fresh):
+        key = ack.merge_key(self.broker.config.broker_name)
+        if self.buffer is not None and self.buffer.ack(key, fresh):
             return fresh + repeated  # merged into its held checkpoint: nothing to write
         record = _ack_record(ack, fresh)
         status = await self.revive_log.append(
@@ -182,7 +191,7 @@ class PopService:
             self.inflight.undo_replace(key, handle.pop_time, now)
             self.inflight.unmark_acked(old_key, offset)
             return None
-        if not self.buffer.ack(old_key, [offset]):
+        if self.buffer is None or not self.buffer.ack(old_key, [offset]):
             await self.revive_log.append(
                 ack, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
             )

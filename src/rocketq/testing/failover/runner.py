@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import random
 import tempfile
@@ -306,7 +307,17 @@ def main() -> None:
     parser.add_argument(
         "--faults", default=",".join(FAULTS), help="the fault kinds, comma-separated"
     )
+    parser.add_argument(
+        "--all-ack-in-sync-state-set",
+        choices=("true", "false"),
+        default="true",
+        help="false: RocketMQ's default (a send acknowledged once minInSyncReplicas hold it)",
+    )
     args = parser.parse_args()
+    profile = PROFILES[args.profile]
+    if args.all_ack_in_sync_state_set == "false":
+        broker = {**profile.broker, "allAckInSyncStateSet": "false"}
+        profile = dataclasses.replace(profile, name=f"{profile.name}-allack-false", broker=broker)
     faults = tuple(args.faults.split(","))
     unknown = sorted(set(faults) - set(FAULTS))
     if unknown:
@@ -320,7 +331,7 @@ def main() -> None:
                 args.gap,
                 args.seed,
                 args.pace,
-                PROFILES[args.profile],
+                profile,
                 faults=faults,
                 pop_timers=args.pop_timers,
             )
