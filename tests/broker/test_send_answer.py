@@ -194,12 +194,16 @@ async def burst_on(broker: BrokerController, native: bool, n: int) -> dict[str, 
     }
 
 
-@pytest.mark.parametrize("flush", ["ASYNC_FLUSH", "SYNC_FLUSH"])
+@pytest.mark.parametrize(
+    "store",
+    [{}, {"flushDiskType": "SYNC_FLUSH"}, {"brokerRole": "SYNC_MASTER"}],
+    ids=["async-flush", "sync-flush", "sync-master"],
+)
 async def test_a_burst_is_answered_and_stored_alike_on_both_paths(
-    tmp_path: Path, flush: str
+    tmp_path: Path, store: dict[str, str]
 ) -> None:
     n = 32
-    async with run_broker(tmp_path, store_properties={**SMALL, "flushDiskType": flush}) as broker:
+    async with run_broker(tmp_path, store_properties={**SMALL, **store}) as broker:
         native = await burst_on(broker, True, n)
         python = await burst_on(broker, False, n)
     assert native.pop("native answers") == n
