@@ -1,11 +1,23 @@
-"""The one compiled module of rocketq: ``rocketq._native._record`` (issue 13, lever 4).
+"""The compiled modules of rocketq: ``rocketq._native._record`` (issue 13, lever 4), the
+record paths, and ``rocketq._native._remoting`` (issue 22, lever 1), the request frames.
 
-Everything else is in pyproject.toml. The extension is not optional: a compiler error fails
+Everything else is in pyproject.toml. The extensions are not optional: a compiler error fails
 ``pip install`` (and so ``make venv`` / ``make test``) loudly; the pure-Python code paths stay
-and are selected with ``ROCKETQ_NATIVE=0`` (``rocketq.common.native_record``).
+and are selected with ``ROCKETQ_NATIVE=0`` (``rocketq.common.native_record`` and
+``rocketq.remoting.native_frames``). ``ROCKETQ_SANITIZE=1`` builds both with AddressSanitizer
+and UndefinedBehaviorSanitizer (``make fuzz``; never an installed build).
 """
 
+import os
+
 from setuptools import Extension, setup
+
+COMPILE_ARGS = ["-Wall", "-Wextra", "-Wno-unused-parameter", "-fvisibility=hidden"]
+LINK_ARGS: list[str] = []
+if os.environ.get("ROCKETQ_SANITIZE") == "1":
+    SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+    COMPILE_ARGS += [*SANITIZE, "-O1", "-g", "-fno-omit-frame-pointer"]
+    LINK_ARGS += SANITIZE
 
 setup(
     ext_modules=[
@@ -17,13 +29,19 @@ setup(
             ],
             depends=["src/rocketq/_native/record.h"],
             # the parts share functions; only PyInit__record leaves the shared object
-            extra_compile_args=[
-                "-Wall",
-                "-Wextra",
-                "-Wno-unused-parameter",
-                "-fvisibility=hidden",
-            ],
+            extra_compile_args=COMPILE_ARGS,
+            extra_link_args=LINK_ARGS,
             libraries=["dl"],  # dlopen of libz.so.1 (in libc itself from glibc 2.34 on)
-        )
+        ),
+        Extension(
+            "rocketq._native._remoting",
+            sources=[
+                f"src/rocketq/_native/{part}.c"
+                for part in ("_remoting", "header", "custom_header", "command_encode", "send_reply")
+            ],
+            depends=["src/rocketq/_native/remoting.h"],
+            extra_compile_args=COMPILE_ARGS,
+            extra_link_args=LINK_ARGS,
+        ),
     ]
 )

@@ -17,6 +17,9 @@ generator (one asyncio process) for every system:
   are send-to-receive times.
 - ``rocketq-sync``: the ``sync 32`` phase against a second broker with SYNC_FLUSH (each
   reply after fdatasync, group commit), printed as a ratio to the ASYNC_FLUSH row.
+- ``grpc``: the gRPC path (bench/grpc_bench.py): the official Python 5.x client's ``sync 32``
+  and receive+ack against ``rocketq server --grpc-port``, beside rocketq's client over
+  remoting against a ``ROCKETQ_NATIVE=0`` server; skipped when ``.venv-rmq5`` is missing.
 
 Each system runs in its own child process (``peers.py``). Printed per phase: TPS, average,
 p50, p99 and max RT, the server's CPU microseconds per message and RssAnon, then
@@ -263,11 +266,13 @@ def print_ratios(rows: list[Figures]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small counts (smoke run)")
-    ap.add_argument("--systems", default="rocketq,rocketq-sync,redis,nats,rabbitmq")
+    ap.add_argument("--systems", default="rocketq,rocketq-sync,redis,nats,rabbitmq,grpc")
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--json", action="store_true", help="also print JSON rows")
     args = ap.parse_args()
     systems = [s for s in args.systems.split(",") if s]
+    grpc_path = "grpc" in systems  # its own table: bench/grpc_bench.py
+    systems = [s for s in systems if s != "grpc"]
     unknown = set(systems) - set(SYSTEMS)
     if unknown:
         ap.error(f"unknown systems {sorted(unknown)}; known: {sorted(SYSTEMS)}")
@@ -282,11 +287,20 @@ def main() -> None:
     for name in systems:
         print(f"running {name} ...", flush=True)
         rows += run_system(name, plan)
-    print_table(rows)
-    print_ratios(rows)
+    if rows:
+        print_table(rows)
+        print_ratios(rows)
     if args.json:
         for f in rows:
             print(json.dumps(f.row()))
+    if grpc_path:
+        import grpc_bench
+
+        if not grpc_bench.RMQ5_PYTHON.exists():
+            print(f"grpc: skipped, {grpc_bench.RMQ5_PYTHON} missing (make interop-rmq5)")
+            return
+        print("running grpc ...", flush=True)
+        grpc_bench.print_rows(grpc_bench.run(plan.max_sync, args.size))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,11 @@ TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src" / "rocketq"
 CATEGORIES = {"e2e", "interop"}
 # helpers of the real-client category: the drivers they start live in tests/interop
-SHARED_RUNNERS = {"tests.interop.cpp_runner", "tests.interop.ali_runner"}
+SHARED_RUNNERS = {
+    "tests.interop.cpp_runner",
+    "tests.interop.ali_runner",
+    "tests.interop.rmq5_runner",
+}
 
 
 def python_modules() -> Iterator[Path]:

@@ -331,8 +331,16 @@ async def test_producer_connection_and_write_permission_commands_act(cluster: Cl
         rows = json.loads(
             ok(await run(cluster, "producerConnection", "-g", "OptPG", "-t", "OptPerm", "--json"))
         )
+        every = ok(await run(cluster, "producer", "-b", cluster.broker_addr))
     assert len(rows) == 1
     assert rows[0]["ClientAddr"].startswith("127.0.0.1:")
+    # mqadmin producer: GET_ALL_PRODUCER_INFO's groups, in ProducerSubCommand's lines
+    line = re.search(
+        r"^producer group \(OptPG\) instance : clientId=(\S+),remoteIP=(\S+),", every, re.M
+    )
+    assert line is not None, every
+    assert line[1] == rows[0]["ClientId"]
+    assert "language=PYTHON" in every
 
     async def perm() -> int:
         route = json.loads(ok(await run(cluster, "topicRoute", "-t", "OptPerm")))

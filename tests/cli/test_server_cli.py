@@ -14,6 +14,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
 from rocketq.testing.cli_process import CLI_PROGRAM, read_until
+from rocketq.testing.grpc_endpoint import grpc_route_code
 from rocketq.testing.wire import request, send_request
 
 pytestmark = pytest.mark.e2e
@@ -31,6 +32,8 @@ async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) 
         "0",
         "--host",
         "127.0.0.1",
+        "--grpc-port",
+        "0",
     ]
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -55,6 +58,9 @@ async def test_server_boots_serves_and_stops_cleanly_on_sigterm(tmp_path: Path) 
             assert (
                 await client.invoke(f"127.0.0.1:{ns_port}", route, 10)
             ).code == ResponseCode.SUCCESS
+        grpc_line = r"gRPC endpoint .* listening on 127\.0\.0\.1:(\d+)"
+        grpc_port = int((await read_until(proc.stdout, grpc_line, 30)).group(1))
+        assert await grpc_route_code(grpc_port, "NoSuchCliTopic") == "TOPIC_NOT_FOUND"
         assert (store / "abort").exists()
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(proc.wait(), 30) == 0
@@ -77,6 +83,7 @@ async def test_server_runs_two_masters_and_two_slaves_replicating_synchronously(
 
     store = tmp_path / "store"
     args = ["server", "--store", str(store), "--namesrv-port", "0", "--broker-port", "0"]
+    args += ["--grpc-port", "0"]
     args += ["--host", "127.0.0.1", "--cluster", "2m-2s-sync"]
     proc = await asyncio.create_subprocess_exec(
         sys.executable,

@@ -59,6 +59,7 @@ def test_update_broker_config_is_written_to_the_c_file_and_read_back_at_start(
     args = [
         "server", "--store", str(store), "-c", str(conf),
         "--namesrv-port", str(namesrv), "--broker-port", str(free_port_pair()),
+        "--grpc-port", "0",
     ]  # fmt: skip
     ns = f"127.0.0.1:{namesrv}"
     proc, addr = boot(args)

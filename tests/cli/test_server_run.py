@@ -55,6 +55,7 @@ def test_server_process_serves_metrics_and_dashboard_and_stops_on_sigterm(tmp_pa
         rocketq, "server", "--store", str(tmp_path / "store"), "--host", "127.0.0.1",
         "--namesrv-port", str(namesrv), "--broker-port", str(broker),
         "--metrics-port", str(metrics), "--dashboard-port", str(dashboard),
+        "--grpc-port", "0",
     ]  # fmt: skip
     with (tmp_path / "server.log").open("w") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
@@ -89,3 +90,42 @@ def test_make_run_starts_the_server_with_metrics_and_the_dashboard() -> None:
     assert "rocketq server" in recipe
     assert re.search(r"--metrics-port \d+", recipe)
     assert re.search(r"--dashboard-port 8080\b", recipe)
+
+
+def test_server_login_required_needs_users_and_then_asks_for_a_login(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from rocketq.cli.main import cli
+
+    store = tmp_path / "store"
+    refused = CliRunner().invoke(
+        cli, ["server", "--store", str(store), "--dashboard-port", "1", "--login-required"]
+    )
+    assert refused.exit_code == 2
+    assert "users.properties" in refused.output
+    (store / "dashboard").mkdir(parents=True)
+    (store / "dashboard" / "users.properties").write_text("admin=secret,1\n")
+    namesrv, broker, dashboard = free_ports(3)
+    rocketq = str(Path(sys.executable).parent / "rocketq")
+    argv = [
+        rocketq, "server", "--store", str(store), "--namesrv-port", str(namesrv),
+        "--broker-port", str(broker), "--dashboard-port", str(dashboard), "--login-required",
+        "--grpc-port", "0",
+    ]  # fmt: skip
+    with (tmp_path / "server.log").open("w") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            status, page = 0, ""
+            while time.monotonic() < deadline and proc.poll() is None:
+                status, page = get(f"http://127.0.0.1:{dashboard}/cluster")
+                if status == 200:
+                    break
+                time.sleep(0.2)
+            assert status == 200, (tmp_path / "server.log").read_text()
+            assert 'name="password"' in page  # the login page, not the cluster
+            assert "broker-a" not in page
+        finally:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()

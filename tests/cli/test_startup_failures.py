@@ -65,7 +65,10 @@ def fail(*args: str) -> str:
 
 
 def test_server_with_its_name_server_port_in_use_names_the_option(busy_port: int) -> None:
-    line = fail("server", "--namesrv-port", str(busy_port), "--broker-port", str(free_port()))
+    line = fail(
+        "server", "--namesrv-port", str(busy_port), "--broker-port", str(free_port()),
+        "--grpc-port", "0",
+    )  # fmt: skip
     assert f"port {busy_port} is in use" in line
     assert "--namesrv-port" in line
 
@@ -75,7 +78,7 @@ def test_server_with_its_broker_port_in_use_names_the_option(
 ) -> None:
     line = fail(
         "server", "--store", str(tmp_path / "s"), "--namesrv-port", str(free_port()),
-        "--broker-port", str(busy_port),
+        "--broker-port", str(busy_port), "--grpc-port", "0",
     )  # fmt: skip
     assert f"port {busy_port} is in use" in line
     assert "--broker-port" in line
@@ -87,7 +90,7 @@ def test_server_on_a_locked_store_names_the_process_holding_it(
     root, pid = locked_store
     line = fail(
         "server", "--store", str(root), "--namesrv-port", str(free_port()),
-        "--broker-port", str(free_port_pair()),
+        "--broker-port", str(free_port_pair()), "--grpc-port", "0",
     )  # fmt: skip
     assert f"in use by process {pid}" in line
     assert "--store" in line

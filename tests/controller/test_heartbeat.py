@@ -43,22 +43,33 @@ def test_a_closed_channel_removes_its_broker_at_once() -> None:
     assert m.on_broker_channel_close(object()) is None
 
 
-def test_a_new_leader_declares_nobody_dead_for_one_heartbeat_timeout() -> None:
-    m = BrokerHeartbeatManager(default_timeout_ms=3_000)
+def test_a_new_leader_judges_a_broker_it_heard_by_that_brokers_own_clock() -> None:
+    """Followers keep the table: a master whose last heartbeat reached this controller just
+    before it became leader expires one timeout after that heartbeat, with no grace added."""
+    m = BrokerHeartbeatManager()
+    beat(m, 9_900, 1)  # then paused
+    beat(m, 9_900, 2)
+    m.on_become_leader(10_000)
+    beat(m, 12_000, 2)
+    assert m.scan_not_active_broker(12_900) == []
+    assert [i.broker_id for i in m.scan_not_active_broker(12_901)] == [1]  # 9_900 + 3_000
+
+
+def test_a_stale_entry_gets_one_timeout_from_the_leadership() -> None:
+    """An entry already expired when leadership arrives is stale evidence (this controller may
+    have been cut off): the broker gets one full timeout to reach the new leader."""
+    m = BrokerHeartbeatManager()
     beat(m, 0, 1)
     m.on_become_leader(10_000)
-    assert m.in_grace(12_999)
-    assert m.scan_not_active_broker(12_999) == []
-    assert not m.in_grace(13_000)
-    assert [i.broker_id for i in m.scan_not_active_broker(13_000)] == [1]
+    assert m.scan_not_active_broker(13_000) == []
+    assert [i.broker_id for i in m.scan_not_active_broker(13_001)] == [1]
 
 
-def test_a_new_leaders_grace_is_the_longest_timeout_its_brokers_declared() -> None:
+def test_the_grace_for_absent_brokers_is_the_longest_timeout_declared() -> None:
     """Brokers declaring 3 s (the controller profile) shorten the grace below the 10 s
     default; one broker declaring more lengthens it for all."""
     m = BrokerHeartbeatManager()  # default 10 s
     beat(m, 0, 1)  # declares 3 s
-    beat(m, 0, 2)
     m.on_become_leader(10_000)
     assert m.in_grace(12_999)
     assert not m.in_grace(13_000)
@@ -70,11 +81,20 @@ def test_a_new_leaders_grace_is_the_longest_timeout_its_brokers_declared() -> No
     assert not m.in_grace(25_000)
 
 
-def test_a_new_leader_with_an_empty_table_waits_the_default_timeout() -> None:
+def test_a_first_heartbeat_into_an_empty_table_ends_the_default_wait() -> None:
+    """A leader with an empty table (a restarted controller group) would wait the 10 s default;
+    the first heartbeat declares 3 s and the grace ends 3 s after the leadership."""
     m = BrokerHeartbeatManager(default_timeout_ms=10_000)
     m.on_become_leader(0)
     assert m.in_grace(9_999)
-    assert not m.in_grace(10_000)
+    beat(m, 500, 1)
+    assert m.in_grace(2_999)
+    assert not m.in_grace(3_000)
+
+
+def test_a_follower_is_never_in_grace() -> None:
+    m = BrokerHeartbeatManager()
+    assert not m.in_grace(0)
 
 
 def test_election_inputs_only_move_forward() -> None:

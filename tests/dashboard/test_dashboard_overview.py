@@ -125,6 +125,9 @@ async def test_overview_producers_and_history_that_survives_a_restart(
                 assert max(v or 0 for v in cluster_tps["series"]["put TPS"]) > 0
 
                 await p.click("nav >> text=Producers")
+                every = p.locator("#every-producer tr", has_text=PRODUCER_GROUP)
+                await playwright_api.expect(every).to_have_count(1)  # GET_ALL_PRODUCER_INFO
+                await playwright_api.expect(every.locator("td").nth(4)).to_have_text("PYTHON")
                 await p.fill("#find-producers input[name=topic]", TOPIC)
                 await p.fill("#find-producers input[name=group]", PRODUCER_GROUP)
                 await p.click("#find-producers button")
@@ -133,6 +136,8 @@ async def test_overview_producers_and_history_that_survives_a_restart(
                 cells = rows.nth(1).locator("td")
                 await playwright_api.expect(cells.nth(0)).to_have_text(re.compile(r"\S+@\S+"))
                 await playwright_api.expect(cells.nth(1)).to_contain_text("127.0.0.1:")
+                await playwright_api.expect(cells.nth(2)).to_have_text("PYTHON")
+                await playwright_api.expect(cells.nth(3)).to_have_text("V4_9_8")
                 await shot(p, "producers")
                 await p.fill("#find-producers input[name=group]", "NoSuchProducer")
                 await p.click("#find-producers button")

@@ -20,6 +20,7 @@ from rocketq.common import message_const as mc
 from rocketq.common.message_decoder import decode_message
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
@@ -45,12 +46,16 @@ async def max_offset(client: RemotingClient, addr: str) -> int:
 
 
 async def send_timer(client: RemotingClient, addr: str, key: str, due_ms: int) -> None:
+    response = await timer_send(client, addr, key, due_ms)
+    assert response.code == ResponseCode.SUCCESS, response.remark
+
+
+async def timer_send(client: RemotingClient, addr: str, key: str, due_ms: int) -> RemotingCommand:
     extra = {
         mc.PROPERTY_TIMER_DELIVER_MS: str(due_ms),
         mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: key,
     }
-    response = await client.invoke(addr, send_request(TOPIC, key.encode(), extra=extra), 10)
-    assert response.code == ResponseCode.SUCCESS, response.remark
+    return await client.invoke(addr, send_request(TOPIC, key.encode(), extra=extra), 10)
 
 
 def copies(conf: dict[str, str]) -> Counter[str]:
@@ -122,7 +127,12 @@ async def test_timers_pending_at_the_masters_kill_fire_once_on_the_new_master(
             assert new_master != master
             sentinel_due = int(time.time() * 1000) + 300
             sentinel_due = max(sentinel_due, now + 4000 + 100 * PENDING + 500)
-            await send_timer(client, new_master, "sentinel", sentinel_due)
+
+            async def sentinel_sent() -> bool:  # the broker applies the role the controller
+                answer = await timer_send(client, new_master, "sentinel", sentinel_due)
+                return answer.code == ResponseCode.SUCCESS  # named a moment after naming it
+
+            assert await eventually(sentinel_sent, 10)
             total = EARLY + PENDING + 1
             assert await eventually(lambda: delivered(new_master, total), 20)
             survivor = next(b for b in brokers if b.addr == new_master)

@@ -323,7 +323,7 @@ async def test_ali_ons_against_the_rocketq_server_command_sends_to_a_new_topic(
 ) -> None:
     """The issue's setup: ``rocketq server`` (name server + broker, autoCreateTopicEnable)."""
     args = ["server", "--store", str(tmp_path / "store"), "--host", "127.0.0.1"]
-    args += ["--namesrv-port", "0", "--broker-port", "0"]
+    args += ["--namesrv-port", "0", "--broker-port", "0", "--grpc-port", "0"]
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from rocketq.store import FlushDiskType, MessageStore, PutMessageStatus
+from rocketq.store.dispatch_checkpoint import FILE_NAME
 from rocketq.testing.store import new_msg, small_store_config
 
 QUEUES = 2
@@ -58,6 +59,8 @@ class StoreMachine(RuleBasedStateMachine):
         """Keep only flushed commitlog bytes: zero everything past the flushed offset."""
         mfq = self.store.commit_log.mapped_file_queue
         flushed_where = mfq.flushed_where
+        point = self.dir / FILE_NAME  # the dispatch checkpoint as the crash leaves it
+        saved = point.read_bytes() if point.exists() else None
         self.store.reput_service.shutdown()
         self.store.flush_service.shutdown()
         self.store._running = False
@@ -65,7 +68,11 @@ class StoreMachine(RuleBasedStateMachine):
             start = max(0, flushed_where - mf.file_from_offset)
             if start < mf.file_size:
                 mf.view[start:] = bytes(mf.file_size - start)
-        self.store.shutdown()
+        self.store.shutdown()  # (writes a checkpoint a crash would not: put back below)
+        if saved is None:
+            point.unlink(missing_ok=True)
+        else:
+            point.write_bytes(saved)
         (self.dir / "abort").write_text("crash")
         for qid in range(QUEUES):
             keep = sum(1 for end in self.ends[qid] if end <= flushed_where)

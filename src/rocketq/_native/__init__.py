@@ -1,1 +1,3 @@
-"""Compiled twins of the record paths; ``rocketq.common.native_record`` chooses them."""
+"""Compiled twins of hot paths: the record paths (``_record``, chosen by
+``rocketq.common.native_record``) and the request frames, headers and reply heads
+(``_remoting``, chosen by ``rocketq.remoting.native_frames``)."""

@@ -101,6 +101,7 @@ class AdminClient(BlockingMQAdmin, BlockingFacade[AsyncAdminClient]):
     examine_topic_stats = blocking_twin(_Admin.examine_topic_stats)
     examine_consumer_connection_info = blocking_twin(_Admin.examine_consumer_connection_info)
     examine_producer_connection_info = blocking_twin(_Admin.examine_producer_connection_info)
+    get_all_producer_info = blocking_twin(_Admin.get_all_producer_info)
     query_topic_consume_by_who = blocking_twin(_Admin.query_topic_consume_by_who)
     get_consumer_running_info = blocking_twin(_Admin.get_consumer_running_info)
     consume_message_directly = blocking_twin(_Admin.consume_message_directly)

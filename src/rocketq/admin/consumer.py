@@ -21,6 +21,7 @@ from rocketq.remoting.protocol.admin_bodies import (
     ConsumeStats,
     GroupList,
     ProducerConnection,
+    ProducerTableInfo,
     TopicStatsTable,
 )
 from rocketq.remoting.protocol.bodies import ConsumerData, ConsumeType, HeartbeatData
@@ -99,6 +100,12 @@ class ConsumerAdmin(MessageAdmin):
                     seen.add((conn.client_id, conn.client_addr))
                     total.connection_set.append(conn)
         return total
+
+    async def get_all_producer_info(self, broker_addr: str) -> ProducerTableInfo:
+        """Every producer group on one broker and its producers (RocketMQ 5's
+        MQAdminExt#getAllProducerInfo, GET_ALL_PRODUCER_INFO)."""
+        response = await self.call(broker_addr, RequestCode.GET_ALL_PRODUCER_INFO, None)
+        return ProducerTableInfo.decode(response.body)
 
     async def query_topic_consume_by_who(self, topic: str) -> GroupList:
         """The groups that subscribe to or have offsets on ``topic``, over all its brokers."""

@@ -15,8 +15,8 @@ import asyncio
 import logging
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.client_manager import ClientChannel
 from rocketq.errors import RemotingError, RemotingTimeoutError
-from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.bodies import MessageQueueData
 from rocketq.remoting.protocol.codes import VERSION_V3_1_8, RequestCode
@@ -35,7 +35,7 @@ class Broker2Client:
         self.broker = controller
 
     async def call_client(
-        self, channel: RemotingChannel, request: RemotingCommand
+        self, channel: ClientChannel, request: RemotingCommand
     ) -> RemotingCommand:
         return await channel.invoke(request, CALL_CLIENT_TIMEOUT_S)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from rocketq.broker.proxied_channel import ProxiedChannel, carried_by
 from rocketq.common.clock import Clock, now_ms
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol.bodies import ConsumeFromWhere, ConsumeType, MessageModel
@@ -26,6 +27,9 @@ from rocketq.remoting.protocol.subscription import SubscriptionData, is_tag_type
 
 log = logging.getLogger(__name__)
 
+# A client's key: its own connection, or a gRPC client on a proxy's (proxied_channel.py)
+ClientChannel = RemotingChannel | ProxiedChannel
+
 
 class ConsumerGroupEvent(Enum):
     CHANGE = "CHANGE"
@@ -35,7 +39,7 @@ class ConsumerGroupEvent(Enum):
 
 @dataclass(slots=True, eq=False)
 class ClientChannelInfo:
-    channel: RemotingChannel
+    channel: ClientChannel
     client_id: str
     language: str = "JAVA"
     version: int = 0
@@ -48,7 +52,7 @@ class ConsumerGroupInfo:
     consume_type: ConsumeType
     message_model: MessageModel
     consume_from_where: ConsumeFromWhere
-    channel_info_table: dict[RemotingChannel, ClientChannelInfo] = field(default_factory=dict)
+    channel_info_table: dict[ClientChannel, ClientChannelInfo] = field(default_factory=dict)
     subscription_table: dict[str, SubscriptionData] = field(default_factory=dict)
     # topic -> (clientVersion, bornTime) of a non-tag subscription: what RocketMQ's
     # ConsumerFilterManager keeps per group, for QUERY_CONSUME_QUEUE's filterData
@@ -57,7 +61,7 @@ class ConsumerGroupInfo:
     def all_client_ids(self) -> list[str]:
         return [info.client_id for info in self.channel_info_table.values()]
 
-    def all_channels(self) -> list[RemotingChannel]:
+    def all_channels(self) -> list[ClientChannel]:
         return list(self.channel_info_table)
 
     def find_channel(self, client_id: str) -> ClientChannelInfo | None:
@@ -81,7 +85,7 @@ def _note_filter_born(gi: ConsumerGroupInfo, now: int) -> None:
         del gi.filter_born[topic]
 
 
-IdsChangeListener = Callable[[ConsumerGroupEvent, str, list[RemotingChannel]], None]
+IdsChangeListener = Callable[[ConsumerGroupEvent, str, list[ClientChannel]], None]
 
 
 class ConsumerManager:
@@ -131,7 +135,7 @@ class ConsumerManager:
         return members_changed or subs_changed
 
     def unregister_consumer(
-        self, group: str, channel: RemotingChannel, *, is_notify: bool = True
+        self, group: str, channel: ClientChannel, *, is_notify: bool = True
     ) -> None:
         with self._lock:
             gi = self.consumer_table.get(group)
@@ -143,17 +147,21 @@ class ConsumerManager:
         if is_notify:
             self._notify(ConsumerGroupEvent.CHANGE, group, channels)
 
-    def do_channel_close_event(self, channel: RemotingChannel) -> list[str]:
-        """Remove ``channel`` from every group; returns the groups it left."""
+    def do_channel_close_event(self, channel: ClientChannel) -> list[str]:
+        """Remove ``channel`` (and the gRPC clients it carries) from every group; returns the
+        groups they left."""
         with self._lock:
-            groups = [
-                g for g, gi in self.consumer_table.items() if channel in gi.channel_info_table
+            found = [
+                (g, ch)
+                for g, gi in self.consumer_table.items()
+                for ch in gi.channel_info_table
+                if carried_by(ch, channel)
             ]
-        for group in groups:
-            self.unregister_consumer(group, channel)
-        return groups
+        for group, ch in found:
+            self.unregister_consumer(group, ch)
+        return sorted({g for g, _ in found})
 
-    def scan_not_active_channel(self) -> list[RemotingChannel]:
+    def scan_not_active_channel(self) -> list[ClientChannel]:
         """Drop members silent for longer than the expiry; returns their channels."""
         deadline = self._clock() - self._expiry_ms
         with self._lock:
@@ -196,16 +204,14 @@ class ConsumerManager:
             "topic": topic,
         }
 
-    def _notify(
-        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
-    ) -> None:
+    def _notify(self, event: ConsumerGroupEvent, group: str, channels: list[ClientChannel]) -> None:
         if self._listener is not None:
             self._listener(event, group, channels)
 
 
 class ProducerManager:
     def __init__(self, *, channel_expired_timeout_ms: int = 120_000, clock: Clock = now_ms) -> None:
-        self.group_channel_table: dict[str, dict[RemotingChannel, ClientChannelInfo]] = {}
+        self.group_channel_table: dict[str, dict[ClientChannel, ClientChannelInfo]] = {}
         self._expiry_ms = channel_expired_timeout_ms
         self._clock = clock
         self._lock = threading.Lock()
@@ -216,7 +222,7 @@ class ProducerManager:
         with self._lock:
             self.group_channel_table.setdefault(group, {})[info.channel] = info
 
-    def unregister_producer(self, group: str, channel: RemotingChannel) -> None:
+    def unregister_producer(self, group: str, channel: ClientChannel) -> None:
         with self._lock:
             table = self.group_channel_table.get(group)
             if table is not None:
@@ -224,13 +230,18 @@ class ProducerManager:
                 if not table:
                     del self.group_channel_table[group]
 
-    def do_channel_close_event(self, channel: RemotingChannel) -> None:
+    def do_channel_close_event(self, channel: ClientChannel) -> None:
         with self._lock:
-            groups = [g for g, t in self.group_channel_table.items() if channel in t]
-        for group in groups:
-            self.unregister_producer(group, channel)
+            found = [
+                (g, ch)
+                for g, t in self.group_channel_table.items()
+                for ch in t
+                if carried_by(ch, channel)
+            ]
+        for group, ch in found:
+            self.unregister_producer(group, ch)
 
-    def scan_not_active_channel(self) -> list[RemotingChannel]:
+    def scan_not_active_channel(self) -> list[ClientChannel]:
         deadline = self._clock() - self._expiry_ms
         with self._lock:
             stale = [
@@ -245,7 +256,7 @@ class ProducerManager:
             channel.close()
         return [ch for _, ch in stale]
 
-    def get_available_channel(self, group: str) -> RemotingChannel | None:
+    def get_available_channel(self, group: str) -> ClientChannel | None:
         """An open channel of ``group``, round robin over calls (as RocketMQ picks one)."""
         with self._lock:
             channels = [ch for ch in self.group_channel_table.get(group, {}) if not ch.is_closed]
@@ -265,18 +276,18 @@ class ConsumerIdsChangeNotifier:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def __call__(
-        self, event: ConsumerGroupEvent, group: str, channels: list[RemotingChannel]
+        self, event: ConsumerGroupEvent, group: str, channels: list[ClientChannel]
     ) -> None:
         if not self._enabled or event is not ConsumerGroupEvent.CHANGE or not channels:
             return
         self._loop.call_soon_threadsafe(self._schedule, group, channels)
 
-    def _schedule(self, group: str, channels: list[RemotingChannel]) -> None:
+    def _schedule(self, group: str, channels: list[ClientChannel]) -> None:
         task = self._loop.create_task(self._send_all(group, channels))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _send_all(self, group: str, channels: list[RemotingChannel]) -> None:
+    async def _send_all(self, group: str, channels: list[ClientChannel]) -> None:
         header = NotifyConsumerIdsChangedRequestHeader(consumer_group=group)
         for channel in channels:
             if channel.is_closed:

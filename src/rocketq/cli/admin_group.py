@@ -1,5 +1,5 @@
 """``rocketq admin`` consumer-group commands: consumerConnection, producerConnection,
-consumerStatus, resetOffsetByTime (updateSubGroup and deleteSubGroup are in
+producer, consumerStatus, resetOffsetByTime (updateSubGroup and deleteSubGroup are in
 ``admin_subscription_group``, consumerProgress in ``admin_progress``)."""
 
 from __future__ import annotations
@@ -64,6 +64,28 @@ def producer_connection(ctx: AdminContext, group: str, topic: str) -> None:
         ["#ClientId", "#ClientAddr", "#Language", "#Version"],
         [(c.client_id, c.client_addr, c.language, c.version) for c in conn.connection_set],
     )
+
+
+@click.command("producer")
+@click.option("-b", "--broker", "broker", required=True, help="Broker address.")
+@admin_command
+def producer(ctx: AdminContext, broker: str) -> None:
+    """Every producer group on a broker with its producers (GET_ALL_PRODUCER_INFO).
+
+    \b
+    Example:
+      rocketq admin producer -n 127.0.0.1:9876 -b 127.0.0.1:10911
+    """
+    table = ctx.run(lambda admin: admin.get_all_producer_info(broker.strip()))
+    for group, producers in table.data.items():
+        if not producers:
+            click.echo(f"producer group ({group}) instances are empty")
+        for p in producers:  # ProducerSubCommand's lines, ProducerInfo#toString
+            click.echo(
+                f"producer group ({group}) instance : clientId={p.client_id},"
+                f"remoteIP={p.remote_ip}, language={p.language}, version={p.version}, "
+                f"lastUpdateTimestamp={p.last_update_timestamp}"
+            )
 
 
 @click.command("consumerStatus")
@@ -244,6 +266,7 @@ async def _uncommitted(
 COMMANDS = [
     consumer_connection,
     producer_connection,
+    producer,
     consumer_status,
     reset_offset_by_time,
 ]

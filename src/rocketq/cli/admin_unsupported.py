@@ -38,11 +38,6 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
         "b:brokerAddr o:offset",
         _NO_PROCESSOR.format(code="RESET_MASTER_FLUSH_OFFSET (908)"),
     ),
-    "producer": (
-        "b:broker",
-        _NO_PROCESSOR.format(code="GET_ALL_PRODUCER_INFO (328)")
-        + "; producerConnection lists a group's producers",
-    ),
     "cleanExpiredCQ": (
         "b:brokerAddr c:cluster",
         _NO_PROCESSOR.format(code="CLEAN_EXPIRED_CONSUMEQUEUE (306)")

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.cli.startup import run_server
+from rocketq.cli.startup import run_server, setup_logging
 
-
-def setup_logging() -> None:
-    if not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s"
-        )
+if TYPE_CHECKING:
+    from rocketq.proxy.config import ProxyConfig
 
 
 def load_broker_config(
@@ -64,12 +60,28 @@ def load_broker_config(
 @click.option(
     "--host", default=None, help="Listen address of the remoting and HA ports (default all)."
 )
+@click.option(
+    "--enable-proxy",
+    is_flag=True,
+    default=False,
+    help="Serve RocketMQ 5's gRPC endpoint in this process too (local mode, port 8081).",
+)
+@click.option(
+    "-pc",
+    "--proxyConfigPath",
+    "proxy_config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="rmq-proxy.json of the --enable-proxy endpoint.",
+)
 def broker(
     namesrv_addr: str | None,
     config_file: str | None,
     port: int | None,
     store: str | None,
     host: str | None,
+    enable_proxy: bool,
+    proxy_config_path: str | None,
 ) -> None:
     """Run a broker until SIGTERM/SIGINT.
 
@@ -84,15 +96,23 @@ def broker(
     ports[ha_port] = "haListenPort in the -c file (default: the broker port + 1)"
     if config.metrics_exporter_type == "PROM":
         ports[config.metrics_prom_exporter_port] = "metricsPromExporterPort in the -c file"
+    proxy_config = None
+    if enable_proxy or proxy_config_path:
+        from rocketq.cli.proxy import load_proxy_config
+
+        proxy_config = load_proxy_config(proxy_config_path)
+        if not config.namesrv_addr and not proxy_config.namesrv_addr:
+            raise click.UsageError("--enable-proxy needs the name server (-n or namesrvAddr)")
+        ports[proxy_config.grpc_server_port] = "grpcServerPort in the -pc file"
     run_server(
-        run_until_signal(config),
+        run_until_signal(config, proxy_config),
         ports=ports,
         host=config.listen_host,
         store_option="--store (storePathRootDir)",
     )
 
 
-async def run_until_signal(config: BrokerConfig) -> None:
+async def run_until_signal(config: BrokerConfig, proxy_config: ProxyConfig | None = None) -> None:
     from rocketq.broker.controller import BrokerController
 
     stop = asyncio.Event()
@@ -105,7 +125,24 @@ async def run_until_signal(config: BrokerConfig) -> None:
         f"The broker[{config.broker_name}, {controller.broker_addr}] boot success. "
         f"store: {config.store_path_root_dir}, name server: {config.namesrv_addr or 'none'}"
     )
+    endpoint = None
     try:
+        if proxy_config is not None:
+            from rocketq.cli.proxy import start_endpoint
+
+            exporter = controller.metrics_exporter
+            endpoint = await start_endpoint(
+                proxy_config,
+                proxy_config.namesrv_addr or config.namesrv_addr or "",
+                config.listen_host or "0.0.0.0",
+                None if exporter is None else exporter.registry,
+                controller.broker_addr,
+                None
+                if controller.access_validator is None
+                else controller.access_validator.manager,
+            )
         await stop.wait()
     finally:
+        if endpoint is not None:
+            await endpoint.stop()
         await controller.shutdown()

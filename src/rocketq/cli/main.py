@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "broker": "rocketq.cli.broker:broker",
     "controller": "rocketq.cli.controller:controller",
     "server": "rocketq.cli.server:server",
+    "proxy": "rocketq.cli.proxy:proxy",
     "acl": "rocketq.cli.acl:acl",
     "admin": "rocketq.cli.admin:admin",
     "dashboard": "rocketq.cli.dashboard:dashboard",

@@ -4,7 +4,8 @@ The name server listens on 9876 and the broker on 10911 by default; the store li
 ``~/store`` unless ``--store`` says otherwise. ``--cluster 2m-2s-sync`` (or ``-async``) runs
 two broker groups, each a master and its slave, instead (``server_layout.py``);
 ``--cluster controller`` a controller and a group of three broker processes that fail over
-(``server_controller.py``).
+(``server_controller.py``). Except with the controller, the gRPC endpoint for RocketMQ 5 clients
+listens on 8081 (``--grpc-port``) on the same host (``rocketq.proxy``, local mode).
 """
 
 from __future__ import annotations
@@ -14,16 +15,20 @@ import dataclasses
 import signal
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.cli.broker import setup_logging
 from rocketq.cli.server_controller import run_controller_cluster
 from rocketq.cli.server_layout import LAYOUTS, broker_configs
-from rocketq.cli.startup import run_server
+from rocketq.cli.startup import run_server, setup_logging
 from rocketq.errors import ConfigError, describe
 from rocketq.namesrv.config import NamesrvConfig
+
+if TYPE_CHECKING:
+    from rocketq.broker.controller import BrokerController
+    from rocketq.proxy.server import GrpcServer
 
 
 @click.command()
@@ -41,7 +46,7 @@ from rocketq.namesrv.config import NamesrvConfig
     default="127.0.0.1",
     show_default=True,
     help="Listen address of both servers, /metrics and the dashboard (0.0.0.0: every "
-    "interface; the dashboard has no login).",
+    "interface; give the dashboard --login-required then).",
 )
 @click.option(
     "--broker-ip", default="127.0.0.1", show_default=True, help="Address the broker advertises."
@@ -57,6 +62,19 @@ from rocketq.namesrv.config import NamesrvConfig
     type=int,
     default=None,
     help="Serve the web dashboard on 127.0.0.1:PORT too.",
+)
+@click.option(
+    "--login-required",
+    is_flag=True,
+    help="The dashboard's users log in: <store>/dashboard/users.properties (user=password,role; "
+    "role 1 or admin may change things, others read-only), as rocketmq-dashboard's loginRequired.",
+)
+@click.option(
+    "--grpc-port",
+    type=int,
+    default=8081,
+    show_default=True,
+    help="Port of the gRPC endpoint for RocketMQ 5 clients, on --host (0: any free port).",
 )
 @click.option(
     "-c",
@@ -82,6 +100,8 @@ def server(
     broker_ip: str,
     metrics_port: int | None,
     dashboard_port: int | None,
+    login_required: bool,
+    grpc_port: int,
     config_file: str | None,
     cluster: str,
 ) -> None:
@@ -109,6 +129,12 @@ def server(
         )
         return
     base = _base_config(config_file, cluster)
+    users = Path(root) / "dashboard" / "users.properties"
+    if login_required and (dashboard_port is None or not users.exists()):
+        raise click.UsageError(
+            f"--login-required needs --dashboard-port and {users} (one user a line: "
+            "admin=<password>,1 for an admin, user=<password> for a read-only user)"
+        )
     ports = {namesrv_port: "--namesrv-port", broker_port: "--broker-port"}
     ports[broker_port + 1] = "--broker-port (the HA port is the broker port + 1)"
     if metrics_port is not None:
@@ -116,6 +142,7 @@ def server(
         ports[metrics_port + 1] = "--metrics-port (the name server's /metrics is on the next port)"
     if dashboard_port is not None:
         ports[dashboard_port] = "--dashboard-port"
+    ports[grpc_port] = "--grpc-port"
     run_server(
         _run(
             root,
@@ -127,6 +154,8 @@ def server(
             dashboard_port,
             cluster,
             base,
+            login_required,
+            grpc_port,
         ),
         ports=ports,
         host=host,
@@ -144,6 +173,8 @@ async def _run(
     dashboard_port: int | None = None,
     cluster: str = "single",
     base: BrokerConfig | None = None,
+    login_required: bool = False,
+    grpc_port: int | None = None,
 ) -> None:
     from rocketq.broker.controller import BrokerController
     from rocketq.namesrv.server import NamesrvController
@@ -160,6 +191,7 @@ async def _run(
     config = dataclasses.replace(config, namesrv_addr=f"127.0.0.1:{namesrv.port}")
     brokers: list[BrokerController] = []
     dashboard: asyncio.Task[None] | None = None
+    endpoint: GrpcServer | None = None
     try:
         click.echo(f"name server listening on {host}:{namesrv.port}")
         for i, broker_config in enumerate(broker_configs(cluster, config, root)):
@@ -178,11 +210,17 @@ async def _run(
         click.echo(f"clients: set the name server address to 127.0.0.1:{namesrv.port}")
         if broker.metrics_exporter is not None and namesrv.metrics_exporter is not None:
             click.echo(f"metrics: {broker.metrics_exporter.url} and {namesrv.metrics_exporter.url}")
+        if grpc_port is not None:
+            endpoint = await _start_grpc(grpc_port, namesrv.port, host, broker)
         if dashboard_port is not None:
             listener = socket.create_server((host, dashboard_port))  # a taken port fails here
             dashboard = loop.create_task(
                 _serve_dashboard(
-                    f"127.0.0.1:{namesrv.port}", listener, stop, Path(root) / "dashboard"
+                    f"127.0.0.1:{namesrv.port}",
+                    listener,
+                    stop,
+                    Path(root) / "dashboard",
+                    login_required,
                 )
             )
             click.echo(f"dashboard: http://{_url_host(host)}:{dashboard_port}")
@@ -191,9 +229,30 @@ async def _run(
         if dashboard is not None:
             stop.set()
             await dashboard
+        if endpoint is not None:
+            await endpoint.stop()
         for each in reversed(brokers):
             await each.shutdown()
         await namesrv.shutdown()
+
+
+async def _start_grpc(
+    port: int, namesrv_port: int, host: str, broker: BrokerController
+) -> GrpcServer:
+    """The gRPC endpoint over this process's name server (its series on the broker's /metrics)."""
+    from rocketq.cli.proxy import start_endpoint
+    from rocketq.proxy.config import ProxyConfig
+
+    exporter = broker.metrics_exporter
+    validator = broker.access_validator
+    return await start_endpoint(
+        ProxyConfig(grpc_server_port=port, rocketmq_cluster_name=broker.config.broker_cluster_name),
+        f"127.0.0.1:{namesrv_port}",
+        host,
+        None if exporter is None else exporter.registry,
+        broker.broker_addr,
+        None if validator is None else validator.manager,
+    )
 
 
 def _configs(
@@ -263,7 +322,11 @@ def _url_host(host: str) -> str:
 
 
 async def _serve_dashboard(
-    namesrv_addr: str, listener: socket.socket, stop: asyncio.Event, data_path: Path
+    namesrv_addr: str,
+    listener: socket.socket,
+    stop: asyncio.Event,
+    data_path: Path,
+    login_required: bool = False,
 ) -> None:
     """The dashboard on uvicorn in this loop, on ``listener``, until ``stop`` is set; its
     history under ``data_path`` (``<store>/dashboard``)."""
@@ -271,7 +334,7 @@ async def _serve_dashboard(
 
     from rocketq.dashboard import create_app
 
-    app = create_app(namesrv_addr, data_path=data_path)
+    app = create_app(namesrv_addr, data_path=data_path, login_required=login_required)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     serving = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
     await stop.wait()

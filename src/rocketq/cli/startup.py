@@ -9,6 +9,7 @@ else still raises (a bug should show its traceback).
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import re
 import socket
@@ -72,3 +73,11 @@ def _first_unbindable(ports: Mapping[int, str], host: str) -> int | None:
         except OSError:
             return port
     return None
+
+
+def setup_logging() -> None:
+    """INFO to stderr with time, level and logger, unless logging is already set up."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+        )

@@ -11,12 +11,16 @@ module has no clock, no threads and no IO.
 - ``scan_not_active_broker(now)`` removes and returns the expired brokers; the leader then
   elects for their broker sets (``scanNotActiveBroker`` every ``scanNotActiveBrokerInterval``).
 - A closed channel is evidence at once: ``on_broker_channel_close`` removes and returns it.
-- **A new leader waits one heartbeat timeout before declaring anyone dead**
-  (``on_become_leader``): the longest timeout its brokers declared in their heartbeats (the
-  default with an empty table). Its table may be empty or stale (it was partitioned, or restarted),
-  and brokers need a full period to reach it. During that grace the scan returns nothing and
-  ``in_grace`` tells the caller to hold the inactive-master scan too. RocketMQ has no such
-  wait: a fresh DLedger leader may elect away from a healthy master it has not heard yet.
+- **A new leader judges each broker by its own clock** (``on_become_leader``). Followers keep
+  the table too, so an entry still active when leadership arrives expires as on any leader
+  (``last_seen + timeout``): a master paused just after a controller change is replaced one
+  heartbeat timeout after its last heartbeat, not a grace after the change. An entry already
+  expired then is stale evidence (our side may have been cut off): it gets one timeout from
+  the leadership to reach us. A broker *absent* from the table cannot be judged: while
+  ``in_grace`` (one timeout from the leadership: the longest the table's brokers declared,
+  read at each call, so a first heartbeat into an empty table ends the default 10 s wait at
+  the declared 3 s) the caller holds the inactive-master scan. RocketMQ has no such wait: a
+  fresh DLedger leader may elect away from a healthy master it has not heard yet.
 - Election inputs only move forward (as Java): a heartbeat replaces them when its epoch is
   higher, or its epoch equal and its max offset higher.
 """
@@ -63,7 +67,7 @@ class BrokerHeartbeatManager:
     def __init__(self, *, default_timeout_ms: int = DEFAULT_BROKER_CHANNEL_EXPIRED_TIME_MS):
         self.default_timeout_ms = default_timeout_ms
         self._table: dict[BrokerIdentity, BrokerLiveInfo] = {}
-        self._grace_until_ms: int | None = None
+        self._leader_since_ms: int | None = None
 
     def on_broker_heartbeat(
         self,
@@ -112,21 +116,25 @@ class BrokerHeartbeatManager:
             prev.confirm_offset = new.confirm_offset
 
     def on_become_leader(self, now_ms: int) -> None:
-        """Start the grace: nobody is declared dead for one heartbeat timeout from now, the
-        longest that the brokers in the table declared (``controllerHeartBeatTimeoutMills``),
-        or the default when the table is empty."""
-        longest = max(
+        """Start the grace for absent brokers; give each stale entry one timeout from now."""
+        self._leader_since_ms = now_ms
+        for info in self._table.values():
+            if not info.is_active(now_ms):
+                info.last_update_timestamp_ms = now_ms
+
+    def longest_timeout_ms(self) -> int:
+        """The longest heartbeat timeout the table's brokers declared (the default if none)."""
+        return max(
             (i.heartbeat_timeout_ms for i in self._table.values()), default=self.default_timeout_ms
         )
-        self._grace_until_ms = now_ms + longest
 
     def in_grace(self, now_ms: int) -> bool:
-        return self._grace_until_ms is not None and now_ms < self._grace_until_ms
+        """Whether a broker absent from the table may still be alive and on its way to us."""
+        since = self._leader_since_ms
+        return since is not None and now_ms < since + self.longest_timeout_ms()
 
     def scan_not_active_broker(self, now_ms: int) -> list[BrokerLiveInfo]:
-        """Remove and return the brokers whose heartbeat expired (none during the grace)."""
-        if self.in_grace(now_ms):
-            return []
+        """Remove and return the brokers whose heartbeat expired."""
         expired = [i for i in self._table.values() if not i.is_active(now_ms)]
         for info in expired:
             del self._table[(info.cluster_name, info.broker_name, info.broker_id)]

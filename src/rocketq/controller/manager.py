@@ -16,8 +16,10 @@ Theory of operation.
   serving leader acts: every ``scanNotActiveBrokerInterval`` it drops expired brokers and, for
   one that was its set's master, elects (``onBrokerInactive``); every
   ``scanInactiveMasterInterval`` it elects for sets whose master is inactive while a replica
-  lives. A new leader declares no one dead for one heartbeat timeout (the grace of
-  ``heartbeat.py``). A broker's closed connection is evidence at once: elect without waiting.
+  lives. A new leader judges each broker in its table by that broker's own clock (followers
+  keep the table too); one absent from it is not judged for one heartbeat timeout (the
+  grace of ``heartbeat.py``, which holds the inactive-master scan). A broker's closed
+  connection is evidence at once: elect without waiting.
 - **Elections** triggered here go as RocketMQ's controller trigger (broker id -1), up to
   ``electMasterMaxRetryCount`` attempts. After a new master, if ``notifyBrokerRoleChanged``,
   NOTIFY_BROKER_ROLE_CHANGED (1008) goes oneway to each live member (``NotifyService``: a newer

@@ -42,9 +42,6 @@ PREDEFINED_GROUPS = frozenset(
 #: the form's check boxes and number fields, as SubscriptionGroupConfig names them
 FLAGS = ("consume_enable", "consume_message_orderly", "consume_broadcast_enable")
 NUMBERS = ("retry_max_times", "retry_queue_nums", "broker_id", "which_broker_when_consume_slowly")
-VERSIONS = {
-    getattr(codes, n): n.removeprefix("VERSION_") for n in dir(codes) if n.startswith("VERSION_V")
-}
 
 
 def is_system_group(group: str) -> bool:
@@ -170,7 +167,7 @@ async def _connections(board: Dashboard, name: str) -> dict[str, Any]:
             "id": c.client_id,
             "addr": c.client_addr,
             "language": c.language,
-            "version": VERSIONS.get(c.version, str(c.version)),
+            "version": codes.version_desc(c.version),
             "subscription": text,
         }
         for c in sorted(conn.connection_set, key=lambda c: c.client_id)

@@ -1,8 +1,8 @@
 """The producers page (rocketmq-dashboard's producer view): the connections of a producer
 group on the brokers of a topic (GET_PRODUCER_CONNECTION_LIST, mqadmin producerConnection),
 each with its client id, address, language and version. As in rocketmq-dashboard the operator
-names the topic and the group: a broker keeps its producers by group, and asking every broker
-for every group it knows is RocketMQ 5's GET_ALL_PRODUCER_INFO, which rocketq does not serve."""
+may name the topic and the group; without them the page lists every producer group of every
+master broker (RocketMQ 5's GET_ALL_PRODUCER_INFO, mqadmin producer)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from starlette.responses import Response
 from rocketq.dashboard.topic_pages import topic_kind
 from rocketq.errors import BrokerResponseError, describe
 from rocketq.remoting.protocol.admin_bodies import ProducerConnection
+from rocketq.remoting.protocol.codes import version_desc
 
 if TYPE_CHECKING:
     from rocketq.dashboard.board import Dashboard
@@ -35,13 +36,14 @@ async def producers(board: Dashboard, request: Request) -> Response:
         )
     except BrokerResponseError as exc:  # a group no broker knows: RocketMQ's SYSTEM_ERROR
         found, remark = ProducerConnection(), describe(exc)
+    every = [] if asked else await _every_producer(board)
     if asked:
         rows = [
             {
                 "id": c.client_id,
                 "addr": c.client_addr,
                 "language": c.language,
-                "version": c.version,
+                "version": version_desc(c.version),
             }
             for c in sorted(found.connection_set, key=lambda c: c.client_id)
         ]
@@ -54,4 +56,32 @@ async def producers(board: Dashboard, request: Request) -> Response:
         connections=rows,
         asked=asked,
         remark=remark,
+        every=every,
     )
+
+
+async def _every_producer(board: Dashboard) -> list[dict[str, Any]]:
+    """Each producer group on each master broker with its producers, by group then client."""
+    info = await board.admin.examine_broker_cluster_info()
+    rows: list[dict[str, Any]] = []
+    for name, data in sorted(info.broker_addr_table.items()):
+        addr = data.broker_addrs.get(0)
+        if addr is None:
+            continue
+        try:
+            table = await board.admin.get_all_producer_info(addr)
+        except BrokerResponseError:  # a broker without the code (RocketMQ 4.x): skipped
+            continue
+        rows.extend(
+            {
+                "group": group,
+                "broker": name,
+                "id": p.client_id,
+                "addr": p.remote_ip,
+                "language": p.language,
+                "version": version_desc(p.version),
+            }
+            for group, producers in table.data.items()
+            for p in producers
+        )
+    return sorted(rows, key=lambda r: (r["group"], r["broker"], r["id"]))

@@ -9,7 +9,8 @@ the broker's puts of one loop iteration stored together) or, when it must wait, 
 after all; the reader reads no more while replies wait for the socket. A processor is looked up
 by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises answers
 SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A malformed
-or oversized frame closes this connection only. Closing fails every pending request, cancels
+or oversized frame closes this connection only, after the requests read before it in the same
+burst are answered (``_settle``, bounded). Closing fails every pending request, cancels
 running processors and calls the close listeners. Writing, coalesced per loop iteration, is
 channel_writer.py's ``FrameWriter``.
 """
@@ -53,6 +54,9 @@ ResponseListener = Callable[[RemotingCommand, RemotingCommand, float], None]
 
 
 SCAN_RESPONSE_TABLE_INTERVAL_S = 1.0
+# how long a connection that sent a malformed frame waits for the answers of the requests
+# before it (a held PULL does not keep it open longer)
+SETTLE_TIMEOUT_S = 3.0
 
 
 class ProcessorTable:
@@ -133,6 +137,7 @@ class RemotingChannel(RequestInvoker):
         self._tasks: set[asyncio.Task[None]] = set()
         self._deferred = 0  # DeferredReply not yet answered
         self._reading = False  # dispatching a read: its end writes the queued answers
+        self._settled: asyncio.Event | None = None  # set when the deferred replies are all sent
         self._close_listeners: list[CloseListener] = []
         self._closed = asyncio.Event()
         self._reader_task: asyncio.Task[None] | None = None
@@ -208,7 +213,8 @@ class RemotingChannel(RequestInvoker):
                 self.last_active_monotonic = time.monotonic()
                 self._reading = True
                 try:
-                    for cmd in self._decoder.feed(data):
+                    commands, malformed = self._decoder.feed_until_error(data)
+                    for cmd in commands:
                         self._dispatch(cmd)
                     for hook in self._processors.read_end_hooks:
                         try:
@@ -219,6 +225,10 @@ class RemotingChannel(RequestInvoker):
                     self._reading = False
                 if self._write_window_open:  # this read's answers leave now, in one writev
                     self._write_unwritten()
+                if malformed is not None:  # the frames before it are answered, then close
+                    log.warning("closing connection from %s: %s", self.remote_addr, malformed)
+                    await self._settle()
+                    break
                 if self._writer.transport.get_write_buffer_size():
                     await self._writer.drain()  # fast replies: read no more until they leave
         except RemotingError as exc:
@@ -227,6 +237,25 @@ class RemotingChannel(RequestInvoker):
             log.debug("connection %s failed: %s", self.remote_addr, exc)
         finally:
             self.close()
+
+    async def _settle(self) -> None:
+        """Wait (a bounded time) for the answers of the requests already read: their tasks
+        and deferred replies; then let the queued answers leave."""
+        deadline = asyncio.get_running_loop().time() + SETTLE_TIMEOUT_S
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=SETTLE_TIMEOUT_S)
+        if self._deferred:
+            self._settled = asyncio.Event()
+            remaining = max(0.0, deadline - asyncio.get_running_loop().time())
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._settled.wait()
+        if self._write_window_open:
+            self._write_unwritten()
+        if self._writer.transport.get_write_buffer_size():
+            with contextlib.suppress(OSError, RuntimeError):
+                async with asyncio.timeout(SETTLE_TIMEOUT_S):
+                    await self._writer.drain()
 
     def _dispatch(self, cmd: RemotingCommand) -> None:
         if cmd.is_response:
@@ -290,6 +319,8 @@ class RemotingChannel(RequestInvoker):
 
     def _answer_deferred(self, deferred: DeferredReply, response: RemotingCommand | None) -> None:
         self._deferred -= 1
+        if not self._deferred and self._settled is not None:
+            self._settled.set()
         self._answer(deferred.request, response, deferred.started, burst=True)
 
     def _answer(
@@ -306,6 +337,25 @@ class RemotingChannel(RequestInvoker):
             listener(request, response, time.perf_counter() - started)
         if not request.is_oneway:
             self._write_reply(request, response, burst=burst)
+
+    def answer_deferred_frames(
+        self,
+        deferreds: list[DeferredReply],
+        frames: bytes,
+        response: RemotingCommand,
+        now: float,
+    ) -> None:
+        """Answer ``deferreds`` (requests of this connection) with ``frames``, their replies
+        already encoded back to back (the broker's sends of one flush, built in C); the
+        response listeners are told of each with ``response`` (the replies' code)."""
+        self._deferred -= len(deferreds)
+        if not self._deferred and self._settled is not None:
+            self._settled.set()
+        for listener in self._processors.response_listeners:
+            for deferred in deferreds:
+                listener(deferred.request, response, now - deferred.started)
+        if not self.is_closed:
+            self._write_frames(frames)
 
     def defer(self, request: RemotingCommand) -> DeferredReply:
         """For a fast processor whose answer comes later: return this, then ``answer`` it."""

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rocketq.errors import RemotingCommandError
+from rocketq.remoting import native_frames
 from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 
@@ -73,7 +74,14 @@ def encode(cmd: RemotingCommand) -> bytes:
 
 def encode_head(cmd: RemotingCommand) -> bytes:
     """The frame of ``cmd`` up to its body (length, header word, header): a writer sends it
-    and ``cmd.body`` as two buffers of one writev instead of copying the body into a frame."""
+    and ``cmd.body`` as two buffers of one writev instead of copying the body into a frame.
+    A JSON command's head is C's (``encode_json_head``) when ``native_frames.FRAMES`` is set,
+    this code's where C leaves it here."""
+    native = native_frames.FRAMES
+    if native is not None:
+        head = native.encode_json_head(cmd)
+        if head is not None:
+            return head
     if cmd.serialize_type == SerializeType.ROCKETMQ:
         header = encode_binary_header(cmd)
     else:
@@ -365,8 +373,11 @@ def _decode_binary_ext(view: memoryview, base: int) -> dict[str, str]:
 class FrameDecoder:
     """Sans-IO frame splitter: ``feed(bytes)`` returns the commands completed by those bytes.
 
-    Raises ``RemotingCommandError`` on a malformed or oversized frame; the connection that fed
-    it must then be closed (the stream position is lost).
+    ``feed`` raises ``RemotingCommandError`` on a malformed or oversized frame; the connection
+    that fed it must then be closed (the stream position is lost). ``feed_until_error`` returns
+    the commands before such a frame with the error instead, so a server answers them before
+    it closes. The walk is C's ``split_frames`` when ``native_frames.FRAMES`` is set, which
+    hands back as bytes each frame it does not decode itself (decoded here, the reference).
     """
 
     __slots__ = ("_buffer", "_max_frame_size")
@@ -380,24 +391,70 @@ class FrameDecoder:
         return len(self._buffer)
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
+        commands, error = self.feed_until_error(data)
+        if error is not None:
+            raise error
+        return commands
+
+    def feed_until_error(
+        self, data: bytes | bytearray | memoryview
+    ) -> tuple[list[RemotingCommand], RemotingCommandError | None]:
+        """The commands completed by ``data`` up to the first malformed frame, and its error."""
+        frames = native_frames.FRAMES
+        if frames is None:
+            return self._feed_python(data)
+        buffer = self._buffer
+        if buffer:
+            buffer += data
+            source: bytes | bytearray | memoryview = buffer
+        else:
+            source = data  # the common case: no partial frame waits, no copy
+        items, consumed, reason = frames.split_frames(source, self._max_frame_size)
+        commands: list[RemotingCommand] = items  # type: ignore[assignment]
+        error = RemotingCommandError(reason) if reason is not None else None
+        for index, item in enumerate(items):
+            if isinstance(item, bytes):  # a header C leaves to the reference decoder
+                try:
+                    commands[index] = decode_frame_body(memoryview(item))
+                except RemotingCommandError as exc:
+                    del commands[index:]
+                    return commands, exc
+        if buffer:
+            del buffer[:consumed]
+        elif consumed < len(data):
+            buffer += memoryview(data)[consumed:]
+        return commands, error
+
+    def _feed_python(
+        self, data: bytes | bytearray | memoryview
+    ) -> tuple[list[RemotingCommand], RemotingCommandError | None]:
         buffer = self._buffer
         buffer += data
         commands: list[RemotingCommand] = []
+        error: RemotingCommandError | None = None
         pos = 0
         end = len(buffer)
         with memoryview(buffer) as view:
-            while end - pos >= 4:
-                (length,) = LENGTH_STRUCT.unpack_from(view, pos)
-                if length < 4:
-                    raise RemotingCommandError(f"frame length {length} is below 4")
-                if length + 4 > self._max_frame_size:
-                    raise RemotingCommandError(
-                        f"frame of {length + 4} bytes exceeds the limit {self._max_frame_size}"
-                    )
-                if end - pos - 4 < length:
-                    break
-                commands.append(decode_frame_body(view[pos + 4 : pos + 4 + length]))
-                pos += 4 + length
+            try:
+                while (length := self._complete_frame_length(view, pos, end)) is not None:
+                    commands.append(decode_frame_body(view[pos + 4 : pos + 4 + length]))
+                    pos += 4 + length
+            except RemotingCommandError as exc:
+                # a new error: this one's traceback (and cause) holds slices of ``view``
+                error = RemotingCommandError(str(exc))
         if pos:
             del buffer[:pos]
-        return commands
+        return commands, error
+
+    def _complete_frame_length(self, view: memoryview, pos: int, end: int) -> int | None:
+        """The length field of the frame at ``pos`` when the frame is all there, else None."""
+        if end - pos < 4:
+            return None
+        (length,) = LENGTH_STRUCT.unpack_from(view, pos)
+        if length < 4:
+            raise RemotingCommandError(f"frame length {length} is below 4")
+        if length + 4 > self._max_frame_size:
+            raise RemotingCommandError(
+                f"frame of {length + 4} bytes exceeds the limit {self._max_frame_size}"
+            )
+        return length if end - pos - 4 >= length else None

@@ -60,6 +60,8 @@ class StoreConfig:
     flush_interval_consume_queue_ms: int = 1_000
     flush_consume_queue_least_pages: int = 2
     flush_consume_queue_thorough_interval_ms: int = 60_000
+    #: rocketq's own: how often the dispatch checkpoint is written (store/dispatch_checkpoint.py)
+    dispatch_checkpoint_interval_ms: int = 1_000
     sync_flush_timeout_ms: int = 5_000
     file_reserved_time_h: int = 72
     delete_when: str = "04"

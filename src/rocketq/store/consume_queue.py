@@ -27,13 +27,16 @@ from rocketq.store.format import (
     CQ_STORE_UNIT_SIZE,
     CQ_STORE_UNIT_STRUCT,
 )
-from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file import MappedFile, last_nonzero
 from rocketq.store.mapped_file_queue import MappedFileQueue
 
 if TYPE_CHECKING:
     from rocketq.store.commitlog import DispatchRequest
 
 log = logging.getLogger(__name__)
+
+#: past this many zero bytes of a consume queue file nothing was written (52 units in a page)
+ZERO_RUN = 1 << 20
 
 RECOVER_FILES = 3
 
@@ -82,23 +85,23 @@ class ConsumeQueue:
         return pos
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> None:
-        """Drop units that point at or past ``phy_offset`` (the commitlog's valid end)."""
+        """Drop units that point at or past ``phy_offset`` (the commitlog's valid end). Units
+        are in commitlog order, so the walk goes back from the end over the dirty ones only."""
         mfq = self.mapped_file_queue
         self.max_physic_offset = -1
         keep_end = None
         for mf in reversed(mfq.mapped_files):
-            pos = 0
-            last_end = -1
-            while pos < mf.wrote_position:
-                offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(mf.view, pos)
-                if offset < 0 or size <= 0 or (size != CQ_FILLER_SIZE and offset >= phy_offset):
+            pos = mf.wrote_position - mf.wrote_position % CQ_STORE_UNIT_SIZE
+            while pos > 0:
+                offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(
+                    mf.view, pos - CQ_STORE_UNIT_SIZE
+                )
+                if offset >= 0 and size > 0 and (size == CQ_FILLER_SIZE or offset < phy_offset):
                     break
-                if size != CQ_FILLER_SIZE:
-                    last_end = offset + size
-                pos += CQ_STORE_UNIT_SIZE
+                pos -= CQ_STORE_UNIT_SIZE
             if pos > 0:
                 keep_end = mf.file_from_offset + pos
-                self.max_physic_offset = last_end
+                self.max_physic_offset = _last_unit_end(mf, pos)
                 break
         if keep_end is None:
             first = mfq.get_first_mapped_file()
@@ -290,15 +293,21 @@ class ConsumeQueue:
         self.mapped_file_queue.destroy()
 
 
+def _last_unit_end(mf: MappedFile, pos: int) -> int:
+    """The commitlog end of the last non-filler unit before ``pos`` in ``mf`` (-1 if none)."""
+    while pos > 0:
+        pos -= CQ_STORE_UNIT_SIZE
+        offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(mf.view, pos)
+        if size != CQ_FILLER_SIZE:
+            return int(offset + size)
+    return -1
+
+
 def _last_written(mf: MappedFile, start: int) -> int:
-    """One past the last non-zero unit at or after ``start``."""
-    view = mf.view
-    end = mf.file_size
-    while end > start:
-        begin = max(start, end - 52_428 * CQ_STORE_UNIT_SIZE)
-        chunk = bytes(view[begin:end]).rstrip(b"\0")
-        if chunk:
-            tail = begin + len(chunk)
-            return min(end, tail + (-(tail - start) % CQ_STORE_UNIT_SIZE))
-        end = begin
-    return start
+    """One past the last non-zero unit at or after ``start``: units are appended in order, so
+    the look stops after a run of zeros (``ZERO_RUN``); reading the whole preallocated file
+    of every queue cost a restart seconds."""
+    tail = last_nonzero(mf.view, start, mf.file_size, ZERO_RUN)
+    if tail <= start:
+        return start
+    return min(mf.file_size, tail + (-(tail - start) % CQ_STORE_UNIT_SIZE))

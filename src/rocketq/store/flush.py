@@ -214,13 +214,21 @@ class GroupCommitService(ServiceThread):
 
 class FlushConsumeQueueService(ServiceThread):
     """Flush consume queues every ``flush_interval_consume_queue_ms`` (at least N pages), all
-    of them plus the checkpoint every ``flush_consume_queue_thorough_interval_ms``."""
+    of them plus the checkpoint every ``flush_consume_queue_thorough_interval_ms``; the
+    dispatch checkpoint (``dispatch_checkpoint.py``) every ``dispatch_checkpoint_interval_ms``."""
 
-    def __init__(self, config: StoreConfig, flush: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        config: StoreConfig,
+        flush: Callable[[int], None],
+        checkpoint_dispatch: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__("FlushConsumeQueueService")
         self.config = config
         self._flush = flush
+        self._checkpoint_dispatch = checkpoint_dispatch
         self._last_thorough_s = time.monotonic()
+        self._last_dispatch_checkpoint_s = time.monotonic()
 
     def run(self) -> None:
         cfg = self.config
@@ -235,3 +243,13 @@ class FlushConsumeQueueService(ServiceThread):
                 self._flush(least)
             except OSError:
                 log.exception("consume queue flush failed")
+            if self._checkpoint_dispatch is None:
+                continue
+            if (now - self._last_dispatch_checkpoint_s) * 1000 >= (
+                cfg.dispatch_checkpoint_interval_ms
+            ):
+                self._last_dispatch_checkpoint_s = now
+                try:
+                    self._checkpoint_dispatch()
+                except OSError:
+                    log.exception("dispatch checkpoint failed")

@@ -149,6 +149,12 @@ class IndexFile:
             self._write_header()
             self.mapped_file.mm.flush()
 
+    def sync(self) -> None:
+        """Sync the mapping without rewriting the header (another thread may be writing)."""
+        mf = self.mapped_file
+        if not mf.closed:
+            mf.mm.flush()
+
     def shutdown(self) -> None:
         self.flush()
         self.mapped_file.close()

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from rocketq.common import clock
 from rocketq.common.message_const import KEY_SEPARATOR, MessageSysFlag
-from rocketq.store.format import index_file_size
+from rocketq.store.format import INDEX_HEADER_SIZE, index_file_size
 from rocketq.store.index_file import IndexFile
+from rocketq.store.mapped_file import remove_cut_creations
 from rocketq.store.paths import fsync_dir
 
 if TYPE_CHECKING:
@@ -69,12 +70,18 @@ class IndexService:
     def load(self, last_exit_ok: bool) -> bool:
         if not os.path.isdir(self.index_dir):
             return True
+        for path in remove_cut_creations(self.index_dir):
+            log.warning("removed %s: a crash cut its creation short", path)
         names = sorted(n for n in os.listdir(self.index_dir) if n.isdigit())
         index_ts = self.checkpoint.index_msg_timestamp if self.checkpoint is not None else 0
         for name in names:
             path = os.path.join(self.index_dir, name)
             size = os.path.getsize(path)
-            f = self._open(path) if size else None
+            if size < INDEX_HEADER_SIZE:  # created by a version that could leave it short
+                log.warning("removed index file %s of %d bytes: it holds no entry", path, size)
+                os.unlink(path)
+                continue
+            f = self._open(path)
             if f is None:
                 log.error(
                     "index file %s has %d bytes, not the configured size; not loaded", path, size
@@ -200,6 +207,14 @@ class IndexService:
             f.destroy()
         fsync_dir(self.index_dir)
         return min([offset, *firsts])
+
+    def sync_last(self) -> None:
+        """Make the entries of the file being written durable (the dispatch checkpoint);
+        the writer keeps each file's header current, so only the mapping is synced."""
+        with self._lock:
+            last = self.index_file_list[-1] if self.index_file_list else None
+        if last is not None:
+            last.sync()
 
     def flush(self) -> None:
         with self._lock:

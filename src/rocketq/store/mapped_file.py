@@ -5,11 +5,14 @@ Theory of operation
 A file is created at its full configured size (as MappedFile#init) and *preallocated* with
 ``os.posix_fallocate``: a sparse mapping (RocketMQ's) on a full disk turns a store into SIGBUS,
 which kills the process (tests/e2e/test_disk_full.py), while fallocate reports ENOSPC at
-creation, where it can become ``CREATE_MAPPED_FILE_FAILED``. Writers copy into the mapping and
-move ``wrote_position``; :meth:`flush` makes ``[flushed_position, wrote_position)`` durable and
-moves ``flushed_position``: on Linux with ``fdatasync`` on the descriptor (it covers pages
-dirtied through a shared mapping and, unlike ``mmap.flush``, releases the GIL), elsewhere with
-msync. Only one thread writes a file (the CommitLog put lock or the single dispatch thread);
+creation, where it can become ``CREATE_MAPPED_FILE_FAILED``. It is preallocated under
+``<name>.tmp`` and linked to its name only when full-size, so a crash inside the creation leaves
+a ``.tmp`` file that the next load removes, never a short file under a store name. Writers
+copy into the mapping and move ``wrote_position``; :meth:`flush` makes
+``[flushed_position, wrote_position)`` durable and moves ``flushed_position``: on Linux with
+``fdatasync`` on the descriptor (it covers pages dirtied through a shared mapping and, unlike
+``mmap.flush``, releases the GIL), elsewhere with msync. Only one thread writes a file (the
+CommitLog put lock or the single dispatch thread);
 readers only look below ``wrote_position``. Memoryviews handed out by :meth:`select_view` must
 be released before :meth:`close`, otherwise ``mmap.close`` raises ``BufferError``; :meth:`close`
 therefore releases its own views first.
@@ -23,12 +26,16 @@ import mmap
 import os
 import sys
 
+from rocketq.common import failpoint
 from rocketq.errors import StoreError
 
 OS_PAGE_SIZE = 4096
 # On Linux a MAP_SHARED mapping shares the page cache with the file, so fdatasync on the
 # descriptor writes back pages dirtied through the mapping, and it lets other threads run.
 USE_FDATASYNC = sys.platform.startswith("linux")
+#: the name a file has while it is created (see _open_preallocated)
+CREATING_SUFFIX = ".tmp"
+ZERO_CHUNK = bytes(1 << 20)
 
 
 class MappedFileCreateError(StoreError):
@@ -161,26 +168,75 @@ class MappedFile:
 
 
 def _open_preallocated(path: str, size: int, *, create: bool) -> int:
-    flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+    if not create:
+        return _open_existing(path, size)
+    # Created under a temporary name and linked into place only once full-size: a crash inside
+    # the creation leaves ``<name>.tmp`` (removed at the next load), never a short file under
+    # the store's own name (an index file of 0 bytes, a consume queue file of the wrong size).
+    tmp = path + CREATING_SUFFIX
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
     except OSError as exc:
-        raise MappedFileCreateError(exc.errno, f"cannot open mapped file {path}: {exc}") from exc
+        raise MappedFileCreateError(exc.errno, f"cannot open mapped file {tmp}: {exc}") from exc
     try:
-        if create:
-            os.posix_fallocate(fd, 0, size)
-        elif os.fstat(fd).st_size != size:
-            raise StoreError(errno.EINVAL, f"{path}: size {os.fstat(fd).st_size} != {size}")
+        failpoint.hit("mapped_file.create." + _kind(path))
+        os.posix_fallocate(fd, 0, size)
+        os.fdatasync(fd)
+        os.link(tmp, path)  # fails on an existing file, as O_EXCL did
+        failpoint.hit("mapped_file.linked." + _kind(path))
+        os.unlink(tmp)
     except OSError as exc:
         os.close(fd)
-        if create:
-            _unlink_quietly(path)
-        if isinstance(exc, StoreError):
-            raise
-        raise MappedFileCreateError(exc.errno, f"cannot preallocate {path}: {exc}") from exc
+        _unlink_quietly(tmp)
+        raise MappedFileCreateError(exc.errno, f"cannot create {path}: {exc}") from exc
     return fd
+
+
+def _kind(path: str) -> str:
+    """Which store file ``path`` is, for a failpoint's name: index, consumequeue, commitlog..."""
+    parts = path.split(os.sep)
+    return "consumequeue" if "consumequeue" in parts else parts[-2]
+
+
+def _open_existing(path: str, size: int) -> int:
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError as exc:
+        raise MappedFileCreateError(exc.errno, f"cannot open mapped file {path}: {exc}") from exc
+    actual = os.fstat(fd).st_size
+    if actual != size:
+        os.close(fd)
+        raise StoreError(errno.EINVAL, f"{path}: size {actual} != {size}")
+    return fd
+
+
+def remove_cut_creations(directory: str) -> list[str]:
+    """Delete the ``*.tmp`` files a crash inside :func:`_open_preallocated` left in
+    ``directory``; return their paths (each is logged by the caller)."""
+    removed = []
+    with contextlib.suppress(FileNotFoundError):
+        for name in sorted(os.listdir(directory)):
+            if name.endswith(CREATING_SUFFIX):
+                path = os.path.join(directory, name)
+                _unlink_quietly(path)
+                removed.append(path)
+    return removed
 
 
 def _unlink_quietly(path: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+def last_nonzero(view: memoryview, start: int, size: int, zero_run: int) -> int:
+    """One past the last non-zero byte of ``view[start:size]`` (``start`` when none), looking
+    forward until ``zero_run`` zero bytes follow it (store files are written in order)."""
+    chunk = len(ZERO_CHUNK)
+    last = pos = start
+    while pos < size and pos - last < zero_run:
+        end = min(size, pos + chunk)
+        data = view[pos:end].tobytes()
+        if data != ZERO_CHUNK[: end - pos]:
+            last = pos + len(data.rstrip(b"\0"))
+        pos = end
+    return last

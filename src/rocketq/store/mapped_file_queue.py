@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from rocketq.errors import CorruptionError
 from rocketq.store.format import FILE_NAME_DIGITS, offset_to_file_name
-from rocketq.store.mapped_file import MappedFile
+from rocketq.store.mapped_file import MappedFile, remove_cut_creations
 from rocketq.store.paths import fsync_dir
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ class MappedFileQueue:
         """Map every file; fail on a file of the wrong size (an empty last file is deleted)."""
         if not os.path.isdir(self.store_path):
             return True
+        for path in remove_cut_creations(self.store_path):
+            log.warning("removed %s: a crash cut its creation short", path)
         names = []
         for name in os.listdir(self.store_path):
             if len(name) == FILE_NAME_DIGITS and name.isdigit():

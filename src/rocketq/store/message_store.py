@@ -27,6 +27,7 @@ from rocketq.store.commitlog import CommitLog, DispatchRequest
 from rocketq.store.config import BrokerRole, FlushDiskType, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queue_table import ConsumeQueueTable
+from rocketq.store.dispatch_checkpoint import DispatchCheckpoint, DispatchPoint, tail_of
 from rocketq.store.flush import (
     FlushConsumeQueueService,
     FlushRealTimeService,
@@ -69,7 +70,7 @@ class MessageStore(MessageWriter, MessageReader):
         else:
             self.flush_service = FlushRealTimeService(config, mfq, ts, self._on_commit_log_flushed)
         self.flush_consume_queue_service = FlushConsumeQueueService(
-            config, self.flush_consume_queues
+            config, self.flush_consume_queues, self.checkpoint_dispatch
         )
         self.reput_service = ReputMessageService(
             self.commit_log, self, config.reput_fallback_wait_ms
@@ -84,9 +85,14 @@ class MessageStore(MessageWriter, MessageReader):
             self.reput_service.dispatch_bound = self.ha_service.get_confirm_offset
         #: RocketMQ 5's timer wheel (store/timer/), made at load when timerWheelEnable
         self.timer_message_store: TimerMessageStore | None = None
+        self._timer_stale = False  # loaded before a demotion's truncation: reload to promote
         self.disk_full = False
         self.recovered_abnormally = False
         self.recovery_cut_reason = ""
+        #: where the last load's commitlog scan started (tests read it)
+        self.recovery_scan_start = 0
+        #: made by load (recovery.py); written by :meth:`checkpoint_dispatch`
+        self.dispatch_checkpoint: DispatchCheckpoint | None = None
         self._lock_fd: int | None = None
         self._loaded = False
         self._running = False
@@ -153,14 +159,44 @@ class MessageStore(MessageWriter, MessageReader):
 
     def set_broker_role(self, role: BrokerRole) -> None:
         """Switch the role at runtime (controller mode: ReplicasManager sets
-        ``MessageStoreConfig.brokerRole`` on every role change). A SLAVE refuses puts; a
-        master starts the timer wheel if it has not run yet (a demoted master's wheel keeps
-        running: its deliveries are refused until it leads again)."""
+        ``MessageStoreConfig.brokerRole`` on every role change): a SLAVE refuses puts at once;
+        then the timer follows the role (:meth:`switch_timer_for_role`)."""
         self.config = self.config.replace(broker_role=role)
+        self.switch_timer_for_role()
+
+    def switch_timer_for_role(self) -> None:
+        """The timer wheel delivers on a master only (RocketMQ 5's ``TimerMessageStore
+        .isRunningDequeue``): a promoted store starts it, a demoted one stops it at once (its
+        deliveries would be refused, and dropped after a few retries), and the next promotion
+        recovers it afresh from its files, after whatever truncation the demotion brought.
+        Stopping waits for the wheel's slot in progress: a caller on an event loop runs this
+        in a thread, after setting the role with ``set_role_only``."""
+        role = self.config.broker_role
         timer = self.timer_message_store
-        master = role is not BrokerRole.SLAVE
-        if master and self._running and timer is not None and not timer.is_running:
+        if timer is None or not self._running:
+            return
+        if role is not BrokerRole.SLAVE and not timer.is_running:
+            if self._timer_stale:
+                timer = self._reload_timer(timer)
+                self._timer_stale = False
             timer.start()
+        elif role is BrokerRole.SLAVE and timer.is_running:
+            timer.shutdown()
+            self._reload_timer(timer)  # loaded, not started: a valid object while a slave
+            self._timer_stale = True
+
+    def set_role_only(self, role: BrokerRole) -> None:
+        """The role alone (puts refused or taken from now on); the timer follows with
+        :meth:`switch_timer_for_role`."""
+        self.config = self.config.replace(broker_role=role)
+
+    def _reload_timer(self, old: TimerMessageStore) -> TimerMessageStore:
+        if old.is_running or self._timer_stale:
+            old.shutdown()
+        fresh = TimerMessageStore(self, self.config)
+        fresh.load()
+        self.timer_message_store = fresh
+        return fresh
 
     def reput_start_offset(self) -> int:
         """4.x rule (DefaultMessageStore#start): the max physical end over all consume queues."""
@@ -183,6 +219,9 @@ class MessageStore(MessageWriter, MessageReader):
             self.flush_consume_queue_service.shutdown()
         self.flush_consume_queues(0)
         caught_up = self.reput_service.dispatch_behind_bytes() == 0
+        if self.dispatch_checkpoint is not None:
+            self.checkpoint_dispatch()
+            self.dispatch_checkpoint.close()
         if self.checkpoint is not None:
             self.checkpoint.shutdown()
         if self.index_service is not None:
@@ -247,6 +286,27 @@ class MessageStore(MessageWriter, MessageReader):
             self.checkpoint.flush()
 
     _last_dispatched_ts = 0
+
+    def checkpoint_dispatch(self) -> None:
+        """Write the dispatch checkpoint (``dispatch_checkpoint.py``): take P from the dispatch
+        position and the commitlog's flushed end, flush what was dispatched below it (the
+        consume queues, the index file being written), then write P."""
+        cp = self.dispatch_checkpoint
+        if cp is None:
+            return
+        mfq = self.commit_log.mapped_file_queue
+        offset = min(self.reput_service.reput_from_offset, mfq.flushed_where)
+        written = cp.written
+        if offset <= 0 or (written is not None and offset == written.offset):
+            return
+        mf = mfq.find_mapped_file_by_offset(offset - 1)
+        if mf is None:
+            return
+        tail_crc, tail_len = tail_of(mf.view, mf.file_from_offset, offset)
+        self.consume_queues.flush(0)
+        if self.index_service is not None:
+            self.index_service.sync_last()
+        cp.write(DispatchPoint(offset, tail_crc, tail_len))
 
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""

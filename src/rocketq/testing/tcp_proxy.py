@@ -1,26 +1,43 @@
 """A loopback TCP proxy whose link a test can cut and restore (a network-partition injector).
 
 Threads and blocking sockets, so it serves synchronous store tests as well as asyncio ones.
-``cut()`` closes every open connection and refuses new ones until ``restore()``; bytes
-in flight at the cut are lost, as on a real broken link.
+
+- ``cut()`` closes every open connection and refuses new ones until ``restore()``; bytes in
+  flight at the cut are lost, as on a real broken link (the peer sees a reset at once).
+- ``silence()`` is a silent partition: connections stay open and new ones are accepted, but no
+  byte crosses in either direction, so each end learns of it only by its own timeouts (a
+  heartbeat timeout, not a closed channel). ``restore()`` then closes the connections that
+  lived through the silence (their streams lost bytes mid-frame, as TCP would have given up on
+  them) and forwards again.
+- ``rewrite``, if given, sees each length-prefixed frame (RocketMQ's remoting framing: a
+  4-byte big-endian length, then that many bytes) the upstream sends back, and returns the
+  frame to deliver instead.
 """
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import threading
+from collections.abc import Callable
+
+LENGTH_STRUCT = struct.Struct(">i")  # the remoting frame's length field
 
 
 class TcpProxy:
-    def __init__(self, target: tuple[str, int]) -> None:
+    def __init__(
+        self, target: tuple[str, int], rewrite: Callable[[bytes], bytes] | None = None
+    ) -> None:
         self.target = target
+        self.rewrite = rewrite
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.1)
         self.port = int(self._listener.getsockname()[1])
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._cut = threading.Event()
+        self._silent = threading.Event()
         self._stopped = threading.Event()
         self.connections = 0
         self._thread = threading.Thread(target=self._accept_loop, name="TcpProxy", daemon=True)
@@ -30,14 +47,21 @@ class TcpProxy:
     def addr(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def silent(self) -> bool:
+        return self._silent.is_set()
+
     def cut(self) -> None:
         self._cut.set()
-        with self._lock:
-            doomed, self._open = self._open, set()
-        for s in doomed:
-            _close(s)
+        self._close_open()
+
+    def silence(self) -> None:
+        self._silent.set()
 
     def restore(self) -> None:
+        if self._silent.is_set():
+            self._close_open()
+            self._silent.clear()
         self._cut.clear()
 
     def close(self) -> None:
@@ -45,6 +69,12 @@ class TcpProxy:
         self.cut()
         self._thread.join(5)
         self._listener.close()
+
+    def _close_open(self) -> None:
+        with self._lock:
+            doomed, self._open = self._open, set()
+        for s in doomed:
+            _close(s)
 
     def _accept_loop(self) -> None:
         while not self._stopped.is_set():
@@ -57,18 +87,32 @@ class TcpProxy:
             if self._cut.is_set():
                 _close(client)
                 continue
+            client.settimeout(None)
+            if self._silent.is_set():  # accepted, then nothing: the other side is unreachable
+                self._track(client)
+                threading.Thread(target=self._drain, args=(client,), daemon=True).start()
+                continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
             except OSError:
                 _close(client)
                 continue
-            client.settimeout(None)
             upstream.settimeout(None)
-            with self._lock:
-                self._open.update((client, upstream))
-                self.connections += 1
-            for src, dst in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+            self._track(client, upstream)
+            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+            back = self._pump_frames if self.rewrite is not None else self._pump
+            threading.Thread(target=back, args=(upstream, client), daemon=True).start()
+
+    def _track(self, *sockets: socket.socket) -> None:
+        with self._lock:
+            self._open.update(sockets)
+            self.connections += 1
+
+    def _drain(self, src: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while src.recv(65536):
+                pass
+        _close(src)
 
     def _pump(self, src: socket.socket, dst: socket.socket) -> None:
         try:
@@ -76,7 +120,29 @@ class TcpProxy:
                 data = src.recv(65536)
                 if not data:
                     break
-                dst.sendall(data)
+                if not self._silent.is_set():
+                    dst.sendall(data)
+        except OSError:
+            pass
+        _close(src)
+        _close(dst)
+
+    def _pump_frames(self, src: socket.socket, dst: socket.socket) -> None:
+        assert self.rewrite is not None
+        pending = b""
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                pending += data
+                while len(pending) >= 4:
+                    end = 4 + LENGTH_STRUCT.unpack_from(pending)[0]
+                    if len(pending) < end:
+                        break
+                    frame, pending = pending[:end], pending[end:]
+                    if not self._silent.is_set():
+                        dst.sendall(self.rewrite(frame))
         except OSError:
             pass
         _close(src)

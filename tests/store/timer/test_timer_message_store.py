@@ -218,3 +218,27 @@ def test_a_restart_from_a_stale_checkpoint_puts_no_second_copy(tmp_path: Path) -
         assert timer(store).marks is None  # the window closed once past the restart
     finally:
         store.shutdown()
+
+
+def test_timers_added_to_a_slot_after_it_was_read_ahead_are_not_missed(tmp_path: Path) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        put_timer(store, "recalled", T0 + 1000)  # slot T0+900
+        assert enqueued(store, 1)
+        clock.now = T0 + 850  # the tick before slot T0+900: it is read ahead
+        ahead = lambda: timer(store).dequeuer.ahead  # noqa: E731
+        assert until_sync(lambda: (a := ahead()) is not None and len(a.normals) == 1, 10)
+        put_timer(store, "late", T0 + 950)  # same slot, after the read ahead
+        marker = new_msg(TOPIC, 0, b"0", {mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: "recalled"})
+        marker.properties[mc.PROPERTY_TIMER_DELIVER_MS] = str(T0 + 901)
+        marker.properties[mc.PROPERTY_TIMER_DEL_UNIQKEY] = build_delete_key(TOPIC, "recalled")
+        assert timer(store).transform(marker) is None
+        assert store.put_message(marker).is_ok
+        assert enqueued(store, 3)
+        assert [k for k, _ in advance(store, clock, T0 + 1000, 1)] == ["late"]
+        clock.now = T0 + 1500
+        assert until_sync(lambda: timer(store).curr_read_time_ms >= T0 + 1500, 10)
+        assert [k for k, _ in delivered(store)] == ["late"]
+    finally:
+        store.shutdown()

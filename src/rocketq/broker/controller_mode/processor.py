@@ -3,7 +3,8 @@
 - **The fence** (RocketMQ 5's ``ReplicasManager.setFenced``: the broker isolated and the store's
   running flags fenced, apache/rocketmq issue #6508): until the controller confirmed a role,
   an RPC hook refuses every read and write of messages with SERVICE_NOT_AVAILABLE and a remark
-  that says why.
+  that says why. A broker becoming master refuses pops the same way until its pop offsets
+  are past the old master's last pops (``pop_offsets``): a few milliseconds, sends go on.
 - **NOTIFY_BROKER_ROLE_CHANGED** (1008, oneway from the controller; AdminBrokerProcessor's
   ``notifyBrokerRoleChanged``): handed to the ReplicasManager as a replica-info answer.
 - **GET_BROKER_EPOCH_CACHE** (1007, AdminBrokerProcessor's ``getBrokerEpochCache``): the
@@ -58,12 +59,22 @@ FENCED_CODES: frozenset[int] = frozenset(
 )
 
 
+#: the requests held while a new master moves its pop offsets (``pop_offsets``)
+POP_CODES: frozenset[int] = frozenset({RequestCode.POP_MESSAGE, 200052})
+
+
 def fencing_hook(
     manager: ReplicasManager,
 ) -> Callable[[RemotingChannel, RemotingCommand], RemotingCommand | None]:
     def refuse_while_fenced(
         channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand | None:
+        if manager.pops_held and request.code in POP_CODES:
+            return RemotingCommand.create_response(
+                ResponseCode.SERVICE_NOT_AVAILABLE,
+                f"broker {manager.broker.broker_addr} is becoming master: its pop offsets are "
+                "being moved past the old master's last pops",
+            )
         if not manager.fenced or request.code not in FENCED_CODES:
             return None
         return RemotingCommand.create_response(

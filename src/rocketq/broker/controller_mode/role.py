@@ -8,7 +8,8 @@ one lock, so a push and a poll that carry the same news act once.
   ``<epoch, maxPhyOffset>`` appended); the committed SyncStateSet is adopted; the broker takes
   id 0 and role SYNC_MASTER (the store accepts puts again), stamps ``DataVersion.stateVersion``
   with the epoch (the name server keeps the id-0 claim with the higher one) and registers
-  with every name server; the SyncStateSet check starts.
+  with every name server; the SyncStateSet check starts. Pops are refused (the fencing hook)
+  until the pop offsets are moved past every pop the old master answered (``pop_offsets``).
 - **Slave**: role SLAVE first (the store refuses puts at once), id = the controller's id, the
   HA service becomes a slave at the epoch; the metadata sync points at the new master. The
   master's HA address comes from the name servers' answer to our registration, accepted only
@@ -24,11 +25,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Protocol
 
 from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.controller_mode.controller_client import ReplicaView
+from rocketq.broker.controller_mode.pop_offsets import (
+    CLOCK_MARGIN_MS,
+    UNSYNCED_WINDOW_MS,
+    advance_pop_offsets,
+)
 from rocketq.broker.metadata_acks import METADATA_POLL_S, SlaveVersionAcks
+from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.slave_sync import SlaveSynchronize
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.errors import IllegalStateError
@@ -47,6 +55,7 @@ class ControllerModeBroker(Protocol):
     slave_synchronize: SlaveSynchronize
     slave_version_acks: SlaveVersionAcks
     topic_config_manager: TopicConfigManager
+    consumer_offset_manager: ConsumerOffsetManager
 
     @property
     def message_store(self) -> MessageStore: ...
@@ -71,6 +80,8 @@ class RoleSwitch:
         self.is_master = False
         self.fenced = True
         self.master_ha_addr = ""
+        self.offsets_synced_ms = 0  # wall time a metadata round that succeeded began
+        self.pops_held = False  # a new master's pop offsets not yet past the old master's pops
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._check_task: asyncio.Task[None] | None = None
@@ -126,7 +137,12 @@ class RoleSwitch:
         self.sync_state_set_epoch = -1  # adopt what the controller says, whatever its epoch
         self.change_sync_state_set(view.sync_state_set | {me}, view.sync_state_set_epoch)
         self._stop_slave_sync()
-        await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
+        self.pops_held = True  # sends go on at once; pops wait for their offsets (fencing hook)
+        try:
+            await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
+            await self._advance_pop_offsets()
+        finally:
+            self.pops_held = False
         self.broker.topic_config_manager.data_version.next_version(state_version=epoch)
         acks = self.broker.slave_version_acks  # topic creates wait for the in-sync slaves
         acks.reset()
@@ -188,6 +204,24 @@ class RoleSwitch:
         self.sync_state_set, self.sync_state_set_epoch = members, epoch
         self.ha.set_sync_state_set(members)
 
+    async def _advance_pop_offsets(self) -> None:
+        """Before serving: pop offsets past every pop the old master answered (pop_offsets)."""
+        now = int(time.time() * 1000)
+        synced = self.offsets_synced_ms
+        since = synced - CLOCK_MARGIN_MS if synced else now - UNSYNCED_WINDOW_MS
+        cfg = self.config
+        try:
+            await asyncio.to_thread(
+                advance_pop_offsets,
+                self.broker.message_store,
+                self.broker.consumer_offset_manager,
+                cfg.broker_cluster_name,
+                cfg.revive_queue_num,
+                since,
+            )
+        except Exception:  # serving with the synced offsets beats not serving
+            log.exception("could not advance the pop offsets")
+
     # ------------------------------------------------------------------ the master's address
 
     def accept_register_response(self, master_addr: str | None, ha_addr: str | None) -> bool:
@@ -231,6 +265,8 @@ class RoleSwitch:
             if not self.master_ha_addr:
                 await asyncio.sleep(period_s)
         while True:
+            began = int(time.time() * 1000)
             with contextlib.suppress(Exception):
-                await self.broker.slave_synchronize.sync_all()
+                if await self.broker.slave_synchronize.sync_all():
+                    self.offsets_synced_ms = began
             await asyncio.sleep(METADATA_POLL_S)

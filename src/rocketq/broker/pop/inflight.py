@@ -17,6 +17,7 @@ them, this in-memory table for the broker's lifetime:
 
 from __future__ import annotations
 
+import heapq
 import threading
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ class PopInflightTable:
     def __init__(self) -> None:
         self._handles: dict[Key, _Handles] = {}
         self._acked: dict[str, set[int]] = {}
+        # (ends_ms, group, topic, queue id, offsets): expire() pops what has ended, not a scan
+        self._ends: list[tuple[int, str, str, int, tuple[int, ...]]] = []
         self._lock = threading.Lock()
 
     def on_pop(
@@ -44,6 +47,7 @@ class PopInflightTable:
                 key = (group, topic, queue_id, offset)
                 old = self._handles.get(key)
                 self._handles[key] = _Handles(pop_time, max(ends_ms, old.ends_ms if old else 0))
+            heapq.heappush(self._ends, (ends_ms, group, topic, queue_id, tuple(offsets)))
 
     def replace(
         self,
@@ -58,10 +62,12 @@ class PopInflightTable:
             h = self._handles.get(key)
             if h is None:
                 self._handles[key] = _Handles(new_pop_time, new_ends_ms)
-                return True
-            if h.pop_time != old_pop_time or h.acked:
+            elif h.pop_time != old_pop_time or h.acked:
                 return False
-            h.pop_time, h.ends_ms = new_pop_time, max(h.ends_ms, new_ends_ms)
+            else:
+                h.pop_time, h.ends_ms = new_pop_time, max(h.ends_ms, new_ends_ms)
+            group, topic, queue_id, offset = key
+            heapq.heappush(self._ends, (new_ends_ms, group, topic, queue_id, (offset,)))
             return True
 
     def undo_replace(self, key: Key, old_pop_time: int, new_pop_time: int) -> None:
@@ -90,6 +96,7 @@ class PopInflightTable:
                 h = self._handles.get(key)
                 if h is None:
                     self._handles[key] = _Handles(pop_time, ends_ms, acked=True)
+                    heapq.heappush(self._ends, (ends_ms, group, topic, queue_id, (offset,)))
                 elif h.pop_time != pop_time:
                     continue
                 elif h.acked:
@@ -122,9 +129,15 @@ class PopInflightTable:
 
     def expire(self, now_ms: int) -> None:
         """Drop the messages every handle of which has ended."""
+        ends, handles = self._ends, self._handles
         with self._lock:
-            for key in [k for k, h in self._handles.items() if h.ends_ms < now_ms]:
-                del self._handles[key]
+            while ends and ends[0][0] < now_ms:
+                _, group, topic, queue_id, offsets = heapq.heappop(ends)
+                for offset in offsets:
+                    key = (group, topic, queue_id, offset)
+                    h = handles.get(key)
+                    if h is not None and h.ends_ms < now_ms:
+                        del handles[key]
 
     @property
     def live_count(self) -> int:

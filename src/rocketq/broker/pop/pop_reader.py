@@ -30,6 +30,7 @@ from rocketq.broker.pop.consumer_order_info import (
     build_order_count_info,
 )
 from rocketq.broker.pop.inflight import PopInflightTable
+from rocketq.broker.pop.pop_buffer import PopBufferMergeService
 from rocketq.broker.pop.records import PopCheckPoint
 from rocketq.common.extra_info import (
     POP_ORDER_REVIVE_QUEUE,
@@ -79,6 +80,7 @@ class PopReader:
         order_info: ConsumerOrderInfoManager,
         on_commit: Callable[[], None] = lambda: None,
         on_order_pop: Callable[[str, str, int], None] = lambda t, g, q: None,
+        buffer: PopBufferMergeService | None = None,
     ) -> None:
         self.broker = broker
         self.inflight = inflight
@@ -86,6 +88,7 @@ class PopReader:
         self.order_info = order_info
         self.on_commit = on_commit
         self.on_order_pop = on_order_pop
+        self.buffer = buffer
         self._locks: dict[tuple[str, str, int], asyncio.Lock] = {}
 
     def queue_lock(self, group: str, topic: str, queue_id: int) -> asyncio.Lock:
@@ -159,6 +162,8 @@ class PopReader:
     def _rest(self, group: str, topic: str, qid: int) -> int:
         store = self.broker.message_store
         committed = self.broker.consumer_offset_manager.query_offset(group, topic, qid)
+        if self.buffer is not None and committed >= 0:  # past the checkpoints it holds
+            committed = self.buffer.read_offset(group, topic, qid, committed)
         return max(0, store.get_max_offset_in_queue(topic, qid) - max(committed, 0))
 
     def pop_offset(
@@ -168,6 +173,8 @@ class PopReader:
         offsets = self.broker.consumer_offset_manager
         offset = offsets.query_offset(group, topic, qid)
         if offset >= 0:
+            if self.buffer is not None:  # past the checkpoints the buffer holds
+                return self.buffer.read_offset(group, topic, qid, offset)
             return offset
         store = self.broker.message_store
         min_offset = store.get_min_offset_in_queue(topic, qid)
@@ -223,6 +230,7 @@ class PopReader:
         store = self.broker.message_store
         offsets = self.broker.consumer_offset_manager
         offset = self.pop_offset(group, topic, qid, init_mode)
+        buffer = None if batch.order else self.buffer
         want = max_nums - batch.count
         result = await asyncio.to_thread(
             store.get_message, group, topic, qid, offset, want, message_filter
@@ -234,7 +242,12 @@ class PopReader:
                 GetMessageStatus.OFFSET_TOO_SMALL,
                 GetMessageStatus.OFFSET_OVERFLOW_BADLY,
             ):
-                offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
+                if buffer is not None:
+                    buffer.skip_to(group, topic, qid, result.next_begin_offset)
+                else:
+                    offsets.commit_offset(
+                        POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset
+                    )
             return
         queue_offsets = list(result.message_queue_offsets)
         if batch.order:
@@ -252,10 +265,15 @@ class PopReader:
             broker_name=self.broker.config.broker_name,
             queue_offset_diff=[o - offset for o in queue_offsets],
         )
-        if not await self.append_check_point(ck, batch.revive_qid):
+        if buffer is not None and buffer.wants(batch.invisible_time):
+            buffer.add(ck, batch.revive_qid, result.next_begin_offset)  # commits what is safe
+        elif not await self.append_check_point(ck, batch.revive_qid):
             return  # nothing committed: the same messages are popped again
-        offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
-        self.on_commit()
+        elif buffer is not None:
+            buffer.skip_to(group, topic, qid, result.next_begin_offset)
+        else:
+            offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
+            self.on_commit()
         self.inflight.on_pop(
             group, topic, qid, queue_offsets, batch.pop_time, batch.pop_time + batch.invisible_time
         )

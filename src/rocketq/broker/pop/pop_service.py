@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from rocketq.broker.pop.consumer_order_info import ConsumerOrderInfoManager
 from rocketq.broker.pop.inflight import PopInflightTable
+from rocketq.broker.pop.pop_buffer import PopBufferMergeService
 from rocketq.broker.pop.pop_long_polling import PopLongPollingService
 from rocketq.broker.pop.pop_reader import PopReader
 from rocketq.broker.pop.records import AckMsg, BatchAckMsg, PopCheckPoint
@@ -33,9 +34,18 @@ class PopService:
         self.revive_log = ReviveLog(broker)
         self.inflight = PopInflightTable()
         self.order_info = ConsumerOrderInfoManager(broker.config.store_path_root_dir)
+        # off in controller mode: what the buffer holds lives in one master's memory, and a
+        # new master must find every answered pop and ack in the replicated revive log
+        self.buffer: PopBufferMergeService | None = (
+            None
+            if broker.config.enable_controller_mode
+            else PopBufferMergeService(
+                broker, self.inflight, self.write_check_point, self.note_offset_commit
+            )
+        )
         self.reader = PopReader(
             broker, self.inflight, self.append_check_point, self.order_info,
-            self.note_offset_commit, self.schedule_unblock,
+            self.note_offset_commit, self.schedule_unblock, self.buffer,
         )  # fmt: skip
         self._unblock_timers: dict[tuple[str, str, int], asyncio.TimerHandle] = {}
         self.long_polling = PopLongPollingService(broker.config)
@@ -49,10 +59,14 @@ class PopService:
         if not self.order_info.load():
             log.info("no %s yet; starting empty", self.order_info.path)
         self.revive_log.ensure_topic()
+        if self.buffer is not None:
+            self.buffer.start()
         self.revive.start()
 
     async def shutdown(self) -> None:
         await self.long_polling.shutdown()
+        if self.buffer is not None:  # its checkpoints written before the offsets persist
+            await self.buffer.shutdown()
         await self.revive.shutdown()
         if self._persist_handle is not None:
             self._persist_handle.cancel()
@@ -90,6 +104,26 @@ class PopService:
             return False
         return True
 
+    async def write_check_point(self, ck: PopCheckPoint, revive_qid: int, acked: list[int]) -> bool:
+        """A checkpoint the buffer held too long: the ck, then one ack of ``acked``."""
+        if not await self.append_check_point(ck, revive_qid):
+            return False
+        if acked:
+            ack = AckMsg(
+                ack_offset=-1,
+                start_offset=ck.start_offset,
+                consumer_group=ck.cid,
+                topic=ck.topic,
+                queue_id=ck.queue_id,
+                pop_time=ck.pop_time,
+                broker_name=ck.broker_name,
+            )
+            record = _ack_record(ack, acked)
+            status = await self.revive_log.append(record, revive_qid, ack_deliver_ms=ck.revive_time)
+            if not status.is_ok:
+                log.warning("pop ack of %s@%d not written: %s", ck.topic, ck.queue_id, status)
+        return True
+
     async def ack(
         self, group: str, real_topic: str, handle: ExtraInfo, offsets: list[int]
     ) -> list[int]:
@@ -110,12 +144,10 @@ class PopService:
         )  # fmt: skip
         if not fresh:
             return repeated
-        record: AckMsg = ack
-        if len(fresh) > 1:
-            fields = {f: getattr(ack, f) for f in _ACK_FIELDS}
-            record = BatchAckMsg(**fields, ack_offset_list=fresh)
-        else:
-            record.ack_offset = fresh[0]
+        key = ack.merge_key(self.broker.config.broker_name)
+        if self.buffer is not None and self.buffer.ack(key, fresh):
+            return fresh + repeated  # merged into its held checkpoint: nothing to write
+        record = _ack_record(ack, fresh)
         status = await self.revive_log.append(
             record, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
         )
@@ -159,9 +191,10 @@ class PopService:
             self.inflight.undo_replace(key, handle.pop_time, now)
             self.inflight.unmark_acked(old_key, offset)
             return None
-        await self.revive_log.append(
-            ack, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
-        )
+        if self.buffer is None or not self.buffer.ack(old_key, [offset]):
+            await self.revive_log.append(
+                ack, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
+            )
         return now
 
     # ------------------------------------------------------------------ FIFO (orderly)
@@ -237,3 +270,12 @@ _ACK_FIELDS = (
     "pop_time",
     "broker_name",
 )
+
+
+def _ack_record(ack: AckMsg, offsets: list[int]) -> AckMsg:
+    """``ack`` for one offset, else a bAck (BatchAckMsg) of them all."""
+    if len(offsets) == 1:
+        ack.ack_offset = offsets[0]
+        return ack
+    fields = {f: getattr(ack, f) for f in _ACK_FIELDS}
+    return BatchAckMsg(**fields, ack_offset_list=offsets)

@@ -1,8 +1,8 @@
 """ReviveLog: writes POP records into ``rmq_sys_REVIVE_LOG_<cluster>`` through the timer.
 
 PopMessageProcessor.appendCheckPoint, AckMessageProcessor.appendAck and
-ChangeInvisibleTimeProcessor write their ck/ack/bAck messages straight to the revive topic
-(RocketMQ's PopBufferMergeService, which first merges them in memory, is left out): each is a
+ChangeInvisibleTimeProcessor write their ck/ack/bAck messages to the revive topic (a pop's
+checkpoint and its acks only when the pop buffer, ``pop_buffer``, did not merge them): each is a
 timer message (``TIMER_DELIVER_MS``) that the timer wheel holds until it is due; a ck or ack
 whose time already passed goes to the revive topic at once.
 """

@@ -12,6 +12,7 @@ import logging
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
 from rocketq.broker.property_filter import compile_selector, property_filter_disabled_remark
+from rocketq.broker.proxied_channel import client_channel, client_language
 from rocketq.common.topic import retry_topic
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
 from rocketq.errors import FilterExpressionError
@@ -63,7 +64,11 @@ class ClientManageProcessor:
 
     def heart_beat(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
         data = HeartbeatData.decode(request.body) if request.body else HeartbeatData(client_id="")
-        language = getattr(request.language, "name", str(request.language))
+        language = client_language(
+            request.ext_fields, getattr(request.language, "name", str(request.language))
+        )
+        # a proxy's heartbeat for one of its gRPC clients names the client's address
+        channel_of_client = client_channel(channel, data.client_id, request.ext_fields)
         for consumer in data.consumer_data_set:
             group_config = self.broker.subscription_group_manager.find_subscription_group_config(
                 consumer.group_name
@@ -72,7 +77,7 @@ class ClientManageProcessor:
             if group_config is not None:
                 notify = group_config.notify_consumer_ids_changed_enable
                 self._ensure_retry_topic(consumer.group_name, group_config.retry_queue_nums)
-            info = ClientChannelInfo(channel, data.client_id, language, request.version)
+            info = ClientChannelInfo(channel_of_client, data.client_id, language, request.version)
             changed = self.broker.consumer_manager.register_consumer(
                 consumer.group_name,
                 info,
@@ -90,7 +95,7 @@ class ClientManageProcessor:
                     channel.remote_addr,
                 )
         for producer in data.producer_data_set:
-            info = ClientChannelInfo(channel, data.client_id, language, request.version)
+            info = ClientChannelInfo(channel_of_client, data.client_id, language, request.version)
             self.broker.producer_manager.register_producer(producer.group_name, info)
         return ok()
 
@@ -106,15 +111,16 @@ class ClientManageProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         header = UnregisterClientRequestHeader.from_ext_fields(request.ext_fields)
+        client = client_channel(channel, header.client_id, request.ext_fields)
         if header.producer_group:
-            self.broker.producer_manager.unregister_producer(header.producer_group, channel)
+            self.broker.producer_manager.unregister_producer(header.producer_group, client)
         if header.consumer_group:
             cfg = self.broker.subscription_group_manager.subscription_group_table.get(
                 header.consumer_group
             )
             notify = cfg is None or cfg.notify_consumer_ids_changed_enable
             self.broker.consumer_manager.unregister_consumer(
-                header.consumer_group, channel, is_notify=notify
+                header.consumer_group, client, is_notify=notify
             )
         return ok()
 

@@ -19,6 +19,8 @@ from rocketq.remoting.protocol.admin_bodies import (
     ConsumerConnection,
     GroupList,
     ProducerConnection,
+    ProducerInfo,
+    ProducerTableInfo,
     TopicOffset,
     TopicStatsTable,
 )
@@ -75,6 +77,7 @@ class ConsumerAdminProcessor:
         for code, handler in (
             (RequestCode.GET_CONSUMER_CONNECTION_LIST, self.get_consumer_connection_list),
             (RequestCode.GET_PRODUCER_CONNECTION_LIST, self.get_producer_connection_list),
+            (RequestCode.GET_ALL_PRODUCER_INFO, self.get_all_producer_info),
             (RequestCode.GET_CONSUME_STATS, self.get_consume_stats),
             (RequestCode.GET_TOPIC_STATS_INFO, self.get_topic_stats_info),
             (RequestCode.QUERY_TOPIC_CONSUME_BY_WHO, self.query_topic_consume_by_who),
@@ -123,6 +126,29 @@ class ConsumerAdminProcessor:
                 ResponseCode.SYSTEM_ERROR, f"the producer group[{h.producer_group}] not exist"
             )
         body = ProducerConnection(connection_set=[connection_of(i) for i in list(table.values())])
+        return ok(body.encode())
+
+    async def get_all_producer_info(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """Every producer group and its producers (RocketMQ 5's AdminBrokerProcessor
+        #getAllProducerInfo over ProducerManager#getProducerTable)."""
+        table = self.broker.producer_manager.group_channel_table
+        body = ProducerTableInfo(
+            data={
+                group: [
+                    ProducerInfo(
+                        client_id=i.client_id,
+                        remote_ip=i.channel.remote_addr,
+                        language=i.language,
+                        version=i.version,
+                        last_update_timestamp=i.last_update_timestamp_ms,
+                    )
+                    for i in list(infos.values())
+                ]
+                for group, infos in list(table.items())
+            }
+        )
         return ok(body.encode())
 
     async def query_topic_consume_by_who(

@@ -14,6 +14,7 @@ import logging
 import random
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.client_manager import ClientChannel
 from rocketq.broker.message_inner import message_from_request
 from rocketq.broker.store_future import await_store_future
 from rocketq.common import message_const as mc
@@ -49,7 +50,7 @@ class ReplyMessageProcessor:
         s.register_processor(RequestCode.SEND_REPLY_MESSAGE, self.process_request)
         s.register_processor(RequestCode.SEND_REPLY_MESSAGE_V2, self.process_request)
 
-    def find_producer_channel(self, client_id: str) -> RemotingChannel | None:
+    def find_producer_channel(self, client_id: str) -> ClientChannel | None:
         """ProducerManager.findChannel: a live channel of the client ``client_id``."""
         for table in list(self.broker.producer_manager.group_channel_table.values()):
             for channel, info in list(table.items()):

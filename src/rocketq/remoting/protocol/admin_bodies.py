@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.protocol.bodies import (
     ConsumeFromWhere,
     ConsumeType,
@@ -20,6 +21,16 @@ from rocketq.remoting.protocol.bodies import (
 )
 from rocketq.remoting.protocol.json_body import JsonBody, ObjectKeyBody, json_field
 from rocketq.remoting.protocol.subscription import SubscriptionData
+
+# ----------------------------------------------------------------------------- topics
+
+
+@dataclass(slots=True, kw_only=True)
+class CreateTopicListRequestBody(JsonBody):
+    """UPDATE_AND_CREATE_TOPIC_LIST (18): RocketMQ 5's CreateTopicListRequestBody."""
+
+    topic_config_list: list[TopicConfig] = field(default_factory=list)
+
 
 # ----------------------------------------------------------------------------- connections
 
@@ -35,6 +46,24 @@ class Connection(JsonBody):
 @dataclass(slots=True, kw_only=True)
 class ProducerConnection(JsonBody):
     connection_set: list[Connection] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProducerInfo(JsonBody):
+    """One producer of RocketMQ 5's GET_ALL_PRODUCER_INFO (body/ProducerInfo)."""
+
+    client_id: str
+    remote_ip: str = field(default="", metadata=json_field("remoteIP"))
+    language: str = "JAVA"
+    version: int = 0
+    last_update_timestamp: int = 0
+
+
+@dataclass(slots=True, kw_only=True)
+class ProducerTableInfo(JsonBody):
+    """GET_ALL_PRODUCER_INFO (328): producer group -> its producers (body/ProducerTableInfo)."""
+
+    data: dict[str, list[ProducerInfo]] = field(default_factory=dict)
 
 
 @dataclass(slots=True, kw_only=True)

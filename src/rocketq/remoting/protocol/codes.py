@@ -59,6 +59,7 @@ class RequestCode(IntEnum):
     QUERY_CONSUMER_OFFSET = 14
     UPDATE_CONSUMER_OFFSET = 15
     UPDATE_AND_CREATE_TOPIC = 17
+    UPDATE_AND_CREATE_TOPIC_LIST = 18
     GET_ALL_TOPIC_CONFIG = 21
     GET_TOPIC_CONFIG_LIST = 22
     GET_TOPIC_NAME_LIST = 23
@@ -183,3 +184,28 @@ VERSION_V3_4_9 = 121
 VERSION_V4_9_4 = 401
 VERSION_V4_9_8 = 409
 CURRENT_VERSION = VERSION_V4_9_8
+VERSION_V4_0_0 = 213  # from here on every x.y.z (digits 0-9) has a SNAPSHOT and a release
+VERSION_V5_0_0 = 413
+
+
+def version_desc(ordinal: int) -> str:
+    """MQVersion.getVersionDesc: ``V5_1_2`` for 437; the number itself for an ordinal
+    below V4_0_0 that has no constant here."""
+    for name, value in globals().items():
+        if name.startswith("VERSION_V") and value == ordinal:
+            return name.removeprefix("VERSION_")
+    if ordinal < VERSION_V4_0_0:
+        return str(ordinal)
+    offset = ordinal - VERSION_V4_0_0  # even: a release; odd: the next one's SNAPSHOT
+    major, rest = divmod(400 + (offset + 1) // 2, 100)
+    return f"V{major}_{rest // 10}_{rest % 10}" + ("_SNAPSHOT" if offset % 2 else "")
+
+
+def version_ordinal(version: str) -> int:
+    """The MQVersion ordinal of a dotted version (``5.1.2`` -> 437); 0 when it is not a 4.x
+    or later version of single-digit parts (the Node 5.x client sends its own 1.0.8)."""
+    parts = version.split(".")
+    if len(parts) != 3 or not all(p.isdigit() and len(p) == 1 for p in parts):
+        return 0
+    index = int(parts[0]) * 100 + int(parts[1]) * 10 + int(parts[2])
+    return VERSION_V5_0_0 + 2 * (index - 500) if index >= 400 else 0

@@ -7,6 +7,11 @@ that does not parse raises ``RemotingCommandError`` naming the field (Java only 
 booleans accept C++'s ``"1"``/``"0"`` besides ``"true"``/``"false"`` (the C++ client writes
 ``batch`` as ``"0"``/``"1"``: ``tests/remoting/fixtures/cpp-client-1.0.1``).
 Writing gives every value as a string, booleans as ``"true"``/``"false"``.
+
+``NATIVE`` is the C reader (``rocketq._native._remoting.header_from_fields``, set by
+``rocketq.remoting.native_frames``): given the field table this module builds from a header's
+declarations it builds the header in one call, and hands any value outside the common forms
+back to :meth:`CommandCustomHeader.parse_ext_fields`, the reference.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeAlias
 
 from rocketq.errors import RemotingCommandError
 
@@ -64,6 +69,12 @@ def parse_float(wire: str, text: str) -> float:
         raise RemotingCommandError(f"the custom field {wire} is not a number: {text!r}") from None
 
 
+# field kinds the C reader takes (custom_header.c's K_STR, K_INT, K_BOOL)
+NATIVE_KINDS: dict[type, int] = {str: 0, int: 1, bool: 2}
+# header_from_fields(cls, ext_fields, table) -> header | None; None: the Python reader only
+NATIVE: Callable[[type, Mapping[str, str] | None, tuple[Any, ...]], Any] | None = None
+NativeTable: TypeAlias = tuple[tuple[str, str, int, bool, object], ...]
+
 _PARSERS: dict[type, Callable[[str, str], object]] = {
     int: parse_int,
     bool: parse_bool,
@@ -82,6 +93,7 @@ class CommandCustomHeader:
 
     __slots__ = ()
     _specs: ClassVar[dict[type, tuple[_FieldSpec, ...]]] = {}
+    _native_tables: ClassVar[dict[type, NativeTable | None]] = {}
 
     @classmethod
     def _field_specs(cls) -> tuple[_FieldSpec, ...]:
@@ -104,8 +116,51 @@ class CommandCustomHeader:
         return specs
 
     @classmethod
+    def native_table(cls, rename: tuple[tuple[str, str], ...] = ()) -> NativeTable | None:
+        """The C reader's table of this header: (attribute, wire name, kind, required,
+        default) per field, from its declarations, the wire names ``rename`` maps
+        (attribute -> wire) replaced; None when a field's kind or default is not for C."""
+        if not rename and cls in CommandCustomHeader._native_tables:
+            return CommandCustomHeader._native_tables[cls]
+        wires = dict(rename)
+        declared = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        table: list[tuple[str, str, int, bool, object]] | None = []
+        for spec in cls._field_specs():
+            kind = NATIVE_KINDS.get(spec.kind)
+            f = declared[spec.attr]
+            if kind is None or f.default_factory is not dataclasses.MISSING or table is None:
+                table = None
+                continue
+            default = None if f.default is dataclasses.MISSING else f.default
+            table.append((spec.attr, wires.get(spec.attr, spec.wire), kind, spec.required, default))
+        result = tuple(table) if table is not None and not hasattr(cls, "__post_init__") else None
+        if not rename:
+            CommandCustomHeader._native_tables[cls] = result
+        return result
+
+    @classmethod
+    def read_native(
+        cls, ext_fields: Mapping[str, str] | None, table: NativeTable | None = None
+    ) -> Self | None:
+        """The header by the C reader (with this class's table, or ``table``), or None when
+        the reader is off or leaves this one to Python."""
+        native = NATIVE
+        if native is None:
+            return None
+        if table is None:
+            table = cls.native_table()
+            if table is None:
+                return None
+        header: Self | None = native(cls, ext_fields, table)
+        return header
+
+    @classmethod
     def from_ext_fields(cls, ext_fields: Mapping[str, str] | None) -> Self:
         """Build the header; a missing required or malformed field raises with its name."""
+        if NATIVE is not None:
+            header = cls.read_native(ext_fields)
+            if header is not None:
+                return header
         return cls(**cls.parse_ext_fields(ext_fields))
 
     @classmethod

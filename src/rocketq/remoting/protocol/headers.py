@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rocketq.remoting.protocol.custom_header import CommandCustomHeader, wire
+from rocketq.remoting.protocol.custom_header import CommandCustomHeader, NativeTable, wire
 
 # ----------------------------------------------------------------------------- send
 
@@ -76,6 +76,12 @@ class SendMessageRequestHeaderV2(CommandCustomHeader):
     def decode_as_v1(cls, ext_fields: Mapping[str, str] | None) -> SendMessageRequestHeader:
         """``from_ext_fields(ext_fields).to_v1()`` building one header instead of two (every
         SEND_MESSAGE_V2 pays it); fields parse, and fail naming themselves, as V2's."""
+        global _V1_TABLE_OF_V2
+        if _V1_TABLE_OF_V2 is None:
+            _V1_TABLE_OF_V2 = SendMessageRequestHeader.native_table(_V1_WIRES_OF_V2)
+        header = SendMessageRequestHeader.read_native(ext_fields, _V1_TABLE_OF_V2)
+        if header is not None:
+            return header
         values = cls.parse_ext_fields(ext_fields)
         values.pop("n", None)  # to_v1 drops brokerName too
         return SendMessageRequestHeader(**{_V2_TO_V1[k]: v for k, v in values.items()})
@@ -113,6 +119,9 @@ _V2_TO_V1 = {
     "l": "max_reconsume_times",
     "m": "batch",
 }
+# SendMessageRequestHeader's fields read from V2's one-letter wire names (the C reader)
+_V1_WIRES_OF_V2 = tuple((v1, v2) for v2, v1 in _V2_TO_V1.items())
+_V1_TABLE_OF_V2: NativeTable | None = None  # built at the first SEND_MESSAGE_V2
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -45,6 +45,8 @@ def truncate_files(store: RecoverableStore, offset: int, reason: str) -> None:
             if first is not None:
                 redispatch_from = min(redispatch_from, first)
         cut_tail(store, offset, reason)
+        if store.dispatch_checkpoint is not None:
+            store.dispatch_checkpoint.discard_above(offset)
         reput.reput_from_offset = min(reput.reput_from_offset, redispatch_from)
         if store.checkpoint is not None:
             cp = store.checkpoint

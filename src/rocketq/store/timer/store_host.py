@@ -3,11 +3,13 @@ timer does not import ``message_store``, which owns it)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Protocol
 
 from rocketq.common.message import MessageExt
 from rocketq.store.consume_queue import ConsumeQueue
+from rocketq.store.message_writer import EachPutResult, PutRequest
 from rocketq.store.results import PutMessageResult
 
 
@@ -23,6 +25,8 @@ class StoreHost(Protocol):
     def async_put_message(
         self, msg: MessageExt, *, wait_store_msg_ok: bool = True
     ) -> Future[PutMessageResult]: ...
+
+    def async_put_each(self, puts: Sequence[PutRequest]) -> EachPutResult: ...
 
     def now_ms(self) -> int: ...
 

@@ -5,20 +5,14 @@ Theory of operation
 A timer message is stored in ``rmq_sys_wheel_timer`` queue 0 with ``TIMER_OUT_MS`` (its slot
 time) and ``REAL_TOPIC``/``REAL_QID`` (``timer_hook``). Three ServiceThreads move it on:
 
-* enqueue (TimerEnqueueGetService + TimerEnqueuePutService): reads the wheel topic's consume
-  queue from ``curr_queue_offset``; a message already due (its slot before ``curr_write_time_ms``,
-  the floored now) is put to its real topic at once, any other becomes one 52-byte unit appended
-  to the ``timerlog`` and chained into its ``timerwheel`` slot (``do_enqueue``). A slot past the
-  roll window (``timerRollWindowSlot``) is not reachable in one lap: the unit goes to a slot at
-  the window's end (or half of it) with MAGIC_ROLL, and at that slot the message is put back
-  into the wheel topic (``TIMER_ROLL_TIMES`` + 1) to be enqueued again.
-* dequeue (TimerDequeueGetService + the get/put message services): for the slot at
-  ``curr_read_time_ms`` once it is before ``curr_write_time_ms`` (so never before the due time),
-  walks its units from LAST_POS backwards, takes the delete markers (recalls) first, then puts
-  every other unit's message to its real topic (or back into the wheel topic for a roll) with
-  ``TIMER_ENQUEUE_MS``/``TIMER_DEQUEUE_MS``, skipping those a marker deletes; then moves the read
-  time one precision on. Only the enqueue thread writes the wheel and the log, only for slots at
-  or after ``curr_write_time_ms``; only the dequeue thread reads slots before it: no lock.
+* enqueue (``timer_enqueue``): wheel-topic messages become units in the ``timerlog`` chained
+  into their ``timerwheel`` slots (rolled on when past the roll window); one already due is put
+  to its real topic at its own time.
+* dequeue (``timer_dequeue``, ``timer_put``): the slot at ``curr_read_time_ms``, read one tick
+  ahead, is delivered once the clock reaches its start, each message at its own due time and
+  the due ones in one append; then the read time moves one precision on. Only the enqueue
+  thread writes the wheel and the log, only for slots at or after ``curr_write_time_ms`` and
+  not begun by the dequeue (``started_until``, under ``slot_lock``).
 * flush (TimerFlushService): every ``timerFlushIntervalMs`` writes the ``timercheck``
   (read time, timerlog flush position, enqueue offset), msyncs the log and the wheel.
 
@@ -38,30 +32,18 @@ import threading
 import time
 
 from rocketq.common import message_const as mc
-from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import MessageExt
-from rocketq.common.message_decoder import decode_message
-from rocketq.errors import DecodeError
 from rocketq.store.config import StoreConfig
 from rocketq.store.results import PutMessageStatus
-from rocketq.store.timer.delivery_marks import DeliveryMarks, mark_key
+from rocketq.store.timer.delivery_marks import DeliveryMarks
 from rocketq.store.timer.store_host import StoreHost
 from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
-from rocketq.store.timer.timer_hook import (
-    TIMER_TOPIC,
-    build_delete_key,
-    deliver_ms_of,
-    transform_timer_message,
-)
-from rocketq.store.timer.timer_log import (
-    MAGIC_DEFAULT,
-    MAGIC_DELETE,
-    MAGIC_ROLL,
-    UNIT_SIZE,
-    TimerLog,
-    TimerLogUnit,
-)
+from rocketq.store.timer.timer_dequeue import TimerDequeue
+from rocketq.store.timer.timer_enqueue import TimerEnqueue
+from rocketq.store.timer.timer_hook import TIMER_TOPIC, transform_timer_message
+from rocketq.store.timer.timer_log import TimerLog
 from rocketq.store.timer.timer_metrics import TimerMetrics
+from rocketq.store.timer.timer_put import LONG_MAX, TimerDequeuePut
 from rocketq.store.timer.timer_recovery import recover_and_revise, revise_queue_offset
 from rocketq.store.timer.timer_service import TimerService
 from rocketq.store.timer.timer_wheel import SLOTS_TOTAL, TimerWheel
@@ -69,20 +51,7 @@ from rocketq.store.timer.timer_wheel import SLOTS_TOTAL, TimerWheel
 log = logging.getLogger(__name__)
 
 TIMER_BLANK_SLOTS = 60
-LONG_MAX = 2**63 - 1
-ENQUEUE_BATCH = 256
 CLEAN_INTERVAL_S = 30.0
-PUT_RETRYABLE = frozenset(
-    {
-        PutMessageStatus.SERVICE_NOT_AVAILABLE,
-        PutMessageStatus.FLUSH_DISK_TIMEOUT,
-        PutMessageStatus.FLUSH_SLAVE_TIMEOUT,
-        PutMessageStatus.OS_PAGE_CACHE_BUSY,
-        PutMessageStatus.CREATE_MAPPED_FILE_FAILED,
-        PutMessageStatus.SLAVE_NOT_AVAILABLE,
-        PutMessageStatus.UNKNOWN_ERROR,
-    }
-)
 
 
 def timer_wheel_path(root: str) -> str:
@@ -99,14 +68,6 @@ def timer_check_path(root: str) -> str:
 
 def timer_metrics_path(root: str) -> str:
     return os.path.join(root, "config", "timermetrics")
-
-
-def need_roll(magic: int) -> bool:
-    return bool(magic & MAGIC_ROLL)
-
-
-def need_delete(magic: int) -> bool:
-    return bool(magic & MAGIC_DELETE)
 
 
 class TimerMessageStore:
@@ -137,11 +98,14 @@ class TimerMessageStore:
         self.marks: DeliveryMarks | None = None
         self._marks_until = (0, 0)  # (read time, wheel-topic offset) that close the window
         self._running = False
-        self._shutting_down = threading.Event()
+        self.shutting_down = threading.Event()
         # The dequeue reads a slot from its start and holds each message until its own due
         # time; the enqueue sends a timer whose slot the dequeue has begun straight on.
-        self._slot_lock = threading.Lock()
-        self._started_until = 0  # the end of the last slot the dequeue has begun
+        self.slot_lock = threading.Lock()
+        self.started_until = 0  # the end of the last slot the dequeue has begun
+        self.put = TimerDequeuePut(self)
+        self.enqueuer = TimerEnqueue(self, self.put)
+        self.dequeuer = TimerDequeue(self, self.put)
         idle_ms = 100 * self.precision_ms / 1000
         self.enqueue_service = TimerService("TimerEnqueueService", self.enqueue, idle_ms)
         self.dequeue_service = TimerService(
@@ -209,7 +173,7 @@ class TimerMessageStore:
         self.marks = DeliveryMarks(store, since)
         self._marks_until = (self._format(now) + self.precision_ms, max_offset)
 
-    def _maybe_close_marks_window(self) -> None:
+    def maybe_close_marks_window(self) -> None:
         read_until, offset_until = self._marks_until
         if (
             self.marks is not None
@@ -231,7 +195,7 @@ class TimerMessageStore:
         self._open_marks_window(self.message_store.now_ms())
         self.maybe_move_write_time()
         self._running = True
-        self._shutting_down.clear()
+        self.shutting_down.clear()
         self.enqueue_service.start()
         self.dequeue_service.start()
         self.flush_service.start()
@@ -240,7 +204,7 @@ class TimerMessageStore:
         """Stop the services (the dequeue ends its slot first), then write the checkpoint."""
         was_running = self._running
         self._running = False
-        self._shutting_down.set()
+        self.shutting_down.set()
         if was_running:
             self.enqueue_service.shutdown()
             self.dequeue_service.shutdown()
@@ -283,104 +247,12 @@ class TimerMessageStore:
 
     def enqueue(self) -> bool:
         """Move up to a batch of wheel-topic messages into the wheel; True if any."""
-        if self.config.timer_stop_enqueue or not self._running:
-            self.maybe_move_write_time()  # the dequeue still follows the clock
-            return False
-        cq = self.message_store.find_consume_queue(TIMER_TOPIC, 0, create=False)
-        if cq is None:
-            self.maybe_move_write_time()
-            return False
-        self.curr_queue_offset = max(self.curr_queue_offset, cq.get_min_offset_in_queue())
-        done = 0
-        while done < ENQUEUE_BATCH and self._running:
-            offset = self.curr_queue_offset
-            unit = cq.get_unit(offset)
-            if unit is None:
-                break
-            msg = self._read_message(unit[0], unit[1])
-            if msg is not None:
-                msg.queue_offset = offset
-                if not self._enqueue_one(unit[0], unit[1], msg):
-                    break  # stopping: this offset is enqueued again after the restart
-            self.curr_queue_offset = offset + 1
-            done += 1
-        self.commit_queue_offset = self.curr_queue_offset
-        self.maybe_move_write_time()
-        self._maybe_close_marks_window()
-        return done > 0
-
-    def _enqueue_one(self, offset_py: int, size_py: int, msg: MessageExt) -> bool:
-        try:
-            delayed = int(msg.properties.get(mc.PROPERTY_TIMER_OUT_MS, "0"))
-        except ValueError:
-            delayed = 0
-        real_topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")
-        self.timer_metrics.count_enqueue(real_topic)
-        with self._slot_lock:
-            if delayed >= max(self.curr_write_time_ms, self._started_until):
-                self.do_enqueue(offset_py, size_py, delayed, msg)
-                return True
-        # due already, or in the slot being delivered: never in the wheel
-        if not self._hold_until(self._due_ms(msg, delayed)):
-            return False
-        msg.properties[mc.PROPERTY_TIMER_ENQUEUE_MS] = str(LONG_MAX)
-        return self._deliver(msg, LONG_MAX, MAGIC_DEFAULT)
-
-    def _due_ms(self, msg: MessageExt, slot_ms: int) -> int:
-        """When ``msg`` (in the slot at ``slot_ms``) may be put: its own ``deliverMs``, kept
-        inside the slot's (slot, slot + precision]. A delay is counted from the wheel-topic
-        message's store time, never before the send-side hook's clock, so never early."""
-        try:
-            due = deliver_ms_of(msg.properties, msg.store_timestamp)
-        except (ValueError, KeyError):
-            due = slot_ms + self.precision_ms
-        return min(max(due, slot_ms), slot_ms + self.precision_ms)
-
-    def _hold_until(self, due_ms: int) -> bool:
-        """Wait until the clock reaches ``due_ms``; False when the timer is stopping."""
-        while True:
-            left = due_ms - self.message_store.now_ms()
-            if left <= 0:
-                return True
-            if self._shutting_down.wait(left / 1000):
-                return False
+        return self.enqueuer.enqueue()
 
     def do_enqueue(self, offset_py: int, size_py: int, delayed_time: int, msg: MessageExt) -> int:
-        """Append the unit and chain it into its slot (TimerMessageStore.doEnqueue)."""
-        write_time = self.curr_write_time_ms
-        window_ms = self.timer_roll_window_slots * self.precision_ms
-        magic = MAGIC_DEFAULT
-        if delayed_time - write_time >= window_ms:
-            magic |= MAGIC_ROLL
-            if delayed_time - write_time - window_ms < self.timer_roll_window_slots // 3 * (
-                self.precision_ms
-            ):
-                delayed_time = write_time + self.timer_roll_window_slots // 2 * self.precision_ms
-            else:
-                delayed_time = write_time + window_ms
-        is_delete = mc.PROPERTY_TIMER_DEL_UNIQKEY in msg.properties
-        if is_delete:
-            magic |= MAGIC_DELETE
-        real_topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC)
-        slot = self.timer_wheel.get_slot(delayed_time)
-        unit = TimerLogUnit(
-            UNIT_SIZE,
-            slot.last_pos,
-            magic,
-            write_time,
-            delayed_time - write_time,
-            offset_py,
-            size_py,
-            java_string_hash(real_topic) if real_topic is not None else 0,
-        )
-        pos = self.timer_log.append(unit.encode())
-        first = pos if slot.first_pos == -1 else slot.first_pos
-        num = slot.num - 1 if is_delete else slot.num + 1
-        self.timer_wheel.put_slot(delayed_time, first, pos, num, slot.magic)
-        self._add_metric(msg, -1 if is_delete else 1)
-        return pos
+        return self.enqueuer.do_enqueue(offset_py, size_py, delayed_time, msg)
 
-    def _add_metric(self, msg: MessageExt, value: int) -> None:
+    def add_metric(self, msg: MessageExt, value: int) -> None:
         topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC)
         if topic is None or msg.properties.get(mc.PROPERTY_TIMER_ENQUEUE_MS) == str(LONG_MAX):
             return
@@ -390,142 +262,12 @@ class TimerMessageStore:
 
     def dequeue(self) -> int:
         """Deliver the slot at the read time: -1 nothing to do, 0 empty slot, 1 delivered."""
-        if self.config.timer_stop_dequeue or not self._running:
-            return -1
-        read_time = self.curr_read_time_ms
-        if read_time > self.curr_write_time_ms or read_time > self.message_store.now_ms():
-            return -1  # the slot has not begun (or the enqueue has not reached it)
-        with self._slot_lock:
-            self._started_until = max(self._started_until, read_time + self.precision_ms)
-        slot = self.timer_wheel.get_slot(read_time)
-        if slot.time_ms == -1:
-            self._move_read_time()
-            return 0
-        deletes: list[TimerLogUnit] = []
-        normals: list[TimerLogUnit] = []
-        pos = slot.last_pos
-        while pos != -1:
-            unit = self.timer_log.get_unit(pos)
-            if unit is None or unit.size != UNIT_SIZE:
-                break
-            if need_delete(unit.magic) and not need_roll(unit.magic):
-                deletes.append(unit)
-            else:
-                normals.append(unit)
-            pos = unit.prev_pos
-        normals.reverse()
-        delete_keys: set[str] = set()
-        for unit in deletes:
-            msg = self._read_message(unit.offset_py, unit.size_py)
-            key = msg.properties.get(mc.PROPERTY_TIMER_DEL_UNIQKEY) if msg else None
-            if key:
-                delete_keys.add(key)
-        held: list[tuple[int, int, TimerLogUnit, MessageExt]] = []
-        for index, unit in enumerate(normals):  # bounded by one slot's content
-            msg = self._read_message(unit.offset_py, unit.size_py)
-            if msg is not None:
-                due = read_time if need_roll(unit.magic) else self._due_ms(msg, read_time)
-                held.append((due, index, unit, msg))
-        held.sort(key=lambda item: (item[0], item[1]))
-        for due, _, unit, msg in held:
-            if not self._hold_until(due) or not self._dequeue_one(unit, msg, delete_keys):
-                return -1  # stopping mid-slot: the slot is read again after the restart
-        self._move_read_time()
-        return 1
+        return self.dequeuer.dequeue()
 
-    def _dequeue_one(self, unit: TimerLogUnit, msg: MessageExt, delete_keys: set[str]) -> bool:
-        roll = need_roll(unit.magic)
-        if not roll and delete_keys:
-            uniq = msg.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
-            real_topic = msg.properties.get(mc.PROPERTY_REAL_TOPIC, "")
-            if uniq and build_delete_key(real_topic, uniq) in delete_keys:
-                return True  # recalled (its marker took it off timing_count)
-        return self._deliver(msg, unit.write_time_ms, unit.magic)
-
-    def _move_read_time(self) -> None:
+    def move_read_time(self) -> None:
         self.curr_read_time_ms += self.precision_ms
         self.commit_read_time_ms = self.curr_read_time_ms
-        self._maybe_close_marks_window()
-
-    def _convert(self, msg: MessageExt, enqueue_time: int, roll: bool) -> MessageExt:
-        """TimerMessageStore.convert + convertMessage: the copy to put."""
-        props = dict(msg.properties)
-        if enqueue_time != -1:
-            props[mc.PROPERTY_TIMER_ENQUEUE_MS] = str(enqueue_time)
-        if roll:
-            props[mc.PROPERTY_TIMER_ROLL_TIMES] = str(
-                int(props.get(mc.PROPERTY_TIMER_ROLL_TIMES, "0") or 0) + 1
-            )
-        props[mc.PROPERTY_TIMER_DEQUEUE_MS] = str(self.message_store.now_ms())
-        if roll:
-            topic, queue_id = msg.topic, msg.queue_id
-        else:
-            topic = props.pop(mc.PROPERTY_REAL_TOPIC, "")
-            queue_id = int(props.pop(mc.PROPERTY_REAL_QUEUE_ID, "0") or 0)
-        props.pop(mc.PROPERTY_WAIT_STORE_MSG_OK, None)
-        return MessageExt(
-            topic=topic,
-            queue_id=queue_id,
-            body=msg.body,
-            flag=msg.flag,
-            properties=props,
-            sys_flag=msg.sys_flag,
-            born_timestamp=msg.born_timestamp,
-            born_host=msg.born_host,
-            store_host=msg.store_host,
-            reconsume_times=msg.reconsume_times,
-        )
-
-    def _deliver(self, msg: MessageExt, enqueue_time: int, magic: int) -> bool:
-        """Put ``msg`` to its real topic (a roll: back into the wheel topic). False only
-        when the timer is stopping before the put was done."""
-        roll = need_roll(magic)
-        if not roll and mc.PROPERTY_TIMER_DEL_UNIQKEY in msg.properties:
-            return True  # a delete marker is never delivered (doPut's PUT_NO_RETRY)
-        self._add_metric(msg, -1)
-        inner = self._convert(msg, enqueue_time, roll)
-        self.timer_metrics.count_dequeue(msg.properties.get(mc.PROPERTY_REAL_TOPIC, ""))
-        key = mark_key(inner, roll=roll)
-        marks = self.marks
-        if (
-            marks is not None
-            and key is not None
-            and marks.seen(inner.topic, inner.queue_id, key, roll=roll)
-        ):
-            return True
-        if not self._put(inner):
-            return False
-        if marks is not None and key is not None:
-            marks.add(inner.topic, inner.queue_id, key)
-        return True
-
-    def _put(self, inner: MessageExt) -> bool:
-        retries = 0
-        while True:
-            status = self.message_store.async_put_message(inner, wait_store_msg_ok=False)
-            result = status.result()
-            if result.status is PutMessageStatus.PUT_OK or result.is_ok:
-                return True
-            if result.status not in PUT_RETRYABLE:
-                log.warning("timer: dropping a message for %s: %s", inner.topic, result.status)
-                return True
-            if self._shutting_down.is_set():
-                return False
-            retries += 1
-            if not self.config.timer_enable_retry_until_success and retries >= 3:
-                log.error("timer: a message for %s failed %d times", inner.topic, retries)
-                return True
-            time.sleep(0.5 * self.precision_ms / 1000)
-
-    def _read_message(self, offset_py: int, size_py: int) -> MessageExt | None:
-        data = self.message_store.select_one_message_by_offset(offset_py, size_py)
-        if data is None:
-            return None
-        try:
-            return decode_message(data, check_crc=False)
-        except DecodeError:
-            log.warning("timer: no message at commitlog offset %d size %d", offset_py, size_py)
-            return None
+        self.maybe_close_marks_window()
 
     # ------------------------------------------------------------------ checkpoint / metrics
 

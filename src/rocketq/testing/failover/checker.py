@@ -56,7 +56,7 @@ class Verdict:
 def open_stopped_store(conf: dict[str, str]) -> MessageStore:
     """The store a stopped broker left, opened (and recovered) for reading."""
     config, _ = StoreConfig.from_properties(
-        {k: v for k, v in conf.items() if k in STORE_KEYS or k == "flushDiskType"},
+        {k: v for k, v in conf.items() if k in STORE_KEYS or k in ("flushDiskType", "brokerRole")},
         store_path_root_dir=conf["storePathRootDir"],
     )
     store = MessageStore(config)

@@ -1,36 +1,42 @@
-"""The load side of the fault suite: asyncio producers sending SYNC with unique keys to the
-group's master as the controller names it, a consumer pulling every queue from that master,
-and the ledger both write (key, SEND_OK offsets, broker, time; consumed positions)."""
+"""The load side of the fault suite: SYNC producers, each its own OS process
+(:mod:`.producer`) sending unique keys to one group's master and writing its ledger file; two
+consumer groups pulling every queue of every group from its master (asyncio tasks here); and
+the ledger (key, SEND_OK offsets, broker, time; consumed positions) the checker reads."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
+import os
+import signal
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rocketq.broker.controller_mode.controller_client import (
     ControllerClient,
     ControllerRequestError,
 )
 from rocketq.common.message_decoder import decode_messages
-from rocketq.common.message_id import decode_message_id
 from rocketq.errors import RemotingError
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
-from rocketq.testing.wire import pull_request, send_request
+from rocketq.testing.wire import pull_request
 
 TOPIC = "TopicFaults"
 QUEUES = 4
 SEND_TIMEOUT_S = 3.0
-RETRY_PACE_S = 0.02  # a refused or cut send is tried again after this (a retry pace)
 ROUTE_POLL_S = 0.05
+CONSUMER_GROUPS = ("FaultsConsumer0", "FaultsConsumer1")
 
 
 @dataclass(frozen=True, slots=True)
 class Ack:
-    """One SEND_OK: the key, where the broker said it stored it, who said so and when."""
+    """One SEND_OK: the key, where the broker said it stored it, who said so and when
+    (``time.monotonic()``: one clock for every process of the machine)."""
 
+    group: str  # the brokerName the producer sends to
     producer: int
     seq: int  # the key is body_of(producer, seq): the ledger keeps no bodies
     queue_id: int
@@ -40,6 +46,15 @@ class Ack:
     sent_at: float
     at: float
 
+    def line(self) -> str:
+        """The ledger file's line for this ack (space-separated, no spaces inside fields)."""
+        return " ".join(str(getattr(self, name)) for name in self.__slots__)
+
+    @classmethod
+    def parse(cls, line: str) -> Ack:
+        g, p, s, q, qo, phy, b, sent, at = line.split()
+        return cls(g, int(p), int(s), int(q), int(qo), int(phy), b, float(sent), float(at))
+
 
 def body_of(producer: int, seq: int) -> bytes:
     """The unique key and body of a producer's ``seq``-th message."""
@@ -48,6 +63,8 @@ def body_of(producer: int, seq: int) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Consumed:
+    group: str  # the brokerName it was pulled from
+    consumer_group: str
     queue_id: int
     queue_offset: int
     body: bytes
@@ -57,9 +74,24 @@ class Consumed:
 class Ledger:
     acks: list[Ack] = field(default_factory=list)
     consumed: list[Consumed] = field(default_factory=list)
-    failed_sends: int = 0
+    failed: list[tuple[int, float]] = field(default_factory=list)  # (producer, when)
     #: set on every SEND_OK (a waiter clears it, then checks the acks)
     new_ack: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def of_group(self, group: str) -> Ledger:
+        return Ledger(
+            acks=[a for a in self.acks if a.group == group],
+            consumed=[c for c in self.consumed if c.group == group],
+        )
+
+
+def read_ledgers(paths: Iterable[Path]) -> list[Ack]:
+    """The acks the producer processes wrote to their ledger files."""
+    acks = []
+    for path in paths:
+        if path.exists():
+            acks += [Ack.parse(line) for line in path.read_text().splitlines() if line]
+    return acks
 
 
 class Route:
@@ -71,7 +103,6 @@ class Route:
         self.broker_name = broker_name
         self.master = ""
         self.epoch = 0
-        self.changed = asyncio.Event()
 
     async def poll(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -80,33 +111,106 @@ class Route:
             except (ControllerRequestError, OSError, TimeoutError):
                 self.ctl.leader_addr = ""  # the leader may be gone: ask the group again
             else:
-                if view.master_epoch != self.epoch or view.master_address != self.master:
-                    self.master, self.epoch = view.master_address or "", view.master_epoch
-                    self.changed.set()
-                    self.changed = asyncio.Event()
+                self.master, self.epoch = view.master_address or "", view.master_epoch
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), ROUTE_POLL_S)
 
 
-class Load:
-    """``producers`` SYNC producers and one consumer until :meth:`stop`; each producer waits
-    ``pace_s`` between its sends (0: as fast as the group answers)."""
+class ProducerProcess:
+    """One :mod:`.producer` process; its SEND_OK lines reach the ledger as they come."""
 
-    def __init__(self, route: Route, ledger: Ledger, producers: int, pace_s: float = 0) -> None:
-        self.route = route
-        self.pace_s = pace_s
+    def __init__(self, n: int, group: str, ledger_path: Path, argv: list[str]) -> None:
+        self.n = n
+        self.group = group
+        self.ledger_path = ledger_path
+        self.argv = argv
+        self.proc: asyncio.subprocess.Process | None = None
+        self.reader: asyncio.Task[None] | None = None
+
+    async def start(self, ledger: Ledger) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "rocketq.testing.failover.producer",
+            *self.argv,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.reader = asyncio.create_task(self._read(ledger))
+
+    async def _read(self, ledger: Ledger) -> None:
+        assert self.proc is not None
+        assert self.proc.stdout is not None
+        async for raw in self.proc.stdout:
+            line = raw.decode().strip()
+            if line.startswith("A "):
+                ledger.acks.append(Ack.parse(line[2:]))
+                ledger.new_ack.set()
+            elif line.startswith("F "):
+                ledger.failed.append((self.n, float(line.split()[1])))
+
+    async def stop(self) -> None:
+        """SIGTERM (the producer finishes its send in flight), then SIGKILL after 10 s."""
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+        if self.reader is not None:
+            await asyncio.wait_for(self.reader, 10)
+
+
+class Load:
+    """``producers`` producer processes (split over the groups) and the consumer groups, until
+    :meth:`stop`; each producer waits ``pace_s`` between its sends (0: as fast as it can)."""
+
+    def __init__(
+        self,
+        routes: dict[str, Route],
+        ledger: Ledger,
+        producers: int,
+        pace_s: float,
+        producer_argv: list[str],
+        work_dir: Path,
+    ) -> None:
+        self.routes = routes
         self.ledger = ledger
-        self.producers = producers
         self.client = RemotingClient()
+        groups = list(routes)
+        self.producers = [
+            ProducerProcess(
+                n,
+                groups[n % len(groups)],
+                work_dir / f"ledger-p{n}.txt",
+                [
+                    *producer_argv,
+                    *("--group", groups[n % len(groups)], "--id", str(n)),
+                    *("--pace", str(pace_s), "--ledger", str(work_dir / f"ledger-p{n}.txt")),
+                ],
+            )
+            for n in range(producers)
+        ]
         self._stop = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
-    def start(self) -> None:
-        self._tasks = [asyncio.create_task(self.route.poll(self._stop))]
-        self._tasks += [asyncio.create_task(self._produce(n)) for n in range(self.producers)]
-        self._tasks.append(asyncio.create_task(self._consume()))
+    def producers_of(self, group: str) -> list[int]:
+        return [p.n for p in self.producers if p.group == group]
+
+    async def start(self) -> None:
+        self._tasks = [asyncio.create_task(r.poll(self._stop)) for r in self.routes.values()]
+        self._tasks += [
+            asyncio.create_task(self._consume(group, cg))
+            for group in self.routes
+            for cg in CONSUMER_GROUPS
+        ]
+        await asyncio.gather(*(p.start(self.ledger) for p in self.producers))
 
     async def stop(self) -> None:
+        await asyncio.gather(*(p.stop() for p in self.producers), return_exceptions=True)
         self._stop.set()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.gather(*self._tasks, return_exceptions=True), 30)
@@ -114,61 +218,26 @@ class Load:
             task.cancel()
         await self.client.shutdown()
 
-    async def _produce(self, n: int) -> None:
-        seq = 0
-        while not self._stop.is_set():
-            seq += 1
-            while not self._stop.is_set():  # the same key until acknowledged (duplicates count)
-                if await self._send(n, seq):
-                    break
-                self.ledger.failed_sends += 1
-                await asyncio.sleep(RETRY_PACE_S)
-            if self.pace_s:
-                await asyncio.sleep(self.pace_s)  # the load's own rate, not synchronization
+    def ledger_paths(self) -> list[Path]:
+        return [p.ledger_path for p in self.producers]
 
-    async def _send(self, n: int, seq: int) -> bool:
-        addr = self.route.master
-        if not addr:
-            return False
-        sent_at = time.monotonic()
-        try:
-            request = send_request(TOPIC, body_of(n, seq), queue_id=seq % QUEUES)
-            response = await self.client.invoke(addr, request, SEND_TIMEOUT_S)
-        except (OSError, RemotingError):
-            return False
-        if response.code != ResponseCode.SUCCESS:
-            return False
-        fields = response.ext_fields
-        phy = decode_message_id(fields["msgId"])[1]
-        ack = Ack(
-            n,
-            seq,
-            int(fields["queueId"]),
-            int(fields["queueOffset"]),
-            phy,
-            addr,
-            sent_at,
-            time.monotonic(),
-        )
-        self.ledger.acks.append(ack)
-        self.ledger.new_ack.set()
-        return True
-
-    async def _consume(self) -> None:
+    async def _consume(self, group: str, consumer_group: str) -> None:
         offsets = dict.fromkeys(range(QUEUES), 0)
         while not self._stop.is_set():
             pulled = 0
             for queue_id in range(QUEUES):
-                pulled += await self._pull(queue_id, offsets)
+                pulled += await self._pull(group, consumer_group, queue_id, offsets)
             if not pulled:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), 0.1)
 
-    async def _pull(self, queue_id: int, offsets: dict[int, int]) -> int:
-        addr = self.route.master
+    async def _pull(
+        self, group: str, consumer_group: str, queue_id: int, offsets: dict[int, int]
+    ) -> int:
+        addr = self.routes[group].master
         if not addr:
             return 0
-        request = pull_request("FaultsConsumer", TOPIC, queue_id, offsets[queue_id], suspend_ms=0)
+        request = pull_request(consumer_group, TOPIC, queue_id, offsets[queue_id], suspend_ms=0)
         try:
             response = await self.client.invoke(addr, request, SEND_TIMEOUT_S)
         except (OSError, RemotingError):
@@ -177,6 +246,8 @@ class Load:
             return 0
         msgs = decode_messages(response.body)
         for msg in msgs:
-            self.ledger.consumed.append(Consumed(queue_id, msg.queue_offset, bytes(msg.body)))
+            self.ledger.consumed.append(
+                Consumed(group, consumer_group, queue_id, msg.queue_offset, bytes(msg.body))
+            )
         offsets[queue_id] = int(response.ext_fields["nextBeginOffset"])
         return len(msgs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rocketq.testing.broker_process import CliProcess, free_port
+from rocketq.testing.failover.partition import ControllerLinks
 
 BOOT_MARK = "The Controller boot success"
 
@@ -28,6 +29,10 @@ class NamesrvProcess(CliProcess):
         return f"127.0.0.1:{self.port}"
 
     @property
+    def peer_id(self) -> str:
+        return self.props["controllerDLegerSelfId"]
+
+    @property
     def controller_addr(self) -> str:
         peers = dict(p.split("-", 1) for p in self.props["controllerDLegerPeers"].split(";"))
         return peers[self.props["controllerDLegerSelfId"]]
@@ -40,22 +45,26 @@ class NamesrvProcess(CliProcess):
         self._launch(argv, "name server", timeout_s)
 
 
-def nameserver_group(root: Path, size: int = 3) -> list[NamesrvProcess]:
-    """``size`` name servers whose embedded controllers form one Raft group."""
-    controller_ports = [free_port() for _ in range(size)]
-    peers = ";".join(f"n{i}-127.0.0.1:{p}" for i, p in enumerate(controller_ports))
+def nameserver_group(
+    root: Path, size: int = 3, scan_ms: int = 200
+) -> tuple[list[NamesrvProcess], ControllerLinks]:
+    """``size`` name servers whose embedded controllers form one Raft group, each reaching the
+    others through the proxies of the returned :class:`ControllerLinks` (which also makes the
+    brokers' links); ``scan_ms`` is ``scanNotActiveBrokerInterval``."""
+    controllers = {f"n{i}": f"127.0.0.1:{free_port()}" for i in range(size)}
+    links = ControllerLinks(controllers)
     group = []
     for i in range(size):
         work = root / f"ns{i}"
         props = {
             "enableControllerInNamesrv": "true",
             "controllerDLegerGroup": "group1",
-            "controllerDLegerPeers": peers,
+            "controllerDLegerPeers": links.peers_of(f"n{i}"),
             "controllerDLegerSelfId": f"n{i}",
             "controllerStorePath": str(work / "controller"),
             "configStorePath": str(work / "controller.properties"),
-            "scanNotActiveBrokerInterval": "200",
-            "scanInactiveMasterInterval": "200",
+            "scanNotActiveBrokerInterval": str(scan_ms),
+            "scanInactiveMasterInterval": str(scan_ms),
         }
         group.append(NamesrvProcess(work, free_port(), props))
-    return group
+    return group, links

@@ -1,0 +1,139 @@
+/*
+ * rocketq._native._remoting: the request frames of one socket read in one call (issue 22).
+ *
+ * split_frames is the compiled twin of rocketq/remoting/codec.py's FrameDecoder.feed plus
+ * decode_frame_body (RocketMQ's NettyDecoder and RemotingCommand.decode): it walks the
+ * complete frames of a buffer and decodes each header (JSON or ROCKETMQ, header.c) into a
+ * RemotingCommand. A frame whose header it does not handle comes back as its bytes after the
+ * length field, for the Python decoder, which stays the reference (and words every header
+ * error). A bad length field (below 4, over the limit) stops the walk: the frames before it
+ * are returned with the error, the caller answers them and closes the connection.
+ *
+ * Every length is checked against the buffer before it is read; the frame length is read as
+ * a signed int32 and compared in 64 bits, so no sum overflows.
+ */
+#include "remoting.h"
+
+static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "split_frames(buffer, max_frame_size)");
+        return NULL;
+    }
+    if (TYPES.command_cls == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "split_frames before configure");
+        return NULL;
+    }
+    long long max_frame = PyLong_AsLongLong(args[1]);
+    if (max_frame == -1 && PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *b = view.buf;
+    Py_ssize_t end = view.len, pos = 0;
+    PyObject *items = PyList_New(0), *error = NULL;
+    if (items == NULL) goto fail;
+    while (end - pos >= 4) {
+        int64_t length = rm_i32(b + pos);
+        if (length < 4) {
+            error = PyUnicode_FromFormat("frame length %lld is below 4", (long long)length);
+            if (error == NULL) goto fail;
+            break;
+        }
+        if (length + 4 > max_frame) {
+            error = PyUnicode_FromFormat("frame of %lld bytes exceeds the limit %lld",
+                                         (long long)(length + 4), max_frame);
+            if (error == NULL) goto fail;
+            break;
+        }
+        if (end - pos - 4 < length) break;
+        const unsigned char *frame = b + pos + 4; /* W, header, body: length bytes */
+        uint32_t word = rm_u32(frame);
+        Py_ssize_t header_length = (Py_ssize_t)(word & HEADER_LENGTH_MASK);
+        unsigned type = word >> 24;
+        PyObject *item = NULL;
+        int rc = HD_FALLBACK;
+        if (header_length <= length - 4 && type <= SERIALIZE_ROCKETMQ) {
+            const unsigned char *header = frame + 4;
+            PyObject *body = PyBytes_FromStringAndSize(
+                (const char *)header + header_length, (Py_ssize_t)length - 4 - header_length);
+            if (body == NULL) goto fail;
+            rc = type == SERIALIZE_JSON ? decode_json_header(header, header_length, body, &item)
+                                        : decode_binary_header(header, header_length, body, &item);
+            Py_DECREF(body);
+            if (rc == HD_ERROR) goto fail;
+        }
+        if (rc == HD_FALLBACK) {
+            item = PyBytes_FromStringAndSize((const char *)frame, (Py_ssize_t)length);
+            if (item == NULL) goto fail;
+        }
+        int appended = PyList_Append(items, item);
+        Py_DECREF(item);
+        if (appended < 0) goto fail;
+        pos += 4 + (Py_ssize_t)length;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(NnN)", items, pos, error != NULL ? error : Py_NewRef(Py_None));
+fail:
+    PyBuffer_Release(&view);
+    Py_XDECREF(items);
+    Py_XDECREF(error);
+    return NULL;
+}
+
+/* configure(command_cls, language_members, other, serialize_json, serialize_rocketmq):
+ * language_members is LanguageCode's members in byte order (its __members__ give the names) */
+static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "configure(command_cls, languages: list, other, json, rocketmq)");
+        return NULL;
+    }
+    PyObject *languages = args[1];
+    if (PyList_GET_SIZE(languages) < LANGUAGE_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "configure: fewer languages than LanguageCode has");
+        return NULL;
+    }
+    PyObject *by_name = PyDict_New();
+    if (by_name == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(languages); i++) {
+        PyObject *member = PyList_GET_ITEM(languages, i);
+        PyObject *name = PyObject_GetAttrString(member, "name");
+        if (name == NULL || PyDict_SetItem(by_name, name, member) < 0) {
+            Py_XDECREF(name);
+            Py_DECREF(by_name);
+            return NULL;
+        }
+        if (i < LANGUAGE_COUNT) {
+            Py_XSETREF(TYPES.language_by_byte[i], Py_NewRef(member));
+            Py_XSETREF(TYPES.language_names[i], Py_NewRef(name));
+        }
+        Py_DECREF(name);
+    }
+    Py_XSETREF(TYPES.language_by_name, by_name);
+    Py_XSETREF(TYPES.command_cls, Py_NewRef(args[0]));
+    Py_XSETREF(TYPES.language_other, Py_NewRef(args[2]));
+    Py_XSETREF(TYPES.serialize_json, Py_NewRef(args[3]));
+    Py_XSETREF(TYPES.serialize_rocketmq, Py_NewRef(args[4]));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"split_frames", (PyCFunction)(void (*)(void))split_frames, METH_FASTCALL,
+     "The complete frames of a buffer: (commands or frame bytes, bytes consumed, error)."},
+    {"header_from_fields", (PyCFunction)(void (*)(void))header_from_fields, METH_FASTCALL,
+     "A header dataclass from extFields by its field table; None where Python must read it."},
+    {"encode_json_head", (PyCFunction)encode_json_head, METH_O,
+     "The frame head of a JSON command (codec.encode_head); None where Python must write it."},
+    {"send_reply_heads", (PyCFunction)(void (*)(void))send_reply_heads, METH_FASTCALL,
+     "The frame heads of the replies to a burst of stored sends, back to back; or None."},
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
+     "Give the module RemotingCommand, LanguageCode's members and the SerializeTypes."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "rocketq._native._remoting",
+    "Request frames in C; rocketq.remoting.native_frames selects them.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__remoting(void) { return PyModule_Create(&module); }

@@ -1,0 +1,15 @@
+"""Stub of the C module ``rocketq._native._remoting`` (``_remoting.c`` and ``header.c``)."""
+
+from typing import Any
+
+from _typeshed import ReadableBuffer
+
+def configure(
+    command_cls: type[Any], languages: list[Any], other: Any, json: Any, rocketmq: Any, /
+) -> None: ...
+def split_frames(
+    buffer: ReadableBuffer, max_frame_size: int, /
+) -> tuple[list[Any], int, str | None]: ...
+def send_reply_heads(
+    pieces: tuple[bytes, ...], items: list[tuple[int, str, int, int]], /
+) -> bytes | None: ...

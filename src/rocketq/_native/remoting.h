@@ -1,0 +1,62 @@
+/*
+ * remoting.h: what the parts of rocketq._native._remoting share (see _remoting.c).
+ *
+ * The frame layout is rocketq/remoting/codec.py's (RocketMQ's RemotingCommand.encode and
+ * RocketMQSerializable): a 4-byte length, a 4-byte word (serialize type << 24 | header
+ * length), the header, the body. Everything here is internal to the extension: the build
+ * hides every symbol but PyInit__remoting (-fvisibility=hidden in setup.py).
+ */
+#ifndef ROCKETQ_NATIVE_REMOTING_H
+#define ROCKETQ_NATIVE_REMOTING_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SERIALIZE_JSON 0
+#define SERIALIZE_ROCKETMQ 1
+#define HEADER_LENGTH_MASK 0xFFFFFFu
+#define BINARY_HEADER_SIZE 13
+#define LANGUAGE_COUNT 14 /* LanguageCode JAVA (0) .. NODE_JS (13); others are OTHER */
+
+/* header decode outcomes */
+#define HD_OK 0       /* *out is a new RemotingCommand */
+#define HD_FALLBACK 1 /* not handled here: the Python decoder decides (and words any error) */
+#define HD_ERROR -1   /* a Python exception is set (memory) */
+
+static inline uint32_t rm_u32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+static inline int32_t rm_i32(const unsigned char *p) { return (int32_t)rm_u32(p); }
+static inline int16_t rm_i16(const unsigned char *p) {
+    return (int16_t)(uint16_t)((uint16_t)p[0] << 8 | (uint16_t)p[1]);
+}
+
+/* what configure() hands the module: the classes the decoders build */
+typedef struct {
+    PyObject *command_cls;        /* RemotingCommand */
+    PyObject *language_by_name;   /* dict: LanguageCode name -> member */
+    PyObject *language_by_byte[LANGUAGE_COUNT];
+    PyObject *language_names[LANGUAGE_COUNT]; /* their names, for the JSON encoder */
+    PyObject *language_other;     /* LanguageCode.OTHER */
+    PyObject *serialize_json;     /* SerializeType.JSON */
+    PyObject *serialize_rocketmq; /* SerializeType.ROCKETMQ */
+} Types;
+
+extern Types TYPES;
+
+/* header.c: one header (JSON or ROCKETMQ) plus its body into a RemotingCommand */
+int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out);
+int decode_binary_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out);
+
+/* custom_header.c: a typed header from extFields by a table custom_header.py builds */
+PyObject *header_from_fields(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* command_encode.c: a JSON command's frame head (the reply path) */
+PyObject *encode_json_head(PyObject *self, PyObject *cmd);
+
+/* send_reply.c: the reply heads of a burst of stored sends */
+PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+#endif

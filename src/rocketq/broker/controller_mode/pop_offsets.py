@@ -1,0 +1,105 @@
+"""A new master's pop offsets cover every pop the old master answered (beyond RocketMQ 5,
+whose new master serves again, acknowledged or not, whatever was popped since its last 10 s
+metadata sync).
+
+Theory of operation. A pop's check point (ck) is put, and in controller mode replicated to
+the in-sync set, before the pop commits its consume offset and answers
+(``PopMessageProcessor``, our ``broker/pop/pop_reader.py``). The offset itself reaches a slave
+by the metadata poll (every 0.5 s), so a new master may hold an offset from before the last
+pops. Before it unfences, it reads the cks stored since its last offset sync (less a margin
+for the clocks): in the wheel topic (a ck due later goes through the timer) and in the revive
+topic's queues (a ck already due is put there at once), and commits for each (group, topic,
+queue) at least the end of what each ck popped. Committing higher is always sound: the old
+master had committed at least that when it answered the pop. FIFO pops write no ck; their
+offsets move at ack time and follow by the poll.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from rocketq.broker.offsets import ConsumerOffsetManager
+from rocketq.broker.pop.records import CK_TAG, PopCheckPoint, loads_record, revive_topic
+from rocketq.common import message_const as mc
+from rocketq.common.message import MessageExt
+from rocketq.common.message_decoder import decode_message
+from rocketq.errors import RocketQError
+from rocketq.store.message_store import MessageStore
+from rocketq.store.timer.timer_hook import TIMER_TOPIC
+
+log = logging.getLogger(__name__)
+
+#: the clocks of the old and the new master may differ by this much
+CLOCK_MARGIN_MS = 2_000
+#: without a sync since start, the window read back (a broker restarted, then promoted)
+UNSYNCED_WINDOW_MS = 600_000
+READ_BATCH = 64
+SCAN_GROUP = "CID_RMQ_SYS_POP_OFFSETS"
+POP_LOCAL_HOST = "127.0.0.1"
+
+
+def advance_pop_offsets(
+    store: MessageStore,
+    offsets: ConsumerOffsetManager,
+    cluster_name: str,
+    revive_queue_num: int,
+    since_ms: int,
+) -> int:
+    """Commit each (group, topic, queue)'s offset up to the end of the cks stored since
+    ``since_ms``; how many offsets moved."""
+    store.wait_for_dispatch()
+    revive = revive_topic(cluster_name)
+    ends: dict[tuple[str, str, int], int] = {}
+    queues = [(TIMER_TOPIC, 0), *((revive, q) for q in range(revive_queue_num))]
+    for topic, queue_id in queues:
+        for msg in _messages_since(store, topic, queue_id, since_ms):
+            ck = _check_point(msg, revive)
+            if ck is not None:
+                key = (ck.cid, ck.topic, ck.queue_id)
+                ends[key] = max(ends.get(key, -1), end_of(ck))
+    moved = 0
+    for (group, topic, queue_id), end in sorted(ends.items()):
+        if offsets.query_offset(group, topic, queue_id) < end:
+            offsets.commit_offset(POP_LOCAL_HOST, group, topic, queue_id, end)
+            moved += 1
+    if moved:
+        log.info("pop offsets of %d queues advanced past the old master's last pops", moved)
+    return moved
+
+
+def end_of(ck: PopCheckPoint) -> int:
+    """The queue offset after the last message the ck popped."""
+    diffs = ck.queue_offset_diff
+    return ck.start_offset + (max(diffs) + 1 if diffs else ck.num)
+
+
+def _check_point(msg: MessageExt, revive: str) -> PopCheckPoint | None:
+    props = msg.properties
+    if props.get(mc.PROPERTY_TAGS) != CK_TAG:
+        return None
+    if props.get(mc.PROPERTY_REAL_TOPIC, msg.topic) != revive:
+        return None
+    try:
+        record = loads_record(CK_TAG, bytes(msg.body))
+    except (RocketQError, ValueError, KeyError, TypeError):
+        log.warning("an unreadable ck record at commitlog offset %d", msg.commitlog_offset)
+        return None
+    return record if isinstance(record, PopCheckPoint) else None
+
+
+def _messages_since(
+    store: MessageStore, topic: str, queue_id: int, since_ms: int
+) -> Iterator[MessageExt]:
+    if store.find_consume_queue(topic, queue_id, create=False) is None:
+        return
+    offset = store.get_offset_in_queue_by_time(topic, queue_id, since_ms)
+    while True:
+        result = store.get_message(SCAN_GROUP, topic, queue_id, offset, READ_BATCH)
+        if not result.message_buffers:
+            return
+        for data in result.message_buffers:
+            yield decode_message(data, check_crc=False)
+        if result.next_begin_offset <= offset:
+            return
+        offset = result.next_begin_offset

@@ -1,0 +1,70 @@
+"""The switch between the compiled request frames and the pure-Python ones (issue 22).
+
+``FRAMES`` is the C module ``rocketq._native._remoting`` (built by ``setup.py``) or None: None
+when the extension is missing or the environment says ``ROCKETQ_NATIVE=0`` (the same switch
+as the record paths, ``rocketq.common.native_record``). ``FrameDecoder`` (codec.py) reads it on
+every read and ``CommandCustomHeader`` (custom_header.py) its header reader on every header,
+so :func:`use` (the tests run both paths) switches every connection at once.
+The pure-Python decoder is the reference: the C splitter hands back, as bytes, every frame
+whose header it does not handle, and the Python decoder decodes it or words its error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Protocol
+
+from rocketq.common.native_record import ENV_SWITCH
+from rocketq.remoting.protocol import custom_header
+from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
+
+log = logging.getLogger(__name__)
+
+
+class FramePaths(Protocol):
+    """What codec.py uses of ``rocketq._native._remoting`` (its stub has the details)."""
+
+    def encode_json_head(self, cmd: RemotingCommand, /) -> bytes | None: ...
+    def send_reply_heads(
+        self,
+        pieces: tuple[bytes, ...],
+        items: list[tuple[int, str, int, int]],
+        /,
+    ) -> bytes | None: ...
+    def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...
+    def split_frames(
+        self, buffer: bytes | bytearray | memoryview, max_frame_size: int, /
+    ) -> tuple[list[RemotingCommand | bytes], int, str | None]: ...
+
+
+COMPILED: FramePaths | None
+try:
+    from rocketq._native import _remoting as _compiled
+except ImportError as exc:  # pragma: no cover - a source tree without the built extension
+    log.debug("rocketq._native._remoting not built (%s): pure-Python frames", exc)
+    COMPILED = None
+else:
+    _compiled.configure(
+        RemotingCommand,
+        sorted(LanguageCode, key=int),
+        LanguageCode.OTHER,
+        SerializeType.JSON,
+        SerializeType.ROCKETMQ,
+    )
+    COMPILED = _compiled  # type: ignore[assignment]
+
+FRAMES: FramePaths | None = None
+
+
+def use(native: bool) -> bool:
+    """Select the C frames and header reader (when built) or the pure-Python ones; True when
+    C is now in use."""
+    global FRAMES
+    FRAMES = COMPILED if native else None
+    custom_header.NATIVE = FRAMES.header_from_fields if FRAMES is not None else None
+    return FRAMES is not None
+
+
+use(os.environ.get(ENV_SWITCH, "1") != "0")
