@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rocketq.common import message_const as mc
 from rocketq.common import message_decoder, native_record
 from rocketq.common.message import MessageExt
 from rocketq.remoting import native_frames
@@ -170,7 +171,13 @@ def record_seeds(rng: random.Random, count: int) -> list[bytes]:
     out = []
     for i in range(count):
         msg = MessageExt(topic=f"T{i}", body=rng.randbytes(rng.randrange(64)), queue_id=i % 4)
-        msg.properties.update({"KEYS": f"k{i}", "TAGS": "t", "UNIQ_KEY": f"u{i}"})
+        msg.properties.update(
+            {
+                mc.PROPERTY_KEYS: f"k{i}",
+                mc.PROPERTY_TAGS: "t",
+                mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: f"u{i}",
+            }
+        )
         msg.born_host = msg.store_host = ("127.0.0.1", 10911)
         out.append(bytes(message_decoder.encode_message(msg)))
     return out
