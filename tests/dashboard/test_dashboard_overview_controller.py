@@ -44,7 +44,12 @@ async def test_the_overview_shows_each_brokers_epoch_and_in_sync_state(
             async with run_dashboard(ns.addr) as base:
                 table = p.locator("#brokers")
                 async with asyncio.timeout(30):  # until both have registered their new roles
-                    while await table.locator("td.insync", has_text="yes").count() != 2:
+                    # and the slave has its epoch (it learns the list in the HA handshake,
+                    # a moment after the controller counts it in sync)
+                    while (
+                        await table.locator("td.insync", has_text="yes").count() != 2
+                        or await table.locator("td.epoch", has_text=re.compile(r"^0$")).count()
+                    ):
                         await p.goto(f"{base}/overview")
                 await playwright_api.expect(table.locator("th")).to_contain_text(
                     ["Epoch", "In sync"]
