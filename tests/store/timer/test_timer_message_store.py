@@ -289,3 +289,19 @@ def put_copy(store: MessageStore, key: str) -> None:
         mc.PROPERTY_TIMER_DEQUEUE_MS: str(store.now_ms()),
     }
     assert store.put_message(new_msg(TOPIC, 0, key.encode(), props)).is_ok
+
+
+def test_a_zeroed_checkpoint_over_an_empty_log_starts_reading_now(tmp_path: Path) -> None:
+    """A slave killed before its first promotion leaves ``timercheck`` created but never
+    written: promoted later, its timer reads from now, not a lap of empty slots back (a walk
+    that delayed every pending timer by seconds)."""
+    TimerCheckpoint(timer_check_path(str(tmp_path))).shutdown()  # the file, all zeros
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        assert timer(store).curr_read_time_ms >= T0 - PRECISION
+        put_timer(store, "soon", T0 + 300)
+        assert enqueued(store, 1)
+        assert [k for k, _ in advance(store, clock, T0 + 400, 1)] == ["soon"]
+    finally:
+        store.shutdown()

@@ -145,8 +145,12 @@ class TimerMessageStore:
         self.curr_queue_offset = offset
         now = self.message_store.now_ms()
         floor_read = self._format(now) - (self.slots_total - TIMER_BLANK_SLOTS) * self.precision_ms
-        # a new timer starts reading now (Java starts a lap back and walks ~604,800 slots)
-        first_read = cp.last_read_time_ms if cp.existed else self._format(now)
+        # a new timer starts reading now (Java starts a lap back and walks ~604,800 slots); so
+        # does one whose checkpoint was never written and whose log is empty (a slave killed
+        # before its first promotion leaves a zeroed file: a lap's walk delayed the new
+        # master's timers by 8-36 s)
+        never_ran = cp.last_read_time_ms == 0 and process_offset == 0
+        first_read = cp.last_read_time_ms if cp.existed and not never_ran else self._format(now)
         self.curr_read_time_ms = max(first_read, floor_read)
         min_first = process_offset
         if self.timer_wheel.existed and last_file is not None:  # a new wheel holds nothing
