@@ -147,8 +147,8 @@ class TimerMessageStore:
         floor_read = self._format(now) - (self.slots_total - TIMER_BLANK_SLOTS) * self.precision_ms
         # a new timer starts reading now (Java starts a lap back and walks ~604,800 slots); so
         # does one whose checkpoint was never written and whose log is empty (a slave killed
-        # before its first promotion leaves a zeroed file: a lap's walk delayed the new
-        # master's timers by 8-36 s)
+        # before its first promotion leaves a zeroed file: a lap's walk of ~604,740 empty
+        # slots delayed the new master's pending timers by seconds)
         never_ran = cp.last_read_time_ms == 0 and process_offset == 0
         first_read = cp.last_read_time_ms if cp.existed and not never_ran else self._format(now)
         self.curr_read_time_ms = max(first_read, floor_read)
