@@ -145,8 +145,6 @@ class MessageStore(MessageWriter, MessageReader):
         self._running = True
         if self.timer_message_store is not None and self.config.broker_role is not BrokerRole.SLAVE:
             self.timer_message_store.start()  # a slave keeps the files its master replicates
-        elif self.timer_message_store is not None:
-            self._timer_stale = True  # a rejoin may truncate under it: reload to promote
 
     def start_ha(self) -> int:
         """Start replication (listen on ha_listen_port; a slave connects to its master).
