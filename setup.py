@@ -37,7 +37,7 @@ setup(
             "rocketq._native._remoting",
             sources=[
                 f"src/rocketq/_native/{part}.c"
-                for part in ("_remoting", "header", "custom_header", "command_encode")
+                for part in ("_remoting", "header", "custom_header", "command_encode", "send_reply")
             ],
             depends=["src/rocketq/_native/remoting.h"],
             extra_compile_args=COMPILE_ARGS,

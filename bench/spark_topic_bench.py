@@ -17,7 +17,9 @@ in one subprocess so they do not share a GIL with the Spark driver. Rows:
 * the sink: a DataFrame written to a topic (``write.format("rocketq")``) in rows/s, against
   the client's own batch send of the same rows from one thread.
 
-Prints one JSON line per row, then a table for BENCHMARKS.md. Bounded: fixed row counts and a
+Prints one JSON line per measurement, with ``--json`` one JSON object per table row
+(``row``, ``rocketq``, ``reference``, ``unit``, the latency percentiles), then a table for
+BENCHMARKS.md. Bounded: fixed row counts and a
 fixed streaming duration; every process started here is stopped by pid.
 """
 
@@ -250,6 +252,9 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--only", default="read,latency,sink", help="rows to run, comma-separated")
+    parser.add_argument(
+        "--json", action="store_true", help="also print one JSON object per row (issue 23)"
+    )
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -285,6 +290,55 @@ def main() -> None:
                 server.wait(30)
     for result in results:
         print(json.dumps(result))
+    rows = [row for result in results for row in table_rows(result)]
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    print("| row | rocketq | reference | unit |")
+    print("|---|---|---|---|")
+    for row in rows:
+        reference = "" if row["reference"] is None else f"{row['reference']:,}"
+        print(f"| {row['row']} | {row['rocketq']:,} | {reference} | {row['unit']} |")
+
+
+def table_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """BENCHMARKS.md's rows of one result: ``row``, ``rocketq``, ``reference``, ``unit``
+    (and the percentiles for latency)."""
+    if result["row"].startswith("topic batch read"):
+        return [
+            {
+                "row": "topic batch read through the brokers (vs Spark's JSON source)",
+                "rocketq": result["rocketq_rows_per_s"],
+                "reference": result["json_rows_per_s"],
+                "unit": "rows/s",
+            }
+        ]
+    if result["row"].startswith("streaming"):
+        return [
+            {
+                "row": f"streaming end-to-end latency at {result['rate_per_s']} msg/s",
+                "rocketq": result["median_ms"],
+                "reference": None,
+                "unit": "ms (median)",
+                "median_ms": result["median_ms"],
+                "p99_ms": result["p99_ms"],
+                "max_ms": result["max_ms"],
+            }
+        ]
+    return [
+        {
+            "row": "sink, at least once (vs our client's batch send)",
+            "rocketq": result["rocketq_sink_rows_per_s"],
+            "reference": result["client_batch_send_rows_per_s"],
+            "unit": "rows/s",
+        },
+        {
+            "row": "sink, exactly once (vs at least once)",
+            "rocketq": result["exactly_once_rows_per_s"],
+            "reference": result["rocketq_sink_rows_per_s"],
+            "unit": "rows/s",
+        },
+    ]
 
 
 if __name__ == "__main__":

@@ -73,6 +73,7 @@ def test_topics_json_reads_a_4x_file_and_round_trips(tmp_path: Path) -> None:
     assert "TBW102" in m.topic_config_table
     assert m.data_version.counter == 3
     m.update_topic_config(TopicConfig(topic_name="Other", read_queue_nums=2, write_queue_nums=2))
+    m.persist()  # the journal compacted into topics.json, as at shutdown
     written = fastjson.loads((tmp_path / "config" / "topics.json").read_text())
     assert written["dataVersion"]["counter"] == 4
     assert written["topicConfigTable"]["Other"]["readQueueNums"] == 2

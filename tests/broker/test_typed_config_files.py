@@ -82,6 +82,7 @@ def test_a_typed_topic_is_written_to_topics_json_as_rocketmq_5_writes_it(tmp_pat
         tc, parse_to_map("+message.type=FIFO,+reserve.time=72")
     )
     assert stored.topic_message_type is TopicMessageType.FIFO
+    m.persist()  # the journal compacted into topics.json, as at shutdown
     assert FIFO_TOPIC_ENTRY in (tmp_path / "config" / "topics.json").read_text()
 
 
@@ -95,6 +96,7 @@ def test_topics_json_of_rocketmq_5_loads_with_its_attributes_and_writes_back(
     orders = m.topic_config_table["Orders"]
     assert orders.attributes == {"message.type": "FIFO", "reserve.time": "72"}
     m.update_topic_config_by_request(orders, parse_to_map("+message.type=DELAY"))
+    m.persist()
     text = (tmp_path / "config" / "topics.json").read_text()
     assert FIFO_TOPIC_ENTRY.replace('"FIFO"', '"DELAY"') in text
     again = topics(tmp_path)
@@ -108,6 +110,7 @@ def test_an_untyped_topic_keeps_rocketmq_4s_entry_and_an_update_keeps_the_attrib
     m = topics(tmp_path)
     plain = TopicConfig(topic_name="Plain", read_queue_nums=2, write_queue_nums=2)
     m.update_topic_config_by_request(plain, {})
+    m.persist()
     assert '"attributes"' not in (tmp_path / "config" / "topics.json").read_text()
     m.update_topic_config_by_request(plain, parse_to_map("+message.type=TRANSACTION"))
     wider = TopicConfig(topic_name="Plain", read_queue_nums=8, write_queue_nums=8)

@@ -129,7 +129,9 @@ async def test_send_latency_commands_time_real_sends(cluster: Cluster) -> None:
     table = ok(await run(cluster, "clusterRT", "-a", "2", "-c", "DefaultCluster")).splitlines()
     assert table[1].split()[:2] == ["DefaultCluster", "broker-a"]
     assert table[1].split()[3:5] == ["2", "0"]
-    stored = cluster.broker.message_store.get_max_offset_in_queue("broker-a", 0)
+    store = cluster.broker.message_store
+    assert await until(lambda: store.dispatch_behind_bytes() == 0, 10)  # the queue is read next
+    stored = store.get_max_offset_in_queue("broker-a", 0)
     assert stored == 3 + 1 + 2  # sendMsgStatus warms up with one more send
 
 

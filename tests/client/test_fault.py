@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rocketq.client.fault import (
     MQFaultStrategy,
+    SuspectMasters,
     TopicPublishInfo,
     compute_not_available_duration_ms,
 )
@@ -61,3 +62,16 @@ def test_when_every_broker_is_bad_one_is_still_picked() -> None:
     strategy.update_fault_item("b", 5, isolation=True)
     picked = strategy.select_one_message_queue(tp, None)
     assert picked in tp.message_queue_list
+
+
+def test_suspect_masters_name_the_address_that_failed_until_cleared() -> None:
+    suspects = SuspectMasters()
+    assert not suspects  # the hot path tests this and nothing else
+    suspects.suspect("broker-a", "127.0.0.1:1")
+    assert suspects
+    assert suspects.is_suspect("broker-a", "127.0.0.1:1")
+    assert not suspects.is_suspect("broker-a", "127.0.0.1:2")  # the route moved: a new master
+    assert not suspects.is_suspect("broker-b", "127.0.0.1:1")
+    suspects.clear("broker-a")
+    assert not suspects.is_suspect("broker-a", "127.0.0.1:1")
+    assert not suspects

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 
 import pytest
 
@@ -161,3 +162,44 @@ async def test_a_second_read_waits_for_the_next_window() -> None:
     assert await r.refresh_now("T") is False
     assert await r.refresh_next_window("T") is True
     assert fetch.calls == ["T", "T"]
+
+
+class MovingMaster:
+    """A name server whose route names a new master from its ``moves_at``-th answer on."""
+
+    def __init__(self, moves_at: int) -> None:
+        self.moves_at = moves_at
+        self.calls: list[float] = []
+        self.master = "127.0.0.1:1"
+
+    async def __call__(self, topic: str) -> bool:
+        self.calls.append(time.monotonic())
+        if len(self.calls) >= self.moves_at:
+            self.master = "127.0.0.1:2"
+        return True
+
+
+async def test_await_change_polls_at_the_windows_pace_until_the_route_names_a_new_master() -> None:
+    ns = MovingMaster(moves_at=4)
+    r = RouteRefresher(ns, min_interval_s=0.05, jitter_s=0.02, first_delay_s=0)
+    new = await r.await_change("T", lambda: ns.master, "127.0.0.1:1", 5.0)
+    assert new == "127.0.0.1:2"
+    assert len(ns.calls) == 4  # stopped at the answer that named the new master
+    gaps = [b - a for a, b in zip(ns.calls, ns.calls[1:], strict=False)]
+    assert min(gaps) >= 0.05 - 0.005  # one request per window, never a storm
+
+
+async def test_await_change_gives_up_when_its_time_is_over() -> None:
+    ns = MovingMaster(moves_at=1_000)
+    r = RouteRefresher(ns, min_interval_s=0.05, jitter_s=0.0, first_delay_s=0)
+    started = time.monotonic()
+    assert await r.await_change("T", lambda: ns.master, "127.0.0.1:1", 0.3) is None
+    assert 0.3 <= time.monotonic() - started < 2.0
+    assert 2 <= len(ns.calls) <= 8  # bounded by the window: 0.3 s / 0.05 s, plus the first
+
+
+async def test_await_change_returns_at_once_when_the_route_already_moved() -> None:
+    ns = MovingMaster(moves_at=1_000)
+    r = RouteRefresher(ns, min_interval_s=0.05, jitter_s=0.0, first_delay_s=0)
+    assert await r.await_change("T", lambda: "127.0.0.1:3", "127.0.0.1:1", 1.0) == "127.0.0.1:3"
+    assert ns.calls == []  # no request when the route it holds is already new

@@ -223,3 +223,16 @@ def test_the_demoted_master_reregisters_under_its_controller_id() -> None:
     route = rim.pickup_topic_route_data("T")
     assert route is not None
     assert route.broker_datas[0].broker_addrs == {0: "127.0.0.1:20911", 2: "127.0.0.1:10911"}
+
+
+def test_a_part_with_a_seen_version_adds_its_new_topics_and_keeps_known_ones() -> None:
+    """A split registration's later parts carry the version the first part set; the name
+    server takes the topics new to it (RouteInfoManager.isTopicConfigChanged), not changes."""
+    rim = RouteInfoManager()
+    version = DataVersion(timestamp=5, counter=5)
+    register(rim, table=topics(("A", 4), ("B", 4)), version=version)
+    register(rim, table=topics(("C", 2), ("A", 8)), version=version)
+    assert rim.pickup_topic_route_data("C") is not None
+    route_a = rim.pickup_topic_route_data("A")
+    assert route_a is not None
+    assert route_a.queue_datas[0].write_queue_nums == 4  # a known topic: the version was seen

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -59,6 +60,20 @@ def test_the_check_back_answers_from_the_ledger(tmp_path: Path) -> None:
         LocalTransactionState.UNKNOWN
     )
     assert not list((tmp_path / "ledger").glob("*.tmp"))
+
+
+def test_a_decided_batch_is_parsed_once_and_a_rewritten_ledger_is_read_afresh(
+    tmp_path: Path,
+) -> None:
+    ledger = TxnLedger(str(tmp_path / "ledger"))
+    ledger.record(0, ["A", "B"])
+    first = ledger.decided(0)
+    assert first == {"A", "B"}
+    assert ledger.decided(0) is first  # a check-back storm parses the entry once
+    shutil.rmtree(tmp_path / "ledger")  # a checkpoint deleted and reused in this process
+    assert ledger.decided(0) is None
+    ledger.record(0, ["C"])
+    assert ledger.decided(0) == {"C"}
 
 
 def read_values(spark: Any, cluster: BackgroundCluster, topic: str) -> list[bytes]:

@@ -123,6 +123,8 @@ static PyMethodDef methods[] = {
      "A header dataclass from extFields by its field table; None where Python must read it."},
     {"encode_json_head", (PyCFunction)encode_json_head, METH_O,
      "The frame head of a JSON command (codec.encode_head); None where Python must write it."},
+    {"send_reply_heads", (PyCFunction)(void (*)(void))send_reply_heads, METH_FASTCALL,
+     "The frame heads of the replies to a burst of stored sends, back to back; or None."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "Give the module RemotingCommand, LanguageCode's members and the SerializeTypes."},
     {NULL, NULL, 0, NULL},

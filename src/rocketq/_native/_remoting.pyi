@@ -10,3 +10,6 @@ def configure(
 def split_frames(
     buffer: ReadableBuffer, max_frame_size: int, /
 ) -> tuple[list[Any], int, str | None]: ...
+def send_reply_heads(
+    pieces: tuple[bytes, ...], items: list[tuple[int, str, int, int]], /
+) -> bytes | None: ...

@@ -56,4 +56,7 @@ PyObject *header_from_fields(PyObject *self, PyObject *const *args, Py_ssize_t n
 /* command_encode.c: a JSON command's frame head (the reply path) */
 PyObject *encode_json_head(PyObject *self, PyObject *cmd);
 
+/* send_reply.c: the reply heads of a burst of stored sends */
+PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

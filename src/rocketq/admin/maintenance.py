@@ -16,7 +16,7 @@ from rocketq.common.message import MessageQueue
 from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import ClientError, TopicNotExistError
 from rocketq.remoting.protocol import headers as h
-from rocketq.remoting.protocol.admin_bodies import ConsumeStats
+from rocketq.remoting.protocol.admin_bodies import ConsumeStats, CreateTopicListRequestBody
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.group_bodies import SubscriptionGroupConfig
 from rocketq.remoting.protocol.json_body import to_json
@@ -59,11 +59,13 @@ class MaintenanceAdmin(ConsumerAdmin, NamesrvAdmin, BrokerAdmin):
     async def create_and_update_topic_config_list(
         self, broker_addr: str, configs: list[TopicConfig]
     ) -> None:
-        """updateTopicList: each topic on one broker. mqadmin sends them in one
-        UPDATE_AND_CREATE_TOPIC_LIST (18), which rocketq's broker does not serve, so each is
-        sent with UPDATE_AND_CREATE_TOPIC."""
-        for config in configs:
-            await self.create_and_update_topic_config(broker_addr, config)
+        """updateTopicList: every topic on one broker in one UPDATE_AND_CREATE_TOPIC_LIST (18)
+        (RocketMQ 5's createAndUpdateTopicConfigList); each config's ``attributes`` is its
+        attribute change (``{"+message.type": "FIFO"}``), as with updateTopic."""
+        if not configs:
+            return
+        body = CreateTopicListRequestBody(topic_config_list=list(configs)).encode()
+        await self.call(broker_addr, RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, body=body)
 
     async def create_and_update_subscription_group_config_list(
         self, broker_addr: str, configs: list[SubscriptionGroupConfig]

@@ -22,6 +22,8 @@ from rocketq.broker.rebalance_lock import RebalanceLockManager
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.broker.transaction import TransactionalMessageService
+from rocketq.common.topic_config import TopicConfig
+from rocketq.remoting.protocol.data_version import DataVersion
 from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
 from rocketq.store.message_store import MessageStore
@@ -66,5 +68,9 @@ class BrokerContext(Protocol):
     def store_host(self) -> tuple[str, int]: ...
 
     async def register_broker_all(self) -> None: ...
+
+    async def register_increment_broker_data(
+        self, configs: list[TopicConfig], data_version: DataVersion
+    ) -> None: ...
 
     def register_broker_all_soon(self) -> None: ...

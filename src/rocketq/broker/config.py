@@ -48,6 +48,9 @@ BROKER_KEYS: dict[str, str] = {
     "flushConsumerOffsetInterval": "flush_consumer_offset_interval_ms",
     "flushDelayOffsetInterval": "flush_delay_offset_interval_ms",
     "registerNameServerPeriod": "register_name_server_period_ms",
+    # issue 22: the periodic registration in parts (RocketMQ 5's BrokerConfig)
+    "enableSplitRegistration": "enable_split_registration",
+    "splitRegistrationSize": "split_registration_size",
     "longPollingEnable": "long_polling_enable",
     "shortPollingTimeMills": "short_polling_time_ms",
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
@@ -120,6 +123,8 @@ class BrokerConfig:
     flush_consumer_offset_interval_ms: int = 5_000
     flush_delay_offset_interval_ms: int = 10_000
     register_name_server_period_ms: int = 30_000
+    enable_split_registration: bool = False
+    split_registration_size: int = 800
     # ClientHousekeepingService: a client channel silent this long is dropped
     channel_expired_timeout_ms: int = 120_000
     # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME
@@ -195,6 +200,7 @@ class BrokerConfig:
         for name in (
             "flush_consumer_offset_interval_ms",
             "register_name_server_period_ms",
+            "split_registration_size",
             "channel_expired_timeout_ms",
             "max_message_size",
             "transaction_check_interval_ms",

@@ -66,7 +66,11 @@ class ConfigManager:
             self._persist()
 
     def _persist(self) -> None:
-        text = fastjson.dumps_pretty(self.encode())
+        self._write(self.encode())
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        """``obj`` as the file: temp file fsynced, old file to ``.bak``, replace, dir fsync."""
+        text = fastjson.dumps_pretty(obj)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:

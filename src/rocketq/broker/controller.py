@@ -47,9 +47,12 @@ from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.broker.transaction import TransactionalMessageService
 from rocketq.broker.transaction_check import TransactionalMessageCheckService
 from rocketq.common.clock import now_ms
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.data_version import DataVersion
+from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
 from rocketq.store.config import StoreConfig
@@ -343,12 +346,34 @@ class BrokerController:
     # ------------------------------------------------------------------ name servers
 
     async def register_broker_all(self) -> None:
+        self.topic_config_manager.take_unregistered()  # the full table carries them
         addrs = self.config.namesrv_addr_list
         if not addrs or not self._started:
             return
         if self.replicas_manager is not None and self.replicas_manager.fenced:
             return  # an isolated broker does not register (BrokerController.isIsolated)
         wrapper = self.topic_config_manager.build_serialize_wrapper()
+        wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
+        on_response = self._on_register_response if self.is_slave else None
+        split = self.config.split_registration_size if self.config.enable_split_registration else 0
+        await self.outer_api.register_broker_all(
+            addrs, self.identity(), wrapper, on_response, split_size=split
+        )
+
+    async def register_increment_broker_data(
+        self, configs: list[TopicConfig], data_version: DataVersion
+    ) -> None:
+        """A topic create or change registers only those topics, with the table's version
+        after the change (BrokerController.registerIncrementBrokerData): the cost of a create
+        does not grow with the table."""
+        addrs = self.config.namesrv_addr_list
+        if not addrs or not self._started or not configs:
+            return
+        if self.replicas_manager is not None and self.replicas_manager.fenced:
+            return
+        wrapper = TopicConfigSerializeWrapper(
+            topic_config_table={tc.topic_name: tc for tc in configs}, data_version=data_version
+        )
         wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
         on_response = self._on_register_response if self.is_slave else None
         await self.outer_api.register_broker_all(addrs, self.identity(), wrapper, on_response)
@@ -390,10 +415,18 @@ class BrokerController:
         self._pop_revive_started = not slave
 
     def register_broker_all_soon(self) -> None:
-        """Register now in the background (a new topic must be routable at once)."""
+        """Register the topics created since the last registration now, in the background (a
+        topic a send, a retry or a DLQ created must be routable at once): only those topics,
+        as RocketMQ 5's TopicConfigManager.registerBrokerData (registerIncrementBrokerData),
+        not the whole table."""
         if not self._started:
             return
-        self._register_task = asyncio.get_running_loop().create_task(self.register_broker_all())
+        configs, version = self.topic_config_manager.take_unregistered()
+        if not configs:
+            return
+        self._register_task = asyncio.get_running_loop().create_task(
+            self.register_increment_broker_data(configs, version)
+        )
 
     # ------------------------------------------------------------------ periodic
 

@@ -2,6 +2,14 @@
 
 Registration goes to every name server concurrently; one unreachable name server is logged
 and does not stop the others (RocketMQ's ``registerBrokerAll``).
+
+At scale (issue 22): a topic create registers only the new topics (``registerIncrementBrokerData``:
+a body of the changed configs with the table's new DataVersion); the periodic full registration
+goes in bodies of ``splitRegistrationSize`` topics when ``enableSplitRegistration`` is on (RocketMQ
+5's BrokerController.registerBrokerAll), and also when one body would pass
+``MAX_REGISTER_BODY_BYTES``: RocketMQ's default breaks there (a 16 MiB frame at 60-70k topics),
+rocketq splits instead. The name server adds a topic of a later body whose version it has
+already seen because the topic is new to it (RouteInfoManager.isTopicConfigChanged).
 """
 
 from __future__ import annotations
@@ -12,21 +20,79 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import RemotingError
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import (
     RegisterBrokerRequestHeader,
     UnRegisterBrokerRequestHeader,
 )
-from rocketq.remoting.protocol.register_broker_body import (
-    RegisterBrokerBody,
-    TopicConfigSerializeWrapper,
-)
+from rocketq.remoting.protocol.json_body import to_json
+from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
+
+#: a full registration body larger than this goes split even when splitting is off (half the
+#: 16 MiB frame RocketMQ and rocketq accept)
+MAX_REGISTER_BODY_BYTES = 8 * 1024 * 1024
+DEFAULT_SPLIT_REGISTRATION_SIZE = 800  # BrokerConfig.splitRegistrationSize
+#: above this many topics the body is not even encoded whole (it would pass the bound anyway)
+MAX_UNSPLIT_TOPICS = 20_000
+
+
+class RegisterBodyCache:
+    """REGISTER_BROKER bodies from each topic's JSON encoded once: the periodic registration
+    of 100,000 topics joins cached bytes instead of encoding the table on the event loop
+    every 30 s. The bytes equal ``RegisterBrokerBody.encode()`` (keys sorted, compact)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[TopicConfig, bytes]] = {}
+
+    def encode(self, wrapper: TopicConfigSerializeWrapper) -> bytes:
+        table = wrapper.topic_config_table
+        parts = [self._entry(name, table[name]) for name in sorted(table)]
+        if len(self._entries) > 2 * len(table) + 1024:  # deleted topics: forget them
+            self._entries = {n: self._entries[n] for n in table if n in self._entries}
+        version = fastjson.dumps(wrapper.data_version.to_json())
+        return b"".join(
+            (
+                b'{"filterServerList":[],"topicConfigSerializeWrapper":{"dataVersion":',
+                version,
+                b',"topicConfigTable":{',
+                b",".join(parts),
+                b"}}}",
+            )
+        )
+
+    def _entry(self, name: str, config: TopicConfig) -> bytes:
+        cached = self._entries.get(name)
+        if cached is not None and cached[0] is config:
+            return cached[1]
+        data = fastjson.dumps(name) + b":" + fastjson.dumps(to_json(config))
+        self._entries[name] = (config, data)
+        return data
+
+
+def split_wrapper(
+    wrapper: TopicConfigSerializeWrapper, split_size: int
+) -> list[TopicConfigSerializeWrapper]:
+    """The table in parts of ``split_size`` topics, each with the table's DataVersion; the last
+    part (possibly empty) always goes, as registerBrokerAll's final doRegisterBrokerAll."""
+    items = list(wrapper.topic_config_table.items())
+    size = max(1, split_size)
+    parts = [
+        TopicConfigSerializeWrapper(
+            topic_config_table=dict(items[i : i + size]), data_version=wrapper.data_version
+        )
+        for i in range(0, len(items), size)
+    ]
+    if not parts or len(items) % size == 0:
+        parts.append(TopicConfigSerializeWrapper(data_version=wrapper.data_version))
+    return parts
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -42,6 +108,9 @@ class BrokerOuterAPI:
     def __init__(self, client: RemotingClient, *, timeout_s: float = 6.0) -> None:
         self.client = client
         self.timeout_s = timeout_s
+        #: the body sizes of the last registration (one per part), for the scale bench and tests
+        self.last_register_body_sizes: list[int] = []
+        self.body_cache = RegisterBodyCache()
 
     async def register_broker_all(
         self,
@@ -49,9 +118,54 @@ class BrokerOuterAPI:
         who: BrokerIdentity,
         wrapper: TopicConfigSerializeWrapper,
         on_response: Callable[[dict[str, str]], None] | None = None,
+        *,
+        split_size: int = 0,
     ) -> dict[str, bool]:
-        """Register with every name server; returns addr -> success."""
-        body = RegisterBrokerBody(topic_config_serialize_wrapper=wrapper).encode()
+        """Register with every name server; returns addr -> success (of every part). With
+        ``split_size`` > 0 and more topics than that, the table goes in parts, in order."""
+        if 0 < split_size < len(wrapper.topic_config_table):
+            return await self._register_parts(
+                namesrv_addrs, who, split_wrapper(wrapper, split_size), on_response
+            )
+        count = len(wrapper.topic_config_table)
+        body = b"" if count > MAX_UNSPLIT_TOPICS else self.body_cache.encode(wrapper)
+        if count > MAX_UNSPLIT_TOPICS or len(body) > MAX_REGISTER_BODY_BYTES:
+            log.info(
+                "registration body of %d topics is %d bytes: sent in parts of %d topics",
+                len(wrapper.topic_config_table),
+                len(body),
+                DEFAULT_SPLIT_REGISTRATION_SIZE,
+            )
+            parts = split_wrapper(wrapper, DEFAULT_SPLIT_REGISTRATION_SIZE)
+            return await self._register_parts(namesrv_addrs, who, parts, on_response)
+        self.last_register_body_sizes = [len(body)]
+        return await self._register_body(namesrv_addrs, who, body, on_response)
+
+    async def _register_parts(
+        self,
+        namesrv_addrs: list[str],
+        who: BrokerIdentity,
+        parts: list[TopicConfigSerializeWrapper],
+        on_response: Callable[[dict[str, str]], None] | None,
+    ) -> dict[str, bool]:
+        results = dict.fromkeys(namesrv_addrs, True)
+        sizes = []
+        for part in parts:
+            body = self.body_cache.encode(part)
+            sizes.append(len(body))
+            done = await self._register_body(namesrv_addrs, who, body, on_response)
+            for addr, ok in done.items():
+                results[addr] = results[addr] and ok
+        self.last_register_body_sizes = sizes
+        return results
+
+    async def _register_body(
+        self,
+        namesrv_addrs: list[str],
+        who: BrokerIdentity,
+        body: bytes,
+        on_response: Callable[[dict[str, str]], None] | None,
+    ) -> dict[str, bool]:
         header = RegisterBrokerRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,

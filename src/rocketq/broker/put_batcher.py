@@ -9,7 +9,10 @@ to ``MessageStore.async_put_each``: one put lock, one reput wake-up, and for the
 wait for the store (SYNC_FLUSH, SYNC_MASTER) one group-commit request up to the last byte.
 Each put still gets its own result: a put the store refuses (illegal, no mapped file, disk
 full) is answered with its own status, the others are unaffected. A store call that raises
-answers every put of that flush with UNKNOWN_ERROR (refuse, never drop).
+answers every put of that flush with UNKNOWN_ERROR (refuse, never drop). A done callback
+that is a ``GroupedDone`` is answered together with the others of its flush (or of its group
+commit) by the ``answer_group`` the batcher was given: the broker's single sends, whose replies
+``send_answer.SendAnswers`` builds in one native call.
 """
 
 from __future__ import annotations
@@ -28,12 +31,31 @@ log = logging.getLogger(__name__)
 
 PutDone = Callable[[PutMessageResult], None]
 
+
+class GroupedDone:
+    """A done callback a flush may answer together with the others (``answer_group``);
+    called alone, it calls ``alone``."""
+
+    __slots__ = ("alone",)
+
+    def __init__(self, alone: PutDone) -> None:
+        self.alone = alone
+
+    def __call__(self, result: PutMessageResult) -> None:
+        self.alone(result)
+
+
+AnswerGroup = Callable[[list[tuple[GroupedDone, PutMessageResult]]], None]
+
 _FAILED = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
 
 
 class PutBatcher:
-    def __init__(self, store: Callable[[], MessageStore]) -> None:
+    def __init__(
+        self, store: Callable[[], MessageStore], answer_group: AnswerGroup | None = None
+    ) -> None:
         self._store = store
+        self._answer_group = answer_group
         self._puts: list[PutRequest] = []
         self._dones: list[PutDone] = []
         self._scheduled = False
@@ -67,25 +89,44 @@ class PutBatcher:
             return
         durable = each.durable
         waiting = set(each.waiting)
-        for i, done in enumerate(dones):
-            if i not in waiting:
-                _call(done, each.results[i])
+        self._answer([(done, each.results[i]) for i, done in enumerate(dones) if i not in waiting])
         if durable is not None and waiting:
             if durable.done():
-                _finish(each, dones, durable)
+                self._finish(each, dones, durable)
             else:
-                when_store_future_done(durable, lambda f: _finish(each, dones, f))
+                when_store_future_done(durable, lambda f: self._finish(each, dones, f))
 
+    def _finish(
+        self, each: EachPutResult, dones: list[PutDone], durable: Future[PutMessageStatus]
+    ) -> None:
+        """The waiting puts' answers, with the status of their flush (and replication)."""
+        try:
+            status = durable.result()
+        except Exception:  # the store's failure becomes UNKNOWN_ERROR for every waiting put
+            log.exception("waiting for the store failed")
+            status = PutMessageStatus.UNKNOWN_ERROR
+        self._answer(
+            [
+                (dones[i], PutMessageResult(status, each.results[i].append_result))
+                for i in each.waiting
+            ]
+        )
 
-def _finish(each: EachPutResult, dones: list[PutDone], durable: Future[PutMessageStatus]) -> None:
-    """The waiting puts' answers, with the status of their flush (and replication)."""
-    try:
-        status = durable.result()
-    except Exception:  # the store's failure becomes UNKNOWN_ERROR for every waiting put
-        log.exception("waiting for the store failed")
-        status = PutMessageStatus.UNKNOWN_ERROR
-    for i in each.waiting:
-        _call(dones[i], PutMessageResult(status, each.results[i].append_result))
+    def _answer(self, answers: list[tuple[PutDone, PutMessageResult]]) -> None:
+        """Each done with its result; the GroupedDones together by ``answer_group``."""
+        answer_group = self._answer_group
+        group: list[tuple[GroupedDone, PutMessageResult]] = []
+        for done, result in answers:
+            if answer_group is not None and isinstance(done, GroupedDone):
+                group.append((done, result))
+            else:
+                _call(done, result)
+        if group:
+            assert answer_group is not None
+            try:
+                answer_group(group)
+            except Exception:  # the group's answers are logged, as one done callback's
+                log.exception("answering %d puts failed", len(group))
 
 
 def _call(done: PutDone, result: PutMessageResult) -> None:

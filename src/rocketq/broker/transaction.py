@@ -225,13 +225,13 @@ class TransactionalMessageService:
     # ------------------------------------------------------------------ reading and progress
 
     async def pull(self, topic: str, queue_id: int, offset: int, max_count: int) -> HalfPull:
-        result = await asyncio.to_thread(
-            self.broker.message_store.get_message,
-            CID_RMQ_SYS_TRANS,
-            topic,
-            queue_id,
-            offset,
-            max_count,
+        """Read and decode on a worker thread: a scan over a large half or op queue must not
+        hold the event loop (heartbeats and sends share it) for a decode per message."""
+        return await asyncio.to_thread(self._pull, topic, queue_id, offset, max_count)
+
+    def _pull(self, topic: str, queue_id: int, offset: int, max_count: int) -> HalfPull:
+        result = self.broker.message_store.get_message(
+            CID_RMQ_SYS_TRANS, topic, queue_id, offset, max_count
         )
         found = result.status is GetMessageStatus.FOUND
         msgs = [

@@ -136,3 +136,30 @@ def compute_not_available_duration_ms(latency_ms: int) -> int:
         if latency_ms >= limit:
             return duration
     return 0
+
+
+class SuspectMasters:
+    """The master address of each broker group whose last send failed in a way a new route
+    may cure (a refused or reset connection, a timeout, a "not master" answer).
+
+    ``LatencyFaultTolerance`` isolates a broker *name*, which only helps when the topic has
+    another group to send to; a send that must go to this group (its only group, a chosen
+    queue, a message group) learns from this table that the address the route still names
+    has just failed, and waits for the route to name a new master instead of waiting out a
+    whole timeout on a silent one again (``Producer._send_to``). An address is suspect until a
+    send to it succeeds or the route names another address for the group."""
+
+    def __init__(self) -> None:
+        self._addrs: dict[str, str] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._addrs)
+
+    def suspect(self, broker_name: str, addr: str) -> None:
+        self._addrs[broker_name] = addr
+
+    def is_suspect(self, broker_name: str, addr: str) -> bool:
+        return self._addrs.get(broker_name) == addr
+
+    def clear(self, broker_name: str) -> None:
+        self._addrs.pop(broker_name, None)

@@ -9,11 +9,14 @@ Tables::
     filter_server_table  brokerAddr  -> [filter server addr]
 
 Only a master (id 0) writes queue data, and only when its DataVersion changed or it registers
-for the first time. When two brokers claim one id (a new controller-mode master and a stale
-one, both as 0), the claim with the lower ``DataVersion.stateVersion`` (the master epoch) is
-ignored (RocketMQ 5, PR #6317). A broker whose live entry is older than the expiry is dropped
-together with its routes; so is a broker whose connection closes. Time comes from an injectable
-``clock`` (ms) so tests can expire brokers without waiting.
+for the first time, or for a topic it has no queue data for yet (RocketMQ 5's
+``isTopicConfigChanged``: the later parts of a split registration). The work of a registration
+is in proportion to the topics in its body (a create registers only the new topic). When two
+brokers claim one id (a new controller-mode master and a stale one, both as 0), the claim with
+the lower ``DataVersion.stateVersion`` (the master epoch) is ignored (RocketMQ 5, PR #6317). A
+broker whose live entry is older than the expiry is dropped together with its routes; so is a
+broker whose connection closes. Time comes from an injectable ``clock`` (ms) so tests can
+expire brokers without waiting.
 """
 
 from __future__ import annotations
@@ -113,9 +116,10 @@ class RouteInfoManager:
             changed = register_first or self.is_broker_topic_config_changed(
                 broker_addr, data_version
             )
-            if topic_config_table is not None and broker_id == MASTER_ID and changed:
+            if topic_config_table is not None and broker_id == MASTER_ID:
                 for config in topic_config_table.values():
-                    self._create_and_update_queue_data(broker_name, config)
+                    if changed or self._is_new_topic_of(broker_name, config.topic_name):
+                        self._create_and_update_queue_data(broker_name, config)
             self.broker_live_table[broker_addr] = BrokerLiveInfo(
                 self._clock(), data_version, channel, ha_server_addr
             )
@@ -150,6 +154,13 @@ class RouteInfoManager:
             topic_sys_flag=config.topic_sys_flag,
         )
         self.topic_queue_table.setdefault(config.topic_name, {})[broker_name] = queue_data
+
+    def _is_new_topic_of(self, broker_name: str, topic: str) -> bool:
+        """RocketMQ 5's isTopicConfigChanged beyond the version: a topic this broker has no
+        queue data for yet is taken even when the version was seen (a later part of a split
+        registration, or an incremental one overtaken by the periodic one)."""
+        queue_datas = self.topic_queue_table.get(topic)
+        return not queue_datas or broker_name not in queue_datas
 
     def is_broker_topic_config_changed(self, broker_addr: str, data_version: DataVersion) -> bool:
         with self._lock:

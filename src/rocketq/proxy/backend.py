@@ -28,6 +28,7 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.fault import TopicPublishInfo
 from rocketq.client.message import message_group_queue
 from rocketq.client.status import SendResult
+from rocketq.common import message_const as mc
 from rocketq.common.attribute import TopicMessageType
 from rocketq.common.extra_info import ExtraInfo, ExtraInfoError, parse_extra_info, real_topic
 from rocketq.common.message import Message, MessageExt, MessageQueue
@@ -224,7 +225,7 @@ class MessagingBackend:
             born_timestamp=out.born_timestamp_ms,
             flag=0,
             properties=properties_to_string(out.properties),
-            reconsume_times=int(out.properties.get("RECONSUME_TIME", "0") or 0),
+            reconsume_times=int(out.properties.get(mc.PROPERTY_RECONSUME_TIME, "0") or 0),
             unit_mode=False,
             batch=False,
         )

@@ -338,6 +338,25 @@ class RemotingChannel(RequestInvoker):
         if not request.is_oneway:
             self._write_reply(request, response, burst=burst)
 
+    def answer_deferred_frames(
+        self,
+        deferreds: list[DeferredReply],
+        frames: bytes,
+        response: RemotingCommand,
+        now: float,
+    ) -> None:
+        """Answer ``deferreds`` (requests of this connection) with ``frames``, their replies
+        already encoded back to back (the broker's sends of one flush, built in C); the
+        response listeners are told of each with ``response`` (the replies' code)."""
+        self._deferred -= len(deferreds)
+        if not self._deferred and self._settled is not None:
+            self._settled.set()
+        for listener in self._processors.response_listeners:
+            for deferred in deferreds:
+                listener(deferred.request, response, now - deferred.started)
+        if not self.is_closed:
+            self._write_frames(frames)
+
     def defer(self, request: RemotingCommand) -> DeferredReply:
         """For a fast processor whose answer comes later: return this, then ``answer`` it."""
         return DeferredReply(self, request)

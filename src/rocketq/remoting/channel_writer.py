@@ -120,6 +120,15 @@ class FrameWriter:
             raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
         self.last_active_monotonic = time.monotonic()
 
+    def _write_frames(self, frames: bytes) -> None:
+        """Queue encoded frames in this iteration's write window (a burst's answers)."""
+        self._unwritten.append(frames)
+        if not self._write_window_open:
+            self._write_window_open = True
+            if not self._reading:  # else the end of the read writes them
+                asyncio.get_running_loop().call_soon(self._write_unwritten)
+        self.last_active_monotonic = time.monotonic()
+
     def _write_unwritten(self) -> None:
         """End the write window: the frames queued in it leave in one writelines."""
         self._write_window_open = False

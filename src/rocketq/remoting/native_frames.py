@@ -27,6 +27,12 @@ class FramePaths(Protocol):
     """What codec.py uses of ``rocketq._native._remoting`` (its stub has the details)."""
 
     def encode_json_head(self, cmd: RemotingCommand, /) -> bytes | None: ...
+    def send_reply_heads(
+        self,
+        pieces: tuple[bytes, ...],
+        items: list[tuple[int, str, int, int]],
+        /,
+    ) -> bytes | None: ...
     def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...
     def split_frames(
         self, buffer: bytes | bytearray | memoryview, max_frame_size: int, /

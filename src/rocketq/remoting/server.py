@@ -65,6 +65,10 @@ class RemotingServer:
         """Serve ``code`` on the connection's reader without a task per request (channel.py)."""
         self._processors.register_fast(code, processor)
 
+    def fast_processor(self, code: int) -> FastProcessor | None:
+        """The fast processor registered for ``code``, if any."""
+        return self._processors.fast.get(int(code))
+
     def add_read_end_hook(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` after the requests of each read on any connection are dispatched
         (the broker stores the puts of one read together and answers them at once)."""

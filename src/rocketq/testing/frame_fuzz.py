@@ -10,7 +10,8 @@ keys, bad UTF-8) and feeds the result, whole and split at a random point, to
 ``FrameDecoder`` on the C path and on the Python path: both must give the same commands and
 the same error, and the send headers read from the commands' extFields (the C header reader,
 ``header_from_fields``) and each command encoded again (``encode_json_head``) must match
-the Python ones. The record scan and decode
+the Python ones. The send replies' heads (``send_reply_heads``) get random pieces and
+values, edge and wrong ones, and must equal ``reply_heads_reference``'s. The record scan and decode
 (``rocketq._native._record``) get mutated commitlog records and must not crash. A finding
 prints the seed and input and exits 1.
 """
@@ -28,6 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rocketq.common import message_const as mc
 from rocketq.common import message_decoder, native_record
 from rocketq.common.message import MessageExt
 from rocketq.remoting import native_frames
@@ -169,7 +171,13 @@ def record_seeds(rng: random.Random, count: int) -> list[bytes]:
     out = []
     for i in range(count):
         msg = MessageExt(topic=f"T{i}", body=rng.randbytes(rng.randrange(64)), queue_id=i % 4)
-        msg.properties.update({"KEYS": f"k{i}", "TAGS": "t", "UNIQ_KEY": f"u{i}"})
+        msg.properties.update(
+            {
+                mc.PROPERTY_KEYS: f"k{i}",
+                mc.PROPERTY_TAGS: "t",
+                mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: f"u{i}",
+            }
+        )
         msg.born_host = msg.store_host = ("127.0.0.1", 10911)
         out.append(bytes(message_decoder.encode_message(msg)))
     return out
@@ -190,6 +198,66 @@ def check_records(rng: random.Random, data: bytes) -> None:
         message_decoder.decode_messages(data, check_crc=rng.random() < 0.5)
     except Exception:  # noqa: BLE001 -- a refusal is the expected outcome of a mutated record
         return
+
+
+REPLY_INTS = (0, 1, -1, 9, 0x7FFFFFFF, -0x80000000, 1 << 31, -(1 << 31) - 1, (1 << 63) - 1)
+REPLY_INTS_MORE = (-(1 << 63), 1 << 63, -(1 << 63) - 1, 1 << 64, True)
+REPLY_IDS = ("7F000001000027100000000000000000", "a", "Z" * 64, "Z" * 65, "", "A,B", 'A"', "\xe9")
+
+
+def reply_heads_reference(pieces: tuple[bytes, ...], items: list[object]) -> bytes | None:
+    """What ``send_reply_heads`` must give: each item's JSON head between the pieces, or None
+    for the whole list when a value is outside what it writes."""
+    if any(len(p) > 4096 for p in pieces):
+        return None
+    out: list[bytes] = []
+    for item in items:
+        if not isinstance(item, tuple) or len(item) != 4:
+            return None
+        opaque, msg_id, queue_id, queue_offset = item
+        ints = ((opaque, 31), (queue_id, 31), (queue_offset, 63))
+        if any(not isinstance(v, int) or not -(1 << b) <= v < 1 << b for v, b in ints):
+            return None
+        if not isinstance(msg_id, str) or not 1 <= len(msg_id) <= 64:
+            return None
+        if not (msg_id.isascii() and msg_id.isalnum()):
+            return None
+        values = (msg_id, *(str(int(v)) for v in (queue_id, queue_offset, opaque)))  # True: 1
+        header = pieces[0] + b"".join(
+            v.encode() + p for v, p in zip(values, pieces[1:], strict=True)
+        )
+        out.append(FRAME_PREFIX_STRUCT.pack(len(header) + 4, len(header)) + header)
+    return b"".join(out)
+
+
+def check_send_replies(rng: random.Random) -> str | None:
+    """``send_reply_heads`` against its reference on random pieces and values."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    sizes = (0, 1, 7, 4096, 4097)
+    pieces = tuple(bytes(rng.randrange(256) for _ in range(rng.choice(sizes))) for _ in range(5))
+    ints = REPLY_INTS + (REPLY_INTS_MORE if rng.random() < 0.1 else ())
+    items: list[object] = []
+    for _ in range(rng.randrange(6)):
+        item: object = (
+            rng.choice(ints) if rng.random() < 0.7 else rng.randrange(-(1 << 31), 1 << 31),
+            rng.choice(REPLY_IDS) if rng.random() < 0.5 else _random_text(rng, 70),
+            rng.choice(ints),
+            rng.choice(ints) if rng.random() < 0.5 else rng.randrange(1 << 62),
+        )
+        if rng.random() < 0.03:
+            item = item[:3] if isinstance(item, tuple) else item  # a short tuple
+        elif rng.random() < 0.03:
+            item = [0, "A", 0, 0]  # not a tuple
+        items.append(item)
+    got = compiled.send_reply_heads(pieces, items)  # type: ignore[arg-type]
+    expected = reply_heads_reference(pieces, items)
+    if got != expected:
+        short = [p[:40] for p in pieces]
+        return (
+            f"send_reply_heads({short!r}..., {items!r}): {got!r:.300}, expected {expected!r:.300}"
+        )
+    return None
 
 
 def load_corpus(dirs: list[Path]) -> list[bytes]:
@@ -219,7 +287,7 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
         elif r.random() < 0.8:
             frames[i] = mutate_bytes(r, frames[i])
         data = b"".join(frames)
-        difference = check_frames(r, data)
+        difference = check_frames(r, data) or check_send_replies(r)
         if difference is not None:
             native_frames.use(was_native)
             log(f"finding: round seed {round_seed}, input {data!r}\n{difference}")

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
+from dataclasses import replace
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.metadata_acks import TOPIC_DATA_VERSION, TOPIC_SYNC_WAIT_S
@@ -20,6 +22,7 @@ from rocketq.common.topic import validate_topic
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol import fastjson
+from rocketq.remoting.protocol.admin_bodies import CreateTopicListRequestBody
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import (
@@ -48,6 +51,9 @@ class AdminBrokerProcessor:
     def register(self) -> None:
         s = self.broker.remoting_server
         s.register_processor(RequestCode.UPDATE_AND_CREATE_TOPIC, self.update_and_create_topic)
+        s.register_processor(
+            RequestCode.UPDATE_AND_CREATE_TOPIC_LIST, self.update_and_create_topic_list
+        )
         s.register_processor(RequestCode.DELETE_TOPIC_IN_BROKER, self.delete_topic)
         s.register_processor(RequestCode.GET_ALL_TOPIC_CONFIG, self.get_all_topic_config)
         s.register_processor(RequestCode.GET_BROKER_RUNTIME_INFO, self.get_broker_runtime_info)
@@ -61,14 +67,9 @@ class AdminBrokerProcessor:
         if refused is not None:
             return refused
         h = CreateTopicRequestHeader.from_ext_fields(request.ext_fields)
-        reason = validate_topic(h.topic)
-        if reason is not None:
-            return _error(ResponseCode.SYSTEM_ERROR, reason)
-        if h.topic == self.broker.config.broker_cluster_name:
-            return _error(
-                ResponseCode.SYSTEM_ERROR,
-                f"the topic[{h.topic}] is conflict with system reserved words.",
-            )
+        refused_topic = self._refuse_topic(h.topic)
+        if refused_topic is not None:
+            return refused_topic
         tc = TopicConfig(
             topic_name=h.topic,
             read_queue_nums=h.read_queue_nums,
@@ -80,24 +81,73 @@ class AdminBrokerProcessor:
         )
         try:
             modification = parse_to_map(h.attributes)
+        except AttributeRefusedError as exc:
+            return _error(ResponseCode.SYSTEM_ERROR, str(exc))
+        return await self._create_topics([(tc, modification)], h.topic)
+
+    async def update_and_create_topic_list(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """UPDATE_AND_CREATE_TOPIC_LIST (18): RocketMQ 5's AdminBrokerProcessor
+        .updateAndCreateTopicList. Every topic is validated first (one bad name refuses the
+        batch); each config's ``attributes`` is its attribute change, as in code 17; the batch
+        is one journal append and one incremental registration. Unlike RocketMQ, a topic that
+        is unchanged does not end the batch early: the others are still created."""
+        refused = self._refuse_on_slave()
+        if refused is not None:
+            return refused
+        if not request.body:
+            return _error(ResponseCode.SYSTEM_ERROR, "the topic config list body is missing")
+        try:
+            configs = CreateTopicListRequestBody.decode(request.body).topic_config_list
+        except (ValueError, TypeError, KeyError) as exc:
+            return _error(ResponseCode.SYSTEM_ERROR, f"bad topic config list: {exc}")
+        items: list[tuple[TopicConfig, Mapping[str, str]]] = []
+        for tc in configs:
+            reason = self._refuse_topic(tc.topic_name)
+            if reason is not None:
+                return reason
+            items.append((replace(tc, attributes=None), dict(tc.attributes or {})))
+        names = ";".join(tc.topic_name for tc in configs)
+        return await self._create_topics(items, names)
+
+    def _refuse_topic(self, topic: str) -> RemotingCommand | None:
+        reason = validate_topic(topic)
+        if reason is not None:
+            return _error(ResponseCode.SYSTEM_ERROR, reason)
+        if topic == self.broker.config.broker_cluster_name:
+            return _error(
+                ResponseCode.SYSTEM_ERROR,
+                f"the topic[{topic}] is conflict with system reserved words.",
+            )
+        return None
+
+    async def _create_topics(
+        self, items: list[tuple[TopicConfig, Mapping[str, str]]], what: str
+    ) -> RemotingCommand:
+        """Store the configs (one fsynced journal append), register only them with the name
+        servers (registerIncrementBrokerData), and in controller mode wait for the in-sync
+        slaves."""
+        for _, modification in items:
             if not self.broker.config.enable_mixed_message_type and (
                 modification.get(ADD_SIGN + TOPIC_MESSAGE_TYPE_ATTRIBUTE.name)
                 == TopicMessageType.MIXED.value
             ):
                 return _error(ResponseCode.INVALID_PARAMETER, MIXED_REFUSED)
-            await asyncio.to_thread(
-                self.broker.topic_config_manager.update_topic_config_by_request, tc, modification
+        manager = self.broker.topic_config_manager
+        try:
+            stored, version = await asyncio.to_thread(
+                manager.update_topic_configs_by_request, items
             )
         except AttributeRefusedError as exc:  # AdminBrokerProcessor.updateAndCreateTopic
             return _error(ResponseCode.SYSTEM_ERROR, str(exc))
-        version = self.broker.topic_config_manager.data_version
         target = (version.state_version_or_zero, version.counter)
-        await self.broker.register_broker_all()
+        await self.broker.register_increment_broker_data(stored, version)
         late = await self.broker.slave_version_acks.wait_for(target, TOPIC_SYNC_WAIT_S)
         if late:  # controller mode: answered once the in-sync slaves have it (metadata_acks)
             return _error(
                 ResponseCode.SYSTEM_ERROR,
-                f"topic {h.topic} is created on the master, but in-sync slaves {late} did "
+                f"topic {what} is created on the master, but in-sync slaves {late} did "
                 f"not confirm it within {TOPIC_SYNC_WAIT_S:g} s; a failover now may lose it",
             )
         return RemotingCommand.create_response(ResponseCode.SUCCESS)

@@ -10,7 +10,8 @@ it back). The send codes are fast processors (channel.py): a single message is c
 connection's reader and its put queued in the ``PutBatcher``, which stores the puts of one
 read in one ``async_put_each`` call at the read's end and answers each send with its own
 result (after the group commit for SYNC_FLUSH); where no rule needs the properties map, the
-producer's properties string is passed through (``send_properties``). A batch send is
+producer's properties string is passed through (``send_properties``) and the replies of those
+sends are built together in C (``send_answer``). A batch send is
 answered at once when the store has it, else from a task awaiting the store's future
 (``send_batch``). A message with WAIT=false (and a batch whose header properties say so) is
 answered once it is appended, without waiting for the SYNC_FLUSH group commit
@@ -28,6 +29,7 @@ from typing import NamedTuple
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.message_inner import message_from_request
+from rocketq.broker.processors.send_answer import FastSendDone, SendAnswers
 from rocketq.broker.processors.send_back import ConsumerSendMsgBackProcessor
 from rocketq.broker.processors.send_batch import BatchSender
 from rocketq.broker.processors.send_kinds import (
@@ -88,7 +90,8 @@ class _PreparedSend(NamedTuple):
 class SendMessageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
         self.broker = controller
-        self.put_batcher = PutBatcher(lambda: controller.message_store)
+        self.answers = SendAnswers(controller)
+        self.put_batcher = PutBatcher(lambda: controller.message_store, self.answers.answer_group)
         self._send_batch = BatchSender(controller).send_batch
         self._send_back = ConsumerSendMsgBackProcessor(controller)
 
@@ -136,7 +139,14 @@ class SendMessageProcessor:
                 response = _error(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
             deferred.answer(response)
 
-        self.put_batcher.submit(prepared.put, done, flush_soon=False)  # the read's end flushes
+        if prepared.put.properties is not None:  # passed through: its answer may be C's
+            self.put_batcher.submit(
+                prepared.put,
+                FastSendDone(done, deferred, h.topic, prepared.queue_id),
+                flush_soon=False,
+            )
+        else:
+            self.put_batcher.submit(prepared.put, done, flush_soon=False)  # the read's end
         return deferred
 
     def _msg_check(self, h: SendMessageRequestHeader) -> RemotingCommand | None:

@@ -1,13 +1,22 @@
 """Producer (DefaultMQProducer) on asyncio: sync, async, oneway, batch and selector sends.
 
-A sync or async send is tried ``1 + retry_times_when_send_failed`` times within one timeout;
-each try picks a queue through ``MQFaultStrategy`` (which avoids the broker that just failed or
+A sync or async send is tried ``1 + retry_times_when_send_failed`` times, each try within
+``send_msg_timeout`` and all of them within that many timeouts (RocketMQ's clients up to 4.2
+gave each try its own timeout; later ones share one, which a silent master uses up alone); each try
+picks a queue through ``MQFaultStrategy`` (which avoids the broker that just failed or
 answered slowly) and a failure that is a connection error, a timeout or a retriable broker
 response moves on to the next try. A failure a fresher route may cure (a refused or reset
 connection, a timeout, a broker that takes no writes: ``needs_route_refresh``) first re-reads
 the topic's route (rate-limited, ``route_refresher.py``), so the next try goes where the route
 now points, not to the broker that just failed. Oneway and selector (orderly) sends are tried
 once, on the queue chosen; their failures start the same refresh for the sends after them.
+A master that went silent (SIGSTOP, a partition) is not waited on twice: the group's address
+that just failed is kept as suspect (``SuspectMasters``), and the next send to the group polls
+the route (rate-limited, jittered: ``RouteRefresher.await_change``) for up to half its time and
+goes to the new master as soon as the route names one; only if none appears does it try the
+old address again. A resend after a timeout may store the message twice (the first copy may
+have been written): RocketMQ's at-least-once; the resend keeps the message's UNIQ_KEY, so a
+duplicate is recognisable.
 A message with a message group (``__SHARDINGKEY``) always goes to its group's queue
 (``message_group_queue``), as RocketMQ 5's proxy sends it; retries stay on that queue.
 """
@@ -26,7 +35,7 @@ from rocketq.client.aio.mq_admin import MQAdmin
 from rocketq.client.aio.request_reply import request
 from rocketq.client.aio.route_refresher import needs_route_refresh
 from rocketq.client.config import ClientConfig, ProducerConfig
-from rocketq.client.fault import MQFaultStrategy, TopicPublishInfo
+from rocketq.client.fault import MQFaultStrategy, SuspectMasters, TopicPublishInfo
 from rocketq.client.message import (
     check_message,
     check_topic,
@@ -82,6 +91,7 @@ class Producer(MQAdmin):
         self.config = dataclasses.replace(base, **overrides) if overrides else base
         self.group = self.config.producer_group
         self.fault_strategy = MQFaultStrategy(enabled=self.config.send_latency_fault_enable)
+        self.suspect_masters = SuspectMasters()
         self._publish_infos: dict[str, TopicPublishInfo] = {}
         self._instance: MQClientInstance | None = None
         #: the trace dispatcher when enable_msg_trace is on (SendMessageTraceHookImpl)
@@ -320,7 +330,7 @@ class Producer(MQAdmin):
         batch: bool,
     ) -> SendResult:
         check_topic(msg.topic)
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + timeout_s * (1 + retries)
         info = await self._find_publish_info(msg.topic)
         group_mq = None if batch else message_group_queue(info.message_queue_list, msg)
         last_broker: str | None = None
@@ -333,14 +343,17 @@ class Producer(MQAdmin):
             last_broker = mq.broker_name
             started = time.monotonic()
             try:
-                result = await self._send_to(mq, msg, body, sys_flag, remaining, batch=batch)
+                attempt_s = min(timeout_s, remaining)
+                result = await self._send_to(mq, msg, body, sys_flag, attempt_s, batch=batch)
             except (RemotingError, OSError, BrokerResponseError) as exc:
                 elapsed_ms = int((time.monotonic() - started) * 1000)
                 self.fault_strategy.update_fault_item(mq.broker_name, elapsed_ms, isolation=True)
                 refresh = needs_route_refresh(exc)
                 if isinstance(exc, BrokerResponseError) and not exc.retriable and not refresh:
                     raise
-                log.info("send to %s failed (%r), trying again", mq, exc)
+                # a timed-out try may have been stored: the resend is a duplicate with the
+                # same UNIQ_KEY (RocketMQ's at-least-once), which the log says
+                log.info("send of %s to %s failed (%r), trying again", msg.uniq_key, mq, exc)
                 last_error = exc
                 if refresh:
                     fresh = await self._route_after_failure(msg.topic, mq.broker_name, deadline)
@@ -400,21 +413,46 @@ class Producer(MQAdmin):
         batch: bool,
     ) -> SendResult:
         addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
+        if self.suspect_masters and self.suspect_masters.is_suspect(mq.broker_name, addr):
+            addr, timeout_s = await self._await_new_master(mq, addr, timeout_s)
         header = self._header(msg, mq, sys_flag, batch=batch)
         uniq = msg.uniq_key or ""
         # request-reply: SEND_REPLY_MESSAGE_V2
         reply = msg.get_property(mc.PROPERTY_MESSAGE_TYPE) == mc.REPLY_MESSAGE_FLAG
         trace = self.trace_dispatcher
-        if trace is None or batch or msg.topic == trace.trace_topic:
-            return await self.instance.api.send_message(
+        traced = not (trace is None or batch or msg.topic == trace.trace_topic)
+        # SendMessageTraceHookImpl: a Pub record of each answered send
+        started_ms = now_ms() if traced else 0
+        try:
+            result = await self.instance.api.send_message(
                 addr, mq, header, body, uniq, timeout_s, reply=reply
             )
-        started_ms = now_ms()  # SendMessageTraceHookImpl: a Pub record of each answered send
-        result = await self.instance.api.send_message(
-            addr, mq, header, body, uniq, timeout_s, reply=reply
-        )
-        trace.append(pub_context(self.group, msg, addr, started_ms, now_ms(), result))
+        except (RemotingError, OSError, BrokerResponseError) as exc:
+            if needs_route_refresh(exc):
+                self.suspect_masters.suspect(mq.broker_name, addr)
+            raise
+        if self.suspect_masters:
+            self.suspect_masters.clear(mq.broker_name)
+        if traced:
+            assert trace is not None
+            trace.append(pub_context(self.group, msg, addr, started_ms, now_ms(), result))
         return result
+
+    async def _await_new_master(
+        self, mq: MessageQueue, addr: str, timeout_s: float
+    ) -> tuple[str, float]:
+        """The address to send to and the time left for it, when ``addr`` has just failed:
+        the route is polled for up to half of ``timeout_s`` for another master; failing
+        that, ``addr`` again (a slow master rather than a silent one gets its try)."""
+        started = time.monotonic()
+        instance = self.instance
+        new = await instance.route_refresher.await_change(
+            mq.topic, lambda: instance.find_broker_addr(mq.broker_name), addr, timeout_s / 2
+        )
+        if new is not None:
+            self.fault_strategy.fault_tolerance.remove(mq.broker_name)
+        log.info("%s failed last; sending to %s", addr, new or addr)
+        return new or addr, timeout_s - (time.monotonic() - started)
 
     def _header(
         self, msg: Message, mq: MessageQueue, sys_flag: int, *, batch: bool

@@ -15,6 +15,10 @@ Bounds, per topic:
 - callers that arrive while a request is in flight wait for that request (coalescing);
   callers that arrive later in the window return at once: the route they hold is that fresh.
 
+A send whose master went silent (``await_change``) polls the route at that rate until the
+route names another master or its time runs out: a controller elects a new master within its
+heartbeat timeout, and the send goes there within a window of the registration.
+
 Only failures call it: the send and pull paths pay nothing while brokers answer.
 """
 
@@ -125,6 +129,25 @@ class RouteRefresher:
         have come before the name server learnt of the failure."""
         await asyncio.sleep(max(0.0, self.window_end(topic) - self._clock()))
         return await self.refresh_now(topic, timeout_s)
+
+    async def await_change(
+        self, topic: str, current: Callable[[], str | None], old: str, timeout_s: float
+    ) -> str | None:
+        """Re-read ``topic``'s route, one request per window (``min_interval_s`` plus jitter),
+        until ``current()`` names an address other than ``old`` (returned) or ``timeout_s``
+        passes (None): a send whose master went silent resends as soon as the route names
+        its successor, at the refresher's bounded rate however many sends wait."""
+        deadline = self._clock() + timeout_s
+        while True:
+            now_addr = current()
+            if now_addr is not None and now_addr != old:
+                return now_addr
+            left = deadline - self._clock()
+            if left <= 0:
+                return None
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(left):
+                    await self.refresh_next_window(topic)
 
     def refresh_soon(self, topic: str) -> None:
         """:meth:`refresh_now` without waiting (when the caller has no time left)."""

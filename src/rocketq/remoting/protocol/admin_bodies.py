@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.protocol.bodies import (
     ConsumeFromWhere,
     ConsumeType,
@@ -20,6 +21,16 @@ from rocketq.remoting.protocol.bodies import (
 )
 from rocketq.remoting.protocol.json_body import JsonBody, ObjectKeyBody, json_field
 from rocketq.remoting.protocol.subscription import SubscriptionData
+
+# ----------------------------------------------------------------------------- topics
+
+
+@dataclass(slots=True, kw_only=True)
+class CreateTopicListRequestBody(JsonBody):
+    """UPDATE_AND_CREATE_TOPIC_LIST (18): RocketMQ 5's CreateTopicListRequestBody."""
+
+    topic_config_list: list[TopicConfig] = field(default_factory=list)
+
 
 # ----------------------------------------------------------------------------- connections
 

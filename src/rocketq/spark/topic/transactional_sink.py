@@ -26,6 +26,7 @@ a fresh ``writeId`` per job and uses batch id 0.
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import os
@@ -56,6 +57,43 @@ PROPERTY_SPARK_TXN = "SPARK_TXN"
 HALVES_IN_FLIGHT = 64
 ENDS_IN_FLIGHT = 64
 END_ATTEMPTS = 3
+DECIDED_CACHE_COUNT = 16  # decided batches kept parsed per process
+
+
+_Entry = tuple[tuple[int, int, int], frozenset[str]]  # file identity, msg ids
+
+
+class DecidedCache:
+    """Ledger entries already parsed in this process, keyed by path and validated by the
+    file's identity (inode, mtime, size): a check-back storm (a broker checking every half of
+    a large batch while the driver commits it) parses an entry once instead of once per half,
+    and a checkpoint deleted and reused is read afresh."""
+
+    _entries: ClassVar[collections.OrderedDict[str, _Entry]] = collections.OrderedDict()
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def read(cls, path: Path) -> frozenset[str] | None:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None  # undecided: the driver may decide it any moment
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        key = str(path)
+        with cls._lock:
+            entry = cls._entries.get(key)
+            if entry is not None and entry[0] == stamp:
+                cls._entries.move_to_end(key)
+                return entry[1]
+        try:
+            committed = frozenset(json.loads(path.read_text())["committed"])
+        except FileNotFoundError:
+            return None
+        with cls._lock:
+            cls._entries[key] = (stamp, committed)
+            while len(cls._entries) > DECIDED_CACHE_COUNT:
+                cls._entries.popitem(last=False)
+        return committed
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +105,8 @@ class TxnLedger:
     def path(self, batch_id: int) -> Path:
         return Path(self.root) / f"{batch_id}.json"
 
-    def decided(self, batch_id: int) -> set[str] | None:
-        try:
-            text = self.path(batch_id).read_text()
-        except FileNotFoundError:
-            return None
-        return set(json.loads(text)["committed"])
+    def decided(self, batch_id: int) -> frozenset[str] | None:
+        return DecidedCache.read(self.path(batch_id))
 
     def record(self, batch_id: int, msg_ids: list[str]) -> None:
         final = self.path(batch_id)

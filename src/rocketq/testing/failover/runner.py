@@ -192,6 +192,7 @@ async def run(
     profile: Profile = ISSUE_PROFILE,
     faults: tuple[str, ...] = FAULTS,
     pop_timers: bool = False,
+    client: bool = False,
 ) -> Report:
     """``cycles`` faults, one every ``gap_s`` to twice that (from one fault's start to the
     next; later if the previous heal took longer), in seeded rounds of every fault on every
@@ -209,6 +210,8 @@ async def run(
         routes = {g: Route(cluster.ctl, g) for g in cluster.groups}
         argv = ["--controllers", ";".join(cluster.controller_addrs)]
         argv += ["--aliases", json.dumps(cluster.links.aliases)]
+        if client:  # the producers send through our client (name servers, route refresh)
+            argv += ["--namesrv", ";".join(n.addr for n in cluster.nameservers)]
         load = Load(routes, ledger, producers, pace_s, argv, root)
         await load.start()
         if report.pop_timer is not None:
@@ -313,6 +316,11 @@ def main() -> None:
         default="true",
         help="false: RocketMQ's default (a send acknowledged once minInSyncReplicas hold it)",
     )
+    parser.add_argument(
+        "--client",
+        action="store_true",
+        help="producers send through rocketq's client producer (routes from the name servers)",
+    )
     args = parser.parse_args()
     profile = PROFILES[args.profile]
     if args.all_ack_in_sync_state_set == "false":
@@ -334,6 +342,7 @@ def main() -> None:
                 profile,
                 faults=faults,
                 pop_timers=args.pop_timers,
+                client=args.client,
             )
         )
     print("\n".join(report.lines()))

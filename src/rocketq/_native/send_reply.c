@@ -1,0 +1,136 @@
+/*
+ * send_reply.c: the replies of a burst of stored sends in one call (issue 22, lever 1): the
+ * frame heads of SEND_MESSAGE(_V2) responses for puts the store accepted, written back to
+ * back into one buffer (the replies carry no body, so the burst leaves as one write).
+ *
+ * The JSON text around the four values is not written here: the caller passes the pieces the
+ * Python encoder gives for a sample reply (rocketq/broker/processors/send_answer.py cuts them
+ * from codec.encode_json_header's output), so this stays byte for byte the reference's
+ * (RocketMQ's SendMessageProcessor.handlePutMessageResult: msgId, queueId, queueOffset,
+ * MSG_REGION, TRACE_ON). The msgId is the store's (CommitLog's offset id, upper-case hex),
+ * copied as given when it is made of letters and digits only (nothing to escape).
+ *
+ * A value this code does not handle (not an int, out of range, a msgId of other characters or
+ * over 64 of them) returns None and the Python path answers the whole burst.
+ */
+#include "remoting.h"
+
+#define PIECES 5
+#define MAX_ID 64
+#define MAX_NUMBER 24 /* an int64 in decimal, with its sign */
+
+static int as_i64(PyObject *v, long long lo, long long hi, long long *out) {
+    if (!PyLong_Check(v)) return 1;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (overflow || x < lo || x > hi) return 1;
+    *out = x;
+    return 0;
+}
+
+static Py_ssize_t put_decimal(char *w, long long x) {
+    char tmp[MAX_NUMBER];
+    Py_ssize_t n = 0;
+    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
+    do {
+        tmp[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u != 0);
+    Py_ssize_t len = 0;
+    if (x < 0) w[len++] = '-';
+    while (n > 0) w[len++] = tmp[--n];
+    return len;
+}
+
+/* the msgId's characters when it is 1..MAX_ID ASCII letters and digits, else NULL */
+static const char *plain_id(PyObject *v, Py_ssize_t *n) {
+    if (!PyUnicode_Check(v) || !PyUnicode_IS_ASCII(v)) return NULL;
+    *n = PyUnicode_GET_LENGTH(v);
+    if (*n < 1 || *n > MAX_ID) return NULL;
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(v);
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        char c = s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+            return NULL;
+    }
+    return s;
+}
+
+/* send_reply_heads(pieces: tuple of 5 bytes,
+ *                  items: list of (opaque, msg_id, queue_id, queue_offset)) -> bytes | None */
+PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != PIECES ||
+        !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "send_reply_heads(pieces: tuple[bytes x5], items: list)");
+        return NULL;
+    }
+    const char *piece[PIECES];
+    Py_ssize_t piece_len[PIECES], fixed = 0;
+    for (int i = 0; i < PIECES; i++) {
+        PyObject *p = PyTuple_GET_ITEM(args[0], i);
+        if (!PyBytes_Check(p)) {
+            PyErr_SetString(PyExc_TypeError, "send_reply_heads: the pieces are bytes");
+            return NULL;
+        }
+        piece[i] = PyBytes_AS_STRING(p);
+        piece_len[i] = PyBytes_GET_SIZE(p);
+        if (piece_len[i] > 4096) Py_RETURN_NONE;
+        fixed += piece_len[i];
+    }
+    PyObject *items = args[1];
+    Py_ssize_t count = PyList_GET_SIZE(items);
+    /* one frame: 8 bytes of length and word, the pieces, the id and three numbers */
+    Py_ssize_t per_frame = 8 + fixed + MAX_ID + 3 * MAX_NUMBER;
+    if (count > PY_SSIZE_T_MAX / per_frame) Py_RETURN_NONE;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count * per_frame);
+    if (out == NULL) return NULL;
+    char *base = PyBytes_AS_STRING(out), *w = base;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        long long opaque, queue_id, queue_offset;
+        const char *id = NULL;
+        Py_ssize_t id_len = 0;
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 4 ||
+            as_i64(PyTuple_GET_ITEM(item, 0), INT32_MIN, INT32_MAX, &opaque) ||
+            (id = plain_id(PyTuple_GET_ITEM(item, 1), &id_len)) == NULL ||
+            as_i64(PyTuple_GET_ITEM(item, 2), INT32_MIN, INT32_MAX, &queue_id) ||
+            as_i64(PyTuple_GET_ITEM(item, 3), INT64_MIN, INT64_MAX, &queue_offset)) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+        char *frame = w;
+        w += 8;
+        memcpy(w, piece[0], (size_t)piece_len[0]);
+        w += piece_len[0];
+        memcpy(w, id, (size_t)id_len);
+        w += id_len;
+        memcpy(w, piece[1], (size_t)piece_len[1]);
+        w += piece_len[1];
+        w += put_decimal(w, queue_id);
+        memcpy(w, piece[2], (size_t)piece_len[2]);
+        w += piece_len[2];
+        w += put_decimal(w, queue_offset);
+        memcpy(w, piece[3], (size_t)piece_len[3]);
+        w += piece_len[3];
+        w += put_decimal(w, opaque);
+        memcpy(w, piece[4], (size_t)piece_len[4]);
+        w += piece_len[4];
+        uint32_t header_len = (uint32_t)(w - frame - 8);
+        uint32_t total = header_len + 4;
+        unsigned char *p = (unsigned char *)frame;
+        p[0] = (unsigned char)(total >> 24);
+        p[1] = (unsigned char)(total >> 16);
+        p[2] = (unsigned char)(total >> 8);
+        p[3] = (unsigned char)total;
+        p[4] = (unsigned char)SERIALIZE_JSON; /* word: JSON << 24 | header length */
+        p[5] = (unsigned char)(header_len >> 16);
+        p[6] = (unsigned char)(header_len >> 8);
+        p[7] = (unsigned char)header_len;
+    }
+    if (_PyBytes_Resize(&out, w - base) < 0) return NULL;
+    return out;
+}

@@ -1,0 +1,164 @@
+"""The answers of a burst of stored single sends in one native call (issue 22, lever 1).
+
+A checked single send whose properties passed through (``send_properties.pass_through``: no
+delay or timer property, no transaction flag, not a retry topic) is submitted to the
+``PutBatcher`` with a ``FastSendDone``. When a flush (or its group commit) ends, the batcher
+hands the results of all of them together to ``SendAnswers.answer_group``: for each put the
+store accepted (PUT_OK, one message, a JSON request that wants an answer) it records the
+BrokerStatsManager figures exactly as ``send_results.record_put`` does and tells the response
+listeners (the rpc latency histogram reads the codes), and the reply heads of the whole burst
+are written by ``rocketq._native._remoting.send_reply_heads`` into one buffer per connection,
+byte for byte what ``send_results.put_response`` and ``codec.encode_head`` give (the JSON
+pieces around the values are cut from the Python encoder's output for a sample reply). Every
+other put, and every put when the C module is off (``ROCKETQ_NATIVE=0``), is answered one by
+one by the Python path, the reference.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.processors.send_results import put_response
+from rocketq.broker.put_batcher import GroupedDone
+from rocketq.common.topic import SCHEDULE_TOPIC
+from rocketq.remoting import native_frames
+from rocketq.remoting.codec import encode_json_header
+from rocketq.remoting.protocol.codes import SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
+from rocketq.store.results import (
+    AppendMessageResult,
+    AppendMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+)
+from rocketq.store.timer.timer_hook import TIMER_TOPIC
+
+if TYPE_CHECKING:
+    from rocketq.remoting.channel import DeferredReply, RemotingChannel
+
+log = logging.getLogger(__name__)
+
+_SAMPLE_ID = "@ID@"
+_SAMPLE_QUEUE, _SAMPLE_OFFSET, _SAMPLE_OPAQUE = -7771, -7772, -7773
+
+
+def reply_pieces(broker: BrokerContext) -> tuple[bytes, ...] | None:
+    """The JSON text of a send's reply around its msgId, queueId, queueOffset and opaque, cut
+    from the Python encoder's header for a sample reply; None if its shape is not the one
+    ``send_reply_heads`` fills in."""
+    sample = put_response(
+        broker,
+        PutMessageResult(PutMessageStatus.PUT_OK, _sample_append()),
+        queue_id=_SAMPLE_QUEUE,
+    )
+    sample.opaque = _SAMPLE_OPAQUE
+    text = encode_json_header(sample)
+    pieces: list[bytes] = []
+    for marker in (
+        _SAMPLE_ID.encode(),
+        str(_SAMPLE_QUEUE).encode(),
+        str(_SAMPLE_OFFSET).encode(),
+        str(_SAMPLE_OPAQUE).encode(),
+    ):
+        head, sep, text = text.partition(marker)
+        if not sep or marker in text:
+            return None
+        pieces.append(head)
+    pieces.append(text)
+    return tuple(pieces)
+
+
+def _sample_append() -> AppendMessageResult:
+    return AppendMessageResult(
+        AppendMessageStatus.PUT_OK, msg_id=_SAMPLE_ID, queue_offset=_SAMPLE_OFFSET
+    )
+
+
+class FastSendDone(GroupedDone):
+    """A pass-through single send's put callback: alone (``alone``) it answers through the
+    Python path; a flush hands it to ``SendAnswers.answer_group`` with the others."""
+
+    __slots__ = ("deferred", "queue_id", "topic")
+
+    def __init__(
+        self,
+        alone: Callable[[PutMessageResult], None],
+        deferred: DeferredReply,
+        topic: str,
+        queue_id: int,
+    ) -> None:
+        super().__init__(alone)
+        self.deferred = deferred
+        self.topic = topic
+        self.queue_id = queue_id
+
+
+_Group = list[tuple[GroupedDone, PutMessageResult]]
+
+
+class SendAnswers:
+    """The answers of the pass-through sends of one flush (the module's docstring)."""
+
+    def __init__(self, broker: BrokerContext) -> None:
+        self.broker = broker
+        self._pieces: tuple[bytes, ...] | None = None
+        self._success = RemotingCommand.create_response(ResponseCode.SUCCESS)
+        self.native_answers = 0  # sends answered by send_reply_heads, for tests and benches
+
+    def answer_group(self, group: _Group) -> None:
+        """Answer every put of ``group`` (each exactly once)."""
+        native = native_frames.FRAMES
+        if native is not None and self._pieces is None:
+            self._pieces = reply_pieces(self.broker)
+        pieces = self._pieces
+        if native is None or pieces is None:
+            for done, result in group:
+                done.alone(result)
+            return
+        by_channel: dict[RemotingChannel, list[tuple[FastSendDone, PutMessageResult]]] = {}
+        for done, result in group:
+            append = result.append_result
+            if (
+                not isinstance(done, FastSendDone)
+                or result.status is not PutMessageStatus.PUT_OK
+                or append is None
+                or not append.msg_id
+                or append.msg_num != 1
+                or done.topic in (SCHEDULE_TOPIC, TIMER_TOPIC)
+                or done.deferred.request.serialize_type is not SerializeType.JSON
+                or done.deferred.request.is_oneway
+            ):
+                done.alone(result)
+                continue
+            by_channel.setdefault(done.deferred.channel, []).append((done, result))
+        stats = self.broker.broker_stats_manager
+        for channel, answered in by_channel.items():
+            items = [
+                (d.deferred.request.opaque, a.msg_id, d.queue_id, a.queue_offset)
+                for d, r in answered
+                if (a := r.append_result) is not None
+            ]
+            frames = native.send_reply_heads(pieces, items)
+            if frames is None:  # a value C does not write: the Python path answers these
+                for done, result in answered:
+                    done.alone(result)
+                continue
+            now = time.perf_counter()
+            try:
+                for done, result in answered:
+                    assert result.append_result is not None
+                    stats.record_put_latency((now - done.deferred.started) * 1000)
+                    stats.record_put(
+                        done.topic, 1, result.append_result.wrote_bytes, message_type="Normal"
+                    )
+            except Exception:  # the figures' failure must not leave the sends unanswered
+                log.exception("recording %d puts failed", len(answered))
+            channel.answer_deferred_frames(
+                [d.deferred for d, _ in answered], frames, self._success, now
+            )
+            self.native_answers += len(answered)

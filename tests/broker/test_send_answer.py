@@ -1,0 +1,269 @@
+"""The replies of a burst of stored sends built in one C call (``send_answer``) against the
+Python path, the reference: the same reply bytes, stored records and stats on both paths, and
+every send the C answer does not take answered by the Python path."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.controller import BrokerController
+from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.broker.processors.send_answer import reply_pieces
+from rocketq.broker.processors.send_results import put_response
+from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.message_id import (
+    decode_message_id,
+    host_to_bytes,
+    message_id_from_host_bytes,
+)
+from rocketq.remoting import native_frames
+from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.codec import FrameDecoder, encode, encode_head
+from rocketq.remoting.protocol.codes import RequestCode, SerializeType
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
+from rocketq.store.results import (
+    AppendMessageResult,
+    AppendMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+)
+from rocketq.testing.broker import run_broker
+from rocketq.testing.store import MIB, small_store_properties
+from rocketq.testing.wire import send_request
+
+pytestmark = [
+    pytest.mark.timeout(60),
+    pytest.mark.skipif(native_frames.COMPILED is None, reason="rocketq._native not built"),
+]
+
+WAIT_S = 10.0
+SMALL = small_store_properties(MIB)
+INT32 = [0, 1, -1, 7, 2**31 - 1, -(2**31)]
+INT64 = [0, 1, -1, 4096, 2**31, 2**63 - 1, -(2**63), 123_456_789_012]
+
+
+@pytest.fixture(autouse=True)
+def _restore_path() -> Iterator[None]:
+    before = native_frames.FRAMES is not None
+    yield
+    native_frames.use(before)
+
+
+def processor_of(broker: BrokerController) -> SendMessageProcessor:
+    fast = broker.remoting_server.fast_processor(RequestCode.SEND_MESSAGE_V2)
+    assert isinstance(fast, types.MethodType)
+    assert isinstance(fast.__self__, SendMessageProcessor)
+    return fast.__self__
+
+
+def python_reply(broker: BrokerController, item: tuple[int, str, int, int]) -> bytes:
+    """The head the Python path writes for a stored send (put_response, encode_head)."""
+    opaque, msg_id, queue_id, queue_offset = item
+    append = AppendMessageResult(
+        AppendMessageStatus.PUT_OK, msg_id=msg_id, queue_offset=queue_offset
+    )
+    response = put_response(
+        broker, PutMessageResult(PutMessageStatus.PUT_OK, append), queue_id=queue_id
+    )
+    request = RemotingCommand.create_request(RequestCode.SEND_MESSAGE_V2, {})
+    request.opaque = opaque
+    return encode_head(response.response_to(request))
+
+
+async def test_reply_heads_are_the_python_encoders_bytes(tmp_path: Path) -> None:
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    rng = random.Random(22)
+    async with run_broker(tmp_path, store_properties=SMALL) as broker:
+        pieces = reply_pieces(broker)
+        assert pieces is not None
+        host = host_to_bytes(broker.store_host)
+        ids = [message_id_from_host_bytes(host, w) for w in INT64] + ["a", "Z9" * 32]
+        items = [(o, m, q, rng.choice(INT64)) for o in INT32 for m in ids for q in INT32]
+        items += [
+            (rng.randrange(-(2**31), 2**31), ids[i % 3], rng.randrange(64), i) for i in range(200)
+        ]
+        native_frames.use(False)
+        expected = b"".join(python_reply(broker, item) for item in items)
+        assert compiled.send_reply_heads(pieces, items) == expected
+        assert compiled.send_reply_heads(pieces, []) == b""
+        # values C does not write: the Python path answers
+        m = ids[0]
+        for bad in (
+            (2**31, m, 0, 0),
+            (0, m, -(2**31) - 1, 0),
+            (0, m, 0, 2**63),
+            (0, m, 0, "1"),
+            (0, "", 0, 0),
+            (0, "A" * 65, 0, 0),
+            (0, "A,B", 0, 0),
+            (0, 'A"', 0, 0),
+            (0, "\u00e9", 0, 0),
+            (0, b"AB", 0, 0),
+        ):
+            assert compiled.send_reply_heads(pieces, [bad]) is None  # type: ignore[list-item]
+        assert compiled.send_reply_heads(pieces, [(1, 2, 3)]) is None  # type: ignore[list-item]
+
+
+async def raw_burst(
+    addr: str, requests: list[RemotingCommand]
+) -> tuple[bytes, list[RemotingCommand]]:
+    """Send the requests in one write; the bytes of their replies as read, and the replies."""
+    host, port = addr.split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(b"".join(encode(r) for r in requests))
+        decoder = FrameDecoder()
+        raw = b""
+        replies: list[RemotingCommand] = []
+        async with asyncio.timeout(WAIT_S):
+            while len(replies) < len(requests):
+                data = await reader.read(65536)
+                assert data, "the broker closed the connection"
+                raw += data
+                replies += decoder.feed(data)
+        return raw, replies
+    finally:
+        writer.close()
+
+
+def rpc_count(broker: BrokerController) -> int:
+    histogram = broker.rpc_latency_stats.snapshot().get(
+        (RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)
+    )
+    return 0 if histogram is None else sum(histogram.counts)
+
+
+async def burst_on(broker: BrokerController, native: bool, n: int) -> dict[str, object]:
+    """A burst of ``n`` sends to a topic of its own on the chosen path, and what it left."""
+    native_frames.use(native)
+    topic = f"Both{int(native)}"
+    stats = broker.broker_stats_manager
+    answers = processor_of(broker).answers
+    before = (
+        answers.native_answers,
+        stats.put_message_times_total,
+        sum(stats.put_latency_counts),
+        rpc_count(broker),
+    )
+    requests = [
+        send_request(topic, b"m%d" % i, tags="t", keys=f"k{i}", code=RequestCode.SEND_MESSAGE_V2)
+        for i in range(n)
+    ]
+    raw, replies = await raw_burst(broker.broker_addr, requests)
+    native_frames.use(False)  # the reference encoder re-encodes what came over the wire
+    assert raw == b"".join(encode(r) for r in replies)
+    by_opaque = {r.opaque: r for r in replies}
+    ordered = [by_opaque[r.opaque] for r in requests]
+    offsets = [decode_message_id(r.ext_fields["msgId"])[1] for r in ordered]
+    store = broker.message_store
+    assert store.wait_for_dispatch(WAIT_S)
+    got = store.get_message("g", topic, 0, 0, n)
+    records = [decode_message(b) for b in got.message_buffers]
+    return {
+        "native answers": answers.native_answers - before[0],
+        "put times": stats.put_message_times_total - before[1],
+        "put latencies": sum(stats.put_latency_counts) - before[2],
+        "rpc latencies": rpc_count(broker) - before[3],
+        "by type": stats.put_by_type[(topic, "Normal")],
+        "codes": [r.code for r in ordered],
+        "remarks": [r.remark for r in ordered],
+        "fields": [
+            {k: v for k, v in r.ext_fields.items() if k != "msgId"} | {"id": o - offsets[0]}
+            for r, o in zip(ordered, offsets, strict=True)
+        ],
+        "records": [
+            (
+                m.body,
+                m.properties,
+                m.flag,
+                m.sys_flag,
+                m.queue_offset,
+                m.commitlog_offset - offsets[0],
+            )
+            for m in records
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    "store",
+    [{}, {"flushDiskType": "SYNC_FLUSH"}, {"brokerRole": "SYNC_MASTER"}],
+    ids=["async-flush", "sync-flush", "sync-master"],
+)
+async def test_a_burst_is_answered_and_stored_alike_on_both_paths(
+    tmp_path: Path, store: dict[str, str]
+) -> None:
+    n = 32
+    async with run_broker(tmp_path, store_properties={**SMALL, **store}) as broker:
+        native = await burst_on(broker, True, n)
+        python = await burst_on(broker, False, n)
+    assert native.pop("native answers") == n
+    assert python.pop("native answers") == 0
+    assert native["codes"] == [ResponseCode.SUCCESS] * n
+    assert native["put times"] == native["put latencies"] == native["rpc latencies"] == n
+    assert native == python
+
+
+async def test_sends_the_c_answer_does_not_take_are_answered_by_python(tmp_path: Path) -> None:
+    native_frames.use(True)
+    async with run_broker(tmp_path, store_properties=SMALL) as broker:
+        answers = processor_of(broker).answers
+        # a delay level, a timer, a transaction half, a retry topic, a ROCKETMQ header, a put
+        # the store refuses (properties over 32k once CLUSTER is added)
+        too_long = {"BIG": "v" * (32_767 - len("WAIT\x01true\x02BIG\x01\x02"))}
+        compact = send_request("Plain", b"compact", code=RequestCode.SEND_MESSAGE_V2)
+        compact.serialize_type = SerializeType.ROCKETMQ
+        cases = [
+            send_request("Delayed", b"d", extra={"DELAY": "2"}),
+            send_request("Timed", b"t", extra={"TIMER_DELAY_SEC": "5"}),
+            send_request("Half", b"h", sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE),
+            send_request("%RETRY%NoSuchGroup", b"r"),
+            compact,
+            send_request("Plain", b"big", extra=too_long),
+        ]
+        async with RemotingClient() as client:
+            replies = [await client.invoke(broker.broker_addr, r, WAIT_S) for r in cases]
+            assert answers.native_answers == 0
+            codes = [r.code for r in replies]
+            assert codes == [
+                ResponseCode.SUCCESS,
+                ResponseCode.SUCCESS,
+                ResponseCode.SUCCESS,
+                ResponseCode.SUCCESS,
+                ResponseCode.SUCCESS,
+                ResponseCode.MESSAGE_ILLEGAL,
+            ], [r.remark for r in replies]
+            plain = await client.invoke(broker.broker_addr, send_request("Plain", b"p"), WAIT_S)
+            assert plain.code == ResponseCode.SUCCESS
+            assert answers.native_answers == 1
+        # a oneway send is stored and never answered
+        oneway = send_request("Plain", b"oneway")
+        oneway.mark_oneway_rpc()
+        host, port = broker.broker_addr.split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(encode(oneway) + encode(send_request("Plain", b"after")))
+        decoder = FrameDecoder()
+        replies = []
+        async with asyncio.timeout(WAIT_S):
+            while not replies:
+                replies += decoder.feed(await reader.read(65536))
+        writer.close()
+        assert [r.code for r in replies] == [ResponseCode.SUCCESS]
+        assert answers.native_answers == 2
+        store = broker.message_store
+        assert store.wait_for_dispatch(WAIT_S)
+        bodies = sorted(
+            decode_message(b).body
+            for q in range(8)
+            for b in store.get_message("g", "Plain", q, 0, 10).message_buffers
+        )
+        assert bodies == [b"after", b"compact", b"oneway", b"p"]

@@ -1,0 +1,158 @@
+"""The topic table's journal: a change writes one fsynced line whatever the table's size,
+replays after a crash (torn last line dropped), compacts into topics.json, and an answered
+create survives kill -9 of a broker process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from rocketq.admin import AsyncAdminClient
+from rocketq.broker import BrokerConfig
+from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.common.topic_config import TopicConfig
+from rocketq.remoting.protocol import fastjson
+from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.store import small_store_properties
+
+
+def manager(root: Path) -> TopicConfigManager:
+    return TopicConfigManager(BrokerConfig(), root)
+
+
+def topic(name: str, queues: int = 8) -> TopicConfig:
+    return TopicConfig(topic_name=name, read_queue_nums=queues, write_queue_nums=queues)
+
+
+def bytes_of_one_create(root: Path, table_size: int) -> tuple[int, int]:
+    """Journal bytes one create writes on a table of ``table_size`` topics, and how many
+    bytes of topics.json it rewrote (0: not touched)."""
+    m = manager(root)
+    m.compact_min_entries = 10 * table_size  # no background compaction during the probe
+    m.update_topic_config_list(topic(f"Fill{i:06d}") for i in range(table_size))
+    m.persist()
+    before = (root / "config" / "topics.json").stat()
+    written = m.journal.bytes_written
+    m.update_topic_config(topic("Probe000000"))
+    after = (root / "config" / "topics.json").stat()
+    rewritten = 0 if (after.st_mtime_ns, after.st_ino) == (before.st_mtime_ns, before.st_ino) else 1
+    return m.journal.bytes_written - written, rewritten * after.st_size
+
+
+def test_a_create_writes_the_same_bytes_at_5000_topics_as_at_10(tmp_path: Path) -> None:
+    small = bytes_of_one_create(tmp_path / "small", 10)
+    large = bytes_of_one_create(tmp_path / "large", 5000)
+    assert small[1] == large[1] == 0  # topics.json untouched by a create
+    assert 0 < small[0] < 400
+    assert large[0] == small[0]
+
+
+def test_journaled_changes_replay_after_a_crash(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.update_topic_config(topic("Kept", 4))
+    m.update_topic_config(topic("Changed", 2))
+    m.update_topic_config(topic("Changed", 6))
+    m.update_topic_config(topic("Gone"))
+    assert m.delete_topic_config("Gone")
+    version = m.version_snapshot()
+    assert not (tmp_path / "config" / "topics.json").exists()  # never compacted: a crash
+    again = manager(tmp_path)
+    assert again.load()
+    assert again.topic_config_table["Kept"].write_queue_nums == 4
+    assert again.topic_config_table["Changed"].write_queue_nums == 6
+    assert "Gone" not in again.topic_config_table
+    assert again.data_version == version
+    # the load compacted: topics.json holds the table in RocketMQ's format, the journal is gone
+    written = fastjson.loads((tmp_path / "config" / "topics.json").read_text())
+    assert written["topicConfigTable"]["Changed"]["writeQueueNums"] == 6
+    assert not again.journal.path.exists()
+    assert not again.journal.rotated_path.exists()
+
+
+def test_a_torn_last_entry_is_dropped_and_later_changes_still_replay(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.update_topic_config(topic("Answered"))
+    with open(m.journal.path, "ab") as f:  # a crash inside the next append, never answered
+        f.write(b'0badc0de {"op":"put","topicConfig":{"topicName":"Torn"')
+    after_crash = manager(tmp_path)
+    after_crash.load()
+    assert "Answered" in after_crash.topic_config_table
+    assert "Torn" not in after_crash.topic_config_table
+    after_crash.update_topic_config(topic("Later"))
+    again = manager(tmp_path)
+    again.load()
+    assert {"Answered", "Later"} <= set(again.topic_config_table)
+
+
+def test_a_corrupt_entry_stops_the_replay_of_its_file(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.update_topic_config(topic("First"))
+    m.update_topic_config(topic("Second"))
+    data = bytearray(m.journal.path.read_bytes())
+    second = data.index(b"Second")
+    data[second] = ord("X")  # the CRC no longer matches
+    m.journal.path.write_bytes(bytes(data))
+    again = manager(tmp_path)
+    again.load()
+    assert "First" in again.topic_config_table
+    assert "Second" not in again.topic_config_table
+    assert "Xecond" not in again.topic_config_table
+
+
+def test_the_journal_compacts_into_topics_json_in_the_background(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.compact_min_entries = 0  # compact once the journal is as long as the last snapshot
+    m.persist()
+    for i in range(3 * len(m.topic_config_table)):
+        m.update_topic_config(topic(f"T{i:04d}"))
+    m.wait_for_compaction()
+    written = fastjson.loads((tmp_path / "config" / "topics.json").read_text())
+    assert len(written["topicConfigTable"]) >= len(m.topic_config_table) // 2
+    assert m.journal.entry_count < len(m.topic_config_table)
+    again = manager(tmp_path)
+    again.load()
+    assert again.topic_config_table == m.topic_config_table
+
+
+def test_a_crash_between_rotation_and_snapshot_loses_nothing(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.update_topic_config(topic("BeforeRotation"))
+    m.journal.rotate()  # compaction began: the journal set aside, topics.json not yet written
+    m.update_topic_config(topic("AfterRotation"))
+    m.journal.rotate()  # a second failed compaction appends to the one set aside
+    m.update_topic_config(topic("Newest"))
+    again = manager(tmp_path)
+    again.load()
+    assert {"BeforeRotation", "AfterRotation", "Newest"} <= set(again.topic_config_table)
+    assert not again.journal.rotated_path.exists()
+
+
+@pytest.mark.timeout(60)
+async def test_an_answered_create_survives_kill_9_of_the_broker(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    conf = {
+        "brokerName": "broker-a",
+        "brokerIP1": "127.0.0.1",
+        "listenPort": str(free_port()),
+        "haListenPort": str(free_port()),
+        "storePathRootDir": str(store),
+        **small_store_properties(1024 * 1024),
+    }
+    broker = BrokerProcess(tmp_path / "proc", conf)
+    await asyncio.to_thread(broker.start)
+    try:
+        async with AsyncAdminClient() as admin:
+            await admin.create_and_update_topic_config(broker.addr, topic("Single", 3))
+            await admin.create_and_update_topic_config_list(
+                broker.addr, [topic("ListA", 2), topic("ListB", 5)]
+            )
+    finally:
+        assert broker.kill() is not None
+    assert not (store / "config" / "topics.json").read_text().count('"Single"')
+    again = manager(store)
+    again.load()
+    table = again.topic_config_table
+    assert (table["Single"].write_queue_nums, table["ListB"].write_queue_nums) == (3, 5)
+    assert "ListA" in table
