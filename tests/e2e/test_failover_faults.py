@@ -9,10 +9,8 @@ asserted here.
 The profile is the runner's ``fast`` one (2 s heartbeat timeout, 3 s catch-up, 200 ms
 heartbeats and scans) for make test's time budget; ``make faults`` runs issue 20's profile.
 
-``POP_TIMERS_STRICT``: the POP and timer results are asserted only when it is true. Today a
-timer pending across a change of master fires twice on some runs (the old master's delivery
-and the new master's both in the final log; RELIABILITY.md), a product fix pending; until
-then the test prints those results and asserts that they were measured."""
+``POP_TIMERS_STRICT``: the POP and timer results are asserted when it is true, as they are
+now: no acknowledged pop comes back and every timer fires once, none early (RELIABILITY.md)."""
 
 from __future__ import annotations
 
@@ -30,7 +28,7 @@ from rocketq.testing.failover.runner import run
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(600)]
 
 CYCLES = 30
-POP_TIMERS_STRICT = False
+POP_TIMERS_STRICT = True
 
 
 async def test_no_acknowledged_message_is_lost_under_the_fault_schedule(tmp_path: Path) -> None:

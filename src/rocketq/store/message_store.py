@@ -335,6 +335,24 @@ class MessageStore(MessageWriter, MessageReader):
     def get_max_phy_offset(self) -> int:
         return self.commit_log.get_max_offset()
 
+    def dispatched_phy_offset(self) -> int:
+        """Where dispatch stands (in controller mode the confirm offset holds it back)."""
+        return self.reput_service.reput_from_offset
+
+    def read_records(self, begin: int, end: int) -> list[DispatchRequest]:
+        """The committed records in [begin, end) with their properties (the timer of a promoted
+        master reads the undispatched tail for the old master's copies)."""
+        records: list[DispatchRequest] = []
+        while begin < end:
+            requests, next_offset, bad = self.commit_log.read_dispatch_requests(
+                begin, check_crc=False, max_bytes=end - begin
+            )
+            records.extend(r for r in requests if r.msg_size > 0 and r.commit_log_offset < end)
+            if bad or next_offset <= begin:
+                break
+            begin = next_offset
+        return records
+
     def get_min_phy_offset(self) -> int:
         return self.commit_log.get_min_offset()
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from rocketq.common import message_const as mc
 from rocketq.common.message_decoder import decode_message
 from rocketq.store import MessageStore
+from rocketq.store.config import BrokerRole
 from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
 from rocketq.store.timer.timer_hook import TIMER_TOPIC, build_delete_key
 from rocketq.store.timer.timer_log import UNIT_SIZE
@@ -240,5 +241,67 @@ def test_timers_added_to_a_slot_after_it_was_read_ahead_are_not_missed(tmp_path:
         clock.now = T0 + 1500
         assert until_sync(lambda: timer(store).curr_read_time_ms >= T0 + 1500, 10)
         assert [k for k, _ in delivered(store)] == ["late"]
+    finally:
+        store.shutdown()
+
+
+def test_a_promoted_store_puts_no_second_copy_of_what_waits_beyond_its_confirm_offset(
+    tmp_path: Path,
+) -> None:
+    """A promoted master (controller mode) dispatches only up to the confirm offset: the old
+    master's last copies, and a wheel-topic message with its copy, may wait undispatched in
+    the commitlog until the in-sync set acknowledges them. The new timer must not put them
+    again: neither the timer whose wheel message is in the queue, nor the one found later."""
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock, broker_role=BrokerRole.SLAVE)
+    try:
+        assert not timer(store).is_running
+        store.set_role_only(BrokerRole.SYNC_MASTER)  # puts taken; the timer not yet switched
+        put_timer(store, "in-queue", T0 + 300)
+        assert store.wait_for_dispatch()
+        bound = [store.get_max_phy_offset()]
+        store.reput_service.dispatch_bound = lambda: bound[0]
+        clock.now = T0 + 300
+        put_copy(store, "in-queue")  # the old master's copy, not yet confirmed
+        put_timer(store, "in-tail", T0 + 400)
+        clock.now = T0 + 400
+        put_copy(store, "in-tail")
+        clock.now = T0 + 1000
+        store.switch_timer_for_role()  # the promotion
+        assert until_sync(lambda: timer(store).curr_queue_offset >= 1, 10)
+        clock.now = T0 + 2000
+        assert until_sync(lambda: timer(store).curr_read_time_ms >= T0 + 2000, 10)
+        bound[0] = 1 << 62  # the in-sync set caught up
+        assert until_sync(lambda: timer(store).curr_queue_offset >= 2, 10)
+        clock.now = T0 + 3000
+        assert until_sync(lambda: timer(store).curr_read_time_ms >= T0 + 3000, 10)
+        counts = Counter(k for k, _ in delivered(store))
+        assert counts == {"in-queue": 1, "in-tail": 1}
+        assert timer(store).marks is None  # closed once dispatch passed the tail
+    finally:
+        store.shutdown()
+
+
+def put_copy(store: MessageStore, key: str) -> None:
+    """A copy as the timer puts it (TIMER_DEQUEUE_MS and the UNIQ_KEY)."""
+    props = {
+        mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: key,
+        mc.PROPERTY_TIMER_DEQUEUE_MS: str(store.now_ms()),
+    }
+    assert store.put_message(new_msg(TOPIC, 0, key.encode(), props)).is_ok
+
+
+def test_a_zeroed_checkpoint_over_an_empty_log_starts_reading_now(tmp_path: Path) -> None:
+    """A slave killed before its first promotion leaves ``timercheck`` created but never
+    written: promoted later, its timer reads from now, not a lap of empty slots back (a walk
+    that delayed every pending timer by seconds)."""
+    TimerCheckpoint(timer_check_path(str(tmp_path))).shutdown()  # the file, all zeros
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        assert timer(store).curr_read_time_ms >= T0 - PRECISION
+        put_timer(store, "soon", T0 + 300)
+        assert enqueued(store, 1)
+        assert [k for k, _ in advance(store, clock, T0 + 400, 1)] == ["soon"]
     finally:
         store.shutdown()

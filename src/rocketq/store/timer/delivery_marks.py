@@ -20,6 +20,12 @@ Memory is the keys of the copies delivered in the window, never the pending time
 
 A key is (UNIQ_KEY, roll count, delete marker): a rolled timer (a hop through the wheel
 topic, ``TIMER_ROLL_TIMES``) is one copy per hop.
+
+A promoted master (controller mode) opens the same window, but its consume queues stop at the
+confirm offset (``reput.py``): the old master's last copies may sit in the commitlog beyond it,
+undispatched, until the in-sync set acknowledges them. So the window also reads the
+undispatched tail of the commitlog once, when it opens (``tail``), and the timer keeps it open
+until dispatch has passed that tail (``TimerMessageStore.maybe_close_marks_window``).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import logging
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
+from rocketq.store.commitlog import DispatchRequest
 from rocketq.store.timer.store_host import StoreHost
 
 log = logging.getLogger(__name__)
@@ -38,18 +45,37 @@ MarkKey = tuple[str, str, bool]
 
 
 def mark_key(msg: MessageExt, *, roll: bool) -> MarkKey | None:
-    uniq = msg.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+    return properties_key(msg.properties, roll=roll)
+
+
+def properties_key(properties: dict[str, str], *, roll: bool) -> MarkKey | None:
+    uniq = properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
     if not uniq:
         return None
-    hops = msg.properties.get(mc.PROPERTY_TIMER_ROLL_TIMES, "0") if roll else ""
-    return (uniq, hops, mc.PROPERTY_TIMER_DEL_UNIQKEY in msg.properties)
+    hops = properties.get(mc.PROPERTY_TIMER_ROLL_TIMES, "0") if roll else ""
+    return (uniq, hops, mc.PROPERTY_TIMER_DEL_UNIQKEY in properties)
+
+
+def tail_copies(requests: list[DispatchRequest]) -> dict[tuple[str, int], list[dict[str, str]]]:
+    """The timer's copies among undispatched records, by target queue (their properties)."""
+    copies: dict[tuple[str, int], list[dict[str, str]]] = {}
+    for req in requests:
+        if mc.PROPERTY_TIMER_DEQUEUE_MS in req.properties:
+            copies.setdefault((req.topic, req.queue_id), []).append(req.properties)
+    return copies
 
 
 class DeliveryMarks:
-    def __init__(self, store: StoreHost, since_ms: int) -> None:
+    def __init__(
+        self,
+        store: StoreHost,
+        since_ms: int,
+        tail: dict[tuple[str, int], list[dict[str, str]]] | None = None,
+    ) -> None:
         self.store = store
         self.since_ms = since_ms - SLACK_MS
         self._queues: dict[tuple[str, int], set[MarkKey]] = {}
+        self._tail = tail or {}  # copies beyond the dispatched end when the window opened
         self.skipped = 0
 
     def seen(self, topic: str, queue_id: int, key: MarkKey, *, roll: bool) -> bool:
@@ -74,6 +100,10 @@ class DeliveryMarks:
         store.wait_for_dispatch()
         cq = store.find_consume_queue(topic, queue_id, create=False)
         marks: set[MarkKey] = set()
+        for properties in self._tail.get((topic, queue_id), ()):
+            key = properties_key(properties, roll=roll)
+            if key is not None:
+                marks.add(key)
         if cq is None:
             return marks
         offset = store.get_offset_in_queue_by_time(topic, queue_id, self.since_ms)

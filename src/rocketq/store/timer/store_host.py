@@ -8,6 +8,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from rocketq.common.message import MessageExt
+from rocketq.store.commitlog import DispatchRequest
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.message_writer import EachPutResult, PutRequest
 from rocketq.store.results import PutMessageResult
@@ -39,3 +40,9 @@ class StoreHost(Protocol):
     def get_message_store_timestamp(self, topic: str, queue_id: int, offset: int) -> int: ...
 
     def get_min_phy_offset(self) -> int: ...
+
+    def get_max_phy_offset(self) -> int: ...
+
+    def dispatched_phy_offset(self) -> int: ...
+
+    def read_records(self, begin: int, end: int) -> list[DispatchRequest]: ...

@@ -35,7 +35,7 @@ from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.store.config import StoreConfig
 from rocketq.store.results import PutMessageStatus
-from rocketq.store.timer.delivery_marks import DeliveryMarks
+from rocketq.store.timer.delivery_marks import DeliveryMarks, tail_copies
 from rocketq.store.timer.store_host import StoreHost
 from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
 from rocketq.store.timer.timer_dequeue import TimerDequeue
@@ -97,6 +97,7 @@ class TimerMessageStore:
         self._last_clean = time.monotonic()
         self.marks: DeliveryMarks | None = None
         self._marks_until = (0, 0)  # (read time, wheel-topic offset) that close the window
+        self._marks_phy_until = 0  # dispatch must pass this commitlog end (a promoted tail)
         self._running = False
         self.shutting_down = threading.Event()
         # The dequeue reads a slot from its start and holds each message until its own due
@@ -144,8 +145,12 @@ class TimerMessageStore:
         self.curr_queue_offset = offset
         now = self.message_store.now_ms()
         floor_read = self._format(now) - (self.slots_total - TIMER_BLANK_SLOTS) * self.precision_ms
-        # a new timer starts reading now (Java starts a lap back and walks ~604,800 slots)
-        first_read = cp.last_read_time_ms if cp.existed else self._format(now)
+        # a new timer starts reading now (Java starts a lap back and walks ~604,800 slots); so
+        # does one whose checkpoint was never written and whose log is empty (a slave killed
+        # before its first promotion leaves a zeroed file: a lap's walk of ~604,740 empty
+        # slots delayed the new master's pending timers by seconds)
+        never_ran = cp.last_read_time_ms == 0 and process_offset == 0
+        first_read = cp.last_read_time_ms if cp.existed and not never_ran else self._format(now)
         self.curr_read_time_ms = max(first_read, floor_read)
         min_first = process_offset
         if self.timer_wheel.existed and last_file is not None:  # a new wheel holds nothing
@@ -170,11 +175,25 @@ class TimerMessageStore:
             ts = store.get_message_store_timestamp(TIMER_TOPIC, 0, self.curr_queue_offset)
             if ts > 0:
                 since = min(since, ts)
-        self.marks = DeliveryMarks(store, since)
+        # beyond the confirm offset (a promoted master), records wait undispatched: the old
+        # master's copies there count, and its wheel-topic messages there are enqueued later
+        dispatched, phy_end = store.dispatched_phy_offset(), store.get_max_phy_offset()
+        tail = tail_copies(store.read_records(dispatched, phy_end)) if dispatched < phy_end else {}
+        self.marks = DeliveryMarks(store, since, tail)
         self._marks_until = (self._format(now) + self.precision_ms, max_offset)
+        self._marks_phy_until = phy_end
 
     def maybe_close_marks_window(self) -> None:
+        if self.marks is None:
+            return
         read_until, offset_until = self._marks_until
+        store = self.message_store
+        if self._marks_phy_until:
+            if store.dispatched_phy_offset() < self._marks_phy_until:
+                return  # the tail at the window's opening is not in the queues yet
+            self._marks_phy_until = 0
+            offset_until = max(offset_until, store.get_max_offset_in_queue(TIMER_TOPIC, 0))
+            self._marks_until = (read_until, offset_until)
         if (
             self.marks is not None
             and self.curr_read_time_ms > read_until
