@@ -15,14 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.controller_mode.controller_client import ControllerClient, ReplicaView
+from rocketq.broker.controller_mode.controller_client import ControllerClient
 from rocketq.client import Message, SendStatus
 from rocketq.client.aio import Producer
 from rocketq.common.message_id import decode_message_id
 from rocketq.errors import RocketQError
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import controller_mode_conf, eventually
+from rocketq.testing.controller_mode import (
+    ReplicaWatch,
+    broker_processes,
+    eventually,
+    start_processes,
+)
 from rocketq.testing.controller_wire import ControllerGroup
 from rocketq.testing.failover.checker import open_stopped_store
 
@@ -84,23 +89,11 @@ async def test_a_send_after_the_master_is_paused_goes_to_the_new_master_without_
         leader = await controllers.leader()
         ctl = ControllerClient([leader.addr])
         async with run_namesrv() as ns:
-            confs = [
-                {
-                    **controller_mode_conf(tmp_path / f"b{i}", ns.addr, [leader.addr]),
-                    **ISSUE_PROFILE,
-                }
-                for i in range(3)
-            ]
-            brokers += [BrokerProcess(tmp_path / f"p{i}", c) for i, c in enumerate(confs)]
-            await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
-            view = ReplicaView(None, "", 0, 0, frozenset())
+            brokers += broker_processes(tmp_path, ns.addr, [leader.addr], 3, ISSUE_PROFILE)
+            await start_processes(brokers)
+            watch = ReplicaWatch(ctl, BROKER_NAME)
 
-            async def group_of(size: int, epoch: int) -> bool:
-                nonlocal view
-                view = await ctl.get_replica_info(BROKER_NAME)
-                return view.master_epoch == epoch and len(view.sync_state_set) >= size
-
-            assert await eventually(lambda: group_of(3, 1), 30), view
+            assert await eventually(lambda: watch.reaches(3, 1), 30), watch.view
             by_addr = {b.addr: b for b in brokers}
             producer = Producer(
                 "SilentMasterProducer", namesrv_addr=ns.addr, send_msg_timeout_s=SEND_TIMEOUT_S
@@ -113,15 +106,15 @@ async def test_a_send_after_the_master_is_paused_goes_to_the_new_master_without_
                 stop = asyncio.Event()
                 loading = asyncio.create_task(ledger.load(producer, stop))
                 await eventually(_acked_more_than(ledger, 40), 15)
-                paused = by_addr[view.master_address]
+                paused = by_addr[watch.view.master_address]
                 assert paused.proc is not None
                 paused_at = time.monotonic()
                 os.kill(paused.proc.pid, signal.SIGSTOP)  # mid-send: one waits on it now
 
                 assert await eventually(_acked_after(ledger, paused_at), 30)
                 outage_s = (ledger.first_ack_sent_after(paused_at) or 0.0) - paused_at
-                assert await eventually(lambda: group_of(1, 2), 15), view
-                new_master = view.master_address
+                assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
+                new_master = watch.view.master_address
                 print(f"SIGSTOP of the master to the next SEND_OK: {outage_s:.2f} s")
                 assert outage_s < OUTAGE_BOUND_S
                 before = len(ledger.acked)
@@ -142,7 +135,7 @@ async def test_a_send_after_the_master_is_paused_goes_to_the_new_master_without_
             b.kill()
         await controllers.stop_all()
 
-    master_conf = next(c for c in confs if new_master.endswith(":" + c["listenPort"]))
+    master_conf = next(b.conf for b in brokers if new_master.endswith(":" + b.conf["listenPort"]))
     store = open_stopped_store(master_conf)
     try:  # nothing acknowledged is lost: each SEND_OK's offset holds its body on the new master
         for body, phy in ledger.acked.items():

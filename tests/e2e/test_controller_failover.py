@@ -16,14 +16,19 @@ import pytest
 
 from rocketq.broker.controller_mode.controller_client import (
     ControllerClient,
-    ReplicaView,
 )
 from rocketq.common.message_id import decode_message_id
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import controller_mode_conf, eventually, send_one
+from rocketq.testing.controller_mode import (
+    ReplicaWatch,
+    broker_processes,
+    eventually,
+    send_one,
+    start_processes,
+)
 from rocketq.testing.controller_wire import ControllerGroup
 from tests.e2e.ha_support import commitlog_bytes, open_stopped_store
 
@@ -88,33 +93,23 @@ async def test_master_killed_a_slave_takes_over_and_the_old_master_rejoins_as_sl
         leader = await controllers.leader()
         ctl = ControllerClient([leader.addr])
         async with run_namesrv() as ns:
-            confs = [
-                controller_mode_conf(tmp_path / f"b{i}", ns.addr, [leader.addr]) for i in range(3)
-            ]
-            brokers += [BrokerProcess(tmp_path / f"p{i}", c) for i, c in enumerate(confs)]
-            await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
-            view = ReplicaView(None, "", 0, 0, frozenset())
+            brokers += broker_processes(tmp_path, ns.addr, [leader.addr], 3)
+            await start_processes(brokers)
+            watch = ReplicaWatch(ctl, BROKER_NAME)
 
-            async def group_of(size: int, epoch: int) -> bool:
-                """At ``epoch`` with at least ``size`` in sync (a new master starts alone,
-                and a live slave may rejoin it before a poll sees that)."""
-                nonlocal view
-                view = await ctl.get_replica_info(BROKER_NAME)
-                return view.master_epoch == epoch and len(view.sync_state_set) >= size
-
-            assert await eventually(lambda: group_of(3, 1), 30), view
+            assert await eventually(lambda: watch.reaches(3, 1), 30), watch.view
             by_addr = {b.addr: b for b in brokers}
-            old_master = by_addr[view.master_address]
-            await sender.send_many(view.master_address, 40)
+            old_master = by_addr[watch.view.master_address]
+            await sender.send_many(watch.view.master_address, 40)
 
             stop = asyncio.Event()
-            loading = asyncio.create_task(sender.load(lambda: view.master_address, stop))
+            loading = asyncio.create_task(sender.load(lambda: watch.view.master_address, stop))
             before = len(sender.acked)
             assert await eventually(_async(lambda: len(sender.acked) >= before + 40), 15)
             killed_at = time.monotonic()
             old_master.kill()  # mid-load: sends in flight on it were never acknowledged
-            assert await eventually(lambda: group_of(1, 2), 15), view
-            new_master = view.master_address
+            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
+            new_master = watch.view.master_address
             assert new_master != old_master.addr
             assert await eventually(_async(lambda: sender.acked_by[new_master] > 0), 15)
             outage_s = time.monotonic() - killed_at
@@ -125,7 +120,7 @@ async def test_master_killed_a_slave_takes_over_and_the_old_master_rejoins_as_sl
             await sender.send_many(new_master, 40)
 
             await asyncio.to_thread(old_master.start)  # rejoins: slave, cut, copied, in sync
-            assert await eventually(lambda: group_of(3, 2), 30), view
+            assert await eventually(lambda: watch.reaches(3, 2), 30), watch.view
             await sender.send_many(new_master, 10)  # acked by all three
             for b in brokers:
                 b.stop()
@@ -136,7 +131,7 @@ async def test_master_killed_a_slave_takes_over_and_the_old_master_rejoins_as_sl
         await sender.client.shutdown()
         await controllers.stop_all()
 
-    check_replicas(confs, new_master, sender.acked)
+    check_replicas([b.conf for b in brokers], new_master, sender.acked)
 
 
 def check_replicas(confs: list[dict[str, str]], new_master: str, acked: dict[bytes, int]) -> None:

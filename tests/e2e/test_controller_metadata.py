@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from rocketq.broker.controller_mode.controller_client import ControllerClient, ReplicaView
+from rocketq.broker.controller_mode.controller_client import ControllerClient
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.codes import RequestCode
@@ -24,7 +24,12 @@ from rocketq.remoting.protocol.headers import UpdateConsumerOffsetRequestHeader
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import controller_mode_conf, eventually
+from rocketq.testing.controller_mode import (
+    ReplicaWatch,
+    broker_processes,
+    eventually,
+    start_processes,
+)
 from rocketq.testing.controller_wire import ControllerGroup
 from rocketq.testing.wire import create_topic_request, request
 
@@ -83,20 +88,12 @@ async def test_a_topic_created_and_offsets_committed_survive_a_kill_right_after(
         leader = await controllers.leader()
         ctl = ControllerClient([leader.addr])
         async with run_namesrv() as ns:
-            confs = [
-                controller_mode_conf(tmp_path / f"b{i}", ns.addr, [leader.addr]) for i in range(2)
-            ]
-            brokers += [BrokerProcess(tmp_path / f"p{i}", c) for i, c in enumerate(confs)]
-            await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
-            view = ReplicaView(None, "", 0, 0, frozenset())
+            brokers += broker_processes(tmp_path, ns.addr, [leader.addr], 2)
+            await start_processes(brokers)
+            watch = ReplicaWatch(ctl, BROKER_NAME)
 
-            async def group_of(size: int, epoch: int) -> bool:
-                nonlocal view
-                view = await ctl.get_replica_info(BROKER_NAME)
-                return view.master_epoch == epoch and len(view.sync_state_set) >= size
-
-            assert await eventually(lambda: group_of(2, 1), 30), view
-            master = view.master_address
+            assert await eventually(lambda: watch.reaches(2, 1), 30), watch.view
+            master = watch.view.master_address
             old = next(b for b in brokers if b.addr == master)
             created = await client.invoke(master, create_topic_request(TOPIC), 10)
             assert created.code == ResponseCode.SUCCESS, created.remark
@@ -119,8 +116,8 @@ async def test_a_topic_created_and_offsets_committed_survive_a_kill_right_after(
             await asyncio.wait_for(committing, 5)
             assert answer.code == ResponseCode.SUCCESS, answer.remark
 
-            assert await eventually(lambda: group_of(1, 2), 15), view
-            new_master = view.master_address
+            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
+            new_master = watch.view.master_address
             assert new_master != master
             topics = await table(client, new_master, RequestCode.GET_ALL_TOPIC_CONFIG)
             assert "TopicJustBefore" in (topics.get("topicConfigTable") or {})

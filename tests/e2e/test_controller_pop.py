@@ -7,18 +7,23 @@ the pop offsets follow as consumer offsets)."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
 import pytest
 
-from rocketq.broker.controller_mode.controller_client import ControllerClient, ReplicaView
+from rocketq.broker.controller_mode.controller_client import ControllerClient
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import controller_mode_conf, eventually, send_one
+from rocketq.testing.controller_mode import (
+    ReplicaWatch,
+    broker_processes,
+    eventually,
+    send_one,
+    start_processes,
+)
 from rocketq.testing.controller_wire import ControllerGroup
 from rocketq.testing.pop import ack, pop
 from rocketq.testing.wire import create_topic_request
@@ -43,24 +48,14 @@ async def test_after_a_failover_no_acked_pop_comes_back_and_every_unacked_one_do
         leader = await controllers.leader()
         ctl = ControllerClient([leader.addr])
         async with run_namesrv() as ns:
-            confs = [
-                {
-                    **controller_mode_conf(tmp_path / f"b{i}", ns.addr, [leader.addr]),
-                    "timerPrecisionMs": "100",
-                }
-                for i in range(3)
-            ]
-            brokers += [BrokerProcess(tmp_path / f"p{i}", c) for i, c in enumerate(confs)]
-            await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
-            view = ReplicaView(None, "", 0, 0, frozenset())
+            brokers += broker_processes(
+                tmp_path, ns.addr, [leader.addr], 3, {"timerPrecisionMs": "100"}
+            )
+            await start_processes(brokers)
+            watch = ReplicaWatch(ctl, BROKER_NAME)
 
-            async def group_of(size: int, epoch: int) -> bool:
-                nonlocal view
-                view = await ctl.get_replica_info(BROKER_NAME)
-                return view.master_epoch == epoch and len(view.sync_state_set) >= size
-
-            assert await eventually(lambda: group_of(3, 1), 30), view
-            master = view.master_address
+            assert await eventually(lambda: watch.reaches(3, 1), 30), watch.view
+            master = watch.view.master_address
             created = await client.invoke(master, create_topic_request(TOPIC, 1), 10)
             assert created.code == ResponseCode.SUCCESS, created.remark
             for i in range(COUNT):
@@ -82,8 +77,8 @@ async def test_after_a_failover_no_acked_pop_comes_back_and_every_unacked_one_do
             next(b for b in brokers if b.addr == master).kill()  # right after the last answer
             unacked = {bytes(p.msg.body) for p in popped} - acked
 
-            assert await eventually(lambda: group_of(1, 2), 15), view
-            new_master = view.master_address
+            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
+            new_master = watch.view.master_address
             again: list[bytes] = []
             deadline = time.monotonic() + INVISIBLE_MS / 1000 + 12
             while time.monotonic() < deadline and not unacked <= set(again):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.controller_mode.controller_client import ControllerClient, ReplicaView
+from rocketq.broker.controller_mode.controller_client import ControllerClient
 from rocketq.common import message_const as mc
 from rocketq.common.message_decoder import decode_message
 from rocketq.remoting.client import RemotingClient
@@ -27,7 +27,12 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import controller_mode_conf, eventually
+from rocketq.testing.controller_mode import (
+    ReplicaWatch,
+    broker_processes,
+    eventually,
+    start_processes,
+)
 from rocketq.testing.controller_wire import ControllerGroup
 from rocketq.testing.wire import create_topic_request, request, send_request
 from tests.e2e.ha_support import open_stopped_store
@@ -98,24 +103,14 @@ async def test_timers_pending_at_the_masters_kill_fire_once_on_the_new_master(
         leader = await controllers.leader()
         ctl = ControllerClient([leader.addr])
         async with run_namesrv() as ns:
-            confs = [
-                {
-                    **controller_mode_conf(tmp_path / f"b{i}", ns.addr, [leader.addr]),
-                    "timerPrecisionMs": "100",
-                }
-                for i in range(2)
-            ]
-            brokers += [BrokerProcess(tmp_path / f"p{i}", c) for i, c in enumerate(confs)]
-            await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
-            view = ReplicaView(None, "", 0, 0, frozenset())
+            brokers += broker_processes(
+                tmp_path, ns.addr, [leader.addr], 2, {"timerPrecisionMs": "100"}
+            )
+            await start_processes(brokers)
+            watch = ReplicaWatch(ctl, BROKER_NAME)
 
-            async def group_of(size: int, epoch: int) -> bool:
-                nonlocal view
-                view = await ctl.get_replica_info(BROKER_NAME)
-                return view.master_epoch == epoch and len(view.sync_state_set) >= size
-
-            assert await eventually(lambda: group_of(2, 1), 30), view
-            master = view.master_address
+            assert await eventually(lambda: watch.reaches(2, 1), 30), watch.view
+            master = watch.view.master_address
             old = next(b for b in brokers if b.addr == master)
             created = await client.invoke(master, create_topic_request(TOPIC, 1), 10)
             assert created.code == ResponseCode.SUCCESS, created.remark
@@ -131,8 +126,8 @@ async def test_timers_pending_at_the_masters_kill_fire_once_on_the_new_master(
 
             assert await eventually(lambda: delivered(master, EARLY), 10)
             old.kill()
-            assert await eventually(lambda: group_of(1, 2), 15), view
-            new_master = view.master_address
+            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
+            new_master = watch.view.master_address
             assert new_master != master
             sentinel_due = int(time.time() * 1000) + 300
             sentinel_due = max(sentinel_due, now + 4000 + 100 * PENDING + 500)
@@ -153,7 +148,7 @@ async def test_timers_pending_at_the_masters_kill_fire_once_on_the_new_master(
         await client.shutdown()
         await controllers.stop_all()
 
-    conf = next(c for c in confs if new_master.endswith(":" + c["listenPort"]))
+    conf = next(b.conf for b in brokers if new_master.endswith(":" + b.conf["listenPort"]))
     got = copies(conf)
     expected = {f"early{i}" for i in range(EARLY)} | {f"pending{i}" for i in range(PENDING)}
     assert set(got) == expected | {"sentinel"}, set(got) ^ (expected | {"sentinel"})
@@ -174,21 +169,11 @@ async def test_timers_fire_once_and_on_time_across_two_failovers(tmp_path: Path)
         leader = await controllers.leader()
         ctl = ControllerClient([leader.addr])
         async with run_namesrv() as ns:
-            confs = [
-                {
-                    **controller_mode_conf(tmp_path / f"b{i}", ns.addr, [leader.addr]),
-                    "timerPrecisionMs": "100",
-                }
-                for i in range(2)
-            ]
-            brokers += [BrokerProcess(tmp_path / f"p{i}", c) for i, c in enumerate(confs)]
-            await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
-            view = ReplicaView(None, "", 0, 0, frozenset())
-
-            async def group_of(size: int, epoch: int) -> bool:
-                nonlocal view
-                view = await ctl.get_replica_info(BROKER_NAME)
-                return view.master_epoch == epoch and len(view.sync_state_set) >= size
+            brokers += broker_processes(
+                tmp_path, ns.addr, [leader.addr], 2, {"timerPrecisionMs": "100"}
+            )
+            await start_processes(brokers)
+            watch = ReplicaWatch(ctl, BROKER_NAME)
 
             async def timers(addr: str, prefix: str, count: int, ahead_ms: int) -> None:
                 now = int(time.time() * 1000)
@@ -201,31 +186,31 @@ async def test_timers_fire_once_and_on_time_across_two_failovers(tmp_path: Path)
             async def delivered(addr: str, count: int) -> bool:
                 return await max_offset(client, addr) >= count
 
-            assert await eventually(lambda: group_of(2, 1), 30), view
-            first = next(b for b in brokers if b.addr == view.master_address)
+            assert await eventually(lambda: watch.reaches(2, 1), 30), watch.view
+            first = next(b for b in brokers if b.addr == watch.view.master_address)
             second = next(b for b in brokers if b is not first)
             created = await client.invoke(first.addr, create_topic_request(TOPIC, 1), 10)
             assert created.code == ResponseCode.SUCCESS, created.remark
             second.kill()  # the slave, killed and back before its promotion
             await asyncio.to_thread(second.start)
-            assert await eventually(lambda: group_of(2, 1), 30), view
+            assert await eventually(lambda: watch.reaches(2, 1), 30), watch.view
             await timers(first.addr, "a", 4, 300)
             assert await eventually(lambda: delivered(first.addr, 4), 10)
             await timers(first.addr, "b", 4, 500)  # pending at the first kill
             first.kill()
-            assert await eventually(lambda: group_of(1, 2), 15), view
+            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
             elected_ms["b"] = int(time.time() * 1000)
-            assert view.master_address == second.addr
+            assert watch.view.master_address == second.addr
             assert await eventually(lambda: delivered(second.addr, 8), 15)
             await asyncio.to_thread(first.start)  # back, it rejoins as a slave
-            assert await eventually(lambda: group_of(2, 2), 30), view
+            assert await eventually(lambda: watch.reaches(2, 2), 30), watch.view
             await timers(second.addr, "c", 4, 300)
             assert await eventually(lambda: delivered(second.addr, 12), 10)
             await timers(second.addr, "d", 4, 500)  # pending at the second kill
             second.kill()
-            assert await eventually(lambda: group_of(1, 3), 15), view
+            assert await eventually(lambda: watch.reaches(1, 3), 15), watch.view
             elected_ms["d"] = int(time.time() * 1000)
-            assert view.master_address == first.addr
+            assert watch.view.master_address == first.addr
             assert await eventually(lambda: delivered(first.addr, 16), 15)
             first.stop()
             await ctl.shutdown()
@@ -235,7 +220,7 @@ async def test_timers_fire_once_and_on_time_across_two_failovers(tmp_path: Path)
         await client.shutdown()
         await controllers.stop_all()
 
-    got = placed(confs[brokers.index(first)])
+    got = placed(first.conf)
     assert set(got) == set(due), set(got) ^ set(due)
     assert {k: len(t) for k, t in got.items() if len(t) != 1} == {}  # each fired exactly once
     assert {k: due[k] - t[0] for k, t in got.items() if t[0] < due[k]} == {}  # none early

@@ -14,13 +14,17 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.controller import BrokerController
-from rocketq.broker.controller_mode.controller_client import ControllerRequestError
+from rocketq.broker.controller_mode.controller_client import (
+    ControllerClient,
+    ControllerRequestError,
+    ReplicaView,
+)
 from rocketq.broker.controller_mode.replicas_manager import ReplicasManager
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
 from rocketq.testing.broker import SMALL_INDEX, run_broker
-from rocketq.testing.broker_process import free_port
+from rocketq.testing.broker_process import BrokerProcess, free_port
 from rocketq.testing.store import ha_store_properties
 from rocketq.testing.wire import send_request
 
@@ -113,3 +117,47 @@ async def eventually(
                 return True
         await asyncio.sleep(step_s)
     return False
+
+
+class ReplicaWatch:
+    """The controller's record of one broker group, read again at each :meth:`reaches`: the
+    controller-mode e2e tests poll it (with :func:`eventually`) until a master and an in-sync
+    set appear, then act on ``view``."""
+
+    def __init__(self, ctl: ControllerClient, broker_name: str) -> None:
+        self._ctl = ctl
+        self._broker_name = broker_name
+        self.view = ReplicaView(None, "", 0, 0, frozenset())
+
+    async def reaches(self, size: int, epoch: int) -> bool:
+        """At ``epoch`` with at least ``size`` in sync (a new master starts alone, and a live
+        slave may rejoin it before a poll sees that)."""
+        self.view = await self._ctl.get_replica_info(self._broker_name)
+        return self.view.master_epoch == epoch and len(self.view.sync_state_set) >= size
+
+
+def broker_processes(
+    tmp_path: Path,
+    namesrv_addr: str,
+    controller_addrs: list[str],
+    count: int,
+    extra: dict[str, str] | None = None,
+) -> list[BrokerProcess]:
+    """``count`` ``rocketq broker`` processes of one group in controller mode, not started:
+    :func:`controller_mode_conf` under ``tmp_path/b<i>`` plus ``extra``, each run from
+    ``tmp_path/p<i>``."""
+    return [
+        BrokerProcess(
+            tmp_path / f"p{i}",
+            {
+                **controller_mode_conf(tmp_path / f"b{i}", namesrv_addr, controller_addrs),
+                **(extra or {}),
+            },
+        )
+        for i in range(count)
+    ]
+
+
+async def start_processes(brokers: list[BrokerProcess]) -> None:
+    """Start broker processes side by side (each waits for its boot line in a thread)."""
+    await asyncio.gather(*(asyncio.to_thread(b.start) for b in brokers))
