@@ -30,7 +30,7 @@ from rocketq.testing.failover.runner import run
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(600)]
 
 CYCLES = 30
-POP_TIMERS_STRICT = False  # RELIABILITY.md: 20 acknowledged pops came back in one CI run
+POP_TIMERS_STRICT = True
 
 
 async def test_no_acknowledged_message_is_lost_under_the_fault_schedule(tmp_path: Path) -> None:

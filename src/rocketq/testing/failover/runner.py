@@ -36,6 +36,7 @@ from rocketq.testing.failover.pop_timer import (
     TimerVerdict,
     check_timers,
 )
+from rocketq.testing.failover.reconsume import ReConsumed
 
 HEAL_TIMEOUT_S = 60.0
 TIMER_SLACK_S = 5.0  # after the last timer's due time, before the stores are stopped
@@ -72,6 +73,7 @@ class Report:
                 f"  (n={len(values)})"
             )
         out.append(f"zombie acks {self.zombie_acks}")
+        out += self.reconsumed_lines()
         for group, v in self.verdicts.items():
             out.append(
                 f"{group}: acked {v.acked}, lost {len(v.lost)}, consumed {v.consumed}, "
@@ -99,6 +101,23 @@ class Report:
             for group, tv in self.timer_verdicts.items():
                 out += [f"  {group} timer {line}" for line in tv.twice_detail[:10]]
         out += [f"VIOLATION {line}" for line in self.violations]
+        return out
+
+    def reconsumed_lines(self) -> list[str]:
+        """Messages the consumer groups consumed again after taking a new master's offsets,
+        per fault before the rewind: how many, and the seconds of consumption replayed."""
+        by_fault: dict[str, list[ReConsumed]] = defaultdict(list)
+        for r in self.ledger.reconsumed:
+            by_fault[self.fault_before(r.group, r.at)].append(r)
+        total = sum(r.count for r in self.ledger.reconsumed)
+        out = [f"re-consumed after a change of master: {total} messages"]
+        for fault, rewinds in sorted(by_fault.items()):
+            replay = [r.replay_s for r in rewinds]
+            out.append(
+                f"  after {fault:38s} {sum(r.count for r in rewinds):6d} messages in "
+                f"{len(rewinds)} queue rewinds; replayed p50 {pct(replay, 50):.2f} s, "
+                f"max {max(replay):.2f} s"
+            )
         return out
 
     def fault_before(self, group: str, at: float) -> str:
