@@ -12,7 +12,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,13 +102,21 @@ def read_ledgers(paths: Iterable[Path]) -> list[Ack]:
 
 class Route:
     """The group's master as the controller names it, polled every 50 ms (our client's fast
-    route refresh stands in for this: it is told of a new master as promptly)."""
+    route refresh stands in for this: it is told of a new master as promptly). ``via`` maps a
+    broker address to the address clients reach it by (a client-side proxy), if any."""
 
-    def __init__(self, ctl: ControllerClient, broker_name: str) -> None:
+    def __init__(
+        self, ctl: ControllerClient, broker_name: str, via: Mapping[str, str] | None = None
+    ) -> None:
         self.ctl = ctl
         self.broker_name = broker_name
+        self.via = dict(via or {})
         self.master = ""
         self.epoch = 0
+
+    def client_addr(self, addr: str) -> str:
+        """Where a client sends what is meant for broker ``addr``."""
+        return self.via.get(addr, addr)
 
     async def poll(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -257,7 +265,8 @@ class Load:
                 queueId=queue_id,
             )
             try:
-                response = await self.client.invoke(addr, query, SEND_TIMEOUT_S)
+                to = self.routes[group].client_addr(addr)
+                response = await self.client.invoke(to, query, SEND_TIMEOUT_S)
             except (OSError, RemotingError):
                 return False
             if response.code == ResponseCode.SUCCESS:
@@ -281,7 +290,8 @@ class Load:
             sys_flag=FLAG_COMMIT_OFFSET | FLAG_SUBSCRIPTION, commit_offset=cursor.offset,
         )  # fmt: skip
         try:
-            response = await self.client.invoke(addr, pull, SEND_TIMEOUT_S)
+            to = self.routes[group].client_addr(addr)
+            response = await self.client.invoke(to, pull, SEND_TIMEOUT_S)
         except (OSError, RemotingError):
             return 0
         if response.code != ResponseCode.SUCCESS or not response.body:

@@ -123,7 +123,8 @@ class PopTimerLoad:
     async def _pop(self, group: str) -> None:
         acked = self.ledger.acked[group]
         while not self._stop.is_set():
-            addr = self.routes[group].master
+            route = self.routes[group]
+            addr = route.client_addr(route.master) if route.master else ""
             if not addr:
                 await self._idle(0.1)
                 continue
@@ -162,7 +163,8 @@ class PopTimerLoad:
         n = 0
         while not self._stop.is_set():
             n += 1
-            addr = self.routes[group].master
+            route = self.routes[group]
+            addr = route.client_addr(route.master) if route.master else ""
             key = f"{group}-t{n:06d}"
             due_ms = int((time.time() + self.rng.uniform(*DUE_S)) * 1000)
             sent_at = time.monotonic()
