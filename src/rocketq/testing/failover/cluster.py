@@ -135,7 +135,10 @@ class FaultCluster:
             ):
                 return view
             await asyncio.sleep(POLL_S)
-        raise TimeoutError(f"{group} not healed in {timeout_s} s: {view}")
+        tails = "\n".join(
+            f"--- {b.addr}:\n" + "\n".join(list(b.output)[-12:]) for b in self.brokers[group]
+        )
+        raise TimeoutError(f"{group} not healed in {timeout_s} s: {view}\n{tails}")
 
     async def controller_leader(self) -> NamesrvProcess:
         """The name server whose controller leads now (asked of the controllers)."""

@@ -158,7 +158,7 @@ class Report:
         if self.pop_timer is None:
             return []
         came_back = self.pop_timer.came_back[:20]
-        out = [f"acknowledged pop came back: {c.group} {c.key}" for c in came_back]
+        out = [f"acknowledged pop came back: {c.group} {c.key} ({c.detail})" for c in came_back]
         return out + [
             f"{g}: {line}" for g, v in self.timer_verdicts.items() for line in v.violations
         ]
