@@ -14,12 +14,15 @@ Eager tasks (issue 22, lever 3): on Python 3.12 and later the loops made here ge
 ``asyncio.eager_task_factory``, so a task runs its first step inside ``create_task`` and one
 that finishes without waiting (a request answered from memory, a callback's coroutine) is
 never scheduled at all. ``ROCKETQ_EAGER_TASKS=0`` turns it off; on 3.11 it does not exist and
-tasks start on the loop's next iteration, as they always did.
+tasks start on the loop's next iteration, as they always did. The factory is
+:func:`eager_task_factory`, not asyncio's own: uvloop on 3.13 hands a task factory an
+``eager_start`` keyword that asyncio's (3.13.0) does not take.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import importlib.util
 import os
 from collections.abc import Callable, Coroutine
@@ -43,8 +46,23 @@ def uvloop_wanted() -> bool:
 
 
 def eager_tasks_available() -> bool:
-    """True where the interpreter has ``asyncio.eager_task_factory`` (3.12 and later)."""
+    """True where the interpreter has eager tasks (``Task(eager_start=True)``, 3.12 and later)."""
     return hasattr(asyncio, "eager_task_factory")
+
+
+def eager_task_factory(
+    loop: asyncio.AbstractEventLoop,
+    coro: Coroutine[Any, Any, Any],
+    *,
+    name: str | None = None,
+    context: contextvars.Context | None = None,
+    eager_start: bool | None = None,
+) -> asyncio.Task[Any]:
+    """``asyncio.eager_task_factory`` that also takes the ``eager_start`` keyword uvloop
+    passes on 3.13 (an explicit False still gives a lazy task)."""
+    return asyncio.Task(  # type: ignore[call-arg,unused-ignore]
+        coro, loop=loop, name=name, context=context, eager_start=eager_start is not False
+    )
 
 
 def eager_tasks_wanted() -> bool:
@@ -67,11 +85,10 @@ def loop_factory(use_uvloop: bool | None = None, *, eager_tasks: bool | None = N
         eager_tasks = eager_tasks_wanted()
     if not (eager_tasks and eager_tasks_available()):
         return factory
-    task_factory = asyncio.eager_task_factory  # type: ignore[attr-defined,unused-ignore]
 
     def eager_loop() -> asyncio.AbstractEventLoop:
         loop = factory()
-        loop.set_task_factory(task_factory)
+        loop.set_task_factory(eager_task_factory)  # type: ignore[arg-type]
         return loop
 
     return eager_loop
@@ -96,8 +113,7 @@ def run(
 
 def tasks_are_eager(loop: asyncio.AbstractEventLoop) -> bool:
     """True when ``loop`` starts its tasks eagerly (for logs and tests)."""
-    factory = loop.get_task_factory()
-    return factory is not None and factory is getattr(asyncio, "eager_task_factory", None)
+    return loop.get_task_factory() is eager_task_factory
 
 
 def loop_kind(loop: asyncio.AbstractEventLoop) -> str:
