@@ -5,6 +5,9 @@ real sends (traced, ACL-signed) that store the same message on both paths."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from rocketq.client.aio import Producer
 from rocketq.client.config import ProducerConfig
 from rocketq.common.message import MessageQueue
 from rocketq.common.message_decoder import decode_message
+from rocketq.common.native_record import ENV_SWITCH
 from rocketq.errors import RemotingCommandError
 from rocketq.remoting import native_frames
 from rocketq.remoting.codec import encode
@@ -117,6 +121,16 @@ def test_values_c_does_not_take_go_to_the_python_reference() -> None:
     config = ProducerConfig(producer_group="g")
     msg = Message("t", b"", properties={"lone": "\ud800"})
     assert fields_on(True, config, msg, 1, 0, 5) == fields_on(False, config, msg, 1, 0, 5)
+
+
+@pytest.mark.parametrize(("switch", "native"), [("0", False), ("1", True)])
+def test_rocketq_native_selects_the_send_codec_at_import(switch: str, native: bool) -> None:
+    code = "from rocketq.client import send_codec; print(send_codec.CODEC is not None)"
+    env = {**os.environ, ENV_SWITCH: switch}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip() == str(native), out.stderr
 
 
 DIGITS = st.integers(min_value=0, max_value=10**18 - 1).map(str)
