@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,8 @@ from rocketq.remoting import event_loop
 
 BENCH = Path(__file__).resolve()
 ROOT = BENCH.parents[1]
+# the client processes import this tree's rocketq (src/), not whichever the venv installed
+CLIENT_PATH = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
 
 
 # ---------------------------------------------------------------------- server process
@@ -267,7 +270,7 @@ def run_client(
             text=True,
             timeout=600,
             check=True,
-            env={"HOME": home, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+            env={"HOME": home, "PATH": "/usr/bin:/bin", "PYTHONPATH": CLIENT_PATH},
         ).stdout
     row: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     return row
