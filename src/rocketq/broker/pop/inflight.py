@@ -109,6 +109,18 @@ class PopInflightTable:
                 self._acked.setdefault(ck_key, set()).update(fresh)
         return fresh, repeated
 
+    def undo_ack(
+        self, group: str, topic: str, queue_id: int, offsets: list[int], ck_key: str
+    ) -> None:
+        """``offsets`` (acked by :meth:`on_ack`) are not acked after all: their record was
+        not stored."""
+        with self._lock:
+            for offset in offsets:
+                h = self._handles.get((group, topic, queue_id, offset))
+                if h is not None:
+                    h.acked = False
+            self._acked.get(ck_key, set()).difference_update(offsets)
+
     def mark_acked(self, ck_key: str, offset: int) -> None:
         """An offset done under a checkpoint (a change's old one, or revived)."""
         with self._lock:
