@@ -1,10 +1,10 @@
 """PopReviveService: brings un-acked popped messages back (RocketMQ 5's PopReviveService).
 
-Every ``reviveInterval`` each of the ``reviveQueueNum`` revive queues is read on from its
-position: a ``ck`` record becomes a pending checkpoint, an ``ack``/``bAck`` record sets its
-checkpoint's bits (or, read before its checkpoint, waits up to ``reviveAckWaitMs``). A pending
-checkpoint is due once its revive time (popTime + invisibleTime) passed and every ack that can
-exist for it is known:
+Every ``reviveInterval`` (sooner when a checkpoint already read falls due before then) each of
+the ``reviveQueueNum`` revive queues is read on from its position: a ``ck`` record becomes a
+pending checkpoint, an ``ack``/``bAck`` record sets its checkpoint's bits (or, read before its
+checkpoint, waits up to ``reviveAckWaitMs``). A pending checkpoint is due once its revive time
+(popTime + invisibleTime) passed and every ack that can exist for it is known:
 
 * popped since this broker started: the in-flight table has every ack at once;
 * popped before (a restart, a kill -9): its acks are timer messages due at the revive time, so
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READ_BATCH = 32
+MIN_ROUND_MS = 20  # the shortest wait between rounds (checkpoints due and not yet revived)
 REVIVE_HOST = "127.0.0.1"
 
 
@@ -84,9 +85,8 @@ class PopReviveService:
             self._task = None
 
     async def _run(self) -> None:
-        interval = self.broker.config.revive_interval_ms / 1000
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(self._next_round_s())
             if self.broker.message_store.timer_message_store is None:
                 continue  # timerWheelEnable=false: no pops, nothing to revive
             for queue in self.queues:
@@ -94,6 +94,18 @@ class PopReviveService:
                     await self.revive_queue(queue)
                 except Exception:  # one round's failure must not stop the service
                     log.exception("revive of %s queue %d failed", self.topic, queue.queue_id)
+
+    def _next_round_s(self) -> float:
+        """``reviveInterval``, or less: until the earliest checkpoint already read is due, so
+        a checkpoint read a moment before its revive time is revived at that time and not
+        one whole interval later (its ``ck`` arrives ``ackTimeInterval`` ahead of it)."""
+        interval_ms = self.broker.config.revive_interval_ms
+        now = self.broker.message_store.now_ms()
+        # one already due and still pending waits for its acks to settle, or for a put
+        ahead = [t for q in self.queues for ck in q.pending.values() if (t := ck.revive_time) > now]
+        if not ahead:
+            return interval_ms / 1000
+        return min(interval_ms, max(MIN_ROUND_MS, min(ahead) - now + 1)) / 1000
 
     # ------------------------------------------------------------------ one round
 
@@ -194,16 +206,18 @@ class PopReviveService:
         acked = self.inflight.acked_offsets(key)
         offsets = [ck.ack_offset_by_index(i) for i in range(ck.num)]
         todo = [o for i, o in enumerate(offsets) if not ck.bit_map >> i & 1 and o not in acked]
-        for offset in todo:
-            status = await self.reviver.revive_message(ck, offset)
+        ok = True
+        for offset, status in zip(todo, await self.reviver.revive_messages(ck, todo), strict=True):
             if status is None:
                 continue  # the message is gone (deleted, or its topic or group removed)
             self.retry_messages_total[(ck.topic, ck.cid, status.name)] += 1
-            if not status.is_ok:
-                return False
-            self.inflight.mark_acked(key, offset)  # revived: not again on a retry
-        self.inflight.forget_checkpoint(key)
-        return True
+            if status.is_ok:
+                self.inflight.mark_acked(key, offset)  # revived: not again on a retry
+            else:
+                ok = False  # the checkpoint stays; what was revived is marked done
+        if ok:
+            self.inflight.forget_checkpoint(key)
+        return ok
 
     # ------------------------------------------------------------------ metrics
 
