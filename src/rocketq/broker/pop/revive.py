@@ -52,6 +52,7 @@ class ReviveQueue:
     pending: dict[str, PopCheckPoint] = field(default_factory=dict)
     orphan_acks: dict[str, tuple[int, set[int]]] = field(default_factory=dict)  # key: (seen, offs)
     current_revive_time: int = 0
+    checked_ms: int = 0  # when its pending checkpoints were last checked for being due
 
 
 class PopReviveService:
@@ -100,12 +101,18 @@ class PopReviveService:
         a checkpoint read a moment before its revive time is revived at that time and not
         one whole interval later (its ``ck`` arrives ``ackTimeInterval`` ahead of it)."""
         interval_ms = self.broker.config.revive_interval_ms
-        now = self.broker.message_store.now_ms()
-        # one already due and still pending waits for its acks to settle, or for a put
-        ahead = [t for q in self.queues for ck in q.pending.values() if (t := ck.revive_time) > now]
+        # not yet due when its queue was looked at (one due then and still pending waits for
+        # its acks to settle, or for a put to succeed: reviveInterval)
+        ahead = [
+            ck.revive_time
+            for q in self.queues
+            for ck in q.pending.values()
+            if ck.revive_time > q.checked_ms
+        ]
         if not ahead:
             return interval_ms / 1000
-        return min(interval_ms, max(MIN_ROUND_MS, min(ahead) - now + 1)) / 1000
+        wait_ms = min(ahead) - self.broker.message_store.now_ms() + 1
+        return min(interval_ms, max(MIN_ROUND_MS, wait_ms)) / 1000
 
     # ------------------------------------------------------------------ one round
 
@@ -116,7 +123,7 @@ class PopReviveService:
             queue.read_offset = offsets.query_offset(REVIVE_GROUP, self.topic, queue.queue_id) + 1
         settled_ms = self._settled_time()
         await asyncio.to_thread(self._read, queue)
-        now = store.now_ms()
+        now = queue.checked_ms = store.now_ms()
         self.inflight.expire(now)
         for key, ck in sorted(queue.pending.items(), key=lambda kv: kv[1].revive_offset):
             if not self._is_due(ck, now, settled_ms):
