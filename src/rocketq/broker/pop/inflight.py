@@ -42,11 +42,15 @@ class PopInflightTable:
     def on_pop(
         self, group: str, topic: str, queue_id: int, offsets: list[int], pop_time: int, ends_ms: int
     ) -> None:
+        handles = self._handles
         with self._lock:
             for offset in offsets:
                 key = (group, topic, queue_id, offset)
-                old = self._handles.get(key)
-                self._handles[key] = _Handles(pop_time, max(ends_ms, old.ends_ms if old else 0))
+                old = handles.get(key)
+                if old is None or old.ends_ms <= ends_ms:
+                    handles[key] = _Handles(pop_time, ends_ms)
+                else:  # popped again (an offset reset) before an older handle ended
+                    handles[key] = _Handles(pop_time, old.ends_ms)
             heapq.heappush(self._ends, (ends_ms, group, topic, queue_id, tuple(offsets)))
 
     def replace(

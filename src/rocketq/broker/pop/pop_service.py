@@ -138,13 +138,13 @@ class PopService:
             pop_time=handle.pop_time,
             broker_name=handle.broker_name,
         )
+        key = ack.merge_key(self.broker.config.broker_name)
         fresh, repeated = self.inflight.on_ack(
-            group, real_topic, handle.queue_id, offsets, handle.pop_time,
-            ack.merge_key(self.broker.config.broker_name), handle.next_visible_time,
+            group, real_topic, handle.queue_id, offsets, handle.pop_time, key,
+            handle.next_visible_time,
         )  # fmt: skip
         if not fresh:
             return repeated
-        key = ack.merge_key(self.broker.config.broker_name)
         if self.buffer is not None and self.buffer.ack(key, fresh):
             return fresh + repeated  # merged into its held checkpoint: nothing to write
         record = _ack_record(ack, fresh)
