@@ -59,7 +59,7 @@ class Reviver:
             result = store.get_message(
                 REVIVE_GROUP, topic, queue_id, offset, min(last - offset + 1, READ_MAX), None
             )
-            if not result.message_buffers:
+            if not result.message_buffers and result.next_begin_offset <= offset:
                 return found
             for buf, queue_offset in zip(
                 result.message_buffers, result.message_queue_offsets, strict=True
