@@ -1,4 +1,8 @@
-"""The fields of a chunk of commitlog records, gathered with numpy (``columns`` uses it).
+"""The fields of a chunk of commitlog records, gathered with numpy.
+
+Shared by the two sources: the store-file reader (``store.columns``, records in a mapped
+segment) and the topic reader (``topic.pull_body``, records back to back in a PULL_MESSAGE
+body, the same layout: RocketMQ's ``MessageDecoder.decodes``).
 
 Fixed-width fields are read as structured big-endian dtypes whose field offsets are
 ``record_layout``'s; where a field sits depends on the two IPv6 host bits of SYSFLAG, so its
@@ -43,7 +47,7 @@ from rocketq.common.record_layout import (
     store_timestamp_position,
     topic_length_size,
 )
-from rocketq.spark.store.properties import PropertiesColumn, parse_properties
+from rocketq.spark.properties import PropertiesColumn, parse_properties
 
 Ints = npt.NDArray[np.int64]
 Bytes = npt.NDArray[np.uint8]
@@ -107,16 +111,19 @@ class RecordFields:
 
 
 def gather_fields(
-    seg: Bytes, view: memoryview, starts: Ints, base: int, verify_crc: bool
+    seg: Bytes, view: memoryview, starts: Ints, base: int | None, verify_crc: bool
 ) -> RecordFields:
     """The records at ``starts`` (heads already walked) up to the first one the row decoder
-    would refuse; ``count`` says how many that is."""
+    would refuse; ``count`` says how many that is. ``base`` is the physical offset of byte 0
+    of ``seg`` (each record's PHYSICALOFFSET must match), None for a pull body, whose records
+    come from anywhere in the commitlog."""
     head = records(seg, starts, HEAD_DTYPE)
     total = head["total"].astype(np.int64)
     sys_flag = head["sys_flag"].astype(np.int64)
     hosts = (sys_flag & HOST_BITS) >> HOST_SHIFT
     ends = starts + total
-    n = first_false((head["phy"] == base + starts) & (total >= MIN_SIZE[hosts]))
+    placed = np.ones(len(starts), bool) if base is None else head["phy"] == base + starts
+    n = first_false(placed & (total >= MIN_SIZE[hosts]))
     starts, ends, hosts = starts[:n], ends[:n], hosts[:n]
     store_ts_pos = starts + STORE_TS_POS[hosts]
     tail_pos = starts + TAIL_POS[hosts]
