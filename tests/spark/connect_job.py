@@ -16,7 +16,7 @@ import sys
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import col, concat, lit
 
-from rocketq.spark.topic.source import TopicSource
+from pyspark_rocketq import DefaultSource
 
 
 def main(namesrv: str, topic: str, rows: int) -> None:
@@ -29,7 +29,7 @@ def main(namesrv: str, topic: str, rows: int) -> None:
         .getOrCreate()
     )
     try:
-        spark.dataSource.register(TopicSource)
+        spark.dataSource.register(DefaultSource)
         df = spark.range(rows).select(
             concat(lit("v"), col("id").cast("string")).alias("value"),
             concat(lit("k"), col("id").cast("string")).alias("key"),
