@@ -11,7 +11,9 @@ connection's reader and its put queued in the ``PutBatcher``, which stores the p
 read in one ``async_put_each`` call at the read's end and answers each send with its own
 result (after the group commit for SYNC_FLUSH); where no rule needs the properties map, the
 producer's properties string is passed through (``send_properties``) and the replies of those
-sends are built together in C (``send_answer``). A batch send is
+sends are built together in C (``send_answer``); with the C record module on, such a send is
+put as a ``SendPut`` (no MessageExt), which C encodes straight into the commitlog's mapped
+file (``CommitLog.append_each``). A batch send is
 answered at once when the store has it, else from a task awaiting the store's future
 (``send_batch``). A message with WAIT=false (and a batch whose header properties say so) is
 answered once it is appended, without waiting for the SYNC_FLUSH group commit
@@ -28,7 +30,7 @@ import time
 from typing import NamedTuple
 
 from rocketq.broker.broker_context import BrokerContext
-from rocketq.broker.message_inner import message_from_request
+from rocketq.broker.message_inner import born_host, message_from_request
 from rocketq.broker.processors.send_answer import FastSendDone, SendAnswers
 from rocketq.broker.processors.send_back import ConsumerSendMsgBackProcessor
 from rocketq.broker.processors.send_batch import BatchSender
@@ -41,6 +43,7 @@ from rocketq.broker.processors.send_kinds import (
 )
 from rocketq.broker.processors.send_results import (
     STATUS_TO_RESPONSE,
+    message_type_for,
     message_type_of,
     put_response,
     record_put,
@@ -49,7 +52,9 @@ from rocketq.broker.processors.send_results import (
 from rocketq.broker.put_batcher import PutBatcher
 from rocketq.broker.send_properties import pass_through
 from rocketq.common import message_const as mc
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_id import host_to_bytes
 from rocketq.common.properties import decode_properties
 from rocketq.common.topic import (
     NOT_ALLOWED_SEND_TOPICS,
@@ -63,6 +68,7 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.response_code import ResponseCode
+from rocketq.store.commitlog import SendPut
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult
 
@@ -73,6 +79,7 @@ _random = random.Random()
 log = logging.getLogger(__name__)
 
 MAX_PROPERTIES_BYTES = 32767
+_HOSTS_CACHED = 4096  # born hosts' bytes remembered (one a connection), then forgotten
 
 
 def _error(code: int, remark: str) -> RemotingCommand:
@@ -82,7 +89,7 @@ def _error(code: int, remark: str) -> RemotingCommand:
 class _PreparedSend(NamedTuple):
     """A checked single-message send: its put, its transaction kind and its queue."""
 
-    put: PutRequest
+    put: PutRequest | SendPut
     tran: str
     queue_id: int
 
@@ -94,6 +101,7 @@ class SendMessageProcessor:
         self.put_batcher = PutBatcher(lambda: controller.message_store, self.answers.answer_group)
         self._send_batch = BatchSender(controller).send_batch
         self._send_back = ConsumerSendMsgBackProcessor(controller)
+        self._host_bytes: dict[object, bytes] = {}  # address -> host_to_bytes, for SendPuts
 
     def register(self) -> None:
         server = self.broker.remoting_server
@@ -226,6 +234,21 @@ class SendMessageProcessor:
             passed = pass_through(text, self.broker.config.broker_cluster_name)
             if passed is not None:
                 record_props, wait = passed
+                if native_record.RECORD is not None:  # C encodes it (CommitLog.append_each)
+                    put = SendPut(
+                        h.topic,
+                        queue_id,
+                        bytes(request.body),
+                        record_props,
+                        h.flag,
+                        h.sys_flag,
+                        h.born_timestamp,
+                        self._bytes_of(channel.remote_addr),
+                        self._bytes_of(self.broker.store_host),
+                        reconsume_times,
+                        wait,
+                    )
+                    return _PreparedSend(put, "none", queue_id)
                 msg = message_from_request(
                     h,
                     channel.remote_addr,
@@ -279,10 +302,24 @@ class SendMessageProcessor:
             apply_delay(msg, max_delay_level(store))
         return _PreparedSend(PutRequest(msg, wait), tran, queue_id)
 
+    def _bytes_of(self, host: str | tuple[str, int]) -> bytes:
+        """A born (``ip:port``) or store host's bytes in a record, remembered."""
+        raw = self._host_bytes.get(host)
+        if raw is None:
+            if len(self._host_bytes) >= _HOSTS_CACHED:
+                self._host_bytes.clear()
+            raw = host_to_bytes(born_host(host) if isinstance(host, str) else host)
+            self._host_bytes[host] = raw
+        return raw
+
     def _answer_one(
         self, topic: str, prepared: _PreparedSend, result: PutMessageResult, started: float
     ) -> RemotingCommand:
-        msg = prepared.put.msg
+        put = prepared.put
+        if isinstance(put, SendPut):  # a pass-through send: no delay, timer or half
+            record_put(self.broker, topic, result, started, message_type_for(topic, put.sys_flag))
+            return put_response(self.broker, result, queue_id=put.queue_id)
+        msg = put.msg
         message_type = "Transaction" if prepared.tran == "half" else message_type_of(msg)
         record_put(self.broker, topic, result, started, message_type)
         return put_response(
