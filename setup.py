@@ -37,7 +37,14 @@ setup(
             "rocketq._native._remoting",
             sources=[
                 f"src/rocketq/_native/{part}.c"
-                for part in ("_remoting", "header", "custom_header", "command_encode", "send_reply")
+                for part in (
+                    "_remoting",
+                    "header",
+                    "custom_header",
+                    "command_encode",
+                    "send_reply",
+                    "send_put",
+                )
             ],
             depends=["src/rocketq/_native/remoting.h"],
             extra_compile_args=COMPILE_ARGS,

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import struct
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rocketq.broker.controller import BrokerController
+from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.common import native_record
 from rocketq.common.message_id import decode_message_id
 from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, MIN_RECORD_SIZE
@@ -23,6 +26,8 @@ from rocketq.remoting.codec import FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
+from rocketq.store.commitlog import SendPut
+from rocketq.testing import append_fuzz
 from rocketq.testing.broker import run_broker
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
@@ -90,9 +95,16 @@ def masked_commitlog(broker: BrokerController) -> list[bytes]:
     return out
 
 
+def processor_of(broker: BrokerController) -> SendMessageProcessor:
+    fast = broker.remoting_server.fast_processor(RequestCode.SEND_MESSAGE_V2)
+    assert isinstance(fast, types.MethodType)
+    assert isinstance(fast.__self__, SendMessageProcessor)
+    return fast.__self__
+
+
 async def bursts_on(
     tmp_path: Path, native: bool, bursts: list[list[RemotingCommand]]
-) -> tuple[list[bytes], list[object]]:
+) -> tuple[list[bytes], list[object], int]:
     native_frames.use(native)
     native_record.use(native)
     props = small_store_properties(SEGMENT)
@@ -108,7 +120,7 @@ async def bursts_on(
                 offset = None if msg_id is None else decode_message_id(msg_id)[1]
                 answers.append((r.code, r.remark, fields, offset))
         assert broker.message_store.wait_for_dispatch(WAIT_S)
-        return masked_commitlog(broker), answers
+        return masked_commitlog(broker), answers, processor_of(broker).native_reads
 
 
 async def test_bursts_rolling_files_are_stored_and_answered_alike_on_both_paths(
@@ -140,7 +152,11 @@ async def test_bursts_rolling_files_are_stored_and_answered_alike_on_both_paths(
     ]
     native = await bursts_on(tmp_path, True, [*bursts, mixed])
     python = await bursts_on(tmp_path, False, [*bursts, mixed])
-    records, answers = native
+    records, answers, reads = native
+    # the first send to each topic creates it on the Python path; of the mixed burst C reads
+    # the plain one, the roll-sized one and WAIT=false
+    assert reads == 178 + 3
+    assert python[2] == 0
     assert len([r for r in records if len(r) == 8]) >= 2  # two files ended by a blank
     codes = [a[0] for a in answers]  # type: ignore[index]
     assert codes[:180] == [ResponseCode.SUCCESS] * 180
@@ -150,3 +166,48 @@ async def test_bursts_rolling_files_are_stored_and_answered_alike_on_both_paths(
     )
     assert records == python[0]
     assert answers == python[1]
+
+
+def test_a_producers_send_is_read_by_c_as_the_python_path_reads_it() -> None:
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    extra = {"WAIT": "false", "u": "\u4e2d"}
+    v2 = RequestCode.SEND_MESSAGE_V2
+    request = send_request("T", b"body", tags="t", keys="k", extra=extra, queue_id=3, code=v2)
+    assert request.ext_fields is not None
+    fields = dict(request.ext_fields)
+    put = compiled.send_put_of(
+        fields, b"body", append_fuzz.RULES, SendPut, append_fuzz.BORN, append_fuzz.STORE
+    )
+    assert put is not None
+    assert put == append_fuzz.send_put_reference(fields, b"body")
+    assert put.wait_store_msg_ok is False
+    assert put.properties.endswith(b"CLUSTER\x01DefaultCluster\x02")
+    assert b"WAIT" not in put.properties
+    # what the Python path must decide: C declines
+    for change in ({"m": "true"}, {"e": "-1"}, {"f": "4"}, {"b": "%RETRY%g"}, {"e": "+3"}):
+        assert (
+            compiled.send_put_of(
+                fields | change,
+                b"",
+                append_fuzz.RULES,
+                SendPut,
+                append_fuzz.BORN,
+                append_fuzz.STORE,
+            )
+            is None
+        ), change
+    for key in "abcdefgh":
+        less = {k: v for k, v in fields.items() if k != key}
+        assert (
+            compiled.send_put_of(
+                less, b"", append_fuzz.RULES, SendPut, append_fuzz.BORN, append_fuzz.STORE
+            )
+            is None
+        ), key
+
+
+def test_random_sends_read_by_c_are_the_python_paths() -> None:
+    rng = random.Random(2212)
+    findings = [append_fuzz.check_send_put(rng) for _ in range(3000)]
+    assert [f for f in findings if f] == []

@@ -1,6 +1,8 @@
-"""The fuzzer's round for ``append_sends`` (``rocketq._native._record``, append.c): the C
-encode and append of pass-through sends, whose topic, body and properties come from the
-network.
+"""The fuzzer's rounds for the C send path: ``append_sends`` (``rocketq._native._record``,
+append.c), the encode and append of pass-through sends, whose topic, body and properties
+come from the network, and ``send_put_of`` (``rocketq._native._remoting``, send_put.c), a
+SEND_MESSAGE_V2's put read from its extFields (``check_send_put``: random and malformed
+fields; a put C gives must be the one the Python path's header reader and pass-through give).
 
 Each round makes a few ``SendPut``s with random and edge values (ints past their fields,
 properties past 32,767 bytes, long and non-ASCII topics, IPv6 and bad hosts, wrong types),
@@ -20,6 +22,7 @@ import struct
 from array import array
 from typing import Any
 
+from rocketq.broker.send_properties import native_rules, pass_through
 from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import encode_message
@@ -30,6 +33,9 @@ from rocketq.common.record_layout import (
     SYSFLAG_POSITION,
     store_timestamp_position,
 )
+from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
+from rocketq.remoting import native_frames
+from rocketq.remoting.protocol.headers import SendMessageRequestHeaderV2
 from rocketq.store.commitlog import OFFSETS_STRUCT, SendPut
 from rocketq.store.message_writer import message_of
 
@@ -143,4 +149,88 @@ def check_append_sends(rng: random.Random) -> str | None:
             or end == 0
         ):
             return f"append_sends stopped before {puts[nxt]!r:.300} at {end} of {size}"
+    return None
+
+
+# ---------------------------------------------------------------- send_put_of (send_put.c)
+
+NUMBER_FORMS = ("0", "-0", "00", "07", "+7", " 7", "7 ", "1e3", "1.0", "2147483647",
+                "2147483648", "-2147483648", "-2147483649", "9223372036854775807",
+                "9223372036854775808", "-9223372036854775808", "-", "", "x", "\u0661")  # fmt: skip
+PROPERTY_PIECES = ("TAGS\x01t\x02", "KEYS\x01k\x02", "WAIT\x01true\x02", "WAIT\x01false\x02",
+                   "WAIT\x01false", "XWAIT\x01false\x02", "DELAY\x012\x02", "CLUSTER\x01c\x02",
+                   "TIMER_DELAY_SEC\x015\x02", "TRAN_MSG\x01true\x02", "\x02", "\x01", "WAIT",
+                   "\x01false\x02", "\u4e2d", "\ud800", "UNIQ_KEY\x01ABC\x02")  # fmt: skip
+RULES = native_rules("DefaultCluster", RETRY_GROUP_TOPIC_PREFIX, 4096)
+BORN, STORE = host_to_bytes(("127.0.0.1", 1)), host_to_bytes(("::1", 2))
+
+
+def random_fields(rng: random.Random) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "a": "PG", "b": rng.choice(("T", "%RETRY%g", "\u4e2d")), "c": "TBW102", "d": "4",
+        "e": str(rng.randrange(8)), "f": str(rng.choice((0, 0, 4, 8, 12, 1))),
+        "g": str(rng.randrange(1 << 41)), "h": str(rng.randrange(4)),
+    }  # fmt: skip
+    if rng.random() < 0.9:
+        pieces = [rng.choice(PROPERTY_PIECES) for _ in range(rng.randrange(5))]
+        fields["i"] = "".join(pieces)
+    for key in ("j", "l"):
+        if rng.random() < 0.5:
+            fields[key] = str(rng.randrange(20))
+    for key in ("k", "m"):
+        if rng.random() < 0.3:
+            fields[key] = rng.choice(("true", "false", "TRUE", "1", ""))
+    for _ in range(rng.randrange(3) if rng.random() < 0.3 else 0):
+        key = rng.choice("abcdefghijklmn")
+        fields[key] = rng.choice((*NUMBER_FORMS, None, 7, b"7"))
+    if rng.random() < 0.05:
+        fields.pop(rng.choice("abcdefgh"), None)
+    return fields
+
+
+def send_put_reference(fields: dict[str, Any], body: bytes) -> SendPut | None:
+    """What ``send_put_of`` must give when it gives a put: the Python path's reading."""
+    try:
+        h = SendMessageRequestHeaderV2.decode_as_v1(fields)
+    except Exception:  # noqa: BLE001 -- a refusal: C must have declined it too
+        return None
+    topic: object = h.topic  # the header takes what the extFields hold
+    text: object = h.properties or ""
+    if not isinstance(topic, str) or not isinstance(text, str):
+        return None
+    if h.batch or h.queue_id < 0 or len(body) > RULES[4]:
+        return None
+    try:
+        raw = text.encode()
+    except UnicodeEncodeError:
+        return None
+    if len(raw) > 32767 or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        return None
+    if MessageSysFlag.get_transaction_value(h.sys_flag) != MessageSysFlag.TRANSACTION_NOT_TYPE:
+        return None
+    passed = pass_through(text, "DefaultCluster")
+    if passed is None:
+        return None
+    props, wait = passed
+    return SendPut(h.topic, h.queue_id, body, props, h.flag, h.sys_flag, h.born_timestamp,
+                   BORN, STORE, h.reconsume_times or 0, wait)  # fmt: skip
+
+
+def check_send_put(rng: random.Random) -> str | None:
+    """``send_put_of`` on random V2 extFields: a put it gives must be the Python path's."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    fields = random_fields(rng)
+    body = rng.randbytes(rng.choice((0, 10, 4096, 4097)))
+    got = compiled.send_put_of(fields, body, RULES, SendPut, BORN, STORE)
+    if got is None:
+        return None
+    was = native_frames.FRAMES is not None
+    native_frames.use(False)
+    try:
+        expected = send_put_reference(fields, body)
+    finally:
+        native_frames.use(was)
+    if type(got) is not SendPut or got != expected:
+        return f"send_put_of({fields!r}) gave {got!r:.300}, the Python path {expected!r:.300}"
     return None
