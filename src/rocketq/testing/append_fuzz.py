@@ -160,8 +160,9 @@ NUMBER_FORMS = ("0", "-0", "00", "07", "+7", " 7", "7 ", "1e3", "1.0", "21474836
                 "9223372036854775808", "-9223372036854775808", "-", "", "x", "\u0661")  # fmt: skip
 PROPERTY_PIECES = ("TAGS\x01t\x02", "KEYS\x01k\x02", "WAIT\x01true\x02", "WAIT\x01false\x02",
                    "WAIT\x01false", "XWAIT\x01false\x02", "DELAY\x012\x02", "CLUSTER\x01c\x02",
-                   "TIMER_DELAY_SEC\x015\x02", "TRAN_MSG\x01true\x02", "\x02", "\x01", mc.PROPERTY_WAIT_STORE_MSG_OK,
-                   "\x01false\x02", "\u4e2d", "\ud800", "UNIQ_KEY\x01ABC\x02")  # fmt: skip
+                   "TIMER_DELAY_SEC\x015\x02", "TRAN_MSG\x01true\x02", "\x02", "\x01",
+                   mc.PROPERTY_WAIT_STORE_MSG_OK, "\x01false\x02", "\u4e2d", "\ud800",
+                   "UNIQ_KEY\x01ABC\x02")  # fmt: skip
 RULES = native_rules("DefaultCluster", RETRY_GROUP_TOPIC_PREFIX, 4096)
 BORN, STORE = host_to_bytes(("127.0.0.1", 1)), host_to_bytes(("::1", 2))
 
