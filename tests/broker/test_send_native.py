@@ -26,7 +26,7 @@ from rocketq.remoting.codec import FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
-from rocketq.store.commitlog import SendPut
+from rocketq.store.commitlog_send import SendPut
 from rocketq.testing import append_fuzz
 from rocketq.testing.broker import run_broker
 from rocketq.testing.store import small_store_properties

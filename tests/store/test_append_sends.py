@@ -15,7 +15,7 @@ import pytest
 from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_id import host_to_bytes
-from rocketq.store.commitlog import SendPut
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageStatus

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from rocketq.broker.store_future import when_store_future_done
-from rocketq.store.commitlog import SendPut
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import EachPutResult, PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus

@@ -10,8 +10,8 @@ flush service's job (``flush.py``); this module only appends and reads. The copy
 of an append and the walk of ``read_dispatch_requests`` run in C when ``native_record``
 selects it; ``check_message_and_return_size`` is the pure-Python reference of that walk. A
 ``SendPut`` (the broker's pass-through single send) is encoded by C straight into the mapped
-file, a run of them in one call per file (``append_sends``); with C off the writer encodes it
-as any other message (``message_writer``), the reference.
+file, a run of them in one call per file (``commitlog_send``); with C off the writer encodes
+it as any other message (``message_writer``), the reference.
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ from __future__ import annotations
 import logging
 import struct
 import threading
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from rocketq.common import message_const as mc
 from rocketq.common import native_record
@@ -50,10 +48,11 @@ from rocketq.common.record_layout import (
 )
 from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.errors import DecodeError
+from rocketq.store.commitlog_send import AppendOutcome, SendPut, append_sends
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile, MappedFileCreateError
 from rocketq.store.mapped_file_queue import MappedFileQueue
-from rocketq.store.results import AppendMessageResult, AppendMessageStatus, PutMessageStatus
+from rocketq.store.results import AppendMessageResult, AppendMessageStatus
 
 log = logging.getLogger(__name__)
 
@@ -190,30 +189,6 @@ _SYSFLAG_FACTS: dict[int, tuple[int, bool]] = {}
 _SYSFLAG_FACTS_MAX = 256
 
 
-class SendPut(NamedTuple):
-    """A single send whose record properties are the producer's string passed through (the
-    broker's ``send_properties``): its fields as C encodes them (``append_sends``), the hosts
-    as their 8 or 20 bytes (``message_id.host_to_bytes``)."""
-
-    topic: str
-    queue_id: int
-    body: bytes
-    properties: bytes
-    flag: int
-    sys_flag: int
-    born_timestamp: int
-    born_host: bytes
-    store_host: bytes
-    reconsume_times: int
-    wait_store_msg_ok: bool
-
-
-#: append_sends's per-put statuses (append.c) as the writer reports them
-_SEND_STATUS = (None, PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, PutMessageStatus.MESSAGE_ILLEGAL)
-
-AppendOutcome = AppendMessageResult | PutMessageStatus | None
-
-
 class CommitLog:
     def __init__(self, config: StoreConfig, *, free_space_check: object = None) -> None:
         self.config = config
@@ -227,7 +202,7 @@ class CommitLog:
         self.put_lock = threading.Lock()
         self.clock_ms = config.clock_ms
         self.store_timestamp = 0  # of the last appended record
-        self._msg_id_prefix = _msg_id_prefix(config.store_host)
+        self.msg_id_prefix = _msg_id_prefix(config.store_host)
         self.delay_table = config.delay_level_table_ms()
 
     def load(self) -> bool:
@@ -276,7 +251,7 @@ class CommitLog:
                     j = i + 1
                     while j < n and isinstance(batch[j], SendPut):
                         j += 1
-                    out += self._append_sends(list(batch[i:j]), now)  # type: ignore[arg-type]
+                    out += append_sends(self, list(batch[i:j]), now)  # type: ignore[arg-type]
                     i = j
                     continue
                 try:
@@ -287,62 +262,12 @@ class CommitLog:
                 i += 1
         return out
 
-    def _append_sends(self, puts: list[SendPut], now: int) -> list[AppendOutcome]:
-        """A run of SendPuts, C writing each file's share in one call (``append_sends``); at a
-        file's end the blank record and the roll are as ``_append_locked``'s."""
-        compiled = native_record.RECORD
-        assert compiled is not None, "SendPuts are appended by the C module"
-        n = len(puts)
-        slots = array("q", bytes(32 * n))  # (status, phy, size, queue offset) a put
-        created = [True] * n  # False: no mapped file could be created for it
-        max_record = self.config.max_message_size + 65536
-        start = 0
-        while start < n:
-            try:
-                mf = self.mapped_file_queue.get_last_mapped_file_or_create(0)
-            except MappedFileCreateError:
-                log.exception("create mapped file failed")
-                created[start] = False
-                start += 1
-                continue
-            wrote = mf.wrote_position
-            start, pos = compiled.append_sends(
-                mf.view, wrote, mf.file_size, mf.file_from_offset, puts, start,
-                self.topic_queue_table, now, max_record, slots,
-            )  # fmt: skip
-            if pos != wrote:
-                mf.wrote_position = pos
-                self.store_timestamp = now
-            if start < n:  # the next one does not fit: this file ends with a blank record
-                self._write_blank(mf)
-        out: list[AppendOutcome] = []
-        prefix = self._msg_id_prefix
-        for k in range(n):
-            status = slots[4 * k]
-            if not created[k]:
-                out.append(None)
-            elif status:
-                out.append(_SEND_STATUS[status])
-            else:
-                phy = slots[4 * k + 1]
-                out.append(
-                    AppendMessageResult(
-                        AppendMessageStatus.PUT_OK,
-                        phy,
-                        slots[4 * k + 2],
-                        f"{prefix}{phy:016X}",
-                        slots[4 * k + 3],
-                        now,
-                    )
-                )
-        return out
-
     def _append_locked(self, encoded: EncodedMessage, now: int) -> AppendMessageResult:
         record = encoded.record
         size = len(record)
         mf = self.mapped_file_queue.get_last_mapped_file_or_create(0)
         if size + END_FILE_MIN_BLANK_LENGTH > mf.remaining():
-            self._write_blank(mf)
+            self.write_blank(mf)
             mf = self.mapped_file_queue.get_last_mapped_file_or_create(0)
         table = self.topic_queue_table
         key = encoded.key
@@ -371,19 +296,19 @@ class CommitLog:
             AppendMessageStatus.PUT_OK,
             phy,
             size,
-            f"{self._msg_id_prefix}{phy:016X}",
+            f"{self.msg_id_prefix}{phy:016X}",
             0 if skip_cq else queue_offset,
             now,
         )
 
-    def _write_blank(self, mf: MappedFile) -> None:
+    def write_blank(self, mf: MappedFile) -> None:
         pos = mf.wrote_position
         left = mf.file_size - pos
         BLANK_STRUCT.pack_into(mf.view, pos, left, BLANK_MAGIC_CODE)
         mf.wrote_position = mf.file_size
 
     def _msg_id(self, offset: int) -> str:
-        return f"{self._msg_id_prefix}{offset:016X}"
+        return f"{self.msg_id_prefix}{offset:016X}"
 
     # ------------------------------------------------------------------ read
 

@@ -24,7 +24,8 @@ from rocketq.common.message_decoder import encode_message
 from rocketq.common.message_id import bytes_to_host
 from rocketq.common.properties import encode_properties
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, topic_max_length, validate_topic
-from rocketq.store.commitlog import CommitLog, EncodedMessage, SendPut
+from rocketq.store.commitlog import CommitLog, EncodedMessage
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.completed_future import CompletedFuture
 from rocketq.store.config import BrokerRole, StoreConfig
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService

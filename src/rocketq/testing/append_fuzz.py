@@ -37,7 +37,8 @@ from rocketq.common.record_layout import (
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.remoting import native_frames
 from rocketq.remoting.protocol.headers import SendMessageRequestHeaderV2
-from rocketq.store.commitlog import OFFSETS_STRUCT, SendPut
+from rocketq.store.commitlog import OFFSETS_STRUCT
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.message_writer import message_of
 
 INTS = (0, 1, -1, 7, 0x7FFFFFFF, -0x80000000, 1 << 31, -(1 << 31) - 1, (1 << 63) - 1, 1 << 64)

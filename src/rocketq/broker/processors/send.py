@@ -74,7 +74,7 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.response_code import ResponseCode
-from rocketq.store.commitlog import SendPut
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult
 
