@@ -35,16 +35,15 @@ def rows(count: int, prefix: str = "row") -> list[Message]:
 async def test_a_batch_half_is_one_record_one_op_and_commits_every_message_with_its_id(
     tmp_path: Path,
 ) -> None:
-    async with cluster(tmp_path / "s") as (addr, broker):
-        async with producer(addr, None) as p:
-            msgs = rows(5)
-            handle = await p.send_half_batch(msgs, properties={"tag": "w:0"})
-            [half] = await stored_records(broker, TRANS_HALF_TOPIC, 1)
-            assert topic_records(broker, TOPIC) == []
-            await p.end_transaction(None, handle, COMMIT)
-            await p.end_transaction(None, handle, COMMIT)  # idempotent: no second delivery
-            finals = await stored_records(broker, TOPIC, 5)
-            [op] = await stored_records(broker, TRANS_OP_HALF_TOPIC, 1)
+    async with cluster(tmp_path / "s") as (addr, broker), producer(addr, None) as p:
+        msgs = rows(5)
+        handle = await p.send_half_batch(msgs, properties={"tag": "w:0"})
+        [half] = await stored_records(broker, TRANS_HALF_TOPIC, 1)
+        assert topic_records(broker, TOPIC) == []
+        await p.end_transaction(None, handle, COMMIT)
+        await p.end_transaction(None, handle, COMMIT)  # idempotent: no second delivery
+        finals = await stored_records(broker, TOPIC, 5)
+        [op] = await stored_records(broker, TRANS_OP_HALF_TOPIC, 1)
     assert handle.batch_count == 5
     assert handle.msg_id == msgs[0].uniq_key == half.uniq_key
     assert half.properties[PROPERTY_TRANSACTION_BATCH] == "5"
