@@ -55,7 +55,7 @@ from rocketq.client import LocalTransactionState, TransactionHandle, Transaction
 from rocketq.common.message import Message, MessageExt
 from rocketq.errors import ClientError, MessageIllegalError, RocketQError, SparkOptionError
 from rocketq.spark.topic.options import WriteOptions
-from rocketq.spark.topic.sink import check_input_schema, row_to_message
+from rocketq.spark.topic.sink import batch_to_messages, check_input_schema
 
 log = logging.getLogger(__name__)
 
@@ -272,10 +272,7 @@ def send_halves(batches: Iterator[Any], write: TxnWrite, batch_id: int) -> TxnCo
     send succeeded."""
     sender = _HalfSender(write, batch_id)
     for batch in batches:
-        names = batch.schema.names
-        columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
-        for values in zip(*columns, strict=True):
-            msg, sharding_key = row_to_message(dict(zip(names, values, strict=True)), write.options)
+        for msg, sharding_key in batch_to_messages(batch, write.options):
             if sharding_key is not None or msg.delay_time_level > 0:
                 raise ClientError("exactly_once takes neither shardingKey nor delayLevel rows")
             sender.add(msg)
