@@ -3,27 +3,72 @@ request, checked back once; refused with RocketMQ's codes when the broker has it
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from rocketq.broker.controller import BrokerController
 from rocketq.broker.transaction_batch import PROPERTY_TRANSACTION_BATCH
 from rocketq.client import LocalTransactionState, Message
+from rocketq.client.aio import TransactionProducer
+from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.topic import TRANS_HALF_TOPIC, TRANS_OP_HALF_TOPIC
+from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import MessageIllegalError, RequestCodeNotSupportedError, SystemError_
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.headers import EndTransactionBatchRequestHeader
-from rocketq.testing.broker import stored_records, topic_records
-from tests.client.test_transaction_producer import (
-    COMMIT,
-    FAST_CHECKS,
-    ROLLBACK,
-    TOPIC,
-    Listener,
-    cluster,
-    producer,
-)
+from rocketq.testing.broker import run_broker, run_namesrv, stored_records, topic_records
+from rocketq.testing.cluster import FAST_CLIENT
+from rocketq.testing.store import small_store_properties
+
+COMMIT = LocalTransactionState.COMMIT
+ROLLBACK = LocalTransactionState.ROLLBACK
+TOPIC = "TxBatches"
+# a broker that checks every 100 ms every half older than 300 ms
+FAST_CHECKS: dict[str, Any] = {
+    "transaction_check_interval_ms": 100,
+    "transaction_time_out_ms": 300,
+}
+
+
+class Listener:
+    """Answers every check COMMIT and keeps what it was shown."""
+
+    def __init__(self) -> None:
+        self.checked: list[MessageExt] = []
+
+    def execute_local_transaction(self, msg: Message, arg: Any) -> LocalTransactionState:
+        return LocalTransactionState.UNKNOWN
+
+    def check_local_transaction(self, msg: MessageExt) -> LocalTransactionState:
+        self.checked.append(msg)
+        return COMMIT
+
+
+@contextlib.asynccontextmanager
+async def cluster(store: Path, **broker: Any) -> AsyncIterator[tuple[str, BrokerController]]:
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            store, namesrv_addr=ns.addr, store_properties=small_store_properties(), **broker
+        ) as b,
+    ):
+        b.topic_config_manager.update_topic_config(
+            TopicConfig(topic_name=TOPIC, read_queue_nums=2, write_queue_nums=2)
+        )
+        await b.register_broker_all()
+        yield ns.addr, b
+
+
+def producer(addr: str, listener: Any, name: str = "p1") -> TransactionProducer:
+    return TransactionProducer(
+        "pg-tx", listener, namesrv_addr=addr, instance_name=name, **FAST_CLIENT
+    )
+
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -86,7 +131,7 @@ async def test_a_batch_is_checked_back_once_and_the_answer_ends_every_message(
     async with cluster(tmp_path / "s", **FAST_CHECKS) as (addr, broker):
         async with producer(addr, None, "dies") as p:  # sends the batch, never ends it
             handle = await p.send_half_batch(rows(20))
-        listener = Listener(check=COMMIT)
+        listener = Listener()
         async with producer(addr, listener, "heir"):
             finals = await stored_records(broker, TOPIC, 20)
     assert sorted(m.body for m in finals) == sorted(f"row-{i}".encode() for i in range(20))
