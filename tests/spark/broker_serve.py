@@ -39,6 +39,10 @@ async def serve(store: str, topic: str, interval_ms: int, timeout_ms: int) -> No
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
         checker = broker.transactional_message_check_service
         store_ = broker.message_store
+        for _ in range(300):  # what is stored, dispatched: the last commits may be in flight
+            if store_.dispatch_behind_bytes() == 0:
+                break
+            await asyncio.sleep(0.1)
         summary = {
             "checks_sent": 0 if checker is None else checker.checks_sent,
             "messages": sum(store_.get_max_offset_in_queue(topic, q) for q in range(QUEUES)),

@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -64,6 +65,7 @@ HALVES_IN_FLIGHT = 64
 BATCHES_IN_FLIGHT = 8
 ENDS_IN_FLIGHT = 64
 END_ATTEMPTS = 3
+END_RETRY_PAUSE_S = 0.5
 DECIDED_CACHE_COUNT = 16  # decided batches kept parsed per process
 
 
@@ -286,14 +288,18 @@ def handles_of(messages: list[WriterCommitMessage | None]) -> list[TransactionHa
 def end_all(
     write: TxnWrite, handles: list[TransactionHandle], state: LocalTransactionState
 ) -> None:
-    """End every handle, ``ENDS_IN_FLIGHT`` at a time; a failed end is retried, and one that
+    """End every handle, ``ENDS_IN_FLIGHT`` at a time (``BATCHES_IN_FLIGHT`` batch halves,
+    each a batch put on the broker); a failed end is retried after a pause, and one that
     still fails is left to the ledger-backed check-back."""
     producer = write.producer()
     pending = list(handles)
+    window = BATCHES_IN_FLIGHT if any(h.batch_count for h in pending) else ENDS_IN_FLIGHT
     for attempt in range(END_ATTEMPTS):
+        if attempt:
+            time.sleep(END_RETRY_PAUSE_S * attempt)  # an end still running answers SYSTEM_BUSY
         failed: list[TransactionHandle] = []
-        for start in range(0, len(pending), ENDS_IN_FLIGHT):
-            chunk = pending[start : start + ENDS_IN_FLIGHT]
+        for start in range(0, len(pending), window):
+            chunk = pending[start : start + window]
             futures = [
                 producer.loop.submit(producer.tx.end_transaction(None, h, state)) for h in chunk
             ]
