@@ -1,5 +1,6 @@
 """The compiled modules of rocketq: ``rocketq._native._record`` (issue 13, lever 4), the
-record paths, and ``rocketq._native._remoting`` (issue 22, lever 1), the request frames.
+record paths, and ``rocketq._native._remoting`` (issue 22, lever 1), the request frames, and
+``rocketq._native._client`` (issue 22, lever 2), the producer's send codec.
 
 Everything else is in pyproject.toml. The extensions are not optional: a compiler error fails
 ``pip install`` (and so ``make venv`` / ``make test``) loudly; the pure-Python code paths stay
@@ -40,6 +41,13 @@ setup(
                 for part in ("_remoting", "header", "custom_header", "command_encode", "send_reply")
             ],
             depends=["src/rocketq/_native/remoting.h"],
+            extra_compile_args=COMPILE_ARGS,
+            extra_link_args=LINK_ARGS,
+        ),
+        # issue 22, lever 2: the producer's send codec (rocketq.client.send_codec)
+        Extension(
+            "rocketq._native._client",
+            sources=["src/rocketq/_native/client_codec.c"],
             extra_compile_args=COMPILE_ARGS,
             extra_link_args=LINK_ARGS,
         ),

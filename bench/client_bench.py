@@ -7,6 +7,10 @@ client never shares a core's GIL with the broker). Rows: sync send TPS at 1, 8 a
 concurrent senders (threads on the blocking API for both clients, plus asyncio tasks for ours),
 batch send (32 messages a request) in messages/s, and push-consume TPS of a pre-filled topic.
 Prints one JSON line per row and a ratio table at the end.
+
+Issue 22, lever 2: every sync row also runs our asyncio client with the Python send codec
+(``rocketq.client.send_codec.use(False)``, the frames still C's), and every row of ours prints
+the client process's CPU microseconds per message, so the C send codec's gain shows in one run.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,6 +31,8 @@ from rocketq.remoting import event_loop
 
 BENCH = Path(__file__).resolve()
 ROOT = BENCH.parents[1]
+# the client processes import this tree's rocketq (src/), not whichever the venv installed
+CLIENT_PATH = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
 
 
 # ---------------------------------------------------------------------- server process
@@ -53,13 +60,18 @@ def split(count: int, parts: int) -> list[int]:
     return [count // parts + (1 if i < count % parts else 0) for i in range(parts)]
 
 
+# the client process's CPU seconds over each timed section (every thread of the process)
+TIMED_CPU_S: list[float] = []
+
+
 def threaded(parts: list[int], work: Any) -> float:
     threads = [threading.Thread(target=work, args=(n,)) for n in parts]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    TIMED_CPU_S.append(time.process_time() - cpu)
     return time.perf_counter() - start
 
 
@@ -99,11 +111,20 @@ def ours_send_asyncio(args: argparse.Namespace) -> float:
                 for _ in range(n):
                     await producer.send(Message(args.topic, body))
 
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(work(n) for n in split(args.count, args.threads)))
+            TIMED_CPU_S.append(time.process_time() - cpu)
             return time.perf_counter() - start
 
     return event_loop.run(run())
+
+
+def ours_send_asyncio_python_codec(args: argparse.Namespace) -> float:
+    """The asyncio client with the send fields and reply values in Python (the reference)."""
+    from rocketq.client import send_codec
+
+    send_codec.use(False)
+    return ours_send_asyncio(args)
 
 
 def cpp_send(args: argparse.Namespace) -> float:
@@ -203,13 +224,17 @@ def client(args: argparse.Namespace) -> None:
         ("ours", "sync"): ours_send,
         ("ours", "batch"): ours_send,
         ("ours-asyncio", "sync"): ours_send_asyncio,
+        ("ours-asyncio-pycodec", "sync"): ours_send_asyncio_python_codec,
         ("cpp", "sync"): cpp_send,
         ("cpp", "batch"): cpp_send,
         ("ours", "consume"): ours_consume,
         ("cpp", "consume"): cpp_consume,
     }
     elapsed = runners[(args.impl, args.mode)](args)
-    print(json.dumps({"tps": args.count / elapsed}), flush=True)
+    row = {"tps": args.count / elapsed}
+    if TIMED_CPU_S:  # the consume rows time from the first message: no CPU figure
+        row["cpu_us"] = TIMED_CPU_S[-1] / args.count * 1e6
+    print(json.dumps(row), flush=True)
 
 
 # ---------------------------------------------------------------------- orchestration
@@ -217,7 +242,7 @@ def client(args: argparse.Namespace) -> None:
 
 def run_client(
     namesrv: str, impl: str, mode: str, topic: str, count: int, threads: int, size: int
-) -> float:
+) -> dict[str, float]:
     cmd = [
         sys.executable,
         str(BENCH),
@@ -245,9 +270,10 @@ def run_client(
             text=True,
             timeout=600,
             check=True,
-            env={"HOME": home, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+            env={"HOME": home, "PATH": "/usr/bin:/bin", "PYTHONPATH": CLIENT_PATH},
         ).stdout
-    return float(json.loads(out.strip().splitlines()[-1])["tps"])
+    row: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return row
 
 
 def orchestrate(args: argparse.Namespace) -> None:
@@ -265,30 +291,39 @@ def orchestrate(args: argparse.Namespace) -> None:
             rows = []
             plan = [("sync", t) for t in (1, 8, 32)] + [("batch", 8)]
             for mode, threads in plan:
-                for impl in ("cpp", "ours") + (("ours-asyncio",) if mode == "sync" else ()):
+                aio = ("ours-asyncio", "ours-asyncio-pycodec") if mode == "sync" else ()
+                for impl in ("cpp", "ours", *aio):
                     topic = f"B_{mode}_{threads}_{impl.replace('-', '_')}"
-                    tps = run_client(namesrv, impl, mode, topic, args.count, threads, args.size)
-                    rows.append({"mode": mode, "senders": threads, "impl": impl, "tps": tps})
+                    got = run_client(namesrv, impl, mode, topic, args.count, threads, args.size)
+                    rows.append({"mode": mode, "senders": threads, "impl": impl, **got})
                     print(json.dumps(rows[-1]), flush=True)
             run_client(namesrv, "ours", "sync", "B_consume", args.count, 8, args.size)
             for impl in ("cpp", "ours"):
-                tps = run_client(namesrv, impl, "consume", "B_consume", args.count, 1, args.size)
-                rows.append({"mode": "consume", "senders": 0, "impl": impl, "tps": tps})
+                got = run_client(namesrv, impl, "consume", "B_consume", args.count, 1, args.size)
+                rows.append({"mode": "consume", "senders": 0, "impl": impl, **got})
                 print(json.dumps(rows[-1]), flush=True)
         finally:
             if server.stdin is not None:
                 server.stdin.close()
             server.wait(30)
-    print("| mode | senders | C++ TPS | ours TPS | ours/C++ | ours asyncio TPS |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| mode | senders | C++ TPS | ours TPS | ours/C++ | ours asyncio TPS "
+        "| client CPU us/msg: asyncio, C send codec | asyncio, Python send codec |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for mode, senders in [(m, t) for m, t in plan] + [("consume", 0)]:
-        cell = {r["impl"]: r["tps"] for r in rows if r["mode"] == mode and r["senders"] == senders}
-        aio = f"{cell['ours-asyncio']:.0f}" if "ours-asyncio" in cell else "-"
-        ratio = cell["ours"] / cell["cpp"]
+        cell = {r["impl"]: r for r in rows if r["mode"] == mode and r["senders"] == senders}
+        ratio = cell["ours"]["tps"] / cell["cpp"]["tps"]
         print(
-            f"| {mode} | {senders or '-'} | {cell['cpp']:.0f} | {cell['ours']:.0f} "
-            f"| {ratio:.2f} | {aio} |"
+            f"| {mode} | {senders or '-'} | {cell['cpp']['tps']:.0f} | {cell['ours']['tps']:.0f} "
+            f"| {ratio:.2f} | {_cell(cell, 'ours-asyncio', 'tps', '.0f')} "
+            f"| {_cell(cell, 'ours-asyncio', 'cpu_us', '.1f')} "
+            f"| {_cell(cell, 'ours-asyncio-pycodec', 'cpu_us', '.1f')} |"
         )
+
+
+def _cell(cell: dict[str, dict[str, float]], impl: str, key: str, spec: str) -> str:
+    return format(cell[impl][key], spec) if key in cell.get(impl, {}) else "-"
 
 
 def main(argv: list[str]) -> None:

@@ -68,7 +68,7 @@ async def test_runtime_info_has_every_key_rocketmq_exporter_parses(tmp_path: Pat
     assert (words[0], words[4]) == ("Total", "Free"), words
     assert float(words[2]) >= float(words[6]) >= 0
     assert table["putMessageDistributeTime"].startswith("[<=0ms]:0 [0~10ms]:0")
-    assert table["brokerVersionDesc"] == "V4_9_8"
+    assert (table["brokerVersionDesc"], table["brokerVersion"]) == ("V4_9_8", "409")
     assert table["runtime"].startswith("[ 0 days")
 
 
@@ -83,7 +83,7 @@ def _values(table: dict[str, str]) -> dict[str, tuple[dict[str, str], float]]:
 def test_brokeruntime_families_parse_the_keys_as_broker_runtime_stats_does() -> None:
     table = {
         "brokerVersionDesc": "V4_9_8",
-        "brokerVersion": "413",
+        "brokerVersion": "409",
         "bootTimestamp": "1700000000000",
         "putTps": "12.50 3.00 0.40",
         "getTransferredTps": "7.00 1.00 0.10",  # 5.x's spelling, read as the exporter does
@@ -97,7 +97,7 @@ def test_brokeruntime_families_parse_the_keys_as_broker_runtime_stats_does() -> 
     labels, value = got["rocketmq_brokeruntime_put_tps10"]
     assert value == 12.5
     assert tuple(labels) == RUNTIME_LABELS
-    assert (labels["brokerIP"], labels["broker_version"]) == ("10.0.0.1:10911", "413")
+    assert (labels["brokerIP"], labels["broker_version"]) == ("10.0.0.1:10911", "409")
     assert (labels["des"], labels["boottime"]) == ("V4_9_8", "1700000000000")
     assert got["rocketmq_brokeruntime_put_tps600"][1] == 0.4
     assert got["rocketmq_brokeruntime_gettransfered_tps60"][1] == 1.0

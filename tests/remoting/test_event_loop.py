@@ -1,6 +1,7 @@
 """The event loop choice: uvloop by default on Linux, asyncio's loop with ROCKETQ_UVLOOP=0;
+eager tasks where the interpreter has them (3.12+), lazy ones with ROCKETQ_EAGER_TASKS=0;
 a broker round trip (producer -> broker -> push consumer) and a burst of replies on one
-connection (coalesced writes) work on either."""
+connection (coalesced writes) work on each."""
 
 from __future__ import annotations
 
@@ -50,6 +51,41 @@ def test_rocketq_uvloop_off_gives_asyncio_s_standard_loop(
         assert event_loop.loop_kind(loop) == "asyncio"
     finally:
         loop.close()
+
+
+async def _first_steps() -> tuple[bool, list[str]]:
+    """Whether a task ran its first step inside create_task, and the order of events."""
+    events: list[str] = []
+
+    async def answer() -> None:
+        events.append("task")
+
+    task = asyncio.get_running_loop().create_task(answer())
+    events.append("created")
+    await task
+    return event_loop.tasks_are_eager(asyncio.get_running_loop()), events
+
+
+@pytest.mark.parametrize("use_uvloop", LOOPS)
+def test_tasks_start_inside_create_task_where_the_interpreter_has_eager_tasks(
+    monkeypatch: pytest.MonkeyPatch, use_uvloop: bool
+) -> None:
+    monkeypatch.delenv(event_loop.EAGER_TASKS_ENV, raising=False)
+    eager, events = event_loop.run(_first_steps(), use_uvloop=use_uvloop)
+    assert eager is event_loop.eager_tasks_available()
+    assert eager is (sys.version_info >= (3, 12))
+    assert events == (["task", "created"] if eager else ["created", "task"])
+
+
+@pytest.mark.parametrize("use_uvloop", LOOPS)
+def test_rocketq_eager_tasks_off_starts_tasks_on_the_next_iteration(
+    monkeypatch: pytest.MonkeyPatch, use_uvloop: bool
+) -> None:
+    monkeypatch.setenv(event_loop.EAGER_TASKS_ENV, "off")
+    assert not event_loop.eager_tasks_wanted()
+    eager, events = event_loop.run(_first_steps(), use_uvloop=use_uvloop)
+    assert not eager
+    assert events == ["created", "task"]
 
 
 async def _round_trip(store_root: Path) -> tuple[str, list[bytes]]:
@@ -119,15 +155,18 @@ async def _burst(bodies: list[bytes]) -> tuple[str, list[RemotingCommand]]:
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.parametrize("eager_tasks", [True, False], ids=["eager", "lazy"])
 @pytest.mark.parametrize("use_uvloop", LOOPS)
-def test_a_burst_on_one_connection_gets_every_reply_whole_on_each_loop(use_uvloop: bool) -> None:
+def test_a_burst_on_one_connection_gets_every_reply_whole_on_each_loop(
+    use_uvloop: bool, eager_tasks: bool
+) -> None:
     """Responses finishing in one loop iteration leave coalesced (head and body as separate
     buffers): each reply must still carry its own request's body, small and large."""
     if use_uvloop and not event_loop.uvloop_installed():
         pytest.skip("uvloop is not installed on this platform")
     rng = random.Random(13)
     bodies = [rng.randbytes(rng.choice((0, 1, 1024, 70_000, 300_000))) for _ in range(120)]
-    kind, replies = event_loop.run(_burst(bodies), use_uvloop=use_uvloop)
+    kind, replies = event_loop.run(_burst(bodies), use_uvloop=use_uvloop, eager_tasks=eager_tasks)
     assert kind == ("uvloop" if use_uvloop else "asyncio")
     assert [r.ext_fields["i"] for r in replies] == [str(i) for i in range(len(bodies))]
     assert [r.body for r in replies] == bodies

@@ -16,12 +16,14 @@ import time
 from typing import TYPE_CHECKING
 
 from rocketq.broker.disk_info import disk_runtime_info, human_size
+from rocketq.remoting.protocol.codes import CURRENT_VERSION, version_desc
 
 if TYPE_CHECKING:
     from rocketq.broker.broker_context import BrokerContext
 
-BROKER_VERSION_DESC = "V4_9_8"
-BROKER_VERSION = 413  # MQVersion.Version.V4_9_8.ordinal()
+# BrokerController.getRuntimeInfo: MQVersion.CURRENT_VERSION's ordinal and its name
+BROKER_VERSION = CURRENT_VERSION
+BROKER_VERSION_DESC = version_desc(CURRENT_VERSION)
 JAVA_INT_MAX = 2**31 - 1
 
 # rocketq has no send/pull/query/... thread pools (BrokerController's *ThreadPoolQueue)

@@ -6,8 +6,8 @@ into a result or raises ``rocketq.errors.for_code(code, remark)``.
 
 from __future__ import annotations
 
-from rocketq.client.status import PullResult, PullStatus, SendResult, SendStatus
-from rocketq.common import message_const as mc
+from rocketq.client.send_codec import send_result, send_v2_ext_fields
+from rocketq.client.status import PullResult, PullStatus, SendResult
 from rocketq.common.message import MessageQueue
 from rocketq.errors import for_code
 from rocketq.remoting.client import RemotingClient
@@ -22,17 +22,11 @@ from rocketq.remoting.protocol.bodies import (
     UnlockBatchRequestBody,
 )
 from rocketq.remoting.protocol.codes import RequestCode
-from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.command import RemotingCommand, next_opaque
 from rocketq.remoting.protocol.subscription import SubscriptionData
 from rocketq.remoting.protocol.topic_route import TopicRouteData
 from rocketq.response_code import ResponseCode
 
-_SEND_STATUS = {
-    ResponseCode.SUCCESS: SendStatus.SEND_OK,
-    ResponseCode.FLUSH_DISK_TIMEOUT: SendStatus.FLUSH_DISK_TIMEOUT,
-    ResponseCode.FLUSH_SLAVE_TIMEOUT: SendStatus.FLUSH_SLAVE_TIMEOUT,
-    ResponseCode.SLAVE_NOT_AVAILABLE: SendStatus.SLAVE_NOT_AVAILABLE,
-}
 _PULL_STATUS = {
     ResponseCode.SUCCESS: PullStatus.FOUND,
     ResponseCode.PULL_NOT_FOUND: PullStatus.NO_NEW_MSG,
@@ -44,30 +38,6 @@ _PULL_STATUS = {
 def raise_for(response: RemotingCommand) -> None:
     if response.code != ResponseCode.SUCCESS:
         raise for_code(response.code, response.remark or "")
-
-
-def send_v2_ext_fields(header: h.SendMessageRequestHeader) -> dict[str, str]:
-    """``header.to_v2().to_ext_fields()`` written out, the same keys in the same order
-    (every SEND_MESSAGE_V2 pays it: no second dataclass, no per-field reflection)."""
-    out = {
-        "a": header.producer_group,
-        "b": header.topic,
-        "c": header.default_topic,
-        "d": str(header.default_topic_queue_nums),
-        "e": str(header.queue_id),
-        "f": str(header.sys_flag),
-        "g": str(header.born_timestamp),
-        "h": str(header.flag),
-    }
-    if header.properties is not None:
-        out["i"] = header.properties
-    if header.reconsume_times is not None:
-        out["j"] = str(header.reconsume_times)
-    out["k"] = "true" if header.unit_mode else "false"
-    if header.max_reconsume_times is not None:
-        out["l"] = str(header.max_reconsume_times)
-    out["m"] = "true" if header.batch else "false"
-    return out
 
 
 def _mq_data(mq: MessageQueue) -> MessageQueueData:
@@ -105,32 +75,42 @@ class MQClientAPI:
         *,
         reply: bool = False,
     ) -> SendResult:
-        code = RequestCode.SEND_BATCH_MESSAGE if header.batch else RequestCode.SEND_MESSAGE_V2
-        if reply:
-            code = RequestCode.SEND_REPLY_MESSAGE_V2
-        request = RemotingCommand.create_request(code, send_v2_ext_fields(header), body)
-        response = await self.remoting.invoke(addr, request, timeout_s)
-        status = _SEND_STATUS.get(response.code)  # type: ignore[call-overload]
-        if status is None:
-            raise for_code(response.code, response.remark or "")
-        rh = h.SendMessageResponseHeader.from_ext_fields(response.ext_fields)
-        return SendResult(
-            status=status,
-            msg_id=uniq_id,
-            message_queue=MessageQueue(mq.topic, mq.broker_name, rh.queue_id),
-            queue_offset=rh.queue_offset,
-            offset_msg_id=rh.msg_id,
-            transaction_id=rh.transaction_id,
-            region_id=response.ext_fields.get(mc.PROPERTY_MSG_REGION, "DefaultRegion"),
-            trace_on=response.ext_fields.get(mc.PROPERTY_TRACE_SWITCH, "true") != "false",
-            recall_handle=rh.recall_handle,
+        return await self.send_message_v2(
+            addr,
+            mq,
+            send_v2_ext_fields(header),
+            body,
+            uniq_id,
+            timeout_s,
+            batch=bool(header.batch),
+            reply=reply,
         )
 
+    async def send_message_v2(
+        self,
+        addr: str,
+        mq: MessageQueue,
+        ext_fields: dict[str, str],
+        body: bytes,
+        uniq_id: str,
+        timeout_s: float,
+        *,
+        batch: bool,
+        reply: bool = False,
+    ) -> SendResult:
+        """A send whose V2 fields are written (``send_codec``, C or Python); its result."""
+        code = RequestCode.SEND_BATCH_MESSAGE if batch else RequestCode.SEND_MESSAGE_V2
+        if reply:
+            code = RequestCode.SEND_REPLY_MESSAGE_V2
+        request = RemotingCommand(code=code, opaque=next_opaque(), ext_fields=ext_fields, body=body)
+        response = await self.remoting.invoke(addr, request, timeout_s)
+        return send_result(response, mq, uniq_id)
+
     async def send_message_oneway(
-        self, addr: str, header: h.SendMessageRequestHeader, body: bytes
+        self, addr: str, ext_fields: dict[str, str], body: bytes, *, batch: bool
     ) -> None:
-        code = RequestCode.SEND_BATCH_MESSAGE if header.batch else RequestCode.SEND_MESSAGE_V2
-        request = RemotingCommand.create_request(code, send_v2_ext_fields(header), body)
+        code = RequestCode.SEND_BATCH_MESSAGE if batch else RequestCode.SEND_MESSAGE_V2
+        request = RemotingCommand(code=code, opaque=next_opaque(), ext_fields=ext_fields, body=body)
         request.mark_oneway_rpc()
         await self.remoting.invoke_oneway(addr, request)
 

@@ -43,6 +43,7 @@ from rocketq.client.message import (
     prepare_for_send,
     set_uniq_id,
 )
+from rocketq.client.send_codec import message_ext_fields
 from rocketq.client.status import SendResult
 from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
 from rocketq.client.trace.hooks import pub_context, recall_context
@@ -51,7 +52,6 @@ from rocketq.common.clock import now_ms
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.message_decoder import encode_batch_messages
-from rocketq.common.properties import properties_to_string
 from rocketq.common.recall_message_handle import RecallHandleError, decode_handle
 from rocketq.common.topic import DLQ_GROUP_TOPIC_PREFIX, RETRY_GROUP_TOPIC_PREFIX
 from rocketq.errors import (
@@ -63,7 +63,6 @@ from rocketq.errors import (
 )
 from rocketq.remoting.protocol.headers import (
     RecallMessageRequestHeader,
-    SendMessageRequestHeader,
 )
 
 log = logging.getLogger(__name__)
@@ -262,9 +261,9 @@ class Producer(MQAdmin):
             info.message_queue_list, msg
         ) or self.fault_strategy.select_one_message_queue(info, None)
         addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
-        header = self._header(msg, mq, sys_flag, batch=False)
+        fields = message_ext_fields(self.config, msg, mq.queue_id, sys_flag, now_ms(), batch=False)
         try:
-            await self.instance.api.send_message_oneway(addr, header, body)
+            await self.instance.api.send_message_oneway(addr, fields, body, batch=False)
         except (RemotingError, OSError) as exc:
             if needs_route_refresh(exc):
                 self.instance.route_refresher.refresh_soon(msg.topic)
@@ -415,7 +414,7 @@ class Producer(MQAdmin):
         addr = await self.instance.find_broker_addr_or_refresh(mq.broker_name, msg.topic)
         if self.suspect_masters and self.suspect_masters.is_suspect(mq.broker_name, addr):
             addr, timeout_s = await self._await_new_master(mq, addr, timeout_s)
-        header = self._header(msg, mq, sys_flag, batch=batch)
+        fields = message_ext_fields(self.config, msg, mq.queue_id, sys_flag, now_ms(), batch=batch)
         uniq = msg.uniq_key or ""
         # request-reply: SEND_REPLY_MESSAGE_V2
         reply = msg.get_property(mc.PROPERTY_MESSAGE_TYPE) == mc.REPLY_MESSAGE_FLAG
@@ -424,8 +423,8 @@ class Producer(MQAdmin):
         # SendMessageTraceHookImpl: a Pub record of each answered send
         started_ms = now_ms() if traced else 0
         try:
-            result = await self.instance.api.send_message(
-                addr, mq, header, body, uniq, timeout_s, reply=reply
+            result = await self.instance.api.send_message_v2(
+                addr, mq, fields, body, uniq, timeout_s, batch=batch, reply=reply
             )
         except (RemotingError, OSError, BrokerResponseError) as exc:
             if needs_route_refresh(exc):
@@ -453,26 +452,6 @@ class Producer(MQAdmin):
             self.fault_strategy.fault_tolerance.remove(mq.broker_name)
         log.info("%s failed last; sending to %s", addr, new or addr)
         return new or addr, timeout_s - (time.monotonic() - started)
-
-    def _header(
-        self, msg: Message, mq: MessageQueue, sys_flag: int, *, batch: bool
-    ) -> SendMessageRequestHeader:
-        c = self.config
-        props = "" if batch else properties_to_string(msg.properties)
-        return SendMessageRequestHeader(
-            producer_group=c.producer_group,
-            topic=msg.topic,
-            default_topic=c.create_topic_key,
-            default_topic_queue_nums=c.default_topic_queue_nums,
-            queue_id=mq.queue_id,
-            sys_flag=sys_flag,
-            born_timestamp=now_ms(),
-            flag=msg.flag,
-            properties=props,
-            reconsume_times=0,
-            unit_mode=False,
-            batch=batch,
-        )
 
 
 async def start_trace_dispatcher(group: str, config: ClientConfig) -> AsyncTraceDispatcher:
