@@ -29,7 +29,6 @@ from rocketq.common.message import Message, MessageExt, MessageQueue
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.common.message_id import decode_message_id
-from rocketq.common.properties import properties_to_string
 from rocketq.errors import ClientError, RequestCodeNotSupportedError, RocketQError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol.codes import RequestCode
@@ -37,7 +36,6 @@ from rocketq.remoting.protocol.headers import (
     CheckTransactionStateRequestHeader,
     EndTransactionBatchRequestHeader,
     EndTransactionRequestHeader,
-    SendMessageRequestHeader,
 )
 
 log = logging.getLogger(__name__)
@@ -130,15 +128,6 @@ class TransactionProducer(Producer):
         return dataclasses.replace(
             self.handle_of(result), msg_id=first, transaction_id=first, batch_count=len(msgs)
         )
-
-    def _header(
-        self, msg: Message, mq: MessageQueue, sys_flag: int, *, batch: bool
-    ) -> SendMessageRequestHeader:
-        """A batch half carries its properties in the header (a plain batch does not)."""
-        header = super()._header(msg, mq, sys_flag, batch=batch)
-        if batch and sys_flag == MessageSysFlag.TRANSACTION_PREPARED_TYPE:
-            return dataclasses.replace(header, properties=properties_to_string(msg.properties))
-        return header
 
     async def send_message_in_transaction(
         self, msg: Message, arg: Any = None, *, timeout_s: float | None = None
