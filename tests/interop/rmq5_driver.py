@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -322,20 +323,55 @@ def push_failing(args: argparse.Namespace) -> None:
 
 
 def send_only(args: argparse.Namespace) -> None:
-    """Send ``--count`` messages; with ``--wrong-secret`` signed with another secret."""
+    """Send ``--count`` messages; with ``--until PATH`` at least that many, then on until the
+    file ``PATH`` exists (the test says when it has seen what it waits for); ``--interval-ms``
+    apart."""
     with producer(args) as prod:
-        for i in range(args.count):
+        i = 0
+        while i < args.count or (args.until and not os.path.exists(args.until)):
             try:
                 receipt = prod.send(message(args, f"five-{i}", tag="FromFive"))
                 emit("sent", body=f"five-{i}", message_id=receipt.message_id)
             except Exception as exc:  # noqa: BLE001 -- the refusal is the result
                 emit("refused", error=f"{type(exc).__name__}: {exc}")
+            i += 1
+            time.sleep(args.interval_ms / 1000)
 
 
 def receive_only(args: argparse.Namespace) -> None:
-    """Receive and ack until ``--count`` distinct bodies arrived."""
+    """Receive and ack until ``--count`` distinct bodies arrived; with ``--parallel N``, N
+    receives at a time (the 5.1.2 SimpleConsumer sends each receive to a random queue's
+    broker, and one that has nothing left holds that receive for the whole long polling)."""
     with simple(args) as consumer:
-        receive_until(consumer, _bodies(args.count), args.deadline)
+        if args.parallel <= 1:
+            receive_until(consumer, _bodies(args.count), args.deadline)
+            return
+        bodies: set[str] = set()
+        lock = threading.Lock()
+        end = time.monotonic() + args.deadline
+
+        def receiver() -> None:
+            while time.monotonic() < end:
+                with lock:
+                    if len(bodies) >= args.count:
+                        return
+                try:
+                    for msg in consumer.receive(32, INVISIBLE_S):
+                        seen = describe(msg)
+                        with lock:
+                            emit("received", **seen)
+                            bodies.add(seen["body"])
+                        consumer.ack(msg)
+                except Exception as exc:  # noqa: BLE001 -- reported to the test as an event
+                    with lock:
+                        emit("error", error=f"{type(exc).__name__}: {exc}")
+                    return
+
+        threads = [threading.Thread(target=receiver) for _ in range(args.parallel)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
 
 
 SCENARIOS: dict[str, Callable[[argparse.Namespace], None]] = {
@@ -355,6 +391,9 @@ def main() -> None:
     parser.add_argument("--group", default="")
     parser.add_argument("--count", type=int, default=3)
     parser.add_argument("--deadline", type=float, default=30.0)
+    parser.add_argument("--until", default="")
+    parser.add_argument("--interval-ms", type=int, default=0)
+    parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--ak", default="")
     parser.add_argument("--sk", default="")
     parser.add_argument("--tls", action="store_true")

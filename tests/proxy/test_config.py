@@ -29,6 +29,7 @@ def test_known_keys_load_and_unknown_ones_are_logged_by_name(
             "namesrvAddr": "127.0.0.1:9876",
             "enableTopicMessageTypeCheck": "false",
             "grpcMaxInboundMessageSize": 1024,
+            "topicRouteServiceCacheRefreshSeconds": 5,
             "remotingListenPort": 8080,
         },
     )
@@ -39,6 +40,7 @@ def test_known_keys_load_and_unknown_ones_are_logged_by_name(
     assert config.namesrv_addr == "127.0.0.1:9876"
     assert config.enable_topic_message_type_check is False
     assert config.grpc_max_inbound_message_size_bytes == 1024
+    assert config.topic_route_service_cache_refresh_s == 5
     assert "remotingListenPort" in caplog.text
 
 
@@ -49,6 +51,7 @@ def test_known_keys_load_and_unknown_ones_are_logged_by_name(
         ({"tlsCertPath": "/x.crt"}, "together"),
         ({"authenticationEnabled": True}, "aclEnable"),
         ({"grpcServerPort": "eighty"}, "grpcServerPort"),
+        ({"topicRouteServiceCacheRefreshSeconds": 0}, "topicRouteServiceCacheRefreshSeconds"),
     ],
 )
 def test_refused_settings_stop_the_start_with_the_key(

@@ -87,6 +87,7 @@ class MessagingBackend:
         namesrv_addr: str,
         *,
         request_timeout_s: float = 3.0,
+        route_refresh_s: float = 20.0,
         access_key: str = "",
         secret_key: str = "",
     ) -> None:
@@ -94,6 +95,7 @@ class MessagingBackend:
             namesrv_addr=namesrv_addr,
             instance_name="rocketq-proxy",
             request_timeout_s=request_timeout_s,
+            poll_name_server_interval_s=route_refresh_s,
             heartbeat_broker_interval_s=10.0,
             access_key=access_key,
             secret_key=secret_key,

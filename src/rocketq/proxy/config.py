@@ -41,6 +41,7 @@ _KEYS = {
     "maxMessageSize": "max_message_size_bytes",
     "aclEnable": "acl_enable",
     "channelExpiredTimeout": "channel_expired_timeout_ms",
+    "topicRouteServiceCacheRefreshSeconds": "topic_route_service_cache_refresh_s",
 }
 
 
@@ -71,6 +72,9 @@ class ProxyConfig:
     # a client silent (no Heartbeat, no Settings) this long is unregistered from the brokers
     channel_expired_timeout_ms: int = 120_000
     client_heartbeat_interval_ms: int = 10_000  # the proxy's heartbeats for its clients
+    # every route the proxy holds is read again this often (TopicRouteService's
+    # refreshAfterWrite): a broker back on a new address is seen within it
+    topic_route_service_cache_refresh_s: int = 20
 
     def __post_init__(self) -> None:
         if not 0 <= self.grpc_server_port <= 65535:
@@ -84,6 +88,8 @@ class ProxyConfig:
             raise ConfigError("tlsCertPath and tlsKeyPath must be set together")
         if self.grpc_max_inbound_message_size_bytes <= 0:
             raise ConfigError("grpcMaxInboundMessageSize must be positive")
+        if self.topic_route_service_cache_refresh_s <= 0:
+            raise ConfigError("topicRouteServiceCacheRefreshSeconds must be positive")
 
     @property
     def tls_enabled(self) -> bool:

@@ -3,6 +3,11 @@
 The 5.x clients send ``x-mq-client-id`` (required: CLIENT_ID_REQUIRED without it, as the Java
 proxy's ``ContextInterceptor``), ``x-mq-language`` (PYTHON, or HTTP from Node),
 ``x-mq-client-version``, ``x-mq-namespace`` and ``authorization`` on every RPC.
+
+A client's language in the brokers' client lists is this header's, as the Java proxy's
+``ClientActivity`` (``LanguageCode.valueOf(ctx.getLanguage())``) takes it: the Node client
+1.0.8 sends ``HTTP`` here (and NODE_JS only in its Settings ``user_agent``, which Java does not
+read), so Java lists it as HTTP, and so does rocketq.
 """
 
 from __future__ import annotations

@@ -46,15 +46,19 @@ class GrpcServer:
         """A server whose backend reads routes from ``namesrv_addr`` (both deployments). With
         ``acl`` (aclEnable) clients are checked against its accounts, and the backend signs its
         requests to the brokers with the first admin account (sorted by access key)."""
+        refresh_s = config.topic_route_service_cache_refresh_s
         if acl is None:
-            return cls(config, MessagingBackend(namesrv_addr))
+            return cls(config, MessagingBackend(namesrv_addr, route_refresh_s=refresh_s))
         admins = sorted(
             (a for a in acl.config.accounts.values() if a.admin), key=lambda a: a.access_key
         )
         if not admins:
             raise ConfigError("aclEnable: the gRPC endpoint needs an admin account in the ACL file")
         backend = MessagingBackend(
-            namesrv_addr, access_key=admins[0].access_key, secret_key=admins[0].secret_key
+            namesrv_addr,
+            route_refresh_s=refresh_s,
+            access_key=admins[0].access_key,
+            secret_key=admins[0].secret_key,
         )
         return cls(config, backend, GrpcAccessValidator(acl))
 

@@ -11,12 +11,13 @@ tools use; only the executors' pulls go through the client (``pull_client``).
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import math
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from rocketq.admin import AdminClient
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 
 SIZE_CHUNK_UNITS = 256
 ADMIN_TIMEOUT_S = 10.0
+QUEUE_CALLS_IN_FLIGHT = 32
 
 _admins: dict[str, AdminClient] = {}
 _admins_lock = threading.Lock()
@@ -123,10 +125,32 @@ class OffsetReader:
         return max(0, self.admin.min_offset(mq))
 
     def earliest(self, mqs: list[MessageQueue]) -> OffsetMap:
-        return {mq: self.min_offset(mq) for mq in mqs}
+        """First offsets (never below 0) of ``mqs``, asked of the brokers all at once."""
+        return {mq: max(0, low) for mq, low in self._per_queue(mqs, self.admin.impl.min_offset)}
 
     def latest(self, mqs: list[MessageQueue]) -> OffsetMap:
-        return {mq: self.admin.max_offset(mq) for mq in mqs}
+        """Max offsets of ``mqs``, asked of the brokers all at once."""
+        return dict(self._per_queue(mqs, self.admin.impl.max_offset))
+
+    def _per_queue(
+        self, mqs: list[MessageQueue], call: Callable[[MessageQueue], Awaitable[int]]
+    ) -> list[tuple[MessageQueue, int]]:
+        """``call`` for every queue, up to ``QUEUE_CALLS_IN_FLIGHT`` in flight on the admin's
+        loop: a stream's trigger asks every queue, and one round trip after another made
+        ``latestOffset`` and ``partitions`` grow with the number of queues."""
+        if not mqs:
+            return []
+        admin = self.admin
+        gate = asyncio.Semaphore(QUEUE_CALLS_IN_FLIGHT)
+
+        async def one(mq: MessageQueue) -> int:
+            async with gate:
+                return await call(mq)
+
+        async def every() -> list[int]:
+            return list(await asyncio.gather(*(one(mq) for mq in mqs)))
+
+        return list(zip(mqs, admin.loop.run(every()), strict=True))
 
     # ------------------------------------------------------------------ resolution
 
@@ -182,10 +206,11 @@ class OffsetReader:
     ) -> OffsetMap:
         """Starts moved past data the broker no longer holds, or DataLossError (failOnDataLoss)."""
         checked: OffsetMap = {}
+        lows = self.earliest([mq for mq, begin in start.items() if mq in end and begin < end[mq]])
         for mq, begin in start.items():
             if mq not in end:
                 continue
-            low = self.min_offset(mq) if begin < end[mq] else begin
+            low = lows.get(mq, begin)
             if begin < low:
                 self.report_loss(f"{mq}: offsets [{begin}, {low}) were deleted before being read")
                 begin = low

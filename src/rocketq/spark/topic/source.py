@@ -54,6 +54,7 @@ from rocketq.spark.topic.offsets import (
     stream_offset,
 )
 from rocketq.spark.topic.options import EXACTLY_ONCE, ReadOptions, WriteOptions
+from rocketq.spark.topic.stream import PackedPartition, read_packed, stream_partitions
 
 if TYPE_CHECKING:  # the client is imported by the first read, not by Spark's module scan
     from rocketq.spark.topic.offset_reader import OffsetReader, QueueRange
@@ -257,10 +258,11 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         stop = offsets_of(end)
         offsets = self.offsets
         begin = offsets.check_ranges({mq: begin.get(mq, v) for mq, v in stop.items()}, stop)
-        settings = settings_of(self.options)
-        return [RangePartition(r, settings) for r in offsets.plan(begin, stop)]
+        return stream_partitions(offsets.plan(begin, stop), settings_of(self.options), self.options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        if isinstance(partition, PackedPartition):
+            return read_packed(partition)
         return read_partition(partition)
 
     def commit(self, end: dict[str, Any]) -> None:
