@@ -141,10 +141,11 @@ class PopInflightTable:
         """``offsets`` (acked by :meth:`on_ack`) are not acked after all: their record was
         not stored."""
         with self._lock:
+            queue = self._handles.get((group, topic, queue_id), {})
             for offset in offsets:
-                h = self._handles.get((group, topic, queue_id, offset))
-                if h is not None:
-                    h.acked = False
+                h = queue.get(offset)
+                if h is not None and h.acked:
+                    queue[offset] = h._replace(acked=False)
             self._acked.get(ck_key, set()).difference_update(offsets)
 
     def mark_acked(self, ck_key: str, offset: int) -> None:
