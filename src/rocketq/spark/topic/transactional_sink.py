@@ -18,6 +18,10 @@ successful attempts only. The driver then
 3. if the batch is there (a replay: the driver died after deciding, before Spark recorded the
    batch), sends ROLLBACK for the new halves: the batch's rows were committed the first time.
 
+A half whose answer was lost may be stored although its send failed: the sink tries again
+under fresh msg ids (``send_fresh``), so that copy's id is in no ledger entry and its
+check-back answers ROLLBACK; the producer's own resend, which keeps the id, is off.
+
 ``abort`` rolls back what it is given. Halves of failed task attempts, and of a driver that
 died between the tasks and the commit, are never listed, so never committed: when the broker
 checks them back (CHECK_TRANSACTION_STATE, to any live producer of the group: the driver's
