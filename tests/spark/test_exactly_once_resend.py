@@ -140,9 +140,9 @@ def test_a_half_stored_twice_after_a_lost_answer_is_committed_once(
     try:
         message = send_halves(iter([batch]), write, 0)  # a task
         assert lost.dropped == 1  # the first try was answered, and the answer lost
-        # both tries are stored (the lost one may have been checked back, UNKNOWN, already)
+        # both tries are stored, under distinct ids (the lost one may be checked back already)
         stored = {m.properties.get("UNIQ_KEY") for m in halves_of(cluster, topic)}
-        assert len(stored) == (len(rows) if not batched else 1) + 1, stored
+        assert len(stored) >= (len(rows) if not batched else 1) + 1, stored  # a try more: slow
         commit_batch(write, [message], 0)  # the driver
         committed = sorted(m.body for m in records(cluster, topic))
         assert committed == rows
