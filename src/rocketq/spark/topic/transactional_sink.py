@@ -18,6 +18,10 @@ successful attempts only. The driver then
 3. if the batch is there (a replay: the driver died after deciding, before Spark recorded the
    batch), sends ROLLBACK for the new halves: the batch's rows were committed the first time.
 
+A half whose answer was lost may be stored although its send failed: the sink tries again
+under fresh msg ids (``send_fresh``), so that copy's id is in no ledger entry and its
+check-back answers ROLLBACK; the producer's own resend, which keeps the id, is off.
+
 ``abort`` rolls back what it is given. Halves of failed task attempts, and of a driver that
 died between the tasks and the commit, are never listed, so never committed: when the broker
 checks them back (CHECK_TRANSACTION_STATE, to any live producer of the group: the driver's
@@ -53,8 +57,16 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from rocketq.client import LocalTransactionState, TransactionHandle, TransactionProducer
+from rocketq.common import message_const as mc
 from rocketq.common.message import Message, MessageExt
-from rocketq.errors import ClientError, MessageIllegalError, RocketQError, SparkOptionError
+from rocketq.errors import (
+    BrokerResponseError,
+    ClientError,
+    MessageIllegalError,
+    RemotingError,
+    RocketQError,
+    SparkOptionError,
+)
 from rocketq.spark.topic.options import WriteOptions
 from rocketq.spark.topic.sink import batch_to_messages, check_input_schema
 
@@ -66,6 +78,7 @@ BATCHES_IN_FLIGHT = 8
 ENDS_IN_FLIGHT = 64
 END_ATTEMPTS = 3
 END_RETRY_PAUSE_S = 0.5
+SEND_TRIES = 3  # 1 + retryTimesWhenSendFailed (DefaultMQProducer's default, 2)
 DECIDED_CACHE_COUNT = 16  # decided batches kept parsed per process
 
 
@@ -172,11 +185,21 @@ class TxnProducerCache:
                     listener,
                     namesrv_addr=options.name_server,
                     send_msg_timeout_s=options.send_timeout_ms / 1000,
+                    retry_times_when_send_failed=0,  # the sink resends: send_fresh
                     instance_name=f"spark-txn-{uuid.uuid4().hex[:12]}",
                 )
                 producer.start()
                 cls._producers[key] = producer
             return producer
+
+    @classmethod
+    def close(cls, options: WriteOptions, listener: LedgerListener) -> None:
+        """Shut the producer of this write down (a test's cluster is about to go)."""
+        key = (options.name_server, options.producer_group, listener.ledger.root)
+        with cls._lock:
+            producer = cls._producers.pop(key, None)
+        if producer is not None:
+            producer.shutdown()
 
 
 @dataclass
@@ -231,15 +254,14 @@ class _HalfSender:
             self._send(msg.topic)
 
     def _submit_half(self, msg: Message) -> Future[TransactionHandle]:
-        return self.producer.loop.submit(self.producer.tx.send_half_message(msg))
+        return self.producer.loop.submit(send_fresh(self.producer, [msg], None))
 
     def _send(self, topic: str) -> None:
         msgs, _size = self.pending.pop(topic)
         if len(msgs) == 1:  # one row: an ordinary half
             self._track(msgs, self._submit_half(msgs[0]), HALVES_IN_FLIGHT)
             return
-        props = {PROPERTY_SPARK_TXN: self.tag}
-        coro = self.producer.tx.send_half_batch(msgs, properties=props)
+        coro = send_fresh(self.producer, msgs, {PROPERTY_SPARK_TXN: self.tag})
         self._track(msgs, self.producer.loop.submit(coro), BATCHES_IN_FLIGHT)
 
     def _track(self, msgs: list[Message], future: Future[TransactionHandle], limit: int) -> None:
@@ -267,6 +289,38 @@ class _HalfSender:
         while self.in_flight:
             self._collect(*self.in_flight.popleft())
         return TxnCommitMessage(handles=self.handles)
+
+
+async def send_fresh(
+    producer: TransactionProducer, msgs: list[Message], batch_props: dict[str, str] | None
+) -> TransactionHandle:
+    """``msgs`` as one half (``batch_props`` None: one message) or one batch half, tried up
+    to ``SEND_TRIES`` times, each try under fresh msg ids (UNIQ_KEY).
+
+    A try whose answer is lost (a timeout, a reset link) may have been stored. A client's own
+    resend keeps the UNIQ_KEY (RocketMQ's at-least-once), so the broker would hold two halves
+    with one id, and the check-back, which sees only the id, could not tell the copy the task
+    got a handle for from the other: it would commit both. The check names a *renewed* copy
+    (TransactionalMessageServiceImpl.check: putBackHalfMsgQueue, then resolveHalfMsg with the
+    copy's commitLogOffset and queue offset), and RocketMQ's broker marks no copy with the
+    original's offset (TransactionalMessageBridge.renewHalfMessageInner), so the ledger
+    cannot name the stored copy either. Fresh ids per try make every stored copy of a row
+    distinct: the ledger lists the ids of the handles returned, and a copy whose answer was
+    lost has an id no ledger entry lists, so its check-back is answered ROLLBACK."""
+    tx = producer.tx
+    for attempt in range(SEND_TRIES):
+        for msg in msgs:
+            msg.clear_property(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+        try:
+            if batch_props is None:
+                return await tx.send_half_message(msgs[0])
+            return await tx.send_half_batch(msgs, properties=batch_props)
+        except (RemotingError, OSError, BrokerResponseError) as exc:
+            final = attempt == SEND_TRIES - 1
+            if final or (isinstance(exc, BrokerResponseError) and not exc.retriable):
+                raise  # MESSAGE_ILLEGAL included: a batch refused goes one half per row
+            log.info("a half of %d rows failed (%r): sending it again, new ids", len(msgs), exc)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def send_halves(batches: Iterator[Any], write: TxnWrite, batch_id: int) -> TxnCommitMessage:
