@@ -41,6 +41,8 @@ static PyMethodDef methods[] = {
      "Copy a record into a mapped file and patch its offsets and store time there."},
     {"scan_records", (PyCFunction)(void (*)(void))scan_records, METH_FASTCALL,
      "Check a run of commitlog records; DispatchRequests or validate only."},
+    {"record_starts", record_starts, METH_O,
+     "Where each whole record of a pull body starts (int64s) and where the last ends."},
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      "MessageExt objects of back-to-back records (a pull body)."},
     {NULL, NULL, 0, NULL},
