@@ -62,8 +62,9 @@ def parse_properties(data: Bytes, offsets: Ints) -> PropertiesColumn:
     count = _utf8_rows(data, offsets)
     data, offsets = data[: offsets[count]], offsets[: count + 1]
     pair_ends = np.flatnonzero(data == PAIR_END)
-    seg_starts = np.sort(np.concatenate([offsets[:-1], pair_ends + 1]))
-    seg_ends = np.sort(np.concatenate([pair_ends, offsets[1:]]))
+    # two sorted runs each: the stable sort (timsort for int64) merges them in linear time
+    seg_starts = np.sort(np.concatenate([offsets[:-1], pair_ends + 1]), kind="stable")
+    seg_ends = np.sort(np.concatenate([pair_ends, offsets[1:]]), kind="stable")
     name_values = np.flatnonzero(data == NAME_VALUE)
     at = np.searchsorted(name_values, seg_starts)
     sep = name_values[np.minimum(at, max(len(name_values) - 1, 0))] if len(name_values) else at
@@ -122,6 +123,6 @@ def _first_repeated_row(entry_rows: Ints, names: Any) -> int:
         return int(np.iinfo(np.int64).max)
     codes = np.asarray(pc.dictionary_encode(names).indices.to_numpy(), np.int64)
     width = int(codes.max()) + 1
-    pairs = np.sort(entry_rows * width + codes)
+    pairs = np.sort(entry_rows * width + codes, kind="stable")  # a sorted run per row
     dup = np.flatnonzero(pairs[1:] == pairs[:-1])
     return int(pairs[dup[0]] // width) if len(dup) else int(np.iinfo(np.int64).max)
