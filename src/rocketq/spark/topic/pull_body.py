@@ -66,7 +66,7 @@ def record_starts(body: bytes | memoryview) -> tuple[list[int], int]:
 def record_start_array(body: bytes) -> tuple[Any, int]:
     """``record_starts`` as an int64 array, walked in C when the native module is in use."""
     compiled = native_record.RECORD
-    if compiled is not None:
+    if compiled is not None and hasattr(compiled, "record_starts"):  # not in a stale build
         raw, stop = compiled.record_starts(body)
         return np.frombuffer(raw, dtype=np.int64), stop
     walked, stop = record_starts(body)
