@@ -107,8 +107,9 @@ class ControllerClient:
         NettyRemotingClient.invokeSync does on a timeout (clientCloseSocketIfTimeout): a stream
         that lost bytes mid-frame, or a link that swallows them, would otherwise time out every
         later request on it, and a deposed master would never hear of its successor. Not at
-        the first timeout: the controller takes a closed connection for a dead broker, and a
-        heartbeat timeout's worth of silence means it already does."""
+        the first timeout: the controller takes a closed connection for a dead broker, and
+        after silence longer than its heartbeat timeout it already does (the ReplicasManager
+        waits twice that)."""
         since = self._unanswered_since.setdefault(addr, sent)
         if time.monotonic() - since >= self.close_silent_after_s:
             log.warning(

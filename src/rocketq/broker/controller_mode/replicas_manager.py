@@ -55,7 +55,7 @@ class ReplicasManager(RoleSwitch):
         self.client = ControllerClient(
             cfg.controller_addr_list,
             timeout_s=max(1.0, cfg.send_heartbeat_timeout_ms / 1000 * 3),
-            close_silent_after_s=cfg.controller_heart_beat_timeout_ms / 1000,
+            close_silent_after_s=2 * cfg.controller_heart_beat_timeout_ms / 1000,
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._said: int | None = None  # the last failure said (a code; -1: unreachable)
