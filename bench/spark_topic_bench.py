@@ -46,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 TOPIC = "SparkBenchTopic"
 QUEUES = 4
+BROKER_PULL_CAP = 1024
 
 
 def serve(store: str) -> None:
@@ -53,7 +54,12 @@ def serve(store: str) -> None:
     from rocketq.testing.broker import run_broker, run_namesrv
 
     async def run() -> None:
-        props = {"mapedFileSizeCommitLog": str(256 * 1024 * 1024)}
+        props = {
+            "mapedFileSizeCommitLog": str(256 * 1024 * 1024),
+            # issue 23: pulls of up to 1024 messages (RocketMQ's default cap is 32); the byte
+            # cap stays RocketMQ's 256 KiB
+            "maxTransferCountOnMessageInMemory": str(BROKER_PULL_CAP),
+        }
         async with (
             run_namesrv() as ns,
             run_broker(Path(store) / "a", namesrv_addr=ns.addr, store_properties=props) as a,
@@ -303,11 +309,12 @@ def bench_sink(spark: Any, namesrv: str, rows: int, size: int) -> dict[str, Any]
     ours = timed(writer.save)
 
     def client_send() -> None:
+        # the same rows as the sink's: a body and a key (the broker indexes every key)
         with Producer("SPARK_BENCH_CLIENT", namesrv_addr=namesrv) as producer:
             for start in range(0, rows, 128):
                 batch = [
-                    Message(topic=TOPIC + "Client", body=b"v" * size)
-                    for _ in range(start, min(start + 128, rows))
+                    Message(topic=TOPIC + "Client", body=b"v" * size, keys=str(i))
+                    for i in range(start, min(start + 128, rows))
                 ]
                 producer.send_batch(batch)
 

@@ -151,13 +151,13 @@ class PopService:
             pop_time=handle.pop_time,
             broker_name=handle.broker_name,
         )
+        key = ack.merge_key(self.broker.config.broker_name)
         fresh, repeated = self.inflight.on_ack(
-            group, real_topic, handle.queue_id, offsets, handle.pop_time,
-            ack.merge_key(self.broker.config.broker_name), handle.next_visible_time,
+            group, real_topic, handle.queue_id, offsets, handle.pop_time, key,
+            handle.next_visible_time,
         )  # fmt: skip
         if not fresh:
             return repeated
-        key = ack.merge_key(self.broker.config.broker_name)
         if self.buffer is not None and self.buffer.ack(key, fresh):
             return fresh + repeated  # merged into its held checkpoint: nothing to write
         record = _ack_record(ack, fresh)
@@ -174,8 +174,12 @@ class PopService:
         self, group: str, real_topic: str, handle: ExtraInfo, invisible_time: int
     ) -> int | None:
         """ChangeInvisibleTimeProcessor.appendCheckPointThenAckOrigin: a new one-message
-        checkpoint from now, then an ack of the old one; the new popTime (None: refused)."""
-        now = self.broker.message_store.now_ms()
+        checkpoint from now, then an ack of the old one; the new popTime (None: refused).
+
+        A handle is told apart from the one it replaces by its popTime, so the new popTime is
+        at least the old one + 1 ms: a change answered within the millisecond of its pop
+        (RocketMQ takes ``now`` as it is) would otherwise leave the old handle live."""
+        now = max(self.broker.message_store.now_ms(), handle.pop_time + 1)
         offset = handle.queue_offset
         key = (group, real_topic, handle.queue_id, offset)
         if not self.inflight.replace(key, handle.pop_time, now, now + invisible_time):

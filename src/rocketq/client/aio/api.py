@@ -216,15 +216,15 @@ class MQClientAPI:
     async def end_transaction(
         self,
         addr: str,
-        header: h.EndTransactionRequestHeader,
+        header: h.EndTransactionRequestHeader | h.EndTransactionBatchRequestHeader,
         remark: str | None = None,
         *,
         oneway: bool = False,
+        code: int = RequestCode.END_TRANSACTION,
     ) -> None:
-        """END_TRANSACTION; two-way unless ``oneway`` (how RocketMQ's client sends it)."""
-        request = RemotingCommand.create_request(
-            RequestCode.END_TRANSACTION, header.to_ext_fields()
-        )
+        """END_TRANSACTION (or rocketq's END_TRANSACTION_BATCH); two-way unless ``oneway``
+        (how RocketMQ's client sends it)."""
+        request = RemotingCommand.create_request(code, header.to_ext_fields())
         request.remark = remark
         if oneway:
             request.mark_oneway_rpc()

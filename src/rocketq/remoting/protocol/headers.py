@@ -324,6 +324,21 @@ class EndTransactionRequestHeader(CommandCustomHeader):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class EndTransactionBatchRequestHeader(CommandCustomHeader):
+    """END_TRANSACTION_BATCH (rocketq's extension): END_TRANSACTION's fields naming a batch
+    half, and how many messages it holds (the broker checks the count)."""
+
+    producer_group: str
+    tran_state_table_offset: int
+    commit_log_offset: int
+    commit_or_rollback: int
+    msg_id: str
+    batch_count: int
+    from_transaction_check: bool = False
+    transaction_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CheckTransactionStateRequestHeader(CommandCustomHeader):
     tran_state_table_offset: int
     commit_log_offset: int
