@@ -46,6 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 TOPIC = "SparkBenchTopic"
 QUEUES = 4
+BROKER_PULL_CAP = 1024
 
 
 def serve(store: str) -> None:
@@ -53,7 +54,12 @@ def serve(store: str) -> None:
     from rocketq.testing.broker import run_broker, run_namesrv
 
     async def run() -> None:
-        props = {"mapedFileSizeCommitLog": str(256 * 1024 * 1024)}
+        props = {
+            "mapedFileSizeCommitLog": str(256 * 1024 * 1024),
+            # issue 23: pulls of up to 1024 messages (RocketMQ's default cap is 32); the byte
+            # cap stays RocketMQ's 256 KiB
+            "maxTransferCountOnMessageInMemory": str(BROKER_PULL_CAP),
+        }
         async with (
             run_namesrv() as ns,
             run_broker(Path(store) / "a", namesrv_addr=ns.addr, store_properties=props) as a,

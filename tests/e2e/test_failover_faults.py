@@ -1,18 +1,23 @@
 """The fault suite's bounded sample (``make faults CYCLES=500`` runs the long schedule): three
 name servers with embedded controllers, a group of three and a group of two brokers, each in
 its own process, under issue 20's controller profile; eight SYNC producer processes writing
-their ledgers and two consumer groups; 30 faults (every one of the ten kinds on each group
-once, then ten more, in a seeded order), one every 5-10 s; a POP group and pending timers
-beside them. Only the checker's results are asserted; the timings are printed (``-s``), never
-asserted here.
+their ledgers and two consumer groups (re-consumption after each change of master counted and
+printed); 30 faults (every kind on each group once, then the next round, in a seeded order),
+one every 5-10 s on each group: a fault on each group at once where they share nothing
+(``parallel``: the controllers and the proxied links are faulted one at a time), so the 30
+take about half the time; a POP group and pending timers beside them. Only the checker's
+results are asserted; the timings are printed (``-s``), never asserted here.
 
 The profile is the runner's ``fast`` one (2 s heartbeat timeout, 3 s catch-up, 200 ms
 heartbeats and scans) for make test's time budget; ``make faults`` runs issue 20's profile.
 
-``POP_TIMERS_STRICT``: the POP and timer results are asserted when it is true; it is off
-again: the clean-clone run after it was turned on saw 20 acknowledged pops of broker-a come back
-(RELIABILITY.md, "POP and timers under the schedule"). The message checks are asserted always,
-and the POP and timer results are printed."""
+``POP_TIMERS_STRICT``: every POP and timer result is asserted when it is true. It is not yet:
+a controller-mode pop or ack is now answered only once its record is on every in-sync replica
+(tests/e2e/test_failover_pop_ack.py; before, a master whose in-sync slave had not confirmed
+them answered them), but acknowledged pops still come back after a partition of the master
+(acked by the cut-off master, popped again by the new one within a second: RELIABILITY.md,
+"POP and timers under the schedule"). Meanwhile the timers are asserted, and an acknowledged
+pop may come back only after a fault of ``POP_OPEN_AFTER``."""
 
 from __future__ import annotations
 
@@ -30,12 +35,20 @@ from rocketq.testing.failover.runner import run
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(600)]
 
 CYCLES = 30
-POP_TIMERS_STRICT = False  # RELIABILITY.md: 20 acknowledged pops came back in one CI run
+POP_TIMERS_STRICT = False  # RELIABILITY.md: acked pops come back after partition_master
+#: the faults after which an acknowledged pop still comes back (the open path)
+POP_OPEN_AFTER = frozenset({"partition_master"})
 
 
 async def test_no_acknowledged_message_is_lost_under_the_fault_schedule(tmp_path: Path) -> None:
     report = await run(
-        tmp_path, CYCLES, gap_s=5.0, pace_s=0.05, profile=FAST_PROFILE, pop_timers=True
+        tmp_path,
+        CYCLES,
+        gap_s=5.0,
+        pace_s=0.05,
+        profile=FAST_PROFILE,
+        pop_timers=True,
+        parallel=True,
     )
     print("\n".join(report.lines()))
     assert report.cycles == CYCLES
@@ -59,6 +72,9 @@ async def test_no_acknowledged_message_is_lost_under_the_fault_schedule(tmp_path
         assert report.violations == []
     else:
         assert set(report.violations) == set(report.pop_timer_violations)
+        assert [line for v in report.timer_verdicts.values() for line in v.violations] == []
+        after = {report.fault_before(c.group, c.at).split(" (")[0] for c in pop_timer.came_back}
+        assert after <= POP_OPEN_AFTER, after  # the path fixed here stays fixed
 
     # the checker is proven on the same stores: a forged ack at another offset is lost, a
     # forged consumed record is truncated, a second broker acking in an epoch is a violation

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from rocketq.proxy.protos import definition_pb2 as pb
 from rocketq.proxy.protos import service_pb2 as spb
 from rocketq.remoting.protocol.consumer_bodies import CMResult
 from rocketq.response_code import ResponseCode
+from rocketq.testing import run_broker
 from rocketq.testing.wait import until
+from rocketq.testing.wire import create_topic
 from tests.proxy.endpoint import Endpoint, Stream, producer_settings, run_endpoint
 
 V5_1_2 = 437  # MQVersion.Version.V5_1_2.ordinal()
@@ -97,6 +100,36 @@ async def test_a_client_that_stops_heartbeating_leaves_the_brokers(tmp_path: Pat
             assert ep.client_id in producer_ids(ep, "ExpT")
         assert await until(lambda: ep.client_id not in producer_ids(ep, "ExpT"), 5.0)
         assert ep.client_id not in ep.server.service.clients.sessions
+        stream.call.cancel()
+
+
+async def test_client_heartbeats_skip_a_broker_gone_from_every_route(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A broker that left the routes is forgotten before the next round (cleanOfflineBroker),
+    not heartbeaten for every client at each round for ever."""
+    caplog.set_level(logging.WARNING, logger="rocketq.proxy.client_heartbeat")
+    async with run_endpoint(tmp_path) as ep:
+        await ep.create_topic("GoneT")
+        extra_cm = run_broker(tmp_path / "x", namesrv_addr=ep.cluster.addr, broker_name="broker-x")
+        extra = await extra_cm.__aenter__()
+        try:
+            await create_topic([extra.broker_addr], "GoneT", 2)
+            await extra.register_broker_all()
+            backend = ep.server.service.backend
+            await backend.refresh("GoneT")
+            assert "broker-x" in backend.instance.broker_addr_table
+            stream = Stream(ep)
+            await stream.settings(producer_settings("GoneT"))
+            table = extra.producer_manager.group_channel_table.get("GoneT", {})
+            assert ep.client_id in {info.client_id for info in table.values()}
+        finally:
+            await extra_cm.__aexit__(None, None, None)  # stops and leaves the name server
+        await backend.refresh("GoneT")
+        await ep.server.service.client_activity.heartbeats.beat_all()
+        assert set(backend.instance.broker_addr_table) == {ep.cluster.broker.config.broker_name}
+        assert not [r for r in caplog.records if "client heartbeat to" in r.getMessage()]
+        assert ep.client_id in producer_ids(ep, "GoneT")
         stream.call.cancel()
 
 

@@ -95,3 +95,77 @@ def test_the_rewriter_sees_each_whole_frame_of_the_answer(echo: tuple[str, int])
         s.close()
     finally:
         proxy.close()
+
+
+@pytest.fixture
+def greeter() -> Iterator[tuple[tuple[str, int], list[bytes]]]:
+    """A server on 127.0.0.1 port 0 that says ``hi`` to each connection and keeps what it is
+    sent (so each direction can be seen on its own)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    heard: list[bytes] = []
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            conn.sendall(b"hi")
+            while data := conn.recv(65536):
+                heard.append(data)
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield server.getsockname()[:2], heard
+    server.close()
+
+
+def heard_within(heard: list[bytes], want: bytes, timeout_s: float) -> bool:
+    deadline = threading.Event()
+    timer = threading.Timer(timeout_s, deadline.set)
+    timer.start()
+    try:
+        while not deadline.is_set():
+            if b"".join(heard) == want:
+                return True
+            deadline.wait(0.01)
+        return b"".join(heard) == want
+    finally:
+        timer.cancel()
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_one_direction_silenced_passes_the_other(
+    greeter: tuple[tuple[str, int], list[bytes]], direction: str
+) -> None:
+    target, heard = greeter
+    proxy = TcpProxy(target)
+    try:
+        proxy.silence(up=direction == "up", down=direction == "down")
+        assert proxy.silent
+        s = connect(proxy)
+        s.sendall(b"ping")
+        s.settimeout(0.5)
+        if direction == "up":  # the target's bytes arrive, the client's do not
+            assert s.recv(2) == b"hi"
+            assert not heard_within(heard, b"ping", 0.5)
+        else:  # the client's bytes arrive, the target's do not
+            assert heard_within(heard, b"ping", 5)
+            with pytest.raises(TimeoutError):
+                s.recv(2)
+        proxy.restore()  # closes what lived through the silence
+        assert not proxy.silent
+        s.settimeout(5)
+        assert s.recv(2) == b""
+        heard.clear()
+        again = connect(proxy)
+        assert again.recv(2) == b"hi"
+        again.sendall(b"pong")
+        assert heard_within(heard, b"pong", 5)
+        again.close()
+        s.close()
+    finally:
+        proxy.close()

@@ -112,7 +112,8 @@ class ClientHeartbeatService:
                 log.exception("client heartbeats failed")
 
     async def beat_all(self) -> None:
-        """Forget the silent clients, heartbeat the others."""
+        """Forget the silent clients, heartbeat the others (not the offline brokers)."""
+        self.backend.instance.clean_offline_brokers()
         deadline = self.clock() - self.config.channel_expired_timeout_ms
         for session in list(self.clients.sessions.values()):
             if session.last_seen_ms < deadline:

@@ -9,6 +9,9 @@ Threads and blocking sockets, so it serves synchronous store tests as well as as
   heartbeat timeout, not a closed channel). ``restore()`` then closes the connections that
   lived through the silence (their streams lost bytes mid-frame, as TCP would have given up on
   them) and forwards again.
+- ``silence(up=..., down=...)`` silences one direction only (an asymmetric partition): ``up``
+  is what the connecting side sends, ``down`` what the target sends back. With one direction
+  silenced new connections reach the target; the other direction still flows.
 - ``rewrite``, if given, sees each length-prefixed frame (RocketMQ's remoting framing: a
   4-byte big-endian length, then that many bytes) the upstream sends back, and returns the
   frame to deliver instead.
@@ -37,7 +40,8 @@ class TcpProxy:
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._cut = threading.Event()
-        self._silent = threading.Event()
+        self._silent_up = threading.Event()  # client -> target dropped
+        self._silent_down = threading.Event()  # target -> client dropped
         self._stopped = threading.Event()
         self.connections = 0
         self._thread = threading.Thread(target=self._accept_loop, name="TcpProxy", daemon=True)
@@ -49,19 +53,25 @@ class TcpProxy:
 
     @property
     def silent(self) -> bool:
-        return self._silent.is_set()
+        """Either direction silenced."""
+        return self._silent_up.is_set() or self._silent_down.is_set()
 
     def cut(self) -> None:
         self._cut.set()
         self._close_open()
 
-    def silence(self) -> None:
-        self._silent.set()
+    def silence(self, *, up: bool = True, down: bool = True) -> None:
+        """No byte crosses in the directions named (both by default)."""
+        if up:
+            self._silent_up.set()
+        if down:
+            self._silent_down.set()
 
     def restore(self) -> None:
-        if self._silent.is_set():
+        if self.silent:
             self._close_open()
-            self._silent.clear()
+            self._silent_up.clear()
+            self._silent_down.clear()
         self._cut.clear()
 
     def close(self) -> None:
@@ -88,7 +98,7 @@ class TcpProxy:
                 _close(client)
                 continue
             client.settimeout(None)
-            if self._silent.is_set():  # accepted, then nothing: the other side is unreachable
+            if self._silent_up.is_set() and self._silent_down.is_set():  # the target unreachable
                 self._track(client)
                 threading.Thread(target=self._drain, args=(client,), daemon=True).start()
                 continue
@@ -99,9 +109,11 @@ class TcpProxy:
                 continue
             upstream.settimeout(None)
             self._track(client, upstream)
-            threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+            up = (client, upstream, self._silent_up)
+            threading.Thread(target=self._pump, args=up, daemon=True).start()
             back = self._pump_frames if self.rewrite is not None else self._pump
-            threading.Thread(target=back, args=(upstream, client), daemon=True).start()
+            down = (upstream, client, self._silent_down)
+            threading.Thread(target=back, args=down, daemon=True).start()
 
     def _track(self, *sockets: socket.socket) -> None:
         with self._lock:
@@ -114,20 +126,20 @@ class TcpProxy:
                 pass
         _close(src)
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, silent: threading.Event) -> None:
         try:
             while True:
                 data = src.recv(65536)
                 if not data:
                     break
-                if not self._silent.is_set():
+                if not silent.is_set():
                     dst.sendall(data)
         except OSError:
             pass
         _close(src)
         _close(dst)
 
-    def _pump_frames(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump_frames(self, src: socket.socket, dst: socket.socket, silent: threading.Event) -> None:
         assert self.rewrite is not None
         pending = b""
         try:
@@ -141,7 +153,7 @@ class TcpProxy:
                     if len(pending) < end:
                         break
                     frame, pending = pending[:end], pending[end:]
-                    if not self._silent.is_set():
+                    if not silent.is_set():
                         dst.sendall(self.rewrite(frame))
         except OSError:
             pass

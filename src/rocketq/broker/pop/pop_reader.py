@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from rocketq.broker.pop.pop_context import PopContext
 
 POP_LOCAL_HOST = "127.0.0.1"
+HOT_READ_UNITS = 32  # read on the loop within this many units of the queue's end (the pull's)
 _random = random.Random()
 
 
@@ -232,9 +233,13 @@ class PopReader:
         offset = self.pop_offset(group, topic, qid, init_mode)
         buffer = None if batch.order else self.buffer
         want = max_nums - batch.count
-        result = await asyncio.to_thread(
-            store.get_message, group, topic, qid, offset, want, message_filter
-        )
+        if store.get_max_offset_in_queue(topic, qid) - offset <= HOT_READ_UNITS:
+            # the queue's newest records, just written: in the page cache (as the pull reads)
+            result = store.get_message(group, topic, qid, offset, want, message_filter)
+        else:  # a backlog may have to come from disk
+            result = await asyncio.to_thread(
+                store.get_message, group, topic, qid, offset, want, message_filter
+            )
         batch.rest_num += max(0, result.max_offset - result.next_begin_offset)
         if result.status is not GetMessageStatus.FOUND or not result.message_buffers:
             if result.next_begin_offset > offset and result.status in (

@@ -19,6 +19,7 @@ from rocketq.broker.pop.records import AckMsg, BatchAckMsg, PopCheckPoint
 from rocketq.broker.pop.revive import PopReviveService
 from rocketq.broker.pop.revive_log import ReviveLog
 from rocketq.common.extra_info import ExtraInfo
+from rocketq.store.results import PutMessageStatus
 
 if TYPE_CHECKING:
     from rocketq.broker.pop.pop_context import PopContext
@@ -97,9 +98,19 @@ class PopService:
         self.broker.consumer_offset_manager.persist()
         self.order_info.persist()
 
+    def stored(self, status: PutMessageStatus) -> bool:
+        """Whether a pop or ack may be answered after its record's put. RocketMQ counts a
+        flush or slave timeout as stored (AckMessageProcessor.handlePutMessageResult); in
+        controller mode only PUT_OK counts (the record is on every in-sync replica), so a
+        master that is deposed, or whose in-sync slave did not confirm, never answers a pop
+        or an ack that a new master would not find."""
+        if self.broker.config.enable_controller_mode:
+            return status is PutMessageStatus.PUT_OK
+        return status.is_ok
+
     async def append_check_point(self, ck: PopCheckPoint, revive_qid: int) -> bool:
         status = await self.revive_log.append(ck, revive_qid)
-        if not status.is_ok:
+        if not self.stored(status):
             log.warning("pop checkpoint of %s@%d not written: %s", ck.topic, ck.queue_id, status)
             return False
         return True
@@ -126,9 +137,11 @@ class PopService:
 
     async def ack(
         self, group: str, real_topic: str, handle: ExtraInfo, offsets: list[int]
-    ) -> list[int]:
+    ) -> list[int] | PutMessageStatus:
         """Ack ``offsets`` of the checkpoint ``handle`` names: the in-flight table first (the
-        offsets whose handle is still live), then one ack or bAck record for them."""
+        offsets whose handle is still live), then one ack or bAck record for them. The
+        offsets acked, or the put status of a record not stored (:meth:`stored`; the
+        offsets stay un-acked, so the ack can be retried)."""
         ack = AckMsg(
             ack_offset=offsets[0] if len(offsets) == 1 else -1,
             start_offset=handle.ck_queue_offset,
@@ -138,29 +151,35 @@ class PopService:
             pop_time=handle.pop_time,
             broker_name=handle.broker_name,
         )
+        key = ack.merge_key(self.broker.config.broker_name)
         fresh, repeated = self.inflight.on_ack(
-            group, real_topic, handle.queue_id, offsets, handle.pop_time,
-            ack.merge_key(self.broker.config.broker_name), handle.next_visible_time,
+            group, real_topic, handle.queue_id, offsets, handle.pop_time, key,
+            handle.next_visible_time,
         )  # fmt: skip
         if not fresh:
             return repeated
-        key = ack.merge_key(self.broker.config.broker_name)
         if self.buffer is not None and self.buffer.ack(key, fresh):
             return fresh + repeated  # merged into its held checkpoint: nothing to write
         record = _ack_record(ack, fresh)
         status = await self.revive_log.append(
             record, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
         )
-        if not status.is_ok:
+        if not self.stored(status):
             log.warning("pop ack of %s@%d not written: %s", real_topic, handle.queue_id, status)
+            self.inflight.undo_ack(group, real_topic, handle.queue_id, fresh, key)
+            return status
         return fresh + repeated
 
     async def change_invisible_time(
         self, group: str, real_topic: str, handle: ExtraInfo, invisible_time: int
     ) -> int | None:
         """ChangeInvisibleTimeProcessor.appendCheckPointThenAckOrigin: a new one-message
-        checkpoint from now, then an ack of the old one; the new popTime (None: refused)."""
-        now = self.broker.message_store.now_ms()
+        checkpoint from now, then an ack of the old one; the new popTime (None: refused).
+
+        A handle is told apart from the one it replaces by its popTime, so the new popTime is
+        at least the old one + 1 ms: a change answered within the millisecond of its pop
+        (RocketMQ takes ``now`` as it is) would otherwise leave the old handle live."""
+        now = max(self.broker.message_store.now_ms(), handle.pop_time + 1)
         offset = handle.queue_offset
         key = (group, real_topic, handle.queue_id, offset)
         if not self.inflight.replace(key, handle.pop_time, now, now + invisible_time):

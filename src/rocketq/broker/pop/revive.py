@@ -1,10 +1,10 @@
 """PopReviveService: brings un-acked popped messages back (RocketMQ 5's PopReviveService).
 
-Every ``reviveInterval`` each of the ``reviveQueueNum`` revive queues is read on from its
-position: a ``ck`` record becomes a pending checkpoint, an ``ack``/``bAck`` record sets its
-checkpoint's bits (or, read before its checkpoint, waits up to ``reviveAckWaitMs``). A pending
-checkpoint is due once its revive time (popTime + invisibleTime) passed and every ack that can
-exist for it is known:
+Every ``reviveInterval`` (sooner when a checkpoint already read falls due before then) each of
+the ``reviveQueueNum`` revive queues is read on from its position: a ``ck`` record becomes a
+pending checkpoint, an ``ack``/``bAck`` record sets its checkpoint's bits (or, read before its
+checkpoint, waits up to ``reviveAckWaitMs``). A pending checkpoint is due once its revive time
+(popTime + invisibleTime) passed and every ack that can exist for it is known:
 
 * popped since this broker started: the in-flight table has every ack at once;
 * popped before (a restart, a kill -9): its acks are timer messages due at the revive time, so
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READ_BATCH = 32
+MIN_ROUND_MS = 20  # the shortest wait between rounds (checkpoints due and not yet revived)
 REVIVE_HOST = "127.0.0.1"
 
 
@@ -51,6 +52,7 @@ class ReviveQueue:
     pending: dict[str, PopCheckPoint] = field(default_factory=dict)
     orphan_acks: dict[str, tuple[int, set[int]]] = field(default_factory=dict)  # key: (seen, offs)
     current_revive_time: int = 0
+    checked_ms: int = 0  # when its pending checkpoints were last checked for being due
 
 
 class PopReviveService:
@@ -84,9 +86,8 @@ class PopReviveService:
             self._task = None
 
     async def _run(self) -> None:
-        interval = self.broker.config.revive_interval_ms / 1000
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(self._next_round_s())
             if self.broker.message_store.timer_message_store is None:
                 continue  # timerWheelEnable=false: no pops, nothing to revive
             for queue in self.queues:
@@ -94,6 +95,24 @@ class PopReviveService:
                     await self.revive_queue(queue)
                 except Exception:  # one round's failure must not stop the service
                     log.exception("revive of %s queue %d failed", self.topic, queue.queue_id)
+
+    def _next_round_s(self) -> float:
+        """``reviveInterval``, or less: until the earliest checkpoint already read is due, so
+        a checkpoint read a moment before its revive time is revived at that time and not
+        one whole interval later (its ``ck`` arrives ``ackTimeInterval`` ahead of it)."""
+        interval_ms = self.broker.config.revive_interval_ms
+        # not yet due when its queue was looked at (one due then and still pending waits for
+        # its acks to settle, or for a put to succeed: reviveInterval)
+        ahead = [
+            ck.revive_time
+            for q in self.queues
+            for ck in q.pending.values()
+            if ck.revive_time > q.checked_ms
+        ]
+        if not ahead:
+            return interval_ms / 1000
+        wait_ms = min(ahead) - self.broker.message_store.now_ms() + 1
+        return min(interval_ms, max(MIN_ROUND_MS, wait_ms)) / 1000
 
     # ------------------------------------------------------------------ one round
 
@@ -104,7 +123,7 @@ class PopReviveService:
             queue.read_offset = offsets.query_offset(REVIVE_GROUP, self.topic, queue.queue_id) + 1
         settled_ms = self._settled_time()
         await asyncio.to_thread(self._read, queue)
-        now = store.now_ms()
+        now = queue.checked_ms = store.now_ms()
         self.inflight.expire(now)
         for key, ck in sorted(queue.pending.items(), key=lambda kv: kv[1].revive_offset):
             if not self._is_due(ck, now, settled_ms):
@@ -194,16 +213,18 @@ class PopReviveService:
         acked = self.inflight.acked_offsets(key)
         offsets = [ck.ack_offset_by_index(i) for i in range(ck.num)]
         todo = [o for i, o in enumerate(offsets) if not ck.bit_map >> i & 1 and o not in acked]
-        for offset in todo:
-            status = await self.reviver.revive_message(ck, offset)
+        ok = True
+        for offset, status in zip(todo, await self.reviver.revive_messages(ck, todo), strict=True):
             if status is None:
                 continue  # the message is gone (deleted, or its topic or group removed)
             self.retry_messages_total[(ck.topic, ck.cid, status.name)] += 1
-            if not status.is_ok:
-                return False
-            self.inflight.mark_acked(key, offset)  # revived: not again on a retry
-        self.inflight.forget_checkpoint(key)
-        return True
+            if status.is_ok:
+                self.inflight.mark_acked(key, offset)  # revived: not again on a retry
+            else:
+                ok = False  # the checkpoint stays; what was revived is marked done
+        if ok:
+            self.inflight.forget_checkpoint(key)
+        return ok
 
     # ------------------------------------------------------------------ metrics
 

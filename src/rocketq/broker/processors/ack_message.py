@@ -8,7 +8,9 @@ malformed handle fails as ExtraInfoUtil fails (SYSTEM_ERROR with its message). B
 Java broker (whose proxy does it): a handle whose invisible time is over, or that a change of
 invisible time replaced, is refused (NO_MESSAGE "receipt handle is expired"), so an ack
 never races the revive of the same message. The ack is written as an ``ack`` (or ``bAck``)
-record to the revive topic, due when the checkpoint is.
+record to the revive topic, due when the checkpoint is; in controller mode it is answered
+SUCCESS only once every in-sync replica holds that record, else with the put's code
+(FLUSH_SLAVE_TIMEOUT, say), so an answered ack holds across a change of master.
 
 A FIFO handle (reviveQid 999) is acked in the queue's order info instead
 (AckMessageProcessor.ackOrderly): when the whole batch is acked the consume offset commits past
@@ -20,6 +22,7 @@ again since) is refused as expired; an offset already committed past succeeds.
 from __future__ import annotations
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.common.extra_info import (
     ExtraInfo,
     ExtraInfoError,
@@ -33,6 +36,7 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.pop_headers import AckMessageRequestHeader, decode_batch_ack_body
 from rocketq.response_code import ResponseCode
+from rocketq.store.results import PutMessageStatus
 
 HANDLE_EXPIRED = "receipt handle is expired"
 
@@ -66,6 +70,8 @@ class AckMessageProcessor:
             return await self._ack_orderly(h.consumer_group, topic, h.queue_id, h.offset, handle)
         handle = _with_queue(handle, h.queue_id)
         accepted = await self.broker.pop_service.ack(h.consumer_group, topic, handle, [h.offset])
+        if isinstance(accepted, PutMessageStatus):
+            return not_stored(accepted)
         if not accepted:
             return _error(ResponseCode.NO_MESSAGE, HANDLE_EXPIRED)
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
@@ -106,6 +112,8 @@ class AckMessageProcessor:
                     refused += answer.code != ResponseCode.SUCCESS
                 continue
             accepted = await self.broker.pop_service.ack(b.consumer_group, topic, handle, offsets)
+            if isinstance(accepted, PutMessageStatus):
+                return not_stored(accepted)
             refused += len(offsets) - len(accepted)
         if refused:
             return _error(ResponseCode.NO_MESSAGE, f"{HANDLE_EXPIRED} ({refused} not acked)")
@@ -167,6 +175,13 @@ def _with_queue(handle: ExtraInfo, queue_id: int) -> ExtraInfo:
         handle.ck_queue_offset, handle.pop_time, handle.invisible_time, handle.revive_qid,
         handle.mark, handle.broker_name, queue_id, handle.queue_offset,
     )  # fmt: skip
+
+
+def not_stored(status: PutMessageStatus) -> RemotingCommand:
+    """An ack whose record was not stored as an answer needs (PopService.stored): the put's
+    code (FLUSH_SLAVE_TIMEOUT when an in-sync slave did not confirm it), to be retried."""
+    code = STATUS_TO_RESPONSE[status][0]
+    return _error(code, f"ack not stored on the in-sync replicas: {status.name}; retry it")
 
 
 def _error(code: int, remark: str) -> RemotingCommand:

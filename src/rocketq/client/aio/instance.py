@@ -308,7 +308,31 @@ class MQClientInstance:
 
     # ------------------------------------------------------------------ heartbeat
 
+    def clean_offline_brokers(self) -> None:
+        """Forget the broker addresses no topic route names any more (cleanOfflineBroker).
+
+        A broker that stopped, or restarted on a new address, leaves its old address in
+        ``broker_addr_table`` until this runs before each heartbeat round, as the Java client's
+        heartbeat timer does; without it the old address is heartbeaten forever.
+        """
+        live = {
+            addr
+            for route in self.topic_route_table.values()
+            for bd in route.broker_datas
+            for addr in bd.broker_addrs.values()
+        }
+        for name, addrs in list(self.broker_addr_table.items()):
+            kept = {broker_id: addr for broker_id, addr in addrs.items() if addr in live}
+            for broker_id, addr in addrs.items():
+                if broker_id not in kept:
+                    log.info("the broker %s[%d] %s is offline: forgotten", name, broker_id, addr)
+            if kept:
+                self.broker_addr_table[name] = kept
+            else:
+                del self.broker_addr_table[name]
+
     async def send_heartbeat_to_all(self) -> None:
+        self.clean_offline_brokers()
         data = HeartbeatData(
             client_id=self.client_id,
             producer_data_set=[ProducerData(group_name=g) for g in sorted(self.producers)],

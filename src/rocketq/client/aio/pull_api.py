@@ -36,6 +36,36 @@ async def pull_kernel(
     suspend_s: float = 0.0,
     timeout_s: float,
 ) -> PullResult:
+    result, body = await pull_raw(
+        instance,
+        group,
+        mq,
+        subscription,
+        offset,
+        max_nums,
+        commit_offset=commit_offset,
+        suspend_s=suspend_s,
+        timeout_s=timeout_s,
+    )
+    if result.status is PullStatus.FOUND:
+        result.msg_found_list = process_pull_body(body, subscription, result)
+    return result
+
+
+async def pull_raw(
+    instance: MQClientInstance,
+    group: str,
+    mq: MessageQueue,
+    subscription: SubscriptionData,
+    offset: int,
+    max_nums: int,
+    *,
+    commit_offset: int = 0,
+    suspend_s: float = 0.0,
+    timeout_s: float,
+) -> tuple[PullResult, bytes]:
+    """One PULL_MESSAGE; the body undecoded (a caller that decodes it elsewhere, off the
+    loop, e.g. the Spark reader's columnar decoder)."""
     broker_id = instance.pull_from_which_node.get(mq, MASTER_ID)
     addr, is_slave = await instance.find_broker_addr_in_subscribe_or_refresh(
         mq.broker_name, mq.topic, broker_id
@@ -60,9 +90,7 @@ async def pull_kernel(
     )
     result, body = await instance.api.pull_message(addr, header, timeout_s)
     instance.pull_from_which_node[mq] = result.suggest_which_broker_id
-    if result.status is PullStatus.FOUND:
-        result.msg_found_list = process_pull_body(body, subscription, result)
-    return result
+    return result, body
 
 
 def process_pull_body(

@@ -7,7 +7,8 @@ over the mapped segment (big-endian dtypes whose field offsets come from ``recor
 and variable fields (body, topic, properties, hosts) become Arrow binary and string arrays
 made of an offsets buffer and one gathered data buffer. The properties map is parsed in the
 same vectorised way: separators found with numpy, entries cut where RocketMQ's
-``string2messageProperties`` cuts them (``properties.string_to_properties``).
+``string2messageProperties`` cuts them (``rocketq.spark.fields`` and ``rocketq.spark.properties``,
+shared with the topic reader; ``rocketq.spark.record_columns`` makes the columns).
 
 Every check the store's row decoder (``decode_message`` plus ``split.message_decoder``)
 makes is made here as a mask over the chunk. The reader keeps the rows before the first record
@@ -28,13 +29,9 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from rocketq.common.message_const import KEY_SEPARATOR, PROPERTY_KEYS, PROPERTY_TAGS
-from rocketq.common.message_const import (
-    PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX as PROPERTY_UNIQ_KEY,
-)
-from rocketq.common.message_id import bytes_to_host, message_id_from_host_bytes
-from rocketq.spark.schema import TIMESTAMP_TYPE_LOG_APPEND, arrow_schema, host_text
-from rocketq.spark.store.fields import RecordFields, gather_fields
+from rocketq.spark.fields import RecordFields, gather_fields
+from rocketq.spark.record_columns import record_arrays
+from rocketq.spark.schema import arrow_schema
 from rocketq.spark.store.rows import message_batches
 from rocketq.spark.store.schema import STORE_COLUMNS
 from rocketq.spark.store.split import (
@@ -106,49 +103,4 @@ def _only(batch: Any, topics: frozenset[str]) -> Any:
 
 
 def _batch(f: RecordFields, broker: str, schema: Any) -> Any:
-    n = f.count
-    props = f.properties
-    keys = props.lookup(PROPERTY_KEYS)
-    uniq = props.lookup(PROPERTY_UNIQ_KEY)
-    if uniq.null_count:
-        uniq = pc.coalesce(uniq, _offset_msg_ids(f, uniq))
-    ts_type = pa.timestamp("us", tz="UTC")
-    columns = [
-        pc.list_element(pc.split_pattern(keys, KEY_SEPARATOR, max_splits=1), 0),
-        f.body,
-        f.topic,
-        pa.repeat(pa.scalar(broker, pa.string()), n),
-        pa.array(f.queue_id, pa.int32()),
-        pa.array(f.queue_offset, pa.int64()),
-        pa.array(f.phy, pa.int64()),
-        uniq,
-        keys,
-        props.lookup(PROPERTY_TAGS),
-        props.map,
-        pa.array(f.born_ts * 1000, pa.int64()).view(ts_type),
-        pa.array(f.store_ts * 1000, pa.int64()).view(ts_type),
-        pa.array(np.full(n, TIMESTAMP_TYPE_LOG_APPEND, np.int32), pa.int32()),
-        _host_texts(f.born_host),
-        _host_texts(f.store_host),
-        pa.array(f.reconsume, pa.int32()),
-        pa.array(f.sys_flag, pa.int32()),
-        pa.array(f.total, pa.int32()),
-    ]
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-
-def _host_texts(raw: Any) -> Any:
-    """``ip:port`` of each host: formatted once per distinct address, then taken."""
-    encoded = pc.dictionary_encode(raw)
-    texts = [host_text(bytes_to_host(h)) for h in encoded.dictionary.to_pylist()]
-    return pa.array(texts, pa.string()).take(encoded.indices)
-
-
-def _offset_msg_ids(f: RecordFields, uniq: Any) -> Any:
-    """The offset msgId of each row without a UNIQ_KEY (null where it has one)."""
-    missing = np.flatnonzero(np.asarray(uniq.is_null().to_numpy(zero_copy_only=False)))
-    ids: list[str | None] = [None] * f.count
-    hosts = f.store_host
-    for i in missing.tolist():
-        ids[i] = message_id_from_host_bytes(hosts[i].as_py(), int(f.phy[i]))
-    return pa.array(ids, pa.string())
+    return pa.RecordBatch.from_arrays(record_arrays(f, broker), schema=schema)

@@ -175,7 +175,7 @@ class ReadOptions:
     max_trigger_delay_ms: int = DEFAULT_MAX_TRIGGER_DELAY_MS
     max_bytes_per_trigger: int | None = None
     consumer_group: str | None = None
-    pull_batch_size: int = 32
+    pull_batch_size: int = 1024  # brokers cap it (maxTransferCountOnMessageInMemory)
     poll_timeout_ms: int = 120_000
 
     @classmethod
@@ -193,7 +193,7 @@ class ReadOptions:
             fail_on_data_loss=_bool(opts, "failOnDataLoss", True),
             **_admission(opts),
             consumer_group=opts.get("consumerGroup") or None,
-            pull_batch_size=_int(opts, "pullBatchSize", minimum=1) or 32,
+            pull_batch_size=_int(opts, "pullBatchSize", minimum=1) or 1024,
             poll_timeout_ms=_int(opts, "pollTimeoutMs", minimum=1) or 120_000,
         )
 

@@ -3,11 +3,12 @@
 Theory of operation: a Spark executor holds one ``PullClient`` per name server, from
 ``PullClient.for_name_server`` (a module-level cache: Python workers are reused across tasks).
 It runs the client's own ``MQClientInstance`` on the process's shared ``LoopThread`` and pulls
-with the client's ``pull_kernel`` (route lookup, slave suggestion, decoding and tag filtering),
-without FLAG_COMMIT_OFFSET: nothing is acknowledged. It registers no producer or consumer, so
-it starts no timers and sends no heartbeats. Nothing here opens a socket before the first
-pull, so a PullClient is cheap to make. Metadata (queues, offsets, consume-queue sizes, the
-lag group) goes through ``rocketq.admin``; see ``offset_reader``.
+with the client's ``pull_raw`` (route lookup, slave suggestion), without FLAG_COMMIT_OFFSET:
+nothing is acknowledged. The loop thread only moves bytes: the body comes back undecoded and the
+task's thread decodes it (``pull_body``), so a large pull never holds the loop. It registers no
+producer or consumer, so it starts no timers and sends no heartbeats. Nothing here opens a
+socket before the first pull, so a PullClient is cheap to make. Metadata (queues, offsets,
+consume-queue sizes, the lag group) goes through ``rocketq.admin``; see ``offset_reader``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from concurrent.futures import Future
 from typing import ClassVar
 
 from rocketq.client.aio.instance import MQClientInstance
-from rocketq.client.aio.pull_api import pull_kernel
+from rocketq.client.aio.pull_api import pull_raw
 from rocketq.client.config import ClientConfig
 from rocketq.client.loop_thread import LoopThread
 from rocketq.client.status import PullResult
@@ -73,13 +74,13 @@ class PullClient:
 
     def pull_later(
         self, mq: MessageQueue, subscription: SubscriptionData, offset: int, max_nums: int
-    ) -> Future[PullResult]:
-        """Start one PULL_MESSAGE at ``offset``; the future gives its result."""
+    ) -> Future[tuple[PullResult, bytes]]:
+        """Start one PULL_MESSAGE at ``offset``; the future gives its result and raw body."""
 
-        async def call() -> PullResult:
+        async def call() -> tuple[PullResult, bytes]:
             if self._instance is None:
                 self._instance = MQClientInstance(self._config, self._config.build_client_id())
-            return await pull_kernel(
+            return await pull_raw(
                 self._instance,
                 PULL_GROUP,
                 mq,

@@ -20,7 +20,7 @@ from rocketq.broker.controller_mode.controller_client import (
 from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.controller_mode import controller_mode_conf
 from rocketq.testing.failover.nameservers import NamesrvProcess, nameserver_group
-from rocketq.testing.failover.partition import AliasedControllerClient
+from rocketq.testing.failover.partition import AliasedControllerClient, ClientLinks
 
 GROUPS = {"broker-a": 3, "broker-b": 2}
 POLL_S = 0.05
@@ -76,6 +76,7 @@ class FaultCluster:
         groups: dict[str, int] | None = None,
         controllers: int = 3,
         profile: Profile = ISSUE_PROFILE,
+        client_proxies: bool = False,
     ) -> None:
         self.root = root
         self.groups = dict(groups or GROUPS)
@@ -84,6 +85,13 @@ class FaultCluster:
         self.brokers: dict[str, list[BrokerProcess]] = {}
         self.paused: set[int] = set()
         self.ctl = AliasedControllerClient(self.controller_addrs, self.links.aliases)
+        #: with ``client_proxies``, the clients reach each broker through a proxy of its own
+        self.clients = ClientLinks() if client_proxies else None
+
+    @property
+    def via(self) -> dict[str, str]:
+        """broker address -> the address clients reach it by (empty: directly)."""
+        return {} if self.clients is None else self.clients.via
 
     @property
     def controller_addrs(self) -> list[str]:
@@ -99,6 +107,8 @@ class FaultCluster:
                 conf.update(self.profile.broker)
                 conf["controllerAddr"] = self.links.broker_addrs(f"127.0.0.1:{conf['listenPort']}")
                 members.append(BrokerProcess(self.root / f"{name}-p{i}", conf))
+                if self.clients is not None:
+                    self.clients.add(members[-1].addr)
             self.brokers[name] = members
         every = [b for members in self.brokers.values() for b in members]
         await asyncio.gather(*(asyncio.to_thread(b.start) for b in every))
@@ -125,7 +135,10 @@ class FaultCluster:
             ):
                 return view
             await asyncio.sleep(POLL_S)
-        raise TimeoutError(f"{group} not healed in {timeout_s} s: {view}")
+        tails = "\n".join(
+            f"--- {b.addr}:\n" + "\n".join(list(b.output)[-12:]) for b in self.brokers[group]
+        )
+        raise TimeoutError(f"{group} not healed in {timeout_s} s: {view}\n{tails}")
 
     async def controller_leader(self) -> NamesrvProcess:
         """The name server whose controller leads now (asked of the controllers)."""
@@ -173,6 +186,8 @@ class FaultCluster:
             with contextlib.suppress(Exception):
                 nameserver.kill()
         self.links.close()
+        if self.clients is not None:
+            self.clients.close()
         with contextlib.suppress(Exception):
             await self.ctl.shutdown()
 

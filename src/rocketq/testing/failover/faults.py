@@ -12,7 +12,14 @@
 - ``partition_master``: the master's links to every controller silenced while clients and
   slaves still reach it;
 - ``partition_master_with_controller``: the master reaches the controller leader only, and
-  that controller is cut off from the other two (it must step down; the majority elects).
+  that controller is cut off from the other two (it must step down; the majority elects);
+- ``deafen_master``: one way only: the master's heartbeats reach every controller, their
+  answers never reach it (it stays master for them: no election, nothing lost);
+- ``deafen_controller_leader``: one way only: the controller leader hears no other controller
+  while they hear it (CheckQuorum makes it step down; the others elect; 0 failed sends);
+- ``partition_clients_from_master``: the clients (producers, consumers, POP) cut from the
+  master while the controllers and its slaves still reach it (no election: an outage for its
+  producers until the heal, nothing lost).
 """
 
 from __future__ import annotations
@@ -36,8 +43,13 @@ FAULTS = (
     "kill_master_while_expanding",
     "partition_master",
     "partition_master_with_controller",
+    "deafen_master",
+    "deafen_controller_leader",
+    "partition_clients_from_master",
 )
 MASTER_FAULTS = frozenset(f for f in FAULTS if "master" in f)
+#: the faults that need the clients behind proxies (FaultCluster's ``client_proxies``)
+CLIENT_FAULTS = frozenset({"partition_clients_from_master"})
 DOWN_S = 2.0  # a killed process stays down this long before its restart
 SILENT_MARGIN_S = 2.0  # a pause or partition lasts the timeout it must trip plus this
 
@@ -108,9 +120,22 @@ async def inject(cluster: FaultCluster, name: str, group: str, view: ReplicaView
         healed = time.monotonic()
         await cluster.restart(master)
         return Fault(name, group, master.addr, at, healed, epoch, epoch_at_heal)
-    if name.startswith("partition"):
+    if name == "deafen_controller_leader":
+        leader = await cluster.controller_leader()
         at = time.monotonic()
-        if name == "partition_master_with_controller":
+        cluster.links.deafen_controller(leader.peer_id)
+        await asyncio.sleep(silent_s + cluster.profile.heartbeat_timeout_s)
+        healed = time.monotonic()
+        cluster.links.heal()
+        return Fault(name, group, leader.controller_addr, at, healed, epoch, epoch)
+    if name.startswith(("partition", "deafen")):
+        at = time.monotonic()
+        if name == "partition_clients_from_master":
+            assert cluster.clients is not None, "FaultCluster(client_proxies=True) needed"
+            cluster.clients.isolate(master.addr)
+        elif name == "deafen_master":
+            cluster.links.isolate_broker(master.addr, up=False)
+        elif name == "partition_master_with_controller":
             leader = await cluster.controller_leader()
             cluster.links.isolate_controller(leader.peer_id)
             cluster.links.isolate_broker(master.addr, keep=[leader.peer_id])
@@ -121,6 +146,8 @@ async def inject(cluster: FaultCluster, name: str, group: str, view: ReplicaView
         epoch_at_heal = await _epoch(cluster, group, epoch)
         healed = time.monotonic()
         cluster.links.heal()
+        if cluster.clients is not None:
+            cluster.clients.heal()
         return Fault(name, group, master.addr, at, healed, epoch, epoch_at_heal)
     target = master if name.endswith("master") else slaves[0]
     at = time.monotonic()

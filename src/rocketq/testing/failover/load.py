@@ -1,7 +1,9 @@
 """The load side of the fault suite: SYNC producers, each its own OS process
 (:mod:`.producer`) sending unique keys to one group's master and writing its ledger file; two
-consumer groups pulling every queue of every group from its master (asyncio tasks here); and
-the ledger (key, SEND_OK offsets, broker, time; consumed positions) the checker reads."""
+consumer groups pulling every queue of every group from its master (asyncio tasks here),
+committing their offsets there and taking the new master's offsets after a change of master
+(:mod:`.reconsume` counts what that consumes again); and the ledger (key, SEND_OK offsets,
+broker, time; consumed positions; re-consumptions) the checker reads."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,10 +21,13 @@ from rocketq.broker.controller_mode.controller_client import (
     ControllerRequestError,
 )
 from rocketq.common.message_decoder import decode_messages
+from rocketq.common.pull_sys_flag import FLAG_COMMIT_OFFSET, FLAG_SUBSCRIPTION
 from rocketq.errors import RemotingError
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
-from rocketq.testing.wire import pull_request
+from rocketq.testing.failover.reconsume import QueueCursor, ReConsumed
+from rocketq.testing.wire import pull_request, request
 
 TOPIC = "TopicFaults"
 QUEUES = 4
@@ -75,6 +80,7 @@ class Ledger:
     acks: list[Ack] = field(default_factory=list)
     consumed: list[Consumed] = field(default_factory=list)
     failed: list[tuple[int, float]] = field(default_factory=list)  # (producer, when)
+    reconsumed: list[ReConsumed] = field(default_factory=list)  # rewinds after a new master
     #: set on every SEND_OK (a waiter clears it, then checks the acks)
     new_ack: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -96,13 +102,21 @@ def read_ledgers(paths: Iterable[Path]) -> list[Ack]:
 
 class Route:
     """The group's master as the controller names it, polled every 50 ms (our client's fast
-    route refresh stands in for this: it is told of a new master as promptly)."""
+    route refresh stands in for this: it is told of a new master as promptly). ``via`` maps a
+    broker address to the address clients reach it by (a client-side proxy), if any."""
 
-    def __init__(self, ctl: ControllerClient, broker_name: str) -> None:
+    def __init__(
+        self, ctl: ControllerClient, broker_name: str, via: Mapping[str, str] | None = None
+    ) -> None:
         self.ctl = ctl
         self.broker_name = broker_name
+        self.via = dict(via or {})
         self.master = ""
         self.epoch = 0
+
+    def client_addr(self, addr: str) -> str:
+        """Where a client sends what is meant for broker ``addr``."""
+        return self.via.get(addr, addr)
 
     async def poll(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -222,24 +236,62 @@ class Load:
         return [p.ledger_path for p in self.producers]
 
     async def _consume(self, group: str, consumer_group: str) -> None:
-        offsets = dict.fromkeys(range(QUEUES), 0)
+        cursors = {q: QueueCursor() for q in range(QUEUES)}
+        master = ""  # the master whose offsets the cursors follow
         while not self._stop.is_set():
+            addr = self.routes[group].master
+            if addr and addr != master:
+                if master and not await self._take_offsets(addr, group, consumer_group, cursors):
+                    addr = ""  # asked again on the next round
+                master = addr or master
             pulled = 0
             for queue_id in range(QUEUES):
-                pulled += await self._pull(group, consumer_group, queue_id, offsets)
+                pulled += await self._pull(group, consumer_group, queue_id, cursors[queue_id])
             if not pulled:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), 0.1)
 
+    async def _take_offsets(
+        self, addr: str, group: str, consumer_group: str, cursors: dict[int, QueueCursor]
+    ) -> bool:
+        """A new master: pull from the offsets it holds (what the old master's commits left
+        it), counting what that consumes again; False if it did not answer them all."""
+        committed: dict[int, int] = {}
+        for queue_id in cursors:
+            query = request(
+                RequestCode.QUERY_CONSUMER_OFFSET,
+                consumerGroup=consumer_group,
+                topic=TOPIC,
+                queueId=queue_id,
+            )
+            try:
+                to = self.routes[group].client_addr(addr)
+                response = await self.client.invoke(to, query, SEND_TIMEOUT_S)
+            except (OSError, RemotingError):
+                return False
+            if response.code == ResponseCode.SUCCESS:
+                committed[queue_id] = int(response.ext_fields["offset"])
+            elif response.code != ResponseCode.QUERY_NOT_FOUND:
+                return False  # fenced, say: not master yet
+        for queue_id, offset in committed.items():
+            rewind = cursors[queue_id].rewind(group, consumer_group, queue_id, offset)
+            if rewind.count:
+                self.ledger.reconsumed.append(rewind)
+        return True
+
     async def _pull(
-        self, group: str, consumer_group: str, queue_id: int, offsets: dict[int, int]
+        self, group: str, consumer_group: str, queue_id: int, cursor: QueueCursor
     ) -> int:
         addr = self.routes[group].master
         if not addr:
             return 0
-        request = pull_request(consumer_group, TOPIC, queue_id, offsets[queue_id], suspend_ms=0)
+        pull = pull_request(
+            consumer_group, TOPIC, queue_id, cursor.offset, suspend_ms=0,
+            sys_flag=FLAG_COMMIT_OFFSET | FLAG_SUBSCRIPTION, commit_offset=cursor.offset,
+        )  # fmt: skip
         try:
-            response = await self.client.invoke(addr, request, SEND_TIMEOUT_S)
+            to = self.routes[group].client_addr(addr)
+            response = await self.client.invoke(to, pull, SEND_TIMEOUT_S)
         except (OSError, RemotingError):
             return 0
         if response.code != ResponseCode.SUCCESS or not response.body:
@@ -249,5 +301,5 @@ class Load:
             self.ledger.consumed.append(
                 Consumed(group, consumer_group, queue_id, msg.queue_offset, bytes(msg.body))
             )
-        offsets[queue_id] = int(response.ext_fields["nextBeginOffset"])
+        cursor.consumed(msgs[0].queue_offset, int(response.ext_fields["nextBeginOffset"]))
         return len(msgs)

@@ -18,6 +18,14 @@ Theory of operation. Three kinds of link:
 
 The harness's own controller client (runner, producers) talks to A(j) directly and maps an
 R(i, L) answer back to A(L) (:class:`AliasedControllerClient`).
+
+Asymmetric partitions silence one direction of a link (``TcpProxy.silence(up=, down=)``):
+:meth:`ControllerLinks.deafen_controller` drops what reaches a controller from the others
+(their messages and the replies to its own) while its messages still reach them, and
+``isolate_broker(..., up=False)`` drops only the controllers' answers to a broker whose
+heartbeats still arrive. Clients (producers, consumers, the POP group) reach each broker
+through a :class:`ClientLinks` proxy when a fault needs it, so clients can be cut from a
+master that the controllers and its slaves still reach.
 """
 
 from __future__ import annotations
@@ -94,11 +102,23 @@ class ControllerLinks:
             self.brokers[broker] = proxies
         return ";".join(p.addr for p in proxies.values())
 
-    def isolate_broker(self, broker: str, keep: Iterable[str] = ()) -> None:
-        """Silence the broker's links to every controller but ``keep``."""
+    def isolate_broker(
+        self, broker: str, keep: Iterable[str] = (), *, up: bool = True, down: bool = True
+    ) -> None:
+        """Silence the broker's links to every controller but ``keep`` (``up``: its requests,
+        ``down``: the answers)."""
         for j, proxy in self.brokers[broker].items():
             if j not in keep:
-                proxy.silence()
+                proxy.silence(up=up, down=down)
+
+    def deafen_controller(self, peer: str) -> None:
+        """One way only: ``peer`` hears no other controller (neither their messages nor the
+        replies to its own), while what it sends still reaches them."""
+        for (i, j), proxy in self.raft.items():
+            if j == peer:
+                proxy.silence(up=True, down=False)
+            elif i == peer:
+                proxy.silence(up=False, down=True)
 
     def isolate_controller(self, peer: str) -> None:
         """Silence Raft both ways between ``peer`` and every other controller."""
@@ -134,3 +154,31 @@ class AliasedControllerClient(ControllerClient):
         leader = await super().find_leader()
         self.leader_addr = self.aliases.get(leader, leader)
         return self.leader_addr
+
+
+class ClientLinks:
+    """The clients' links to the brokers: one proxy per broker address (its ``via``), so a
+    partition can cut the clients from a broker alone."""
+
+    def __init__(self) -> None:
+        self.proxies: dict[str, TcpProxy] = {}
+
+    def add(self, broker: str) -> None:
+        self.proxies[broker] = TcpProxy(_target(broker))
+
+    @property
+    def via(self) -> dict[str, str]:
+        """broker address -> the address clients reach it by."""
+        return {broker: proxy.addr for broker, proxy in self.proxies.items()}
+
+    def isolate(self, broker: str) -> None:
+        self.proxies[broker].silence()
+
+    def heal(self) -> None:
+        for proxy in self.proxies.values():
+            if proxy.silent:
+                proxy.restore()
+
+    def close(self) -> None:
+        for proxy in self.proxies.values():
+            proxy.close()

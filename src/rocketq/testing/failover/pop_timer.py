@@ -58,12 +58,14 @@ class CameBack:
     group: str
     key: str
     at: float  # time.monotonic() of the pop that returned it
+    detail: str = ""  # which broker answered the ack and the pop again, how far apart
 
 
 @dataclass
 class PopTimerLedger:
-    #: group -> (queue id, queue offset, body) of each message acknowledged
-    acked: dict[str, set[tuple[int, int, bytes]]] = field(default_factory=dict)
+    #: group -> (queue id, queue offset, body) of each message acknowledged -> (the broker
+    #: that answered the pop and the ack, time.monotonic() of the ack's answer)
+    acked: dict[str, dict[tuple[int, int, bytes], tuple[str, float]]] = field(default_factory=dict)
     came_back: list[CameBack] = field(default_factory=list)
     popped: int = 0
     late_acks: int = 0
@@ -104,7 +106,7 @@ class PopTimerLoad:
 
     def start(self) -> None:
         for group in self.routes:
-            self.ledger.acked.setdefault(group, set())
+            self.ledger.acked.setdefault(group, {})
             self._tasks.append(asyncio.create_task(self._pop(group)))
             self._tasks.append(asyncio.create_task(self._timers(group)))
 
@@ -123,7 +125,8 @@ class PopTimerLoad:
     async def _pop(self, group: str) -> None:
         acked = self.ledger.acked[group]
         while not self._stop.is_set():
-            addr = self.routes[group].master
+            route = self.routes[group]
+            addr = route.client_addr(route.master) if route.master else ""
             if not addr:
                 await self._idle(0.1)
                 continue
@@ -142,7 +145,13 @@ class PopTimerLoad:
             keys = [(p.msg.queue_id, p.msg.queue_offset, bytes(p.msg.body)) for p in popped]
             now = time.monotonic()
             self.ledger.came_back += [
-                CameBack(group, f"{k[2][:12].decode()}@{k[0]}:{k[1]}", now)
+                CameBack(
+                    group,
+                    f"{k[2][:12].decode()}@{k[0]}:{k[1]}",
+                    now,
+                    f"acked by {acked[k][0]}, popped again by {addr} "
+                    f"{now - acked[k][1]:.2f} s later",
+                )
                 for k in keys
                 if k in acked
             ]
@@ -154,7 +163,8 @@ class PopTimerLoad:
                 )
                 in_time = time.monotonic() - popped_at < INVISIBLE_MS / 1000 - ACK_MARGIN_S
                 if response.code == ResponseCode.SUCCESS and in_time:
-                    acked.update(keys)
+                    answered = (addr, time.monotonic())
+                    acked.update(dict.fromkeys(keys, answered))
                 elif response.code == ResponseCode.SUCCESS:
                     self.ledger.late_acks += len(keys)
 
@@ -162,7 +172,8 @@ class PopTimerLoad:
         n = 0
         while not self._stop.is_set():
             n += 1
-            addr = self.routes[group].master
+            route = self.routes[group]
+            addr = route.client_addr(route.master) if route.master else ""
             key = f"{group}-t{n:06d}"
             due_ms = int((time.time() + self.rng.uniform(*DUE_S)) * 1000)
             sent_at = time.monotonic()

@@ -2,7 +2,8 @@
 
     python -m rocketq.testing.failover.producer --group broker-a --id 3 \\
         --controllers 127.0.0.1:p0;127.0.0.1:p1 --aliases '{"addr": "addr"}' \\
-        --ledger ledger-p3.txt [--pace 0.05] [--namesrv 127.0.0.1:n0;127.0.0.1:n1]
+        --ledger ledger-p3.txt [--pace 0.05] [--namesrv 127.0.0.1:n0;127.0.0.1:n1] \\
+        [--via '{"broker addr": "proxy addr"}']
 
 It sends unique keys (``body_of(id, seq)``) to the group's master as the controller names it,
 the same key again until it is acknowledged (a resend after a lost answer is a duplicate the
@@ -10,7 +11,8 @@ checker counts), and appends each SEND_OK to its ledger file (flushed per line) 
 (``A <ack>``; ``F <time>`` for a failed attempt) for the runner's live timings. SIGTERM ends
 it after the send in flight. With ``--namesrv`` the sends go through our client's producer
 (``rocketq.client.aio.Producer``: routes from the name servers, its route refresh and its wait
-for a new master) to the group's queues, instead of straight to the controller's master.
+for a new master) to the group's queues, instead of straight to the controller's master
+(those sends take the name servers' broker addresses: ``--via`` proxies do not apply).
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ class Producer:
         sent_at = time.monotonic()
         try:
             request = send_request(TOPIC, body_of(self.n, seq), queue_id=seq % QUEUES)
-            response = await self.client.invoke(addr, request, SEND_TIMEOUT_S)
+            to = self.route.client_addr(addr)
+            response = await self.client.invoke(to, request, SEND_TIMEOUT_S)
         except (OSError, RemotingError):
             return False
         if response.code != ResponseCode.SUCCESS:
@@ -135,7 +138,7 @@ class ClientProducer(Producer):
 
 async def produce(args: argparse.Namespace, ledger: TextIO) -> None:
     ctl = AliasedControllerClient(args.controllers.split(";"), json.loads(args.aliases))
-    route = Route(ctl, args.group)
+    route = Route(ctl, args.group, json.loads(args.via))
     producer = (
         ClientProducer(route, args.id, args.pace, ledger, args.namesrv)
         if args.namesrv
@@ -154,6 +157,7 @@ def main() -> None:
     parser.add_argument("--id", type=int, required=True)
     parser.add_argument("--controllers", required=True)
     parser.add_argument("--aliases", default="{}")
+    parser.add_argument("--via", default="{}", help="broker address -> client-side proxy")
     parser.add_argument("--ledger", required=True)
     parser.add_argument("--pace", type=float, default=0.0)
     parser.add_argument("--namesrv", default="", help="send through our client's producer")

@@ -26,9 +26,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocketq.broker.controller_mode.controller_client import ReplicaView
 from rocketq.testing.failover.checker import Verdict, check
 from rocketq.testing.failover.cluster import ISSUE_PROFILE, PROFILES, FaultCluster, Profile
-from rocketq.testing.failover.faults import FAULTS, inject
+from rocketq.testing.failover.faults import CLIENT_FAULTS, FAULTS, inject
 from rocketq.testing.failover.load import Ack, Ledger, Load, Route, read_ledgers
 from rocketq.testing.failover.pop_timer import (
     PopTimerLedger,
@@ -36,6 +37,8 @@ from rocketq.testing.failover.pop_timer import (
     TimerVerdict,
     check_timers,
 )
+from rocketq.testing.failover.reconsume import ReConsumed
+from rocketq.testing.failover.schedule import steps
 
 HEAL_TIMEOUT_S = 60.0
 TIMER_SLACK_S = 5.0  # after the last timer's due time, before the stores are stopped
@@ -72,6 +75,7 @@ class Report:
                 f"  (n={len(values)})"
             )
         out.append(f"zombie acks {self.zombie_acks}")
+        out += self.reconsumed_lines()
         for group, v in self.verdicts.items():
             out.append(
                 f"{group}: acked {v.acked}, lost {len(v.lost)}, consumed {v.consumed}, "
@@ -99,6 +103,23 @@ class Report:
             for group, tv in self.timer_verdicts.items():
                 out += [f"  {group} timer {line}" for line in tv.twice_detail[:10]]
         out += [f"VIOLATION {line}" for line in self.violations]
+        return out
+
+    def reconsumed_lines(self) -> list[str]:
+        """Messages the consumer groups consumed again after taking a new master's offsets,
+        per fault before the rewind: how many, and the seconds of consumption replayed."""
+        by_fault: dict[str, list[ReConsumed]] = defaultdict(list)
+        for r in self.ledger.reconsumed:
+            by_fault[self.fault_before(r.group, r.at)].append(r)
+        total = sum(r.count for r in self.ledger.reconsumed)
+        out = [f"re-consumed after a change of master: {total} messages"]
+        for fault, rewinds in sorted(by_fault.items()):
+            replay = [r.replay_s for r in rewinds]
+            out.append(
+                f"  after {fault:38s} {sum(r.count for r in rewinds):6d} messages in "
+                f"{len(rewinds)} queue rewinds; replayed p50 {pct(replay, 50):.2f} s, "
+                f"max {max(replay):.2f} s"
+            )
         return out
 
     def fault_before(self, group: str, at: float) -> str:
@@ -137,7 +158,7 @@ class Report:
         if self.pop_timer is None:
             return []
         came_back = self.pop_timer.came_back[:20]
-        out = [f"acknowledged pop came back: {c.group} {c.key}" for c in came_back]
+        out = [f"acknowledged pop came back: {c.group} {c.key} ({c.detail})" for c in came_back]
         return out + [
             f"{g}: {line}" for g, v in self.timer_verdicts.items() for line in v.violations
         ]
@@ -193,13 +214,15 @@ async def run(
     faults: tuple[str, ...] = FAULTS,
     pop_timers: bool = False,
     client: bool = False,
+    parallel: bool = False,
 ) -> Report:
     """``cycles`` faults, one every ``gap_s`` to twice that (from one fault's start to the
     next; later if the previous heal took longer), in seeded rounds of every fault on every
-    group; with ``pop_timers``, a POP group and pending timers too (:mod:`.pop_timer`)."""
+    group; with ``pop_timers``, a POP group and pending timers too (:mod:`.pop_timer`); with
+    ``parallel``, a fault on each group at once where they share nothing (:mod:`.schedule`)."""
     rng = random.Random(seed)
     report = Report(profile=profile.name, pop_timer=PopTimerLedger() if pop_timers else None)
-    cluster = FaultCluster(root, profile=profile)
+    cluster = FaultCluster(root, profile=profile, client_proxies=bool(CLIENT_FAULTS & set(faults)))
     ledger = report.ledger
     started = time.monotonic()
     load: Load | None = None
@@ -207,9 +230,9 @@ async def run(
     try:
         await cluster.start()
         views = {g: await cluster.wait_healthy(g, HEAL_TIMEOUT_S) for g in cluster.groups}
-        routes = {g: Route(cluster.ctl, g) for g in cluster.groups}
+        routes = {g: Route(cluster.ctl, g, cluster.via) for g in cluster.groups}
         argv = ["--controllers", ";".join(cluster.controller_addrs)]
-        argv += ["--aliases", json.dumps(cluster.links.aliases)]
+        argv += ["--aliases", json.dumps(cluster.links.aliases), "--via", json.dumps(cluster.via)]
         if client:  # the producers send through our client (name servers, route refresh)
             argv += ["--namesrv", ";".join(n.addr for n in cluster.nameservers)]
         load = Load(routes, ledger, producers, pace_s, argv, root)
@@ -218,32 +241,15 @@ async def run(
             pop_load = PopTimerLoad(routes, report.pop_timer, seed)
             pop_load.start()
         await settle(ledger, list(range(producers)), time.monotonic())
-        kinds = [(f, g) for f in faults for g in sorted(cluster.groups)]
-        schedule: list[tuple[str, str]] = []
+        order = steps(rng, faults, list(cluster.groups), parallel)
         next_at = time.monotonic() + gap_s * rng.uniform(1.0, 2.0)
-        for cycle in range(cycles):
-            if not schedule:  # rounds of every fault on every group, each in a seeded order
-                schedule = rng.sample(kinds, len(kinds))
-            fault, group = schedule.pop()
+        while report.cycles < cycles:
+            step = next(order)[: cycles - report.cycles]
             await asyncio.sleep(max(0.0, next_at - time.monotonic()))  # the schedule's pace
-            done = await inject(cluster, fault, group, views[group])
-            next_at = done.at + gap_s * rng.uniform(1.0, 2.0)
-            views[group] = await cluster.wait_healthy(
-                group, HEAL_TIMEOUT_S, views[group].master_epoch
-            )
-            mine = load.producers_of(group)
-            await settle(ledger, mine, done.at)
-            end = time.monotonic()
-            kind = f"{fault} ({group})"
-            report.faults[fault] += 1
-            report.windows.append((kind, done.at))
-            report.outages[kind] += outages_since(ledger, mine, done.at)
-            report.stalls[kind] += longest_stalls(ledger, mine, done.at, end)
-            report.failed_sends[kind] += sum(
-                1 for n, when in ledger.failed if n in mine and done.at <= when <= end
-            )
-            report.zombie_acks += done.zombie_acks(ledger, time.monotonic())
-            report.cycles = cycle + 1
+            began = time.monotonic()
+            await asyncio.gather(*(one_fault(report, cluster, load, views, f, g) for f, g in step))
+            next_at = began + gap_s * rng.uniform(1.0, 2.0)
+            report.cycles += len(step)
         if pop_load is not None:
             await pop_load.stop()
             pop_load = None
@@ -273,6 +279,33 @@ async def run(
         await cluster.close()
         report.wall_s = time.monotonic() - started
     return report
+
+
+async def one_fault(
+    report: Report,
+    cluster: FaultCluster,
+    load: Load,
+    views: dict[str, ReplicaView],
+    fault: str,
+    group: str,
+) -> None:
+    """Inject ``fault`` on ``group``, wait for the heal and the producers' next SEND_OKs, and
+    record the fault's figures."""
+    ledger = report.ledger
+    done = await inject(cluster, fault, group, views[group])
+    views[group] = await cluster.wait_healthy(group, HEAL_TIMEOUT_S, views[group].master_epoch)
+    mine = load.producers_of(group)
+    await settle(ledger, mine, done.at)
+    end = time.monotonic()
+    kind = f"{fault} ({group})"
+    report.faults[fault] += 1
+    report.windows.append((kind, done.at))
+    report.outages[kind] += outages_since(ledger, mine, done.at)
+    report.stalls[kind] += longest_stalls(ledger, mine, done.at, end)
+    report.failed_sends[kind] += sum(
+        1 for n, when in ledger.failed if n in mine and done.at <= when <= end
+    )
+    report.zombie_acks += done.zombie_acks(ledger, time.monotonic())
 
 
 def pop_load_ledger(report: Report) -> PopTimerLedger:
@@ -317,6 +350,11 @@ def main() -> None:
         help="false: RocketMQ's default (a send acknowledged once minInSyncReplicas hold it)",
     )
     parser.add_argument(
+        "--parallel",
+        action="store_true",
+        help="a fault on each group at once where they share nothing (make test's sample)",
+    )
+    parser.add_argument(
         "--client",
         action="store_true",
         help="producers send through rocketq's client producer (routes from the name servers)",
@@ -343,6 +381,7 @@ def main() -> None:
                 faults=faults,
                 pop_timers=args.pop_timers,
                 client=args.client,
+                parallel=args.parallel,
             )
         )
     print("\n".join(report.lines()))

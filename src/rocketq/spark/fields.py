@@ -1,4 +1,8 @@
-"""The fields of a chunk of commitlog records, gathered with numpy (``columns`` uses it).
+"""The fields of a chunk of commitlog records, gathered with numpy.
+
+Shared by the two sources: the store-file reader (``store.columns``, records in a mapped
+segment) and the topic reader (``topic.pull_body``, records back to back in a PULL_MESSAGE
+body, the same layout: RocketMQ's ``MessageDecoder.decodes``).
 
 Fixed-width fields are read as structured big-endian dtypes whose field offsets are
 ``record_layout``'s; where a field sits depends on the two IPv6 host bits of SYSFLAG, so its
@@ -43,7 +47,7 @@ from rocketq.common.record_layout import (
     store_timestamp_position,
     topic_length_size,
 )
-from rocketq.spark.store.properties import PropertiesColumn, parse_properties
+from rocketq.spark.properties import PropertiesColumn, parse_properties
 
 Ints = npt.NDArray[np.int64]
 Bytes = npt.NDArray[np.uint8]
@@ -107,16 +111,19 @@ class RecordFields:
 
 
 def gather_fields(
-    seg: Bytes, view: memoryview, starts: Ints, base: int, verify_crc: bool
+    seg: Bytes, view: memoryview, starts: Ints, base: int | None, verify_crc: bool
 ) -> RecordFields:
     """The records at ``starts`` (heads already walked) up to the first one the row decoder
-    would refuse; ``count`` says how many that is."""
+    would refuse; ``count`` says how many that is. ``base`` is the physical offset of byte 0
+    of ``seg`` (each record's PHYSICALOFFSET must match), None for a pull body, whose records
+    come from anywhere in the commitlog."""
     head = records(seg, starts, HEAD_DTYPE)
     total = head["total"].astype(np.int64)
     sys_flag = head["sys_flag"].astype(np.int64)
     hosts = (sys_flag & HOST_BITS) >> HOST_SHIFT
     ends = starts + total
-    n = first_false((head["phy"] == base + starts) & (total >= MIN_SIZE[hosts]))
+    placed = np.ones(len(starts), bool) if base is None else head["phy"] == base + starts
+    n = first_false(placed & (total >= MIN_SIZE[hosts]))
     starts, ends, hosts = starts[:n], ends[:n], hosts[:n]
     store_ts_pos = starts + STORE_TS_POS[hosts]
     tail_pos = starts + TAIL_POS[hosts]
@@ -153,7 +160,7 @@ def gather_fields(
         born_ts=head["born"][:n].astype(np.int64),
         store_ts=be_int64(seg, store_ts_pos[:n]),
         reconsume=tail["reconsume"][:n].astype(np.int64),
-        body=joined_binary(view, body_pos[:n], body_end[:n]),
+        body=binary(*take_ranges(seg, body_pos[:n], body_len[:n])),
         topic=topic[:n],
         born_host=binary(*take_ranges(seg, born_pos, BORN_HOST_SIZE[hosts[:n]])),
         store_host=binary(
@@ -173,7 +180,7 @@ def first_false(ok: npt.NDArray[np.bool_]) -> int:
 
 def records(seg: Bytes, at: Ints, dtype: np.dtype[Any]) -> npt.NDArray[Any]:
     """``dtype.itemsize`` bytes at each of ``at``, viewed as one structured record each."""
-    raw: Bytes = seg[at[:, None] + np.arange(dtype.itemsize)]
+    raw, _ = take_ranges(seg, at, np.full(len(at), dtype.itemsize, np.int64))
     out: npt.NDArray[Any] = raw.view(dtype).reshape(len(at))
     return out
 
@@ -187,11 +194,32 @@ def be_int16(seg: Bytes, at: Ints) -> Ints:
 
 
 def take_ranges(seg: Bytes, starts: Ints, lengths: Ints) -> tuple[Bytes, Ints]:
-    """The bytes of each ``[start, start + length)`` back to back, and their offsets."""
-    offsets = np.zeros(len(starts) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    index = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-    return seg[index], offsets
+    """The bytes of each ``[start, start + length)`` back to back, and their offsets.
+
+    The ranges are in order and apart (one field of each record), so ``seg`` cut at every
+    start and end is an Arrow binary array whose even values are the ranges (``take`` reads
+    only those, so a range may overlap the next); Arrow's ``take`` copies them out in C (a
+    per-byte numpy index cost several times more). Ranges are bounds-checked first.
+    """
+    n = len(starts)
+    if n == 0:
+        return np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    bounds = np.empty(2 * n, np.int64)
+    bounds[0::2] = starts
+    bounds[1::2] = starts + lengths
+    if int(lengths.min()) < 0 or int(starts.min()) < 0 or int(bounds.max()) > len(seg):
+        raise IndexError(f"a range of {n} is outside the {len(seg)} bytes or negative")
+    cut = pa.Array.from_buffers(
+        pa.large_binary(), 2 * n - 1, [None, pa.py_buffer(bounds), pa.py_buffer(seg)]
+    )
+    picked = cut.take(pa.array(np.arange(0, 2 * n - 1, 2, dtype=np.int64)))
+    del cut  # no view of ``seg`` (a mapped segment) outlives the call
+    _, offsets_buf, data_buf = picked.buffers()
+    offsets: Ints = np.frombuffer(offsets_buf, np.int64)[: n + 1]
+    if data_buf is None or offsets[-1] == 0:
+        return np.zeros(0, np.uint8), offsets - offsets[0]
+    data: Bytes = np.frombuffer(data_buf, np.uint8)[offsets[0] : offsets[-1]]
+    return data, offsets - offsets[0]
 
 
 def binary(data: Bytes, offsets: Ints, kind: Any = None) -> Any:
@@ -217,13 +245,3 @@ def utf8_prefix(data: Bytes, offsets: Ints) -> Any:
                 return texts[:i]
         raise
     return texts
-
-
-def joined_binary(view: memoryview, starts: Ints, ends: Ints) -> Any:
-    """Long values (bodies): one join of slices of the mapped segment beats an index array."""
-    data = b"".join([view[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)])
-    offsets = np.zeros(len(starts) + 1, np.int64)
-    np.cumsum(ends - starts, out=offsets[1:])
-    return pa.Array.from_buffers(
-        pa.binary(), len(starts), [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
-    )
