@@ -26,7 +26,7 @@ setup(
             "rocketq._native._record",
             sources=[
                 f"src/rocketq/_native/{part}.c"
-                for part in ("_record", "crc32", "properties", "encode", "scan", "decode")
+                for part in ("_record", "crc32", "properties", "encode", "append", "scan", "decode")
             ],
             depends=["src/rocketq/_native/record.h"],
             # the parts share functions; only PyInit__record leaves the shared object
@@ -38,7 +38,14 @@ setup(
             "rocketq._native._remoting",
             sources=[
                 f"src/rocketq/_native/{part}.c"
-                for part in ("_remoting", "header", "custom_header", "command_encode", "send_reply")
+                for part in (
+                    "_remoting",
+                    "header",
+                    "custom_header",
+                    "command_encode",
+                    "send_reply",
+                    "send_put",
+                )
             ],
             depends=["src/rocketq/_native/remoting.h"],
             extra_compile_args=COMPILE_ARGS,

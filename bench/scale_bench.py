@@ -44,7 +44,7 @@ from rocketq.remoting.protocol.bodies import HeartbeatData, ProducerData
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.data_version import DataVersion
-from rocketq.remoting.protocol.headers import RegisterBrokerRequestHeader
+from rocketq.remoting.protocol.namesrv_headers import RegisterBrokerRequestHeader
 from rocketq.remoting.protocol.register_broker_body import (
     RegisterBrokerBody,
     TopicConfigSerializeWrapper,

@@ -309,11 +309,12 @@ def bench_sink(spark: Any, namesrv: str, rows: int, size: int) -> dict[str, Any]
     ours = timed(writer.save)
 
     def client_send() -> None:
+        # the same rows as the sink's: a body and a key (the broker indexes every key)
         with Producer("SPARK_BENCH_CLIENT", namesrv_addr=namesrv) as producer:
             for start in range(0, rows, 128):
                 batch = [
-                    Message(topic=TOPIC + "Client", body=b"v" * size)
-                    for _ in range(start, min(start + 128, rows))
+                    Message(topic=TOPIC + "Client", body=b"v" * size, keys=str(i))
+                    for i in range(start, min(start + 128, rows))
                 ]
                 producer.send_batch(batch)
 

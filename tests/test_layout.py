@@ -16,6 +16,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from rocketq.testing.source_ast import parse
+
 TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src" / "rocketq"
 CATEGORIES = {"e2e", "interop"}
@@ -40,7 +42,7 @@ def module_name(path: Path) -> str:
 def imported_tests_modules(path: Path) -> Iterator[str]:
     """Every ``tests....`` module that ``path`` imports (names imported from a package count
     as modules when a module of that name exists)."""
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -95,7 +97,7 @@ def test_no_module_only_re_exports_names_from_elsewhere() -> None:
     for path in python_modules():
         if path.name == "__init__.py":
             continue
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parse(path.read_text(), str(path))
         imported = {
             (alias.asname or alias.name).split(".")[0]
             for node in tree.body

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.testing.source_ast import parse
+
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED_DIRS = ("src/", "tests/", "bench/", "docs/")
 # A file name ending in .md, with an optional relative path; URLs never match (their path
@@ -55,7 +57,7 @@ def python_prose(source: str) -> Iterator[tuple[int, str]]:
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.COMMENT:
             yield tok.start[0], tok.string
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         if (
             isinstance(node, ast.Expr)
             and isinstance(node.value, ast.Constant)

@@ -12,6 +12,7 @@ from rocketq.common.topic_config import TopicConfig
 from rocketq.errors import RemotingCommandError
 from rocketq.remoting.codec import decode
 from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol import namesrv_headers as nh
 from rocketq.remoting.protocol.bodies import (
     ConsumeFromWhere,
     ConsumerData,
@@ -42,7 +43,7 @@ HEADER_OF_CODE: dict[int, type[h.CommandCustomHeader]] = {
     RequestCode.GET_MAX_OFFSET: h.GetMaxOffsetRequestHeader,
     RequestCode.UNREGISTER_CLIENT: h.UnregisterClientRequestHeader,
     RequestCode.GET_CONSUMER_LIST_BY_GROUP: h.GetConsumerListByGroupRequestHeader,
-    RequestCode.GET_ROUTEINFO_BY_TOPIC: h.GetRouteInfoRequestHeader,
+    RequestCode.GET_ROUTEINFO_BY_TOPIC: nh.GetRouteInfoRequestHeader,
     RequestCode.CONSUMER_SEND_MSG_BACK: h.ConsumerSendMsgBackRequestHeader,
 }
 
@@ -97,7 +98,7 @@ def test_malformed_integer_field_names_the_field() -> None:
 
 def test_malformed_boolean_field_names_the_field() -> None:
     with pytest.raises(RemotingCommandError, match="compressed is not a boolean"):
-        h.RegisterBrokerRequestHeader.from_ext_fields(
+        nh.RegisterBrokerRequestHeader.from_ext_fields(
             {
                 "brokerName": "b",
                 "brokerAddr": "a",

@@ -18,7 +18,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.codec import FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.headers import GetRouteInfoRequestHeader
+from rocketq.remoting.protocol.namesrv_headers import GetRouteInfoRequestHeader
 from rocketq.remoting.server import RemotingServer
 from rocketq.response_code import ResponseCode
 from rocketq.testing.fuzz import mutate_frame

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from rocketq.broker.transaction_batch import PROPERTY_TRANSACTION_BATCH
 from rocketq.client.blocking import Producer
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
@@ -113,18 +114,25 @@ def paused_source(paused: Path, resume: Path) -> type[TopicSource]:
     return PausedSource
 
 
-def halves_for(cluster: BackgroundCluster, topic: str) -> int:
+def half_records(cluster: BackgroundCluster, topic: str) -> list[MessageExt]:
     """Half messages stored for ``topic`` on every broker (RMQ_SYS_TRANS_HALF_TOPIC)."""
-    count = 0
+    found: list[MessageExt] = []
     for broker in cluster.brokers.values():
         store, offset = broker.message_store, 0
         while buffers := store.get_message(
             "check", TRANS_HALF_TOPIC, 0, offset, 32
         ).message_buffers:
-            found = [decode_message(b) for b in buffers]
-            count += sum(m.properties.get("REAL_TOPIC") == topic for m in found)
-            offset = found[-1].queue_offset + 1
-    return count
+            decoded = [decode_message(b) for b in buffers]
+            found.extend(m for m in decoded if m.properties.get("REAL_TOPIC") == topic)
+            offset = decoded[-1].queue_offset + 1
+    return found
+
+
+def halves_for(cluster: BackgroundCluster, topic: str) -> int:
+    """Rows held in half messages for ``topic`` (a batch half holds RQ_TRAN_BATCH rows)."""
+    return sum(
+        int(m.properties.get(PROPERTY_TRANSACTION_BATCH) or 1) for m in half_records(cluster, topic)
+    )
 
 
 def test_a_batch_write_with_exactly_once_is_visible_only_after_the_commit(
@@ -158,6 +166,7 @@ def test_a_batch_write_with_exactly_once_is_visible_only_after_the_commit(
         assert not failures, failures
         # every task has sent its rows as halves; the commit has not run: nothing to consume
         assert until_sync(lambda: halves_for(cluster, topic) == 50, 30), halves_for(cluster, topic)
+        assert len(half_records(cluster, topic)) < 50  # transactional batches, not one per row
         assert read_values(spark, cluster, topic) == []
     finally:
         resume.touch()
@@ -234,3 +243,27 @@ def kill_in_commit(
     finally:
         os.killpg(driver.pid, signal.SIGKILL)
         driver.wait(30)
+
+
+def test_a_broker_without_transactional_batches_gets_one_half_per_row(
+    spark: Any, tmp_path: Path
+) -> None:
+    no_batches = {"transaction_batch_enable": False}  # answers as RocketMQ's broker does
+    with BackgroundCluster(tmp_path / "c", ("broker-a",), SMALL_STORE, **no_batches) as cluster:
+        target = "SparkExactlyNoBatch"
+        cluster.create_topic(target, queues=2)
+        df = spark.createDataFrame([(f"r{i}",) for i in range(40)], "value STRING")
+        (
+            df.repartition(2)
+            .write.format("rocketq")
+            .mode("append")
+            .option("nameServer", cluster.namesrv_addr)
+            .option("topic", target)
+            .option("deliveryGuarantee", "exactly_once")
+            .option("checkpointLocation", str(tmp_path / "ledger"))
+            .save()
+        )
+        assert read_values(spark, cluster, target) == sorted(f"r{i}".encode() for i in range(40))
+        halves = half_records(cluster, target)
+    assert len(halves) == 40
+    assert not any(PROPERTY_TRANSACTION_BATCH in m.properties for m in halves)

@@ -1,15 +1,16 @@
 """A broker stays responsive through an exactly-once write of 100,000 rows (issue 23).
 
-The write runs the sink's own task and driver steps (``send_halves``, ``commit_batch``) in this
-process, against a broker in a process of its own (as the benchmark runs it) whose check
-service runs every half second with a one-second
-transaction timeout: halves of the batch are checked back while it is written and while the
-driver commits it, and the sink's producer answers from the ledger. Two probes send HEART_BEAT
-all along, one on a connection of its own (the broker's answer: within a second) and one
-through the sink's producer (its loop and connection, as its own heartbeats go: none may time
-out). Before the ledger kept decided entries parsed, every check-back re-read the whole
-batch entry (100,000 msg ids) on the producer's worker threads, and the producer's heartbeats
-to the broker timed out (3 s) over and over.
+The write runs the sink's own task and driver steps (``send_halves``, ``commit_batch``) in
+this process, against a broker in a process of its own (as the benchmark runs it) whose check
+service runs every half second with a short transaction timeout: halves of the batch are
+checked back while it is written and while the driver commits it, and the sink's producer
+answers from the ledger. Two probes send HEART_BEAT all along, one on a connection of its
+own (the broker's answer: within a second) and one through the sink's producer (its loop and
+connection, as its own heartbeats go: none may time out). Before the ledger kept decided
+entries parsed, every check-back re-read the whole batch entry (100,000 msg ids) on the
+producer's worker threads, and the producer's heartbeats to the broker timed out (3 s) over
+and over. The sink now sends transactional batches, so the timeout is 200 ms here, to have
+the broker check halves back during the write.
 """
 
 from __future__ import annotations
@@ -102,7 +103,9 @@ def test_a_broker_answers_heartbeats_within_a_second_through_an_exactly_once_wri
 ) -> None:
     for key, value in spark_env().items():
         monkeypatch.setenv(key, value)
-    args = [str(tmp_path / "store"), TOPIC, "500", "1000"]
+    # transactional batches (one half per 128 rows) are checked back 128 times less than
+    # halves of one row: a 200 ms timeout has the broker check them while they are written
+    args = [str(tmp_path / "store"), TOPIC, "500", "200"]
     server = subprocess.Popen(
         [sys.executable, "-m", "tests.spark.broker_serve", *args],
         stdin=subprocess.PIPE,

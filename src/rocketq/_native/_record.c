@@ -2,13 +2,15 @@
  * rocketq._native._record: the CommitLog record paths in C (issue 13, lever 4).
  *
  * The record layout is rocketq/common/record_layout.py's (RocketMQ's CommitLog); this file
- * repeats its offsets as the R_* constants below. Three entry points, each the compiled twin
+ * repeats its offsets as the R_* constants below. The entry points, each the compiled twin
  * of a pure-Python function that stays the reference (rocketq.common.native_record picks):
  *
  *   encode_record   - message_decoder.encode_message after the host bytes are known
  *   scan_records    - commitlog.check_message_and_return_size over a run of records
  *                     (recovery: validate only, GIL released; reput: DispatchRequests)
  *   decode_records  - message_decoder.decode_messages into MessageExt objects
+ *   append_sends    - encode_message and CommitLog._append_locked for a run of sends,
+ *                     written in place into the mapped file (append.c)
  *
  * Every length read from a record is checked against the buffer before it is used: a
  * corrupted TOTALSIZE, BODYLENGTH, TOPICLEN or PROPLEN stops the walk, it never reads past
@@ -23,7 +25,7 @@
  * time beyond CPython: no zlib headers needed. CRC32_IMPL says which one runs.
  *
  * The parts: record.h (the layout and what the parts share), crc32.c, properties.c,
- * encode.c, scan.c and decode.c; this file holds the module table and its init.
+ * encode.c, append.c, scan.c and decode.c; this file holds the module table and its init.
  */
 #include "record.h"
 
@@ -39,6 +41,8 @@ static PyMethodDef methods[] = {
      "encode_message in one call: a MessageExt's fields read in C."},
     {"write_record", (PyCFunction)(void (*)(void))write_record, METH_FASTCALL,
      "Copy a record into a mapped file and patch its offsets and store time there."},
+    {"append_sends", (PyCFunction)(void (*)(void))append_sends, METH_FASTCALL,
+     "Encode a flush's pass-through sends straight into a mapped file (CommitLog)."},
     {"scan_records", (PyCFunction)(void (*)(void))scan_records, METH_FASTCALL,
      "Check a run of commitlog records; DispatchRequests or validate only."},
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,

@@ -42,6 +42,19 @@ def write_record(
     store_timestamp: int,
     /,
 ) -> None: ...
+def append_sends(
+    dest: WriteableBuffer,
+    pos: int,
+    file_size: int,
+    file_from_offset: int,
+    puts: list[Any],
+    start: int,
+    table: dict[str, int],
+    store_timestamp: int,
+    max_record_size: int,
+    out: WriteableBuffer,
+    /,
+) -> tuple[int, int]: ...
 def scan_records(
     buf: ReadableBuffer,
     pos: int,

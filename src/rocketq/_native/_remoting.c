@@ -11,6 +11,9 @@
  *
  * Every length is checked against the buffer before it is read; the frame length is read as
  * a signed int32 and compared in 64 bits, so no sum overflows.
+ *
+ * The other parts: header.c and custom_header.c (headers), command_encode.c and send_reply.c
+ * (reply heads), send_put.c (a SEND_MESSAGE_V2's put read from its extFields).
  */
 #include "remoting.h"
 
@@ -125,6 +128,8 @@ static PyMethodDef methods[] = {
      "The frame head of a JSON command (codec.encode_head); None where Python must write it."},
     {"send_reply_heads", (PyCFunction)(void (*)(void))send_reply_heads, METH_FASTCALL,
      "The frame heads of the replies to a burst of stored sends, back to back; or None."},
+    {"send_put_of", (PyCFunction)(void (*)(void))send_put_of, METH_FASTCALL,
+     "A SEND_MESSAGE_V2 request's SendPut from its extFields, or None (send.py decides)."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "Give the module RemotingCommand, LanguageCode's members and the SerializeTypes."},
     {NULL, NULL, 0, NULL},

@@ -13,3 +13,12 @@ def split_frames(
 def send_reply_heads(
     pieces: tuple[bytes, ...], items: list[tuple[int, str, int, int]], /
 ) -> bytes | None: ...
+def send_put_of(
+    fields: dict[str, str],
+    body: bytes | bytearray | memoryview,
+    rules: tuple[tuple[bytes, ...], bytes, bytes, bytes, int],
+    put_cls: type[Any],
+    born_host: bytes,
+    store_host: bytes,
+    /,
+) -> Any | None: ...

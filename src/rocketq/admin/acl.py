@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 
 from rocketq.admin.core import AdminCore
-from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol import acl_headers as ah
 from rocketq.remoting.protocol.acl_bodies import (
     GetBrokerClusterAclConfigResponseBody,
     PlainAccessConfig,
 )
+from rocketq.remoting.protocol.acl_headers import GetBrokerAclConfigResponseHeader
 from rocketq.remoting.protocol.codes import RequestCode
-from rocketq.remoting.protocol.headers import GetBrokerAclConfigResponseHeader
 
 
 class AclAdmin(AdminCore):
@@ -24,7 +24,7 @@ class AclAdmin(AdminCore):
         self, broker_addr: str, config: PlainAccessConfig
     ) -> None:
         """UPDATE_AND_CREATE_ACL_CONFIG (50)."""
-        header = h.CreateAccessConfigRequestHeader(
+        header = ah.CreateAccessConfigRequestHeader(
             access_key=config.access_key,
             secret_key=config.secret_key,
             white_remote_address=config.white_remote_address,
@@ -38,14 +38,14 @@ class AclAdmin(AdminCore):
 
     async def delete_plain_access_config(self, broker_addr: str, access_key: str) -> None:
         """DELETE_ACL_CONFIG (51)."""
-        header = h.DeleteAccessConfigRequestHeader(access_key=access_key)
+        header = ah.DeleteAccessConfigRequestHeader(access_key=access_key)
         await self.call(broker_addr, RequestCode.DELETE_ACL_CONFIG, header)
 
     async def update_global_white_addr_config(
         self, broker_addr: str, addrs: list[str], acl_file_full_path: str | None = None
     ) -> None:
         """UPDATE_GLOBAL_WHITE_ADDRS_CONFIG (53); the broker refuses a file not its own."""
-        header = h.UpdateGlobalWhiteAddrsConfigRequestHeader(
+        header = ah.UpdateGlobalWhiteAddrsConfigRequestHeader(
             global_white_addrs=",".join(addrs), acl_file_full_path=acl_file_full_path
         )
         await self.call(broker_addr, RequestCode.UPDATE_GLOBAL_WHITE_ADDRS_CONFIG, header)

@@ -14,7 +14,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.custom_header import CommandCustomHeader
-from rocketq.remoting.protocol.headers import GetRouteInfoRequestHeader
+from rocketq.remoting.protocol.namesrv_headers import GetRouteInfoRequestHeader
 from rocketq.remoting.protocol.topic_route import MASTER_ID, TopicRouteData
 from rocketq.response_code import ResponseCode
 

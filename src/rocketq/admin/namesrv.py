@@ -8,6 +8,7 @@ from rocketq.admin.core import AdminCore
 from rocketq.client.aio.instance import subscribe_info_of
 from rocketq.common.message import MessageQueue
 from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol import namesrv_headers as nh
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.topic_route import ClusterInfo, KVTable, TopicList
 from rocketq.response_code import ResponseCode
@@ -37,29 +38,29 @@ class NamesrvAdmin(AdminCore):
 
     async def put_kv_config(self, namespace: str, key: str, value: str) -> None:
         """PUT_KV_CONFIG (100) on every name server, as createAndUpdateKvConfig does."""
-        header = h.PutKVConfigRequestHeader(namespace=namespace, key=key, value=value)
+        header = nh.PutKVConfigRequestHeader(namespace=namespace, key=key, value=value)
         for addr in self.remoting.get_namesrv_addr_list():
             await self.call(addr, RequestCode.PUT_KV_CONFIG, header)
 
     async def get_kv_config(self, namespace: str, key: str) -> str | None:
         """GET_KV_CONFIG (101); None when the name server has no such item."""
-        header = h.GetKVConfigRequestHeader(namespace=namespace, key=key)
+        header = nh.GetKVConfigRequestHeader(namespace=namespace, key=key)
         response = await self.call(
             None, RequestCode.GET_KV_CONFIG, header, accept=(ResponseCode.QUERY_NOT_FOUND,)
         )
         if response.code == ResponseCode.QUERY_NOT_FOUND:
             return None
-        return h.GetKVConfigResponseHeader.from_ext_fields(response.ext_fields).value
+        return nh.GetKVConfigResponseHeader.from_ext_fields(response.ext_fields).value
 
     async def delete_kv_config(self, namespace: str, key: str) -> None:
         """DELETE_KV_CONFIG (102) on every name server."""
-        header = h.DeleteKVConfigRequestHeader(namespace=namespace, key=key)
+        header = nh.DeleteKVConfigRequestHeader(namespace=namespace, key=key)
         for addr in self.remoting.get_namesrv_addr_list():
             await self.call(addr, RequestCode.DELETE_KV_CONFIG, header)
 
     async def get_kv_list_by_namespace(self, namespace: str) -> dict[str, str]:
         """GET_KVLIST_BY_NAMESPACE (219); empty when the namespace has no item."""
-        header = h.GetKVListByNamespaceRequestHeader(namespace=namespace)
+        header = nh.GetKVListByNamespaceRequestHeader(namespace=namespace)
         response = await self.call(
             None,
             RequestCode.GET_KVLIST_BY_NAMESPACE,
@@ -72,16 +73,16 @@ class NamesrvAdmin(AdminCore):
 
     async def wipe_write_perm_of_broker(self, namesrv_addr: str, broker_name: str) -> int:
         """WIPE_WRITE_PERM_OF_BROKER (205): the number of topics whose write perm was removed."""
-        header = h.WipeWritePermOfBrokerRequestHeader(broker_name=broker_name)
+        header = nh.WipeWritePermOfBrokerRequestHeader(broker_name=broker_name)
         response = await self.call(namesrv_addr, RequestCode.WIPE_WRITE_PERM_OF_BROKER, header)
-        rh = h.WipeWritePermOfBrokerResponseHeader.from_ext_fields(response.ext_fields)
+        rh = nh.WipeWritePermOfBrokerResponseHeader.from_ext_fields(response.ext_fields)
         return rh.wipe_topic_count
 
     async def add_write_perm_of_broker(self, namesrv_addr: str, broker_name: str) -> int:
         """ADD_WRITE_PERM_OF_BROKER (327): the number of topics made writable again."""
-        header = h.AddWritePermOfBrokerRequestHeader(broker_name=broker_name)
+        header = nh.AddWritePermOfBrokerRequestHeader(broker_name=broker_name)
         response = await self.call(namesrv_addr, RequestCode.ADD_WRITE_PERM_OF_BROKER, header)
-        return h.AddWritePermOfBrokerResponseHeader.from_ext_fields(
+        return nh.AddWritePermOfBrokerResponseHeader.from_ext_fields(
             response.ext_fields
         ).add_topic_count
 

@@ -62,6 +62,8 @@ BROKER_KEYS: dict[str, str] = {
     "transactionTimeOut": "transaction_time_out_ms",
     "transactionCheckMax": "transaction_check_max",
     "rejectTransactionMessage": "reject_transaction_message",
+    # rocketq's extension (broker/transaction_batch.py): halves sent and ended as one batch
+    "transactionBatchEnable": "transaction_batch_enable",
     "storeReplyMessageEnable": "store_reply_message_enable",
     "aclEnable": "acl_enable",
     "metricsExporterType": "metrics_exporter_type",
@@ -146,6 +148,7 @@ class BrokerConfig:
     transaction_time_out_ms: int = 6_000
     transaction_check_max: int = 15
     reject_transaction_message: bool = False
+    transaction_batch_enable: bool = True
     # plain ACL: plain_acl.yml in <store>/config/ (or $ROCKETMQ_HOME/conf/), polled for changes
     acl_enable: bool = False
     acl_file_path: str | None = None

@@ -26,11 +26,11 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.headers import (
+from rocketq.remoting.protocol.json_body import to_json
+from rocketq.remoting.protocol.namesrv_headers import (
     RegisterBrokerRequestHeader,
     UnRegisterBrokerRequestHeader,
 )
-from rocketq.remoting.protocol.json_body import to_json
 from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.response_code import ResponseCode
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from rocketq.broker.store_future import when_store_future_done
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import EachPutResult, PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
@@ -56,13 +57,13 @@ class PutBatcher:
     ) -> None:
         self._store = store
         self._answer_group = answer_group
-        self._puts: list[PutRequest] = []
+        self._puts: list[PutRequest | SendPut] = []
         self._dones: list[PutDone] = []
         self._scheduled = False
         self.flushes = 0  # store calls made (a batch each), for tests and benches
         self.puts = 0
 
-    def submit(self, put: PutRequest, done: PutDone, *, flush_soon: bool = True) -> None:
+    def submit(self, put: PutRequest | SendPut, done: PutDone, *, flush_soon: bool = True) -> None:
         """Queue ``put``; ``done`` is called on the loop with its result. ``flush_soon=False``:
         the caller runs on a connection's reader, whose read-end hook flushes."""
         self._puts.append(put)

@@ -34,6 +34,16 @@ _NEEDS_MAP = tuple(
 )
 
 
+def native_rules(
+    cluster: str, retry_prefix: str, max_body: int
+) -> tuple[tuple[bytes, ...], bytes, bytes, bytes, int]:
+    """These rules for the C reader of a send (``send_put_of``): the markers that need the
+    map, WAIT's marker, the CLUSTER segment appended, the retry topic prefix, the body limit."""
+    tail = f"{mc.PROPERTY_CLUSTER}{NAME_VALUE_SEPARATOR}{cluster}{PROPERTY_SEPARATOR}"
+    markers = tuple(m.encode() for m in _NEEDS_MAP)
+    return markers, _WAIT.encode(), tail.encode(), retry_prefix.encode(), max_body
+
+
 def pass_through(text: str, cluster: str) -> tuple[bytes, bool] | None:
     """The record's properties bytes and the message's WAIT flag, or None when a broker
     rule needs the decoded map (or a name is ambiguous: the slow path decides)."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from rocketq.client.status import SendResult, SendStatus
 from rocketq.common import message_const as mc
 from rocketq.common.message import Message, MessageQueue
+from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.native_record import ENV_SWITCH
 from rocketq.common.properties import properties_to_string
 from rocketq.errors import for_code
@@ -114,6 +115,14 @@ def send_v2_ext_fields(header: SendMessageRequestHeader) -> dict[str, str]:
     return out
 
 
+def header_carries_properties(sys_flag: int, *, batch: bool) -> bool:
+    """A message's properties go in the header; a batch's are its messages' (in the body),
+    except for a transactional batch (rocketq's extension, broker/transaction_batch.py),
+    whose header carries the batch half's own (TRAN_MSG, PGROUP, the sender's)."""
+    prepared = MessageSysFlag.TRANSACTION_PREPARED_TYPE
+    return not batch or MessageSysFlag.get_transaction_value(sys_flag) == prepared
+
+
 def message_ext_fields(
     config: ProducerConfig,
     msg: Message,
@@ -137,7 +146,7 @@ def message_ext_fields(
             sys_flag,
             born_timestamp,
             msg.flag,
-            "" if batch else msg.properties,
+            msg.properties if header_carries_properties(sys_flag, batch=batch) else "",
             0,
             False,
             None,
@@ -167,7 +176,11 @@ def python_ext_fields(
         sys_flag=sys_flag,
         born_timestamp=born_timestamp,
         flag=msg.flag,
-        properties="" if batch else properties_to_string(msg.properties),
+        properties=(
+            properties_to_string(msg.properties)
+            if header_carries_properties(sys_flag, batch=batch)
+            else ""
+        ),
         reconsume_times=0,
         unit_mode=False,
         batch=batch,

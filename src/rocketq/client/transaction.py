@@ -30,6 +30,13 @@ offset and queue offset of the half, msg id, transaction id). Any client can end
 ``end_transaction(broker_addr, handle, state)``, also one that did not send it: the broker
 needs only the handle's fields. ``broker_addr=None`` uses the address in the handle.
 
+Transactional batches (rocketq's extension; RocketMQ's broker refuses them):
+``send_half_batch(msgs)`` sends messages of one topic as ONE batch half (one request, one
+handle whose ``msg_id`` is the first message's and ``batch_count`` their number), which the
+broker checks back once and ``end_transaction`` commits or rolls back as a whole with one
+END_TRANSACTION_BATCH. A broker without the extension answers the send MESSAGE_ILLEGAL
+(``MessageIllegalError``): send the messages one half each instead.
+
 Check-back: a half neither committed nor rolled back ``transactionTimeOut`` (6 s, or the
 message's CHECK_IMMUNITY_TIME_IN_SECONDS) after it was born is checked every
 ``transactionCheckInterval`` (60 s): the broker sends CHECK_TRANSACTION_STATE to a live
@@ -113,6 +120,7 @@ class TransactionHandle:
     msg_id: str  # UNIQ_KEY: the id consumers see after the commit
     transaction_id: str
     offset_msg_id: str = ""
+    batch_count: int = 0  # a batch half's messages (rocketq's extension); 0: a single half
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -49,6 +49,7 @@ class TransactionProducer(Producer, BlockingFacade[aio.TransactionProducer]):
 
     send_half_message = blocking_twin(aio.TransactionProducer.send_half_message)
     send_half = blocking_twin(aio.TransactionProducer.send_half)
+    send_half_batch = blocking_twin(aio.TransactionProducer.send_half_batch)
     end_transaction = blocking_twin(aio.TransactionProducer.end_transaction)
 
     def send_message_in_transaction(

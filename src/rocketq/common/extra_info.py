@@ -15,6 +15,7 @@ builds each message's extra-info (MQClientAPIImpl.processPopResponse; ``build_po
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
@@ -208,6 +209,24 @@ def parse_msg_offset_info(text: str | None) -> dict[str, list[int]]:
     return {f"{m}@{q}": [int(o) for o in offs.split(",")] for m, q, offs in _split_info(text)}
 
 
+def pop_handle_prefix(
+    start_offset_info: dict[str, int],
+    pop_time: int,
+    invisible_time: int,
+    revive_qid: int,
+    stored_topic: str,
+    broker_name: str,
+    queue_id: int,
+) -> str:
+    """The first seven fields of the handles of one queue of a pop, with the separator that
+    precedes the eighth (the queue offset): every message of that queue shares them, so a pop
+    of 32 builds one prefix and appends each message's offset (the string ExtraInfoUtil's
+    buildExtraInfo writes)."""
+    mark = topic_mark(stored_topic)
+    start = start_offset_info[f"{mark}@{queue_id}"]
+    return f"{start} {pop_time} {invisible_time} {revive_qid} {mark} {broker_name} {queue_id} "
+
+
 def build_pop_handle(
     start_offset_info: dict[str, int],
     pop_time: int,
@@ -220,11 +239,40 @@ def build_pop_handle(
 ) -> str:
     """A popped message's extra-info from the response header's maps, as the Java client
     builds ``POP_CK`` (``stored_topic``: where the message was stored, retry topic or not)."""
-    start = start_offset_info[f"{topic_mark(stored_topic)}@{queue_id}"]
-    return build_extra_info(
-        start, pop_time, invisible_time, revive_qid, stored_topic, broker_name, queue_id,
-        queue_offset,
+    prefix = pop_handle_prefix(
+        start_offset_info, pop_time, invisible_time, revive_qid, stored_topic, broker_name,
+        queue_id,
     )  # fmt: skip
+    return f"{prefix}{queue_offset}"
+
+
+_PREFIX_SEPARATORS = len(_FIELDS) - 2  # seven fields before the offset
+
+
+def group_handles(handles: Iterable[str]) -> list[tuple[ExtraInfo, list[int]]]:
+    """The handles of a batch ack grouped by checkpoint (mark, queue, checkpoint offset, pop
+    time): per group the first handle's fields and the queue offsets, in the order given.
+
+    Handles of one pop share their first seven fields, so each distinct prefix is parsed once
+    and only the offset after the last separator is read per handle; a handle that is not
+    exactly eight fields is parsed whole. ExtraInfoError as ``parse_extra_info`` raises it."""
+    prefixes: dict[str, tuple[ExtraInfo, list[int]]] = {}
+    groups: dict[tuple[str, int, int, int], tuple[ExtraInfo, list[int]]] = {}
+    for handle in handles:
+        prefix, _, offset = handle.rpartition(KEY_SEPARATOR)
+        known = prefixes.get(prefix)
+        if known is not None and offset.isdecimal():
+            known[1].append(int(offset))
+            continue
+        e = parse_extra_info(handle)
+        key = (e.mark, e.queue_id, e.ck_queue_offset, e.pop_time)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = (e, [])
+        group[1].append(e.queue_offset)
+        if prefix.count(KEY_SEPARATOR) == _PREFIX_SEPARATORS:
+            prefixes[prefix] = group
+    return list(groups.values())
 
 
 # ----------------------------------------------------------------------------- FIFO counts

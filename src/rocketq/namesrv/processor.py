@@ -17,6 +17,7 @@ from rocketq.namesrv.kv_config import NAMESPACE_ORDER_TOPIC_CONFIG, KVConfigMana
 from rocketq.namesrv.route_info import FLAG_UNIT, FLAG_UNIT_SUB, RouteInfoManager
 from rocketq.remoting.channel import RemotingChannel, RequestProcessor
 from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol import namesrv_headers as nh
 from rocketq.remoting.protocol.codes import VERSION_V3_0_11, RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.data_version import DataVersion
@@ -80,31 +81,31 @@ class DefaultRequestProcessor:
     # ------------------------------------------------------------------ KV config
 
     async def put_kv_config(self, channel: RemotingChannel, request: RemotingCommand) -> Response:
-        header = h.PutKVConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.PutKVConfigRequestHeader.from_ext_fields(request.ext_fields)
         self.kv_config.put_kv_config(header.namespace, header.key, header.value)
         return _ok()
 
     async def get_kv_config(self, channel: RemotingChannel, request: RemotingCommand) -> Response:
-        header = h.GetKVConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.GetKVConfigRequestHeader.from_ext_fields(request.ext_fields)
         value = self.kv_config.get_kv_config(header.namespace, header.key)
         if value is None:
             return RemotingCommand.create_response(
                 ResponseCode.QUERY_NOT_FOUND,
                 f"No config item, Namespace: {header.namespace} Key: {header.key}",
             )
-        return _ok(ext_fields=h.GetKVConfigResponseHeader(value=value).to_ext_fields())
+        return _ok(ext_fields=nh.GetKVConfigResponseHeader(value=value).to_ext_fields())
 
     async def delete_kv_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> Response:
-        header = h.DeleteKVConfigRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.DeleteKVConfigRequestHeader.from_ext_fields(request.ext_fields)
         self.kv_config.delete_kv_config(header.namespace, header.key)
         return _ok()
 
     async def get_kv_list_by_namespace(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> Response:
-        header = h.GetKVListByNamespaceRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.GetKVListByNamespaceRequestHeader.from_ext_fields(request.ext_fields)
         table = self.kv_config.get_kv_list_by_namespace(header.namespace)
         if table is None:
             return RemotingCommand.create_response(
@@ -115,7 +116,7 @@ class DefaultRequestProcessor:
     # ------------------------------------------------------------------ brokers
 
     async def register_broker(self, channel: RemotingChannel, request: RemotingCommand) -> Response:
-        header = h.RegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.RegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
         if header.body_crc32 != 0 and header.body_crc32 != zlib.crc32(request.body) & 0x7FFFFFFF:
             log.warning("register from %s: body crc32 does not match", channel.remote_addr)
             return RemotingCommand.create_response(ResponseCode.SYSTEM_ERROR, "crc32 not match")
@@ -142,7 +143,7 @@ class DefaultRequestProcessor:
             filter_server_list=filter_servers,
             channel=channel,
         )
-        response_header = h.RegisterBrokerResponseHeader(
+        response_header = nh.RegisterBrokerResponseHeader(
             ha_server_addr=result.ha_server_addr, master_addr=result.master_addr
         )
         order_conf = self.kv_config.get_kv_list_by_namespace(NAMESPACE_ORDER_TOPIC_CONFIG)
@@ -150,7 +151,7 @@ class DefaultRequestProcessor:
         return _ok(ext_fields=response_header.to_ext_fields(), body=body_bytes)
 
     @staticmethod
-    def _register_body(header: h.RegisterBrokerRequestHeader, data: bytes) -> RegisterBrokerBody:
+    def _register_body(header: nh.RegisterBrokerRequestHeader, data: bytes) -> RegisterBrokerBody:
         if not data:
             return RegisterBrokerBody(
                 topic_config_serialize_wrapper=TopicConfigSerializeWrapper(
@@ -164,7 +165,7 @@ class DefaultRequestProcessor:
     async def unregister_broker(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> Response:
-        header = h.UnRegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.UnRegisterBrokerRequestHeader.from_ext_fields(request.ext_fields)
         self.route_info.unregister_broker(
             cluster_name=header.cluster_name,
             broker_addr=header.broker_addr,
@@ -176,28 +177,28 @@ class DefaultRequestProcessor:
     async def query_broker_topic_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> Response:
-        header = h.QueryDataVersionRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.QueryDataVersionRequestHeader.from_ext_fields(request.ext_fields)
         data_version = DataVersion.decode(request.body) if request.body else DataVersion()
         changed = self.route_info.is_broker_topic_config_changed(header.broker_addr, data_version)
         if not changed:
             self.route_info.update_broker_info_update_timestamp(header.broker_addr)
         stored = self.route_info.query_broker_topic_config(header.broker_addr)
         return _ok(
-            ext_fields=h.QueryDataVersionResponseHeader(changed=changed).to_ext_fields(),
+            ext_fields=nh.QueryDataVersionResponseHeader(changed=changed).to_ext_fields(),
             body=stored.encode() if stored is not None else b"",
         )
 
     async def wipe_write_perm_of_broker(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> Response:
-        header = h.WipeWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.WipeWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
         count = self.route_info.wipe_write_perm_of_broker(header.broker_name)
         return _ok(ext_fields={"wipeTopicCount": str(count)})
 
     async def add_write_perm_of_broker(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> Response:
-        header = h.AddWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.AddWritePermOfBrokerRequestHeader.from_ext_fields(request.ext_fields)
         count = self.route_info.add_write_perm_of_broker(header.broker_name)
         return _ok(ext_fields={"addTopicCount": str(count)})
 
@@ -206,7 +207,7 @@ class DefaultRequestProcessor:
     async def get_route_info_by_topic(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> Response:
-        header = h.GetRouteInfoRequestHeader.from_ext_fields(request.ext_fields)
+        header = nh.GetRouteInfoRequestHeader.from_ext_fields(request.ext_fields)
         route = self.route_info.pickup_topic_route_data(header.topic)
         if route is None and self.config.auto_create_topic_route_enable:
             route = pickup_auto_create_route(self.route_info, header.topic)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Protocol
+from typing import Any, Protocol
 
 from rocketq.common.native_record import ENV_SWITCH
 from rocketq.remoting.protocol import custom_header
@@ -34,6 +34,16 @@ class FramePaths(Protocol):
         /,
     ) -> bytes | None: ...
     def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...
+    def send_put_of(
+        self,
+        fields: dict[str, str],
+        body: bytes | bytearray | memoryview,
+        rules: tuple[tuple[bytes, ...], bytes, bytes, bytes, int],
+        put_cls: type,
+        born_host: bytes,
+        store_host: bytes,
+        /,
+    ) -> Any: ...
     def split_frames(
         self, buffer: bytes | bytearray | memoryview, max_frame_size: int, /
     ) -> tuple[list[RemotingCommand | bytes], int, str | None]: ...

@@ -8,7 +8,10 @@ the mapped file. A record that does not fit with 8 spare bytes ends the file wit
 record (TOTALSIZE = bytes left, MAGIC = BLANK) and goes to the next file. Durability is the
 flush service's job (``flush.py``); this module only appends and reads. The copy-and-patch
 of an append and the walk of ``read_dispatch_requests`` run in C when ``native_record``
-selects it; ``check_message_and_return_size`` is the pure-Python reference of that walk.
+selects it; ``check_message_and_return_size`` is the pure-Python reference of that walk. A
+``SendPut`` (the broker's pass-through single send) is encoded by C straight into the mapped
+file, a run of them in one call per file (``commitlog_send``); with C off the writer encodes
+it as any other message (``message_writer``), the reference.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from rocketq.common.record_layout import (
 )
 from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.errors import DecodeError
+from rocketq.store.commitlog_send import AppendOutcome, SendPut, append_sends
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile, MappedFileCreateError
 from rocketq.store.mapped_file_queue import MappedFileQueue
@@ -198,7 +202,7 @@ class CommitLog:
         self.put_lock = threading.Lock()
         self.clock_ms = config.clock_ms
         self.store_timestamp = 0  # of the last appended record
-        self._msg_id_prefix = _msg_id_prefix(config.store_host)
+        self.msg_id_prefix = _msg_id_prefix(config.store_host)
         self.delay_table = config.delay_level_table_ms()
 
     def load(self) -> bool:
@@ -231,18 +235,31 @@ class CommitLog:
             msg_num=len(batch),
         )
 
-    def append_each(self, batch: Sequence[EncodedMessage]) -> list[AppendMessageResult | None]:
+    def append_each(self, batch: Sequence[EncodedMessage | SendPut]) -> list[AppendOutcome]:
         """Append the records of separate puts in one lock hold, a result each: None for a
-        record no mapped file could be created for (the others are unaffected)."""
-        out: list[AppendMessageResult | None] = []
+        record no mapped file could be created for, the status of a SendPut C refused (its
+        encode's: properties too long, illegal); the others are unaffected. The SendPuts need
+        the C module (``native_record.RECORD``)."""
+        out: list[AppendOutcome] = []
+        n = len(batch)
         with self.put_lock:
             now = self.clock_ms()
-            for encoded in batch:
+            i = 0
+            while i < n:
+                encoded = batch[i]
+                if isinstance(encoded, SendPut):
+                    j = i + 1
+                    while j < n and isinstance(batch[j], SendPut):
+                        j += 1
+                    out += append_sends(self, list(batch[i:j]), now)  # type: ignore[arg-type]
+                    i = j
+                    continue
                 try:
                     out.append(self._append_locked(encoded, now))
                 except MappedFileCreateError:
                     log.exception("create mapped file failed")
                     out.append(None)
+                i += 1
         return out
 
     def _append_locked(self, encoded: EncodedMessage, now: int) -> AppendMessageResult:
@@ -250,7 +267,7 @@ class CommitLog:
         size = len(record)
         mf = self.mapped_file_queue.get_last_mapped_file_or_create(0)
         if size + END_FILE_MIN_BLANK_LENGTH > mf.remaining():
-            self._write_blank(mf)
+            self.write_blank(mf)
             mf = self.mapped_file_queue.get_last_mapped_file_or_create(0)
         table = self.topic_queue_table
         key = encoded.key
@@ -279,19 +296,19 @@ class CommitLog:
             AppendMessageStatus.PUT_OK,
             phy,
             size,
-            f"{self._msg_id_prefix}{phy:016X}",
+            f"{self.msg_id_prefix}{phy:016X}",
             0 if skip_cq else queue_offset,
             now,
         )
 
-    def _write_blank(self, mf: MappedFile) -> None:
+    def write_blank(self, mf: MappedFile) -> None:
         pos = mf.wrote_position
         left = mf.file_size - pos
         BLANK_STRUCT.pack_into(mf.view, pos, left, BLANK_MAGIC_CODE)
         mf.wrote_position = mf.file_size
 
     def _msg_id(self, offset: int) -> str:
-        return f"{self._msg_id_prefix}{offset:016X}"
+        return f"{self.msg_id_prefix}{offset:016X}"
 
     # ------------------------------------------------------------------ read
 

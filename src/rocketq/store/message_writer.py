@@ -4,7 +4,9 @@ Puts encode outside the CommitLog lock; in SYNC_FLUSH mode a put's future comple
 after its bytes are msynced (``flush.py``), unless the put does not wait for the store
 (WAIT=false): then it completes once appended. On a SYNC_MASTER the put also waits until a
 slave holds its bytes (``ha``). ``async_put_each`` appends the broker's separate puts of one
-loop iteration in one lock hold with one group-commit request.
+loop iteration in one lock hold with one group-commit request; its ``SendPut``s (pass-through
+single sends) are encoded and appended by C in one call per file (``CommitLog.append_each``),
+or, with C off, built into messages and encoded here as every other put (the reference).
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from concurrent.futures import Future
 from functools import lru_cache
 from typing import NamedTuple
 
+from rocketq.common import native_record
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
+from rocketq.common.message_id import bytes_to_host
 from rocketq.common.properties import encode_properties
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, topic_max_length, validate_topic
 from rocketq.store.commitlog import CommitLog, EncodedMessage
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.completed_future import CompletedFuture
 from rocketq.store.config import BrokerRole, StoreConfig
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService
@@ -76,6 +81,22 @@ class EachPutResult(NamedTuple):
     durable: Future[PutMessageStatus] | None
 
 
+def message_of(put: SendPut) -> MessageExt:
+    """The message a SendPut stands for (the reference encode, with C off)."""
+    return MessageExt(
+        topic=put.topic,
+        queue_id=put.queue_id,
+        body=put.body,
+        flag=put.flag,
+        properties={},
+        sys_flag=put.sys_flag,
+        born_timestamp=put.born_timestamp,
+        born_host=bytes_to_host(put.born_host),
+        store_host=bytes_to_host(put.store_host),
+        reconsume_times=put.reconsume_times,
+    )
+
+
 class MessageWriter:
     config: StoreConfig
     commit_log: CommitLog
@@ -86,6 +107,9 @@ class MessageWriter:
     _running: bool
 
     def _check(self, msg: MessageExt) -> PutMessageStatus | None:
+        return self._check_put(msg.topic, msg.queue_id, msg.body)
+
+    def _check_put(self, topic: str, queue_id: int, body: bytes | None) -> PutMessageStatus | None:
         if not self._running:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.disk_full or self.config.broker_role is BrokerRole.SLAVE:
@@ -96,9 +120,9 @@ class MessageWriter:
             and not self.ha_service.in_sync_replicas_enough()
         ):
             return PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH
-        if not _legal_topic(msg.topic) or msg.queue_id < 0:
+        if not _legal_topic(topic) or queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
-        if msg.body is not None and len(msg.body) > self.config.max_message_size:
+        if body is not None and len(body) > self.config.max_message_size:
             return PutMessageStatus.MESSAGE_ILLEGAL
         return None
 
@@ -174,18 +198,25 @@ class MessageWriter:
             return _future(result)
         return self._handle_disk_flush(result, wait_store_msg_ok)
 
-    def async_put_each(self, puts: Sequence[PutRequest]) -> EachPutResult:
+    def async_put_each(self, puts: Sequence[PutRequest | SendPut]) -> EachPutResult:
         """Separate puts in one call (the broker's puts of one loop iteration): each is
         checked and encoded on its own, all are appended in one lock hold, then one reput
         wake-up and, for those that wait for the store, one group-commit (and SYNC_MASTER
         replication) request up to the last byte. A put that fails (illegal, no mapped file)
         has its own status; the others are unaffected."""
         results = [_UNKNOWN] * len(puts)  # every slot is set below
-        encoded: list[EncodedMessage] = []
+        encoded: list[EncodedMessage | SendPut] = []
         slots: list[int] = []
+        native = native_record.RECORD is not None
         for i, put in enumerate(puts):
-            status = self._check(put.msg)
-            enc = self._encode(put.msg, put.properties) if status is None else status
+            enc: EncodedMessage | SendPut | PutMessageStatus | None
+            if isinstance(put, SendPut):
+                enc = self._check_put(put.topic, put.queue_id, put.body)
+                if enc is None:  # C encodes it in the append; else encoded here
+                    enc = put if native else self._encode(message_of(put), put.properties)
+            else:
+                status = self._check(put.msg)
+                enc = self._encode(put.msg, put.properties) if status is None else status
             if isinstance(enc, PutMessageStatus):
                 results[i] = PutMessageResult(enc)
             else:
@@ -202,6 +233,9 @@ class MessageWriter:
             for i, append in zip(slots, appended, strict=True):
                 if append is None:
                     results[i] = PutMessageResult(PutMessageStatus.CREATE_MAPPED_FILE_FAILED)
+                    continue
+                if isinstance(append, PutMessageStatus):  # refused by C's encode
+                    results[i] = PutMessageResult(append)
                     continue
                 results[i] = PutMessageResult(PutMessageStatus.PUT_OK, append)
                 if puts[i].wait_store_msg_ok:

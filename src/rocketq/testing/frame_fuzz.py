@@ -12,7 +12,9 @@ the same error, and the send headers read from the commands' extFields (the C he
 ``header_from_fields``) and each command encoded again (``encode_json_head``) must match
 the Python ones. The send replies' heads (``send_reply_heads``) get random pieces and
 values, edge and wrong ones, and must equal ``reply_heads_reference``'s. The record scan and decode
-(``rocketq._native._record``) get mutated commitlog records and must not crash. A finding
+(``rocketq._native._record``) get mutated commitlog records and must not crash; the C append
+of sends (``append_sends``) gets random sends and must write what the Python path writes,
+and the C reader of a send's put (``send_put_of``) random extFields (``append_fuzz``). A finding
 prints the seed and input and exits 1.
 """
 
@@ -38,6 +40,7 @@ from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.store.commitlog import DispatchRequest
+from rocketq.testing.append_fuzz import check_append_sends, check_send_put
 from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
@@ -287,7 +290,12 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
         elif r.random() < 0.8:
             frames[i] = mutate_bytes(r, frames[i])
         data = b"".join(frames)
-        difference = check_frames(r, data) or check_send_replies(r)
+        difference = (
+            check_frames(r, data)
+            or check_send_replies(r)
+            or check_append_sends(r)
+            or check_send_put(r)
+        )
         if difference is not None:
             native_frames.use(was_native)
             log(f"finding: round seed {round_seed}, input {data!r}\n{difference}")

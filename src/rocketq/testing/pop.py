@@ -12,6 +12,7 @@ from rocketq.client.aio.pop_api import popped_messages
 from rocketq.common.extra_info import (
     PROPERTY_POP_CK,
     ExtraInfo,
+    group_handles,
     parse_extra_info,
     real_topic,
 )
@@ -106,24 +107,21 @@ async def ack(
 async def batch_ack(
     client: RemotingClient, addr: str, broker_name: str, group: str, topic: str, handles: list[str]
 ) -> RemotingCommand:
-    """One BatchAck per checkpoint (mark, queue, start offset, pop time)."""
-    groups: dict[tuple[str, int, int, int], list[ExtraInfo]] = {}
-    for handle in handles:
-        e = parse_extra_info(handle)
-        groups.setdefault((e.mark, e.queue_id, e.ck_queue_offset, e.pop_time), []).append(e)
+    """One BatchAck per checkpoint (mark, queue, start offset, pop time); each handle's
+    prefix is read once (``group_handles``), not every handle whole."""
     acks = [
         BatchAck(
             consumer_group=group,
             topic=topic,
-            retry=mark,
-            start_offset=start,
-            queue_id=qid,
-            revive_queue_id=es[0].revive_qid,
-            pop_time=pop_time,
-            invisible_time=es[0].invisible_time,
-            bit_set=tuple(e.queue_offset - start for e in es),
+            retry=e.mark,
+            start_offset=e.ck_queue_offset,
+            queue_id=e.queue_id,
+            revive_queue_id=e.revive_qid,
+            pop_time=e.pop_time,
+            invisible_time=e.invisible_time,
+            bit_set=tuple(offset - e.ck_queue_offset for offset in offsets),
         )
-        for (mark, qid, start, pop_time), es in groups.items()
+        for e, offsets in group_handles(handles)
     ]
     body = encode_batch_ack_body(broker_name, acks)
     request = RemotingCommand.create_request(RequestCode.BATCH_ACK_MESSAGE, body=body)

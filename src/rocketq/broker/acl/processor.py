@@ -28,14 +28,14 @@ from rocketq.remoting.protocol.acl_bodies import (
     PlainAccessConfig,
     split_list,
 )
-from rocketq.remoting.protocol.codes import RequestCode
-from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.headers import (
+from rocketq.remoting.protocol.acl_headers import (
     CreateAccessConfigRequestHeader,
     DeleteAccessConfigRequestHeader,
     GetBrokerAclConfigResponseHeader,
     UpdateGlobalWhiteAddrsConfigRequestHeader,
 )
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
 from rocketq.response_code import ResponseCode
 

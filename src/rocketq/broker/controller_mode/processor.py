@@ -46,6 +46,7 @@ FENCED_CODES: frozenset[int] = frozenset(
         RequestCode.SEND_REPLY_MESSAGE_V2,
         RequestCode.CONSUMER_SEND_MSG_BACK,
         RequestCode.END_TRANSACTION,
+        RequestCode.END_TRANSACTION_BATCH,  # rocketq's extension: ends a batch half
         RequestCode.RECALL_MESSAGE,
         RequestCode.PULL_MESSAGE,
         361,  # LITE_PULL_MESSAGE (not served here; fenced all the same)

@@ -15,6 +15,11 @@ same transaction is in progress; SLAVE_NOT_AVAILABLE on a slave. RocketMQ gives 
 ``commitOrRollback`` = NOT_TYPE (a check answered UNKNOWN, normally oneway); a two-way request
 of that kind is answered SUCCESS with a remark, never left unanswered.
 
+A batch half (rocketq's extension, ``transaction_batch``) is ended as a whole, by
+END_TRANSACTION_BATCH (91037: END_TRANSACTION's header plus ``batchCount``, which must match
+the half; registered only while ``transactionBatchEnable`` is on) or by END_TRANSACTION (the
+answer to its check-back): a commit puts its messages as one batch append.
+
 RESUME_CHECK_HALF_MESSAGE (323, an admin call) puts a half discarded to
 TRANS_CHECK_MAX_TIME_TOPIC (named by its offset msgId) back into the half queue with
 TRANSACTION_CHECK_TIMES reset to 0, so the check-back asks about it again.
@@ -32,6 +37,7 @@ from rocketq.broker.processors.send_kinds import apply_delay, apply_timer, max_d
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.broker.store_future import await_store_future
 from rocketq.broker.transaction import first_queue_offset
+from rocketq.broker.transaction_batch import batch_count, committed_messages
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_const import MessageSysFlag
@@ -42,6 +48,7 @@ from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import (
+    EndTransactionBatchRequestHeader,
     EndTransactionRequestHeader,
     ResumeCheckHalfMessageRequestHeader,
 )
@@ -103,11 +110,39 @@ class EndTransactionProcessor:
         server.register_processor(
             RequestCode.RESUME_CHECK_HALF_MESSAGE, self.resume_check_half_message
         )
+        if self.broker.config.transaction_batch_enable:  # else: REQUEST_CODE_NOT_SUPPORTED
+            server.register_processor(RequestCode.END_TRANSACTION_BATCH, self.end_batch)
 
     async def process_request(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         h = EndTransactionRequestHeader.from_ext_fields(request.ext_fields)
+        return await self._process(channel, request, h, None)
+
+    async def end_batch(
+        self, channel: RemotingChannel, request: RemotingCommand
+    ) -> RemotingCommand:
+        """END_TRANSACTION_BATCH (rocketq's extension): END_TRANSACTION for a batch half,
+        refused unless the half named holds exactly ``batchCount`` messages."""
+        b = EndTransactionBatchRequestHeader.from_ext_fields(request.ext_fields)
+        h = EndTransactionRequestHeader(
+            producer_group=b.producer_group,
+            tran_state_table_offset=b.tran_state_table_offset,
+            commit_log_offset=b.commit_log_offset,
+            commit_or_rollback=b.commit_or_rollback,
+            msg_id=b.msg_id,
+            from_transaction_check=b.from_transaction_check,
+            transaction_id=b.transaction_id,
+        )
+        return await self._process(channel, request, h, b.batch_count)
+
+    async def _process(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: EndTransactionRequestHeader,
+        expected_count: int | None,
+    ) -> RemotingCommand:
         if self.broker.config.broker_role is BrokerRole.SLAVE:
             return _answer(ResponseCode.SLAVE_NOT_AVAILABLE, "the broker is a slave")
         tran = h.commit_or_rollback
@@ -132,6 +167,11 @@ class EndTransactionProcessor:
         refused = check_prepare_message(half, h)
         if refused is not None:
             return refused
+        if expected_count is not None and batch_count(half) != expected_count:
+            return _answer(
+                ResponseCode.SYSTEM_ERROR,
+                f"the half holds {batch_count(half)} batched messages, not {expected_count}",
+            )
         return await self._end(half, h, tran)
 
     async def _end(
@@ -154,7 +194,7 @@ class EndTransactionProcessor:
         ended: int | None = None
         try:
             if tran == COMMIT:
-                response = await self._send_final_message(end_message_transaction(half, h))
+                response = await self._commit(half, h)
                 if response.code != ResponseCode.SUCCESS:
                     return response
             ended = tran
@@ -162,6 +202,18 @@ class EndTransactionProcessor:
             return _answer(ResponseCode.SUCCESS)
         finally:
             service.finish_end(first, ended)
+
+    async def _commit(self, half: MessageExt, h: EndTransactionRequestHeader) -> RemotingCommand:
+        if not batch_count(half):
+            return await self._send_final_message(end_message_transaction(half, h))
+        cluster = self.broker.config.broker_cluster_name
+        msgs = await asyncio.to_thread(committed_messages, half, h.commit_log_offset, cluster)
+        store = self.broker.message_store  # a batch half: one batch append (transaction_batch)
+        result = await await_store_future(store.async_put_messages(msgs))
+        if result.is_ok:
+            return _answer(ResponseCode.SUCCESS)
+        code, remark = STATUS_TO_RESPONSE[result.status]
+        return _answer(code, remark)
 
     async def _send_final_message(self, msg: MessageExt) -> RemotingCommand:
         store = self.broker.message_store  # a committed message with DELAY waits its level

@@ -11,7 +11,13 @@ connection's reader and its put queued in the ``PutBatcher``, which stores the p
 read in one ``async_put_each`` call at the read's end and answers each send with its own
 result (after the group commit for SYNC_FLUSH); where no rule needs the properties map, the
 producer's properties string is passed through (``send_properties``) and the replies of those
-sends are built together in C (``send_answer``). A batch send is
+sends are built together in C (``send_answer``); with the C record module on, such a send is
+put as a ``SendPut`` (no MessageExt), which C encodes straight into the commitlog's mapped
+file (``CommitLog.append_each``). With the C frames on too, a SEND_MESSAGE_V2 is first read
+by C (``send_put_of``: the V2 header and the pass-through of its properties in one call);
+when C takes it and its topic passes the checks (``_topic_takes``), it goes to the batcher
+without a header object; anything else is read again by the Python path, the reference. A
+batch send is
 answered at once when the store has it, else from a task awaiting the store's future
 (``send_batch``). A message with WAIT=false (and a batch whose header properties say so) is
 answered once it is appended, without waiting for the SYNC_FLUSH group commit
@@ -25,10 +31,11 @@ from __future__ import annotations
 import logging
 import random
 import time
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 from rocketq.broker.broker_context import BrokerContext
-from rocketq.broker.message_inner import message_from_request
+from rocketq.broker.message_inner import born_host, message_from_request
 from rocketq.broker.processors.send_answer import FastSendDone, SendAnswers
 from rocketq.broker.processors.send_back import ConsumerSendMsgBackProcessor
 from rocketq.broker.processors.send_batch import BatchSender
@@ -41,15 +48,18 @@ from rocketq.broker.processors.send_kinds import (
 )
 from rocketq.broker.processors.send_results import (
     STATUS_TO_RESPONSE,
+    message_type_for,
     message_type_of,
     put_response,
     record_put,
     timer_remark,
 )
 from rocketq.broker.put_batcher import PutBatcher
-from rocketq.broker.send_properties import pass_through
+from rocketq.broker.send_properties import native_rules, pass_through
 from rocketq.common import message_const as mc
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.message_id import host_to_bytes
 from rocketq.common.properties import decode_properties
 from rocketq.common.topic import (
     NOT_ALLOWED_SEND_TOPICS,
@@ -58,11 +68,13 @@ from rocketq.common.topic import (
     validate_topic,
 )
 from rocketq.common.topic_config import PERM_READ, PERM_WRITE
-from rocketq.remoting.channel import FastResult, RemotingChannel
+from rocketq.remoting import native_frames
+from rocketq.remoting.channel import DeferredReply, FastResult, RemotingChannel
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.response_code import ResponseCode
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult
 
@@ -73,16 +85,23 @@ _random = random.Random()
 log = logging.getLogger(__name__)
 
 MAX_PROPERTIES_BYTES = 32767
+_HOSTS_CACHED = 4096  # born hosts' bytes remembered (one a connection), then forgotten
 
 
 def _error(code: int, remark: str) -> RemotingCommand:
     return RemotingCommand.create_response(code, remark)
 
 
+@lru_cache(maxsize=4096)
+def _valid_topic(topic: str) -> bool:
+    """``validate_topic``'s verdict (as ``_msg_check`` asks it), remembered per topic."""
+    return validate_topic(topic) is None
+
+
 class _PreparedSend(NamedTuple):
     """A checked single-message send: its put, its transaction kind and its queue."""
 
-    put: PutRequest
+    put: PutRequest | SendPut
     tran: str
     queue_id: int
 
@@ -94,6 +113,10 @@ class SendMessageProcessor:
         self.put_batcher = PutBatcher(lambda: controller.message_store, self.answers.answer_group)
         self._send_batch = BatchSender(controller).send_batch
         self._send_back = ConsumerSendMsgBackProcessor(controller)
+        self._host_bytes: dict[object, bytes] = {}  # address -> host_to_bytes, for SendPuts
+        self._rules_of: object = None  # the BrokerConfig _rules were made for
+        self._rules: tuple[tuple[bytes, ...], bytes, bytes, bytes, int] | None = None
+        self.native_reads = 0  # sends read by send_put_of, for tests and benches
 
     def register(self) -> None:
         server = self.broker.remoting_server
@@ -113,6 +136,34 @@ class SendMessageProcessor:
     def process_fast(self, channel: RemotingChannel, request: RemotingCommand) -> FastResult:
         """A send, on the connection's reader: checks now, the put with the others of this
         loop iteration (``PutBatcher``), the answer when the store has it."""
+        frames = native_frames.FRAMES
+        if (
+            frames is not None
+            and request.code == RequestCode.SEND_MESSAGE_V2
+            and native_record.RECORD is not None
+        ):
+            config = self.broker.config
+            if self._rules_of is not config:
+                self._rules_of = config
+                self._rules = native_rules(
+                    config.broker_cluster_name, RETRY_GROUP_TOPIC_PREFIX, config.max_message_size
+                )
+            assert self._rules is not None
+            put = frames.send_put_of(
+                request.ext_fields,
+                request.body,
+                self._rules,
+                SendPut,
+                self._bytes_of(channel.remote_addr),
+                self._bytes_of(self.broker.store_host),
+            )
+            if put is not None and self._topic_takes(put.topic, put.queue_id):
+                deferred = channel.defer(request)
+                alone = partial(self._answer_alone, deferred, put)
+                grouped = FastSendDone(alone, deferred, put.topic, put.queue_id)
+                self.put_batcher.submit(put, grouped, flush_soon=False)
+                self.native_reads += 1
+                return deferred
         if request.code == RequestCode.SEND_MESSAGE:
             h = SendMessageRequestHeader.from_ext_fields(request.ext_fields)
         else:
@@ -148,6 +199,33 @@ class SendMessageProcessor:
         else:
             self.put_batcher.submit(prepared.put, done, flush_soon=False)  # the read's end
         return deferred
+
+    def _topic_takes(self, topic: str, queue_id: int) -> bool:
+        """True when ``_msg_check`` lets a send to ``topic`` and ``queue_id`` through without
+        a word: the broker and the existing topic writable, the name valid and allowed, the
+        queue in range (else the Python path reads the send again and answers it)."""
+        if not self.broker.config.broker_permission & PERM_WRITE:
+            return False
+        if topic in NOT_ALLOWED_SEND_TOPICS or not _valid_topic(topic):
+            return False
+        tc = self.broker.topic_config_manager.select_topic_config(topic)
+        return (
+            tc is not None
+            and tc.writeable
+            and queue_id < max(tc.read_queue_nums, tc.write_queue_nums)
+        )
+
+    def _answer_alone(
+        self, deferred: DeferredReply, put: SendPut, result: PutMessageResult
+    ) -> None:
+        """A SendPut read by C, answered by the Python path (a put the C answer leaves)."""
+        try:
+            prepared = _PreparedSend(put, "none", put.queue_id)
+            response = self._answer_one(put.topic, prepared, result, deferred.started)
+        except Exception as exc:  # noqa: BLE001 -- any failure answers SYSTEM_ERROR, with the reason
+            log.warning("answering a send to %s failed: %r", put.topic, exc)
+            response = _error(ResponseCode.SYSTEM_ERROR, str(exc) or type(exc).__name__)
+        deferred.answer(response)
 
     def _msg_check(self, h: SendMessageRequestHeader) -> RemotingCommand | None:
         if not self.broker.config.broker_permission & PERM_WRITE:
@@ -226,6 +304,21 @@ class SendMessageProcessor:
             passed = pass_through(text, self.broker.config.broker_cluster_name)
             if passed is not None:
                 record_props, wait = passed
+                if native_record.RECORD is not None:  # C encodes it (CommitLog.append_each)
+                    put = SendPut(
+                        h.topic,
+                        queue_id,
+                        bytes(request.body),
+                        record_props,
+                        h.flag,
+                        h.sys_flag,
+                        h.born_timestamp,
+                        self._bytes_of(channel.remote_addr),
+                        self._bytes_of(self.broker.store_host),
+                        reconsume_times,
+                        wait,
+                    )
+                    return _PreparedSend(put, "none", queue_id)
                 msg = message_from_request(
                     h,
                     channel.remote_addr,
@@ -279,10 +372,24 @@ class SendMessageProcessor:
             apply_delay(msg, max_delay_level(store))
         return _PreparedSend(PutRequest(msg, wait), tran, queue_id)
 
+    def _bytes_of(self, host: str | tuple[str, int]) -> bytes:
+        """A born (``ip:port``) or store host's bytes in a record, remembered."""
+        raw = self._host_bytes.get(host)
+        if raw is None:
+            if len(self._host_bytes) >= _HOSTS_CACHED:
+                self._host_bytes.clear()
+            raw = host_to_bytes(born_host(host) if isinstance(host, str) else host)
+            self._host_bytes[host] = raw
+        return raw
+
     def _answer_one(
         self, topic: str, prepared: _PreparedSend, result: PutMessageResult, started: float
     ) -> RemotingCommand:
-        msg = prepared.put.msg
+        put = prepared.put
+        if isinstance(put, SendPut):  # a pass-through send: no delay, timer or half
+            record_put(self.broker, topic, result, started, message_type_for(topic, put.sys_flag))
+            return put_response(self.broker, result, queue_id=put.queue_id)
+        msg = put.msg
         message_type = "Transaction" if prepared.tran == "half" else message_type_of(msg)
         record_put(self.broker, topic, result, started, message_type)
         return put_response(

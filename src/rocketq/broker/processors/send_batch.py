@@ -3,7 +3,10 @@
 C++ 1.2.3 sends batches as code 10 with ``batch="1"`` and compresses the whole batch body when
 it is 4 KiB or larger; that body is inflated before it is split. A batch send is answered at
 once when the store has it, else from a task awaiting the store's future; a batch whose header
-properties say WAIT=false is answered once it is appended.
+properties say WAIT=false is answered once it is appended. A batch with the
+transaction-prepared sysFlag is stored as one batch half (rocketq's extension,
+``transaction_batch``), or refused with MESSAGE_ILLEGAL as RocketMQ does when
+``transactionBatchEnable`` is false.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from rocketq.broker.message_inner import message_from_request
 from rocketq.broker.processors.send_kinds import transaction_kind
 from rocketq.broker.processors.send_results import put_response, record_put
 from rocketq.broker.store_future import await_store_future
+from rocketq.broker.transaction_batch import batch_half_properties
 from rocketq.common import message_const as mc
+from rocketq.common.message import Message
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_batch_messages
 from rocketq.common.properties import decode_properties
@@ -67,9 +72,7 @@ class BatchSender:
         if transaction_kind({}, h.sys_flag) != "none" or any(
             transaction_kind(m.properties, 0) != "none" for m in inner
         ):
-            return RemotingCommand.create_response(
-                ResponseCode.MESSAGE_ILLEGAL, "transactional messages cannot be sent in a batch"
-            )
+            return self._send_half_batch(channel, h, queue_id, body, inner)
         msgs = []
         max_size = self.broker.config.max_message_size
         for m in inner:
@@ -112,14 +115,93 @@ class BatchSender:
             return self._answer_batch(h.topic, future.result(), started, queue_id)
         return self._await_batch(h.topic, future, started, queue_id)
 
+    def _send_half_batch(
+        self,
+        channel: RemotingChannel,
+        h: SendMessageRequestHeader,
+        queue_id: int,
+        body: bytes,
+        inner: list[Message],
+    ) -> RemotingCommand | Coroutine[Any, Any, RemotingCommand]:
+        """A transactional batch stored as one batch half (transaction_batch.py), where the
+        extension is on; else RocketMQ's refusal (CommitLog.asyncPutMessages)."""
+        config = self.broker.config
+        if (
+            not config.transaction_batch_enable
+            or transaction_kind({}, h.sys_flag) != "half"
+            or any(transaction_kind(m.properties, 0) != "none" for m in inner)
+        ):
+            return RemotingCommand.create_response(
+                ResponseCode.MESSAGE_ILLEGAL, "transactional messages cannot be sent in a batch"
+            )
+        if config.reject_transaction_message:
+            return RemotingCommand.create_response(
+                ResponseCode.NO_PERMISSION,
+                f"the broker[{config.broker_ip1}] sending transaction message is forbidden",
+            )
+        for m in inner:
+            refused = self._batch_refusal(m)
+            if refused is not None:
+                return refused
+        header_props = decode_properties((h.properties or "").encode())
+        wait = header_props.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
+        props = batch_half_properties(header_props, inner)
+        props.setdefault(mc.PROPERTY_PRODUCER_GROUP, h.producer_group)
+        props[mc.PROPERTY_CLUSTER] = config.broker_cluster_name
+        sys_flag = h.sys_flag & ~MessageSysFlag.COMPRESSED_FLAG
+        msg = message_from_request(
+            h,
+            channel.remote_addr,
+            self.broker.store_host,
+            topic=h.topic,
+            queue_id=queue_id,
+            body=bytes(body),
+            properties=props,
+            sys_flag=sys_flag,
+        )
+        self.broker.transactional_message_service.parse_half_message(msg)
+        started = time.perf_counter()
+        future = self.broker.message_store.async_put_message(msg, wait_store_msg_ok=wait)
+        if future.done():
+            return self._answer_batch(h.topic, future.result(), started, queue_id, "Transaction")
+        return self._await_batch(h.topic, future, started, queue_id, "Transaction")
+
+    def _batch_refusal(self, m: Message) -> RemotingCommand | None:
+        """The checks of one message of a batch (size, no delay, no timer)."""
+        max_size = self.broker.config.max_message_size
+        if len(m.body) > max_size:
+            return RemotingCommand.create_response(
+                ResponseCode.MESSAGE_ILLEGAL,
+                f"the message body size over max value, MAX: {max_size}",
+            )
+        if m.properties.get(mc.PROPERTY_DELAY_TIME_LEVEL, "0") not in ("", "0"):
+            return RemotingCommand.create_response(
+                ResponseCode.MESSAGE_ILLEGAL, "TimeDelayLevel is not supported for batch"
+            )
+        if any(name in m.properties for name in TIMER_PROPERTIES):
+            return RemotingCommand.create_response(
+                ResponseCode.MESSAGE_ILLEGAL, "timer message is not supported for batch"
+            )
+        return None
+
     async def _await_batch(
-        self, topic: str, future: Future[PutMessageResult], started: float, queue_id: int
+        self,
+        topic: str,
+        future: Future[PutMessageResult],
+        started: float,
+        queue_id: int,
+        message_type: str = "Normal",
     ) -> RemotingCommand:
         result = await await_store_future(future)
-        return self._answer_batch(topic, result, started, queue_id)
+        return self._answer_batch(topic, result, started, queue_id, message_type)
 
     def _answer_batch(
-        self, topic: str, result: PutMessageResult, started: float, queue_id: int
+        self,
+        topic: str,
+        result: PutMessageResult,
+        started: float,
+        queue_id: int,
+        message_type: str = "Normal",
     ) -> RemotingCommand:
-        record_put(self.broker, topic, result, started, "Normal")
+        record_put(self.broker, topic, result, started, message_type)
         return put_response(self.broker, result, queue_id=queue_id)

@@ -131,9 +131,14 @@ def put_response(
 
 def message_type_of(msg: MessageExt) -> str:
     """The message_type label of RocketMQ 5's metrics: Delay, Transaction or Normal."""
-    if msg.topic in (SCHEDULE_TOPIC, TIMER_TOPIC):
+    return message_type_for(msg.topic, msg.sys_flag)
+
+
+def message_type_for(topic: str, sys_flag: int) -> str:
+    """``message_type_of`` a message of ``topic`` with ``sys_flag``."""
+    if topic in (SCHEDULE_TOPIC, TIMER_TOPIC):
         return "Delay"
-    tran = MessageSysFlag.get_transaction_value(msg.sys_flag)
+    tran = MessageSysFlag.get_transaction_value(sys_flag)
     if tran == MessageSysFlag.TRANSACTION_PREPARED_TYPE:
         return "Transaction"
     return "Normal"

@@ -12,6 +12,7 @@ from rocketq.common.message import MessageQueue
 from rocketq.errors import for_code
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol import namesrv_headers as nh
 from rocketq.remoting.protocol.bodies import (
     CheckClientRequestBody,
     ConsumerListBody,
@@ -57,7 +58,7 @@ class MQClientAPI:
 
     async def get_topic_route(self, topic: str) -> TopicRouteData | None:
         """The route from a name server; None when the topic does not exist."""
-        ext = h.GetRouteInfoRequestHeader(topic=topic).to_ext_fields()
+        ext = nh.GetRouteInfoRequestHeader(topic=topic).to_ext_fields()
         response = await self._call(None, RequestCode.GET_ROUTEINFO_BY_TOPIC, ext)
         if response.code == ResponseCode.TOPIC_NOT_EXIST:
             return None
@@ -216,15 +217,15 @@ class MQClientAPI:
     async def end_transaction(
         self,
         addr: str,
-        header: h.EndTransactionRequestHeader,
+        header: h.EndTransactionRequestHeader | h.EndTransactionBatchRequestHeader,
         remark: str | None = None,
         *,
         oneway: bool = False,
+        code: int = RequestCode.END_TRANSACTION,
     ) -> None:
-        """END_TRANSACTION; two-way unless ``oneway`` (how RocketMQ's client sends it)."""
-        request = RemotingCommand.create_request(
-            RequestCode.END_TRANSACTION, header.to_ext_fields()
-        )
+        """END_TRANSACTION (or rocketq's END_TRANSACTION_BATCH); two-way unless ``oneway``
+        (how RocketMQ's client sends it)."""
+        request = RemotingCommand.create_request(code, header.to_ext_fields())
         request.remark = remark
         if oneway:
             request.mark_oneway_rpc()

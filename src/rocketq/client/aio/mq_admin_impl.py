@@ -17,6 +17,7 @@ from rocketq.common.message_id import decode_message_id
 from rocketq.errors import ClientError, NoMessageError, for_code
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol import headers as h
+from rocketq.remoting.protocol import namesrv_headers as nh
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.custom_header import CommandCustomHeader
@@ -76,7 +77,7 @@ class MQAdminImpl:
 
     async def master_addrs_of_topic(self, topic: str) -> dict[str, str]:
         """broker name -> master address (else any address) of each broker of ``topic``."""
-        header = h.GetRouteInfoRequestHeader(topic=topic)
+        header = nh.GetRouteInfoRequestHeader(topic=topic)
         response = await self.call(None, RequestCode.GET_ROUTEINFO_BY_TOPIC, header)
         route = TopicRouteData.decode(response.body)
         addrs = {b.broker_name: b.select_broker_addr() for b in route.broker_datas}

@@ -18,11 +18,11 @@ from rocketq.common.extra_info import (
     PROPERTY_FIRST_POP_TIME,
     PROPERTY_POP_CK,
     ExtraInfo,
-    build_pop_handle,
     order_count_of,
     parse_extra_info,
     parse_order_count_info,
     parse_start_offset_info,
+    pop_handle_prefix,
     real_topic,
 )
 from rocketq.common.message import MessageExt
@@ -56,10 +56,15 @@ class PopResult:
 
 def handle_of(msg: MessageExt) -> ExtraInfo:
     """The message's receipt handle (its ``POP_CK``); ClientError if it was not popped."""
+    return parse_extra_info(handle_text_of(msg))
+
+
+def handle_text_of(msg: MessageExt) -> str:
+    """The message's ``POP_CK`` string, sent as it is (ClientError if it was not popped)."""
     handle = msg.properties.get(PROPERTY_POP_CK)
     if handle is None:
         raise ClientError(f"message {msg.msg_id} was not popped: it has no receipt handle")
-    return parse_extra_info(handle)
+    return handle
 
 
 async def pop_message(
@@ -129,27 +134,36 @@ def popped_messages(
     starts = parse_start_offset_info(h.start_offset_info)
     counts = parse_order_count_info(h.order_count_info)
     msgs = decode_messages(response.body or b"", decompress=True)
+    # the handles of one (topic, queue) differ only in their last field: one prefix for each
+    prefixes: dict[tuple[str, int], str] = {}
     for msg in msgs:
-        if PROPERTY_POP_CK in msg.properties:
+        properties = msg.properties
+        if PROPERTY_POP_CK in properties:
             continue
-        msg.properties[PROPERTY_POP_CK] = build_pop_handle(
-            starts, h.pop_time, h.invisible_time, h.revive_qid, msg.topic, broker_name,
-            msg.queue_id, msg.queue_offset,
-        )  # fmt: skip
-        count = order_count_of(counts, msg.topic, msg.queue_id, msg.queue_offset)
-        if count > 0:
-            msg.reconsume_times = count
+        key = (msg.topic, msg.queue_id)
+        prefix = prefixes.get(key)
+        if prefix is None:
+            prefix = prefixes[key] = pop_handle_prefix(
+                starts, h.pop_time, h.invisible_time, h.revive_qid, msg.topic, broker_name,
+                msg.queue_id,
+            )  # fmt: skip
+        properties[PROPERTY_POP_CK] = f"{prefix}{msg.queue_offset}"
+        if counts:
+            count = order_count_of(counts, msg.topic, msg.queue_id, msg.queue_offset)
+            if count > 0:
+                msg.reconsume_times = count
     return h, msgs
 
 
 async def ack_message(instance: MQClientInstance, addr: str, group: str, msg: MessageExt) -> None:
     """ACK_MESSAGE with the message's handle (to its real topic, queue and offset)."""
-    e = handle_of(msg)
+    text = handle_text_of(msg)
+    e = parse_extra_info(text)
     header = AckMessageRequestHeader(
         consumer_group=group,
         topic=real_topic(msg.topic, group, e.mark),
         queue_id=e.queue_id,
-        extra_info=e.encode(),
+        extra_info=text,
         offset=e.queue_offset,
     )
     request = RemotingCommand.create_request(RequestCode.ACK_MESSAGE, header.to_ext_fields())

@@ -152,6 +152,9 @@ class RequestCode(IntEnum):
     GET_ALL_PRODUCER_INFO = 328
     DELETE_EXPIRED_COMMITLOG = 329
     RECALL_MESSAGE = 370  # 5.3.2: recall a timer message before its delivery
+    # rocketq's extension (broker/transaction_batch.py), no RocketMQ code: ends a batch half;
+    # RocketMQ's broker answers it REQUEST_CODE_NOT_SUPPORTED
+    END_TRANSACTION_BATCH = 91037
     # RocketMQ 5's controller mode (5.x ``RequestCode``): a broker's heartbeat to every
     # controller, then the requests a broker or mqadmin sends to the controller leader
     BROKER_HEARTBEAT = 904

@@ -1,12 +1,12 @@
-"""Every typed request/response header: RocketMQ's ``remoting/protocol/header`` and
-``header/namesrv`` packages (one Java class each there, one dataclass each here).
+"""The typed request/response headers of RocketMQ's ``remoting/protocol/header`` package (one
+Java class each there, one dataclass each here).
 
 Fields without a default are required (``@CFNotNull``); the rest are optional. Use
 ``Header.from_ext_fields(cmd.ext_fields)`` and ``header.to_ext_fields()`` (``custom_header``).
 Sections follow the request codes: send, pull, offsets, query, clients, transactions, admin,
-topics, broker -> client, name server, ACL and broker stats. The module is long because it is
-the catalogue: each class is a few declarative lines, and one module gives each header one
-import path.
+topics, broker -> client and broker stats. The name server's headers are in
+``namesrv_headers``, ACL's in ``acl_headers``, POP's in ``pop_headers`` and the controller's in
+``controller_headers``.
 """
 
 from __future__ import annotations
@@ -324,6 +324,21 @@ class EndTransactionRequestHeader(CommandCustomHeader):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class EndTransactionBatchRequestHeader(CommandCustomHeader):
+    """END_TRANSACTION_BATCH (rocketq's extension): END_TRANSACTION's fields naming a batch
+    half, and how many messages it holds (the broker checks the count)."""
+
+    producer_group: str
+    tran_state_table_offset: int
+    commit_log_offset: int
+    commit_or_rollback: int
+    msg_id: str
+    batch_count: int
+    from_transaction_check: bool = False
+    transaction_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class CheckTransactionStateRequestHeader(CommandCustomHeader):
     tran_state_table_offset: int
     commit_log_offset: int
@@ -466,137 +481,6 @@ class GetProducerConnectionListRequestHeader(CommandCustomHeader):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class QueryTopicConsumeByWhoRequestHeader(CommandCustomHeader):
     topic: str
-
-
-# ----------------------------------------------------------------------------- name server
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class GetRouteInfoRequestHeader(CommandCustomHeader):
-    topic: str
-    accept_standard_json_only: bool | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RegisterBrokerRequestHeader(CommandCustomHeader):
-    broker_name: str
-    broker_addr: str
-    cluster_name: str
-    ha_server_addr: str
-    broker_id: int
-    compressed: bool = False
-    body_crc32: int = 0
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RegisterBrokerResponseHeader(CommandCustomHeader):
-    ha_server_addr: str | None = None
-    master_addr: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class UnRegisterBrokerRequestHeader(CommandCustomHeader):
-    broker_name: str
-    broker_addr: str
-    cluster_name: str
-    broker_id: int
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class QueryDataVersionRequestHeader(CommandCustomHeader):
-    broker_name: str
-    broker_addr: str
-    cluster_name: str
-    broker_id: int
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class QueryDataVersionResponseHeader(CommandCustomHeader):
-    changed: bool
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PutKVConfigRequestHeader(CommandCustomHeader):
-    namespace: str
-    key: str
-    value: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class GetKVConfigRequestHeader(CommandCustomHeader):
-    namespace: str
-    key: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class GetKVConfigResponseHeader(CommandCustomHeader):
-    value: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class DeleteKVConfigRequestHeader(CommandCustomHeader):
-    namespace: str
-    key: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class GetKVListByNamespaceRequestHeader(CommandCustomHeader):
-    namespace: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class WipeWritePermOfBrokerRequestHeader(CommandCustomHeader):
-    broker_name: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class WipeWritePermOfBrokerResponseHeader(CommandCustomHeader):
-    wipe_topic_count: int
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AddWritePermOfBrokerRequestHeader(CommandCustomHeader):
-    broker_name: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AddWritePermOfBrokerResponseHeader(CommandCustomHeader):
-    add_topic_count: int
-
-
-# ----------------------------------------------------------------------------- ACL (50-54)
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CreateAccessConfigRequestHeader(CommandCustomHeader):
-    access_key: str
-    secret_key: str | None = None
-    white_remote_address: str | None = None
-    admin: bool = False
-    default_topic_perm: str | None = None
-    default_group_perm: str | None = None
-    topic_perms: str | None = None
-    group_perms: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class DeleteAccessConfigRequestHeader(CommandCustomHeader):
-    access_key: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class UpdateGlobalWhiteAddrsConfigRequestHeader(CommandCustomHeader):
-    global_white_addrs: str
-    acl_file_full_path: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class GetBrokerAclConfigResponseHeader(CommandCustomHeader):
-    version: str
-    all_acl_file_version: str | None = None
-    broker_name: str
-    broker_addr: str
-    cluster_name: str
 
 
 # ----------------------------------------------------------------------------- broker stats (315)

@@ -1,16 +1,26 @@
 """``deliveryGuarantee=exactly_once``: the sink on RocketMQ transactional (half) messages.
 
-Theory of operation (docs/spark.md, "Writing"). Tasks send every row as a *half message*
+Theory of operation (docs/spark.md, "Writing"). Tasks send their rows as *half messages*
 (stored, not delivered) tagged ``SPARK_TXN=<writeId>:<batchId>``, and return the halves' handles
-as their commit message; nothing a task sends is visible yet. Spark calls the driver's
+as their commit message; nothing a task sends is visible yet. Rows of one topic go as
+transactional batches (rocketq's extension, broker/transaction_batch.py: up to
+``maxBatchMessages`` / ``maxBatchBytes`` rows as ONE batch half, one handle, one end, one
+check-back); where a broker refuses a batch (MESSAGE_ILLEGAL: RocketMQ's broker, or rocketq's
+with ``transactionBatchEnable=false``) the task sends one half per row instead, and so does
+every later task of that Python worker. Spark calls the driver's
 ``commit(messages, batchId)`` once, after every task succeeded, with the messages of the
 successful attempts only. The driver then
 
 1. looks up ``batchId`` in the ledger (``<checkpointLocation>/rocketq-sink/<writeId>/``);
-2. if the batch is not there, writes the ledger entry first (the msg ids it will commit;
+2. if the batch is not there, writes the ledger entry first (the msg ids of the handles it
+   will commit, a batch half's being its first message's;
    atomic: temporary file, fsync, rename), then sends COMMIT for exactly those handles;
 3. if the batch is there (a replay: the driver died after deciding, before Spark recorded the
    batch), sends ROLLBACK for the new halves: the batch's rows were committed the first time.
+
+A half whose answer was lost may be stored although its send failed: the sink tries again
+under fresh msg ids (``send_fresh``), so that copy's id is in no ledger entry and its
+check-back answers ROLLBACK; the producer's own resend, which keeps the id, is off.
 
 ``abort`` rolls back what it is given. Halves of failed task attempts, and of a driver that
 died between the tasks and the commit, are never listed, so never committed: when the broker
@@ -31,6 +41,7 @@ import json
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -46,17 +57,28 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from rocketq.client import LocalTransactionState, TransactionHandle, TransactionProducer
+from rocketq.common import message_const as mc
 from rocketq.common.message import Message, MessageExt
-from rocketq.errors import ClientError, RocketQError, SparkOptionError
+from rocketq.errors import (
+    BrokerResponseError,
+    ClientError,
+    MessageIllegalError,
+    RemotingError,
+    RocketQError,
+    SparkOptionError,
+)
 from rocketq.spark.topic.options import WriteOptions
-from rocketq.spark.topic.sink import check_input_schema, row_to_message
+from rocketq.spark.topic.sink import batch_to_messages, check_input_schema
 
 log = logging.getLogger(__name__)
 
 PROPERTY_SPARK_TXN = "SPARK_TXN"
 HALVES_IN_FLIGHT = 64
+BATCHES_IN_FLIGHT = 8
 ENDS_IN_FLIGHT = 64
 END_ATTEMPTS = 3
+END_RETRY_PAUSE_S = 0.5
+SEND_TRIES = 3  # 1 + retryTimesWhenSendFailed (DefaultMQProducer's default, 2)
 DECIDED_CACHE_COUNT = 16  # decided batches kept parsed per process
 
 
@@ -163,11 +185,21 @@ class TxnProducerCache:
                     listener,
                     namesrv_addr=options.name_server,
                     send_msg_timeout_s=options.send_timeout_ms / 1000,
+                    retry_times_when_send_failed=0,  # the sink resends: send_fresh
                     instance_name=f"spark-txn-{uuid.uuid4().hex[:12]}",
                 )
                 producer.start()
                 cls._producers[key] = producer
             return producer
+
+    @classmethod
+    def close(cls, options: WriteOptions, listener: LedgerListener) -> None:
+        """Shut the producer of this write down (a test's cluster is about to go)."""
+        key = (options.name_server, options.producer_group, listener.ledger.root)
+        with cls._lock:
+            producer = cls._producers.pop(key, None)
+        if producer is not None:
+            producer.shutdown()
 
 
 @dataclass
@@ -191,25 +223,116 @@ class TxnWrite:
         return TxnProducerCache.get(self.options, self.listener)
 
 
+class _HalfSender:
+    """One task's halves: per-topic transactional batches (one batch half each, rocketq's
+    extension) while the brokers take them, one half per row once one refuses a batch
+    (MESSAGE_ILLEGAL, as RocketMQ's broker does); the refusal is remembered per process."""
+
+    refused: ClassVar[set[str]] = set()  # name servers whose brokers refused a batch half
+
+    def __init__(self, write: TxnWrite, batch_id: int) -> None:
+        self.producer = write.producer()
+        self.options = write.options
+        self.tag = f"{write.write_id}:{batch_id}"
+        self.batched = write.options.name_server not in self.refused
+        self.pending: dict[str, tuple[list[Message], int]] = {}
+        self.in_flight: collections.deque[tuple[list[Message], Future[TransactionHandle]]] = (
+            collections.deque()
+        )
+        self.handles: list[TransactionHandle] = []
+
+    def add(self, msg: Message) -> None:
+        msg.put_property(PROPERTY_SPARK_TXN, self.tag)
+        if not self.batched:
+            self._track([msg], self._submit_half(msg), HALVES_IN_FLIGHT)
+            return
+        msgs, size = self.pending.get(msg.topic, ([], 0))
+        msgs.append(msg)
+        size += len(msg.body) + 64
+        self.pending[msg.topic] = (msgs, size)
+        if len(msgs) >= self.options.max_batch_messages or size >= self.options.max_batch_bytes:
+            self._send(msg.topic)
+
+    def _submit_half(self, msg: Message) -> Future[TransactionHandle]:
+        return self.producer.loop.submit(send_fresh(self.producer, [msg], None))
+
+    def _send(self, topic: str) -> None:
+        msgs, _size = self.pending.pop(topic)
+        if len(msgs) == 1:  # one row: an ordinary half
+            self._track(msgs, self._submit_half(msgs[0]), HALVES_IN_FLIGHT)
+            return
+        coro = send_fresh(self.producer, msgs, {PROPERTY_SPARK_TXN: self.tag})
+        self._track(msgs, self.producer.loop.submit(coro), BATCHES_IN_FLIGHT)
+
+    def _track(self, msgs: list[Message], future: Future[TransactionHandle], limit: int) -> None:
+        """``msgs`` sent as one batch half (more than one) or one half (one)."""
+        self.in_flight.append((msgs, future))
+        while len(self.in_flight) >= limit:
+            self._collect(*self.in_flight.popleft())
+
+    def _collect(self, msgs: list[Message], future: Future[TransactionHandle]) -> None:
+        try:
+            self.handles.append(future.result())
+        except MessageIllegalError as exc:
+            if len(msgs) == 1:  # a single half, refused on its own merits
+                raise
+            if self.batched:
+                log.info("a broker refused a transactional batch (%s): one half per row", exc)
+            self.batched = False
+            self.refused.add(self.options.name_server)
+            singles = [self._submit_half(m) for m in msgs]
+            self.handles.extend(f.result() for f in singles)
+
+    def finish(self) -> TxnCommitMessage:
+        for topic in list(self.pending):
+            self._send(topic)
+        while self.in_flight:
+            self._collect(*self.in_flight.popleft())
+        return TxnCommitMessage(handles=self.handles)
+
+
+async def send_fresh(
+    producer: TransactionProducer, msgs: list[Message], batch_props: dict[str, str] | None
+) -> TransactionHandle:
+    """``msgs`` as one half (``batch_props`` None: one message) or one batch half, tried up
+    to ``SEND_TRIES`` times, each try under fresh msg ids (UNIQ_KEY).
+
+    A try whose answer is lost (a timeout, a reset link) may have been stored. A client's own
+    resend keeps the UNIQ_KEY (RocketMQ's at-least-once), so the broker would hold two halves
+    with one id, and the check-back, which sees only the id, could not tell the copy the task
+    got a handle for from the other: it would commit both. The check names a *renewed* copy
+    (TransactionalMessageServiceImpl.check: putBackHalfMsgQueue, then resolveHalfMsg with the
+    copy's commitLogOffset and queue offset), and RocketMQ's broker marks no copy with the
+    original's offset (TransactionalMessageBridge.renewHalfMessageInner), so the ledger
+    cannot name the stored copy either. Fresh ids per try make every stored copy of a row
+    distinct: the ledger lists the ids of the handles returned, and a copy whose answer was
+    lost has an id no ledger entry lists, so its check-back is answered ROLLBACK."""
+    tx = producer.tx
+    for attempt in range(SEND_TRIES):
+        for msg in msgs:
+            msg.clear_property(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+        try:
+            if batch_props is None:
+                return await tx.send_half_message(msgs[0])
+            return await tx.send_half_batch(msgs, properties=batch_props)
+        except (RemotingError, OSError, BrokerResponseError) as exc:
+            final = attempt == SEND_TRIES - 1
+            if final or (isinstance(exc, BrokerResponseError) and not exc.retriable):
+                raise  # MESSAGE_ILLEGAL included: a batch refused goes one half per row
+            log.info("a half of %d rows failed (%r): sending it again, new ids", len(msgs), exc)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def send_halves(batches: Iterator[Any], write: TxnWrite, batch_id: int) -> TxnCommitMessage:
-    """A task: every row as a half message; the handles once every send succeeded."""
-    producer = write.producer()
-    tag = f"{write.write_id}:{batch_id}"
-    in_flight: list[Future[TransactionHandle]] = []
-    handles: list[TransactionHandle] = []
+    """A task: its rows as halves (batched where the brokers take it); the handles once every
+    send succeeded."""
+    sender = _HalfSender(write, batch_id)
     for batch in batches:
-        names = batch.schema.names
-        columns = [batch.column(i).to_pylist() for i in range(batch.num_columns)]
-        for values in zip(*columns, strict=True):
-            msg, sharding_key = row_to_message(dict(zip(names, values, strict=True)), write.options)
+        for msg, sharding_key in batch_to_messages(batch, write.options):
             if sharding_key is not None or msg.delay_time_level > 0:
                 raise ClientError("exactly_once takes neither shardingKey nor delayLevel rows")
-            msg.put_property(PROPERTY_SPARK_TXN, tag)
-            in_flight.append(producer.loop.submit(producer.tx.send_half_message(msg)))
-            if len(in_flight) >= HALVES_IN_FLIGHT:
-                handles.append(in_flight.pop(0).result())
-    handles.extend(f.result() for f in in_flight)
-    return TxnCommitMessage(handles=handles)
+            sender.add(msg)
+    return sender.finish()
 
 
 def handles_of(messages: list[WriterCommitMessage | None]) -> list[TransactionHandle]:
@@ -219,14 +342,18 @@ def handles_of(messages: list[WriterCommitMessage | None]) -> list[TransactionHa
 def end_all(
     write: TxnWrite, handles: list[TransactionHandle], state: LocalTransactionState
 ) -> None:
-    """End every handle, ``ENDS_IN_FLIGHT`` at a time; a failed end is retried, and one that
+    """End every handle, ``ENDS_IN_FLIGHT`` at a time (``BATCHES_IN_FLIGHT`` batch halves,
+    each a batch put on the broker); a failed end is retried after a pause, and one that
     still fails is left to the ledger-backed check-back."""
     producer = write.producer()
     pending = list(handles)
+    window = BATCHES_IN_FLIGHT if any(h.batch_count for h in pending) else ENDS_IN_FLIGHT
     for attempt in range(END_ATTEMPTS):
+        if attempt:
+            time.sleep(END_RETRY_PAUSE_S * attempt)  # an end still running answers SYSTEM_BUSY
         failed: list[TransactionHandle] = []
-        for start in range(0, len(pending), ENDS_IN_FLIGHT):
-            chunk = pending[start : start + ENDS_IN_FLIGHT]
+        for start in range(0, len(pending), window):
+            chunk = pending[start : start + window]
             futures = [
                 producer.loop.submit(producer.tx.end_transaction(None, h, state)) for h in chunk
             ]

@@ -1,0 +1,115 @@
+"""The broker's pass-through single sends appended by C (issue 22, lever 1).
+
+A ``SendPut`` is a single send whose record properties are the producer's string passed
+through (the broker's ``send_properties``). ``append_sends`` appends a run of them, under the
+``CommitLog`` put lock its caller holds, with one call of ``rocketq._native._record``'s
+``append_sends`` per commitlog file: C writes each record in place in the mapped file (the
+encode of ``message_decoder.encode_message`` and the patch and copy of
+``CommitLog._append_locked`` in one step) and stops before a record that does not fit with
+the blank's 8 bytes to spare; the blank END_OF_FILE record, the roll to the next file and the
+wrote position stay ``CommitLog``'s, as in ``_append_locked``. With C off the writer builds
+the message and encodes it as any other put (``message_writer.message_of``), the reference.
+"""
+
+from __future__ import annotations
+
+import logging
+from array import array
+from typing import NamedTuple, Protocol
+
+from rocketq.common import native_record
+from rocketq.store.config import StoreConfig
+from rocketq.store.mapped_file import MappedFile, MappedFileCreateError
+from rocketq.store.mapped_file_queue import MappedFileQueue
+from rocketq.store.results import AppendMessageResult, AppendMessageStatus, PutMessageStatus
+
+log = logging.getLogger(__name__)
+
+
+class SendPut(NamedTuple):
+    """A single send whose record properties are the producer's string passed through (the
+    broker's ``send_properties``): its fields as C encodes them (``append_sends``), the hosts
+    as their 8 or 20 bytes (``message_id.host_to_bytes``)."""
+
+    topic: str
+    queue_id: int
+    body: bytes
+    properties: bytes
+    flag: int
+    sys_flag: int
+    born_timestamp: int
+    born_host: bytes
+    store_host: bytes
+    reconsume_times: int
+    wait_store_msg_ok: bool
+
+
+#: append_sends's per-put statuses (append.c) as the writer reports them
+_SEND_STATUS = (None, PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, PutMessageStatus.MESSAGE_ILLEGAL)
+
+#: a put's outcome in ``CommitLog.append_each``: appended, refused by the encode, or None when
+#: no mapped file could be created for it
+AppendOutcome = AppendMessageResult | PutMessageStatus | None
+
+
+class AppendingLog(Protocol):
+    """What ``append_sends`` uses of the ``CommitLog`` it appends to."""
+
+    config: StoreConfig
+    mapped_file_queue: MappedFileQueue
+    topic_queue_table: dict[str, int]
+    store_timestamp: int
+    msg_id_prefix: str
+
+    def write_blank(self, mf: MappedFile) -> None: ...
+
+
+def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> list[AppendOutcome]:
+    """A run of SendPuts, C writing each file's share in one call; the caller holds the put
+    lock (``CommitLog.append_each``)."""
+    compiled = native_record.RECORD
+    assert compiled is not None, "SendPuts are appended by the C module"
+    n = len(puts)
+    slots = array("q", bytes(32 * n))  # (status, phy, size, queue offset) a put
+    created = [True] * n  # False: no mapped file could be created for it
+    max_record = commit_log.config.max_message_size + 65536
+    start = 0
+    while start < n:
+        try:
+            mf = commit_log.mapped_file_queue.get_last_mapped_file_or_create(0)
+        except MappedFileCreateError:
+            log.exception("create mapped file failed")
+            created[start] = False
+            start += 1
+            continue
+        wrote = mf.wrote_position
+        start, pos = compiled.append_sends(
+            mf.view, wrote, mf.file_size, mf.file_from_offset, puts, start,
+            commit_log.topic_queue_table, now, max_record, slots,
+        )  # fmt: skip
+        if pos != wrote:
+            mf.wrote_position = pos
+            commit_log.store_timestamp = now
+        if start < n:  # the next one does not fit: this file ends with a blank record
+            commit_log.write_blank(mf)
+    out: list[AppendOutcome] = []
+    prefix = commit_log.msg_id_prefix
+    for k in range(n):
+        status = slots[4 * k]
+        if not created[k]:
+            out.append(None)
+        elif status:
+            out.append(_SEND_STATUS[status])
+        else:
+            phy = slots[4 * k + 1]
+            out.append(
+                AppendMessageResult(
+                    AppendMessageStatus.PUT_OK,
+                    phy,
+                    slots[4 * k + 2],
+                    f"{prefix}{phy:016X}",
+                    slots[4 * k + 3],
+                    now,
+                )
+            )
+    return out

@@ -1,0 +1,213 @@
+"""A broker's single sends on the C path (frames, SendPut, ``append_sends``, the C replies)
+against the Python path (``ROCKETQ_NATIVE=0``: both switches off), the reference: the same
+bursts to two fresh brokers leave the same commitlog, file rolls mid-burst included, byte
+for byte but for the fields that name the broker's and the sender's ports and the store
+time, and get the same answers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import struct
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rocketq.broker.controller import BrokerController
+from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.common import native_record
+from rocketq.common.message_id import decode_message_id
+from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, MIN_RECORD_SIZE
+from rocketq.remoting import native_frames
+from rocketq.remoting.codec import FrameDecoder, encode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
+from rocketq.store.commitlog_send import SendPut
+from rocketq.testing import append_fuzz
+from rocketq.testing.broker import run_broker
+from rocketq.testing.store import small_store_properties
+from rocketq.testing.wire import send_request
+
+pytestmark = [
+    pytest.mark.timeout(90),
+    pytest.mark.skipif(
+        native_frames.COMPILED is None or native_record.COMPILED is None,
+        reason="rocketq._native not built",
+    ),
+]
+
+SEGMENT = 64 * 1024
+WAIT_S = 10.0
+_MASKED = ((48, 56), (56, 64), (64, 72))  # BORNHOST, STORETIMESTAMP, STOREHOST (IPv4 records)
+
+
+@pytest.fixture(autouse=True)
+def _restore_paths() -> Iterator[None]:
+    frames, record = native_frames.FRAMES is not None, native_record.RECORD is not None
+    yield
+    native_frames.use(frames)
+    native_record.use(record)
+
+
+async def raw_burst(addr: str, requests: list[RemotingCommand]) -> list[RemotingCommand]:
+    """Send the requests in one write; their replies."""
+    host, port = addr.split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(b"".join(encode(r) for r in requests))
+        decoder = FrameDecoder()
+        replies: list[RemotingCommand] = []
+        async with asyncio.timeout(WAIT_S):
+            while len(replies) < len(requests):
+                data = await reader.read(65536)
+                assert data, "the broker closed the connection"
+                replies += decoder.feed(data)
+        return replies
+    finally:
+        writer.close()
+
+
+def masked_commitlog(broker: BrokerController) -> list[bytes]:
+    """The broker's commitlog records (and blanks) in order, the masked fields zeroed."""
+    store = broker.message_store
+    folder = store.config.commit_log_dir
+    data = b"".join(Path(folder, n).read_bytes() for n in sorted(os.listdir(folder)))
+    end = store.get_max_phy_offset()
+    out: list[bytes] = []
+    pos = 0
+    while pos < end:
+        total, magic = BLANK_STRUCT.unpack_from(data, pos)
+        record = bytearray(data[pos : pos + total])
+        if magic != BLANK_MAGIC_CODE:
+            assert total >= MIN_RECORD_SIZE
+            (sys_flag,) = struct.unpack_from(">i", record, 36)
+            assert sys_flag & 0x30 == 0  # IPv4 hosts: the masked positions hold
+            for a, b in _MASKED:
+                record[a:b] = bytes(b - a)
+        else:
+            record = record[:8]
+        out.append(bytes(record))
+        pos += total
+    return out
+
+
+def processor_of(broker: BrokerController) -> SendMessageProcessor:
+    fast = broker.remoting_server.fast_processor(RequestCode.SEND_MESSAGE_V2)
+    assert isinstance(fast, types.MethodType)
+    assert isinstance(fast.__self__, SendMessageProcessor)
+    return fast.__self__
+
+
+async def bursts_on(
+    tmp_path: Path, native: bool, bursts: list[list[RemotingCommand]]
+) -> tuple[list[bytes], list[object], int]:
+    native_frames.use(native)
+    native_record.use(native)
+    props = small_store_properties(SEGMENT)
+    async with run_broker(tmp_path / f"native{int(native)}", store_properties=props) as broker:
+        answers: list[object] = []
+        for burst in bursts:
+            replies = await raw_burst(broker.broker_addr, burst)
+            by_opaque = {r.opaque: r for r in replies}
+            for request in burst:
+                r = by_opaque[request.opaque]
+                fields = dict(r.ext_fields)
+                msg_id = fields.pop("msgId", None)
+                offset = None if msg_id is None else decode_message_id(msg_id)[1]
+                answers.append((r.code, r.remark, fields, offset))
+        assert broker.message_store.wait_for_dispatch(WAIT_S)
+        return masked_commitlog(broker), answers, processor_of(broker).native_reads
+
+
+async def test_bursts_rolling_files_are_stored_and_answered_alike_on_both_paths(
+    tmp_path: Path,
+) -> None:
+    bursts = [
+        [
+            send_request(
+                f"Roll{i % 2}",
+                bytes([i % 251]) * (700 + 13 * i),
+                tags=f"t{i % 3}",
+                keys=f"k{i}",
+                queue_id=i % 4,
+                code=RequestCode.SEND_MESSAGE_V2,
+            )
+            for i in range(start, start + 60)
+        ]
+        for start in (0, 60, 120)
+    ]
+    # a burst mixing what C takes with what Python keeps: a delay, a half, a refusal
+    v2 = RequestCode.SEND_MESSAGE_V2
+    mixed = [
+        send_request("Roll0", b"plain", code=v2),
+        send_request("Roll0", b"delayed", extra={"DELAY": "1"}, code=v2),
+        send_request("Roll1", b"half", sys_flag=4, code=v2),
+        send_request("Roll0", b"big", extra={"B": "v" * 32_760}, code=v2),
+        send_request("Roll1", b"x" * 40_000, code=v2),
+        send_request("Roll0", b"no wait", extra={"WAIT": "false"}, code=v2),
+    ]
+    native = await bursts_on(tmp_path, True, [*bursts, mixed])
+    python = await bursts_on(tmp_path, False, [*bursts, mixed])
+    records, answers, reads = native
+    # the first send to each topic creates it on the Python path; of the mixed burst C reads
+    # the plain one, the roll-sized one and WAIT=false
+    assert reads == 178 + 3
+    assert python[2] == 0
+    assert len([r for r in records if len(r) == 8]) >= 2  # two files ended by a blank
+    codes = [a[0] for a in answers]  # type: ignore[index]
+    assert codes[:180] == [ResponseCode.SUCCESS] * 180
+    assert (
+        codes[180:]
+        == [ResponseCode.SUCCESS] * 3 + [ResponseCode.MESSAGE_ILLEGAL] + [ResponseCode.SUCCESS] * 2
+    )
+    assert records == python[0]
+    assert answers == python[1]
+
+
+def test_a_producers_send_is_read_by_c_as_the_python_path_reads_it() -> None:
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    extra = {"WAIT": "false", "u": "\u4e2d"}
+    v2 = RequestCode.SEND_MESSAGE_V2
+    request = send_request("T", b"body", tags="t", keys="k", extra=extra, queue_id=3, code=v2)
+    assert request.ext_fields is not None
+    fields = dict(request.ext_fields)
+    put = compiled.send_put_of(
+        fields, b"body", append_fuzz.RULES, SendPut, append_fuzz.BORN, append_fuzz.STORE
+    )
+    assert put is not None
+    assert put == append_fuzz.send_put_reference(fields, b"body")
+    assert put.wait_store_msg_ok is False
+    assert put.properties.endswith(b"CLUSTER\x01DefaultCluster\x02")
+    assert b"WAIT" not in put.properties
+    # what the Python path must decide: C declines
+    for change in ({"m": "true"}, {"e": "-1"}, {"f": "4"}, {"b": "%RETRY%g"}, {"e": "+3"}):
+        assert (
+            compiled.send_put_of(
+                fields | change,
+                b"",
+                append_fuzz.RULES,
+                SendPut,
+                append_fuzz.BORN,
+                append_fuzz.STORE,
+            )
+            is None
+        ), change
+    for key in "abcdefgh":
+        less = {k: v for k, v in fields.items() if k != key}
+        assert (
+            compiled.send_put_of(
+                less, b"", append_fuzz.RULES, SendPut, append_fuzz.BORN, append_fuzz.STORE
+            )
+            is None
+        ), key
+
+
+def test_random_sends_read_by_c_are_the_python_paths() -> None:
+    rng = random.Random(2212)
+    findings = [append_fuzz.check_send_put(rng) for _ in range(3000)]
+    assert [f for f in findings if f] == []
