@@ -147,10 +147,14 @@ def main() -> None:
         time.sleep(2.0)  # the kill lands while the writer is still putting
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
-        size = int(line[1]) if len(line) > 1 else 0
-        print(f"store {size / GIB:.2f} GiB ({line[2] if len(line) > 2 else '?'} messages)"
-              f" filled in {fill_s:.0f} s; writer killed -9 under load")  # fmt: skip
         ours = load_once(root)
+        if len(line) > 2:
+            print(f"store {int(line[1]) / GIB:.2f} GiB ({line[2]} messages)"
+                  f" filled in {fill_s:.0f} s; writer killed -9 under load")  # fmt: skip
+        else:  # the writer ended before the size: say so, with what the store holds
+            held = int(str(ours["max_offset"])) / GIB
+            print(f"writer ended after {fill_s:.0f} s before the size (exit {proc.returncode});"
+                  f" the store holds {held:.2f} GiB")  # fmt: skip
         os.unlink(os.path.join(root, FILE_NAME))
         theirs = load_once(root)
         print(f"{'rule':<34} {'restart s':>10} {'rescanned MiB':>14} {'cache':>6}")

@@ -138,10 +138,12 @@ async def test_the_admin_calls_that_had_no_blocking_twin_answer_through_the_faca
     await cluster.create_topic("TwinTopic", 1)
     broker_addr = cluster.broker.broker_addr
 
-    def run() -> tuple[dict[str, str], str, dict[str, int], list[bytes]]:
+    def send() -> None:
         with Producer("twin-pg", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
             for i in range(3):
                 producer.send(Message("TwinTopic", b"m%d" % i), message_queue=MQ)
+
+    def run() -> tuple[dict[str, str], str, dict[str, int], list[bytes]]:
         with AdminClient(cluster.addr) as admin:
             return (
                 admin.master_addrs_of_topic("TwinTopic"),
@@ -150,6 +152,8 @@ async def test_the_admin_calls_that_had_no_blocking_twin_answer_through_the_faca
                 [m.body for m in admin.messages_of_topic("TwinTopic", None, None, 10)],
             )
 
+    await asyncio.to_thread(send)
+    await cluster.dispatched()  # messages_of_topic reads through the consume queue
     masters, addr, version, bodies = await asyncio.to_thread(run)
     assert masters == {"broker-a": broker_addr}
     assert addr == broker_addr

@@ -11,16 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from rocketq.client.blocking import Producer
+from rocketq.common import native_record
 from rocketq.common.message import Message, MessageQueue
 from rocketq.errors import DecodeError
 from rocketq.spark.schema import RecordBatchBuilder, topic_row
 from rocketq.spark.topic.offset_reader import OffsetReader, QueueRange
 from rocketq.spark.topic.options import ReadOptions
-from rocketq.spark.topic.pull_body import body_batches
+from rocketq.spark.topic.pull_body import body_batches, record_starts
 from rocketq.spark.topic.pull_client import PullClient
 from rocketq.spark.topic.range_reader import ReadSettings, pull_range, read_range, subscription_of
 from rocketq.testing.background import BackgroundCluster
@@ -103,6 +105,27 @@ def test_a_body_cut_mid_record_decodes_its_whole_records_and_leaves_the_rest_to_
     assert whole.num_rows == 2
     with pytest.raises(DecodeError):
         body_batches(body[:-5], "broker-a")
+    assert_record_walks_agree(body)
+
+
+def assert_record_walks_agree(body: bytes) -> None:
+    """The C walk (``_native``'s ``record_starts``) finds the starts and end that
+    ``pull_body.record_starts`` does, for every cut of ``body`` and a broken magic code."""
+    compiled = native_record.COMPILED
+    assert compiled is not None, "the native module is built for the tests"
+    starts, _stop = record_starts(body)
+    assert len(starts) == 2
+    broken = bytearray(body)
+    broken[starts[1] + 4] ^= 0xFF
+    small = bytearray(body)
+    small[starts[1] : starts[1] + 4] = (90).to_bytes(4, "big")  # under MIN_RECORD_SIZE
+    cases = [body[:cut] for cut in range(len(body) + 1)] + [bytes(broken), bytes(small)]
+    for case in cases:
+        expected, stop = record_starts(case)
+        raw, native_stop = compiled.record_starts(case)
+        assert np.frombuffer(raw, dtype=np.int64).tolist() == expected
+        assert native_stop == stop
+    assert record_starts(bytes(broken)) == ([0], starts[1])
 
 
 def test_a_broker_with_a_raised_transfer_cap_answers_a_pull_of_1024_in_one_response(

@@ -9,7 +9,7 @@ import pytest
 
 from rocketq.client.blocking import Producer
 from rocketq.spark.topic.offset_reader import QueueRange
-from rocketq.spark.topic.stream import PACKED_RECORDS, pack_ranges
+from rocketq.spark.topic.stream import PACKED_RECORDS, pack_ranges, spread_ranges
 from rocketq.testing.background import BackgroundCluster
 from tests.spark.conftest import send_many
 
@@ -41,6 +41,21 @@ def test_pack_ranges_caps_a_group_at_max_records_per_partition() -> None:
         (ranges[4],),
     ]
     assert pack_ranges([]) == []
+
+
+def test_spread_ranges_cuts_a_batch_read_into_equal_shares_in_queue_order() -> None:
+    ranges = ranges_of(10, 1, 5, 0)
+    groups = spread_ranges(ranges, 2)
+    assert [sum(r.size for r in g) for g in groups] == [8, 8]
+    assert groups[0] == (QueueRange("T", "broker-a", 0, 100, 108),)
+    assert groups[1] == (
+        QueueRange("T", "broker-a", 0, 108, 110),
+        QueueRange("T", "broker-a", 1, 100, 101),
+        QueueRange("T", "broker-a", 2, 100, 105),
+    )
+    assert [sum(r.size for r in g) for g in spread_ranges(ranges, 3)] == [5, 5, 6]
+    assert len(spread_ranges(ranges_of(2), 4)) == 2  # never an empty task
+    assert spread_ranges([], 2) == []
 
 
 def batches_of(spark: Any, cluster: BackgroundCluster, topic: str, cp: Path, **options: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any
 
@@ -27,8 +28,11 @@ def test_batch_read_equals_what_the_client_sent_field_by_field_across_two_broker
 ) -> None:
     before_ms = int(time.time() * 1000)
     sent = send_many(producer, topic, 40)
-    rows = read(spark, cluster, subscribe=topic).collect()
+    df = read(spark, cluster, subscribe=topic)
+    assert df.rdd.getNumPartitions() == os.cpu_count()  # one task per core, not per queue
+    rows = df.collect()
 
+    assert len(rows) == 40
     assert {r.msgId for r in rows} == {s.msg_id for s in sent}
     by_id = {r.msgId: r for r in rows}
     assert {r.broker for r in rows} == {"broker-a", "broker-b"}

@@ -6,6 +6,7 @@ RocketMQ's file rule."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -133,3 +134,31 @@ def test_a_torn_record_past_the_checkpoint_is_cut(tmp_path: Path) -> None:
         assert store.get_max_offset_in_queue("TopicTest", 0) == 15
     finally:
         store.shutdown()
+
+
+def _queue_units(root: Path) -> dict[tuple[str, int], list[tuple[int, int, int] | None]]:
+    store = MessageStore(store_config(str(root)))
+    store.load()
+    try:
+        return {
+            (cq.topic, cq.queue_id): [
+                cq.get_unit(n)
+                for n in range(cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue())
+            ]
+            for cq in store.consume_queues.all_queues()
+        }
+    finally:
+        store.shutdown()
+
+
+def test_after_a_kill_the_queues_match_rocketmqs_rule(tmp_path: Path) -> None:
+    """Consume-queue recovery that starts each file's check past the checkpoint ends with the
+    units RocketMQ's rule (every unit checked, the checkpoint removed) ends with."""
+    root = tmp_path / "store"
+    _write_until_checkpointed(root, past=3 * SEGMENT_BYTES)
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    (copy / FILE_NAME).unlink()
+    ours, theirs = _queue_units(root), _queue_units(copy)
+    assert ours == theirs
+    assert sum(len(units) for units in ours.values()) > 200  # more than one queue file's worth

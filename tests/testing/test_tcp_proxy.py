@@ -169,3 +169,35 @@ def test_one_direction_silenced_passes_the_other(
         s.close()
     finally:
         proxy.close()
+
+
+def test_a_connection_drained_during_the_silence_is_closed_after_the_heal(
+    echo: tuple[str, int],
+) -> None:
+    """A connection accepted as ``restore()`` closes the others is not among them: once the
+    silence is over it must not swallow its client's requests for ever (the heal timeout of
+    RELIABILITY.md's partition runs), but close at its first bytes so the client reconnects."""
+    proxy = TcpProxy(echo)
+    sockets: list[socket.socket] = []
+    try:
+        proxy.silence()
+        late = connect(proxy)
+        sockets.append(late)
+        late.sendall(b"lost")
+        late.settimeout(0.3)
+        with pytest.raises(TimeoutError):
+            late.recv(4)
+        # the heal as that connection saw it: the silence lifted, the connection not closed
+        proxy._silent_up.clear()
+        proxy._silent_down.clear()
+        late.settimeout(5)
+        late.sendall(b"ping")
+        assert late.recv(4) == b""  # closed, not a black hole
+        fresh = connect(proxy)
+        sockets.append(fresh)
+        fresh.sendall(b"ping")
+        assert fresh.recv(4) == b"ping"
+    finally:
+        for s in sockets:
+            s.close()
+        proxy.close()

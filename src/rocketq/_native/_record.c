@@ -45,6 +45,8 @@ static PyMethodDef methods[] = {
      "Encode a flush's pass-through sends straight into a mapped file (CommitLog)."},
     {"scan_records", (PyCFunction)(void (*)(void))scan_records, METH_FASTCALL,
      "Check a run of commitlog records; DispatchRequests or validate only."},
+    {"record_starts", record_starts, METH_O,
+     "Where each whole record of a pull body starts (int64s) and where the last ends."},
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      "MessageExt objects of back-to-back records (a pull body)."},
     {NULL, NULL, 0, NULL},

@@ -69,6 +69,7 @@ def scan_records(
     schedule_tags_code: Callable[[str, dict[str, str], int], int] | None,
     /,
 ) -> tuple[list[Any], int, int]: ...
+def record_starts(buf: ReadableBuffer, /) -> tuple[bytes, int]: ...
 def decode_records(
     buf: ReadableBuffer,
     pos: int,

@@ -135,6 +135,9 @@ PyObject *append_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* scan.c */
 int parse_record(const unsigned char *b, Py_ssize_t pos, Py_ssize_t limit, Record *r);
 PyObject *scan_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* pull_body.record_starts's walk: HEAD_STRUCT's size (record_layout.py) is what it needs */
+#define RECORD_HEAD_SIZE 48
+PyObject *record_starts(PyObject *self, PyObject *arg);
 
 /* decode.c */
 PyObject *decode_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

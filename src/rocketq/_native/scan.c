@@ -265,3 +265,37 @@ fail:
     PyBuffer_Release(&view);
     return NULL;
 }
+
+/* record_starts(buf) -> (bytes, end): pull_body.record_starts in C (the Spark topic source).
+ * The start of each whole record of buf (back-to-back records, a pull's body) as native
+ * int64s, up to the first head that is not one (its TOTALSIZE and MAGICCODE checked only,
+ * as the Python walk), and where the last of them ends. */
+PyObject *record_starts(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *b = (const unsigned char *)view.buf;
+    Py_ssize_t pos = 0, end = view.len, n = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (pos + RECORD_HEAD_SIZE <= end) {
+        int32_t total = rd_i32(b + pos);
+        uint32_t magic = rd_u32(b + pos + 4);
+        if ((magic != MAGIC_V1 && magic != MAGIC_V2) || total < MIN_RECORD_SIZE || total > end - pos)
+            break;
+        n++;
+        pos += total;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    int64_t *starts = (int64_t *)PyBytes_AS_STRING(out);
+    pos = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        starts[i] = pos;
+        pos += rd_i32(b + pos);
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(Nn)", out, pos);
+}

@@ -25,6 +25,7 @@ from typing import Any
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.config_manager import ConfigManager
 from rocketq.broker.topic_config_journal import TopicConfigJournal
+from rocketq.broker.topic_config_text import TopicsJsonText
 from rocketq.common.attribute import TOPIC_ATTRIBUTES, alter_current_attributes
 from rocketq.common.topic import (
     AUTO_CREATE_TOPIC_KEY_TOPIC,
@@ -60,6 +61,7 @@ class TopicConfigManager(ConfigManager):
         self.topic_config_table: dict[str, TopicConfig] = {}
         self._lock = threading.RLock()
         self.journal = TopicConfigJournal(self.path)
+        self.text = TopicsJsonText()  # topics.json's text, per topic encoded once
         self.compact_min_entries = COMPACT_MIN_ENTRIES
         self._compaction: threading.Thread | None = None
         self._compacted_size = 0  # topics in topics.json as last compacted
@@ -139,7 +141,9 @@ class TopicConfigManager(ConfigManager):
                 self.topic_config_table[tc.topic_name] = tc
                 self._unregistered[tc.topic_name] = tc
                 log.info("topic config %s: %s -> %s", tc.topic_name, old, tc)
-                records.append({"op": "put", "topicConfig": to_json(tc)})
+                obj = to_json(tc)
+                self.text.put(tc, obj)
+                records.append({"op": "put", "topicConfig": obj})
             if records:
                 self.data_version.next_version()
                 self._journal_append(records)
@@ -180,6 +184,7 @@ class TopicConfigManager(ConfigManager):
         with self._lock:
             if self.topic_config_table.pop(topic, None) is None:
                 return False
+            self.text.drop(topic)
             self.data_version.next_version()
             self._journal_append([{"op": "delete", "topic": topic}])
             return True
@@ -229,10 +234,11 @@ class TopicConfigManager(ConfigManager):
         journal emptied. Only the snapshot and the journal's rotation hold the table's lock."""
         with self._file_lock:
             with self._lock:
-                wrapper = self.build_serialize_wrapper()
+                table = dict(self.topic_config_table)
+                version = self.version_snapshot()
                 self.journal.rotate()
-                self._compacted_size = len(wrapper.topic_config_table)
-            self._write(wrapper.to_json())
+                self._compacted_size = len(table)
+            self._write_text(self.text.render(table, version))
             self.journal.drop_rotated()
 
     def load(self) -> bool:

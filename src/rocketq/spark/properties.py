@@ -39,6 +39,8 @@ class PropertiesColumn:
     rows: Ints  # the row of each entry
     names: Any  # pa.StringArray, one per entry
     values: Any
+    codes: Ints  # each entry's name as an index into ``name_codes``
+    name_codes: dict[str, int]  # the distinct names of the chunk (a handful)
 
     def head(self, n: int) -> PropertiesColumn:
         """The first ``n`` records (n <= count)."""
@@ -46,12 +48,19 @@ class PropertiesColumn:
             return self
         kept = int(np.searchsorted(self.rows, n, side="left"))
         return PropertiesColumn(
-            n, self.map[:n], self.rows[:kept], self.names[:kept], self.values[:kept]
+            n,
+            self.map[:n],
+            self.rows[:kept],
+            self.names[:kept],
+            self.values[:kept],
+            self.codes[:kept],
+            self.name_codes,
         )
 
     def lookup(self, name: str) -> Any:
         """The value of property ``name`` of each record, null where it has none."""
-        hit = np.flatnonzero(np.asarray(pc.equal(self.names, name).to_numpy(zero_copy_only=False)))
+        code = self.name_codes.get(name)
+        hit = np.flatnonzero(self.codes == code) if code is not None else np.empty(0, np.int64)
         index = np.full(self.count, -1, np.int64)
         index[self.rows[hit]] = hit
         return self.values.take(pa.array(index, mask=index < 0))
@@ -62,8 +71,9 @@ def parse_properties(data: Bytes, offsets: Ints) -> PropertiesColumn:
     count = _utf8_rows(data, offsets)
     data, offsets = data[: offsets[count]], offsets[: count + 1]
     pair_ends = np.flatnonzero(data == PAIR_END)
-    seg_starts = np.sort(np.concatenate([offsets[:-1], pair_ends + 1]))
-    seg_ends = np.sort(np.concatenate([pair_ends, offsets[1:]]))
+    # two sorted runs each: the stable sort (timsort for int64) merges them in linear time
+    seg_starts = np.sort(np.concatenate([offsets[:-1], pair_ends + 1]), kind="stable")
+    seg_ends = np.sort(np.concatenate([pair_ends, offsets[1:]]), kind="stable")
     name_values = np.flatnonzero(data == NAME_VALUE)
     at = np.searchsorted(name_values, seg_starts)
     sep = name_values[np.minimum(at, max(len(name_values) - 1, 0))] if len(name_values) else at
@@ -73,14 +83,20 @@ def parse_properties(data: Bytes, offsets: Ints) -> PropertiesColumn:
     entry_rows = np.searchsorted(offsets, starts, side="right") - 1
     names = _strings(data, starts, seps)
     values = _strings(data, seps + 1, ends)
-    count = min(count, _first_repeated_row(entry_rows, names))
+    encoded = pc.dictionary_encode(names)  # names compared once, as small ints
+    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.int64)
+    name_codes = {name: i for i, name in enumerate(encoded.dictionary.to_pylist())}
+    count = min(count, _first_repeated_row(entry_rows, codes))
     kept = int(np.searchsorted(entry_rows, count, side="left"))
     if kept < len(entry_rows):
         entry_rows, names, values = entry_rows[:kept], names[:kept], values[:kept]
+        codes = codes[:kept]
     entry_offsets = np.zeros(count + 1, np.int64)
     np.cumsum(np.bincount(entry_rows, minlength=count), out=entry_offsets[1:])
     mapped = pa.MapArray.from_arrays(pa.array(entry_offsets.astype(np.int32)), names, values)
-    return PropertiesColumn(count, mapped.cast(MAP_TYPE), entry_rows, names, values)
+    return PropertiesColumn(
+        count, mapped.cast(MAP_TYPE), entry_rows, names, values, codes, name_codes
+    )
 
 
 def _utf8_rows(data: Bytes, offsets: Ints) -> int:
@@ -116,12 +132,11 @@ def _strings(data: Bytes, starts: Ints, ends: Ints) -> Any:
     )
 
 
-def _first_repeated_row(entry_rows: Ints, names: Any) -> int:
+def _first_repeated_row(entry_rows: Ints, codes: Ints) -> int:
     """The first row holding one name twice (a dict would keep one entry), else past the end."""
     if len(entry_rows) == 0:
         return int(np.iinfo(np.int64).max)
-    codes = np.asarray(pc.dictionary_encode(names).indices.to_numpy(), np.int64)
     width = int(codes.max()) + 1
-    pairs = np.sort(entry_rows * width + codes)
+    pairs = np.sort(entry_rows * width + codes, kind="stable")  # a sorted run per row
     dup = np.flatnonzero(pairs[1:] == pairs[:-1])
     return int(pairs[dup[0]] // width) if len(dup) else int(np.iinfo(np.int64).max)

@@ -40,6 +40,9 @@ ZERO_RUN = 1 << 20
 
 RECOVER_FILES = 3
 
+#: how far past a filler unit ``_unit_below`` looks for a real one (beyond: "not known below")
+FILLER_LOOK = 64
+
 
 class ConsumeQueue:
     def __init__(self, topic: str, queue_id: int, root_dir: str, mapped_file_size: int) -> None:
@@ -56,15 +59,25 @@ class ConsumeQueue:
     def load(self) -> bool:
         return self.mapped_file_queue.load()
 
-    def recover(self) -> None:
-        """Scan from the third-last file to the first invalid unit; drop what follows."""
+    def recover(self, below: int | None = None) -> None:
+        """Scan from the third-last file to the first invalid unit; drop what follows.
+
+        ``below`` is a trusted dispatch checkpoint's offset (``dispatch_checkpoint.py``): the
+        units of every record under it are written and flushed, and precede all others (units
+        go in commitlog order), so each file's check starts at the first unit past it instead
+        of the file's start (RocketMQ's ConsumeQueue#recover checks every unit)."""
         files = self.mapped_file_queue.mapped_files
         if not files:
             return
         start = max(0, len(files) - RECOVER_FILES)
         end = files[start].file_from_offset
         for mf in files[start:]:
-            pos = self._scan_valid(mf)
+            first = 0 if below is None else self._first_unit_past(mf, below)
+            if first > 0:
+                last_end = _last_unit_end(mf, first)
+                if last_end >= 0:
+                    self.max_physic_offset = last_end
+            pos = self._scan_valid(mf, first)
             end = mf.file_from_offset + pos
             if pos < self.mapped_file_size:
                 break
@@ -72,9 +85,8 @@ class ConsumeQueue:
         self._truncate_at(end)
         self._set_min_from_first_file(0)
 
-    def _scan_valid(self, mf: MappedFile) -> int:
+    def _scan_valid(self, mf: MappedFile, pos: int = 0) -> int:
         view = mf.view
-        pos = 0
         while pos < self.mapped_file_size:
             offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(view, pos)
             if offset < 0 or size <= 0:
@@ -83,6 +95,22 @@ class ConsumeQueue:
                 self.max_physic_offset = offset + size
             pos += CQ_STORE_UNIT_SIZE
         return pos
+
+    def _first_unit_past(self, mf: MappedFile, below: int) -> int:
+        """Byte position in ``mf`` of a unit at or before the first one written for a record
+        at or past ``below``: a binary search where a unit is known to be in the checkpointed
+        prefix only when it is a real unit of a record that ends at or below ``below`` (a
+        filler run defers to the real unit after it). Every other answer moves the search
+        back, so the result never passes the prefix's end: scanning on from it is exact."""
+        units = self.mapped_file_size // CQ_STORE_UNIT_SIZE
+        lo, hi = 0, units
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _unit_below(mf.view, mid, units, below):
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo * CQ_STORE_UNIT_SIZE
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> None:
         """Drop units that point at or past ``phy_offset`` (the commitlog's valid end). Units
@@ -301,6 +329,16 @@ def _last_unit_end(mf: MappedFile, pos: int) -> int:
         if size != CQ_FILLER_SIZE:
             return int(offset + size)
     return -1
+
+
+def _unit_below(view: memoryview, index: int, units: int, below: int) -> bool:
+    """Whether unit ``index`` is known to precede every unit of a record at or past ``below``:
+    the first real unit from ``index`` on (within ``FILLER_LOOK``) ends at or below it."""
+    for i in range(index, min(units, index + FILLER_LOOK)):
+        offset, size, _tags = CQ_STORE_UNIT_STRUCT.unpack_from(view, i * CQ_STORE_UNIT_SIZE)
+        if size != CQ_FILLER_SIZE:
+            return bool(offset >= 0 and size > 0 and offset + size <= below)
+    return False
 
 
 def _last_written(mf: MappedFile, start: int) -> int:

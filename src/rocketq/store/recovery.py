@@ -83,8 +83,9 @@ def load_and_recover(store: RecoverableStore) -> None:
         store.index_service = _new_index_service(store)
         # from a trusted point the index files are kept: entries below it are flushed
         store.index_service.load(not abnormal or point is not None)
+    below = point.offset if point is not None else None  # units under it need no check
     for cq in store.consume_queues.all_queues():
-        cq.recover()
+        cq.recover(below)
     if point is not None:
         start = point.offset
         log.info("abnormal recovery starts at the dispatch checkpoint, offset %d", start)

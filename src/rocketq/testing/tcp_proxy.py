@@ -121,9 +121,14 @@ class TcpProxy:
             self.connections += 1
 
     def _drain(self, src: socket.socket) -> None:
+        """A connection accepted while the target was unreachable: swallow what it sends
+        while the silence lasts. Accepted just as ``restore()`` closed the others, it would
+        otherwise swallow for ever (a black hole no real link leaves after a heal); closed
+        instead at its first bytes after the heal, so its client connects again."""
         with contextlib.suppress(OSError):
             while src.recv(65536):
-                pass
+                if not (self._silent_up.is_set() and self._silent_down.is_set()):
+                    break
         _close(src)
 
     def _pump(self, src: socket.socket, dst: socket.socket, silent: threading.Event) -> None:

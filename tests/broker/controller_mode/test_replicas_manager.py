@@ -28,6 +28,7 @@ from rocketq.testing.controller_mode import (
     send_one,
 )
 from rocketq.testing.controller_wire import ControllerGroup
+from rocketq.testing.pop import pop
 from rocketq.testing.wait import until
 
 pytestmark = pytest.mark.timeout(90)
@@ -230,3 +231,34 @@ async def test_a_broker_identity_of_another_broker_name_keeps_the_broker_fenced(
             assert len(said) == 1
     finally:
         await controllers.stop_all()
+
+
+async def test_a_replica_that_is_not_a_serving_master_refuses_pops_at_once(
+    tmp_path: Path,
+) -> None:
+    """A pop read on a slave could put its check point the instant the slave became master,
+    before its pop offsets moved past the old master's last pops (RELIABILITY.md, a partition
+    of the master): the slave refuses a pop before reading anything; the master serves it."""
+    async with group_of_three(tmp_path) as (brokers, _, _):
+        assert await until(lambda: roles_settled(brokers), 20)
+        master = next(b for b in brokers if manager(b).is_master)
+        slave = next(b for b in brokers if not manager(b).is_master)
+        client = RemotingClient()
+        try:
+            assert (await send_one(client, master.broker_addr, TOPIC, b"popped")).code == 0
+            tables = slave.topic_config_manager.topic_config_table
+            assert await until(lambda: TOPIC in tables, 20)  # the slave knows the topic
+            assert await until(lambda: slave.message_store.get_max_phy_offset() > 0, 20)
+            refused, got = await pop(
+                client, slave.broker_addr, "broker-a", "GroupCM", TOPIC, poll_ms=0
+            )
+            assert refused.code == ResponseCode.SERVICE_NOT_AVAILABLE, refused.remark
+            assert "not a serving master" in (refused.remark or "")
+            assert got == []
+            served, got = await pop(
+                client, master.broker_addr, "broker-a", "GroupCM", TOPIC, poll_ms=1000
+            )
+            assert served.code == ResponseCode.SUCCESS, served.remark
+            assert [p.msg.body for p in got] == [b"popped"]
+        finally:
+            await client.shutdown()

@@ -95,3 +95,20 @@ def test_the_set_in_force_always_holds_committed_and_proposed_members(
         assert 1 in in_force
         if proposal is not None:
             assert proposal <= in_force
+
+
+def test_a_proposal_made_while_another_is_pending_keeps_the_other_in_force() -> None:
+    """An expansion the controller committed with its answer lost (a partition beginning),
+    then a shrink computed from the committed set: the joining slave, which the controller
+    may elect, must still ack every send until the controller's set is adopted."""
+    t = tracker({1, 3})
+    t.update_caught_up_time(3, 1_000)
+    assert t.maybe_expand(2, 500, confirm_offset=400, epoch_start_offset=0) == {1, 2, 3}
+    assert t.maybe_shrink(60_000) == {1}  # 3 lags; computed from the committed {1, 3}
+    assert t.sync_state_set() == {1, 2, 3}
+    assert not t.all_acked(500, {3: 500})  # 2 has not acked
+    assert t.ack_offset(500, {3: 500}, all_ack=True, in_sync_replicas=1) < 500
+    assert t.all_acked(500, {2: 500, 3: 500})
+    t.set_sync_state_set(frozenset({1, 2, 3}))  # the controller's set, adopted
+    assert not t.is_synchronizing
+    assert t.sync_state_set() == {1, 2, 3}

@@ -12,9 +12,10 @@ answer forgets the leader so that the next call asks again.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
-from rocketq.errors import RemotingError
+from rocketq.errors import RemotingError, RemotingTimeoutError
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -65,9 +66,17 @@ class ReplicaView:
 
 
 class ControllerClient:
-    def __init__(self, controller_addrs: list[str], *, timeout_s: float = 3.0) -> None:
+    def __init__(
+        self,
+        controller_addrs: list[str],
+        *,
+        timeout_s: float = 3.0,
+        close_silent_after_s: float = 10.0,
+    ) -> None:
         self.controller_addrs = controller_addrs
         self.timeout_s = timeout_s
+        self.close_silent_after_s = close_silent_after_s
+        self._unanswered_since: dict[str, float] = {}  # addr -> first unanswered request
         self.client = RemotingClient()
         self.leader_addr = ""
 
@@ -81,10 +90,35 @@ class ControllerClient:
     ) -> RemotingCommand:
         fields = header.to_ext_fields() if header is not None else {}
         request = RemotingCommand.create_request(code, fields, body)
+        sent = time.monotonic()
         try:
-            return await self.client.invoke(addr, request, self.timeout_s)
+            response = await self.client.invoke(addr, request, self.timeout_s)
+        except RemotingTimeoutError as exc:
+            self.note_timeout(addr, sent)
+            raise ControllerRequestError(-1, f"{addr}: {exc}") from exc
         except (RemotingError, OSError) as exc:
             raise ControllerRequestError(-1, f"{addr}: {exc}") from exc
+        self._unanswered_since.pop(addr, None)
+        return response
+
+    def note_timeout(self, addr: str, sent: float) -> None:
+        """A request sent at ``sent`` (monotonic) got no answer in time. Once nothing has
+        come back on the connection for ``close_silent_after_s``, it is closed, as
+        NettyRemotingClient.invokeSync does on a timeout (clientCloseSocketIfTimeout): a stream
+        that lost bytes mid-frame, or a link that swallows them, would otherwise time out every
+        later request on it, and a deposed master would never hear of its successor. Not at
+        the first timeout: the controller takes a closed connection for a dead broker, and
+        after silence longer than its heartbeat timeout it already does (the ReplicasManager
+        waits twice that)."""
+        since = self._unanswered_since.setdefault(addr, sent)
+        if time.monotonic() - since >= self.close_silent_after_s:
+            log.warning(
+                "no answer from controller %s for %.1f s: reconnecting",
+                addr,
+                time.monotonic() - since,
+            )
+            self._unanswered_since.pop(addr, None)
+            self.client.close_channel(addr)
 
     async def _leader_call(
         self,

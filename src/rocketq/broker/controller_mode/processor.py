@@ -70,11 +70,14 @@ def fencing_hook(
     def refuse_while_fenced(
         channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand | None:
-        if manager.pops_held and request.code in POP_CODES:
+        if request.code in POP_CODES and (manager.pops_held or not manager.is_master):
+            # a pop read on a replica that is not a serving master could put its check point
+            # just after the replica became master, before its pop offsets moved: the same
+            # messages were then served again (RELIABILITY.md, a partition of the master)
             return RemotingCommand.create_response(
                 ResponseCode.SERVICE_NOT_AVAILABLE,
-                f"broker {manager.broker.broker_addr} is becoming master: its pop offsets are "
-                "being moved past the old master's last pops",
+                f"broker {manager.broker.broker_addr} is not a serving master: pops are held "
+                "until its pop offsets are moved past the old master's last pops",
             )
         if not manager.fenced or request.code not in FENCED_CODES:
             return None

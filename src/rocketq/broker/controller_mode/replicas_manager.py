@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from rocketq.broker.controller_mode.controller_client import (
@@ -52,7 +53,9 @@ class ReplicasManager(RoleSwitch):
         super().__init__(broker)
         cfg = broker.config
         self.client = ControllerClient(
-            cfg.controller_addr_list, timeout_s=max(1.0, cfg.send_heartbeat_timeout_ms / 1000 * 3)
+            cfg.controller_addr_list,
+            timeout_s=max(1.0, cfg.send_heartbeat_timeout_ms / 1000 * 3),
+            close_silent_after_s=2 * cfg.controller_heart_beat_timeout_ms / 1000,
         )
         self._tasks: list[asyncio.Task[None]] = []
         self._said: int | None = None  # the last failure said (a code; -1: unreachable)
@@ -177,8 +180,13 @@ class ReplicasManager(RoleSwitch):
         timeout_s = cfg.send_heartbeat_timeout_ms / 1000
 
         async def one(addr: str) -> None:
-            with contextlib.suppress(ControllerRequestError, TimeoutError):
+            sent = time.monotonic()
+            try:
                 await asyncio.wait_for(self.client.heartbeat(addr, header), timeout_s)
+            except TimeoutError:
+                self.client.note_timeout(addr, sent)
+            except ControllerRequestError:
+                pass
 
         await asyncio.gather(*(one(a) for a in cfg.controller_addr_list))
 

@@ -129,15 +129,16 @@ class RoleSwitch:
         assert me is not None
         epoch = view.master_epoch
         log.info("broker %s id %d: becoming master at epoch %d", self.config.broker_name, me, epoch)
+        self.pops_held = True  # from the first moment the store may take puts as master
         if not await asyncio.to_thread(self.ha.change_to_master, epoch):
             log.error("the HA service refused master epoch %d; role unchanged", epoch)
+            self.pops_held = False
             return
         self.master_epoch, self.is_master = epoch, True
         self.master_broker_id, self.master_address = me, self.broker.broker_addr
         self.sync_state_set_epoch = -1  # adopt what the controller says, whatever its epoch
         self.change_sync_state_set(view.sync_state_set | {me}, view.sync_state_set_epoch)
         self._stop_slave_sync()
-        self.pops_held = True  # sends go on at once; pops wait for their offsets (fencing hook)
         try:
             await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
             await self._advance_pop_offsets()

@@ -1,7 +1,8 @@
 """A PULL_MESSAGE body straight to Arrow columns, without a Python object per record.
 
 A pull's body holds the pulled records back to back in the commitlog's layout (RocketMQ's
-``MessageDecoder.decodes`` reads it). ``record_starts`` walks their TOTALSIZE/MAGICCODE heads;
+``MessageDecoder.decodes`` reads it). ``record_starts`` walks their TOTALSIZE/MAGICCODE heads
+(in C, ``_native``'s ``record_starts``, when built; this module's function is the reference);
 ``spark.fields.gather_fields`` (the store-file reader's columnar decoder) gathers the fields of
 all of them with numpy; ``spark.record_columns`` makes the columns of ``TOPIC_COLUMNS``. It
 runs in the Spark task's thread, never on the client's loop thread, which only receives the
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_messages
 from rocketq.common.record_layout import (
@@ -61,11 +63,20 @@ def record_starts(body: bytes | memoryview) -> tuple[list[int], int]:
     return starts, pos
 
 
+def record_start_array(body: bytes) -> tuple[Any, int]:
+    """``record_starts`` as an int64 array, walked in C when the native module is in use."""
+    compiled = native_record.RECORD
+    if compiled is not None and hasattr(compiled, "record_starts"):  # not in a stale build
+        raw, stop = compiled.record_starts(body)
+        return np.frombuffer(raw, dtype=np.int64), stop
+    walked, stop = record_starts(body)
+    return np.array(walked, dtype=np.int64), stop
+
+
 def body_batches(body: bytes, broker: str) -> list[Any]:
     """The records of ``body`` as ``TOPIC_COLUMNS`` record batches (one, or two when the row
     decoder takes over part way)."""
-    walked, stop = record_starts(body)
-    starts = np.array(walked, dtype=np.int64)
+    starts, stop = record_start_array(body)
     batches = []
     if len(starts):
         view = memoryview(body)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import (
@@ -54,30 +53,20 @@ from rocketq.spark.topic.offsets import (
     stream_offset,
 )
 from rocketq.spark.topic.options import EXACTLY_ONCE, ReadOptions, WriteOptions
-from rocketq.spark.topic.stream import PackedPartition, read_packed, stream_partitions
+from rocketq.spark.topic.stream import (
+    PackedPartition,
+    batch_partitions,
+    read_packed,
+    stream_partitions,
+)
 
 if TYPE_CHECKING:  # the client is imported by the first read, not by Spark's module scan
-    from rocketq.spark.topic.offset_reader import OffsetReader, QueueRange
+    from rocketq.spark.topic.offset_reader import OffsetReader
     from rocketq.spark.topic.range_reader import ReadSettings
 
 log = logging.getLogger(__name__)
 
 SOURCE_NAME = "rocketq"
-
-
-@dataclass
-class RangePartition(InputPartition):
-    """One task's read: a queue range plus the settings to pull it (no live client)."""
-
-    range: QueueRange
-    settings: ReadSettings
-
-
-def read_partition(partition: InputPartition) -> Iterator[Any]:
-    from rocketq.spark.topic.range_reader import read_range
-
-    if isinstance(partition, RangePartition):
-        yield from read_range(partition.range, partition.settings)
 
 
 def settings_of(opts: ReadOptions) -> ReadSettings:
@@ -142,11 +131,12 @@ class TopicBatchReader(DataSourceReader):
         start = offsets.resolve_start(mqs, "earliest")
         end = offsets.resolve_end(mqs)
         start = offsets.check_ranges(start, end)
-        settings = settings_of(self.options)
-        return [RangePartition(r, settings) for r in offsets.plan(start, end)]
+        return batch_partitions(offsets.plan(start, end), settings_of(self.options), self.options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        return read_partition(partition)
+        if not isinstance(partition, PackedPartition):
+            raise TypeError(f"not a rocketq partition: {partition!r}")
+        return read_packed(partition)
 
 
 def rate_limit(begin: Mapping[MessageQueue, int], end: OffsetMap, max_offsets: int) -> OffsetMap:
@@ -261,9 +251,9 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return stream_partitions(offsets.plan(begin, stop), settings_of(self.options), self.options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        if isinstance(partition, PackedPartition):
-            return read_packed(partition)
-        return read_partition(partition)
+        if not isinstance(partition, PackedPartition):
+            raise TypeError(f"not a rocketq partition: {partition!r}")
+        return read_packed(partition)
 
     def commit(self, end: dict[str, Any]) -> None:
         self._commit_group(offsets_of(end))

@@ -210,6 +210,7 @@ class AutoSwitchHAService(HAService):
             if tracker is None:
                 return
             tracker.set_sync_state_set(committed | {tracker.local_broker_id})
+            log.info("SyncStateSet committed %s adopted", sorted(tracker.local))
             self._store_confirm(self._compute_confirm_offset(tracker))
         self._release_sends()
 
@@ -261,7 +262,16 @@ class AutoSwitchHAService(HAService):
         self.maybe_shrink_sync_state_set()
 
     def _notify(self, proposal: frozenset[int]) -> None:
-        log.info("SyncStateSet change proposed: %s", sorted(proposal))
+        with self._sss_lock:
+            tracker = self.tracker
+            local = sorted(tracker.local) if tracker is not None else []
+            in_force = sorted(tracker.sync_state_set()) if tracker is not None else []
+        log.info(
+            "SyncStateSet change proposed: %s (committed %s, in force %s)",
+            sorted(proposal),
+            local,
+            in_force,
+        )
         for listener in list(self._listeners):
             self._notifier.submit(listener, proposal)
 

@@ -14,8 +14,13 @@ of its committed set and the proposal (``sync_state_set``, the fix of apache/roc
 - a shrinking set keeps waiting for the leaving slave until the shrink is committed, so a
   master fenced by a newer epoch, which can never commit a shrink, never acks alone.
 
-A refused proposal leaves the union in force (still the safe side) until the next proposal or
-commit replaces it.
+A proposal made while another is pending does not replace the other in the union: the set in
+force is the committed set plus **every** proposal since the last commit. The controller may
+have committed the earlier one with its answer lost (a partition beginning), and may elect any
+of its members; a shrink computed afterwards from the committed set would otherwise drop a
+joining slave from the union (an expansion {1,3} -> {1,2,3} committed, then a shrink proposal
+{1} leaving {1,3} in force: the master acks without 2, which the controller may elect). A
+refused proposal stays in force (the safe side) until the controller's set is adopted.
 
 - **Shrink**: a member leaves when it last caught up more than ``haMaxTimeSlaveNotCatchup``
   ago, or has no connection (no caught-up time at all).
@@ -40,7 +45,8 @@ class SyncStateSetTracker:
         self.local_broker_id = local_broker_id
         self.max_not_catchup_ms = max_not_catchup_ms
         self.local: frozenset[int] = sync_state_set | {local_broker_id}
-        self.pending: frozenset[int] | None = None
+        self.pending: frozenset[int] | None = None  # the latest proposal, reported again
+        self.proposed: frozenset[int] = frozenset()  # every member proposed since the commit
         self.caught_up_ms: dict[int, int] = {}
 
     @property
@@ -48,13 +54,14 @@ class SyncStateSetTracker:
         return self.pending is not None
 
     def sync_state_set(self) -> frozenset[int]:
-        """The set in force: the union of committed and proposed while a change is pending."""
-        return self.local if self.pending is None else self.local | self.pending
+        """The set in force: the committed set and every proposal made since."""
+        return self.local | self.proposed
 
     def set_sync_state_set(self, committed: frozenset[int]) -> None:
         """The controller committed (or told us) this set: adopt it, nothing pending."""
         self.local = committed
         self.pending = None
+        self.proposed = frozenset()
 
     def update_caught_up_time(self, slave_id: int, caught_up_ms: int) -> None:
         self.caught_up_ms[slave_id] = max(self.caught_up_ms.get(slave_id, 0), caught_up_ms)
@@ -96,6 +103,7 @@ class SyncStateSetTracker:
         if proposal == self.local:
             return None
         self.pending = proposal
+        self.proposed |= proposal
         return proposal
 
     def compute_confirm_offset(
