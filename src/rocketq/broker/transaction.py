@@ -245,8 +245,10 @@ class TransactionalMessageService:
     # ------------------------------------------------------------------ the record after a restart
 
     def start_recover_ended(self) -> None:
-        """Rebuild the record of ended halves in the background; ends wait for it."""
-        self._recovery = asyncio.get_running_loop().create_task(self._recover_ended_logged())
+        """Rebuild the record of ended halves in the background (once); ends wait for it."""
+        if self._recovery is None:
+            loop = asyncio.get_running_loop()
+            self._recovery = loop.create_task(self._recover_ended_logged())
 
     async def stop_recover_ended(self) -> None:
         if self._recovery is not None and not self._recovery.done():
@@ -255,7 +257,9 @@ class TransactionalMessageService:
                 await self._recovery
 
     async def wait_recovered(self) -> None:
-        if self._recovery is not None and not self._recovery.done():
+        self.start_recover_ended()  # an end served before the check service started
+        assert self._recovery is not None
+        if not self._recovery.done():
             await asyncio.shield(self._recovery)
 
     async def _recover_ended_logged(self) -> int:
