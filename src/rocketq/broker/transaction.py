@@ -20,15 +20,22 @@ Theory of operation (TransactionalMessageBridge / TransactionalMessageServiceImp
   immunity copies), and an end of a copy writes a second op for that first offset, so a late end
   that names an older copy (the producer's own end after a check, or a Spark driver's commit)
   still ends every copy and the half is committed once.
-- Ends are idempotent while the broker runs: the first offsets of ended halves are remembered
-  (bounded), a repeated end with the same decision answers SUCCESS without a second re-put, and
-  the opposite decision is refused.
+- Ends are idempotent: the first offsets of ended halves are remembered (the last
+  ENDED_MEMORY_COUNT), a repeated end with the same decision answers SUCCESS without a second
+  re-put, and the opposite decision is refused. Beyond RocketMQ, the record survives a restart
+  (clean or kill -9): our op messages carry the decision (``RQ_TRAN_END`` = 8 or 12), and at
+  start-up the last ENDED_MEMORY_COUNT ops of each op queue are read back into the record
+  (their bodies split on ``,`` as TransactionalMessageServiceImpl reads RocketMQ 5's), before
+  any END_TRANSACTION is served: the same bound as the running record, and back before the
+  op queue's consumed offset unless more than ENDED_MEMORY_COUNT ops wait behind it. Ops
+  without the property (written by RocketMQ or an older rocketq) are not remembered.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import logging
 from typing import Protocol
@@ -73,6 +80,10 @@ CID_RMQ_SYS_TRANS = "CID_RMQ_SYS_TRANS"
 REMOVETAG = "d"
 HALF_QUEUE_ID = 0
 ENDED_MEMORY_COUNT = 100_000
+PROPERTY_TRANSACTION_END = "RQ_TRAN_END"  # on our op messages: the decision, 8 or 12
+RECOVER_PULL_BATCH = 32  # maxTransferCountOnMessageInMemory's default
+RECOVER_DISPATCH_WAIT_S = 30.0
+_DECISIONS = (MessageSysFlag.TRANSACTION_COMMIT_TYPE, MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
 # nothing (yet) at the offset: the scan stops and keeps its offset. A queue with no consume
 # queue yet (NO_MATCHED_LOGIC_QUEUE) is one whose first half is not dispatched yet.
 NO_NEW_STATUSES = frozenset(
@@ -111,7 +122,8 @@ class TransactionalMessageService:
         self.broker = controller
         # first half queue offset -> TRANSACTION_COMMIT_TYPE / TRANSACTION_ROLLBACK_TYPE
         self.ended: collections.OrderedDict[int, int] = collections.OrderedDict()
-        self._ending: set[int] = set()
+        self._ending: dict[int, int] = {}  # first offset -> the decision being written
+        self._recovery: asyncio.Task[int] | None = None
 
     # ------------------------------------------------------------------ half messages
 
@@ -135,6 +147,7 @@ class TransactionalMessageService:
         return tc
 
     async def look_half_message(self, commit_log_offset: int) -> MessageExt | None:
+        await self.wait_recovered()  # an end must see the ends made before a restart
         store = self.broker.message_store
         msg = await asyncio.to_thread(store.look_message_by_offset, commit_log_offset)
         if msg is None or msg.topic != TRANS_HALF_TOPIC:
@@ -168,23 +181,27 @@ class TransactionalMessageService:
     async def delete_prepare_message(self, half: MessageExt) -> bool:
         """putOpMessage(REMOVETAG): one op for this half, one more for its first half."""
         first = first_queue_offset(half)
-        ok = await self._put_op(half.queue_id, half.queue_offset)
+        tran_type = self._ending.get(first)
+        ok = await self._put_op(half.queue_id, half.queue_offset, tran_type)
         if first != half.queue_offset:
-            ok = await self._put_op(half.queue_id, first) and ok
+            ok = await self._put_op(half.queue_id, first, tran_type) and ok
         return ok
 
-    async def _put_op(self, queue_id: int, half_queue_offset: int) -> bool:
+    async def _put_op(self, queue_id: int, half_queue_offset: int, tran_type: int | None) -> bool:
         self.select_topic_config(TRANS_OP_HALF_TOPIC)
+        properties = {
+            mc.PROPERTY_TAGS: REMOVETAG,
+            mc.PROPERTY_WAIT_STORE_MSG_OK: "true",
+            mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: create_uniq_id(),
+        }
+        if tran_type is not None:
+            properties[PROPERTY_TRANSACTION_END] = str(tran_type)
         op = MessageExt(
             topic=TRANS_OP_HALF_TOPIC,
             queue_id=queue_id,
             body=str(half_queue_offset).encode("utf-8"),
             flag=0,
-            properties={
-                mc.PROPERTY_TAGS: REMOVETAG,
-                mc.PROPERTY_WAIT_STORE_MSG_OK: "true",
-                mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: create_uniq_id(),
-            },
+            properties=properties,
             sys_flag=0,
             born_timestamp=self.broker.message_store.now_ms(),
             born_host=self.broker.store_host,
@@ -210,17 +227,80 @@ class TransactionalMessageService:
             return self.ended[first]
         if first in self._ending:
             return MessageSysFlag.TRANSACTION_NOT_TYPE
-        self._ending.add(first)
+        self._ending[first] = tran_type
         return None
 
     def finish_end(self, first: int, tran_type: int | None) -> None:
         """Release the claim; remember the decision when the end succeeded."""
-        self._ending.discard(first)
-        if tran_type is None:
-            return
+        self._ending.pop(first, None)
+        if tran_type is not None:
+            self._remember(first, tran_type)
+
+    def _remember(self, first: int, tran_type: int) -> None:
         self.ended[first] = tran_type
+        self.ended.move_to_end(first)
         while len(self.ended) > ENDED_MEMORY_COUNT:
             self.ended.popitem(last=False)
+
+    # ------------------------------------------------------------------ the record after a restart
+
+    def start_recover_ended(self) -> None:
+        """Rebuild the record of ended halves in the background (once); ends wait for it."""
+        if self._recovery is None:
+            loop = asyncio.get_running_loop()
+            self._recovery = loop.create_task(self._recover_ended_logged())
+
+    async def stop_recover_ended(self) -> None:
+        if self._recovery is not None and not self._recovery.done():
+            self._recovery.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._recovery
+
+    async def wait_recovered(self) -> None:
+        self.start_recover_ended()  # an end served before the check service started
+        assert self._recovery is not None
+        if not self._recovery.done():
+            await asyncio.shield(self._recovery)
+
+    async def _recover_ended_logged(self) -> int:
+        try:
+            count = await self.recover_ended()
+        except Exception:  # ends are then idempotent only for what this run ends
+            log.exception("rebuilding the record of ended halves failed")
+            return 0
+        log.info("record of ended halves rebuilt: %d from op messages", count)
+        return count
+
+    async def recover_ended(self) -> int:
+        """Read the last ENDED_MEMORY_COUNT op messages of each op queue into ``ended``."""
+        store = self.broker.message_store
+        if not await asyncio.to_thread(store.wait_for_dispatch, RECOVER_DISPATCH_WAIT_S):
+            log.warning("the store is still dispatching; ends are read up to where it is")
+        count = 0
+        for queue_id in self.half_queue_ids():
+            hi = store.get_max_offset_in_queue(TRANS_OP_HALF_TOPIC, queue_id)
+            lo = store.get_min_offset_in_queue(TRANS_OP_HALF_TOPIC, queue_id)
+            offset = max(lo, hi - ENDED_MEMORY_COUNT)
+            while offset < hi:
+                pull = await self.pull(TRANS_OP_HALF_TOPIC, queue_id, offset, RECOVER_PULL_BATCH)
+                if pull.next_begin_offset <= offset:
+                    break
+                count += sum(self._recover_op(op) for op in pull.messages)
+                offset = pull.next_begin_offset
+        return count
+
+    def _recover_op(self, op: MessageExt) -> int:
+        """Remember the halves one op message ended; how many (0 without a decision)."""
+        text = op.properties.get(PROPERTY_TRANSACTION_END, "")
+        if op.properties.get(mc.PROPERTY_TAGS) != REMOVETAG or not text.isdigit():
+            return 0
+        tran_type = int(text)
+        if tran_type not in _DECISIONS:
+            return 0
+        offsets = [p for p in op.body.decode("utf-8", "replace").split(",") if p.isdigit()]
+        for part in offsets:
+            self._remember(int(part), tran_type)
+        return len(offsets)
 
     # ------------------------------------------------------------------ reading and progress
 

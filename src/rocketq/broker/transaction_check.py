@@ -116,9 +116,11 @@ class TransactionalMessageCheckService:
         self.checks_sent = 0  # CHECK_TRANSACTION_STATE requests, since start
 
     def start(self) -> None:
+        self.s.start_recover_ended()  # before any END_TRANSACTION is served (transaction.py)
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def shutdown(self) -> None:
+        await self.s.stop_recover_ended()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

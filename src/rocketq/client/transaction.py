@@ -60,9 +60,11 @@ Guarantees
   SUCCESS without a second delivery; ending the other way is refused. An end may name any copy
   of a half (the broker re-appends a half each time it checks it); all copies end together.
 - After a broker restart a half still pending is checked again; progress (which halves are
-  ended and checked) is kept in the broker's consumer offsets of group CID_RMQ_SYS_TRANS. An
-  end repeated after a restart, for a half already ended before it, is not recognised and
-  commits a second time (RocketMQ behaves the same way): end each handle once per outcome.
+  ended and checked) is kept in the broker's consumer offsets of group CID_RMQ_SYS_TRANS.
+  Ends stay idempotent across a restart of a rocketq broker (clean or killed): it rebuilds
+  its record of ended halves from the op queue's last 100,000 op messages (at least the last
+  50,000 ends), so an end repeated after the restart answers SUCCESS without a second
+  delivery. RocketMQ's broker, and an end older than that window, commit it a second time.
 - ``send_message_in_transaction`` ends with a two-way request (RocketMQ's client sends it
   oneway) and logs, not raises, a failed end, as RocketMQ's client does: the check-back then
   decides.
