@@ -119,6 +119,16 @@ class TopicSource(DataSource):
         return TopicStreamWriter(options, schema, overwrite)
 
 
+def read_partition(partition: InputPartition) -> Iterator[Any]:
+    """A task's batches. With nothing to read (``partitions`` gave none), PySpark still runs
+    one task, on a bare ``InputPartition(None)``: it reads nothing."""
+    if isinstance(partition, PackedPartition):
+        return read_packed(partition)
+    if type(partition) is InputPartition and partition.value is None:
+        return iter(())
+    raise TypeError(f"not a rocketq partition: {partition!r}")
+
+
 class TopicBatchReader(DataSourceReader):
     def __init__(self, options: ReadOptions) -> None:
         self.options = options
@@ -134,9 +144,7 @@ class TopicBatchReader(DataSourceReader):
         return batch_partitions(offsets.plan(start, end), settings_of(self.options), self.options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        if not isinstance(partition, PackedPartition):
-            raise TypeError(f"not a rocketq partition: {partition!r}")
-        return read_packed(partition)
+        return read_partition(partition)
 
 
 def rate_limit(begin: Mapping[MessageQueue, int], end: OffsetMap, max_offsets: int) -> OffsetMap:
@@ -251,9 +259,7 @@ class TopicStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return stream_partitions(offsets.plan(begin, stop), settings_of(self.options), self.options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        if not isinstance(partition, PackedPartition):
-            raise TypeError(f"not a rocketq partition: {partition!r}")
-        return read_packed(partition)
+        return read_partition(partition)
 
     def commit(self, end: dict[str, Any]) -> None:
         self._commit_group(offsets_of(end))
