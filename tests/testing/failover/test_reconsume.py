@@ -1,27 +1,60 @@
 """The fault suite's count of re-consumption: a rewind to a new master's lower offset counts
-what will be consumed again and the seconds of consumption that spans; a rewind to the end
-counts nothing, and a replayed batch is consumed anew."""
+what will be consumed again and the seconds of consumption that spans, leaving out the time
+the consumer waited on a broker (a paused master); a rewind to the end counts nothing, and
+a replayed batch is consumed anew."""
 
 from __future__ import annotations
 
 import time
 
-from rocketq.testing.failover.reconsume import QueueCursor
+from rocketq.testing.failover.reconsume import ConsumptionClock, QueueCursor
 
 
 def test_a_rewind_below_what_was_consumed_counts_the_messages_and_the_replayed_time() -> None:
     cursor = QueueCursor()
-    cursor.consumed(0, 10)
-    cursor.consumed(10, 20)
-    cursor.batches = [(0, 100.0), (10, 101.5)]  # the times the two batches were consumed
+    cursor.consumed(0, 10, 100.0, 0.0)
+    cursor.consumed(10, 20, 101.5, 1.5)
     rewind = cursor.rewind("broker-a", "cg", 2, 12)
     assert (rewind.count, rewind.queue_id, cursor.offset, cursor.end) == (8, 2, 12, 12)
+    assert (rewind.committed, rewind.end) == (12, 20)
     assert rewind.replay_s == 0.0  # only part of the last batch: no time spanned
-    cursor.consumed(12, 20)
-    cursor.batches[-1] = (12, 103.0)
+    cursor.consumed(12, 20, 103.0, 3.0)
     again = cursor.rewind("broker-a", "cg", 2, 5)
     assert again.count == 15
     assert again.replay_s == 3.0  # from the batch holding offset 5 to the last one
+    assert again.wall_s == 3.0
+    assert [offset for offset, _ in again.batches] == [0, 10, 12]
+
+
+def test_the_time_a_paused_master_kept_the_consumer_waiting_is_not_replayed_consumption() -> None:
+    # RELIABILITY.md's SIGSTOP case: queue 1 consumed for 0.3 s, then the master paused; the
+    # consumer's pulls of the other queues timed out (3 s each), and queue 1's pull, pending
+    # since before the new master was named, was answered by the old master as it woke 5 s on
+    clock = ConsumptionClock()
+    q1 = QueueCursor()
+    q1.consumed(276, 280, 100.0, clock.pulled(100.0, 100.0, answered=True))
+    assert abs(clock.pulled(100.0, 100.2, answered=True) - 0.2) < 1e-9  # nothing new
+    q1.consumed(280, 283, 100.3, clock.pulled(100.29, 100.3, answered=True))
+    assert abs(clock.pulled(100.3, 103.3, answered=False) - 0.3) < 1e-9  # queue 2: timed out
+    woken = clock.pulled(103.3, 105.34, answered=True)  # answered after 2 s: a wait
+    assert abs(woken - 0.3) < 1e-9
+    q1.consumed(283, 284, 105.34, woken)
+    rewind = q1.rewind("broker-b", "cg", 1, 276)
+    assert (rewind.committed, rewind.end, rewind.count) == (276, 284, 8)
+    assert abs(rewind.wall_s - 5.34) < 1e-9  # the pause included (the runner printed 5.40 s)
+    assert abs(rewind.replay_s - 0.3) < 1e-9  # consumption replayed: 0.3 s
+    assert [offset for offset, _ in rewind.batches] == [276, 280, 283]
+
+
+def test_the_clock_counts_idle_time_and_answered_pulls_between_them() -> None:
+    clock = ConsumptionClock()
+    ticks = [
+        clock.pulled(10.0, 10.01, answered=True),  # the first pull: its own round trip
+        clock.pulled(10.11, 10.12, answered=True),  # 0.1 s idle, then a pull
+        clock.pulled(10.12, 10.5, answered=False),  # refused: left out
+        clock.pulled(10.6, 10.61, answered=True),  # 0.1 s before it (idle) and its trip
+    ]
+    assert [round(t, 9) for t in ticks] == [0.01, 0.12, 0.12, 0.23]
 
 
 def test_a_rewind_to_the_end_of_what_was_consumed_counts_nothing() -> None:

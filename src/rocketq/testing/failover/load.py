@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from rocketq.errors import RemotingError
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
-from rocketq.testing.failover.reconsume import QueueCursor, ReConsumed
+from rocketq.testing.failover.reconsume import ConsumptionClock, QueueCursor, ReConsumed
 from rocketq.testing.wire import pull_request, request
 
 TOPIC = "TopicFaults"
@@ -34,6 +35,15 @@ QUEUES = 4
 SEND_TIMEOUT_S = 3.0
 ROUTE_POLL_S = 0.05
 CONSUMER_GROUPS = ("FaultsConsumer0", "FaultsConsumer1")
+#: a pull answered (with messages or none): the consumer is consuming
+PULL_ANSWERS = frozenset(
+    {
+        ResponseCode.SUCCESS,
+        ResponseCode.PULL_NOT_FOUND,
+        ResponseCode.PULL_RETRY_IMMEDIATELY,
+        ResponseCode.PULL_OFFSET_MOVED,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +247,7 @@ class Load:
 
     async def _consume(self, group: str, consumer_group: str) -> None:
         cursors = {q: QueueCursor() for q in range(QUEUES)}
+        clock = ConsumptionClock()  # the consumption time the rewinds count
         master = ""  # the master whose offsets the cursors follow
         while not self._stop.is_set():
             addr = self.routes[group].master
@@ -246,7 +257,9 @@ class Load:
                 master = addr or master
             pulled = 0
             for queue_id in range(QUEUES):
-                pulled += await self._pull(group, consumer_group, queue_id, cursors[queue_id])
+                pulled += await self._pull(
+                    group, consumer_group, queue_id, cursors[queue_id], clock
+                )
             if not pulled:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), 0.1)
@@ -280,7 +293,12 @@ class Load:
         return True
 
     async def _pull(
-        self, group: str, consumer_group: str, queue_id: int, cursor: QueueCursor
+        self,
+        group: str,
+        consumer_group: str,
+        queue_id: int,
+        cursor: QueueCursor,
+        clock: ConsumptionClock,
     ) -> int:
         addr = self.routes[group].master
         if not addr:
@@ -289,11 +307,15 @@ class Load:
             consumer_group, TOPIC, queue_id, cursor.offset, suspend_ms=0,
             sys_flag=FLAG_COMMIT_OFFSET | FLAG_SUBSCRIPTION, commit_offset=cursor.offset,
         )  # fmt: skip
+        sent = time.monotonic()
         try:
             to = self.routes[group].client_addr(addr)
             response = await self.client.invoke(to, pull, SEND_TIMEOUT_S)
         except (OSError, RemotingError):
+            clock.pulled(sent, time.monotonic(), answered=False)  # a paused master, say
             return 0
+        done = time.monotonic()
+        consuming_s = clock.pulled(sent, done, answered=response.code in PULL_ANSWERS)
         if response.code != ResponseCode.SUCCESS or not response.body:
             return 0
         msgs = decode_messages(response.body)
@@ -301,5 +323,7 @@ class Load:
             self.ledger.consumed.append(
                 Consumed(group, consumer_group, queue_id, msg.queue_offset, bytes(msg.body))
             )
-        cursor.consumed(msgs[0].queue_offset, int(response.ext_fields["nextBeginOffset"]))
+        cursor.consumed(
+            msgs[0].queue_offset, int(response.ext_fields["nextBeginOffset"]), done, consuming_s
+        )
         return len(msgs)

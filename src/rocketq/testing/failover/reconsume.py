@@ -7,8 +7,13 @@ to the new one is consumed again, and counted here.
 A :class:`QueueCursor` per (group, consumer group, queue) keeps the next offset to pull, the
 end of what was consumed and when each pulled batch was consumed. A rewind below that end is a
 :class:`ReConsumed`: how many messages will be consumed again, and how many seconds of
-consumption that replays (from the first consumption of the oldest of them to the last
-consumption before the change). Offsets reach a controller-mode slave by its metadata poll
+consumption that replays, as a RocketMQ user reads "the consumer replays N seconds": the
+consumer's time from the first consumption of the oldest of them to the last consumption
+before the change, less the time its pulls waited on a broker (:class:`ConsumptionClock`). A
+paused master's pulls time out, and the pull it answers as it wakes consumes what was stored
+before the pause; counting the pause made a SIGSTOP report 5.40 s where 0.3 s of consumption
+was replayed (RELIABILITY.md, "Controller mode: the fault suite"). The wall span is kept
+beside it (``wall_s``). Offsets reach a controller-mode slave by its metadata poll
 (docs/controller.md, "Metadata follows within 2 s"), so the replay stays near that period.
 """
 
@@ -25,38 +30,100 @@ class ReConsumed:
     consumer_group: str
     queue_id: int
     count: int  # messages consumed again
-    replay_s: float  # the seconds of consumption they span
+    replay_s: float  # the seconds of consumption they span (waits on a broker left out)
     at: float  # time.monotonic() of the rewind (the new master's offsets taken)
+    committed: int = 0  # the new master's offset
+    end: int = 0  # after the highest offset consumed before the rewind
+    wall_s: float = 0.0  # the wall time they span, waits on a broker included
+    #: (first offset, seconds before the rewind) of each replayed batch
+    batches: tuple[tuple[int, float], ...] = ()
+
+    def detail(self) -> str:
+        times = ", ".join(f"{o}@-{s:.2f}" for o, s in self.batches)
+        return (
+            f"{self.group}/{self.consumer_group}/q{self.queue_id}: offsets {self.committed}.."
+            f"{self.end} ({self.count}), replay {self.replay_s:.2f} s (wall {self.wall_s:.2f} s);"
+            f" batches (offset@s before the rewind) {times}"
+        )
+
+
+#: a pull answered later than this waited on a broker (the suite's pulls never long-poll:
+#: ``suspend_ms=0``), a paused master say; the wait is not consumption
+SLOW_PULL_S = 1.0
+
+
+@dataclass
+class ConsumptionClock:
+    """One consumer's consumption time: the seconds it spent consuming or idle with nothing
+    to pull, leaving out the time its pulls waited on a broker (timed out, refused, or
+    answered after :data:`SLOW_PULL_S`): a consumer stuck on a paused master consumes
+    nothing, and a pull the master answers as it wakes is not consumption done meanwhile."""
+
+    consuming_s: float = 0.0
+    _last: float | None = None  # the end of the last pull
+
+    def pulled(self, sent: float, done: float, answered: bool) -> float:
+        """A pull sent at ``sent`` ended at ``done`` (``answered``: with a pull answer);
+        returns the clock after it."""
+        last = sent if self._last is None else self._last
+        if answered and done - sent <= SLOW_PULL_S:
+            self.consuming_s += max(0.0, done - last)
+        else:
+            self.consuming_s += max(0.0, sent - last)  # up to the pull: consuming or idle
+        self._last = done
+        return self.consuming_s
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Batch:
+    first: int  # the first offset the pull returned
+    at: float  # time.monotonic() it was consumed
+    consuming_s: float  # the consumer's ConsumptionClock then
 
 
 @dataclass
 class QueueCursor:
     offset: int = 0  # the next offset to pull (committed with the pull)
     end: int = 0  # after the highest offset consumed
-    #: (first offset, time.monotonic()) of each pulled batch, in offset order
-    batches: list[tuple[int, float]] = field(default_factory=list)
+    batches: list[Batch] = field(default_factory=list)  # each pulled batch, in offset order
 
-    def consumed(self, first: int, next_offset: int) -> None:
-        """A pull returned ``first`` .. ``next_offset`` - 1."""
+    def consumed(
+        self, first: int, next_offset: int, now: float | None = None, consuming_s: float = 0.0
+    ) -> None:
+        """A pull returned ``first`` .. ``next_offset`` - 1 at ``now``, the consumer's
+        :class:`ConsumptionClock` then at ``consuming_s``."""
+        now = time.monotonic() if now is None else now
         if first >= self.end:
-            self.batches.append((first, time.monotonic()))
+            self.batches.append(Batch(first, now, consuming_s))
         self.offset = next_offset
         self.end = max(self.end, next_offset)
 
-    def consumed_at(self, offset: int) -> float:
-        """When ``offset`` was first consumed (the time of the batch that held it)."""
-        i = bisect.bisect_right(self.batches, (offset, float("inf"))) - 1
-        return self.batches[max(i, 0)][1] if self.batches else time.monotonic()
+    def batch_index(self, offset: int) -> int:
+        """The index of the batch that first consumed ``offset``."""
+        return max(bisect.bisect_right(self.batches, Batch(offset, float("inf"), 0.0)) - 1, 0)
 
     def rewind(self, group: str, consumer_group: str, queue_id: int, committed: int) -> ReConsumed:
         """Pull from ``committed`` (the new master's offset) on; what that replays."""
         count = max(0, self.end - committed)
-        replay_s = 0.0
-        if count and self.batches:
-            replay_s = max(0.0, self.batches[-1][1] - self.consumed_at(committed))
+        end, now = self.end, time.monotonic()
         self.offset = committed
-        if count:
-            cut = bisect.bisect_left(self.batches, (committed, float("-inf")))
-            self.batches = self.batches[:cut]  # a replayed batch is consumed anew
-            self.end = committed
-        return ReConsumed(group, consumer_group, queue_id, count, replay_s, time.monotonic())
+        if not count or not self.batches:
+            return ReConsumed(group, consumer_group, queue_id, count, 0.0, now, committed, end)
+        i = self.batch_index(committed)
+        oldest, last = self.batches[i], self.batches[-1]
+        cut = bisect.bisect_left(self.batches, Batch(committed, float("-inf"), 0.0))
+        replayed = tuple((b.first, now - b.at) for b in self.batches[i:])
+        self.batches = self.batches[:cut]  # a replayed batch is consumed anew
+        self.end = committed
+        return ReConsumed(
+            group,
+            consumer_group,
+            queue_id,
+            count,
+            max(0.0, last.consuming_s - oldest.consuming_s),
+            now,
+            committed,
+            end,
+            max(0.0, last.at - oldest.at),
+            replayed,
+        )

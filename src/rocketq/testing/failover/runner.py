@@ -107,7 +107,9 @@ class Report:
 
     def reconsumed_lines(self) -> list[str]:
         """Messages the consumer groups consumed again after taking a new master's offsets,
-        per fault before the rewind: how many, and the seconds of consumption replayed."""
+        per fault before the rewind: how many, and the seconds of consumption replayed
+        (reconsume.py: waits on a broker left out; the wall span beside it), with each rewind
+        over 1 s in detail."""
         by_fault: dict[str, list[ReConsumed]] = defaultdict(list)
         for r in self.ledger.reconsumed:
             by_fault[self.fault_before(r.group, r.at)].append(r)
@@ -118,8 +120,9 @@ class Report:
             out.append(
                 f"  after {fault:38s} {sum(r.count for r in rewinds):6d} messages in "
                 f"{len(rewinds)} queue rewinds; replayed p50 {pct(replay, 50):.2f} s, "
-                f"max {max(replay):.2f} s"
+                f"max {max(replay):.2f} s (wall max {max(r.wall_s for r in rewinds):.2f} s)"
             )
+            out += [f"    {r.detail()}" for r in rewinds if max(r.replay_s, r.wall_s) > 1.0]
         return out
 
     def fault_before(self, group: str, at: float) -> str:
