@@ -36,6 +36,7 @@ PINNED = {
     "R_SYSFLAG": layout.SYSFLAG_POSITION,
     "R_BORN_TS": layout.BORN_TIMESTAMP_POSITION,
     "R_BORN_HOST": layout.BORN_HOST_POSITION,
+    "RECORD_HEAD_SIZE": layout.HEAD_SIZE,
 }
 #: #defines that are not part of the layout: the scan's return statuses, the include guard
 #: and Python's API switch
