@@ -64,8 +64,11 @@ class CameBack:
 @dataclass
 class PopTimerLedger:
     #: group -> (queue id, queue offset, body) of each message acknowledged -> (the broker
-    #: that answered the pop and the ack, time.monotonic() of the ack's answer)
-    acked: dict[str, dict[tuple[int, int, bytes], tuple[str, float]]] = field(default_factory=dict)
+    #: that answered the pop and the ack, time.monotonic() of the ack's answer, the master
+    #: epoch the route named when the pop was sent)
+    acked: dict[str, dict[tuple[int, int, bytes], tuple[str, float, int]]] = field(
+        default_factory=dict
+    )
     came_back: list[CameBack] = field(default_factory=list)
     popped: int = 0
     late_acks: int = 0
@@ -130,6 +133,7 @@ class PopTimerLoad:
             if not addr:
                 await self._idle(0.1)
                 continue
+            epoch = route.epoch  # the master epoch named when the pop was sent
             popped_at = time.monotonic()
             try:
                 _, popped = await asyncio.wait_for(
@@ -149,8 +153,8 @@ class PopTimerLoad:
                     group,
                     f"{k[2][:12].decode()}@{k[0]}:{k[1]}",
                     now,
-                    f"acked by {acked[k][0]}, popped again by {addr} "
-                    f"{now - acked[k][1]:.2f} s later",
+                    f"acked by {acked[k][0]} (epoch {acked[k][2]}), popped again by {addr} "
+                    f"(epoch {epoch}) {now - acked[k][1]:.2f} s later",
                 )
                 for k in keys
                 if k in acked
@@ -163,7 +167,7 @@ class PopTimerLoad:
                 )
                 in_time = time.monotonic() - popped_at < INVISIBLE_MS / 1000 - ACK_MARGIN_S
                 if response.code == ResponseCode.SUCCESS and in_time:
-                    answered = (addr, time.monotonic())
+                    answered = (addr, time.monotonic(), epoch)
                     acked.update(dict.fromkeys(keys, answered))
                 elif response.code == ResponseCode.SUCCESS:
                     self.ledger.late_acks += len(keys)
