@@ -140,7 +140,7 @@ class PopMessageProcessor:
         if h.order:
             return True
         sgm = self.broker.subscription_group_manager
-        group = sgm.find_subscription_group_config(h.consumer_group)
+        group = sgm.subscription_group_table.get(h.consumer_group)  # _check looked it up
         return group is not None and group.orderly
 
     def _check(self, h: PopMessageRequestHeader) -> RemotingCommand | None:
