@@ -362,6 +362,9 @@ def main() -> None:
         action="store_true",
         help="producers send through rocketq's client producer (routes from the name servers)",
     )
+    parser.add_argument(
+        "--keep", metavar="DIR", help="run in DIR and keep it (stores and broker logs)"
+    )
     args = parser.parse_args()
     profile = PROFILES[args.profile]
     if args.all_ack_in_sync_state_set == "false":
@@ -371,7 +374,12 @@ def main() -> None:
     unknown = sorted(set(faults) - set(FAULTS))
     if unknown:
         parser.error(f"unknown faults {unknown}: known are {', '.join(FAULTS)}")
-    with tempfile.TemporaryDirectory(prefix="rocketq-faults-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.keep:
+            tmp = args.keep
+            Path(tmp).mkdir(parents=True, exist_ok=True)
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="rocketq-faults-"))
         report = asyncio.run(
             run(
                 Path(tmp),
