@@ -32,6 +32,7 @@ def test_a_fresh_pop_and_a_revive_of_an_acknowledged_message_are_both_found() ->
     found = came_back("broker-b", acked, ids, fresh, key, "127.0.0.1:2 (epoch 2)", 8.0)
     assert found is not None
     assert found.key == "p03-00000224@2:220"
+    assert found.origin == (2, 220)
     assert "fresh pop of queue 2" in found.detail
     assert "3.00 s later" in found.detail
 

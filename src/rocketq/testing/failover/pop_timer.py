@@ -26,12 +26,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocketq.broker.pop.records import AckMsg, PopCheckPoint, loads_record, revive_topic
 from rocketq.common import message_const as mc
 from rocketq.common.extra_info import NORMAL_TOPIC
 from rocketq.common.message_decoder import decode_message
-from rocketq.errors import RemotingError
+from rocketq.errors import RemotingError, RocketQError
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
+from rocketq.store.timer.timer_hook import TIMER_TOPIC as WHEEL_TOPIC
 from rocketq.testing.failover.checker import epoch_starts, open_stopped_store
 from rocketq.testing.failover.load import TOPIC, Route
 from rocketq.testing.pop import Popped, batch_ack, pop
@@ -60,6 +62,12 @@ class CameBack:
     key: str
     at: float  # time.monotonic() of the pop that returned it
     detail: str = ""  # which broker answered the ack and the pop again, how far apart
+
+    @property
+    def origin(self) -> tuple[int, int]:
+        """(queue id, queue offset) of the acknowledged copy in the load's topic."""
+        queue_id, offset = self.key.rsplit("@", 1)[1].split(":")
+        return int(queue_id), int(offset)
 
 
 @dataclass
@@ -229,6 +237,60 @@ def came_back(
         f"acked by {by} (epoch {ack_epoch}), popped again by {popped_by} "
         f"{now - at:.2f} s later; {path}",
     )
+
+
+def pop_records_of(
+    conf: dict[str, str], wanted: set[tuple[int, int]]
+) -> dict[tuple[int, int], list[str]]:
+    """The POP group's check points and acks in the stopped store of ``conf`` that cover each
+    wanted (queue id, queue offset) of the load's topic: in the wheel topic (written, not yet
+    delivered by the timer) and in the revive queues (delivered), with their pop time and the
+    epoch of their commitlog offset, so a came-back detail says whether the new master held
+    the ack and where."""
+    found: dict[tuple[int, int], list[str]] = defaultdict(list)
+    store = open_stopped_store({**conf, "brokerRole": "SLAVE"})
+    starts = epoch_starts(Path(store.config.epoch_file_path).read_text())
+    revive = revive_topic(conf.get("brokerClusterName", "DefaultCluster"))
+    queues = [(WHEEL_TOPIC, 0), *((revive, q) for q in range(int(conf.get("reviveQueueNum", 8))))]
+    try:
+        for topic, queue_id in queues:
+            offset = 0
+            while True:
+                result = store.get_message("check", topic, queue_id, offset, 64)
+                if not result.message_buffers:
+                    break
+                for data in result.message_buffers:
+                    msg = decode_message(data, check_crc=False)
+                    where = f"{topic}:{queue_id}@{msg.queue_offset}"
+                    with contextlib.suppress(RocketQError, ValueError, TypeError, KeyError):
+                        record = loads_record(msg.properties.get(mc.PROPERTY_TAGS), msg.body)
+                        if record is not None:
+                            epoch = epoch_at(starts, msg.commitlog_offset)
+                            _note_record(found, wanted, record, f"{where} epoch {epoch}")
+                offset = result.next_begin_offset
+    finally:
+        store.shutdown()
+    return found
+
+
+def _note_record(
+    found: dict[tuple[int, int], list[str]],
+    wanted: set[tuple[int, int]],
+    record: PopCheckPoint | AckMsg,
+    where: str,
+) -> None:
+    if isinstance(record, PopCheckPoint):
+        if record.cid != POP_GROUP or record.topic != TOPIC:
+            return
+        kind, queue_id = "ck", record.queue_id
+        offsets = [record.ack_offset_by_index(i) for i in range(record.num)]
+    else:
+        if record.consumer_group != POP_GROUP or record.topic != TOPIC:
+            return
+        kind, queue_id, offsets = "ack", record.queue_id, record.ack_offsets()
+    for offset in offsets:
+        if (queue_id, offset) in wanted:
+            found[(queue_id, offset)].append(f"{kind} pop {record.pop_time} in {where}")
 
 
 def epoch_at(starts: list[tuple[int, int]], offset: int) -> int:

@@ -36,6 +36,7 @@ from rocketq.testing.failover.pop_timer import (
     PopTimerLoad,
     TimerVerdict,
     check_timers,
+    pop_records_of,
 )
 from rocketq.testing.failover.reconsume import ReConsumed
 from rocketq.testing.failover.schedule import steps
@@ -274,6 +275,7 @@ async def run(
                 conf = next(c for c in report.confs[group] if c["listenPort"] == port)
                 timers = [t for t in report.pop_timer.timers if t.group == group]
                 report.timer_verdicts[group] = await asyncio.to_thread(check_timers, conf, timers)
+                await note_pop_records(report.pop_timer, group, conf)
     finally:
         if pop_load is not None:
             await pop_load.stop()
@@ -330,6 +332,20 @@ async def settle(ledger: Ledger, producers: list[int], at: float, timeout_s: flo
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(ledger.new_ack.wait(), deadline - time.monotonic())
+
+
+async def note_pop_records(ledger: PopTimerLedger, group: str, conf: dict[str, str]) -> None:
+    """Each acknowledged pop of ``group`` that came back gets the POP records the final
+    master's store holds for it (its check points and acks, where, in which epoch)."""
+    mine = [i for i, c in enumerate(ledger.came_back) if c.group == group]
+    if not mine:
+        return
+    wanted = {ledger.came_back[i].origin for i in mine}
+    records = await asyncio.to_thread(pop_records_of, conf, wanted)
+    for i in mine:
+        c = ledger.came_back[i]
+        held = "; ".join(records.get(c.origin, [])) or "none"
+        ledger.came_back[i] = dataclasses.replace(c, detail=f"{c.detail}; final store: {held}")
 
 
 def main() -> None:
