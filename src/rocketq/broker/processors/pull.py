@@ -10,9 +10,13 @@ Store status -> reply code, as RocketMQ 4.9 answers:
     OFFSET_TOO_SMALL, OFFSET_OVERFLOW_BADLY PULL_OFFSET_MOVED
 
 Every reply with those codes carries all four header fields. A held pull is re-run once, by
-the hold service, without the suspend permission. The broker filters by the consume queue's
-tags code only and returns the records as stored; the client checks the exact TAGS string
-(``rocketq.remoting.protocol.subscription`` says where each filter runs).
+the hold service, without the suspend permission. A pull with a TAG filter (or none) whose
+records are in the page cache is read in one C call (``MessageStore.get_message_body``: the
+units walked and the records copied into the body, DefaultMessageStore#getMessage) and
+answered on the loop; anything else takes ``get_message``, the reference. The broker
+filters by the consume queue's tags code only and returns the records as stored; the client
+checks the exact TAGS string (``rocketq.remoting.protocol.subscription`` says where each
+filter runs).
 """
 
 from __future__ import annotations
@@ -111,6 +115,14 @@ class PullMessageProcessor:
         if isinstance(message_filter, RemotingCommand):
             return message_filter
         store = self.broker.message_store
+        if type(message_filter) is ExpressionMessageFilter:  # SQL92 reads the properties
+            found = store.get_message_body(
+                h.topic, h.queue_id, h.queue_offset, h.max_msg_nums, _codes(message_filter)
+            )
+            if found is not None:  # walked in C, from the page cache: answered on the loop
+                return self._after_read(
+                    channel, request, h, message_filter, found, broker_allow_suspend
+                )
         read = functools.partial(
             store.get_message,
             h.consumer_group,
@@ -330,12 +342,18 @@ def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCo
         min_offset=result.min_offset,
         max_offset=result.max_offset,
     )
+    body = result.body if result.body is not None else b"".join(result.message_buffers)
     return RemotingCommand.create_response(
-        code,
-        result.status.name,
-        ext_fields=header.to_ext_fields(),
-        body=b"".join(result.message_buffers),
+        code, result.status.name, ext_fields=header.to_ext_fields(), body=body
     )
+
+
+def _codes(message_filter: ExpressionMessageFilter) -> tuple[int, ...] | None:
+    """A TAG filter's code set as the C walk (``get_message_body``) takes it; None: all."""
+    if message_filter.matches_all:
+        return None
+    assert message_filter.subscription is not None
+    return tuple(message_filter.subscription.code_set)
 
 
 def _error(code: int, remark: str) -> RemotingCommand:
