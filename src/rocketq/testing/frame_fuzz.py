@@ -14,8 +14,10 @@ the Python ones. The send replies' heads (``send_reply_heads``) get random piece
 values, edge and wrong ones, and must equal ``reply_heads_reference``'s. The record scan and decode
 (``rocketq._native._record``) get mutated commitlog records and must not crash; the C append
 of sends (``append_sends``) gets random sends and must write what the Python path writes,
-and the C reader of a send's put (``send_put_of``) random extFields (``append_fuzz``). A finding
-prints the seed and input and exits 1.
+and the C reader of a send's put (``send_put_of``) random extFields (``append_fuzz``). The C
+pull read (``collect_messages``) walks damaged consume queue units of a small store and
+made-up files and must give what ``get_message`` gives (``collect_fuzz``). A finding prints
+the seed and input and exits 1.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.store.commitlog import DispatchRequest
 from rocketq.testing.append_fuzz import check_append_sends, check_send_put
+from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store
 from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
@@ -295,6 +298,8 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
             or check_send_replies(r)
             or check_append_sends(r)
             or check_send_put(r)
+            or check_collect_store(r)
+            or check_collect_files(r)
         )
         if difference is not None:
             native_frames.use(was_native)
