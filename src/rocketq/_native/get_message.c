@@ -283,26 +283,28 @@ PyObject *collect_messages(PyObject *self, PyObject *const *args, Py_ssize_t nar
     int status = GM_NO_MATCHED;
     int rc = walk(&w, cq_list, cl_list, &cqf, &clf, codes, ncodes, &pieces, &cap, &count, &total,
                   &next, &status, &max_phy);
-    PyObject *result = NULL;
+    PyObject *body = NULL;
     if (rc > 0 && resident_only)
         for (Py_ssize_t k = 0; k < clf.n && rc > 0; k++) rc = resident(&clf.slots[k]);
     if (rc > 0) {
-        PyObject *body = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+        body = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total); /* not GC-tracked */
         if (body != NULL) {
             char *out = PyBytes_AS_STRING(body);
             for (Py_ssize_t k = 0; k < count; k++) {
                 memcpy(out, pieces[k].p, (size_t)pieces[k].size);
                 out += pieces[k].size;
             }
-            result = Py_BuildValue("(iLNnL)", status, next, body, count, max_phy);
         }
-    } else if (rc == 0) {
-        PyErr_Clear(); /* a decline: the Python walk answers (and words any error) */
-        result = Py_NewRef(Py_None);
     }
+    /* the buffers go before anything that may collect garbage (a finalizer is Python code,
+     * and another thread could then run and close a mapping we still export) */
     files_release(&cqf);
     files_release(&clf);
     PyMem_Free(pieces);
     PyMem_Free(codes);
-    return result;
+    if (rc > 0)
+        return body == NULL ? NULL : Py_BuildValue("(iLNnL)", status, next, body, count, max_phy);
+    if (rc < 0) return NULL;
+    PyErr_Clear(); /* a decline: the Python walk answers (and words any error) */
+    Py_RETURN_NONE;
 }
