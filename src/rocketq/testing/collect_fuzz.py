@@ -16,11 +16,12 @@ read past a buffer. Under ``make fuzz`` the sanitizers watch the reads.
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import random
 import struct
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rocketq.common import native_record
@@ -52,36 +53,36 @@ class CodeFilter:
         return True
 
 
-_STORE: list[MessageStore] = []
-
-
-def _store() -> MessageStore:
-    """The fuzzer's store, made once per process (shut down at exit)."""
-    if _STORE:
-        return _STORE[0]
-    root = tempfile.mkdtemp(prefix="rocketq-collect-fuzz-")
-    config = dataclasses.replace(
-        StoreConfig(),
-        store_path_root_dir=root,
-        mapped_file_size_commit_log=CL_FILE,
-        mapped_file_size_consume_queue=UNITS * CQ_STORE_UNIT_SIZE,
-        max_hash_slot_num=100,
-        max_index_num=400,
-        flush_disk_type=FlushDiskType.ASYNC_FLUSH,
-        max_transfer_bytes_on_message_in_memory=2000,
-    )
-    store = MessageStore(config)
-    store.load()
-    store.start()
-    rng = random.Random(7)
-    for i in range(120):
-        body = bytes([i]) * rng.randrange(1, 600)
-        props = {"TAGS": TAGS[i % 3]}
-        store.put_message(MessageExt(topic="T", body=body, properties=props, queue_id=i % 2))
-    store.wait_for_dispatch()
-    atexit.register(store.shutdown)
-    _STORE.append(store)
-    return store
+@contextmanager
+def fuzz_store() -> Iterator[MessageStore]:
+    """The fuzzer's store: 10-unit consume queue files, 4 KiB commitlog files, 120 records
+    over two queues; removed when the run ends."""
+    with tempfile.TemporaryDirectory(prefix="rocketq-collect-fuzz-") as root:
+        config = dataclasses.replace(
+            StoreConfig(),
+            store_path_root_dir=root,
+            mapped_file_size_commit_log=CL_FILE,
+            mapped_file_size_consume_queue=UNITS * CQ_STORE_UNIT_SIZE,
+            max_hash_slot_num=100,
+            max_index_num=400,
+            flush_disk_type=FlushDiskType.ASYNC_FLUSH,
+            max_transfer_bytes_on_message_in_memory=2000,
+        )
+        store = MessageStore(config)
+        store.load()
+        store.start()
+        try:
+            rng = random.Random(7)
+            for i in range(120):
+                body = bytes([i]) * rng.randrange(1, 600)
+                props = {"TAGS": TAGS[i % 3]}
+                store.put_message(
+                    MessageExt(topic="T", body=body, properties=props, queue_id=i % 2)
+                )
+            store.wait_for_dispatch()
+            yield store
+        finally:
+            store.shutdown()
 
 
 def _fields(r: GetMessageResult) -> tuple[object, ...]:
@@ -93,11 +94,10 @@ def _codes(rng: random.Random) -> tuple[int, ...] | None:
     return rng.choice((None, (java_string_hash("A"),), (java_string_hash("B"), 1 << 40), ()))
 
 
-def check_collect_store(rng: random.Random) -> str | None:
+def check_collect_store(rng: random.Random, store: MessageStore) -> str | None:
     """Damaged consume queue units: C's walk must equal ``get_message``'s (or decline)."""
     if native_record.COMPILED is None:
         return None
-    store = _store()
     cq = store.find_consume_queue("T", rng.randrange(2), create=False)
     assert cq is not None
     files = cq.mapped_file_queue.mapped_files

@@ -42,8 +42,9 @@ from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.store.commitlog import DispatchRequest
+from rocketq.store.message_store import MessageStore
 from rocketq.testing.append_fuzz import check_append_sends, check_send_put
-from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store
+from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
 from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
@@ -275,6 +276,13 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
     if native_frames.COMPILED is None:
         log("rocketq._native._remoting is not built: nothing to fuzz")
         return 1
+    with fuzz_store() as store:
+        return _run(seconds, seed, corpus, log, store)
+
+
+def _run(
+    seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], None], store: MessageStore
+) -> int:
     rng = random.Random(seed)
     records = record_seeds(rng, 8)
     was_native = native_frames.FRAMES is not None
@@ -298,7 +306,7 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
             or check_send_replies(r)
             or check_append_sends(r)
             or check_send_put(r)
-            or check_collect_store(r)
+            or check_collect_store(r, store)
             or check_collect_files(r)
         )
         if difference is not None:
