@@ -43,7 +43,8 @@ def test_a_read_that_took_every_unit_is_the_references_records_and_offsets(
     for offset, want in ((0, 32), (5, 32), (30, 32), (39, 1)):
         found = _read_in_memory(store, "T", 0, offset, want, everything)
         reference = store.get_message("G", "T", 0, offset, want, everything)
-        assert found is not None and found.body is not None
+        assert found is not None
+        assert found.body is not None
         assert found.body == b"".join(reference.message_buffers)
         assert found.next_begin_offset == reference.next_begin_offset
         assert list(range(offset, found.next_begin_offset)) == reference.message_queue_offsets
