@@ -35,6 +35,7 @@ setup(
                     "scan",
                     "decode",
                     "columns",
+                    "get_message",
                 )
             ],
             depends=["src/rocketq/_native/record.h"],
