@@ -27,7 +27,7 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.config_manager import ConfigManager
-from rocketq.broker.topic_config_journal import TopicConfigJournal
+from rocketq.broker.topic_config_journal import COMPACTOR, TopicConfigJournal
 from rocketq.broker.topic_config_text import TopicsJsonText
 from rocketq.common.attribute import TOPIC_ATTRIBUTES, alter_current_attributes
 from rocketq.common.topic import (
@@ -69,7 +69,7 @@ class TopicConfigManager(ConfigManager):
         self.compact_min_entries = COMPACT_MIN_ENTRIES
         #: SYNC_FLUSH: a change returns once fsynced; else the fsync follows in a thread
         self.sync_flush = False
-        self._compaction: threading.Thread | None = None
+        self._compaction: threading.Event | None = None  # set when the running one ends
         self._compacted_size = 0  # topics in topics.json as last compacted
         #: changed since the last registration: what register_broker_all_soon sends
         self._unregistered: dict[str, TopicConfig] = {}
@@ -242,10 +242,8 @@ class TopicConfigManager(ConfigManager):
         position = self.journal.append(records)
         threshold = max(self.compact_min_entries, self._compacted_size)
         if self.journal.entry_count >= threshold and self._compaction is None:
-            self._compaction = threading.Thread(
-                target=self._compact_in_background, name="TopicConfigCompaction", daemon=True
-            )
-            self._compaction.start()
+            self._compaction = threading.Event()
+            COMPACTOR.submit(self._compact_in_background)
         return position
 
     def _compact_in_background(self) -> None:
@@ -255,7 +253,9 @@ class TopicConfigManager(ConfigManager):
             log.exception("compacting %s failed; the journal keeps the changes", self.path)
         finally:
             with self._lock:
-                self._compaction = None
+                done, self._compaction = self._compaction, None
+            if done is not None:
+                done.set()
 
     def persist(self) -> None:
         """Compact: the table to ``topics.json`` (RocketMQ's format, ``.bak`` kept) and the
@@ -300,7 +300,7 @@ class TopicConfigManager(ConfigManager):
         """Return once no background compaction runs (tests, shutdown)."""
         compaction = self._compaction
         if compaction is not None:
-            compaction.join()
+            compaction.wait()
 
     def create_topic_in_send_message_method(
         self, topic: str, default_topic: str, client_queue_nums: int, topic_sys_flag: int = 0

@@ -35,9 +35,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import threading
-import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,6 @@ log = logging.getLogger(__name__)
 JOURNAL_SUFFIX = ".journal"
 ROTATED_SUFFIX = ".journal.1"
 CRC_HEX_SIZE = 8
-#: the flusher thread ends after this long without a change (started again by the next)
-FLUSHER_IDLE_S = 10.0
 
 
 def encode_entry(record: dict[str, Any]) -> bytes:
@@ -93,6 +92,41 @@ def _decode_line(line: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
+class BackgroundWorker:
+    """One daemon thread per process running the calls submitted to it, in order. Started by
+    the first submit and kept: ``Thread.start`` waits until the new thread runs, which took
+    up to 75 ms on a loaded machine, so no create pays it per fsync or per compaction."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._queue: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, task: Callable[[], None]) -> None:
+        self._queue.put(task)
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                    thread.start()
+                    self._thread = thread
+
+    def _run(self) -> None:
+        while True:
+            task = self._queue.get()
+            try:
+                task()
+            except Exception:  # the worker serves every journal: one failed task must not end it
+                log.exception("%s: a background task failed", self.name)
+
+
+#: fsyncs after ASYNC_FLUSH writes, and compactions (``TopicConfigManager.persist``): one
+#: thread each, so a compaction's file never delays the fsyncs
+FLUSHER = BackgroundWorker("TopicConfigJournalFlush")
+COMPACTOR = BackgroundWorker("TopicConfigCompaction")
+
+
 class TopicConfigJournal:
     """The journal files of one ``topics.json``. Callers serialize appends and rotations (the
     table's lock); ``sync`` may be called from any thread."""
@@ -110,7 +144,7 @@ class TopicConfigJournal:
         self._rotated = 0  # bytes_written when the journal was last set aside
         self._syncing = False
         self._dir_dirty = False  # the journal's creation or rotation is not yet on disk
-        self._flusher: threading.Thread | None = None
+        self._flush_queued = False
 
     def append(self, records: list[dict[str, Any]]) -> int:
         """Write ``records`` as one group (in the page cache on return: they survive the
@@ -169,32 +203,19 @@ class TopicConfigJournal:
     def sync_soon(self) -> None:
         """Have the flusher thread fsync what was written (ASYNC_FLUSH: nobody waits)."""
         with self._state:
-            if self._flusher is None:
-                self._flusher = threading.Thread(
-                    target=self._flush_service, name="TopicConfigJournalFlush", daemon=True
-                )
-                self._flusher.start()
-            self._state.notify_all()
-
-    def _flush_service(self) -> None:
-        """Fsync whatever was written since the last fsync, until idle for FLUSHER_IDLE_S."""
-        while True:
-            with self._state:
-                idle_until = time.monotonic() + FLUSHER_IDLE_S
-                while self._synced >= self.bytes_written:
-                    left = idle_until - time.monotonic()
-                    if left <= 0:
-                        self._flusher = None
-                        return
-                    self._state.wait(left)
-                position = self.bytes_written
-            try:
-                self.sync(position)
-            except OSError:
-                log.exception("fsync of %s failed; the next change retries it", self.path)
-                with self._state:
-                    self._flusher = None
+            if self._flush_queued:
                 return
+            self._flush_queued = True
+        FLUSHER.submit(self._flush_pending)
+
+    def _flush_pending(self) -> None:
+        with self._state:
+            self._flush_queued = False
+            position = self.bytes_written
+        try:
+            self.sync(position)
+        except OSError:
+            log.exception("fsync of %s failed; the next change retries it", self.path)
 
     def rotate(self) -> None:
         """Set the live journal aside as ``.journal.1`` (before a snapshot is written)."""
