@@ -303,7 +303,7 @@ def ratio_cells(runs: list[list[Figures]], peer: str) -> list[str]:
             mid50 = [statistics.median(x) for x in zip(*p50s, strict=True)]
             mid99 = [statistics.median(x) for x in zip(*p99s, strict=True)]
             cells.append(
-                f"latency p50 {mid50[0]:g}/{mid50[1]:g} ms p99 {mid99[0]:g}/{mid99[1]:g} ms"
+                f"latency p50 {mid50[0]:.3f}/{mid50[1]:.3f} ms p99 {mid99[0]:.3f}/{mid99[1]:.3f} ms"
             )
         elif ratios:
             cells.append(_median_cell(phase, ratios))
