@@ -251,17 +251,6 @@ class TopicConfigJournal:
         for fd in retired:
             os.close(fd)
 
-    def close(self) -> None:
-        """Fsync and close the live journal (shutdown)."""
-        self.sync(self.bytes_written)
-        with self._state:
-            fds, self._retired = self._retired, []
-            if self._fd is not None:
-                fds.append(self._fd)
-                self._fd = None
-        for fd in fds:
-            os.close(fd)
-
     def replay(self) -> list[dict[str, Any]]:
         """The records of ``.journal.1`` then ``.journal``, oldest first."""
         records: list[dict[str, Any]] = []
