@@ -180,9 +180,7 @@ class BrokerController:
         try:
             if self._message_store is None:
                 self._message_store = await asyncio.to_thread(self._open_store)
-            # topic changes are as durable as messages: fsynced before the answer only when
-            # the store flushes synchronously (topic_config_journal)
-            flush = self._message_store.config.flush_disk_type
+            flush = self._message_store.config.flush_disk_type  # topic changes follow it too
             self.topic_config_manager.sync_flush = flush is FlushDiskType.SYNC_FLUSH
             # a put's records are dispatched on this loop (held pulls answered without a
             # hop through the reput thread, at once while pulls are held); see long_polling
@@ -350,22 +348,16 @@ class BrokerController:
     # ------------------------------------------------------------------ name servers
 
     async def _register_periodically(self) -> None:
-        """The periodic registerBrokerAll(forceRegister): unless ``force_register`` (or on a
-        slave, which learns its master from the answer, or in controller mode), the table
-        goes only to the name servers whose DataVersion of this broker is not the table's
-        (needRegister); asking refreshed the broker's liveness on the others."""
-        addrs = self.config.namesrv_addr_list
-        forced = self.config.force_register or self.is_slave or self.replicas_manager is not None
-        if forced or not addrs or not self._started:  # controller mode: fenced, epochs
-            await self.register_broker_all()
-            return
-        version = self.topic_config_manager.version_snapshot()
-        stale = await self.outer_api.need_register(addrs, self.identity(), version)
-        if stale:
+        """registerBrokerAll(forceRegister) each period: without ``force_register``, a master
+        outside controller mode sends its table only to name servers behind (needRegister)."""
+        addrs, c = self.config.namesrv_addr_list, self.config
+        version = self.topic_config_manager.data_version  # encoded before the first await
+        if c.force_register or self.is_slave or self.replicas_manager is not None or not addrs:
+            await self.register_broker_all()  # a slave learns its master from the answer
+        elif stale := await self.outer_api.need_register(addrs, self.identity(), version):
             await self.register_broker_all(stale)
 
     async def register_broker_all(self, namesrv_addrs: list[str] | None = None) -> None:
-        """The whole table to every name server (or to ``namesrv_addrs``)."""
         self.topic_config_manager.take_unregistered()  # the full table carries them
         addrs = self.config.namesrv_addr_list if namesrv_addrs is None else namesrv_addrs
         if not addrs or not self._started:
