@@ -163,17 +163,20 @@ async def test_an_answered_create_survives_kill_9_of_the_broker(tmp_path: Path) 
 
 
 class GatedFsync:
-    """``os.fsync`` for the journal module: each fsync of a file (not of a directory) waits
-    for ``release`` (the test's hand on the disk) and is counted."""
+    """``os.fsync`` for the journal module: each fsync of a file of the test's (not of a
+    directory, nor another test's journal still being flushed) waits for ``release`` (the
+    test's hand on the disk) and is counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
         self.entered = threading.Event()
         self.release = threading.Event()
         self.calls = 0
         self._real = os.fsync
 
     def __call__(self, fd: int) -> None:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mine = os.readlink(f"/proc/self/fd/{fd}").startswith(self.root)
+        if not mine or not stat.S_ISREG(os.fstat(fd).st_mode):
             self._real(fd)
             return
         self.calls += 1
@@ -183,8 +186,8 @@ class GatedFsync:
 
 
 @pytest.fixture
-def gated_fsync(monkeypatch: pytest.MonkeyPatch) -> GatedFsync:
-    gate = GatedFsync()
+def gated_fsync(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> GatedFsync:
+    gate = GatedFsync(tmp_path)
     monkeypatch.setattr(topic_config_journal.os, "fsync", gate)
     return gate
 
@@ -258,6 +261,7 @@ def journal_descriptors(m: TopicConfigManager) -> list[str]:
 def test_a_compaction_leaves_no_journal_descriptor_open(tmp_path: Path) -> None:
     m = manager(tmp_path)
     m.update_topic_config(topic("Open"))
+    m.journal.sync(m.journal.bytes_written)  # the flusher's fsync (on a dup) has ended
     assert journal_descriptors(m) == [str(m.journal.path)]  # open for appends
     m.persist()
     m.journal.sync(m.journal.bytes_written)  # the snapshot holds the line: nothing to wait for
