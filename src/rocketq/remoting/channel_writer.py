@@ -14,6 +14,7 @@ import logging
 import time
 
 from rocketq.errors import RemotingConnectError, RemotingError
+from rocketq.remoting.channel_protocol import TransportWriter
 from rocketq.remoting.codec import encode_head
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
@@ -24,7 +25,7 @@ log = logging.getLogger("rocketq.remoting.channel")
 class FrameWriter:
     """The writing half of RemotingChannel (which sets these attributes and ``close``s)."""
 
-    _writer: asyncio.StreamWriter
+    _writer: TransportWriter
     _closed: asyncio.Event
     _reading: bool  # dispatching a read: its end writes the queued answers
     _unwritten: list[bytes]
