@@ -21,10 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from rocketq.remoting.channel import RemotingChannel
+from typing import Any, Protocol
 
 log = logging.getLogger("rocketq.remoting.channel")
 
@@ -32,6 +29,13 @@ log = logging.getLogger("rocketq.remoting.channel")
 PAUSED_FOR_WRITES = 1  # the peer does not read our replies
 PAUSED_FOR_ANSWERS = 2  # too many deferred answers wait on the store
 PAUSED_FOR_CLOSE = 4  # a malformed frame: read nothing more
+
+
+class ReadSink(Protocol):
+    """What the protocol feeds: RemotingChannel (channel.py)."""
+
+    def on_read(self, data: bytes) -> None: ...
+    def close(self) -> None: ...
 
 
 class TransportWriter:
@@ -63,9 +67,9 @@ class TransportWriter:
 class ChannelProtocol(asyncio.Protocol):
     """One connection's protocol: reads go straight to its RemotingChannel."""
 
-    def __init__(self, make_channel: Callable[[TransportWriter], RemotingChannel | None]) -> None:
+    def __init__(self, make_channel: Callable[[TransportWriter], ReadSink | None]) -> None:
         self._make_channel = make_channel
-        self.channel: RemotingChannel | None = None
+        self.channel: ReadSink | None = None
         self._transport: asyncio.Transport | None = None
         self._paused = 0  # PAUSED_FOR_* bits
         self._write_waiters: list[asyncio.Future[None]] = []

@@ -147,9 +147,10 @@ class RemotingClient:
                 )
         except (OSError, TimeoutError) as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {_reason(exc)}") from exc
-        assert protocol.channel is not None
+        channel = protocol.channel
+        assert isinstance(channel, RemotingChannel)
         log.debug("connected to %s", addr)
-        return protocol.channel
+        return channel
 
     def _new_channel(self, writer: TransportWriter) -> RemotingChannel:
         return RemotingChannel(
