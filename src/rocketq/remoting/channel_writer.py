@@ -122,12 +122,21 @@ class FrameWriter:
         self.last_active_monotonic = time.monotonic()
 
     def _write_frames(self, frames: bytes) -> None:
-        """Queue encoded frames in this iteration's write window (a burst's answers)."""
-        self._unwritten.append(frames)
-        if not self._write_window_open:
+        """Write encoded frames (a burst's answers): at once when nothing else is being
+        written in this iteration, else queued in its write window."""
+        if self._write_window_open or self._reading:
+            self._unwritten.append(frames)
+            if not self._write_window_open:
+                self._write_window_open = True  # the end of the read writes them
+        else:
+            try:
+                self._writer.write(frames)
+            except (OSError, RuntimeError) as exc:
+                log.debug("write to %s failed: %s", self.remote_addr, exc)
+                self.close()
+                return
             self._write_window_open = True
-            if not self._reading:  # else the end of the read writes them
-                asyncio.get_running_loop().call_soon(self._write_unwritten)
+            asyncio.get_running_loop().call_soon(self._write_unwritten)
         self.last_active_monotonic = time.monotonic()
 
     def _write_unwritten(self) -> None:
