@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 log = logging.getLogger("rocketq.remoting.channel")
 
@@ -79,11 +79,11 @@ class ChannelProtocol(asyncio.Protocol):
     # ------------------------------------------------------------------ connection
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-        self.channel = self._make_channel(TransportWriter(transport, self))
+        stream = cast(asyncio.Transport, transport)  # uvloop's is not asyncio's subclass
+        self._transport = stream
+        self.channel = self._make_channel(TransportWriter(stream, self))
         if self.channel is None:  # the server stopped meanwhile
-            transport.close()
+            stream.close()
 
     def data_received(self, data: bytes) -> None:
         channel = self.channel
