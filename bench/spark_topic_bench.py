@@ -186,7 +186,14 @@ class LatencyWriter:
 
 
 def bench_latency(
-    spark: Any, namesrv: str, rate: int, seconds: float, tmp: Path, *, async_foreach: bool = False
+    spark: Any,
+    namesrv: str,
+    rate: int,
+    seconds: float,
+    tmp: Path,
+    *,
+    async_foreach: bool = False,
+    low_latency: bool = False,
 ) -> dict[str, Any]:
     """The latency row; ``async_foreach``: through a ``foreach`` writer with
     ``asyncProgressTrackingEnabled`` (Spark refuses that option with ``foreachBatch``)."""
@@ -196,7 +203,7 @@ def bench_latency(
     from rocketq.common.message import Message
 
     topic = TOPIC + "Stream"
-    name = "latency-async" if async_foreach else "latency"
+    name = "latency-async" if async_foreach else "latency-low" if low_latency else "latency"
     latencies: list[float] = []
     written = tmp / f"{name}-rows"
     written.mkdir()
@@ -220,6 +227,7 @@ def bench_latency(
         spark.readStream.format("rocketq")
         .option("nameServer", namesrv)
         .option("subscribe", topic)
+        .option("lowLatency", str(low_latency).lower())
         .load()
         .selectExpr("CAST(unix_millis(bornTimestamp) AS DOUBLE) AS born")
     )
@@ -263,6 +271,7 @@ def bench_latency(
         query.stop()
     ordered = sorted(collected())
     label = ", foreach + async progress tracking" if async_foreach else ""
+    label += ", lowLatency" if low_latency else ""
     return {
         "row": f"streaming end-to-end latency{label}",
         "rate_per_s": rate,
@@ -374,6 +383,12 @@ def main() -> None:
                 results.append(bench_read(spark, namesrv, args.rows, args.size, Path(tmp)))
             if "latency" in only:
                 results.append(bench_latency(spark, namesrv, args.rate, args.seconds, Path(tmp)))
+            if "latency-low" in only:
+                results.append(
+                    bench_latency(
+                        spark, namesrv, args.rate, args.seconds, Path(tmp), low_latency=True
+                    )
+                )
             if "latency-async" in only:
                 results.append(
                     bench_latency(

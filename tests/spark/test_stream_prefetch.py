@@ -1,0 +1,79 @@
+"""``lowLatency=true``: micro-batches read in the planner process (``stream_prefetch``)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from rocketq.client.blocking import Producer
+from rocketq.spark.topic.options import ReadOptions
+from rocketq.spark.topic.stream_prefetch import PREFETCH_MAX_OFFSETS, PrefetchStreamReader
+from rocketq.testing.background import BackgroundCluster
+from tests.spark.conftest import send_many
+from tests.spark.test_topic_stream import output_keys, run_available_now, stream
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
+
+
+def reader_of(cluster: BackgroundCluster, topic: str, **options: str) -> PrefetchStreamReader:
+    opts = {"nameServer": cluster.namesrv_addr, "subscribe": topic, **options}
+    return PrefetchStreamReader(ReadOptions.parse(opts, streaming=True))
+
+
+def values_of(batches: Any) -> list[bytes]:
+    return sorted(v for batch in batches for v in batch.column("value").to_pylist())
+
+
+def test_read_returns_the_planned_rows_with_their_end_and_a_replay_reads_the_same(
+    cluster: BackgroundCluster, producer: Producer, topic: str
+) -> None:
+    reader = reader_of(cluster, topic, maxOffsetsPerTrigger="6")
+    start = reader.initialOffset()
+    sent = send_many(producer, topic, 10)
+    assert len({s.message_queue for s in sent}) == 4
+
+    batches, end = reader.read(start)
+    first = values_of(batches)
+    assert len(first) == 6  # maxOffsetsPerTrigger holds in the planner's read too
+    assert values_of(reader.readBetweenOffsets(start, end)) == first
+
+    rest, last = reader.read(end)
+    assert sorted(first + values_of(rest)) == sorted(f"m-{i}".encode() for i in range(10))
+    empty, same = reader.read(last)
+    assert list(empty) == []
+    assert same == last
+
+
+def test_a_read_without_max_offsets_per_trigger_is_capped() -> None:
+    opts = ReadOptions.parse({"nameServer": "127.0.0.1:9876", "subscribe": "t"}, streaming=True)
+    assert PrefetchStreamReader(opts).planner.options.max_offsets_per_trigger == (
+        PREFETCH_MAX_OFFSETS
+    )
+
+
+def test_available_now_runs_the_admitted_batches_and_a_replayed_batch_reads_its_rows(
+    spark: Any, cluster: BackgroundCluster, producer: Producer, topic: str, tmp_path: Path
+) -> None:
+    send_many(producer, topic, 40)
+    df = stream(
+        spark, cluster, topic, startingOffsets="earliest", maxOffsetsPerTrigger=12, lowLatency=True
+    )
+    cp, out = tmp_path / "cp", tmp_path / "out"
+    assert [n for n in run_available_now(df, cp, out) if n] == [12, 12, 12, 4]
+    keys = output_keys(spark, out)
+    assert len(keys) == len(set(keys)) == 40
+
+    # the last batch planned but not committed: a restart reads it again, by a task this
+    # time (PySpark's prefetched rows lived in the planner process that ended)
+    last = max(int(p.name) for p in (cp / "commits").iterdir() if p.name.isdigit())
+    (cp / "commits" / str(last)).unlink()
+    (cp / "commits" / f".{last}.crc").unlink(missing_ok=True)
+    shutil.rmtree(out)
+    assert [n for n in run_available_now(df, cp, out) if n] == [4]
+    replayed = pq.read_table(out).to_pylist()  # the files: the sink's log starts at batch 3
+    assert {(r["broker"], r["queueId"], r["queueOffset"]) for r in replayed} <= set(keys)
+    assert len(replayed) == 4
