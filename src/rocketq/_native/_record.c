@@ -11,6 +11,8 @@
  *   decode_records  - message_decoder.decode_messages into MessageExt objects
  *   append_sends    - encode_message and CommitLog._append_locked for a run of sends,
  *                     written in place into the mapped file (append.c)
+ *   collect_messages - message_reader.MessageReader._collect: a pull's records copied from
+ *                     the mapped files into one body (get_message.c)
  *
  * Every length read from a record is checked against the buffer before it is used: a
  * corrupted TOTALSIZE, BODYLENGTH, TOPICLEN or PROPLEN stops the walk, it never reads past
@@ -49,6 +51,8 @@ static PyMethodDef methods[] = {
      "Where each whole record of a pull body starts (int64s) and where the last ends."},
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      "MessageExt objects of back-to-back records (a pull body)."},
+    {"collect_messages", (PyCFunction)(void (*)(void))collect_messages, METH_FASTCALL,
+     "DefaultMessageStore#getMessage's unit walk: the pull's records as one body."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -66,6 +70,10 @@ PyMODINIT_FUNC PyInit__record(void) {
         PyModule_AddIntConstant(m, "ST_BLANK", ST_BLANK) < 0 ||
         PyModule_AddIntConstant(m, "ST_BAD", ST_BAD) < 0 ||
         PyModule_AddIntConstant(m, "ST_INCOMPLETE", ST_INCOMPLETE) < 0 ||
+        PyModule_AddIntConstant(m, "GM_NO_MATCHED_MESSAGE", 0) < 0 ||
+        PyModule_AddIntConstant(m, "GM_FOUND", 1) < 0 ||
+        PyModule_AddIntConstant(m, "GM_MESSAGE_WAS_REMOVING", 2) < 0 ||
+        PyModule_AddIntConstant(m, "GM_OFFSET_FOUND_NULL", 3) < 0 ||
         PyModule_AddStringConstant(m, "CRC32_IMPL",
                                    crc32_impl()) < 0) {
         Py_DECREF(m);

@@ -142,4 +142,7 @@ PyObject *record_starts(PyObject *self, PyObject *arg);
 /* decode.c */
 PyObject *decode_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
+/* get_message.c: DefaultMessageStore#getMessage's unit walk and the pull body */
+PyObject *collect_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

@@ -40,6 +40,7 @@ class RecordPaths(Protocol):
         self, buf: Any, pos: int, check_crc: bool, read_body: bool, decompress: bool,
         message_cls: Callable[..., Any], host_of: Callable[[bytes], tuple[str, int]], /,
     ) -> tuple[list[Any], int, bool]: ...  # fmt: skip
+    def collect_messages(self, *args: Any) -> tuple[int, int, bytes, int, int] | None: ...
 
 
 COMPILED: RecordPaths | None
