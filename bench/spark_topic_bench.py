@@ -16,6 +16,8 @@ in one subprocess so they do not share a GIL with the Spark driver. Rows:
   ``foreachBatch``; each row's latency is the time it reached the sink minus its born
   timestamp; median and p99, and the medians of Spark's ``durationMs`` per micro-batch that
   read rows (where a trigger's time goes);
+* ``latency-low`` (not in the default set): the latency row with ``lowLatency=true`` (each
+  micro-batch read in the planner process, no Python task per trigger);
 * ``latency-async`` (not in the default set): the same through a ``foreach`` writer with
   ``asyncProgressTrackingEnabled``, which takes the checkpoint's offset and commit log writes
   off the trigger (Spark allows it for ``foreach`` but not ``foreachBatch``); a row's latency
@@ -356,7 +358,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="read,latency,sink",
-        help="rows to run, comma-separated: read, latency, latency-async, sink",
+        help="rows to run, comma-separated: read, latency, latency-low, latency-async, sink",
     )
     parser.add_argument(
         "--json", action="store_true", help="also print one JSON object per row (issue 23)"

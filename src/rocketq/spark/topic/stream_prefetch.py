@@ -3,7 +3,7 @@
 Theory of operation (docs/spark.md, "Streaming latency"). PySpark runs a streaming Python data
 source's ``latestOffset``/``partitions``/``commit`` in one long-lived planner process; a
 ``DataSourceStreamReader``'s rows are then read by tasks, each a Python worker round trip
-that, at a trickle, is most of a trigger's ``addBatch``. A ``SimpleDataSourceStreamReader``
+inside the trigger's ``addBatch``. A ``SimpleDataSourceStreamReader``
 instead returns a batch's rows from ``read(start)`` in the planner process, and PySpark hands
 them to the JVM as Arrow batches along with the plan (``_SimpleStreamReaderWrapper`` in
 pyspark/sql/datasource_internal.py, "prefetch and cache"): the micro-batch's job runs no
