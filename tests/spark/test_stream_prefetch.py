@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from rocketq.client.blocking import Producer
-from rocketq.spark.topic.options import ReadOptions
+from rocketq.spark.topic.source import TopicSource
 from rocketq.spark.topic.stream_prefetch import PREFETCH_MAX_OFFSETS, PrefetchStreamReader
 from rocketq.testing.background import BackgroundCluster
 from tests.spark.conftest import send_many
@@ -48,7 +48,9 @@ def keys_in(out: Path) -> list[tuple[str, int, int]]:
 
 def reader_of(cluster: BackgroundCluster, topic: str, **options: str) -> PrefetchStreamReader:
     opts = {"nameServer": cluster.namesrv_addr, "subscribe": topic, **options}
-    return PrefetchStreamReader(ReadOptions.parse(opts, streaming=True))
+    reader = TopicSource(opts).simpleStreamReader(TopicSource(opts).schema())
+    assert isinstance(reader, PrefetchStreamReader)
+    return reader
 
 
 def values_of(batches: Any) -> list[bytes]:
@@ -76,10 +78,14 @@ def test_read_returns_the_planned_rows_with_their_end_and_a_replay_reads_the_sam
 
 
 def test_a_read_without_max_offsets_per_trigger_is_capped() -> None:
-    opts = ReadOptions.parse({"nameServer": "127.0.0.1:9876", "subscribe": "t"}, streaming=True)
-    assert PrefetchStreamReader(opts).planner.options.max_offsets_per_trigger == (
-        PREFETCH_MAX_OFFSETS
-    )
+    opts = {"nameServer": "127.0.0.1:9876", "subscribe": "t"}
+    reader = TopicSource(opts).simpleStreamReader(TopicSource(opts).schema())
+    assert isinstance(reader, PrefetchStreamReader)
+    assert reader.planner.options.max_offsets_per_trigger == PREFETCH_MAX_OFFSETS
+    capped = {**opts, "maxOffsetsPerTrigger": "5"}
+    reader = TopicSource(capped).simpleStreamReader(TopicSource(capped).schema())
+    assert isinstance(reader, PrefetchStreamReader)
+    assert reader.planner.options.max_offsets_per_trigger == 5
 
 
 def test_available_now_runs_the_admitted_batches_and_a_replayed_batch_reads_its_rows(

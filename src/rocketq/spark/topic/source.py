@@ -106,9 +106,10 @@ class TopicSource(DataSource):
         return TopicStreamReader(options)
 
     def simpleStreamReader(self, schema: StructType) -> SimpleDataSourceStreamReader:
-        from rocketq.spark.topic.stream_prefetch import PrefetchStreamReader
+        from rocketq.spark.topic.stream_prefetch import PrefetchStreamReader, prefetch_options
 
-        return PrefetchStreamReader(ReadOptions.parse(self.options, streaming=True))
+        options = prefetch_options(ReadOptions.parse(self.options, streaming=True))
+        return PrefetchStreamReader(TopicStreamReader(options))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = WriteOptions.parse(self.options)

@@ -23,11 +23,11 @@ better read by tasks (the default).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
-from pyspark.sql.datasource import SimpleDataSourceStreamReader
-from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+from pyspark.sql.datasource import InputPartition, SimpleDataSourceStreamReader
+from pyspark.sql.streaming.datasource import ReadLimit, SupportsTriggerAvailableNow
 
 from rocketq.spark.topic.options import ReadOptions
 
@@ -35,15 +35,35 @@ from rocketq.spark.topic.options import ReadOptions
 PREFETCH_MAX_OFFSETS = 20_000
 
 
+class StreamPlanner(Protocol):
+    """What the prefetching reader asks of the planning reader (source.TopicStreamReader)."""
+
+    options: ReadOptions
+
+    def initialOffset(self) -> dict[str, Any]: ...
+    def prepareForTriggerAvailableNow(self) -> None: ...
+    def getDefaultReadLimit(self) -> ReadLimit: ...
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: ReadLimit | None = None
+    ) -> dict[str, Any]: ...
+    def partitions(
+        self, start: dict[str, Any], end: dict[str, Any]
+    ) -> Sequence[InputPartition]: ...
+    def commit(self, end: dict[str, Any]) -> None: ...
+
+
+def prefetch_options(options: ReadOptions) -> ReadOptions:
+    """``options`` with a trigger cap: every prefetched row goes through the driver."""
+    if options.max_offsets_per_trigger is not None:
+        return options
+    return dataclasses.replace(options, max_offsets_per_trigger=PREFETCH_MAX_OFFSETS)
+
+
 class PrefetchStreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailableNow):
     """The rows of a micro-batch read while it is planned (``lowLatency=true``)."""
 
-    def __init__(self, options: ReadOptions) -> None:
-        from rocketq.spark.topic.source import TopicStreamReader
-
-        if options.max_offsets_per_trigger is None:
-            options = dataclasses.replace(options, max_offsets_per_trigger=PREFETCH_MAX_OFFSETS)
-        self.planner = TopicStreamReader(options)
+    def __init__(self, planner: StreamPlanner) -> None:
+        self.planner = planner
 
     def initialOffset(self) -> dict[str, Any]:
         return self.planner.initialOffset()
@@ -62,10 +82,14 @@ class PrefetchStreamReader(SimpleDataSourceStreamReader, SupportsTriggerAvailabl
         return iter(self._batches(start, end))
 
     def _batches(self, start: dict[str, Any], end: dict[str, Any]) -> list[Any]:
-        from rocketq.spark.topic.source import read_partition
+        from rocketq.spark.topic.stream import PackedPartition, read_packed
 
-        partitions = self.planner.partitions(start, end)
-        return [batch for partition in partitions for batch in read_partition(partition)]
+        batches: list[Any] = []
+        for partition in self.planner.partitions(start, end):
+            if not isinstance(partition, PackedPartition):
+                raise TypeError(f"not a rocketq partition: {partition!r}")
+            batches.extend(read_packed(partition))
+        return batches
 
     def commit(self, end: dict[str, Any]) -> None:
         self.planner.commit(end)
