@@ -34,6 +34,7 @@ setup(
                     "append",
                     "scan",
                     "decode",
+                    "columns",
                     "get_message",
                 )
             ],

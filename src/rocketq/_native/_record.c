@@ -13,6 +13,7 @@
  *                     written in place into the mapped file (append.c)
  *   collect_messages - message_reader.MessageReader._collect: a pull's records copied from
  *                     the mapped files into one body (get_message.c)
+ *   pull_columns    - spark/topic/pull_body's numpy columns of a pull body (columns.c)
  *
  * Every length read from a record is checked against the buffer before it is used: a
  * corrupted TOTALSIZE, BODYLENGTH, TOPICLEN or PROPLEN stops the walk, it never reads past
@@ -27,7 +28,8 @@
  * time beyond CPython: no zlib headers needed. CRC32_IMPL says which one runs.
  *
  * The parts: record.h (the layout and what the parts share), crc32.c, properties.c,
- * encode.c, append.c, scan.c and decode.c; this file holds the module table and its init.
+ * encode.c, append.c, scan.c, decode.c, get_message.c and columns.c; this file holds the
+ * module table and its init.
  */
 #include "record.h"
 
@@ -49,6 +51,8 @@ static PyMethodDef methods[] = {
      "Check a run of commitlog records; DispatchRequests or validate only."},
     {"record_starts", record_starts, METH_O,
      "Where each whole record of a pull body starts (int64s) and where the last ends."},
+    {"pull_columns", pull_columns, METH_O,
+     "The records of a pull body as Arrow column buffers (spark/topic/pull_body.py)."},
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      "MessageExt objects of back-to-back records (a pull body)."},
     {"collect_messages", (PyCFunction)(void (*)(void))collect_messages, METH_FASTCALL,
