@@ -1,7 +1,8 @@
 """TimerMessageStore on a real store with a hand-moved clock (StoreConfig.clock_ms): a timer is
 put to its topic in the first tick at or after its delivery time and not before, through a
 clean restart, past the roll window and after a recall's delete marker; recovery cuts a torn
-timerlog unit; a restart from a stale checkpoint (what a kill -9 leaves) puts no second copy."""
+timerlog unit; a restart from a stale checkpoint (what a kill -9 leaves) puts no second copy;
+timers due within a tenth of the precision of each other go out in one put."""
 
 from __future__ import annotations
 
@@ -241,6 +242,26 @@ def test_timers_added_to_a_slot_after_it_was_read_ahead_are_not_missed(tmp_path:
         clock.now = T0 + 1500
         assert until_sync(lambda: timer(store).curr_read_time_ms >= T0 + 1500, 10)
         assert [k for k, _ in delivered(store)] == ["late"]
+    finally:
+        store.shutdown()
+
+
+def test_timers_due_within_a_tenth_of_the_precision_are_put_together_at_the_last(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        for key, due in (("a", T0 + 1001), ("b", T0 + 1004), ("c", T0 + 1008)):
+            put_timer(store, key, due)  # slot T0+1000; the batch window is 10 ms
+        assert enqueued(store, 3)
+        clock.now = T0 + 1004  # "a" and "b" are due, "c" is due within the window
+        assert until_sync(lambda: timer(store).started_until >= T0 + 1100, 10)
+        # one put for the batch once its last is due: none before (a bounded look, no event
+        # says "nothing was put")
+        assert not until_sync(lambda: len(delivered(store)) > 0, 1.0)
+        copies = advance(store, clock, T0 + 1008, 3)
+        assert copies == [("a", T0 + 1008), ("b", T0 + 1008), ("c", T0 + 1008)]
     finally:
         store.shutdown()
 

@@ -155,6 +155,18 @@ class ConsumerOrderInfoManager(ConfigManager):
         super().__init__(os.path.join(store_root, "config", "consumerOrderInfo.json"))
         self.table: dict[str, dict[int, OrderInfo]] = {}
         self._lock = threading.Lock()
+        self._empty_on_disk = False  # the file holds an empty table (written by persist)
+        self._encoded_empty = False
+
+    def persist(self) -> None:
+        """As ConfigManager's, but an empty table is written once, not again after every pop
+        of a group without FIFO (PopService persists promptly after each pop)."""
+        with self._file_lock:
+            with self._lock:
+                if not self.table and self._empty_on_disk:
+                    return
+            super().persist()
+            self._empty_on_disk = self._encoded_empty
 
     @staticmethod
     def key(topic: str, group: str) -> str:
@@ -243,6 +255,7 @@ class ConsumerOrderInfoManager(ConfigManager):
     def encode(self) -> dict[str, Any]:
         with self._lock:
             self._auto_clean()
+            self._encoded_empty = not self.table
             return {
                 "table": {
                     k: {q: info.to_json() for q, info in sorted(qs.items())}
@@ -273,3 +286,4 @@ class ConsumerOrderInfoManager(ConfigManager):
                 }
         with self._lock:
             self.table = table
+        self._empty_on_disk = False

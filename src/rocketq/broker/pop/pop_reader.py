@@ -42,10 +42,11 @@ from rocketq.common.extra_info import (
 from rocketq.common.message_decoder import decode_message, encode_message
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX
 from rocketq.remoting.protocol.pop_headers import INIT_MODE_MIN
-from rocketq.store.results import GetMessageStatus
+from rocketq.store.results import GetMessageResult, GetMessageStatus
 
 if TYPE_CHECKING:
     from rocketq.broker.pop.pop_context import PopContext
+    from rocketq.store.message_store import MessageStore
 
 POP_LOCAL_HOST = "127.0.0.1"
 HOT_READ_UNITS = 32  # read on the loop within this many units of the queue's end (the pull's)
@@ -59,17 +60,22 @@ class PopBatch:
     pop_time: int
     invisible_time: int
     revive_qid: int
-    buffers: list[bytes] = field(default_factory=list)
+    buffers: list[bytes] = field(default_factory=list)  # records, or runs of records
     start_offsets: list[tuple[str, int, int]] = field(default_factory=list)
     msg_offsets: list[tuple[str, int, list[int]]] = field(default_factory=list)
     rest_num: int = 0
     order: bool = False
     attempt_id: str | None = None
     order_count_info: list[str] = field(default_factory=list)
+    count: int = 0  # messages in ``buffers``
 
-    @property
-    def count(self) -> int:
-        return len(self.buffers)
+    def add_records(self, result: GetMessageResult) -> None:
+        """The records a read found: its body in one piece when read in C."""
+        if result.body is not None:
+            self.buffers.append(result.body)
+        else:
+            self.buffers.extend(result.message_buffers)
+        self.count += result.message_count
 
 
 class PopReader:
@@ -233,15 +239,24 @@ class PopReader:
         offset = self.pop_offset(group, topic, qid, init_mode)
         buffer = None if batch.order else self.buffer
         want = max_nums - batch.count
-        if store.get_max_offset_in_queue(topic, qid) - offset <= HOT_READ_UNITS:
-            # the queue's newest records, just written: in the page cache (as the pull reads)
-            result = store.get_message(group, topic, qid, offset, want, message_filter)
-        else:  # a backlog may have to come from disk
-            result = await asyncio.to_thread(
-                store.get_message, group, topic, qid, offset, want, message_filter
-            )
+        result = (
+            None
+            if topic != origin_topic
+            else _read_in_memory(store, topic, qid, offset, want, message_filter)
+        )
+        if result is not None:
+            queue_offsets = list(range(offset, result.next_begin_offset))
+        else:
+            if store.get_max_offset_in_queue(topic, qid) - offset <= HOT_READ_UNITS:
+                # the queue's newest records, just written: in the page cache (as the pull)
+                result = store.get_message(group, topic, qid, offset, want, message_filter)
+            else:  # a backlog may have to come from disk
+                result = await asyncio.to_thread(
+                    store.get_message, group, topic, qid, offset, want, message_filter
+                )
+            queue_offsets = list(result.message_queue_offsets)
         batch.rest_num += max(0, result.max_offset - result.next_begin_offset)
-        if result.status is not GetMessageStatus.FOUND or not result.message_buffers:
+        if result.status is not GetMessageStatus.FOUND or not result.message_count:
             if result.next_begin_offset > offset and result.status in (
                 GetMessageStatus.NO_MATCHED_MESSAGE,
                 GetMessageStatus.OFFSET_TOO_SMALL,
@@ -254,10 +269,9 @@ class PopReader:
                         POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset
                     )
             return
-        queue_offsets = list(result.message_queue_offsets)
         if batch.order:
             self._found_orderly(batch, group, topic, qid, offset, queue_offsets)
-            batch.buffers.extend(result.message_buffers)
+            batch.add_records(result)
             return
         ck = PopCheckPoint(
             start_offset=offset,
@@ -285,7 +299,7 @@ class PopReader:
         batch.start_offsets.append((topic, qid, offset))
         batch.msg_offsets.append((topic, qid, queue_offsets))
         if topic == origin_topic:
-            batch.buffers.extend(result.message_buffers)
+            batch.add_records(result)
             return
         for buf in result.message_buffers:  # a retry message goes back under its topic
             msg = decode_message(buf, check_crc=False)
@@ -298,6 +312,7 @@ class PopReader:
             )  # fmt: skip
             msg.topic = origin_topic
             batch.buffers.append(bytes(encode_message(msg)))
+            batch.count += 1
 
     def _found_orderly(
         self, batch: PopBatch, group: str, topic: str, qid: int, offset: int, offsets: list[int]
@@ -314,3 +329,31 @@ class PopReader:
         batch.order_count_info.append(
             build_order_count_info(topic_mark(topic), qid, counts, smallest)
         )
+
+
+def _read_in_memory(
+    store: MessageStore,
+    topic: str,
+    qid: int,
+    offset: int,
+    want: int,
+    message_filter: ExpressionMessageFilter,
+) -> GetMessageResult | None:
+    """The pull's read (``MessageStore.get_message_body``: the units walked and the records
+    copied in one C call, on the loop, when every record is in the page cache) for a TAG
+    filter or none. Only a read that took every unit it walked is used: its queue offsets
+    are then ``offset`` up to its next offset, which the checkpoint and the reply need;
+    anything else (C off, a record not in memory, units filtered out or gone, nothing
+    found) returns None, and ``get_message``, the reference, reads it."""
+    if type(message_filter) is not ExpressionMessageFilter:  # SQL92 reads the properties
+        return None
+    codes = None
+    if not message_filter.matches_all:
+        assert message_filter.subscription is not None
+        codes = tuple(message_filter.subscription.code_set)
+    found = store.get_message_body(topic, qid, offset, want, codes)
+    if found is None or not found.body_count:
+        return None
+    if found.next_begin_offset - offset != found.body_count:
+        return None
+    return found

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rocketq.broker.pop.consumer_order_info import ConsumerOrderInfoManager
 from rocketq.broker.pop.inflight import PopInflightTable
 from rocketq.broker.pop.pop_buffer import PopBufferMergeService
 from rocketq.broker.pop.pop_long_polling import PopLongPollingService
 from rocketq.broker.pop.pop_reader import PopReader
-from rocketq.broker.pop.records import AckMsg, BatchAckMsg, PopCheckPoint
+from rocketq.broker.pop.records import AckMsg, BatchAckMsg, PopCheckPoint, merge_key
 from rocketq.broker.pop.revive import PopReviveService
 from rocketq.broker.pop.revive_log import ReviveLog
 from rocketq.common.extra_info import ExtraInfo
@@ -173,16 +173,26 @@ class PopService:
         offsets whose handle is still live), then one ack or bAck record for them. The
         offsets acked, or the put status of a record not stored (:meth:`stored`; the
         offsets stay un-acked, so the ack can be retried)."""
-        ack = AckMsg(
-            ack_offset=offsets[0] if len(offsets) == 1 else -1,
-            start_offset=handle.ck_queue_offset,
-            consumer_group=group,
-            topic=real_topic,
-            queue_id=handle.queue_id,
-            pop_time=handle.pop_time,
-            broker_name=handle.broker_name,
-        )
-        key = ack.merge_key(self.broker.config.broker_name)
+        done = self.ack_now(group, real_topic, handle, offsets)
+        if isinstance(done, PendingAck):
+            return await self.write_ack(done)
+        return done
+
+    def ack_now(
+        self, group: str, real_topic: str, handle: ExtraInfo, offsets: list[int]
+    ) -> list[int] | PendingAck:
+        """The part of :meth:`ack` that needs no write: the offsets acked when nothing is to
+        be written (all repeated, or merged into the checkpoint the pop buffer holds), else
+        the record still to write (:meth:`write_ack`). A batch ack whose checkpoints are all
+        held is answered on the connection's reader, without a task."""
+        key = merge_key(
+            real_topic,
+            group,
+            handle.queue_id,
+            handle.ck_queue_offset,
+            handle.pop_time,
+            handle.broker_name or self.broker.config.broker_name,
+        )  # fmt: skip  (AckMsg.merge_key, without the record unless one is written)
         fresh, repeated = self.inflight.on_ack(
             group, real_topic, handle.queue_id, offsets, handle.pop_time, key,
             handle.next_visible_time,
@@ -191,15 +201,30 @@ class PopService:
             return repeated
         if self.buffer is not None and self.buffer.ack(key, fresh):
             return fresh + repeated  # merged into its held checkpoint: nothing to write
-        record = _ack_record(ack, fresh)
+        ack = AckMsg(
+            ack_offset=-1,
+            start_offset=handle.ck_queue_offset,
+            consumer_group=group,
+            topic=real_topic,
+            queue_id=handle.queue_id,
+            pop_time=handle.pop_time,
+            broker_name=handle.broker_name,
+        )
+        return PendingAck(_ack_record(ack, fresh), key, fresh, repeated, handle)
+
+    async def write_ack(self, pending: PendingAck) -> list[int] | PutMessageStatus:
+        """:meth:`ack`'s record written; the in-flight marks undone when it is not stored."""
+        handle, record = pending.handle, pending.record
         status = await self.revive_log.append(
             record, handle.revive_qid, ack_deliver_ms=handle.next_visible_time
         )
         if not self.stored(status):
-            log.warning("pop ack of %s@%d not written: %s", real_topic, handle.queue_id, status)
-            self.inflight.undo_ack(group, real_topic, handle.queue_id, fresh, key)
+            log.warning("pop ack of %s@%d not written: %s", record.topic, handle.queue_id, status)
+            self.inflight.undo_ack(
+                record.consumer_group, record.topic, handle.queue_id, pending.fresh, pending.key
+            )
             return status
-        return fresh + repeated
+        return pending.fresh + pending.repeated
 
     async def change_invisible_time(
         self, group: str, real_topic: str, handle: ExtraInfo, invisible_time: int
@@ -309,6 +334,17 @@ class PopService:
         self.note_offset_commit()
         self.schedule_unblock(topic, group, queue_id)
         return next_visible - handle.pop_time
+
+
+class PendingAck(NamedTuple):
+    """An ack :meth:`PopService.ack_now` marked in the in-flight table whose record is still
+    to be written."""
+
+    record: AckMsg
+    key: str  # the checkpoint's merge key
+    fresh: list[int]
+    repeated: list[int]
+    handle: ExtraInfo
 
 
 _ACK_FIELDS = (

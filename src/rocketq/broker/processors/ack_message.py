@@ -22,6 +22,7 @@ again since) is refused as expired; an offset already committed past succeeds.
 from __future__ import annotations
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.pop.pop_service import PendingAck
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.common.extra_info import (
     ExtraInfo,
@@ -31,10 +32,14 @@ from rocketq.common.extra_info import (
     real_topic,
 )
 from rocketq.errors import RemotingCommandError
-from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.channel import FastResult, RemotingChannel
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.pop_headers import AckMessageRequestHeader, decode_batch_ack_body
+from rocketq.remoting.protocol.pop_headers import (
+    AckMessageRequestHeader,
+    BatchAck,
+    decode_batch_ack_body,
+)
 from rocketq.response_code import ResponseCode
 from rocketq.store.results import PutMessageStatus
 
@@ -48,7 +53,7 @@ class AckMessageProcessor:
     def register(self) -> None:
         server = self.broker.remoting_server
         server.register_processor(RequestCode.ACK_MESSAGE, self.ack_message)
-        server.register_processor(RequestCode.BATCH_ACK_MESSAGE, self.batch_ack_message)
+        server.register_fast_processor(RequestCode.BATCH_ACK_MESSAGE, self.batch_ack_message)
 
     async def ack_message(
         self, channel: RemotingChannel, request: RemotingCommand
@@ -76,33 +81,79 @@ class AckMessageProcessor:
             return _error(ResponseCode.NO_MESSAGE, HANDLE_EXPIRED)
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
-    async def batch_ack_message(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand:
+    def batch_ack_message(self, channel: RemotingChannel, request: RemotingCommand) -> FastResult:
+        """On the connection's reader: the checkpoints whose acks need no write (held by the
+        pop buffer, or repeated) are acked here; from the first that needs a record (or a
+        FIFO queue's lock) on, the rest of the batch goes on in a task, in the same order."""
         try:
             broker_name, acks = decode_batch_ack_body(request.body or b"")
         except (RemotingCommandError, ValueError) as exc:
             return _error(ResponseCode.SYSTEM_ERROR, f"BatchAckMessageRequestBody: {exc}")
         if not acks:
             return _error(ResponseCode.NO_MESSAGE, "no acks")
-        store = self.broker.message_store
+        broker_name = broker_name or self.broker.config.broker_name
+        pop = self.broker.pop_service
         refused = 0
-        for b in acks:
-            try:
-                topic = real_topic(b.topic, b.consumer_group, b.retry)
-            except ExtraInfoError as exc:
-                return _error(ResponseCode.SYSTEM_ERROR, str(exc))
-            handle = ExtraInfo(
-                b.start_offset, b.pop_time, b.invisible_time, b.revive_queue_id, b.retry,
-                broker_name or self.broker.config.broker_name, b.queue_id, b.start_offset,
-            )  # fmt: skip
-            low = store.get_min_offset_in_queue(topic, b.queue_id)
-            high = store.get_max_offset_in_queue(topic, b.queue_id)
-            offsets = [b.start_offset + i for i in b.bit_set if low <= b.start_offset + i <= high]
+        for i, b in enumerate(acks):
+            found = self._batch_item(b, broker_name)
+            if isinstance(found, RemotingCommand):
+                return found
+            if isinstance(found, int):
+                refused += found
+                continue
+            topic, handle, offsets = found
             if not offsets:
                 continue
-            if is_expired(self.broker, handle):
-                refused += len(offsets)
+            group = b.consumer_group
+            done = None if handle.is_order else pop.ack_now(group, topic, handle, offsets)
+            if isinstance(done, list):
+                refused += len(offsets) - len(done)
+                continue
+            return self._batch_ack_rest(acks, i, done, broker_name, refused)
+        return _batch_answer(refused)
+
+    def _batch_item(
+        self, b: BatchAck, broker_name: str
+    ) -> tuple[str, ExtraInfo, list[int]] | int | RemotingCommand:
+        """One BatchAck's (real topic, handle, offsets in the queue); else the count refused
+        (expired) or an error."""
+        try:
+            topic = real_topic(b.topic, b.consumer_group, b.retry)
+        except ExtraInfoError as exc:
+            return _error(ResponseCode.SYSTEM_ERROR, str(exc))
+        handle = ExtraInfo(
+            b.start_offset, b.pop_time, b.invisible_time, b.revive_queue_id, b.retry,
+            broker_name, b.queue_id, b.start_offset,
+        )  # fmt: skip
+        store = self.broker.message_store
+        low = store.get_min_offset_in_queue(topic, b.queue_id)
+        high = store.get_max_offset_in_queue(topic, b.queue_id)
+        start = b.start_offset
+        offsets = [start + i for i in b.bit_set if low <= start + i <= high]
+        if offsets and is_expired(self.broker, handle):
+            return len(offsets)
+        return topic, handle, offsets
+
+    async def _batch_ack_rest(
+        self,
+        acks: list[BatchAck],
+        first: int,
+        pending: PendingAck | None,
+        broker_name: str,
+        refused: int,
+    ) -> RemotingCommand:
+        """The batch from ``acks[first]`` on (its ack ``pending`` to write, None: FIFO)."""
+        pop = self.broker.pop_service
+        for i in range(first, len(acks)):
+            b = acks[i]
+            found = self._batch_item(b, broker_name)
+            if isinstance(found, RemotingCommand):
+                return found
+            if isinstance(found, int):
+                refused += found
+                continue
+            topic, handle, offsets = found
+            if not offsets:
                 continue
             if handle.is_order:
                 for offset in offsets:
@@ -111,13 +162,15 @@ class AckMessageProcessor:
                     )
                     refused += answer.code != ResponseCode.SUCCESS
                 continue
-            accepted = await self.broker.pop_service.ack(b.consumer_group, topic, handle, offsets)
+            if i > first or pending is None:
+                done = pop.ack_now(b.consumer_group, topic, handle, offsets)
+            else:
+                done = pending
+            accepted = await pop.write_ack(done) if isinstance(done, PendingAck) else done
             if isinstance(accepted, PutMessageStatus):
                 return not_stored(accepted)
             refused += len(offsets) - len(accepted)
-        if refused:
-            return _error(ResponseCode.NO_MESSAGE, f"{HANDLE_EXPIRED} ({refused} not acked)")
-        return RemotingCommand.create_response(ResponseCode.SUCCESS)
+        return _batch_answer(refused)
 
     async def _ack_orderly(
         self, group: str, topic: str, queue_id: int, offset: int, handle: ExtraInfo
@@ -175,6 +228,12 @@ def _with_queue(handle: ExtraInfo, queue_id: int) -> ExtraInfo:
         handle.ck_queue_offset, handle.pop_time, handle.invisible_time, handle.revive_qid,
         handle.mark, handle.broker_name, queue_id, handle.queue_offset,
     )  # fmt: skip
+
+
+def _batch_answer(refused: int) -> RemotingCommand:
+    if refused:
+        return _error(ResponseCode.NO_MESSAGE, f"{HANDLE_EXPIRED} ({refused} not acked)")
+    return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
 
 def not_stored(status: PutMessageStatus) -> RemotingCommand:

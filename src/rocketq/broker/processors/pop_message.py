@@ -37,10 +37,16 @@ from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 
+FILTER_CACHE_SIZE = 1024  # (topic, expression) filters kept; the cache is emptied when full
+
 
 class PopMessageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
         self.broker = controller
+        self._filter_cache: dict[
+            tuple[str, str | None, str | None],
+            tuple[ExpressionMessageFilter, ExpressionMessageFilter],
+        ] = {}
 
     def register(self) -> None:
         self.broker.remoting_server.register_processor(RequestCode.POP_MESSAGE, self.pop_message)
@@ -134,7 +140,7 @@ class PopMessageProcessor:
         if h.order:
             return True
         sgm = self.broker.subscription_group_manager
-        group = sgm.find_subscription_group_config(h.consumer_group)
+        group = sgm.subscription_group_table.get(h.consumer_group)  # _check looked it up
         return group is not None and group.orderly
 
     def _check(self, h: PopMessageRequestHeader) -> RemotingCommand | None:
@@ -186,20 +192,31 @@ class PopMessageProcessor:
     def _filters(
         self, h: PopMessageRequestHeader
     ) -> tuple[ExpressionMessageFilter, ExpressionMessageFilter] | RemotingCommand:
-        """The topic's filter (the request's expression) and the retry topic's (everything)."""
+        """The topic's filter (the request's expression) and the retry topic's (everything);
+        built once per (topic, type, expression) and kept (they are immutable)."""
+        if h.exp and not is_tag_type(h.exp_type) and not self.broker.config.enable_property_filter:
+            return _error(
+                ResponseCode.SYSTEM_ERROR, property_filter_disabled_remark(h.exp_type or "")
+            )
+        key = (h.topic, h.exp_type, h.exp)
+        found = self._filter_cache.get(key)
+        if found is not None:
+            return found
         try:
             retry_filter = message_filter_of(build_subscription_data(h.topic, "*"))
             if not h.exp:
-                return message_filter_of(build_subscription_data(h.topic, "*")), retry_filter
-            if not is_tag_type(h.exp_type) and not self.broker.config.enable_property_filter:
-                remark = property_filter_disabled_remark(h.exp_type or "")
-                return _error(ResponseCode.SYSTEM_ERROR, remark)
-            data = build_subscription_data(h.topic, h.exp, 0, h.exp_type)
-            return message_filter_of(data), retry_filter
+                found = message_filter_of(build_subscription_data(h.topic, "*")), retry_filter
+            else:
+                data = build_subscription_data(h.topic, h.exp, 0, h.exp_type)
+                found = message_filter_of(data), retry_filter
         except FilterExpressionError:
             return _error(
                 ResponseCode.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"
             )
+        if len(self._filter_cache) >= FILTER_CACHE_SIZE:
+            self._filter_cache.clear()
+        self._filter_cache[key] = found
+        return found
 
 
 def _found(batch: PopBatch) -> RemotingCommand:

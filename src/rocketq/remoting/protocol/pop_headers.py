@@ -119,7 +119,10 @@ def encode_bit_set(indexes: Iterable[int]) -> str:
 def decode_bit_set(text: str) -> list[int]:
     """The set bits of a base64 ``BitSet.toByteArray()``, lowest first."""
     bits = int.from_bytes(base64.b64decode(text, validate=True), "little")
-    return [i for i in range(bits.bit_length()) if bits >> i & 1]
+    n = bits.bit_length()
+    if bits == (1 << n) - 1:  # a whole pop acked at once: every bit up to the highest
+        return list(range(n))
+    return [i for i in range(n) if bits >> i & 1]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -20,6 +20,8 @@ import struct
 import time
 from dataclasses import dataclass
 
+from rocketq.store.mapped_file import USE_FDATASYNC
+
 TIMER_CHECKPOINT_STRUCT = struct.Struct(
     ">"
     "q"  # LAST_READ_TIME_MS
@@ -70,7 +72,7 @@ class TimerCheckpointState:
 class TimerCheckpoint(TimerCheckpointState):
     """The state, mapped onto its file; :meth:`flush` writes and msyncs it."""
 
-    __slots__ = ("_mm", "existed", "path")
+    __slots__ = ("_fd", "_mm", "existed", "path")
 
     def __init__(self, path: str) -> None:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -80,8 +82,10 @@ class TimerCheckpoint(TimerCheckpointState):
             if os.fstat(fd).st_size < FILE_SIZE:
                 os.ftruncate(fd, FILE_SIZE)
             self._mm: mmap.mmap | None = mmap.mmap(fd, FILE_SIZE, access=mmap.ACCESS_WRITE)
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        self._fd = fd  # flushed by fdatasync, which (unlike msync) lets other threads run
         self.path = path
         self.existed = existed
         state = TimerCheckpointState()
@@ -93,7 +97,10 @@ class TimerCheckpoint(TimerCheckpointState):
         if self._mm is None:
             return
         self._mm[:TIMER_CHECKPOINT_SIZE] = self.encode()
-        self._mm.flush()
+        if USE_FDATASYNC:
+            os.fdatasync(self._fd)
+        else:
+            self._mm.flush()
 
     def shutdown(self) -> None:
         if self._mm is None:
@@ -101,3 +108,4 @@ class TimerCheckpoint(TimerCheckpointState):
         self.flush()
         self._mm.close()
         self._mm = None
+        os.close(self._fd)
