@@ -26,7 +26,17 @@ setup(
             "rocketq._native._record",
             sources=[
                 f"src/rocketq/_native/{part}.c"
-                for part in ("_record", "crc32", "properties", "encode", "append", "scan", "decode")
+                for part in (
+                    "_record",
+                    "crc32",
+                    "properties",
+                    "encode",
+                    "append",
+                    "scan",
+                    "decode",
+                    "columns",
+                    "get_message",
+                )
             ],
             depends=["src/rocketq/_native/record.h"],
             # the parts share functions; only PyInit__record leaves the shared object

@@ -45,6 +45,17 @@ def run_once(tree: Path) -> Rows:
     return rows
 
 
+def run_with_retry(tree: Path) -> Rows:
+    """One run; a run whose server did not start (a port taken between the bench's pick and
+    the server's bind, on a busy machine) is tried again, twice at most."""
+    for _ in range(2):
+        try:
+            return run_once(tree)
+        except SystemExit as exc:
+            print(f"run failed, trying again: {str(exc)[-300:]}", flush=True)
+    return run_once(tree)
+
+
 def median_of(runs: list[Rows], phase: str, key: str) -> float:
     return statistics.median(float(r[phase][key]) for r in runs)
 
@@ -59,7 +70,7 @@ def main() -> None:
     for i in range(args.runs):
         for side in ("base", "branch"):
             print(f"run {i + 1}/{args.runs}: {side}", flush=True)
-            runs[side].append(run_once(getattr(args, side).resolve()))
+            runs[side].append(run_with_retry(getattr(args, side).resolve()))
     header = f"{'phase':22} {'base us/msg':>12} {'branch':>8} {'ratio':>6}"
     header += f" {'base TPS':>9} {'branch':>8}"
     print(f"{header}   (medians of {args.runs} runs each)")

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/broker_bench.py            # full run, about 5 minutes
     .venv/bin/python bench/broker_bench.py --quick    # smoke run
+    .venv/bin/python bench/broker_bench.py --repeat 3 # every ratio the median of 3 runs
 
 Phases, each bounded by a message count and a time cap, 1 KiB bodies, the same load
 generator (one asyncio process) for every system:
@@ -23,7 +24,11 @@ generator (one asyncio process) for every system:
 
 Each system runs in its own child process (``peers.py``). Printed per phase: TPS, average,
 p50, p99 and max RT, the server's CPU microseconds per message and RssAnon, then
-rocketq / peer ratios.
+rocketq / peer ratios. With ``--repeat N`` the systems run N rounds in turn (rocketq, the
+peers, rocketq, ... so a noisy minute hits every system alike), each round's table is
+printed, then the median of each figure over the rounds and every ratio as the median of
+the N rounds' ratios, with their range (issue 22: "ratios are the median of 3 runs in one
+invocation").
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -240,27 +246,83 @@ def print_table(rows: list[Figures]) -> None:
         )
 
 
-def print_ratios(rows: list[Figures]) -> None:
-    ours = {f.phase: f for f in rows if f.system == "rocketq"}
-    for peer in sorted({f.system for f in rows} - {"rocketq", "rocketq-sync"}):
-        theirs = {f.phase: f for f in rows if f.system == peer}
-        cells = []
-        for phase, mine in ours.items():
-            other = theirs.get(phase)
-            if other is None:
+def median_rows(runs: list[list[Figures]]) -> list[dict[str, object]]:
+    """Per system and phase, the median of each figure over the runs that have it."""
+    keyed: dict[tuple[str, str], list[dict[str, object]]] = {}
+    for rows in runs:
+        for f in rows:
+            keyed.setdefault((f.system, f.phase), []).append(f.row())
+    out = []
+    for (system, phase), rows_of in keyed.items():
+        row: dict[str, object] = {"system": system, "phase": phase, "runs": len(rows_of)}
+        for key in ("messages", "tps", "rt_avg_ms", "rt_p50_ms", "rt_p99_ms", "rt_max_ms",
+                    "cpu_us_per_msg", "rss_mb"):  # fmt: skip
+            row[key] = statistics.median(float(r[key] or 0) for r in rows_of)  # type: ignore[arg-type]
+        out.append(row)
+    return out
+
+
+def print_medians(runs: list[list[Figures]]) -> None:
+    print(f"median of {len(runs)} runs:")
+    print(f"{'system':<14}{'phase':<10}{'TPS':>10}{'p50':>8}{'p99':>8}{'cpu us/msg':>12}")
+    for r in median_rows(runs):
+        print(
+            f"{r['system']:<14}{r['phase']:<10}{r['tps']:>10.0f}{r['rt_p50_ms']:>8.3f}"
+            f"{r['rt_p99_ms']:>8.3f}{r['cpu_us_per_msg']:>12.1f}"
+        )
+
+
+def _median_cell(label: str, values: list[float], unit: str = "x") -> str:
+    """``label 1.19x`` for one run; ``label 1.19x (1.05-1.23)``: the median and range."""
+    med = statistics.median(values)
+    if len(values) == 1:
+        return f"{label} {med:.2f}{unit}"
+    return f"{label} {med:.2f}{unit} ({min(values):.2f}-{max(values):.2f})"
+
+
+def ratio_cells(runs: list[list[Figures]], peer: str) -> list[str]:
+    """rocketq / ``peer`` per phase: each ratio taken within one run (the two systems ran
+    minutes apart), then the median over the runs."""
+    phases: list[str] = []
+    for rows in runs:
+        phases += [f.phase for f in rows if f.system == "rocketq" and f.phase not in phases]
+    cells = []
+    for phase in phases:
+        ratios, p50s, p99s = [], [], []
+        for rows in runs:
+            mine = next((f for f in rows if f.system == "rocketq" and f.phase == phase), None)
+            theirs = next((f for f in rows if f.system == peer and f.phase == phase), None)
+            if mine is None or theirs is None:
                 continue
             if phase == "latency":
-                cells.append(
-                    f"latency p50 {mine.row()['rt_p50_ms']}/{other.row()['rt_p50_ms']} ms"
-                    f" p99 {mine.row()['rt_p99_ms']}/{other.row()['rt_p99_ms']} ms"
-                )
-            elif other.tps:
-                cells.append(f"{phase} {mine.tps / other.tps:.2f}x")
-        print(f"rocketq / {peer}: " + ", ".join(cells))
-    sync_flush = [f for f in rows if f.system == "rocketq-sync"]
-    if sync_flush and "sync 32" in ours and ours["sync 32"].tps:
-        ratio = sync_flush[0].tps / ours["sync 32"].tps
-        print(f"rocketq SYNC_FLUSH / ASYNC_FLUSH, sync 32: {ratio:.2f}x")
+                p50s.append((mine.row()["rt_p50_ms"], theirs.row()["rt_p50_ms"]))
+                p99s.append((mine.row()["rt_p99_ms"], theirs.row()["rt_p99_ms"]))
+            elif theirs.tps:
+                ratios.append(mine.tps / theirs.tps)
+        if p50s:
+            mid50 = [statistics.median(x) for x in zip(*p50s, strict=True)]
+            mid99 = [statistics.median(x) for x in zip(*p99s, strict=True)]
+            cells.append(
+                f"latency p50 {mid50[0]:.3f}/{mid50[1]:.3f} ms p99 {mid99[0]:.3f}/{mid99[1]:.3f} ms"
+            )
+        elif ratios:
+            cells.append(_median_cell(phase, ratios))
+    return cells
+
+
+def print_ratios(runs: list[list[Figures]]) -> None:
+    systems = {f.system for rows in runs for f in rows}
+    what = f"median of {len(runs)} runs (range)" if len(runs) > 1 else "one run"
+    for peer in sorted(systems - {"rocketq", "rocketq-sync"}):
+        print(f"rocketq / {peer}, {what}: " + ", ".join(ratio_cells(runs, peer)))
+    flush_ratios = []
+    for rows in runs:
+        ours = next((f for f in rows if f.system == "rocketq" and f.phase == "sync 32"), None)
+        sync = next((f for f in rows if f.system == "rocketq-sync"), None)
+        if ours is not None and sync is not None and ours.tps:
+            flush_ratios.append(sync.tps / ours.tps)
+    if flush_ratios:
+        print(_median_cell("rocketq SYNC_FLUSH / ASYNC_FLUSH, sync 32:", flush_ratios))
 
 
 def main() -> None:
@@ -269,6 +331,9 @@ def main() -> None:
     ap.add_argument("--systems", default="rocketq,rocketq-sync,redis,nats,rabbitmq,grpc")
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--json", action="store_true", help="also print JSON rows")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="rounds of every system; ratios are their median"
+    )
     args = ap.parse_args()
     systems = [s for s in args.systems.split(",") if s]
     grpc_path = "grpc" in systems  # its own table: bench/grpc_bench.py
@@ -283,16 +348,26 @@ def main() -> None:
     peers.ensure_installed(systems)
     kind = "uvloop" if event_loop.uvloop_wanted() and event_loop.uvloop_installed() else "asyncio"
     print(f"event loop of the load generator and the rocketq servers: {kind}", flush=True)
-    rows: list[Figures] = []
-    for name in systems:
-        print(f"running {name} ...", flush=True)
-        rows += run_system(name, plan)
-    if rows:
-        print_table(rows)
-        print_ratios(rows)
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    runs: list[list[Figures]] = []
+    for i in range(args.repeat):
+        rows: list[Figures] = []
+        for name in systems:
+            print(f"running {name} (run {i + 1} of {args.repeat}) ...", flush=True)
+            rows += run_system(name, plan)
+        runs.append(rows)
+        if rows:
+            print(f"run {i + 1} of {args.repeat}:")
+            print_table(rows)
+    if any(runs):
+        if len(runs) > 1:
+            print_medians(runs)
+        print_ratios(runs)
     if args.json:
-        for f in rows:
-            print(json.dumps(f.row()))
+        for i, rows in enumerate(runs):
+            for f in rows:
+                print(json.dumps({"run": i + 1, **f.row()}))
     if grpc_path:
         import grpc_bench
 

@@ -155,6 +155,7 @@ def rocketq_server(data_dir: str) -> Iterator[Server]:
         rocketq, "server", "--store", os.path.join(data_dir, "store"),
         "--namesrv-port", str(ns_port), "--broker-port", str(broker_port),
         "--host", "127.0.0.1",
+        "--grpc-port", "0",  # any free port: the default 8081 may be another bench's
     ]  # fmt: skip
     proc = _spawn(args, os.path.join(data_dir, "rocketq.log"))
     with _serving(Server("rocketq", broker_port, proc, ns_port)) as server:

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/scale_bench.py                       # every curve, default sizes
     .venv/bin/python bench/scale_bench.py --only topics --topics 1000,5000,50000,100000
+    .venv/bin/python bench/scale_bench.py --only topics --flush SYNC_FLUSH  # creates wait: fsync
     .venv/bin/python bench/scale_bench.py --only clients --clients 100,1000,10000
 
 A name server and a broker run as their own processes (``rocketq namesrv``, ``rocketq broker``)
@@ -124,9 +125,10 @@ async def routed(client: RemotingClient, ns: Proc, topic: str) -> None:
     raise TimeoutError(f"{topic} not routed after 10 s")
 
 
-async def topics_curve(sizes: list[int], creates: int) -> None:
+async def topics_curve(sizes: list[int], creates: int, flush: str) -> None:
     rows: list[list[object]] = []
-    with tempfile.TemporaryDirectory() as tmp, servers(Path(tmp)) as (ns, broker):
+    conf = {"flushDiskType": flush}  # SYNC_FLUSH: a create is answered after its fsync
+    with tempfile.TemporaryDirectory() as tmp, servers(Path(tmp), conf) as (ns, broker):
         async with RemotingClient() as client:
             have = 0
             for size in sizes:
@@ -169,7 +171,7 @@ async def topics_curve(sizes: list[int], creates: int) -> None:
                 )
                 print(f"  topics {size:,} done", file=sys.stderr, flush=True)
     table(
-        "topics x 8 queues",
+        f"topics x 8 queues ({flush})",
         [
             "topics",
             "create p50 / p99 ms",
@@ -418,6 +420,7 @@ def main() -> None:
     )
     ap.add_argument("--topics", default="1000,5000,20000,50000,100000")
     ap.add_argument("--creates", type=int, default=100)
+    ap.add_argument("--flush", choices=["ASYNC_FLUSH", "SYNC_FLUSH"], default="ASYNC_FLUSH")
     ap.add_argument("--queues", default="8,64,256,1024")
     ap.add_argument("--clients", default="100,1000,10000")
     ap.add_argument("--consumers", type=int, default=1000)
@@ -428,7 +431,7 @@ def main() -> None:
     only = set(args.only or ["topics", "queues", "clients", "store", "backlog"])
     print(f"scale bench: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     if "topics" in only:
-        asyncio.run(topics_curve(ints(args.topics), args.creates))
+        asyncio.run(topics_curve(ints(args.topics), args.creates, args.flush))
     if "queues" in only:
         asyncio.run(queues_curve(ints(args.queues)))
     if "clients" in only:

@@ -16,6 +16,8 @@ in one subprocess so they do not share a GIL with the Spark driver. Rows:
   ``foreachBatch``; each row's latency is the time it reached the sink minus its born
   timestamp; median and p99, and the medians of Spark's ``durationMs`` per micro-batch that
   read rows (where a trigger's time goes);
+* ``latency-low`` (not in the default set): the latency row with ``lowLatency=true`` (each
+  micro-batch read in the planner process, no Python task per trigger);
 * ``latency-async`` (not in the default set): the same through a ``foreach`` writer with
   ``asyncProgressTrackingEnabled``, which takes the checkpoint's offset and commit log writes
   off the trigger (Spark allows it for ``foreach`` but not ``foreachBatch``); a row's latency
@@ -186,7 +188,14 @@ class LatencyWriter:
 
 
 def bench_latency(
-    spark: Any, namesrv: str, rate: int, seconds: float, tmp: Path, *, async_foreach: bool = False
+    spark: Any,
+    namesrv: str,
+    rate: int,
+    seconds: float,
+    tmp: Path,
+    *,
+    async_foreach: bool = False,
+    low_latency: bool = False,
 ) -> dict[str, Any]:
     """The latency row; ``async_foreach``: through a ``foreach`` writer with
     ``asyncProgressTrackingEnabled`` (Spark refuses that option with ``foreachBatch``)."""
@@ -196,7 +205,7 @@ def bench_latency(
     from rocketq.common.message import Message
 
     topic = TOPIC + "Stream"
-    name = "latency-async" if async_foreach else "latency"
+    name = "latency-async" if async_foreach else "latency-low" if low_latency else "latency"
     latencies: list[float] = []
     written = tmp / f"{name}-rows"
     written.mkdir()
@@ -220,6 +229,7 @@ def bench_latency(
         spark.readStream.format("rocketq")
         .option("nameServer", namesrv)
         .option("subscribe", topic)
+        .option("lowLatency", str(low_latency).lower())
         .load()
         .selectExpr("CAST(unix_millis(bornTimestamp) AS DOUBLE) AS born")
     )
@@ -263,6 +273,7 @@ def bench_latency(
         query.stop()
     ordered = sorted(collected())
     label = ", foreach + async progress tracking" if async_foreach else ""
+    label += ", lowLatency" if low_latency else ""
     return {
         "row": f"streaming end-to-end latency{label}",
         "rate_per_s": rate,
@@ -347,7 +358,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="read,latency,sink",
-        help="rows to run, comma-separated: read, latency, latency-async, sink",
+        help="rows to run, comma-separated: read, latency, latency-low, latency-async, sink",
     )
     parser.add_argument(
         "--json", action="store_true", help="also print one JSON object per row (issue 23)"
@@ -374,6 +385,12 @@ def main() -> None:
                 results.append(bench_read(spark, namesrv, args.rows, args.size, Path(tmp)))
             if "latency" in only:
                 results.append(bench_latency(spark, namesrv, args.rate, args.seconds, Path(tmp)))
+            if "latency-low" in only:
+                results.append(
+                    bench_latency(
+                        spark, namesrv, args.rate, args.seconds, Path(tmp), low_latency=True
+                    )
+                )
             if "latency-async" in only:
                 results.append(
                     bench_latency(

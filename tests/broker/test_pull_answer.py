@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rocketq.broker.processors.pull import _answer
-from rocketq.remoting.protocol.headers import PullMessageRequestHeader
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader, PullMessageResponseHeader
 from rocketq.response_code import ResponseCode
 from rocketq.store import GetMessageResult, GetMessageStatus
 
@@ -66,3 +66,15 @@ def test_found_records_are_concatenated_into_the_body() -> None:
     response = _answer(header(0), result)
     assert response.code == ResponseCode.SUCCESS
     assert response.body == b"rec1rec2"
+
+
+@pytest.mark.parametrize("offsets", [(0, 0, 0), (7, -1, 1 << 40), (-5, 3, 9)])
+def test_reply_fields_are_the_response_header_s(offsets: tuple[int, int, int]) -> None:
+    next_begin, low, high = offsets
+    result = GetMessageResult(GetMessageStatus.FOUND, next_begin, low, high)
+    fields = _answer(header(0), result).ext_fields
+    expected = PullMessageResponseHeader(
+        suggest_which_broker_id=0, next_begin_offset=next_begin, min_offset=low, max_offset=high
+    ).to_ext_fields()
+    assert fields == expected
+    assert list(fields) == list(expected)  # the key order is the frame's

@@ -113,3 +113,28 @@ async def test_puts_submitted_in_one_iteration_go_to_the_store_in_one_call(
         assert offsets == list(range(9))
     finally:
         store.shutdown()
+
+
+async def test_the_puts_of_several_reads_in_one_iteration_are_stored_by_one_flush(
+    tmp_path: Path,
+) -> None:
+    store = open_store(tmp_path, flush_disk_type=FlushDiskType.ASYNC_FLUSH)
+    try:
+        batcher = PutBatcher(lambda: store)
+        results: list[PutMessageResult] = []
+        done = asyncio.Event()
+
+        def record(result: PutMessageResult) -> None:
+            results.append(result)
+            if len(results) == 8:
+                done.set()
+
+        for i in range(8):  # eight connections' reads, one send each, as at sync 32
+            batcher.submit(PutRequest(new_msg(body=b"r%d" % i)), record, flush_soon=False)
+            batcher.flush_soon()  # each read's end hook
+        async with asyncio.timeout(WAIT_S):
+            await done.wait()
+        assert (batcher.flushes, batcher.puts) == (1, 8)
+        assert [r.status for r in results] == [PutMessageStatus.PUT_OK] * 8
+    finally:
+        store.shutdown()

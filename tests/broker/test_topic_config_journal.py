@@ -1,16 +1,20 @@
-"""The topic table's journal: a change writes one fsynced line whatever the table's size,
-replays after a crash (torn last line dropped), compacts into topics.json, and an answered
-create survives kill -9 of a broker process."""
+"""The topic table's journal: a change writes one line whatever the table's size, fsynced by
+group commit (waited for with SYNC_FLUSH, after the answer with ASYNC_FLUSH), replays after a
+crash (torn last line dropped), compacts into topics.json, and an answered create survives
+kill -9 of a broker process."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
 
 from rocketq.admin import AsyncAdminClient
-from rocketq.broker import BrokerConfig
+from rocketq.broker import BrokerConfig, topic_config_journal
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.protocol import fastjson
@@ -156,3 +160,109 @@ async def test_an_answered_create_survives_kill_9_of_the_broker(tmp_path: Path) 
     table = again.topic_config_table
     assert (table["Single"].write_queue_nums, table["ListB"].write_queue_nums) == (3, 5)
     assert "ListA" in table
+
+
+class GatedFsync:
+    """``os.fsync`` for the journal module: each fsync of a file of the test's (not of a
+    directory, nor another test's journal still being flushed) waits for ``release`` (the
+    test's hand on the disk) and is counted."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.calls = 0
+        self._real = os.fsync
+
+    def __call__(self, fd: int) -> None:
+        mine = os.readlink(f"/proc/self/fd/{fd}").startswith(self.root)
+        if not mine or not stat.S_ISREG(os.fstat(fd).st_mode):
+            self._real(fd)
+            return
+        self.calls += 1
+        self.entered.set()
+        assert self.release.wait(10), "the test never released the fsync"
+        self._real(fd)
+
+
+@pytest.fixture
+def gated_fsync(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> GatedFsync:
+    gate = GatedFsync(tmp_path)
+    monkeypatch.setattr(topic_config_journal.os, "fsync", gate)
+    return gate
+
+
+def test_an_async_flush_create_returns_written_before_its_fsync(
+    tmp_path: Path, gated_fsync: GatedFsync
+) -> None:
+    m = manager(tmp_path)
+    m.update_topic_config(topic("Written"))  # returns while the flusher's fsync is held
+    assert gated_fsync.entered.wait(10)
+    # in the file (the page cache), whole: a process killed now replays it
+    replayed = manager(tmp_path).journal.replay()
+    assert [r["topicConfig"]["topicName"] for r in replayed] == ["Written"]
+    gated_fsync.release.set()
+    m.journal.sync(m.journal.bytes_written)  # the flusher's fsync covers it
+    assert gated_fsync.calls == 1
+
+
+def test_a_sync_flush_create_returns_only_after_its_fsync(
+    tmp_path: Path, gated_fsync: GatedFsync
+) -> None:
+    m = manager(tmp_path)
+    m.sync_flush = True
+    creating = threading.Thread(target=m.update_topic_config, args=(topic("Synced"),))
+    creating.start()
+    assert gated_fsync.entered.wait(10)
+    creating.join(0.2)
+    assert creating.is_alive()  # held by its fsync
+    gated_fsync.release.set()
+    creating.join(10)
+    assert not creating.is_alive()
+
+
+def test_concurrent_sync_flush_creates_share_one_fsync(
+    tmp_path: Path, gated_fsync: GatedFsync
+) -> None:
+    m = manager(tmp_path)
+    m.sync_flush = True
+    first = threading.Thread(target=m.update_topic_config, args=(topic("First"),))
+    first.start()
+    assert gated_fsync.entered.wait(10)  # the first create's fsync is on the disk
+    later = [
+        threading.Thread(target=m.update_topic_config, args=(topic(f"Later{i}"),)) for i in range(4)
+    ]
+    for t in later:
+        t.start()
+    while m.journal.entry_count < 5:  # the four wrote their lines and wait for an fsync
+        later[0].join(0.01)
+    gated_fsync.release.set()
+    for t in (first, *later):
+        t.join(10)
+        assert not t.is_alive()
+    assert gated_fsync.calls == 2  # the first create's, then one for the four
+
+
+def journal_descriptors(m: TopicConfigManager) -> list[str]:
+    """This process's open descriptors on the journal's files (other tests' threads may
+    open and close others meanwhile: only these are counted)."""
+    names = (str(m.journal.path), str(m.journal.rotated_path))
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed since the listing
+            continue
+        if target.startswith(names):
+            found.append(target)
+    return found
+
+
+def test_a_compaction_leaves_no_journal_descriptor_open(tmp_path: Path) -> None:
+    m = manager(tmp_path)
+    m.update_topic_config(topic("Open"))
+    m.journal.sync(m.journal.bytes_written)  # the flusher's fsync (on a dup) has ended
+    assert journal_descriptors(m) == [str(m.journal.path)]  # open for appends
+    m.persist()
+    m.journal.sync(m.journal.bytes_written)  # the snapshot holds the line: nothing to wait for
+    assert journal_descriptors(m) == []

@@ -101,3 +101,34 @@ async def test_a_topic_a_send_creates_registers_alone(tmp_path: Path) -> None:
         assert len(sizes) == 1
         assert sizes[0] * 100 < full
         assert await routed(cluster, "%RETRY%SoonGroup")
+
+
+async def test_the_periodic_registration_sends_the_table_only_to_a_name_server_behind(
+    tmp_path: Path,
+) -> None:
+    """forceRegister=false (rocketq's default): the 30 s registration asks QUERY_DATA_VERSION
+    first (BrokerOuterAPI.needRegister); a name server that has the table's version (every
+    create registered its increment) only has the broker's liveness refreshed."""
+    async with run_cluster(tmp_path) as cluster, AsyncAdminClient(cluster.addr) as admin:
+        broker, api = cluster.broker, cluster.broker.outer_api
+        await admin.create_and_update_topic_config(cluster.broker_addr, topic("Current"))
+        increment = list(api.last_register_body_sizes)
+        live = cluster.namesrv.route_info_manager.broker_live_table[cluster.broker_addr]
+        live.last_update_timestamp = 0
+        await broker._register_periodically()
+        assert api.last_register_body_sizes == increment  # no full registration
+        assert live.last_update_timestamp > 0  # the query kept the broker alive
+        # a change the name server never got (no increment): its version is behind
+        broker.topic_config_manager.update_topic_config(topic("Unannounced"))
+        assert not await routed(cluster, "Unannounced")
+        await broker._register_periodically()
+        assert sum(api.last_register_body_sizes) > 5 * sum(increment)  # the whole table
+        assert await routed(cluster, "Unannounced")
+
+
+async def test_force_register_sends_the_table_every_period(tmp_path: Path) -> None:
+    async with run_cluster(tmp_path, force_register=True) as cluster:
+        api = cluster.broker.outer_api
+        api.last_register_body_sizes = []
+        await cluster.broker._register_periodically()
+        assert api.last_register_body_sizes  # registered although nothing changed

@@ -11,6 +11,9 @@
  *   decode_records  - message_decoder.decode_messages into MessageExt objects
  *   append_sends    - encode_message and CommitLog._append_locked for a run of sends,
  *                     written in place into the mapped file (append.c)
+ *   collect_messages - message_reader.MessageReader._collect: a pull's records copied from
+ *                     the mapped files into one body (get_message.c)
+ *   pull_columns    - spark/topic/pull_body's numpy columns of a pull body (columns.c)
  *
  * Every length read from a record is checked against the buffer before it is used: a
  * corrupted TOTALSIZE, BODYLENGTH, TOPICLEN or PROPLEN stops the walk, it never reads past
@@ -25,7 +28,8 @@
  * time beyond CPython: no zlib headers needed. CRC32_IMPL says which one runs.
  *
  * The parts: record.h (the layout and what the parts share), crc32.c, properties.c,
- * encode.c, append.c, scan.c and decode.c; this file holds the module table and its init.
+ * encode.c, append.c, scan.c, decode.c, get_message.c and columns.c; this file holds the
+ * module table and its init.
  */
 #include "record.h"
 
@@ -47,8 +51,12 @@ static PyMethodDef methods[] = {
      "Check a run of commitlog records; DispatchRequests or validate only."},
     {"record_starts", record_starts, METH_O,
      "Where each whole record of a pull body starts (int64s) and where the last ends."},
+    {"pull_columns", pull_columns, METH_O,
+     "The records of a pull body as Arrow column buffers (spark/topic/pull_body.py)."},
     {"decode_records", (PyCFunction)(void (*)(void))decode_records, METH_FASTCALL,
      "MessageExt objects of back-to-back records (a pull body)."},
+    {"collect_messages", (PyCFunction)(void (*)(void))collect_messages, METH_FASTCALL,
+     "DefaultMessageStore#getMessage's unit walk: the pull's records as one body."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -66,6 +74,10 @@ PyMODINIT_FUNC PyInit__record(void) {
         PyModule_AddIntConstant(m, "ST_BLANK", ST_BLANK) < 0 ||
         PyModule_AddIntConstant(m, "ST_BAD", ST_BAD) < 0 ||
         PyModule_AddIntConstant(m, "ST_INCOMPLETE", ST_INCOMPLETE) < 0 ||
+        PyModule_AddIntConstant(m, "GM_NO_MATCHED_MESSAGE", 0) < 0 ||
+        PyModule_AddIntConstant(m, "GM_FOUND", 1) < 0 ||
+        PyModule_AddIntConstant(m, "GM_MESSAGE_WAS_REMOVING", 2) < 0 ||
+        PyModule_AddIntConstant(m, "GM_OFFSET_FOUND_NULL", 3) < 0 ||
         PyModule_AddStringConstant(m, "CRC32_IMPL",
                                    crc32_impl()) < 0) {
         Py_DECREF(m);

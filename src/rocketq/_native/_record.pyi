@@ -9,6 +9,10 @@ ST_END: int
 ST_BLANK: int
 ST_BAD: int
 ST_INCOMPLETE: int
+GM_NO_MATCHED_MESSAGE: int
+GM_FOUND: int
+GM_MESSAGE_WAS_REMOVING: int
+GM_OFFSET_FOUND_NULL: int
 CRC32_IMPL: str  # "pclmul" (x86-64 carry-less multiply), "libz" (CPython's libz.so.1) or "table"
 
 def crc32(data: ReadableBuffer, /) -> int: ...
@@ -70,6 +74,7 @@ def scan_records(
     /,
 ) -> tuple[list[Any], int, int]: ...
 def record_starts(buf: ReadableBuffer, /) -> tuple[bytes, int]: ...
+def pull_columns(buf: ReadableBuffer, /) -> tuple[int, int, tuple[bytes, ...]]: ...
 def decode_records(
     buf: ReadableBuffer,
     pos: int,
@@ -80,3 +85,19 @@ def decode_records(
     host_of: Callable[[bytes], tuple[str, int]],
     /,
 ) -> tuple[list[Any], int, bool]: ...
+def collect_messages(
+    cq_files: tuple[Any, ...] | list[Any],
+    cq_file_size: int,
+    min_logic_offset: int,
+    cl_files: tuple[Any, ...] | list[Any],
+    cl_file_size: int,
+    min_phy_offset: int,
+    offset: int,
+    max_offset: int,
+    scan_limit: int,
+    max_msgs: int,
+    max_bytes: int,
+    codes: tuple[int, ...] | None,
+    resident_only: bool,
+    /,
+) -> tuple[int, int, bytes, int, int] | None: ...

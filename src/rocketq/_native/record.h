@@ -138,8 +138,16 @@ PyObject *scan_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* pull_body.record_starts's walk: HEAD_STRUCT's size (record_layout.py) is what it needs */
 #define RECORD_HEAD_SIZE 48
 PyObject *record_starts(PyObject *self, PyObject *arg);
+/* Python's strict UTF-8 decoder's verdict on s[:n], without making the str */
+int utf8_valid(const unsigned char *s, Py_ssize_t n);
+
+/* columns.c: pull_body's columns (the Spark topic source) */
+PyObject *pull_columns(PyObject *self, PyObject *arg);
 
 /* decode.c */
 PyObject *decode_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* get_message.c: DefaultMessageStore#getMessage's unit walk and the pull body */
+PyObject *collect_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

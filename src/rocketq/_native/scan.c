@@ -64,7 +64,7 @@ int parse_record(const unsigned char *b, Py_ssize_t pos, Py_ssize_t limit, Recor
 
 /* Python's strict UTF-8 decoder's verdict, without making the str (no overlong forms, no
  * surrogates, nothing past U+10FFFF): the recovery scan checks topics this way. */
-static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
+int utf8_valid(const unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
         unsigned char c = s[i];

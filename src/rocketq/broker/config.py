@@ -51,6 +51,7 @@ BROKER_KEYS: dict[str, str] = {
     # issue 22: the periodic registration in parts (RocketMQ 5's BrokerConfig)
     "enableSplitRegistration": "enable_split_registration",
     "splitRegistrationSize": "split_registration_size",
+    "forceRegister": "force_register",
     "longPollingEnable": "long_polling_enable",
     "shortPollingTimeMills": "short_polling_time_ms",
     "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
@@ -127,6 +128,12 @@ class BrokerConfig:
     register_name_server_period_ms: int = 30_000
     enable_split_registration: bool = False
     split_registration_size: int = 800
+    # BrokerConfig.forceRegister. RocketMQ's default (true) sends the whole table every
+    # registerNameServerPeriod; rocketq's (false) sends it only to a name server whose
+    # DataVersion of the broker differs (needRegister), as every create already registered
+    # its increment: at 100,000 topics the full table (15 MB) kept a name server busy for
+    # seconds each period, and creates registering meanwhile waited behind it
+    force_register: bool = False
     # ClientHousekeepingService: a client channel silent this long is dropped
     channel_expired_timeout_ms: int = 120_000
     # RebalanceLockManager.REBALANCE_LOCK_MAX_LIVE_TIME

@@ -55,7 +55,7 @@ from rocketq.remoting.protocol.data_version import DataVersion
 from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
-from rocketq.store.config import StoreConfig
+from rocketq.store.config import FlushDiskType, StoreConfig
 from rocketq.store.message_store import MessageStore
 
 log = logging.getLogger(__name__)
@@ -180,6 +180,8 @@ class BrokerController:
         try:
             if self._message_store is None:
                 self._message_store = await asyncio.to_thread(self._open_store)
+            flush = self._message_store.config.flush_disk_type  # topic changes follow it too
+            self.topic_config_manager.sync_flush = flush is FlushDiskType.SYNC_FLUSH
             # a put's records are dispatched on this loop (held pulls answered without a
             # hop through the reput thread, at once while pulls are held); see long_polling
             hold = self.pull_request_hold_service
@@ -211,7 +213,7 @@ class BrokerController:
         self._tasks = [
             loop.create_task(
                 self._every(
-                    self.config.register_name_server_period_ms / 1000, self.register_broker_all
+                    self.config.register_name_server_period_ms / 1000, self._register_periodically
                 )
             ),
             loop.create_task(
@@ -345,9 +347,19 @@ class BrokerController:
 
     # ------------------------------------------------------------------ name servers
 
-    async def register_broker_all(self) -> None:
+    async def _register_periodically(self) -> None:
+        """registerBrokerAll(forceRegister) each period: without ``force_register``, a master
+        outside controller mode sends its table only to name servers behind (needRegister)."""
+        addrs, c = self.config.namesrv_addr_list, self.config
+        version = self.topic_config_manager.data_version  # encoded before the first await
+        if c.force_register or self.is_slave or self.replicas_manager is not None or not addrs:
+            await self.register_broker_all()  # a slave learns its master from the answer
+        elif stale := await self.outer_api.need_register(addrs, self.identity(), version):
+            await self.register_broker_all(stale)
+
+    async def register_broker_all(self, namesrv_addrs: list[str] | None = None) -> None:
         self.topic_config_manager.take_unregistered()  # the full table carries them
-        addrs = self.config.namesrv_addr_list
+        addrs = self.config.namesrv_addr_list if namesrv_addrs is None else namesrv_addrs
         if not addrs or not self._started:
             return
         if self.replicas_manager is not None and self.replicas_manager.fenced:

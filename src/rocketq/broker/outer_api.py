@@ -26,8 +26,11 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.data_version import DataVersion
 from rocketq.remoting.protocol.json_body import to_json
 from rocketq.remoting.protocol.namesrv_headers import (
+    QueryDataVersionRequestHeader,
+    QueryDataVersionResponseHeader,
     RegisterBrokerRequestHeader,
     UnRegisterBrokerRequestHeader,
 )
@@ -178,6 +181,35 @@ class BrokerOuterAPI:
         return await self._to_all(
             namesrv_addrs, RequestCode.REGISTER_BROKER, header.to_ext_fields(), body, on_response
         )
+
+    async def need_register(
+        self, namesrv_addrs: list[str], who: BrokerIdentity, data_version: DataVersion
+    ) -> list[str]:
+        """BrokerOuterAPI.needRegister: the name servers whose DataVersion of this broker is
+        not ``data_version`` (or that did not answer). One that answers "unchanged" has
+        refreshed the broker's liveness, as a registration would."""
+        header = QueryDataVersionRequestHeader(
+            broker_name=who.broker_name,
+            broker_addr=who.broker_addr,
+            cluster_name=who.cluster_name,
+            broker_id=who.broker_id,
+        ).to_ext_fields()
+        body = data_version.encode()
+
+        async def changed(addr: str) -> bool:
+            request = RemotingCommand.create_request(RequestCode.QUERY_DATA_VERSION, header, body)
+            try:
+                response = await self.client.invoke(addr, request, self.timeout_s)
+            except (RemotingError, OSError) as exc:
+                log.warning("data version query to name server %s failed: %s", addr, exc)
+                return True
+            if response.code != ResponseCode.SUCCESS:
+                return True
+            fields = response.ext_fields or {}
+            return QueryDataVersionResponseHeader.from_ext_fields(fields).changed
+
+        results = await asyncio.gather(*(changed(a) for a in namesrv_addrs))
+        return [a for a, c in zip(namesrv_addrs, results, strict=True) if c]
 
     async def unregister_broker_all(
         self, namesrv_addrs: list[str], who: BrokerIdentity

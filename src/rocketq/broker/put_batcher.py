@@ -1,14 +1,15 @@
 """PutBatcher: the sends of one event-loop iteration go to the store in one call.
 
 A send processor that has checked a message submits its put with a callback and answers its
-request when the callback runs. The connection's reader flushes once it has dispatched the
-requests of one read (a read-end hook, so the answers leave in the same loop iteration); the
-first put of an iteration also schedules a flush at the end of the loop's ready callbacks
-(``call_soon``) for puts submitted elsewhere. A flush hands every put submitted until then
-to ``MessageStore.async_put_each``: one put lock, one reput wake-up, and for the puts that
-wait for the store (SYNC_FLUSH, SYNC_MASTER) one group-commit request up to the last byte.
-Each put still gets its own result: a put the store refuses (illegal, no mapped file, disk
-full) is answered with its own status, the others are unaffected. A store call that raises
+request when the callback runs. A connection's read schedules a flush once it has dispatched
+its requests (a read-end hook, ``flush_soon``), so the puts of every connection read in the
+same loop iteration (at sync 32, one send each) are stored by one flush, after the reads'
+callbacks; the first put of an iteration submitted elsewhere schedules it too. A flush hands
+every put submitted until then to ``MessageStore.async_put_each``: one put lock, one reput
+wake-up, and for the puts that wait for the store (SYNC_FLUSH, SYNC_MASTER) one group-commit
+request up to the last byte. Each put still gets its own result: a put the store refuses
+(illegal, no mapped file, disk full) is answered with its own status, the others are
+unaffected. A store call that raises
 answers every put of that flush with UNKNOWN_ERROR (refuse, never drop). A done callback
 that is a ``GroupedDone`` is answered together with the others of its flush (or of its group
 commit) by the ``answer_group`` the batcher was given: the broker's single sends, whose replies
@@ -69,6 +70,13 @@ class PutBatcher:
         self._puts.append(put)
         self._dones.append(done)
         if flush_soon and not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush_soon(self) -> None:
+        """Flush once this loop iteration's reads are dispatched (the read-end hook): the
+        puts of every connection read in the same iteration go to the store in one call."""
+        if self._puts and not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self.flush)
 

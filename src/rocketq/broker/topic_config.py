@@ -7,10 +7,13 @@ bit: min(client queue nums, template write queues) queues, the template's perm w
 An admin's updateTopic carries an attribute change (``+key=value``, ``-key``) that
 ``update_topic_config_by_request`` applies to the stored attributes (``common.attribute``).
 
-Persistence: each change is one fsynced line of ``topics.json.journal`` (``topic_config_journal``),
-so a create writes the same bytes at 50,000 topics as at 10; ``persist`` (at start, at shutdown,
-and in a background thread once the journal holds as many entries as the table has topics)
-compacts the table into ``topics.json`` in RocketMQ's format and empties the journal.
+Persistence: each change is one line of ``topics.json.journal`` (``topic_config_journal``), so
+a create writes the same bytes at 50,000 topics as at 10; the line is written before the change
+returns and fsynced by group commit, waited for with SYNC_FLUSH (``sync_flush``) and right
+after in a flusher thread with ASYNC_FLUSH, as the store treats messages. ``persist`` (at
+start, at shutdown, and in a background thread once the journal holds as many entries as the
+table has topics) compacts the table into ``topics.json`` in RocketMQ's format and empties
+the journal.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.config_manager import ConfigManager
-from rocketq.broker.topic_config_journal import TopicConfigJournal
+from rocketq.broker.topic_config_journal import COMPACTOR, TopicConfigJournal
 from rocketq.broker.topic_config_text import TopicsJsonText
 from rocketq.common.attribute import TOPIC_ATTRIBUTES, alter_current_attributes
 from rocketq.common.topic import (
@@ -52,7 +55,8 @@ COMPACT_MIN_ENTRIES = 1024
 
 
 class TopicConfigManager(ConfigManager):
-    """The topic table (thread-safe; every change journaled and fsynced before it returns)."""
+    """The topic table (thread-safe; every change journaled before it returns, and fsynced
+    before it returns when ``sync_flush``)."""
 
     def __init__(self, config: BrokerConfig, store_root: str | os.PathLike[str]) -> None:
         super().__init__(os.path.join(store_root, "config", "topics.json"))
@@ -63,7 +67,9 @@ class TopicConfigManager(ConfigManager):
         self.journal = TopicConfigJournal(self.path)
         self.text = TopicsJsonText()  # topics.json's text, per topic encoded once
         self.compact_min_entries = COMPACT_MIN_ENTRIES
-        self._compaction: threading.Thread | None = None
+        #: SYNC_FLUSH: a change returns once fsynced; else the fsync follows in a thread
+        self.sync_flush = False
+        self._compaction: threading.Event | None = None  # set when the running one ends
         self._compacted_size = 0  # topics in topics.json as last compacted
         #: changed since the last registration: what register_broker_all_soon sends
         self._unregistered: dict[str, TopicConfig] = {}
@@ -132,9 +138,17 @@ class TopicConfigManager(ConfigManager):
         return self.update_topic_config_list([tc])
 
     def update_topic_config_list(self, tcs: Iterable[TopicConfig]) -> DataVersion:
-        """Put every config of ``tcs`` as one version step and one fsynced journal append
-        (RocketMQ 5's updateTopicConfigList); returns the version after the change."""
+        """Put every config of ``tcs`` as one version step and one journal append (RocketMQ
+        5's updateTopicConfigList); returns the version after the change."""
+        version, position = self._put(tcs)
+        self._make_durable(position)
+        return version
+
+    def _put(self, tcs: Iterable[TopicConfig]) -> tuple[DataVersion, int]:
+        """``update_topic_config_list`` up to the write: (the version after, the journal
+        position to sync; 0 when nothing changed)."""
         with self._lock:
+            position = 0
             records = []
             for tc in tcs:
                 old = self.topic_config_table.get(tc.topic_name)
@@ -146,8 +160,18 @@ class TopicConfigManager(ConfigManager):
                 records.append({"op": "put", "topicConfig": obj})
             if records:
                 self.data_version.next_version()
-                self._journal_append(records)
-            return self.version_snapshot()
+                position = self._journal_append(records)
+            return self.version_snapshot(), position
+
+    def _make_durable(self, position: int) -> None:
+        """Outside the lock (so concurrent changes share one fsync): wait for the fsync of
+        the journal up to ``position`` with SYNC_FLUSH, else have the flusher do it."""
+        if not position:
+            return
+        if self.sync_flush:
+            self.journal.sync(position)
+        else:
+            self.journal.sync_soon()
 
     def update_topic_config_by_request(
         self, tc: TopicConfig, modification: Mapping[str, str]
@@ -163,6 +187,7 @@ class TopicConfigManager(ConfigManager):
         """``update_topic_config_by_request`` of each item, all or none (a refused attribute
         change refuses the batch), in one journal append; returns the configs as stored and
         the table's version after the change."""
+        position = 0
         with self._lock:
             finals: list[TopicConfig] = []
             changed: list[TopicConfig] = []
@@ -176,9 +201,9 @@ class TopicConfigManager(ConfigManager):
                 finals.append(new)
                 if new != old:
                     changed.append(new)
-            if changed:
-                return finals, self.update_topic_config_list(changed)
-            return finals, self.version_snapshot()
+            version, position = self._put(changed)
+        self._make_durable(position)
+        return finals, version
 
     def delete_topic_config(self, topic: str) -> bool:
         with self._lock:
@@ -186,8 +211,9 @@ class TopicConfigManager(ConfigManager):
                 return False
             self.text.drop(topic)
             self.data_version.next_version()
-            self._journal_append([{"op": "delete", "topic": topic}])
-            return True
+            position = self._journal_append([{"op": "delete", "topic": topic}])
+        self._make_durable(position)
+        return True
 
     def take_unregistered(self) -> tuple[list[TopicConfig], DataVersion]:
         """The configs changed since the last call and the table's version (for an
@@ -206,19 +232,19 @@ class TopicConfigManager(ConfigManager):
 
     # ------------------------------------------------------------------ persistence
 
-    def _journal_append(self, records: list[dict[str, Any]]) -> None:
-        """Under the lock: the change's records with the version after it, fsynced; a
-        background compaction once the journal is as long as the table."""
+    def _journal_append(self, records: list[dict[str, Any]]) -> int:
+        """Under the lock: the change's records with the version after it, written (the
+        position to sync is returned); a background compaction once the journal is as long
+        as the table."""
         version = self.data_version.to_json()
         for record in records:
             record["dataVersion"] = version
-        self.journal.append(records)
+        position = self.journal.append(records)
         threshold = max(self.compact_min_entries, self._compacted_size)
         if self.journal.entry_count >= threshold and self._compaction is None:
-            self._compaction = threading.Thread(
-                target=self._compact_in_background, name="TopicConfigCompaction", daemon=True
-            )
-            self._compaction.start()
+            self._compaction = threading.Event()
+            COMPACTOR.submit(self._compact_in_background)
+        return position
 
     def _compact_in_background(self) -> None:
         try:
@@ -227,7 +253,9 @@ class TopicConfigManager(ConfigManager):
             log.exception("compacting %s failed; the journal keeps the changes", self.path)
         finally:
             with self._lock:
-                self._compaction = None
+                done, self._compaction = self._compaction, None
+            if done is not None:
+                done.set()
 
     def persist(self) -> None:
         """Compact: the table to ``topics.json`` (RocketMQ's format, ``.bak`` kept) and the
@@ -272,7 +300,7 @@ class TopicConfigManager(ConfigManager):
         """Return once no background compaction runs (tests, shutdown)."""
         compaction = self._compaction
         if compaction is not None:
-            compaction.join()
+            compaction.wait()
 
     def create_topic_in_send_message_method(
         self, topic: str, default_topic: str, client_queue_nums: int, topic_sys_flag: int = 0
@@ -301,8 +329,9 @@ class TopicConfigManager(ConfigManager):
                 perm=template.perm & ~PERM_INHERIT,
                 topic_sys_flag=topic_sys_flag,
             )
-            self.update_topic_config(tc)
-            return tc
+            _, position = self._put([tc])
+        self._make_durable(position)
+        return tc
 
     def create_topic_in_send_message_back_method(
         self, topic: str, queue_nums: int, perm: int = PERM_READ | PERM_WRITE
@@ -315,8 +344,9 @@ class TopicConfigManager(ConfigManager):
             tc = TopicConfig(
                 topic_name=topic, read_queue_nums=queue_nums, write_queue_nums=queue_nums, perm=perm
             )
-            self.update_topic_config(tc)
-            return tc
+            _, position = self._put([tc])
+        self._make_durable(position)
+        return tc
 
     def build_serialize_wrapper(self) -> TopicConfigSerializeWrapper:
         """A snapshot of the table (REGISTER_BROKER body, GET_ALL_TOPIC_CONFIG, topics.json)."""

@@ -1,12 +1,15 @@
 """RemotingChannel: one TCP connection carrying requests and responses both ways.
 
-Theory of operation (NettyRemotingAbstract): one reader task per connection feeds the sans-IO
-``FrameDecoder``. A response completes the future registered under its ``opaque``
+Theory of operation (NettyRemotingAbstract): the connection's ``ChannelProtocol``
+(channel_protocol.py) hands the bytes of each socket read to ``on_read``, which feeds the
+sans-IO ``FrameDecoder`` and dispatches the read's commands in the same call (no reader task,
+no await per read). A response completes the future registered under its ``opaque``
 (``RequestInvoker`` in channel_requests.py: the requests this side sends). A request runs in
 its own task (a held PULL must not block the reader), unless its code has a fast processor:
 that runs on the reader and answers at once, later (``DeferredReply``, e.g.
 the broker's puts of one loop iteration stored together) or, when it must wait, in a task
-after all; the reader reads no more while replies wait for the socket. A processor is looked up
+after all; the connection reads no more while replies wait for the socket or while too many
+of its answers wait on the store (``MAX_DEFERRED_ANSWERS``). A processor is looked up
 by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises answers
 SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A malformed
 or oversized frame closes this connection only, after the requests read before it in the same
@@ -25,6 +28,12 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeAlias
 
 from rocketq.errors import RemotingConnectError, RemotingError
+from rocketq.remoting.channel_protocol import (
+    PAUSED_FOR_ANSWERS,
+    PAUSED_FOR_CLOSE,
+    ChannelProtocol,
+    TransportWriter,
+)
 from rocketq.remoting.channel_requests import RequestInvoker
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -32,8 +41,10 @@ from rocketq.response_code import ResponseCode
 
 log = logging.getLogger(__name__)
 
-READ_CHUNK_BYTES = 256 * 1024
 MAX_REQUESTS_IN_FLIGHT = 10_000  # per connection; more answer SYSTEM_BUSY [OVERLOAD]
+# deferred answers (puts waiting on the store) of one connection at which it reads no more,
+# until half of them are answered
+MAX_DEFERRED_ANSWERS = 4096
 
 RequestProcessor = Callable[["RemotingChannel", RemotingCommand], Awaitable[RemotingCommand | None]]
 CloseListener = Callable[["RemotingChannel"], None]
@@ -120,15 +131,17 @@ class RemotingChannel(RequestInvoker):
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        writer: TransportWriter,
+        protocol: ChannelProtocol,
         processors: ProcessorTable,
         *,
         max_frame_size: int = MAX_FRAME_SIZE,
         max_requests_in_flight: int = MAX_REQUESTS_IN_FLIGHT,
+        max_deferred_answers: int = MAX_DEFERRED_ANSWERS,
     ) -> None:
         self._max_requests_in_flight = max_requests_in_flight
-        self._reader = reader
+        self._max_deferred = max_deferred_answers
+        self._protocol = protocol
         self._writer = writer
         self._processors = processors
         self._decoder = FrameDecoder(max_frame_size)
@@ -140,7 +153,6 @@ class RemotingChannel(RequestInvoker):
         self._settled: asyncio.Event | None = None  # set when the deferred replies are all sent
         self._close_listeners: list[CloseListener] = []
         self._closed = asyncio.Event()
-        self._reader_task: asyncio.Task[None] | None = None
         self._unwritten: list[bytes] = []
         self._write_window_open = False
         self.remote_addr = format_addr(writer.get_extra_info("peername"))
@@ -152,9 +164,6 @@ class RemotingChannel(RequestInvoker):
         return f"RemotingChannel({self.local_addr} <-> {self.remote_addr})"
 
     # ------------------------------------------------------------------ lifecycle
-
-    def start(self) -> None:
-        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
 
     @property
     def pending_request_count(self) -> int:
@@ -177,8 +186,6 @@ class RemotingChannel(RequestInvoker):
                 self._writer.writelines(frames)
         self._writer.close()
         current = asyncio.current_task()
-        if self._reader_task is not None and self._reader_task is not current:
-            self._reader_task.cancel()
         for task in list(self._tasks):
             if task is not current:
                 task.cancel()
@@ -196,45 +203,51 @@ class RemotingChannel(RequestInvoker):
 
     async def wait_closed(self) -> None:
         await self._closed.wait()
-        tasks = [t for t in (self._reader_task, *self._tasks) if t is not None]
         current = asyncio.current_task()
-        tasks = [t for t in tasks if t is not current]
+        tasks = [t for t in self._tasks if t is not current]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     # ------------------------------------------------------------------ reading
 
-    async def _read_loop(self) -> None:
+    def on_read(self, data: bytes) -> None:
+        """The bytes of one socket read (ChannelProtocol.data_received): split the frames,
+        run their processors (fast ones inline), store the read's puts, write its answers."""
+        if self.is_closed or self._protocol.paused & PAUSED_FOR_CLOSE:
+            return
+        self.last_active_monotonic = time.monotonic()
+        self._reading = True
         try:
-            while True:
-                data = await self._reader.read(READ_CHUNK_BYTES)
-                if not data:
-                    break
-                self.last_active_monotonic = time.monotonic()
-                self._reading = True
+            commands, malformed = self._decoder.feed_until_error(data)
+            for cmd in commands:
+                self._dispatch(cmd)
+            for hook in self._processors.read_end_hooks:
                 try:
-                    commands, malformed = self._decoder.feed_until_error(data)
-                    for cmd in commands:
-                        self._dispatch(cmd)
-                    for hook in self._processors.read_end_hooks:
-                        try:
-                            hook()
-                        except Exception:  # a hook's error must not kill the reader; logged
-                            log.exception("read-end hook failed on %s", self.remote_addr)
-                finally:
-                    self._reading = False
-                if self._write_window_open:  # this read's answers leave now, in one writev
-                    self._write_unwritten()
-                if malformed is not None:  # the frames before it are answered, then close
-                    log.warning("closing connection from %s: %s", self.remote_addr, malformed)
-                    await self._settle()
-                    break
-                if self._writer.transport.get_write_buffer_size():
-                    await self._writer.drain()  # fast replies: read no more until they leave
+                    hook()
+                except Exception:  # a hook's error must not kill the reader; logged
+                    log.exception("read-end hook failed on %s", self.remote_addr)
         except RemotingError as exc:
             log.warning("closing connection from %s: %s", self.remote_addr, exc)
-        except OSError as exc:
-            log.debug("connection %s failed: %s", self.remote_addr, exc)
+            self.close()
+            return
+        except Exception:  # a bug must close this connection only; logged
+            log.exception("reading from %s failed", self.remote_addr)
+            self.close()
+            return
+        finally:
+            self._reading = False
+        if self._write_window_open:  # this read's answers leave now, in one writev
+            self._write_unwritten()
+        if malformed is not None:  # the frames before it are answered, then close
+            log.warning("closing connection from %s: %s", self.remote_addr, malformed)
+            self._protocol.pause(PAUSED_FOR_CLOSE)
+            self._spawn(self._settle_and_close())
+        elif self._deferred >= self._max_deferred:
+            self._protocol.pause(PAUSED_FOR_ANSWERS)  # the store is behind: read no more
+
+    async def _settle_and_close(self) -> None:
+        try:
+            await self._settle()
         finally:
             self.close()
 
@@ -242,8 +255,10 @@ class RemotingChannel(RequestInvoker):
         """Wait (a bounded time) for the answers of the requests already read: their tasks
         and deferred replies; then let the queued answers leave."""
         deadline = asyncio.get_running_loop().time() + SETTLE_TIMEOUT_S
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=SETTLE_TIMEOUT_S)
+        current = asyncio.current_task()
+        tasks = [t for t in self._tasks if t is not current]
+        if tasks:
+            await asyncio.wait(tasks, timeout=SETTLE_TIMEOUT_S)
         if self._deferred:
             self._settled = asyncio.Event()
             remaining = max(0.0, deadline - asyncio.get_running_loop().time())
@@ -319,8 +334,7 @@ class RemotingChannel(RequestInvoker):
 
     def _answer_deferred(self, deferred: DeferredReply, response: RemotingCommand | None) -> None:
         self._deferred -= 1
-        if not self._deferred and self._settled is not None:
-            self._settled.set()
+        self._answered_deferred()
         self._answer(deferred.request, response, deferred.started, burst=True)
 
     def _answer(
@@ -349,13 +363,18 @@ class RemotingChannel(RequestInvoker):
         already encoded back to back (the broker's sends of one flush, built in C); the
         response listeners are told of each with ``response`` (the replies' code)."""
         self._deferred -= len(deferreds)
-        if not self._deferred and self._settled is not None:
-            self._settled.set()
+        self._answered_deferred()
         for listener in self._processors.response_listeners:
             for deferred in deferreds:
                 listener(deferred.request, response, now - deferred.started)
         if not self.is_closed:
             self._write_frames(frames)
+
+    def _answered_deferred(self) -> None:
+        if not self._deferred and self._settled is not None:
+            self._settled.set()
+        if self._deferred <= self._max_deferred // 2:
+            self._protocol.resume(PAUSED_FOR_ANSWERS)
 
     def defer(self, request: RemotingCommand) -> DeferredReply:
         """For a fast processor whose answer comes later: return this, then ``answer`` it."""

@@ -14,6 +14,7 @@ import logging
 import time
 
 from rocketq.errors import RemotingConnectError, RemotingError
+from rocketq.remoting.channel_protocol import TransportWriter
 from rocketq.remoting.codec import encode_head
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
@@ -24,7 +25,7 @@ log = logging.getLogger("rocketq.remoting.channel")
 class FrameWriter:
     """The writing half of RemotingChannel (which sets these attributes and ``close``s)."""
 
-    _writer: asyncio.StreamWriter
+    _writer: TransportWriter
     _closed: asyncio.Event
     _reading: bool  # dispatching a read: its end writes the queued answers
     _unwritten: list[bytes]
@@ -121,12 +122,21 @@ class FrameWriter:
         self.last_active_monotonic = time.monotonic()
 
     def _write_frames(self, frames: bytes) -> None:
-        """Queue encoded frames in this iteration's write window (a burst's answers)."""
-        self._unwritten.append(frames)
-        if not self._write_window_open:
+        """Write encoded frames (a burst's answers): at once when nothing else is being
+        written in this iteration, else queued in its write window."""
+        if self._write_window_open or self._reading:
+            self._unwritten.append(frames)
+            if not self._write_window_open:
+                self._write_window_open = True  # the end of the read writes them
+        else:
+            try:
+                self._writer.write(frames)
+            except (OSError, RuntimeError) as exc:
+                log.debug("write to %s failed: %s", self.remote_addr, exc)
+                self.close()
+                return
             self._write_window_open = True
-            if not self._reading:  # else the end of the read writes them
-                asyncio.get_running_loop().call_soon(self._write_unwritten)
+            asyncio.get_running_loop().call_soon(self._write_unwritten)
         self.last_active_monotonic = time.monotonic()
 
     def _write_unwritten(self) -> None:

@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 
 from rocketq.errors import RemotingConnectError
 from rocketq.remoting.channel import (
@@ -22,6 +23,7 @@ from rocketq.remoting.channel import (
     RemotingChannel,
     RequestProcessor,
 )
+from rocketq.remoting.channel_protocol import ChannelProtocol, TransportWriter
 from rocketq.remoting.codec import MAX_FRAME_SIZE
 from rocketq.remoting.protocol.command import RemotingCommand
 
@@ -140,15 +142,20 @@ class RemotingClient:
         host, port = parse_addr(addr)
         try:
             async with asyncio.timeout(self._connect_timeout_s):
-                reader, writer = await asyncio.open_connection(host, port)
+                _, protocol = await asyncio.get_running_loop().create_connection(
+                    partial(ChannelProtocol, self._new_channel), host, port
+                )
         except (OSError, TimeoutError) as exc:
             raise RemotingConnectError(f"connect to {addr} failed: {_reason(exc)}") from exc
-        channel = RemotingChannel(
-            reader, writer, self._processors, max_frame_size=self._max_frame_size
-        )
-        channel.start()
+        channel = protocol.channel
+        assert isinstance(channel, RemotingChannel)
         log.debug("connected to %s", addr)
         return channel
+
+    def _new_channel(self, writer: TransportWriter) -> RemotingChannel:
+        return RemotingChannel(
+            writer, writer.protocol, self._processors, max_frame_size=self._max_frame_size
+        )
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -15,9 +15,11 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 
 from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import (
+    MAX_DEFERRED_ANSWERS,
     MAX_REQUESTS_IN_FLIGHT,
     SCAN_RESPONSE_TABLE_INTERVAL_S,
     CloseListener,
@@ -28,6 +30,7 @@ from rocketq.remoting.channel import (
     ResponseListener,
     ServerRpcHook,
 )
+from rocketq.remoting.channel_protocol import ChannelProtocol, TransportWriter
 from rocketq.remoting.codec import MAX_FRAME_SIZE
 from rocketq.remoting.event_loop import loop_kind
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -41,12 +44,14 @@ class RemotingServer:
         *,
         max_frame_size: int = MAX_FRAME_SIZE,
         max_requests_in_flight: int = MAX_REQUESTS_IN_FLIGHT,
+        max_deferred_answers: int = MAX_DEFERRED_ANSWERS,
         channel_idle_timeout_s: float = 120.0,
         housekeeping_interval_s: float = 1.0,
     ) -> None:
         self._processors = ProcessorTable()
         self._max_frame_size = max_frame_size
         self._max_requests_in_flight = max_requests_in_flight
+        self._max_deferred_answers = max_deferred_answers
         self._idle_timeout_s = channel_idle_timeout_s
         self._housekeeping_interval_s = housekeeping_interval_s
         self._channels: set[RemotingChannel] = set()
@@ -104,10 +109,12 @@ class RemotingServer:
         backlog until :meth:`start_serving` (a broker binds before its store is open)."""
         if self._server is not None:
             raise IllegalStateError("server already started")
-        self._server = await asyncio.start_server(self._on_connect, host, port, start_serving=serve)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            partial(ChannelProtocol, self._on_connect), host, port, start_serving=serve
+        )
         sockname = self._server.sockets[0].getsockname()
         self.host, self.port = str(sockname[0]), int(sockname[1])
-        loop = asyncio.get_running_loop()
         self._housekeeping = loop.create_task(self._housekeep())
         log.info("remoting server listening on %s (%s loop)", self.addr, loop_kind(loop))
         return self.port
@@ -134,21 +141,21 @@ class RemotingServer:
         await server.wait_closed()
         log.info("remoting server on %s stopped", self.addr)
 
-    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _on_connect(self, writer: TransportWriter) -> RemotingChannel | None:
         if self._server is None:
-            writer.close()
-            return
+            return None
         channel = RemotingChannel(
-            reader,
             writer,
+            writer.protocol,
             self._processors,
             max_frame_size=self._max_frame_size,
             max_requests_in_flight=self._max_requests_in_flight,
+            max_deferred_answers=self._max_deferred_answers,
         )
         self._channels.add(channel)
         channel.add_close_listener(self._on_channel_close)
         log.debug("connection from %s", channel.remote_addr)
-        channel.start()
+        return channel
 
     def _on_channel_close(self, channel: RemotingChannel) -> None:
         self._channels.discard(channel)

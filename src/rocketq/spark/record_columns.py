@@ -32,7 +32,7 @@ def record_arrays(f: RecordFields, broker: str) -> list[Any]:
     keys = props.lookup(PROPERTY_KEYS)
     uniq = props.lookup(PROPERTY_UNIQ_KEY)
     if uniq.null_count:
-        uniq = pc.coalesce(uniq, _offset_msg_ids(f, uniq))
+        uniq = pc.coalesce(uniq, offset_msg_ids(uniq, f.store_host, f.phy))
     return [
         pc.list_element(pc.split_pattern(keys, KEY_SEPARATOR, max_splits=1), 0),
         f.body,
@@ -48,26 +48,26 @@ def record_arrays(f: RecordFields, broker: str) -> list[Any]:
         pa.array(f.born_ts * 1000, pa.int64()).view(TIMESTAMP_TYPE),
         pa.array(f.store_ts * 1000, pa.int64()).view(TIMESTAMP_TYPE),
         pa.array(np.full(n, TIMESTAMP_TYPE_LOG_APPEND, np.int32), pa.int32()),
-        _host_texts(f.born_host),
-        _host_texts(f.store_host),
+        host_texts(f.born_host),
+        host_texts(f.store_host),
         pa.array(f.reconsume, pa.int32()),
         pa.array(f.sys_flag, pa.int32()),
         pa.array(f.total, pa.int32()),
     ]
 
 
-def _host_texts(raw: Any) -> Any:
+def host_texts(raw: Any) -> Any:
     """``ip:port`` of each host: formatted once per distinct address, then taken."""
     encoded = pc.dictionary_encode(raw)
     texts = [host_text(bytes_to_host(h)) for h in encoded.dictionary.to_pylist()]
     return pa.array(texts, pa.string()).take(encoded.indices)
 
 
-def _offset_msg_ids(f: RecordFields, uniq: Any) -> Any:
-    """The offset msgId of each row without a UNIQ_KEY (null where it has one)."""
+def offset_msg_ids(uniq: Any, store_host: Any, phy: Any) -> Any:
+    """The offset msgId (``store_host`` bytes and ``phy``) of each row where ``uniq`` is
+    null, null where it is not."""
     missing = np.flatnonzero(np.asarray(uniq.is_null().to_numpy(zero_copy_only=False)))
-    ids: list[str | None] = [None] * f.count
-    hosts = f.store_host
+    ids: list[str | None] = [None] * len(uniq)
     for i in missing.tolist():
-        ids[i] = message_id_from_host_bytes(hosts[i].as_py(), int(f.phy[i]))
+        ids[i] = message_id_from_host_bytes(store_host[i].as_py(), int(phy[i]))
     return pa.array(ids, pa.string())

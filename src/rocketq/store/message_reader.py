@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 
+from rocketq.common import native_record
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
 from rocketq.store.commitlog import CommitLog
@@ -66,6 +67,56 @@ class MessageReader:
             GetMessageStatus.NO_MATCHED_MESSAGE, offset, min_offset, max_offset
         )
         self._collect(cq, offset, max_offset, max_count, message_filter, result)
+        return result
+
+    def get_message_body(
+        self,
+        topic: str,
+        queue_id: int,
+        offset: int,
+        max_count: int,
+        codes: tuple[int, ...] | None,
+    ) -> GetMessageResult | None:
+        """``get_message`` of a pull found in memory, walked in C (``collect_messages``): the
+        records copied once into ``body``. ``codes`` is a TAG filter's code set (None: every
+        unit). None when C is off, when the queue's answer is not a walk (no queue, no
+        message, an offset out of range: ``get_message`` answers those at once), when C
+        declines, or when a record is not in the page cache: the caller asks ``get_message``."""
+        compiled = native_record.RECORD
+        cq = self.find_consume_queue(topic, queue_id, create=False)
+        if compiled is None or cq is None:
+            return None
+        min_offset = cq.get_min_offset_in_queue()
+        max_offset = cq.get_max_offset_in_queue()
+        if not min_offset <= offset < max_offset:
+            return None
+        cfg = self.config
+        cl_files = self.commit_log.mapped_file_queue
+        walked = compiled.collect_messages(
+            cq.mapped_file_queue.mapped_files,
+            cq.mapped_file_queue.mapped_file_size,
+            cq.min_logic_offset,
+            cl_files.mapped_files,
+            cl_files.mapped_file_size,
+            self.commit_log.get_min_offset(),
+            offset,
+            max_offset,
+            max(16000, max_count * 20),
+            min(max_count, cfg.max_transfer_count_on_message_in_memory),
+            cfg.max_transfer_bytes_on_message_in_memory,
+            codes,
+            True,
+        )
+        if walked is None:
+            return None
+        status, next_offset, body, count, max_phy_pulling = walked
+        result = GetMessageResult(
+            _WALK_STATUS[status], next_offset, min_offset, max_offset, body=body, body_count=count
+        )
+        if max_phy_pulling >= 0:
+            diff = self.commit_log.get_max_offset() - max_phy_pulling
+            memory = _total_physical_memory() * cfg.access_message_in_memory_max_ratio // 100
+            result.suggest_pulling_from_slave = diff > memory
         return result
 
     def _collect(
@@ -225,6 +276,15 @@ class MessageReader:
         """``query_message`` decoded to MessageExt objects."""
         result = self.query_message(topic, key, max_count, begin_ms, end_ms)
         return [decode_message(b, check_crc=False) for b in result.message_buffer_list]
+
+
+#: collect_messages' status -> the store's (rocketq/_native/get_message.c, GM_*).
+_WALK_STATUS = (
+    GetMessageStatus.NO_MATCHED_MESSAGE,
+    GetMessageStatus.FOUND,
+    GetMessageStatus.MESSAGE_WAS_REMOVING,
+    GetMessageStatus.OFFSET_FOUND_NULL,
+)
 
 
 @functools.cache

@@ -93,13 +93,19 @@ class GetMessageResult:
     message_buffers: list[bytes] = field(default_factory=list)
     message_queue_offsets: list[int] = field(default_factory=list)
     suggest_pulling_from_slave: bool = False
+    #: The records back to back, when ``get_message_body`` walked in C (then
+    #: ``message_buffers`` and ``message_queue_offsets`` stay empty), and how many.
+    body: bytes | None = None
+    body_count: int = 0
 
     @property
     def message_count(self) -> int:
-        return len(self.message_buffers)
+        return self.body_count if self.body is not None else len(self.message_buffers)
 
     @property
     def buffer_total_size(self) -> int:
+        if self.body is not None:
+            return len(self.body)
         return sum(len(b) for b in self.message_buffers)
 
 

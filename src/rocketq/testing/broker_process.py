@@ -7,6 +7,7 @@ is SIGKILL: no shutdown hook runs, the store is left as a crash leaves it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -51,6 +52,7 @@ class CliProcess:
     def __init__(self, output_lines: int) -> None:
         self.proc: subprocess.Popen[str] | None = None
         self.output: deque[str] = deque(maxlen=output_lines)
+        self.log_path: Path | None = None  # every line also appended here (kept after a kill)
         self._reader: threading.Thread | None = None
 
     def _launch(self, argv: list[str], what: str, timeout_s: float) -> None:
@@ -73,10 +75,16 @@ class CliProcess:
         proc = self.proc
         assert proc is not None
         assert proc.stdout is not None
-        for line in proc.stdout:
-            self.output.append(line.rstrip())
-            if self.boot_mark in line:
-                booted.set()
+        with contextlib.ExitStack() as stack:
+            log_file = None
+            if self.log_path is not None:
+                log_file = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
+            for line in proc.stdout:
+                self.output.append(line.rstrip())
+                if log_file is not None:
+                    log_file.write(line)
+                if self.boot_mark in line:
+                    booted.set()
         proc.stdout.close()
 
     def kill(self) -> int | None:
@@ -112,6 +120,7 @@ class BrokerProcess(CliProcess):
         super().__init__(output_lines=400)
         self.work_dir = work_dir
         self.conf = conf
+        self.log_path = work_dir / "broker.out"
 
     @property
     def addr(self) -> str:

@@ -14,8 +14,10 @@ the Python ones. The send replies' heads (``send_reply_heads``) get random piece
 values, edge and wrong ones, and must equal ``reply_heads_reference``'s. The record scan and decode
 (``rocketq._native._record``) get mutated commitlog records and must not crash; the C append
 of sends (``append_sends``) gets random sends and must write what the Python path writes,
-and the C reader of a send's put (``send_put_of``) random extFields (``append_fuzz``). A finding
-prints the seed and input and exits 1.
+and the C reader of a send's put (``send_put_of``) random extFields (``append_fuzz``). The C
+pull read (``collect_messages``) walks damaged consume queue units of a small store and
+made-up files and must give what ``get_message`` gives (``collect_fuzz``). A finding prints
+the seed and input and exits 1.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.store.commitlog import DispatchRequest
+from rocketq.store.message_store import MessageStore
 from rocketq.testing.append_fuzz import check_append_sends, check_send_put
+from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
 from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
@@ -272,6 +276,13 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
     if native_frames.COMPILED is None:
         log("rocketq._native._remoting is not built: nothing to fuzz")
         return 1
+    with fuzz_store() as store:
+        return _run(seconds, seed, corpus, log, store)
+
+
+def _run(
+    seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], None], store: MessageStore
+) -> int:
     rng = random.Random(seed)
     records = record_seeds(rng, 8)
     was_native = native_frames.FRAMES is not None
@@ -295,6 +306,8 @@ def run(seconds: float, seed: int, corpus: list[bytes], log: Callable[[str], Non
             or check_send_replies(r)
             or check_append_sends(r)
             or check_send_put(r)
+            or check_collect_store(r, store)
+            or check_collect_files(r)
         )
         if difference is not None:
             native_frames.use(was_native)

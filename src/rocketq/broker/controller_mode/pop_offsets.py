@@ -48,24 +48,34 @@ def advance_pop_offsets(
 ) -> int:
     """Commit each (group, topic, queue)'s offset up to the end of the cks stored since
     ``since_ms``; how many offsets moved."""
-    store.wait_for_dispatch()
+    if not store.wait_for_dispatch():
+        log.warning("pop offsets: the store's dispatch is behind; reading what it has")
     revive = revive_topic(cluster_name)
     ends: dict[tuple[str, str, int], int] = {}
+    found = 0
     queues = [(TIMER_TOPIC, 0), *((revive, q) for q in range(revive_queue_num))]
     for topic, queue_id in queues:
         for msg in _messages_since(store, topic, queue_id, since_ms):
             ck = _check_point(msg, revive)
             if ck is not None:
+                found += 1
                 key = (ck.cid, ck.topic, ck.queue_id)
                 ends[key] = max(ends.get(key, -1), end_of(ck))
-    moved = 0
+    moved: list[str] = []
     for (group, topic, queue_id), end in sorted(ends.items()):
-        if offsets.query_offset(group, topic, queue_id) < end:
+        had = offsets.query_offset(group, topic, queue_id)
+        if had < end:
             offsets.commit_offset(POP_LOCAL_HOST, group, topic, queue_id, end)
-            moved += 1
-    if moved:
-        log.info("pop offsets of %d queues advanced past the old master's last pops", moved)
-    return moved
+            moved.append(f"{group}@{topic}:{queue_id} {had}->{end}")
+    log.info(
+        "pop offsets: %d cks stored since %d read, %d offsets advanced past the old master's "
+        "last pops: %s",
+        found,
+        since_ms,
+        len(moved),
+        ", ".join(moved) or "none",
+    )
+    return len(moved)
 
 
 def end_of(ck: PopCheckPoint) -> int:

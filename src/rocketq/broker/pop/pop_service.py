@@ -112,8 +112,39 @@ class PopService:
         status = await self.revive_log.append(ck, revive_qid)
         if not self.stored(status):
             log.warning("pop checkpoint of %s@%d not written: %s", ck.topic, ck.queue_id, status)
+            if status.is_ok:  # in the commitlog all the same (a flush or slave timeout)
+                await self._cancel_check_point(ck, revive_qid)
             return False
         return True
+
+    async def _cancel_check_point(self, ck: PopCheckPoint, revive_qid: int) -> None:
+        """A check point stored but not confirmed by the in-sync replicas: its pop is not
+        answered, nothing is committed, and the next pop serves the same messages under a
+        check point of its own, so this one must never revive them (an acknowledged copy
+        would come back). Its offsets count as acked here at once (the revive consults the
+        in-flight table), and an ack of them all follows it in the revive log, for a replica
+        that takes over holding it."""
+        offsets = [ck.ack_offset_by_index(i) for i in range(ck.num)]
+        key = ck.merge_key()
+        for offset in offsets:
+            self.inflight.mark_acked(key, offset)
+        ack = AckMsg(
+            ack_offset=-1,
+            start_offset=ck.start_offset,
+            consumer_group=ck.cid,
+            topic=ck.topic,
+            queue_id=ck.queue_id,
+            pop_time=ck.pop_time,
+            broker_name=ck.broker_name,
+        )
+        record = _ack_record(ack, offsets)
+        status = await self.revive_log.append(  # not waited for: this pop is late already
+            record, revive_qid, ack_deliver_ms=ck.revive_time, wait=False
+        )
+        if not status.is_ok:
+            log.warning(
+                "cancel of pop checkpoint %s@%d not written: %s", ck.topic, ck.queue_id, status
+            )
 
     async def write_check_point(self, ck: PopCheckPoint, revive_qid: int, acked: list[int]) -> bool:
         """A checkpoint the buffer held too long: the ck, then one ack of ``acked``."""

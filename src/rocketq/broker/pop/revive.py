@@ -7,9 +7,13 @@ checkpoint, waits up to ``reviveAckWaitMs``). A pending checkpoint is due once i
 (popTime + invisibleTime) passed and every ack that can exist for it is known:
 
 * popped since this broker started: the in-flight table has every ack at once;
-* popped before (a restart, a kill -9): its acks are timer messages due at the revive time, so
-  it waits until the timer has delivered that slot and the next one (``curr_read_time_ms``) and
-  the store has dispatched them, then reads on.
+* popped before (a restart, a kill -9, another master): its acks are timer messages due at the
+  revive time, so it waits until the timer has delivered that slot and the next one
+  (``curr_read_time_ms``) and the store has dispatched them, then reads on. "Dispatched" means
+  up to the commitlog's end as it was when the read time was sampled, not up to the confirm
+  offset: in controller mode the consume queues stop at the confirm offset, so while an
+  in-sync slave lags, the acks the timer has just delivered sit undispatched beyond it, and a
+  checkpoint read before them would be revived though acknowledged (``_settled_time``).
 
 A due checkpoint's un-acked messages are read from their queue and put to the POP retry topic
 (queue 0, reconsumeTimes + 1, ``1ST_POP_TIME`` on the first retry, born host the broker), or,
@@ -24,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -42,6 +46,7 @@ log = logging.getLogger(__name__)
 
 READ_BATCH = 32
 MIN_ROUND_MS = 20  # the shortest wait between rounds (checkpoints due and not yet revived)
+MAX_SAMPLES = 256  # settle samples kept while dispatch is held back (a lagging in-sync slave)
 REVIVE_HOST = "127.0.0.1"
 
 
@@ -72,9 +77,18 @@ class PopReviveService:
         self.retry_messages_total: Counter[tuple[str, str, str]] = Counter()
         self._task: asyncio.Task[None] | None = None
         self._started_ms = 0
-        self._caught_up_ms = 0
+        #: (time, timer read time - precision, commitlog end) sampled while the timer was
+        #: caught up, waiting for dispatch to pass that end; then (time, read time) settle
+        self._samples: deque[tuple[int, int, int]] = deque()
+        self._settled = (0, 0)
 
     def start(self) -> None:
+        """Start (a boot, or a promotion): everything is read again from the committed revive
+        offsets, as RocketMQ's service does; positions and checkpoints kept from an earlier
+        term as master may point into records a demotion truncated and replaced."""
+        self.queues = [ReviveQueue(q) for q in range(self.broker.config.revive_queue_num)]
+        self._samples.clear()
+        self._settled = (0, 0)
         self._started_ms = self.broker.message_store.now_ms()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -148,15 +162,32 @@ class PopReviveService:
     def _settled_time(self) -> int:
         """A time before which every ack record has reached the revive topic's queues: the
         timer delivered those slots, and it had enqueued everything written (so no ack due
-        then still waits in the wheel topic) since, with the store's dispatch caught up."""
+        then still waits in the wheel topic) since, and the store has dispatched every record
+        appended when that was seen.
+
+        The read time is sampled first, then the commitlog's end: whatever the timer put for
+        the slots before that read time lies below that end. The sample settles once dispatch
+        has passed the end, not merely caught up with the confirm offset (in controller mode
+        a lagging in-sync slave holds the consume queues back while the timer delivers)."""
         store = self.broker.message_store
         timer = store.timer_message_store
         if timer is None:
             return 0
+        read = timer.curr_read_time_ms - timer.precision_ms
         now = store.now_ms()
         if timer.enqueue_lag() == 0 and store.dispatch_behind_bytes() == 0:
-            self._caught_up_ms = now
-        return min(self._caught_up_ms, timer.curr_read_time_ms - timer.precision_ms)
+            end = store.get_max_phy_offset()
+            samples = self._samples
+            if samples and samples[-1][2] == end:
+                samples.pop()  # nothing appended since: the newer sample says more
+            elif len(samples) >= MAX_SAMPLES:
+                samples.popleft()  # dispatch held back a long time: settle later, not wrong
+            samples.append((now, read, end))
+        dispatched = store.dispatched_phy_offset()
+        while self._samples and self._samples[0][2] <= dispatched:
+            at, settled_read, _ = self._samples.popleft()
+            self._settled = (max(self._settled[0], at), max(self._settled[1], settled_read))
+        return min(self._settled)
 
     def _is_due(self, ck: PopCheckPoint, now: int, settled_ms: int) -> bool:
         if ck.revive_time > now:

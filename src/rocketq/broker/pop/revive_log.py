@@ -39,9 +39,15 @@ class ReviveLog:
         )
 
     async def append(
-        self, record: PopCheckPoint | AckMsg, revive_qid: int, ack_deliver_ms: int = 0
+        self,
+        record: PopCheckPoint | AckMsg,
+        revive_qid: int,
+        ack_deliver_ms: int = 0,
+        *,
+        wait: bool = True,
     ) -> PutMessageStatus:
-        """Put ``record``; the store's status (PUT_OK, or why not)."""
+        """Put ``record``; the store's status (PUT_OK, or why not). ``wait=False``: answered
+        once appended, without waiting for the flush or the in-sync replicas."""
         store = self.broker.message_store
         msg = build_revive_message(
             record,
@@ -57,7 +63,7 @@ class ReviveLog:
         refused = timer.transform(msg)
         if refused is not None:
             return refused
-        result = await await_store_future(store.async_put_message(msg))
+        result = await await_store_future(store.async_put_message(msg, wait_store_msg_ok=wait))
         return result.status
 
     def put_ok(self, status: PutMessageStatus) -> bool:

@@ -38,7 +38,7 @@ class ConsumerManageProcessor:
 
     def register(self) -> None:
         s = self.broker.remoting_server
-        s.register_processor(RequestCode.QUERY_CONSUMER_OFFSET, self.query_consumer_offset)
+        s.register_fast_processor(RequestCode.QUERY_CONSUMER_OFFSET, self.query_consumer_offset)
         s.register_fast_processor(RequestCode.UPDATE_CONSUMER_OFFSET, self.update_consumer_offset)
         s.register_fast_processor(RequestCode.GET_MAX_OFFSET, self.get_max_offset)
         s.register_fast_processor(RequestCode.GET_MIN_OFFSET, self.get_min_offset)
@@ -49,9 +49,11 @@ class ConsumerManageProcessor:
             RequestCode.GET_EARLIEST_MSG_STORETIME, self.get_earliest_msg_storetime
         )
 
-    async def query_consumer_offset(
+    def query_consumer_offset(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
+        """On the reader (no task): the offset table, else the queue's bounds; the "on disk"
+        check reads no file (``check_in_disk_by_consume_offset``: everything is mapped)."""
         h = QueryConsumerOffsetRequestHeader.from_ext_fields(request.ext_fields)
         offset = self.broker.consumer_offset_manager.query_offset(
             h.consumer_group, h.topic, h.queue_id
@@ -60,9 +62,7 @@ class ConsumerManageProcessor:
             return _ok(offset=offset)
         store = self.broker.message_store
         min_offset = store.get_min_offset_in_queue(h.topic, h.queue_id)
-        if min_offset <= 0 and not await asyncio.to_thread(
-            store.check_in_disk_by_consume_offset, h.topic, h.queue_id, 0
-        ):
+        if min_offset <= 0 and not store.check_in_disk_by_consume_offset(h.topic, h.queue_id, 0):
             return _ok(offset=0)
         return RemotingCommand.create_response(
             ResponseCode.QUERY_NOT_FOUND,

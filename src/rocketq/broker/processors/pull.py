@@ -10,9 +10,13 @@ Store status -> reply code, as RocketMQ 4.9 answers:
     OFFSET_TOO_SMALL, OFFSET_OVERFLOW_BADLY PULL_OFFSET_MOVED
 
 Every reply with those codes carries all four header fields. A held pull is re-run once, by
-the hold service, without the suspend permission. The broker filters by the consume queue's
-tags code only and returns the records as stored; the client checks the exact TAGS string
-(``rocketq.remoting.protocol.subscription`` says where each filter runs).
+the hold service, without the suspend permission. A pull with a TAG filter (or none) whose
+records are in the page cache is read in one C call (``MessageStore.get_message_body``: the
+units walked and the records copied into the body, DefaultMessageStore#getMessage) and
+answered on the loop; anything else takes ``get_message``, the reference. The broker
+filters by the consume queue's tags code only and returns the records as stored; the client
+checks the exact TAGS string (``rocketq.remoting.protocol.subscription`` says where each
+filter runs).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from rocketq.remoting.channel import FastResult, RemotingChannel
 from rocketq.remoting.protocol.bodies import MessageModel
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
-from rocketq.remoting.protocol.headers import PullMessageRequestHeader, PullMessageResponseHeader
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader
 from rocketq.remoting.protocol.subscription import (
     SubscriptionData,
     build_subscription_data,
@@ -53,6 +57,9 @@ from rocketq.store.results import GetMessageResult, GetMessageStatus
 # arrival) reads on the loop: those records were just written and sit in the page cache, and
 # a thread hop would cost more than the read. Pulls further back (a backlog) read in a thread.
 HOT_READ_UNITS = 32
+
+#: How many pull filters (one per distinct subscription) are kept before they are all dropped.
+KEPT_FILTERS = 4096
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +81,7 @@ assert set(STATUS_TO_RESPONSE) == set(GetMessageStatus)
 class PullMessageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
         self.broker = controller
+        self._filters: dict[tuple[str, str | None, int, str | None], ExpressionMessageFilter] = {}
 
     def register(self) -> None:
         server = self.broker.remoting_server
@@ -104,13 +112,18 @@ class PullMessageProcessor:
         refused = self._check(h)
         if refused is not None:
             return refused
-        subscription = self._subscription(h)
-        if isinstance(subscription, RemotingCommand):
-            return subscription
-        message_filter = self._message_filter(subscription)
+        message_filter = self._filter_of(h)
         if isinstance(message_filter, RemotingCommand):
             return message_filter
         store = self.broker.message_store
+        if type(message_filter) is ExpressionMessageFilter:  # SQL92 reads the properties
+            found = store.get_message_body(
+                h.topic, h.queue_id, h.queue_offset, h.max_msg_nums, _codes(message_filter)
+            )
+            if found is not None:  # walked in C, from the page cache: answered on the loop
+                return self._after_read(
+                    channel, request, h, message_filter, found, broker_allow_suspend
+                )
         read = functools.partial(
             store.get_message,
             h.consumer_group,
@@ -185,6 +198,29 @@ class PullMessageProcessor:
                 channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
             )
         return response
+
+    def _filter_of(self, h: PullMessageRequestHeader) -> ExpressionMessageFilter | RemotingCommand:
+        """The pull's filter, or its refusal. A filter built from the request's own
+        subscription is kept (by topic, expression, version and type) for the next pull of
+        the same subscription: a consumer sends it on every pull."""
+        key = None
+        if has_subscription_flag(h.sys_flag):
+            key = (h.topic, h.subscription, h.sub_version, h.expression_type)
+            kept = self._filters.get(key)
+            if kept is not None and (
+                is_tag_type(kept.subscription.expression_type if kept.subscription else None)
+                or self.broker.config.enable_property_filter
+            ):
+                return kept
+        subscription = self._subscription(h)
+        if isinstance(subscription, RemotingCommand):
+            return subscription
+        message_filter = self._message_filter(subscription)
+        if key is not None and not isinstance(message_filter, RemotingCommand):
+            if len(self._filters) >= KEPT_FILTERS:
+                self._filters.clear()
+            self._filters[key] = message_filter
+        return message_filter
 
     @property
     def _is_slave(self) -> bool:
@@ -324,18 +360,29 @@ def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCo
         code = (
             ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
         )
-    header = PullMessageResponseHeader(
-        suggest_which_broker_id=0,
-        next_begin_offset=result.next_begin_offset,
-        min_offset=result.min_offset,
-        max_offset=result.max_offset,
-    )
+    body = result.body if result.body is not None else b"".join(result.message_buffers)
     return RemotingCommand.create_response(
-        code,
-        result.status.name,
-        ext_fields=header.to_ext_fields(),
-        body=b"".join(result.message_buffers),
+        code, result.status.name, ext_fields=_response_fields(result), body=body
     )
+
+
+def _response_fields(result: GetMessageResult) -> dict[str, str]:
+    """``PullMessageResponseHeader(...).to_ext_fields()`` with suggestWhichBrokerId 0 (the
+    caller sets it), written out: one dict per pull, no header object."""
+    return {
+        "suggestWhichBrokerId": "0",
+        "nextBeginOffset": str(result.next_begin_offset),
+        "minOffset": str(result.min_offset),
+        "maxOffset": str(result.max_offset),
+    }
+
+
+def _codes(message_filter: ExpressionMessageFilter) -> tuple[int, ...] | None:
+    """A TAG filter's code set as the C walk (``get_message_body``) takes it; None: all."""
+    if message_filter.matches_all:
+        return None
+    assert message_filter.subscription is not None
+    return tuple(message_filter.subscription.code_set)
 
 
 def _error(code: int, remark: str) -> RemotingCommand:

@@ -7,8 +7,9 @@ then the message checks (body size, properties size). A retry-topic message past
 ``retryMaxTimes`` goes to ``%DLQ%<group>``; a message with a delay level is rerouted to
 SCHEDULE_TOPIC_XXXX queue level-1 with REAL_TOPIC/REAL_QID (the ScheduleMessageService brings
 it back). The send codes are fast processors (channel.py): a single message is checked on the
-connection's reader and its put queued in the ``PutBatcher``, which stores the puts of one
-read in one ``async_put_each`` call at the read's end and answers each send with its own
+connection's reader and its put queued in the ``PutBatcher``, which stores the puts of the
+reads of one loop iteration (every connection's) in one ``async_put_each`` call after them
+and answers each send with its own
 result (after the group commit for SYNC_FLUSH); where no rule needs the properties map, the
 producer's properties string is passed through (``send_properties``) and the replies of those
 sends are built together in C (``send_answer``); with the C record module on, such a send is
@@ -129,7 +130,8 @@ class SendMessageProcessor:
         server.register_processor(
             RequestCode.CONSUMER_SEND_MSG_BACK, self._send_back.consumer_send_msg_back
         )
-        server.add_read_end_hook(self.put_batcher.flush)  # a read's puts: stored at its end
+        # the puts of every read of this loop iteration: stored together after the reads
+        server.add_read_end_hook(self.put_batcher.flush_soon)
 
     # ------------------------------------------------------------------ send
 
@@ -197,7 +199,7 @@ class SendMessageProcessor:
                 flush_soon=False,
             )
         else:
-            self.put_batcher.submit(prepared.put, done, flush_soon=False)  # the read's end
+            self.put_batcher.submit(prepared.put, done, flush_soon=False)  # after the reads
         return deferred
 
     def _topic_takes(self, topic: str, queue_id: int) -> bool:

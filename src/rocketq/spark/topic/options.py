@@ -44,6 +44,7 @@ READ_OPTIONS = [
     "consumerGroup",
     "pullBatchSize",
     "pollTimeoutMs",
+    "lowLatency",
 ]
 WRITE_OPTIONS = [
     "nameServer",
@@ -62,6 +63,7 @@ STREAM_ONLY = [
     "maxTriggerDelay",
     "maxBytesPerTrigger",
     "consumerGroup",
+    "lowLatency",
 ]
 BATCH_ONLY = ["endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"]
 SELECTORS = ("subscribe", "subscribePattern", "assign", "topic")
@@ -177,6 +179,7 @@ class ReadOptions:
     consumer_group: str | None = None
     pull_batch_size: int = 1024  # brokers cap it (maxTransferCountOnMessageInMemory)
     poll_timeout_ms: int = 120_000
+    low_latency: bool = False  # a micro-batch read in the planner (spark/topic/stream_prefetch)
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
@@ -195,6 +198,7 @@ class ReadOptions:
             consumer_group=opts.get("consumerGroup") or None,
             pull_batch_size=_int(opts, "pullBatchSize", minimum=1) or 1024,
             poll_timeout_ms=_int(opts, "pollTimeoutMs", minimum=1) or 120_000,
+            low_latency=_bool(opts, "lowLatency", False),
         )
 
 

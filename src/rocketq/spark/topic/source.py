@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pyspark.errors import PySparkNotImplementedError
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -31,6 +32,7 @@ from pyspark.sql.datasource import (
     DataSourceStreamWriter,
     DataSourceWriter,
     InputPartition,
+    SimpleDataSourceStreamReader,
 )
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
@@ -96,7 +98,18 @@ class TopicSource(DataSource):
         return TopicBatchReader(ReadOptions.parse(self.options, streaming=False))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return TopicStreamReader(ReadOptions.parse(self.options, streaming=True))
+        options = ReadOptions.parse(self.options, streaming=True)
+        if options.low_latency:  # PySpark then asks simpleStreamReader (stream_prefetch.py)
+            raise PySparkNotImplementedError(
+                errorClass="NOT_IMPLEMENTED", messageParameters={"feature": "streamReader"}
+            )
+        return TopicStreamReader(options)
+
+    def simpleStreamReader(self, schema: StructType) -> SimpleDataSourceStreamReader:
+        from rocketq.spark.topic.stream_prefetch import PrefetchStreamReader, prefetch_options
+
+        options = prefetch_options(ReadOptions.parse(self.options, streaming=True))
+        return PrefetchStreamReader(TopicStreamReader(options))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = WriteOptions.parse(self.options)

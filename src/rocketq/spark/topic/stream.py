@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ if TYPE_CHECKING:  # the client is imported by the first read, not by Spark's mo
 
 PACKED_RECORDS = 4096
 RANGES_READ_AT_ONCE = 8
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 @dataclass
@@ -126,11 +129,24 @@ def read_packed(partition: PackedPartition) -> Iterator[Any]:
         for r in partition.ranges:
             yield from read_range(r, settings)
         return
-    workers = min(len(partition.ranges), RANGES_READ_AT_ONCE)
-    with ThreadPoolExecutor(workers, thread_name_prefix="rocketq-packed") as pool:
-        reads = [pool.submit(_read_all, r, settings) for r in partition.ranges]
+    pool = _packed_pool()
+    reads = [pool.submit(_read_all, r, settings) for r in partition.ranges]
+    try:
         for read in reads:
             yield from read.result()
+    finally:
+        for read in reads:  # a task stopped early (a limit, a failure) leaves no read queued
+            read.cancel()
+
+
+def _packed_pool() -> ThreadPoolExecutor:
+    """The process's pool for packed ranges, started once: a pool per task started its
+    threads on every micro-batch (about 1 ms each, 8 ms a trigger at a trickle)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(RANGES_READ_AT_ONCE, thread_name_prefix="rocketq-packed")
+        return _pool
 
 
 def _read_all(r: QueueRange, settings: ReadSettings) -> list[Any]:

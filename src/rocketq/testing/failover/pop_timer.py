@@ -26,14 +26,17 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocketq.broker.pop.records import AckMsg, PopCheckPoint, loads_record, revive_topic
 from rocketq.common import message_const as mc
+from rocketq.common.extra_info import NORMAL_TOPIC
 from rocketq.common.message_decoder import decode_message
-from rocketq.errors import RemotingError
+from rocketq.errors import RemotingError, RocketQError
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
+from rocketq.store.timer.timer_hook import TIMER_TOPIC as WHEEL_TOPIC
 from rocketq.testing.failover.checker import epoch_starts, open_stopped_store
 from rocketq.testing.failover.load import TOPIC, Route
-from rocketq.testing.pop import batch_ack, pop
+from rocketq.testing.pop import Popped, batch_ack, pop
 from rocketq.testing.wire import send_request
 
 POP_GROUP = "FaultsPop"
@@ -60,6 +63,12 @@ class CameBack:
     at: float  # time.monotonic() of the pop that returned it
     detail: str = ""  # which broker answered the ack and the pop again, how far apart
 
+    @property
+    def origin(self) -> tuple[int, int]:
+        """(queue id, queue offset) of the acknowledged copy in the load's topic."""
+        queue_id, offset = self.key.rsplit("@", 1)[1].split(":")
+        return int(queue_id), int(offset)
+
 
 @dataclass
 class PopTimerLedger:
@@ -69,6 +78,9 @@ class PopTimerLedger:
     acked: dict[str, dict[tuple[int, int, bytes], tuple[str, float, int]]] = field(
         default_factory=dict
     )
+    #: group -> the client msg id of each message acknowledged -> its key in ``acked`` (a
+    #: revived copy names it in ORIGIN_MESSAGE_ID)
+    acked_ids: dict[str, dict[str, tuple[int, int, bytes]]] = field(default_factory=dict)
     came_back: list[CameBack] = field(default_factory=list)
     popped: int = 0
     late_acks: int = 0
@@ -110,6 +122,7 @@ class PopTimerLoad:
     def start(self) -> None:
         for group in self.routes:
             self.ledger.acked.setdefault(group, {})
+            self.ledger.acked_ids.setdefault(group, {})
             self._tasks.append(asyncio.create_task(self._pop(group)))
             self._tasks.append(asyncio.create_task(self._timers(group)))
 
@@ -126,7 +139,7 @@ class PopTimerLoad:
             await asyncio.wait_for(self._stop.wait(), seconds)
 
     async def _pop(self, group: str) -> None:
-        acked = self.ledger.acked[group]
+        acked, ids = self.ledger.acked[group], self.ledger.acked_ids[group]
         while not self._stop.is_set():
             route = self.routes[group]
             addr = route.client_addr(route.master) if route.master else ""
@@ -148,17 +161,10 @@ class PopTimerLoad:
             self.ledger.popped += len(popped)
             keys = [(p.msg.queue_id, p.msg.queue_offset, bytes(p.msg.body)) for p in popped]
             now = time.monotonic()
-            self.ledger.came_back += [
-                CameBack(
-                    group,
-                    f"{k[2][:12].decode()}@{k[0]}:{k[1]}",
-                    now,
-                    f"acked by {acked[k][0]} (epoch {acked[k][2]}), popped again by {addr} "
-                    f"(epoch {epoch}) {now - acked[k][1]:.2f} s later",
-                )
-                for k in keys
-                if k in acked
-            ]
+            for p, k in zip(popped, keys, strict=True):
+                came = came_back(group, acked, ids, p, k, f"{addr} (epoch {epoch})", now)
+                if came is not None:
+                    self.ledger.came_back.append(came)
             handles = [p.handle for p in popped]
             with contextlib.suppress(OSError, RemotingError, TimeoutError):
                 response = await asyncio.wait_for(
@@ -169,6 +175,7 @@ class PopTimerLoad:
                 if response.code == ResponseCode.SUCCESS and in_time:
                     answered = (addr, time.monotonic(), epoch)
                     acked.update(dict.fromkeys(keys, answered))
+                    ids.update((p.msg.client_msg_id, k) for p, k in zip(popped, keys, strict=True))
                 elif response.code == ResponseCode.SUCCESS:
                     self.ledger.late_acks += len(keys)
 
@@ -192,6 +199,98 @@ class PopTimerLoad:
                     if response.code == ResponseCode.SUCCESS:
                         self.ledger.timers.append(Timer(group, key, due_ms, sent_at))
             await self._idle(TIMER_EVERY_S)
+
+
+def came_back(
+    group: str,
+    acked: dict[tuple[int, int, bytes], tuple[str, float, int]],
+    acked_ids: dict[str, tuple[int, int, bytes]],
+    popped: Popped,
+    key: tuple[int, int, bytes],
+    popped_by: str,
+    now: float,
+) -> CameBack | None:
+    """A popped message already acknowledged, with the path that served it again: a
+    fresh pop of its queue (the new master's pop offset below it) or a revive into the
+    POP retry topic (its checkpoint revived without the ack: matched by ORIGIN_MESSAGE_ID,
+    the retry copy has the retry topic's queue and offset)."""
+    extra = popped.extra
+    if extra.mark == NORMAL_TOPIC:
+        if key not in acked:
+            return None
+        path = f"fresh pop of queue {key[0]} (ck start {extra.ck_queue_offset})"
+        first = key
+    else:
+        origin = popped.msg.properties.get(mc.PROPERTY_ORIGIN_MESSAGE_ID, "")
+        if origin not in acked_ids:
+            return None
+        first = acked_ids[origin]
+        path = (
+            f"revive: retry topic (mark {extra.mark}) queue {key[0]} offset {key[1]}, "
+            f"reconsumeTimes {popped.msg.reconsume_times}"
+        )
+    by, at, ack_epoch = acked[first]
+    return CameBack(
+        group,
+        f"{first[2][:12].decode()}@{first[0]}:{first[1]}",
+        now,
+        f"acked by {by} (epoch {ack_epoch}), popped again by {popped_by} "
+        f"{now - at:.2f} s later; {path}",
+    )
+
+
+def pop_records_of(
+    conf: dict[str, str], wanted: set[tuple[int, int]]
+) -> dict[tuple[int, int], list[str]]:
+    """The POP group's check points and acks in the stopped store of ``conf`` that cover each
+    wanted (queue id, queue offset) of the load's topic: in the wheel topic (written, not yet
+    delivered by the timer) and in the revive queues (delivered), with their pop time and the
+    epoch of their commitlog offset, so a came-back detail says whether the new master held
+    the ack and where."""
+    found: dict[tuple[int, int], list[str]] = defaultdict(list)
+    store = open_stopped_store({**conf, "brokerRole": "SLAVE"})
+    starts = epoch_starts(Path(store.config.epoch_file_path).read_text())
+    revive = revive_topic(conf.get("brokerClusterName", "DefaultCluster"))
+    queues = [(WHEEL_TOPIC, 0), *((revive, q) for q in range(int(conf.get("reviveQueueNum", 8))))]
+    try:
+        for topic, queue_id in queues:
+            offset = 0
+            while True:
+                result = store.get_message("check", topic, queue_id, offset, 64)
+                if not result.message_buffers:
+                    break
+                for data in result.message_buffers:
+                    msg = decode_message(data, check_crc=False)
+                    where = f"{topic}:{queue_id}@{msg.queue_offset}"
+                    with contextlib.suppress(RocketQError, ValueError, TypeError, KeyError):
+                        record = loads_record(msg.properties.get(mc.PROPERTY_TAGS), msg.body)
+                        if record is not None:
+                            epoch = epoch_at(starts, msg.commitlog_offset)
+                            _note_record(found, wanted, record, f"{where} epoch {epoch}")
+                offset = result.next_begin_offset
+    finally:
+        store.shutdown()
+    return found
+
+
+def _note_record(
+    found: dict[tuple[int, int], list[str]],
+    wanted: set[tuple[int, int]],
+    record: PopCheckPoint | AckMsg,
+    where: str,
+) -> None:
+    if isinstance(record, PopCheckPoint):
+        if record.cid != POP_GROUP or record.topic != TOPIC:
+            return
+        kind, queue_id = "ck", record.queue_id
+        offsets = [record.ack_offset_by_index(i) for i in range(record.num)]
+    else:
+        if record.consumer_group != POP_GROUP or record.topic != TOPIC:
+            return
+        kind, queue_id, offsets = "ack", record.queue_id, record.ack_offsets()
+    for offset in offsets:
+        if (queue_id, offset) in wanted:
+            found[(queue_id, offset)].append(f"{kind} pop {record.pop_time} in {where}")
 
 
 def epoch_at(starts: list[tuple[int, int]], offset: int) -> int:

@@ -36,6 +36,7 @@ from rocketq.testing.failover.pop_timer import (
     PopTimerLoad,
     TimerVerdict,
     check_timers,
+    pop_records_of,
 )
 from rocketq.testing.failover.reconsume import ReConsumed
 from rocketq.testing.failover.schedule import steps
@@ -274,6 +275,7 @@ async def run(
                 conf = next(c for c in report.confs[group] if c["listenPort"] == port)
                 timers = [t for t in report.pop_timer.timers if t.group == group]
                 report.timer_verdicts[group] = await asyncio.to_thread(check_timers, conf, timers)
+                await note_pop_records(report.pop_timer, group, conf)
     finally:
         if pop_load is not None:
             await pop_load.stop()
@@ -332,6 +334,20 @@ async def settle(ledger: Ledger, producers: list[int], at: float, timeout_s: flo
             await asyncio.wait_for(ledger.new_ack.wait(), deadline - time.monotonic())
 
 
+async def note_pop_records(ledger: PopTimerLedger, group: str, conf: dict[str, str]) -> None:
+    """Each acknowledged pop of ``group`` that came back gets the POP records the final
+    master's store holds for it (its check points and acks, where, in which epoch)."""
+    mine = [i for i, c in enumerate(ledger.came_back) if c.group == group]
+    if not mine:
+        return
+    wanted = {ledger.came_back[i].origin for i in mine}
+    records = await asyncio.to_thread(pop_records_of, conf, wanted)
+    for i in mine:
+        c = ledger.came_back[i]
+        held = "; ".join(records.get(c.origin, [])) or "none"
+        ledger.came_back[i] = dataclasses.replace(c, detail=f"{c.detail}; final store: {held}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cycles", type=int, default=30)
@@ -362,6 +378,9 @@ def main() -> None:
         action="store_true",
         help="producers send through rocketq's client producer (routes from the name servers)",
     )
+    parser.add_argument(
+        "--keep", metavar="DIR", help="run in DIR and keep it (stores and broker logs)"
+    )
     args = parser.parse_args()
     profile = PROFILES[args.profile]
     if args.all_ack_in_sync_state_set == "false":
@@ -371,7 +390,12 @@ def main() -> None:
     unknown = sorted(set(faults) - set(FAULTS))
     if unknown:
         parser.error(f"unknown faults {unknown}: known are {', '.join(FAULTS)}")
-    with tempfile.TemporaryDirectory(prefix="rocketq-faults-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.keep:
+            tmp = args.keep
+            Path(tmp).mkdir(parents=True, exist_ok=True)
+        else:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="rocketq-faults-"))
         report = asyncio.run(
             run(
                 Path(tmp),
