@@ -31,6 +31,9 @@ from rocketq.testing.wire import create_topic
 pytestmark = pytest.mark.timeout(30)
 
 POLL_S = 30.0  # RocketMQ's pollNameServerInterval: no test here may wait for it
+#: the slowest send after the stop takes a connect failure and one route read (1.5 s seen on
+#: the shared 2-core machine at load average 40-75); one that waited for the poll takes POLL_S
+ROUTE_READ_BOUND_S = 5.0
 
 
 async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path) -> None:
@@ -98,7 +101,7 @@ async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path)
     after = [(s, e, r) for s, e, r in results if s >= stopped_at]
     assert all(r.status is SendStatus.SEND_OK for *_, r in after)
     # no send waited for the poll: the slowest took a connect failure and one route read
-    assert max(e - s for s, e, _ in after) < 1.0
+    assert max(e - s for s, e, _ in after) < ROUTE_READ_BOUND_S
     assert all(r.message_queue.broker_name == "broker-b" for *_, r in after)
     queues = producer._publish_infos["Fail"].message_queue_list
     assert {mq.broker_name for mq in queues} == {"broker-b"}

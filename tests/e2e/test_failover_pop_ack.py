@@ -23,6 +23,7 @@ import pytest
 
 from rocketq.broker.controller_mode.controller_client import ControllerClient
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
@@ -35,7 +36,7 @@ from rocketq.testing.controller_mode import (
 )
 from rocketq.testing.controller_wire import ControllerGroup
 from rocketq.testing.pop import Popped, ack, batch_ack, pop
-from rocketq.testing.wire import create_topic_request
+from rocketq.testing.wire import create_topic_request, request
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(90)]
 
@@ -50,6 +51,14 @@ EXTRA = {"haMaxTimeSlaveNotCatchup": "600000", "syncFlushTimeout": "500"}
 
 def bodies(popped: list[Popped]) -> set[bytes]:
     return {bytes(p.msg.body) for p in popped}
+
+
+async def queued(client: RemotingClient, addr: str, count: int) -> bool:
+    """Whether the topic's consume queue on ``addr`` holds ``count`` messages."""
+    response = await client.invoke(
+        addr, request(RequestCode.GET_MAX_OFFSET, topic=TOPIC, queueId=0), 3
+    )
+    return response.code == ResponseCode.SUCCESS and int(response.ext_fields["offset"]) >= count
 
 
 async def test_a_pop_or_ack_the_in_sync_slave_does_not_hold_is_refused_and_nothing_comes_back(
@@ -76,6 +85,9 @@ async def test_a_pop_or_ack_the_in_sync_slave_does_not_hold_is_refused_and_nothi
             for i in range(COUNT):
                 sent = await send_one(client, master, TOPIC, b"m%02d" % i)
                 assert sent.code == ResponseCode.SUCCESS, sent.remark
+            # the consume queue is built up to the confirm offset after the acks: a pop at once
+            # may find none of them yet (seen once under load)
+            assert await eventually(lambda: queued(client, master, COUNT), 10)
             popped_at = time.monotonic()
             _, first = await pop(
                 client, master, BROKER_NAME, GROUP, TOPIC, max_nums=4, invisible_ms=INVISIBLE_MS
