@@ -59,6 +59,9 @@ async def test_a_consumer_answers_the_same_queries(cluster: Cluster) -> None:
         await consumer.max_offset(result.message_queue)
     await consumer.start()
     try:
+        # SEND_OK precedes the consume queue's dispatch (RocketMQ's reput is asynchronous too)
+        store = cluster.broker.message_store
+        assert await until(lambda: store.dispatch_behind_bytes() == 0, 5)
         assert await consumer.max_offset(result.message_queue) == 1
         assert (await consumer.view_message(result.offset_msg_id)).body == b"x"
     finally:

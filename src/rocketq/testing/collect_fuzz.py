@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rocketq.common import message_const as mc
 from rocketq.common import native_record
 from rocketq.common.hashing import java_string_hash
 from rocketq.common.message import MessageExt
@@ -75,7 +76,7 @@ def fuzz_store() -> Iterator[MessageStore]:
             rng = random.Random(7)
             for i in range(120):
                 body = bytes([i]) * rng.randrange(1, 600)
-                props = {"TAGS": TAGS[i % 3]}
+                props = {mc.PROPERTY_TAGS: TAGS[i % 3]}
                 store.put_message(
                     MessageExt(topic="T", body=body, properties=props, queue_id=i % 2)
                 )
