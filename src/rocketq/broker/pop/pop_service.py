@@ -128,16 +128,7 @@ class PopService:
         key = ck.merge_key()
         for offset in offsets:
             self.inflight.mark_acked(key, offset)
-        ack = AckMsg(
-            ack_offset=-1,
-            start_offset=ck.start_offset,
-            consumer_group=ck.cid,
-            topic=ck.topic,
-            queue_id=ck.queue_id,
-            pop_time=ck.pop_time,
-            broker_name=ck.broker_name,
-        )
-        record = _ack_record(ack, offsets)
+        record = _ack_record(_ack_of(ck), offsets)
         status = await self.revive_log.append(  # not waited for: this pop is late already
             record, revive_qid, ack_deliver_ms=ck.revive_time, wait=False
         )
@@ -151,16 +142,7 @@ class PopService:
         if not await self.append_check_point(ck, revive_qid):
             return False
         if acked:
-            ack = AckMsg(
-                ack_offset=-1,
-                start_offset=ck.start_offset,
-                consumer_group=ck.cid,
-                topic=ck.topic,
-                queue_id=ck.queue_id,
-                pop_time=ck.pop_time,
-                broker_name=ck.broker_name,
-            )
-            record = _ack_record(ack, acked)
+            record = _ack_record(_ack_of(ck), acked)
             status = await self.revive_log.append(record, revive_qid, ack_deliver_ms=ck.revive_time)
             if not status.is_ok:
                 log.warning("pop ack of %s@%d not written: %s", ck.topic, ck.queue_id, status)
@@ -356,6 +338,19 @@ _ACK_FIELDS = (
     "pop_time",
     "broker_name",
 )
+
+
+def _ack_of(ck: PopCheckPoint) -> AckMsg:
+    """An ack of some of ``ck``'s offsets (the offsets go in the record)."""
+    return AckMsg(
+        ack_offset=-1,
+        start_offset=ck.start_offset,
+        consumer_group=ck.cid,
+        topic=ck.topic,
+        queue_id=ck.queue_id,
+        pop_time=ck.pop_time,
+        broker_name=ck.broker_name,
+    )
 
 
 def _ack_record(ack: AckMsg, offsets: list[int]) -> AckMsg:
