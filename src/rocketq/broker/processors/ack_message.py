@@ -109,7 +109,7 @@ class AckMessageProcessor:
             if isinstance(done, list):
                 refused += len(offsets) - len(done)
                 continue
-            return self._batch_ack_rest(acks, i, done, broker_name, refused)
+            return self._batch_ack_rest(acks, i, found, done, broker_name, refused)
         return _batch_answer(refused)
 
     def _batch_item(
@@ -138,15 +138,18 @@ class AckMessageProcessor:
         self,
         acks: list[BatchAck],
         first: int,
+        first_found: tuple[str, ExtraInfo, list[int]],
         pending: PendingAck | None,
         broker_name: str,
         refused: int,
     ) -> RemotingCommand:
-        """The batch from ``acks[first]`` on (its ack ``pending`` to write, None: FIFO)."""
+        """The batch from ``acks[first]`` on (read already as ``first_found``; its ack
+        ``pending`` to write, None: FIFO). The first is not read again: ``ack_now`` has
+        marked its offsets, so its record must be written whatever the clock says now."""
         pop = self.broker.pop_service
         for i in range(first, len(acks)):
             b = acks[i]
-            found = self._batch_item(b, broker_name)
+            found = first_found if i == first else self._batch_item(b, broker_name)
             if isinstance(found, RemotingCommand):
                 return found
             if isinstance(found, int):
