@@ -75,7 +75,7 @@ class SlaveSynchronize:
         self.broker_id: int | None = None  # controller mode: reported with the topic poll
         self._synced_topic_version: str | None = None  # taken from ``_synced_from``
         self._synced_from: str | None = None
-        self.topic_follower = False  # follow_topic_config runs: rounds leave the topics to it
+        self._followers = 0  # follow_topic_config loops running (a cancelled one may linger)
 
     def note_local_commit(self, key: str, queue_id: int, offset: int) -> None:
         """ConsumerOffsetManager.commit_listener on a slave."""
@@ -99,6 +99,11 @@ class SlaveSynchronize:
         self.sync_count += 1
         return True
 
+    @property
+    def topic_follower(self) -> bool:
+        """True while follow_topic_config runs: the rounds leave the topic table to it."""
+        return self._followers > 0
+
     def _note_master(self, addr: str) -> None:
         if addr != self._synced_from:  # a new master: what the last one said does not count
             self._synced_from, self._synced_topic_version = addr, None
@@ -107,7 +112,7 @@ class SlaveSynchronize:
         """Controller mode: the master's topic table followed by long polls until cancelled
         (each answer applied, the next poll sent at once; a failed one retried after
         ``METADATA_POLL_S``)."""
-        self.topic_follower = True
+        self._followers += 1
         try:
             while True:
                 addr = self.master_addr
@@ -124,7 +129,7 @@ class SlaveSynchronize:
                 if not moved and time.monotonic() - started < TOPIC_WAIT_MS / 2000:
                     await asyncio.sleep(METADATA_POLL_S)  # not held: failed, or an old master
         finally:
-            self.topic_follower = False
+            self._followers -= 1
 
     async def _fetch(
         self,
