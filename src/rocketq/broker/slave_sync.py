@@ -125,9 +125,10 @@ class SlaveSynchronize:
                     moved = await self._sync_topic_config(addr, TOPIC_WAIT_MS)
                 except (OSError, ValueError, TimeoutError, RocketQError) as exc:
                     log.warning("slave topic sync from master %s failed: %r", addr, exc)
-                    moved, started = False, 0.0
+                    await asyncio.sleep(METADATA_POLL_S)
+                    continue
                 if not moved and time.monotonic() - started < TOPIC_WAIT_MS / 2000:
-                    await asyncio.sleep(METADATA_POLL_S)  # not held: failed, or an old master
+                    await asyncio.sleep(METADATA_POLL_S)  # not held (a master that holds none)
         finally:
             self._followers -= 1
 
