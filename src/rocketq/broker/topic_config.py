@@ -301,8 +301,10 @@ class TopicConfigManager(ConfigManager):
         if op == "put" and isinstance(record.get("topicConfig"), dict):
             tc = from_json(TopicConfig, record["topicConfig"])
             self.topic_config_table[tc.topic_name] = tc
+            self.text.put(tc, to_json(tc))  # encoded now, not all at once by the compaction
         elif op == "delete":
             self.topic_config_table.pop(str(record.get("topic")), None)
+            self.text.drop(str(record.get("topic")))
         else:
             log.warning("%s: unknown journal entry %r skipped", self.journal.path, op)
             return
