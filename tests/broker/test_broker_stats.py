@@ -128,3 +128,39 @@ async def test_group_gets_and_put_sizes_are_counted_per_minute_hour_and_day(
     assert info["msgGetTotalTodayNow"] == "5"
     assert info["msgGetTotalTodayMorning"] == "0"
     assert info["msgPutTotalYesterdayMorning"] == "0"
+
+
+def test_a_second_with_no_snapshot_due_builds_none_and_due_ones_land_every_10_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The manager samples every second; 10,000 items each building a snapshot to compare
+    took 35 ms of the loop each second (BENCHMARKS.md, issue 22)."""
+    from rocketq.broker import stats_item
+
+    built: list[int] = []
+    real = stats_item.CallSnapshot
+
+    def counting(timestamp_ms: int, value: int, times: int) -> stats_item.CallSnapshot:
+        built.append(timestamp_ms)
+        return real(timestamp_ms, value, times)
+
+    clock = Clock(0)
+    items = stats_item.StatsItemSet("TOPIC_PUT_NUMS", clock)
+    items.add_value("A", 1)
+    clock.now_ms = 4_000
+    items.add_value("B", 1)
+    monkeypatch.setattr(stats_item, "CallSnapshot", counting)
+    for second in range(1, 10):
+        clock.now_ms = second * 1000
+        items.sample(clock.now_ms)
+    assert built == []
+    for second in range(10, 31):
+        clock.now_ms = second * 1000
+        items.sample(clock.now_ms)
+    assert built == [10_000, 14_000, 20_000, 24_000, 30_000]
+    a, b = items.get("A"), items.get("B")
+    assert a is not None
+    assert b is not None
+    items.add_value("A", 5)
+    assert a.stats_in_minute(30_000).sum == 6
+    assert b.stats_in_minute(30_000).sum == 1

@@ -8,6 +8,12 @@ tps, average per call) over that window. Deliberate difference: RocketMQ compute
 from its snapshots only, so a counter is blind for the first 10 s; here the live value is the
 window's last point, so a figure is there from the first message.
 
+Sampling cost: the manager calls ``StatsItemSet.sample`` every second, and a set holds one
+item per topic or ``topic@group``; an item keeps the time its next snapshot is due and a set
+the earliest of its items', so a second with nothing due costs one comparison per set, and
+an item not due one comparison (10,000 items took 35 ms of the loop every second when each
+built a snapshot to compare; BENCHMARKS.md, issue 22).
+
 Threading: every write (``add``, ``sample``) happens on the broker's event loop thread, so
 there is no lock on the hot path; readers on other threads (the Prometheus collector) read
 ``value``/``times`` and copy the item table, which the GIL keeps consistent.
@@ -52,14 +58,18 @@ class StatsItem:
         self._minute: deque[CallSnapshot] = deque([first], maxlen=7)
         self._hour: deque[CallSnapshot] = deque([first], maxlen=7)
         self._day: deque[CallSnapshot] = deque([first], maxlen=25)
+        self.next_due_ms = now_ms + MINUTE_SAMPLE_MS
 
     def add(self, inc_value: int, inc_times: int = 1) -> None:
         self.value += inc_value
         self.times += inc_times
 
     def sample(self, now_ms: int) -> None:
-        """Take the snapshots that are due (called every few seconds by the manager)."""
+        """Take the snapshots that are due (called every second by the manager)."""
+        if now_ms < self.next_due_ms:
+            return
         now = CallSnapshot(now_ms, self.value, self.times)
+        due = []
         for ring, period in (
             (self._minute, MINUTE_SAMPLE_MS),
             (self._hour, HOUR_SAMPLE_MS),
@@ -67,6 +77,8 @@ class StatsItem:
         ):
             if now_ms - ring[-1].timestamp_ms >= period:
                 ring.append(now)
+            due.append(ring[-1].timestamp_ms + period)
+        self.next_due_ms = min(due)
 
     def _stats(self, ring: deque[CallSnapshot], window_ms: int, now_ms: int) -> StatsSnapshot:
         last = CallSnapshot(now_ms, self.value, self.times)
@@ -99,11 +111,14 @@ class StatsItemSet:
         self.stats_name = stats_name
         self._clock_ms = clock_ms
         self._items: dict[str, StatsItem] = {}
+        self._next_due_ms = 0  # the earliest next_due_ms of the items (0: none yet)
 
     def get_and_create(self, stats_key: str) -> StatsItem:
         item = self._items.get(stats_key)
         if item is None:
             item = self._items[stats_key] = StatsItem(self.stats_name, stats_key, self._clock_ms())
+            if not self._next_due_ms or item.next_due_ms < self._next_due_ms:
+                self._next_due_ms = item.next_due_ms
         return item
 
     def add_value(self, stats_key: str, inc_value: int, inc_times: int = 1) -> None:
@@ -118,8 +133,15 @@ class StatsItemSet:
         return list(self._items.values())
 
     def sample(self, now_ms: int) -> None:
+        if not self._next_due_ms or now_ms < self._next_due_ms:
+            return
+        due = 0
         for item in self.items():
-            item.sample(now_ms)
+            if now_ms >= item.next_due_ms:
+                item.sample(now_ms)
+            if not due or item.next_due_ms < due:
+                due = item.next_due_ms
+        self._next_due_ms = due
 
     def remove(self, stats_key: str) -> None:
         self._items.pop(stats_key, None)
