@@ -19,13 +19,18 @@ Controller mode (beyond RocketMQ 5, whose slaves keep the 10 s poll): the Replic
 a round every ``METADATA_POLL_S`` and sets ``broker_id``; the topic-config request then carries
 the slave's id and the version it took from this master, so the master answers with the
 version alone while nothing moved and knows which version each in-sync slave holds
-(broker/metadata_acks.py). Tables are persisted only when they changed.
+(broker/metadata_acks.py). Tables are persisted only when they changed. Each round's time
+per table, and the offsets it took, are logged at DEBUG (a slow round at INFO): the evidence
+when a change of master replays more than expected (RELIABILITY.md, "Re-consumption past 2 s
+after a paused master").
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import time
 from typing import Any, Protocol
 
 from rocketq.broker.metadata_acks import SLAVE_BROKER_ID, TOPIC_DATA_VERSION
@@ -57,6 +62,9 @@ class SlaveSyncBroker(Protocol):
 log = logging.getLogger(__name__)
 
 SYNC_TIMEOUT_S = 3.0
+#: a round longer than this is logged at INFO (every round at DEBUG, with the offsets it took):
+#: what a change of master replays grows with the time offsets take to reach the slave
+SLOW_ROUND_S = 1.0
 
 
 class SlaveSynchronize:
@@ -80,15 +88,38 @@ class SlaveSynchronize:
             return False
         if addr != self._synced_from:  # a new master: what the last one said does not count
             self._synced_from, self._synced_topic_version = addr, None
+        began = time.monotonic()
+        steps = []
         try:
-            await self._sync_topic_config(addr)
-            await self._sync_consumer_offset(addr)
-            await self._sync_delay_offset(addr)
-            await self._sync_subscription_group_config(addr)
+            for step in (
+                self._sync_topic_config,
+                self._sync_consumer_offset,
+                self._sync_delay_offset,
+                self._sync_subscription_group_config,
+            ):
+                await step(addr)
+                steps.append(time.monotonic())
         except (OSError, ValueError, TimeoutError, RocketQError) as exc:
-            log.warning("slave sync from master %s failed: %r", addr, exc)
+            log.warning(
+                "slave sync from master %s failed after %.3f s: %r",
+                addr,
+                time.monotonic() - began,
+                exc,
+            )
             return False
         self.sync_count += 1
+        took = steps[-1] - began
+        level = logging.INFO if took > SLOW_ROUND_S else logging.DEBUG
+        if log.isEnabledFor(level):
+            marks = [began, *steps]
+            log.log(
+                level,
+                "metadata round %d from %s: %.3f s (topics, offsets, delay, groups: %s)",
+                self.sync_count,
+                addr,
+                took,
+                ", ".join(f"{b - a:.3f}" for a, b in itertools.pairwise(marks)),
+            )
         return True
 
     async def _fetch(self, addr: str, code: int, fields: dict[str, str] | None = None) -> Any:
@@ -128,7 +159,10 @@ class SlaveSynchronize:
         merged = manager.encode()
         merged["offsetTable"].update(theirs)
         manager.decode(merged)
-        if manager.encode() != before:
+        after = manager.encode()
+        if after != before:
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("offsets taken: %s", offset_changes(before, after))
             await asyncio.to_thread(manager.persist)
 
     async def _hand_over_local_commits(self, addr: str, theirs: dict[str, Any]) -> None:
@@ -171,3 +205,17 @@ class SlaveSynchronize:
             manager.decode(obj)
             await asyncio.to_thread(manager.persist)
             log.info("slave synced the master's subscription groups")
+
+
+def offset_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """The offsets that differ between two encoded offset tables, as ``key q: old->new``."""
+    old, new = before["offsetTable"], after["offsetTable"]
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        was, now = old.get(key, {}), new.get(key, {})
+        changes += [
+            f"{key} q{q}: {was.get(q)}->{now.get(q)}"
+            for q in sorted(set(was) | set(now))
+            if was.get(q) != now.get(q)
+        ]
+    return "; ".join(changes)
