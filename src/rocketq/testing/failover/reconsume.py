@@ -69,10 +69,13 @@ class ConsumptionClock:
     answered after :data:`SLOW_PULL_S`): a consumer stuck on a paused master consumes
     nothing, and a pull the master answers as it wakes is not consumption done meanwhile.
     Nor does one whose master is down or fenced: after a pull that went unanswered, the time
-    until the next answered pull is a wait on a broker, however quickly each retry is
-    refused (a killed master's restart counted as idle made a rewind to a batch consumed
-    before it report 6.40 s where 0.7 s of consumption was replayed: RELIABILITY.md,
-    "Re-consumption past 2 s after a paused master")."""
+    until a pull is answered again is a wait on a broker, however quickly each retry is
+    refused, that pull's own trip included (a paused master answers, as it wakes, the pull
+    sent after the last one timed out: up to :data:`SLOW_PULL_S` of waiting). Counted as
+    consumption, a killed master's restart made a rewind to a batch consumed before it
+    report 6.40 s where 0.6 s of consumption was replayed, and a paused master's wake added
+    up to 1 s to every rewind after it (RELIABILITY.md, "Re-consumption past 2 s after a
+    paused master")."""
 
     consuming_s: float = 0.0
     _last: float | None = None  # the end of the last pull
@@ -81,12 +84,14 @@ class ConsumptionClock:
     def pulled(self, sent: float, done: float, answered: bool) -> float:
         """A pull sent at ``sent`` ended at ``done`` (``answered``: with a pull answer);
         returns the clock after it."""
-        last = sent if self._last is None or self._waiting else self._last
+        last = sent if self._last is None else self._last
         if answered and done - sent <= SLOW_PULL_S:
-            self.consuming_s += max(0.0, done - last)
+            if not self._waiting:  # idle since the last pull, then this one
+                self.consuming_s += max(0.0, done - last)
             self._waiting = False
         else:
-            self.consuming_s += max(0.0, sent - last)  # up to the pull: consuming or idle
+            if not self._waiting:  # up to the pull: consuming or idle
+                self.consuming_s += max(0.0, sent - last)
             self._waiting = True
         self._last = done
         return self.consuming_s
