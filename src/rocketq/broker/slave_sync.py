@@ -22,12 +22,15 @@ version alone while nothing moved and knows which version each in-sync slave hol
 (broker/metadata_acks.py). The topic table is not part of that round there: it follows the
 master by long polls (``follow_topic_config``, broker/topic_config_feed.py), each answer's
 changes applied and the next poll, the ack of a create, sent at once. Tables are persisted
-only when they changed.
+only when they changed. Each round's time per table, and the offsets it took, are logged at
+DEBUG (a slow round at INFO): the evidence when a change of master replays more than expected
+(RELIABILITY.md, "Re-consumption past 2 s after a paused master").
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from typing import Any, Protocol
@@ -64,6 +67,9 @@ log = logging.getLogger(__name__)
 SYNC_TIMEOUT_S = 3.0
 #: how long a controller-mode slave lets its master hold a topic-config poll
 TOPIC_WAIT_MS = 5000
+#: a round longer than this is logged at INFO (every round at DEBUG, with the offsets it took):
+#: what a change of master replays grows with the time offsets take to reach the slave
+SLOW_ROUND_S = 1.0
 
 
 class SlaveSynchronize:
@@ -87,16 +93,39 @@ class SlaveSynchronize:
         if not addr:
             return False
         self._note_master(addr)
+        began = time.monotonic()
+        steps = []
         try:
-            if not self.topic_follower:
-                await self._sync_topic_config(addr)
-            await self._sync_consumer_offset(addr)
-            await self._sync_delay_offset(addr)
-            await self._sync_subscription_group_config(addr)
+            for step in (
+                self._sync_topic_config,
+                self._sync_consumer_offset,
+                self._sync_delay_offset,
+                self._sync_subscription_group_config,
+            ):
+                if step != self._sync_topic_config or not self.topic_follower:
+                    await step(addr)
+                steps.append(time.monotonic())
         except (OSError, ValueError, TimeoutError, RocketQError) as exc:
-            log.warning("slave sync from master %s failed: %r", addr, exc)
+            log.warning(
+                "slave sync from master %s failed after %.3f s: %r",
+                addr,
+                time.monotonic() - began,
+                exc,
+            )
             return False
         self.sync_count += 1
+        took = steps[-1] - began
+        level = logging.INFO if took > SLOW_ROUND_S else logging.DEBUG
+        if log.isEnabledFor(level):
+            marks = [began, *steps]
+            log.log(
+                level,
+                "metadata round %d from %s: %.3f s (topics, offsets, delay, groups: %s)",
+                self.sync_count,
+                addr,
+                took,
+                ", ".join(f"{b - a:.3f}" for a, b in itertools.pairwise(marks)),
+            )
         return True
 
     @property
@@ -200,7 +229,10 @@ class SlaveSynchronize:
         merged = manager.encode()
         merged["offsetTable"].update(theirs)
         manager.decode(merged)
-        if manager.encode() != before:
+        after = manager.encode()
+        if after != before:
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("offsets taken: %s", offset_changes(before, after))
             await asyncio.to_thread(manager.persist)
 
     async def _hand_over_local_commits(self, addr: str, theirs: dict[str, Any]) -> None:
@@ -243,3 +275,17 @@ class SlaveSynchronize:
             manager.decode(obj)
             await asyncio.to_thread(manager.persist)
             log.info("slave synced the master's subscription groups")
+
+
+def offset_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """The offsets that differ between two encoded offset tables, as ``key q: old->new``."""
+    old, new = before["offsetTable"], after["offsetTable"]
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        was, now = old.get(key, {}), new.get(key, {})
+        changes += [
+            f"{key} q{q}: {was.get(q)}->{now.get(q)}"
+            for q in sorted(set(was) | set(now))
+            if was.get(q) != now.get(q)
+        ]
+    return "; ".join(changes)
