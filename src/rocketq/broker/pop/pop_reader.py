@@ -31,6 +31,7 @@ from rocketq.broker.pop.consumer_order_info import (
 )
 from rocketq.broker.pop.inflight import PopInflightTable
 from rocketq.broker.pop.pop_buffer import PopBufferMergeService
+from rocketq.broker.pop.pop_codec import PopEntry
 from rocketq.broker.pop.records import PopCheckPoint
 from rocketq.common.extra_info import (
     POP_ORDER_REVIVE_QUEUE,
@@ -61,8 +62,7 @@ class PopBatch:
     invisible_time: int
     revive_qid: int
     buffers: list[bytes] = field(default_factory=list)  # records, or runs of records
-    start_offsets: list[tuple[str, int, int]] = field(default_factory=list)
-    msg_offsets: list[tuple[str, int, list[int]]] = field(default_factory=list)
+    entries: list[PopEntry] = field(default_factory=list)  # each queue read: the offsets infos
     rest_num: int = 0
     order: bool = False
     attempt_id: str | None = None
@@ -296,8 +296,7 @@ class PopReader:
         self.inflight.on_pop(
             group, topic, qid, queue_offsets, batch.pop_time, batch.pop_time + batch.invisible_time
         )
-        batch.start_offsets.append((topic, qid, offset))
-        batch.msg_offsets.append((topic, qid, queue_offsets))
+        batch.entries.append((topic, qid, offset, queue_offsets))
         if topic == origin_topic:
             batch.add_records(result)
             return
@@ -324,8 +323,7 @@ class PopReader:
         self.broker.consumer_offset_manager.commit_offset(POP_LOCAL_HOST, group, topic, qid, offset)
         self.on_commit()
         self.on_order_pop(topic, group, qid)
-        batch.start_offsets.append((topic, qid, offset))
-        batch.msg_offsets.append((topic, qid, offsets))
+        batch.entries.append((topic, qid, offset, offsets))
         batch.order_count_info.append(
             build_order_count_info(topic_mark(topic), qid, counts, smallest)
         )

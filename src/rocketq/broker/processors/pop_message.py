@@ -18,10 +18,10 @@ import logging
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.pop.pop_codec import pop_answer_fields
 from rocketq.broker.pop.pop_long_polling import PollingResult, PopRequest
 from rocketq.broker.pop.pop_reader import PopBatch
 from rocketq.broker.property_filter import message_filter_of, property_filter_disabled_remark
-from rocketq.common.extra_info import build_msg_offset_info, build_start_offset_info
 from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError, RemotingError
 from rocketq.remoting.channel import RemotingChannel
@@ -220,20 +220,12 @@ class PopMessageProcessor:
 
 
 def _found(batch: PopBatch) -> RemotingCommand:
-    header = PopMessageResponseHeader(
-        pop_time=batch.pop_time,
-        invisible_time=batch.invisible_time,
-        revive_qid=batch.revive_qid,
-        rest_num=batch.rest_num,
-        start_offset_info=build_start_offset_info(batch.start_offsets),
-        msg_offset_info=build_msg_offset_info(batch.msg_offsets),
-        order_count_info=";".join(batch.order_count_info) if batch.order else None,
-    )
+    fields = pop_answer_fields(
+        batch.pop_time, batch.invisible_time, batch.revive_qid, batch.rest_num, batch.entries,
+        ";".join(batch.order_count_info) if batch.order else None,
+    )  # fmt: skip
     return RemotingCommand.create_response(
-        ResponseCode.SUCCESS,
-        "FOUND",
-        ext_fields=header.to_ext_fields(),
-        body=b"".join(batch.buffers),
+        ResponseCode.SUCCESS, "FOUND", ext_fields=fields, body=b"".join(batch.buffers)
     )
 
 
