@@ -119,19 +119,17 @@ static PyObject *bit_set_of(const unsigned char *s, Py_ssize_t n) {
         }
     }
     PyObject *out = PyTuple_New(count);
-    if (out != NULL) {
-        Py_ssize_t j = 0;
-        for (Py_ssize_t i = 0; i < bytes; i++)
-            for (int bit = 0; bit < 8; bit++)
-                if (raw[i] >> bit & 1) {
-                    PyObject *index = PyLong_FromSsize_t(i * 8 + bit);
-                    if (index == NULL) {
-                        Py_CLEAR(out);
-                        break;
-                    }
-                    PyTuple_SET_ITEM(out, j++, index);
+    Py_ssize_t j = 0;
+    for (Py_ssize_t i = 0; out != NULL && i < bytes; i++)
+        for (int bit = 0; bit < 8; bit++)
+            if (raw[i] >> bit & 1) {
+                PyObject *index = PyLong_FromSsize_t(i * 8 + bit);
+                if (index == NULL) {
+                    Py_CLEAR(out); /* the outer loop stops on it */
+                    break;
                 }
-    }
+                PyTuple_SET_ITEM(out, j++, index);
+            }
     if (raw != stack) PyMem_Free(raw);
     return out;
 }
