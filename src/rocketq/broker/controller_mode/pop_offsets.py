@@ -10,7 +10,10 @@ pops. Before it unfences, it reads the cks stored since its last offset sync (le
 for the clocks): in the wheel topic (a ck due later goes through the timer) and in the revive
 topic's queues (a ck already due is put there at once), and commits for each (group, topic,
 queue) at least the end of what each ck popped. Committing higher is always sound: the old
-master had committed at least that when it answered the pop. FIFO pops write no ck; their
+master had committed at least that when it answered the pop. A ck whose pop was never
+answered (its in-sync slave did not confirm it) is followed by an ack marked as its cancel
+(``records.CANCEL_PROPERTY``): it does not count, so its messages are served again (the
+cancel makes the ck revive nothing, so counting it would lose them). FIFO pops write no ck; their
 offsets move at ack time and follow by the poll.
 """
 
@@ -20,8 +23,13 @@ import logging
 
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.pop.check_point_scan import CLOCK_MARGIN_MS as CLOCK_MARGIN_MS
-from rocketq.broker.pop.check_point_scan import check_point_of, end_of, messages_since
-from rocketq.broker.pop.records import revive_topic
+from rocketq.broker.pop.check_point_scan import (
+    cancelled_key_of,
+    check_point_of,
+    end_of,
+    messages_since,
+)
+from rocketq.broker.pop.records import PopCheckPoint, revive_topic
 from rocketq.store.message_store import MessageStore
 from rocketq.store.timer.timer_hook import TIMER_TOPIC
 
@@ -44,16 +52,25 @@ def advance_pop_offsets(
     if not store.wait_for_dispatch():
         log.warning("pop offsets: the store's dispatch is behind; reading what it has")
     revive = revive_topic(cluster_name)
-    ends: dict[tuple[str, str, int], int] = {}
-    found = 0
+    cks: list[PopCheckPoint] = []
+    cancelled: set[str] = set()
     queues = [(TIMER_TOPIC, 0), *((revive, q) for q in range(revive_queue_num))]
     for topic, queue_id in queues:
         for msg in messages_since(store, topic, queue_id, since_ms):
             ck = check_point_of(msg, revive)
             if ck is not None:
-                found += 1
-                key = (ck.cid, ck.topic, ck.queue_id)
-                ends[key] = max(ends.get(key, -1), end_of(ck))
+                cks.append(ck)
+                continue
+            cancel = cancelled_key_of(msg, revive, "")  # a cancel copies its ck's bn
+            if cancel is not None:
+                cancelled.add(cancel)
+    ends: dict[tuple[str, str, int], int] = {}
+    found = len(cks)
+    for ck in cks:
+        if ck.merge_key() in cancelled:
+            continue  # never answered: its messages are served again
+        key = (ck.cid, ck.topic, ck.queue_id)
+        ends[key] = max(ends.get(key, -1), end_of(ck))
     moved: list[str] = []
     for (group, topic, queue_id), end in sorted(ends.items()):
         had = offsets.query_offset(group, topic, queue_id)
@@ -61,10 +78,11 @@ def advance_pop_offsets(
             offsets.commit_offset(POP_LOCAL_HOST, group, topic, queue_id, end)
             moved.append(f"{group}@{topic}:{queue_id} {had}->{end}")
     log.info(
-        "pop offsets: %d cks stored since %d read, %d offsets advanced past the old master's "
-        "last pops: %s",
+        "pop offsets: %d cks stored since %d read (%d cancelled), %d offsets advanced past the "
+        "old master's last pops: %s",
         found,
         since_ms,
+        len(cancelled),
         len(moved),
         ", ".join(moved) or "none",
     )

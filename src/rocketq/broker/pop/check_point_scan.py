@@ -15,7 +15,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
-from rocketq.broker.pop.records import CK_TAG, PopCheckPoint, loads_record
+from rocketq.broker.pop.records import (
+    ACK_TAG,
+    BATCH_ACK_TAG,
+    CANCEL_PROPERTY,
+    CK_TAG,
+    AckMsg,
+    PopCheckPoint,
+    loads_record,
+)
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
@@ -49,6 +57,23 @@ def check_point_of(msg: MessageExt, revive: str) -> PopCheckPoint | None:
         log.warning("an unreadable ck record at commitlog offset %d", msg.commitlog_offset)
         return None
     return record if isinstance(record, PopCheckPoint) else None
+
+
+def cancelled_key_of(msg: MessageExt, revive: str, default_broker: str) -> str | None:
+    """The merge key of the check point ``msg`` cancels (an ack marked ``CANCEL_PROPERTY``:
+    its pop was never answered, pop_service.py), None for any other record."""
+    props = msg.properties
+    tag = props.get(mc.PROPERTY_TAGS)
+    if tag not in (ACK_TAG, BATCH_ACK_TAG) or props.get(CANCEL_PROPERTY) != "true":
+        return None
+    if props.get(mc.PROPERTY_REAL_TOPIC, msg.topic) != revive:
+        return None
+    try:
+        record = loads_record(tag, bytes(msg.body))
+    except (RocketQError, ValueError, KeyError, TypeError):
+        log.warning("an unreadable ack record at commitlog offset %d", msg.commitlog_offset)
+        return None
+    return record.merge_key(default_broker) if isinstance(record, AckMsg) else None
 
 
 def messages_since(
