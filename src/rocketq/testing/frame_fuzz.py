@@ -16,8 +16,10 @@ values, edge and wrong ones, and must equal ``reply_heads_reference``'s. The rec
 of sends (``append_sends``) gets random sends and must write what the Python path writes,
 and the C reader of a send's put (``send_put_of``) random extFields (``append_fuzz``). The C
 pull read (``collect_messages``) walks damaged consume queue units of a small store and
-made-up files and must give what ``get_message`` gives (``collect_fuzz``). A finding prints
-the seed and input and exits 1.
+made-up files and must give what ``get_message`` gives (``collect_fuzz``). The C POP paths
+(``rocketq._native._pop``) read mutated batch-ack bodies and build pop answers and must
+give what the Python references give (``pop_fuzz``). A finding prints the seed and input and
+exits 1.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from rocketq.store.commitlog import DispatchRequest
 from rocketq.store.message_store import MessageStore
 from rocketq.testing.append_fuzz import check_append_sends, check_send_put
 from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
+from rocketq.testing.pop_fuzz import check_batch_ack_body, check_pop_answer_fields
 from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
@@ -308,6 +311,8 @@ def _run(
             or check_send_put(r)
             or check_collect_store(r, store)
             or check_collect_files(r)
+            or check_batch_ack_body(r)
+            or check_pop_answer_fields(r)
         )
         if difference is not None:
             native_frames.use(was_native)
