@@ -119,6 +119,7 @@ class SendMessageProcessor:
         self._rules_of: object = None  # the BrokerConfig _rules were made for
         self._rules: tuple[tuple[bytes, ...], bytes, bytes, bytes, int] | None = None
         self.native_reads = 0  # sends read by send_put_of, for tests and benches
+        self.split_reads = 0  # of them, read in their read's split (split_sends)
 
     def register(self) -> None:
         server = self.broker.remoting_server
@@ -156,7 +157,7 @@ class SendMessageProcessor:
                 self._bytes_of(self.broker.store_host),
             )
             if put is not None:
-                deferred = self.take(channel, request, put)
+                deferred = self._queue_read(channel, request, put)
                 if deferred is not None:
                     return deferred
         if request.code == RequestCode.SEND_MESSAGE:
@@ -232,6 +233,16 @@ class SendMessageProcessor:
         return spec
 
     def take(
+        self, channel: RemotingChannel, request: RemotingCommand, put: SendPut
+    ) -> DeferredReply | None:
+        """A send the read's split read into ``put`` (``split_sends``): queued as
+        ``process_fast`` queues one; None leaves the request to ``process_fast``."""
+        deferred = self._queue_read(channel, request, put)
+        if deferred is not None:
+            self.split_reads += 1
+        return deferred
+
+    def _queue_read(
         self, channel: RemotingChannel, request: RemotingCommand, put: SendPut
     ) -> DeferredReply | None:
         """A SendPut C read (``send_put_of``, alone or in the read's split) queued for the
