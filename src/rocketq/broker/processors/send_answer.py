@@ -150,12 +150,16 @@ class SendAnswers:
                 continue
             now = time.perf_counter()
             try:
+                by_topic: dict[str, list[int]] = {}
                 for done, result in answered:
                     assert result.append_result is not None
                     stats.record_put_latency((now - done.deferred.started) * 1000)
-                    stats.record_put(
-                        done.topic, 1, result.append_result.wrote_bytes, message_type="Normal"
-                    )
+                    sizes = by_topic.get(done.topic)
+                    if sizes is None:
+                        sizes = by_topic[done.topic] = []
+                    sizes.append(result.append_result.wrote_bytes)
+                for topic, sizes in by_topic.items():
+                    stats.record_single_puts(topic, sizes, "Normal")
             except Exception:  # the figures' failure must not leave the sends unanswered
                 log.exception("recording %d puts failed", len(answered))
             channel.answer_deferred_frames(
