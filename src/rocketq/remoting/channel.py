@@ -3,11 +3,13 @@
 Theory of operation (NettyRemotingAbstract): the connection's ``ChannelProtocol``
 (channel_protocol.py) hands the bytes of each socket read to ``on_read``, which feeds the
 sans-IO ``FrameDecoder`` and dispatches the read's commands in the same call (no reader task,
-no await per read). A response completes the future registered under its ``opaque``
-(``RequestInvoker`` in channel_requests.py: the requests this side sends). A request runs in
-its own task (a held PULL must not block the reader), unless its code has a fast processor:
-that runs on the reader and answers at once, later (``DeferredReply``, e.g.
-the broker's puts of one loop iteration stored together) or, when it must wait, in a task
+no await per read). Where the table has ``sends`` (the broker's send processor) and no rpc
+hook, the split also reads the read's fast-path sends into their puts (C ``split_sends``) and
+each (request, put) pair goes straight to ``ReadSends.take``. A response completes the future
+registered under its ``opaque`` (``RequestInvoker`` in channel_requests.py: the requests this
+side sends). A request runs in its own task (a held PULL must not block the reader), unless its
+code has a fast processor: that runs on the reader and answers at once, later
+(``DeferredReply``, e.g. the broker's puts of one loop iteration stored together) or, when it must wait, in a task
 after all; the connection reads no more while replies wait for the socket or while too many
 of its answers wait on the store (``MAX_DEFERRED_ANSWERS``). A processor is looked up
 by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises answers

@@ -17,8 +17,11 @@ put as a ``SendPut`` (no MessageExt), which C encodes straight into the commitlo
 file (``CommitLog.append_each``). With the C frames on too, a SEND_MESSAGE_V2 is first read
 by C (``send_put_of``: the V2 header and the pass-through of its properties in one call);
 when C takes it and its topic passes the checks (``_topic_takes``), it goes to the batcher
-without a header object; anything else is read again by the Python path, the reference. A
-batch send is
+without a header object; anything else is read again by the Python path, the reference.
+When no rpc hook (ACL, fencing) must see the requests first, a read's SEND_MESSAGE_V2
+frames are read into their puts by the read's own split (``split_sends``, one C call per
+read: ``spec_for`` gives it the rules and hosts, ``take`` queues each pair), so such a send
+costs no call of its own. A batch send is
 answered at once when the store has it, else from a task awaiting the store's future
 (``send_batch``). A message with WAIT=false (and a batch whose header properties say so) is
 answered once it is appended, without waiting for the SYNC_FLUSH group commit
@@ -210,26 +213,21 @@ class SendMessageProcessor:
         """The ``split_sends`` spec of a read of ``channel`` (``RemotingChannel.on_read``):
         its SEND_MESSAGE_V2 frames read into SendPuts by the split; None with the C record
         module off (the puts are the Python path's then). Kept on the channel while the
-        rules and the store host stay the same."""
+        broker's config (the rules, the store host) stays the same object."""
         if native_record.RECORD is None:
             return None
-        rules = self._rules_now()
-        store_host = self.broker.store_host
+        config = self.broker.config  # the store host is its broker_ip1 and the port
         cached = channel.attributes.get(_SPEC_KEY)
-        if (
-            cached is not None
-            and cached[0] is rules  # type: ignore[index]
-            and cached[1] == store_host  # type: ignore[index]
-        ):
-            return cached[2]  # type: ignore[index, no-any-return]
+        if cached is not None and cached[0] is config:  # type: ignore[index]
+            return cached[1]  # type: ignore[index, no-any-return]
         spec: native_frames.SendSpec = (
             int(RequestCode.SEND_MESSAGE_V2),
-            rules,
+            self._rules_now(),
             SendPut,
             self._bytes_of(channel.remote_addr),
-            self._bytes_of(store_host),
+            self._bytes_of(self.broker.store_host),
         )
-        channel.attributes[_SPEC_KEY] = (rules, store_host, spec)
+        channel.attributes[_SPEC_KEY] = (config, spec)
         return spec
 
     def take(
