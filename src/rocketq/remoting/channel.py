@@ -10,14 +10,14 @@ registered under its ``opaque`` (``RequestInvoker`` in channel_requests.py: the 
 side sends). A request runs in its own task (a held PULL must not block the reader), unless its
 code has a fast processor: that runs on the reader and answers at once, later
 (``DeferredReply``, e.g. the broker's puts of one loop iteration stored together) or, when it
-must wait, in a task after all; the connection reads no more while replies wait for the socket or while too many
-of its answers wait on the store (``MAX_DEFERRED_ANSWERS``). A processor is looked up
-by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises answers
-SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A malformed
-or oversized frame closes this connection only, after the requests read before it in the same
-burst are answered (``_settle``, bounded). Closing fails every pending request, cancels
-running processors and calls the close listeners. Writing, coalesced per loop iteration, is
-channel_writer.py's ``FrameWriter``.
+must wait, in a task after all; the connection reads no more while replies wait for the socket
+or while too many of its answers wait on the store (``MAX_DEFERRED_ANSWERS``). A processor is
+looked up by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises
+answers SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A
+malformed or oversized frame closes this connection only, after the requests read before it in
+the same burst are answered (``_settle``, bounded). Closing fails every pending request,
+cancels running processors and calls the close listeners. Writing, coalesced per loop
+iteration, is channel_writer.py's ``FrameWriter``.
 """
 
 from __future__ import annotations
