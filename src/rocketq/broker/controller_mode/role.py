@@ -9,7 +9,8 @@ one lock, so a push and a poll that carry the same news act once.
   id 0 and role SYNC_MASTER (the store accepts puts again), stamps ``DataVersion.stateVersion``
   with the epoch (the name server keeps the id-0 claim with the higher one) and registers
   with every name server; the SyncStateSet check starts. Pops are refused (the fencing hook)
-  until the pop offsets are moved past every pop the old master answered (``pop_offsets``).
+  until the pop offsets are moved past every pop the old master answered (``pop_offsets``);
+  the POP revive, started with the role, revives nothing before then either.
 - **Slave**: role SLAVE first (the store refuses puts at once), id = the controller's id, the
   HA service becomes a slave at the epoch; the metadata sync points at the new master. The
   master's HA address comes from the name servers' answer to our registration, accepted only
@@ -26,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.controller_mode.controller_client import ReplicaView
@@ -43,6 +44,9 @@ from rocketq.errors import IllegalStateError
 from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
 from rocketq.store.message_store import MessageStore
 
+if TYPE_CHECKING:
+    from rocketq.broker.pop.pop_service import PopService
+
 log = logging.getLogger(__name__)
 
 MASTER_ID = 0
@@ -56,6 +60,7 @@ class ControllerModeBroker(Protocol):
     slave_version_acks: SlaveVersionAcks
     topic_config_manager: TopicConfigManager
     consumer_offset_manager: ConsumerOffsetManager
+    pop_service: PopService
 
     @property
     def message_store(self) -> MessageStore: ...
@@ -86,6 +91,7 @@ class RoleSwitch:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._check_task: asyncio.Task[None] | None = None
         self._slave_task: asyncio.Task[None] | None = None
+        self._topic_task: asyncio.Task[None] | None = None  # the topic table's long polls
 
     @property
     def config(self) -> BrokerConfig:
@@ -105,7 +111,8 @@ class RoleSwitch:
         return self._loop
 
     def role_tasks(self) -> list[asyncio.Task[None]]:
-        return [t for t in (self._check_task, self._slave_task) if t is not None]
+        tasks = (self._check_task, self._slave_task, self._topic_task)
+        return [t for t in tasks if t is not None]
 
     def start_check_sync_state_set(self) -> asyncio.Task[None]:
         raise NotImplementedError
@@ -142,6 +149,7 @@ class RoleSwitch:
         try:
             await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
             await self._advance_pop_offsets()
+            self.broker.pop_service.revive.open()  # it revives from here (pop/supersede.py)
         finally:
             self.pops_held = False
         self.broker.topic_config_manager.data_version.next_version(state_version=epoch)
@@ -244,11 +252,16 @@ class RoleSwitch:
         self.broker.slave_synchronize.master_addr = master_addr
         self.broker.slave_synchronize.broker_id = self.broker_controller_id
         self._slave_task = self.loop.create_task(self._slave_loop(master_addr))
+        follow = self.broker.slave_synchronize.follow_topic_config()
+        self._topic_task = self.loop.create_task(follow)
 
     def _stop_slave_sync(self) -> None:
         if self._slave_task is not None:
             self._slave_task.cancel()
             self._slave_task = None
+        if self._topic_task is not None:
+            self._topic_task.cancel()
+            self._topic_task = None
         self.broker.slave_synchronize.master_addr = None
 
     async def _slave_loop(self, master_addr: str) -> None:
