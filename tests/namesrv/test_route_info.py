@@ -236,3 +236,41 @@ def test_a_part_with_a_seen_version_adds_its_new_topics_and_keeps_known_ones() -
     route_a = rim.pickup_topic_route_data("A")
     assert route_a is not None
     assert route_a.queue_datas[0].write_queue_nums == 4  # a known topic: the version was seen
+
+
+def test_an_increment_chains_only_on_the_version_held() -> None:
+    """rocketq's base version: an increment on the version held makes the broker current; an
+    increment on another (the name server restarted or missed one) leaves it unknown, so the
+    broker's QUERY_DATA_VERSION finds it behind, and keeps the epoch for id-0 claims."""
+    rim = RouteInfoManager(clock=FakeClock())
+    v1 = DataVersion(timestamp=1, counter=1, state_version=2)
+    v2 = DataVersion(timestamp=2, counter=2, state_version=2)
+    v3 = DataVersion(timestamp=3, counter=3, state_version=2)
+    addr = "127.0.0.1:10911"
+    register(rim, version=v1)
+    rim.register_broker(
+        cluster_name="DefaultCluster",
+        broker_addr=addr,
+        broker_name="broker-a",
+        broker_id=0,
+        ha_server_addr="",
+        topic_config_table=topics(("U", 2)),
+        data_version=v2,
+        base_version=v1,
+    )
+    assert not rim.is_broker_topic_config_changed(addr, v2)
+    rim.register_broker(
+        cluster_name="DefaultCluster",
+        broker_addr=addr,
+        broker_name="broker-a",
+        broker_id=0,
+        ha_server_addr="",
+        topic_config_table=topics(("W", 2)),
+        data_version=v3,
+        base_version=v1,  # v2 is held: v3's increment missed what came between
+    )
+    assert rim.is_broker_topic_config_changed(addr, v3)
+    assert rim.pickup_topic_route_data("W") is not None  # its topics are taken all the same
+    held = rim.query_broker_topic_config(addr)
+    assert held is not None
+    assert held.state_version == 2

@@ -45,6 +45,9 @@ MAX_REGISTER_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_SPLIT_REGISTRATION_SIZE = 800  # BrokerConfig.splitRegistrationSize
 #: above this many topics the body is not even encoded whole (it would pass the bound anyway)
 MAX_UNSPLIT_TOPICS = 20_000
+#: the base of an increment that does not follow the last registration sent (a version no
+#: table has): the name server then records the broker's version as unknown
+NO_BASE_VERSION = DataVersion(timestamp=-1, counter=-1)
 
 
 class RegisterBodyCache:
@@ -123,9 +126,11 @@ class BrokerOuterAPI:
         on_response: Callable[[dict[str, str]], None] | None = None,
         *,
         split_size: int = 0,
+        base_version: DataVersion | None = None,
     ) -> dict[str, bool]:
         """Register with every name server; returns addr -> success (of every part). With
-        ``split_size`` > 0 and more topics than that, the table goes in parts, in order."""
+        ``split_size`` > 0 and more topics than that, the table goes in parts, in order.
+        ``base_version``: the body is an increment on the registration of that version."""
         if 0 < split_size < len(wrapper.topic_config_table):
             return await self._register_parts(
                 namesrv_addrs, who, split_wrapper(wrapper, split_size), on_response
@@ -142,7 +147,7 @@ class BrokerOuterAPI:
             parts = split_wrapper(wrapper, DEFAULT_SPLIT_REGISTRATION_SIZE)
             return await self._register_parts(namesrv_addrs, who, parts, on_response)
         self.last_register_body_sizes = [len(body)]
-        return await self._register_body(namesrv_addrs, who, body, on_response)
+        return await self._register_body(namesrv_addrs, who, body, on_response, base_version)
 
     async def _register_parts(
         self,
@@ -168,7 +173,9 @@ class BrokerOuterAPI:
         who: BrokerIdentity,
         body: bytes,
         on_response: Callable[[dict[str, str]], None] | None,
+        base_version: DataVersion | None = None,
     ) -> dict[str, bool]:
+        base = base_version.encode().decode() if base_version is not None else None
         header = RegisterBrokerRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,
@@ -177,17 +184,24 @@ class BrokerOuterAPI:
             broker_id=who.broker_id,
             compressed=False,
             body_crc32=zlib.crc32(body) & 0x7FFFFFFF,
+            base_data_version=base,
         )
         return await self._to_all(
             namesrv_addrs, RequestCode.REGISTER_BROKER, header.to_ext_fields(), body, on_response
         )
 
     async def need_register(
-        self, namesrv_addrs: list[str], who: BrokerIdentity, data_version: DataVersion
+        self,
+        namesrv_addrs: list[str],
+        who: BrokerIdentity,
+        data_version: DataVersion,
+        current: Callable[[], DataVersion] | None = None,
     ) -> list[str]:
         """BrokerOuterAPI.needRegister: the name servers whose DataVersion of this broker is
         not ``data_version`` (or that did not answer). One that answers "unchanged" has
-        refreshed the broker's liveness, as a registration would."""
+        refreshed the broker's liveness, as a registration would. With ``current``, one whose
+        stored version (the answer's body) is the table's version when the answer comes is
+        not behind either: a topic create's registration overtook the query."""
         header = QueryDataVersionRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,
@@ -206,7 +220,14 @@ class BrokerOuterAPI:
             if response.code != ResponseCode.SUCCESS:
                 return True
             fields = response.ext_fields or {}
-            return QueryDataVersionResponseHeader.from_ext_fields(fields).changed
+            if not QueryDataVersionResponseHeader.from_ext_fields(fields).changed:
+                return False
+            if current is None or not response.body:
+                return True
+            try:
+                return DataVersion.decode(response.body) != current()
+            except ValueError:  # RemotingCommandError: not a DataVersion
+                return True
 
         results = await asyncio.gather(*(changed(a) for a in namesrv_addrs))
         return [a for a, c in zip(namesrv_addrs, results, strict=True) if c]
