@@ -25,7 +25,6 @@ from rocketq.broker.client_manager import (
     ProducerManager,
 )
 from rocketq.broker.config import BrokerConfig, BrokerRole
-from rocketq.broker.configuration import apply_broker_permission
 from rocketq.broker.controller_mode.processor import register_controller_mode_processors
 from rocketq.broker.controller_mode.replicas_manager import ReplicasManager
 from rocketq.broker.long_polling import (
@@ -36,10 +35,11 @@ from rocketq.broker.long_polling import (
 from rocketq.broker.metadata_acks import SlaveVersionAcks
 from rocketq.broker.metrics import BrokerMetricsCollector, MetricsExporter
 from rocketq.broker.offsets import ConsumerOffsetManager
-from rocketq.broker.outer_api import NO_BASE_VERSION, BrokerIdentity, BrokerOuterAPI
+from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.pop.pop_service import PopService
 from rocketq.broker.processors import register_all
 from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.registration import NameServerRegistration
 from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.slave_sync import SlaveSynchronize
 from rocketq.broker.subscription_group import SubscriptionGroupManager
@@ -52,7 +52,6 @@ from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.data_version import DataVersion
-from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
 from rocketq.store.config import FlushDiskType, StoreConfig
@@ -110,9 +109,7 @@ class BrokerController:
         #: controller mode (enableControllerMode): roles from the controller, RocketMQ 5's
         self.replicas_manager = ReplicasManager(self) if config.enable_controller_mode else None
         self._tasks: list[asyncio.Task[None]] = []
-        self._register_task: asyncio.Task[None] | None = None
-        #: the topic table's version in the last registration sent (an increment's base)
-        self._registered_version: DataVersion | None = None
+        self.registration = NameServerRegistration(self)
         self._pop_revive_started = False
         self._started = False
         self.port = 0
@@ -349,78 +346,33 @@ class BrokerController:
 
     # ------------------------------------------------------------------ name servers
 
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    @property
+    def _register_task(self) -> asyncio.Task[None] | None:
+        return self.registration.pending
+
+    @property
+    def register_response_listener(self) -> Callable[[dict[str, str]], None] | None:
+        return self._on_register_response if self.is_slave else None
+
     async def _register_periodically(self) -> None:
-        """registerBrokerAll(forceRegister) each period: without ``force_register``, a master
-        sends its table only to the name servers behind (needRegister), in controller mode
-        too: a role or epoch change bumps the version and registers at once (``role.py``),
-        so a round that finds the name server at the table's version has nothing to send (at
-        100,000 topics the table is 15 MB). A slave registers every round (it learns its
-        master from the answer); in controller mode without topics (``register_broker_all``).
-        A fenced broker neither registers nor keeps itself alive (BrokerController.isIsolated)."""
-        addrs, c, rm = self.config.namesrv_addr_list, self.config, self.replicas_manager
-        if rm is not None and rm.fenced:
-            return
-        if c.force_register or self.is_slave or not addrs:
-            await self.register_broker_all()
-            return
-        pending = self._register_task  # a create's registration first: the query finds it
-        if pending is not None and not pending.done():
-            await asyncio.wait([pending])  # not cancelled with this round
-        manager = self.topic_config_manager
-        version = manager.version_snapshot()
-        current = manager.version_snapshot
-        if stale := await self.outer_api.need_register(addrs, self.identity(), version, current):
-            await self.register_broker_all(stale)
+        """Each ``registerNameServerPeriod``: the table only to name servers behind
+        (``registration``: needRegister, in controller mode too)."""
+        await self.registration.periodic()
 
     async def register_broker_all(self, namesrv_addrs: list[str] | None = None) -> None:
-        self.topic_config_manager.take_unregistered()  # the full table carries them
-        addrs = self.config.namesrv_addr_list if namesrv_addrs is None else namesrv_addrs
-        if not addrs or not self._started:
-            return
-        if self.replicas_manager is not None and self.replicas_manager.fenced:
-            return  # an isolated broker does not register (BrokerController.isIsolated)
-        if self.replicas_manager is not None and self.is_slave:
-            # the name server takes topics from id 0 only (RouteInfoManager.registerBroker): a
-            # controller-mode slave's registration is its liveness and "who is my master?"
-            version = self.topic_config_manager.version_snapshot()
-            wrapper = TopicConfigSerializeWrapper(data_version=version)
-        else:
-            wrapper = self.topic_config_manager.build_serialize_wrapper()
-            wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
-        self._registered_version = wrapper.data_version
-        on_response = self._on_register_response if self.is_slave else None
-        split = self.config.split_registration_size if self.config.enable_split_registration else 0
-        await self.outer_api.register_broker_all(
-            addrs, self.identity(), wrapper, on_response, split_size=split
-        )
+        await self.registration.register_all(namesrv_addrs)
 
     async def register_increment_broker_data(
         self, configs: list[TopicConfig], data_version: DataVersion
     ) -> None:
         """A topic create or change registers only those topics, with the table's version
         after the change (BrokerController.registerIncrementBrokerData): the cost of a create
-        does not grow with the table. The increment names its base, the version of the last
-        registration sent when it is the one change after it (counter + 1), else none: a name
-        server not at the base (restarted, or it missed a registration) records the broker's
-        version as unknown and the next periodic round sends it the table."""
-        addrs = self.config.namesrv_addr_list
-        if not addrs or not self._started or not configs:
-            return
-        if self.replicas_manager is not None and self.replicas_manager.fenced:
-            return
-        sent = self._registered_version
-        chained = sent is not None and data_version.counter == sent.counter + 1
-        base = sent if sent is not None and chained else NO_BASE_VERSION
-        if sent is None or data_version.counter > sent.counter:
-            self._registered_version = data_version
-        wrapper = TopicConfigSerializeWrapper(
-            topic_config_table={tc.topic_name: tc for tc in configs}, data_version=data_version
-        )
-        wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
-        on_response = self._on_register_response if self.is_slave else None
-        await self.outer_api.register_broker_all(
-            addrs, self.identity(), wrapper, on_response, base_version=base
-        )
+        does not grow with the table."""
+        await self.registration.register_increment(configs, data_version)
 
     def _on_register_response(self, ext_fields: dict[str, str]) -> None:
         """A slave learns its master's addresses from the name server (registerBrokerAll)."""
@@ -463,14 +415,8 @@ class BrokerController:
         topic a send, a retry or a DLQ created must be routable at once): only those topics,
         as RocketMQ 5's TopicConfigManager.registerBrokerData (registerIncrementBrokerData),
         not the whole table."""
-        if not self._started:
-            return
-        configs, version = self.topic_config_manager.take_unregistered()
-        if not configs:
-            return
-        self._register_task = asyncio.get_running_loop().create_task(
-            self.register_increment_broker_data(configs, version)
-        )
+        if self._started:
+            self.registration.register_soon()
 
     # ------------------------------------------------------------------ periodic
 
