@@ -158,10 +158,14 @@ class BrokerOuterAPI:
     ) -> dict[str, bool]:
         results = dict.fromkeys(namesrv_addrs, True)
         sizes = []
-        for part in parts:
+        for i, part in enumerate(parts):
             body = self.body_cache.encode(part)
             sizes.append(len(body))
-            done = await self._register_body(namesrv_addrs, who, body, on_response)
+            # a later part names the table's version as its base: the name server takes its
+            # new topics and leaves the version it holds (a create registered meanwhile, on
+            # the first part's version, stays the version held)
+            base = part.data_version if i else None
+            done = await self._register_body(namesrv_addrs, who, body, on_response, base)
             for addr, ok in done.items():
                 results[addr] = results[addr] and ok
         self.last_register_body_sizes = sizes
@@ -191,17 +195,12 @@ class BrokerOuterAPI:
         )
 
     async def need_register(
-        self,
-        namesrv_addrs: list[str],
-        who: BrokerIdentity,
-        data_version: DataVersion,
-        current: Callable[[], DataVersion] | None = None,
-    ) -> list[str]:
+        self, namesrv_addrs: list[str], who: BrokerIdentity, data_version: DataVersion
+    ) -> dict[str, DataVersion | None]:
         """BrokerOuterAPI.needRegister: the name servers whose DataVersion of this broker is
-        not ``data_version`` (or that did not answer). One that answers "unchanged" has
-        refreshed the broker's liveness, as a registration would. With ``current``, one whose
-        stored version (the answer's body) is the table's version when the answer comes is
-        not behind either: a topic create's registration overtook the query."""
+        not ``data_version`` (or that did not answer), each with the version it holds (the
+        answer's body; None when it holds none or did not answer). One that answers
+        "unchanged" has refreshed the broker's liveness, as a registration would."""
         header = QueryDataVersionRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,
@@ -210,27 +209,25 @@ class BrokerOuterAPI:
         ).to_ext_fields()
         body = data_version.encode()
 
-        async def changed(addr: str) -> bool:
+        async def changed(addr: str) -> tuple[bool, DataVersion | None]:
             request = RemotingCommand.create_request(RequestCode.QUERY_DATA_VERSION, header, body)
             try:
                 response = await self.client.invoke(addr, request, self.timeout_s)
             except (RemotingError, OSError) as exc:
                 log.warning("data version query to name server %s failed: %s", addr, exc)
-                return True
+                return True, None
             if response.code != ResponseCode.SUCCESS:
-                return True
+                return True, None
             fields = response.ext_fields or {}
             if not QueryDataVersionResponseHeader.from_ext_fields(fields).changed:
-                return False
-            if current is None or not response.body:
-                return True
+                return False, None
             try:
-                return DataVersion.decode(response.body) != current()
+                return True, DataVersion.decode(response.body) if response.body else None
             except ValueError:  # RemotingCommandError: not a DataVersion
-                return True
+                return True, None
 
         results = await asyncio.gather(*(changed(a) for a in namesrv_addrs))
-        return [a for a, c in zip(namesrv_addrs, results, strict=True) if c]
+        return {a: held for a, (c, held) in zip(namesrv_addrs, results, strict=True) if c}
 
     async def unregister_broker_all(
         self, namesrv_addrs: list[str], who: BrokerIdentity

@@ -14,7 +14,14 @@ table it last got; it routes to the topics of id 0 only (RouteInfoManager.regist
 - **Periodic** (``registerNameServerPeriod``): with ``forceRegister`` the full table; else a
   master asks QUERY_DATA_VERSION and sends the table only to the name servers behind (the
   query refreshes the broker's liveness where it is current), in controller mode too, so at
-  100,000 topics a round costs one small request, not 15 MB. A slave registers each round
+  100,000 topics a round costs one small request, not 15 MB. A name server holding the
+  version of a registration sent while the table moved on is behind only if it still holds
+  it when the table is at the same version a round later: in between, the creates that moved
+  the table are registering (a full registration for them would take seconds at 100,000
+  topics, and race the creates after it).
+- **Split**: the parts of a table after the first name its version as their base, so the
+  name server takes their topics without going back to the table's version over the
+  creates registered meanwhile. A slave registers each round
   (the answer names its master); a controller-mode slave without topics. A fenced
   controller-mode broker sends nothing and expires (BrokerController.isIsolated).
 """
@@ -22,6 +29,7 @@ table it last got; it routes to the topics of id 0 only (RouteInfoManager.regist
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import Callable
 from typing import Protocol
 
@@ -73,6 +81,10 @@ class NameServerRegistration:
         self.registered_version: DataVersion | None = None
         #: the last increment sent in the background (register_broker_all_soon)
         self.pending: asyncio.Task[None] | None = None
+        #: the versions of the last registrations sent
+        self._recently_sent: collections.deque[DataVersion] = collections.deque(maxlen=64)
+        #: name server -> the table's version when it held a version sent but not that one
+        self._deferred: dict[str, DataVersion] = {}
 
     @property
     def _fenced(self) -> bool:
@@ -91,10 +103,21 @@ class NameServerRegistration:
         if pending is not None and not pending.done():
             await asyncio.wait([pending])  # not cancelled with this round
         manager = broker.topic_config_manager
-        version = manager.version_snapshot()
-        stale = await broker.outer_api.need_register(
-            addrs, broker.identity(), version, manager.version_snapshot
+        behind = await broker.outer_api.need_register(
+            addrs, broker.identity(), manager.version_snapshot()
         )
+        now = manager.version_snapshot()
+        stale, deferred = [], {}
+        for addr, held in behind.items():
+            if held == now:  # a create's registration overtook the query
+                continue
+            if held in self._recently_sent and self._deferred.get(addr) != now:
+                # it holds what we sent: the creates that moved the table on may be
+                # registering now; the same answer next round means a change never sent
+                deferred[addr] = now
+                continue
+            stale.append(addr)
+        self._deferred = deferred
         if stale:
             await self.register_all(stale)
 
@@ -113,6 +136,7 @@ class NameServerRegistration:
             wrapper = broker.topic_config_manager.build_serialize_wrapper()
             wrapper = apply_broker_permission(wrapper, broker.config.broker_permission)
         self.registered_version = wrapper.data_version
+        self._recently_sent.append(wrapper.data_version)
         config = broker.config
         split = config.split_registration_size if config.enable_split_registration else 0
         await broker.outer_api.register_broker_all(
@@ -131,6 +155,7 @@ class NameServerRegistration:
         base = sent if sent is not None and chained else NO_BASE_VERSION
         if sent is None or data_version.counter > sent.counter:
             self.registered_version = data_version
+        self._recently_sent.append(data_version)
         wrapper = TopicConfigSerializeWrapper(
             topic_config_table={tc.topic_name: tc for tc in configs}, data_version=data_version
         )

@@ -13,7 +13,8 @@ for the first time, or for a topic it has no queue data for yet (RocketMQ 5's
 ``isTopicConfigChanged``: the later parts of a split registration). An incremental registration
 (a topic create: rocketq's broker names the version it chains on) whose base is not the
 version held here leaves the broker's version unknown, so the broker's periodic
-QUERY_DATA_VERSION finds it behind and sends the whole table. The work of a registration
+QUERY_DATA_VERSION finds it behind and sends the whole table; a later part of a split table
+names its own version as its base and leaves the version held as it is. The work of a registration
 is in proportion to the topics in its body (a create registers only the new topic). When two
 brokers claim one id (a new controller-mode master and a stale one, both as 0), the claim with
 the lower ``DataVersion.stateVersion`` (the master epoch) is ignored (RocketMQ 5, PR #6317). A
@@ -102,7 +103,9 @@ class RouteInfoManager:
         base_version: DataVersion | None = None,
     ) -> RegisterBrokerResult:
         """``base_version`` marks an incremental registration (rocketq's base, see
-        ``unknown_version``); None: the body is the broker's whole table."""
+        ``unknown_version``); equal to ``data_version``, a later part of a split table (its
+        new topics taken, the version held left as it is); None: the broker's whole table
+        (or its first part)."""
         with self._lock:
             self.cluster_addr_table.setdefault(cluster_name, set()).add(broker_name)
             broker_data = self.broker_addr_table.get(broker_name)
@@ -128,15 +131,18 @@ class RouteInfoManager:
                 return RegisterBrokerResult()
             addrs[broker_id] = broker_addr
             register_first = register_first or old_addr is None
-            changed = register_first or self.is_broker_topic_config_changed(
-                broker_addr, data_version
+            continuation = base_version is not None and base_version == data_version
+            changed = not continuation and (
+                register_first or self.is_broker_topic_config_changed(broker_addr, data_version)
             )
             if topic_config_table is not None and broker_id == MASTER_ID:
                 for config in topic_config_table.values():
                     if changed or self._is_new_topic_of(broker_name, config.topic_name):
                         self._create_and_update_queue_data(broker_name, config)
             held = self.broker_live_table.get(broker_addr)
-            if base_version is not None and (held is None or held.data_version != base_version):
+            if continuation and held is not None:
+                data_version = held.data_version  # a later part of a split table: as it was
+            elif base_version is not None and (held is None or held.data_version != base_version):
                 data_version = unknown_version(data_version)  # an increment we cannot chain
             self.broker_live_table[broker_addr] = BrokerLiveInfo(
                 self._clock(), data_version, channel, ha_server_addr
