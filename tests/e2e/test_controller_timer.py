@@ -22,6 +22,7 @@ from rocketq.common import message_const as mc
 from rocketq.common.message_decoder import decode_message
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.controller_mode import eventually
 from rocketq.testing.controller_mode_group import ControllerModeGroup, run_controller_mode_group
 from rocketq.testing.wire import send_request
@@ -124,6 +125,17 @@ async def test_timers_fire_once_and_on_time_across_two_failovers(tmp_path: Path)
             due[key] = now + ahead_ms + 50 * i
             await send_timer(group, addr, key, due[key])
 
+    async def fail_over(master: BrokerProcess, to: BrokerProcess, epoch: int, name: str) -> None:
+        """Timers due before ``master`` is killed, and timers ``name`` pending at the kill;
+        ``to`` is elected at ``epoch`` and delivers them."""
+        await timers(master.addr, f"early-{name}", 4, 300)
+        assert await group.queued(master.addr, TOPIC, len(due))
+        await timers(master.addr, name, 4, 500)
+        master.kill()
+        assert await group.elected(1, epoch) == to.addr
+        elected_ms[name] = int(time.time() * 1000)
+        assert await group.queued(to.addr, TOPIC, len(due), 15)
+
     async with run_controller_mode_group(tmp_path, 2, TIMER) as group:
         first = group.at(group.master)
         second = group.other_than(first.addr)
@@ -131,22 +143,10 @@ async def test_timers_fire_once_and_on_time_across_two_failovers(tmp_path: Path)
         second.kill()  # the slave, killed and back before its promotion
         await asyncio.to_thread(second.start)
         await group.elected(2, 1, 30)
-        await timers(first.addr, "a", 4, 300)
-        assert await group.queued(first.addr, TOPIC, 4)
-        await timers(first.addr, "b", 4, 500)  # pending at the first kill
-        first.kill()
-        assert await group.elected(1, 2) == second.addr
-        elected_ms["b"] = int(time.time() * 1000)
-        assert await group.queued(second.addr, TOPIC, 8, 15)
+        await fail_over(first, second, 2, "b")
         await asyncio.to_thread(first.start)  # back, it rejoins as a slave
         await group.elected(2, 2, 30)
-        await timers(second.addr, "c", 4, 300)
-        assert await group.queued(second.addr, TOPIC, 12)
-        await timers(second.addr, "d", 4, 500)  # pending at the second kill
-        second.kill()
-        assert await group.elected(1, 3) == first.addr
-        elected_ms["d"] = int(time.time() * 1000)
-        assert await group.queued(first.addr, TOPIC, 16, 15)
+        await fail_over(second, first, 3, "d")
         await group.stop(first)
 
     got = placed(first.conf)
