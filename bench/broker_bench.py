@@ -3,6 +3,7 @@
     .venv/bin/python bench/broker_bench.py            # full run, about 5 minutes
     .venv/bin/python bench/broker_bench.py --quick    # smoke run
     .venv/bin/python bench/broker_bench.py --repeat 3 # every ratio the median of 3 runs
+    .venv/bin/python bench/broker_bench.py --systems rocketq,redis,nats --only latency --repeat 3
 
 Phases, each bounded by a message count and a time cap, 1 KiB bodies, the same load
 generator (one asyncio process) for every system:
@@ -15,7 +16,9 @@ generator (one asyncio process) for every system:
   each reply turned into message objects (rocketq: ``decode_messages``, as its client does).
 - ``latency``: one producer paced at 1,000 msg/s and a live consumer in the same process
   (rocketq: the asyncio Producer and PushConsumer through the name server); the RT columns
-  are send-to-receive times.
+  are send-to-receive times. ``--only latency`` runs this phase alone (rocketq, Redis, NATS;
+  with each server's CPU per message) and prints where the slow messages fall
+  (``latency_histogram.py``); ``--latency-count`` sets its message count.
 - ``rocketq-sync``: the ``sync 32`` phase against a second broker with SYNC_FLUSH (each
   reply after fdatasync, group commit), printed as a ratio to the ASYNC_FLUSH row.
 - ``grpc``: the gRPC path (bench/grpc_bench.py): the official Python 5.x client's ``sync 32``
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import statistics
@@ -46,6 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import latency_histogram
 import peer_load
 import peers
 from figures import BATCH, QUEUES, TIMEOUT_S, Figures, Plan, Probe, paced, run_senders
@@ -186,7 +191,7 @@ async def latency_rocketq(server: peers.Server, plan: Plan, body: bytes) -> Figu
         # function would run in the consumer's thread pool: one more thread hop)
         for msg in msgs:
             if len(msg.body) == plan.size:  # not the message that created the topic
-                fig.rts_ms.append(peer_load.latency_of(msg.body))
+                peer_load.record_latency(fig, msg.body)
         return ConsumeStatus.CONSUME_SUCCESS
 
     async with Producer("BenchLatencyPG", namesrv_addr=namesrv) as producer:
@@ -212,12 +217,27 @@ async def latency_rocketq(server: peers.Server, plan: Plan, body: bytes) -> Figu
     return fig
 
 
-SYSTEMS: dict[str, Callable[[peers.Server, Plan], Awaitable[list[Figures]]]] = {
+async def latency_only_rocketq(server: peers.Server, plan: Plan) -> list[Figures]:
+    """``--only latency``: the latency phase alone, with the server's CPU per message."""
+    probe = Probe(server.cpu_s)
+    probe.start()
+    fig = await latency_rocketq(server, plan, os.urandom(plan.size))
+    probe.stop(fig)
+    return [fig]
+
+
+Runner = Callable[[peers.Server, Plan], Awaitable[list[Figures]]]
+SYSTEMS: dict[str, Runner] = {
     "rocketq": bench_rocketq,
     "rocketq-sync": bench_rocketq_sync_flush,
     "redis": peer_load.bench_redis,
     "nats": peer_load.bench_nats,
     "rabbitmq": peer_load.bench_rabbitmq,
+}
+LATENCY_ONLY: dict[str, Runner] = {
+    "rocketq": latency_only_rocketq,
+    "redis": peer_load.latency_only_redis,
+    "nats": peer_load.latency_only_nats,
 }
 SERVERS = {
     "rocketq": peers.rocketq_server,
@@ -228,9 +248,9 @@ SERVERS = {
 }
 
 
-def run_system(name: str, plan: Plan) -> list[Figures]:
+def run_system(name: str, plan: Plan, runners: dict[str, Runner] = SYSTEMS) -> list[Figures]:
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as d, SERVERS[name](d) as server:
-        return event_loop.run(SYSTEMS[name](server, plan))
+        return event_loop.run(runners[name](server, plan))
 
 
 def print_table(rows: list[Figures]) -> None:
@@ -334,6 +354,8 @@ def main() -> None:
     ap.add_argument(
         "--repeat", type=int, default=1, help="rounds of every system; ratios are their median"
     )
+    ap.add_argument("--only", choices=("latency",), help="one phase alone (rocketq, redis, nats)")
+    ap.add_argument("--latency-count", type=int, help="messages of the latency phase")
     args = ap.parse_args()
     systems = [s for s in args.systems.split(",") if s]
     grpc_path = "grpc" in systems  # its own table: bench/grpc_bench.py
@@ -341,10 +363,17 @@ def main() -> None:
     unknown = set(systems) - set(SYSTEMS)
     if unknown:
         ap.error(f"unknown systems {sorted(unknown)}; known: {sorted(SYSTEMS)}")
+    runners = SYSTEMS
+    if args.only == "latency":
+        runners, grpc_path = LATENCY_ONLY, False
+        if set(systems) - set(LATENCY_ONLY):
+            ap.error(f"--only latency runs {sorted(LATENCY_ONLY)}")
     if args.quick:
         plan = Plan(args.size, (1, 8, 32), 100, 2_000, 3_200, 10.0, 1_000, 1_000)
     else:
         plan = Plan(args.size, (1, 8, 32), 2_000, 20_000, 100_000, 20.0, 1_000, 5_000)
+    if args.latency_count:
+        plan = dataclasses.replace(plan, latency_count=args.latency_count)
     peers.ensure_installed(systems)
     kind = "uvloop" if event_loop.uvloop_wanted() and event_loop.uvloop_installed() else "asyncio"
     print(f"event loop of the load generator and the rocketq servers: {kind}", flush=True)
@@ -355,11 +384,12 @@ def main() -> None:
         rows: list[Figures] = []
         for name in systems:
             print(f"running {name} (run {i + 1} of {args.repeat}) ...", flush=True)
-            rows += run_system(name, plan)
+            rows += run_system(name, plan, runners)
         runs.append(rows)
         if rows:
             print(f"run {i + 1} of {args.repeat}:")
             print_table(rows)
+            latency_histogram.print_histograms(rows)
     if any(runs):
         if len(runs) > 1:
             print_medians(runs)

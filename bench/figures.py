@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -41,6 +42,7 @@ class Figures:
     rts_ms: list[float] = field(default_factory=list)
     cpu_s: float = 0.0
     rss_mb: float = 0.0
+    sent_s: list[float] = field(default_factory=list)  # latency: each RT's send time
 
     @property
     def tps(self) -> float:
@@ -109,7 +111,22 @@ async def paced(
     carrying ``t_sent``; the consumer appends send-to-receive times to ``rts_ms``. Each send
     is its own task, so a system whose send waits longer than the interval (RabbitMQ's
     confirms) still gets the paced rate, not one send per reply (up to
-    LATENCY_IN_FLIGHT sends wait at once)."""
+    LATENCY_IN_FLIGHT sends wait at once). The load generator's heap as set up (every
+    system's client and the modules of all of them) is frozen for the phase: a full
+    collection of it fell inside the phase and cost 14-16 ms of CPU (issue 22), whichever
+    system was measured."""
+    gc.collect()
+    gc.freeze()
+    try:
+        await _paced(figures, plan, send, received)
+    finally:
+        gc.unfreeze()
+
+
+async def _paced(
+    figures: Figures, plan: Plan, send: Callable[[int, float], Awaitable[None]],
+    received: Callable[[], int],
+) -> None:  # fmt: skip
     interval = 1.0 / plan.latency_rate
     start = time.perf_counter()
     in_flight = asyncio.Semaphore(LATENCY_IN_FLIGHT)

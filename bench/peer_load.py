@@ -32,6 +32,13 @@ def latency_of(body: bytes) -> float:
     return (time.perf_counter() - STAMP.unpack_from(body)[0]) * 1000
 
 
+def record_latency(fig: Figures, body: bytes) -> None:
+    """The send-to-receive time of a stamped body, and its send time (latency_histogram.py)."""
+    t_sent = STAMP.unpack_from(body)[0]
+    fig.rts_ms.append((time.perf_counter() - t_sent) * 1000)
+    fig.sent_s.append(t_sent)
+
+
 # ---------------------------------------------------------------------- redis
 
 
@@ -106,7 +113,7 @@ async def latency_redis(server: Server, plan: Plan, body: bytes) -> Figures:
             got = await reader.xread({"latency": last}, count=BATCH, block=1000)
             for _, entries in got or []:
                 for entry_id, fields in entries:
-                    fig.rts_ms.append(latency_of(fields[b"b"]))
+                    record_latency(fig, fields[b"b"])
                     last = entry_id
 
     task = asyncio.create_task(consume())
@@ -214,7 +221,7 @@ async def latency_rabbitmq(
     queue = await channel.get_queue("latency")
 
     async def on_message(message: Any) -> None:
-        fig.rts_ms.append(latency_of(message.body))
+        record_latency(fig, message.body)
         await message.ack()
 
     tag = await queue.consume(on_message)
@@ -302,11 +309,38 @@ async def drain_nats(js: Any, per_queue: list[int], plan: Plan, probe: Probe) ->
     return fig
 
 
+async def latency_only_redis(server: Server, plan: Plan) -> list[Figures]:
+    """``broker_bench.py --only latency``: the latency phase alone, with the server's CPU."""
+    probe = Probe(server.cpu_s)
+    probe.start()
+    fig = await latency_redis(server, plan, os.urandom(plan.size))
+    probe.stop(fig)
+    return [fig]
+
+
+async def latency_only_nats(server: Server, plan: Plan) -> list[Figures]:
+    """``broker_bench.py --only latency``: the latency phase alone, with the server's CPU."""
+    import nats
+    from nats.js.api import StorageType
+
+    nc = await nats.connect(f"nats://127.0.0.1:{server.port}")
+    try:
+        js = nc.jetstream(timeout=TIMEOUT_S)
+        await js.add_stream(name="LATENCY", subjects=["latency.*"], storage=StorageType.FILE)
+        probe = Probe(server.cpu_s)
+        probe.start()
+        fig = await latency_nats(js, plan, os.urandom(plan.size))
+        probe.stop(fig)
+    finally:
+        await nc.close()
+    return [fig]
+
+
 async def latency_nats(js: Any, plan: Plan, body: bytes) -> Figures:
     fig = Figures("nats", "latency")
 
     async def on_message(msg: Any) -> None:
-        fig.rts_ms.append(latency_of(msg.data))
+        record_latency(fig, msg.data)
 
     sub = await js.subscribe("latency.0", cb=on_message, stream="LATENCY")
 

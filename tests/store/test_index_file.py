@@ -6,6 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -196,3 +197,28 @@ def test_every_inserted_offset_is_found_for_its_key_hash(inserts: list[tuple[str
                 assert out == want
         finally:
             f.shutdown()
+
+
+def test_an_index_sync_writes_back_with_fdatasync_which_lets_the_loop_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mmap.flush (msync) holds the GIL for the whole sync of the 420 MB mapping: 6-9 ms
+    of the broker's loop once a second (BENCHMARKS.md, issue 22); fdatasync releases it."""
+    from rocketq.store import mapped_file
+
+    synced: list[int] = []
+    real = os.fdatasync
+
+    def fdatasync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(mapped_file, "USE_FDATASYNC", True)
+    monkeypatch.setattr(mapped_file.os, "fdatasync", fdatasync)
+    service = vector_service(tmp_path, slots=100, entries=400)
+    last = service.index_file_list[-1]
+    synced.clear()
+    service.sync_last()
+    last.flush()
+    assert synced == [last.mapped_file._fd, last.mapped_file._fd]
+    service.shutdown()

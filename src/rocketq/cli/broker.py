@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.cli.startup import run_server, setup_logging
+from rocketq.cli.startup import freeze_start_up_heap, run_server, setup_logging
 
 if TYPE_CHECKING:
     from rocketq.proxy.config import ProxyConfig
@@ -141,6 +141,7 @@ async def run_until_signal(config: BrokerConfig, proxy_config: ProxyConfig | Non
                 if controller.access_validator is None
                 else controller.access_validator.manager,
             )
+        freeze_start_up_heap()
         await stop.wait()
     finally:
         if endpoint is not None:

@@ -15,7 +15,7 @@ import signal
 import click
 
 from rocketq.cli.controller import new_controller_server, read_properties
-from rocketq.cli.startup import run_server
+from rocketq.cli.startup import freeze_start_up_heap, run_server
 from rocketq.controller.config import ControllerConfig, known_key
 from rocketq.controller.server import ControllerServer
 from rocketq.errors import ConfigError, StoreError
@@ -119,6 +119,7 @@ async def _run(config: NamesrvConfig, embedded: ControllerServer | None) -> None
         click.echo(
             f"The Name Server boot success. listening on {config.listen_host}:{controller.port}"
         )
+        freeze_start_up_heap()
         await stop.wait()
     finally:
         if embedded is not None:

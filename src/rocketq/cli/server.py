@@ -22,7 +22,7 @@ import click
 from rocketq.broker.config import BrokerConfig
 from rocketq.cli.server_controller import run_controller_cluster
 from rocketq.cli.server_layout import LAYOUTS, broker_configs
-from rocketq.cli.startup import run_server, setup_logging
+from rocketq.cli.startup import freeze_start_up_heap, run_server, setup_logging
 from rocketq.errors import ConfigError, describe
 from rocketq.namesrv.config import NamesrvConfig
 
@@ -224,6 +224,7 @@ async def _run(
                 )
             )
             click.echo(f"dashboard: http://{_url_host(host)}:{dashboard_port}")
+        freeze_start_up_heap()
         await stop.wait()
     finally:
         if dashboard is not None:

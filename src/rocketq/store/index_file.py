@@ -147,13 +147,11 @@ class IndexFile:
     def flush(self) -> None:
         if not self.mapped_file.closed:
             self._write_header()
-            self.mapped_file.mm.flush()
+            self.mapped_file.sync()
 
     def sync(self) -> None:
         """Sync the mapping without rewriting the header (another thread may be writing)."""
-        mf = self.mapped_file
-        if not mf.closed:
-            mf.mm.flush()
+        self.mapped_file.sync()
 
     def shutdown(self) -> None:
         self.flush()

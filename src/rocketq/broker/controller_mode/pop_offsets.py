@@ -10,32 +10,33 @@ pops. Before it unfences, it reads the cks stored since its last offset sync (le
 for the clocks): in the wheel topic (a ck due later goes through the timer) and in the revive
 topic's queues (a ck already due is put there at once), and commits for each (group, topic,
 queue) at least the end of what each ck popped. Committing higher is always sound: the old
-master had committed at least that when it answered the pop. FIFO pops write no ck; their
+master had committed at least that when it answered the pop. A ck whose pop was never
+answered (its in-sync slave did not confirm it) is followed by an ack marked as its cancel
+(``records.CANCEL_PROPERTY``): it does not count, so its messages are served again (the
+cancel makes the ck revive nothing, so counting it would lose them). FIFO pops write no ck; their
 offsets move at ack time and follow by the poll.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 from rocketq.broker.offsets import ConsumerOffsetManager
-from rocketq.broker.pop.records import CK_TAG, PopCheckPoint, loads_record, revive_topic
-from rocketq.common import message_const as mc
-from rocketq.common.message import MessageExt
-from rocketq.common.message_decoder import decode_message
-from rocketq.errors import RocketQError
+from rocketq.broker.pop.check_point_scan import CLOCK_MARGIN_MS as CLOCK_MARGIN_MS
+from rocketq.broker.pop.check_point_scan import (
+    cancelled_key_of,
+    check_point_of,
+    end_of,
+    messages_since,
+)
+from rocketq.broker.pop.records import PopCheckPoint, revive_topic
 from rocketq.store.message_store import MessageStore
 from rocketq.store.timer.timer_hook import TIMER_TOPIC
 
 log = logging.getLogger(__name__)
 
-#: the clocks of the old and the new master may differ by this much
-CLOCK_MARGIN_MS = 2_000
 #: without a sync since start, the window read back (a broker restarted, then promoted)
 UNSYNCED_WINDOW_MS = 600_000
-READ_BATCH = 64
-SCAN_GROUP = "CID_RMQ_SYS_POP_OFFSETS"
 POP_LOCAL_HOST = "127.0.0.1"
 
 
@@ -51,16 +52,25 @@ def advance_pop_offsets(
     if not store.wait_for_dispatch():
         log.warning("pop offsets: the store's dispatch is behind; reading what it has")
     revive = revive_topic(cluster_name)
-    ends: dict[tuple[str, str, int], int] = {}
-    found = 0
+    cks: list[PopCheckPoint] = []
+    cancelled: set[str] = set()
     queues = [(TIMER_TOPIC, 0), *((revive, q) for q in range(revive_queue_num))]
     for topic, queue_id in queues:
-        for msg in _messages_since(store, topic, queue_id, since_ms):
-            ck = _check_point(msg, revive)
+        for msg in messages_since(store, topic, queue_id, since_ms):
+            ck = check_point_of(msg, revive)
             if ck is not None:
-                found += 1
-                key = (ck.cid, ck.topic, ck.queue_id)
-                ends[key] = max(ends.get(key, -1), end_of(ck))
+                cks.append(ck)
+                continue
+            cancel = cancelled_key_of(msg, revive, "")  # a cancel copies its ck's bn
+            if cancel is not None:
+                cancelled.add(cancel)
+    ends: dict[tuple[str, str, int], int] = {}
+    found = len(cks)
+    for ck in cks:
+        if ck.merge_key() in cancelled:
+            continue  # never answered: its messages are served again
+        key = (ck.cid, ck.topic, ck.queue_id)
+        ends[key] = max(ends.get(key, -1), end_of(ck))
     moved: list[str] = []
     for (group, topic, queue_id), end in sorted(ends.items()):
         had = offsets.query_offset(group, topic, queue_id)
@@ -68,48 +78,12 @@ def advance_pop_offsets(
             offsets.commit_offset(POP_LOCAL_HOST, group, topic, queue_id, end)
             moved.append(f"{group}@{topic}:{queue_id} {had}->{end}")
     log.info(
-        "pop offsets: %d cks stored since %d read, %d offsets advanced past the old master's "
-        "last pops: %s",
+        "pop offsets: %d cks stored since %d read (%d cancelled), %d offsets advanced past the "
+        "old master's last pops: %s",
         found,
         since_ms,
+        len(cancelled),
         len(moved),
         ", ".join(moved) or "none",
     )
     return len(moved)
-
-
-def end_of(ck: PopCheckPoint) -> int:
-    """The queue offset after the last message the ck popped."""
-    diffs = ck.queue_offset_diff
-    return ck.start_offset + (max(diffs) + 1 if diffs else ck.num)
-
-
-def _check_point(msg: MessageExt, revive: str) -> PopCheckPoint | None:
-    props = msg.properties
-    if props.get(mc.PROPERTY_TAGS) != CK_TAG:
-        return None
-    if props.get(mc.PROPERTY_REAL_TOPIC, msg.topic) != revive:
-        return None
-    try:
-        record = loads_record(CK_TAG, bytes(msg.body))
-    except (RocketQError, ValueError, KeyError, TypeError):
-        log.warning("an unreadable ck record at commitlog offset %d", msg.commitlog_offset)
-        return None
-    return record if isinstance(record, PopCheckPoint) else None
-
-
-def _messages_since(
-    store: MessageStore, topic: str, queue_id: int, since_ms: int
-) -> Iterator[MessageExt]:
-    if store.find_consume_queue(topic, queue_id, create=False) is None:
-        return
-    offset = store.get_offset_in_queue_by_time(topic, queue_id, since_ms)
-    while True:
-        result = store.get_message(SCAN_GROUP, topic, queue_id, offset, READ_BATCH)
-        if not result.message_buffers:
-            return
-        for data in result.message_buffers:
-            yield decode_message(data, check_crc=False)
-        if result.next_begin_offset <= offset:
-            return
-        offset = result.next_begin_offset

@@ -9,7 +9,8 @@ one lock, so a push and a poll that carry the same news act once.
   id 0 and role SYNC_MASTER (the store accepts puts again), stamps ``DataVersion.stateVersion``
   with the epoch (the name server keeps the id-0 claim with the higher one) and registers
   with every name server; the SyncStateSet check starts. Pops are refused (the fencing hook)
-  until the pop offsets are moved past every pop the old master answered (``pop_offsets``).
+  until the pop offsets are moved past every pop the old master answered (``pop_offsets``);
+  the POP revive, started with the role, revives nothing before then either.
 - **Slave**: role SLAVE first (the store refuses puts at once), id = the controller's id, the
   HA service becomes a slave at the epoch; the metadata sync points at the new master. The
   master's HA address comes from the name servers' answer to our registration, accepted only
@@ -26,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rocketq.broker.config import BrokerConfig, BrokerRole
 from rocketq.broker.controller_mode.controller_client import ReplicaView
@@ -43,6 +44,9 @@ from rocketq.errors import IllegalStateError
 from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
 from rocketq.store.message_store import MessageStore
 
+if TYPE_CHECKING:
+    from rocketq.broker.pop.pop_service import PopService
+
 log = logging.getLogger(__name__)
 
 MASTER_ID = 0
@@ -56,6 +60,7 @@ class ControllerModeBroker(Protocol):
     slave_version_acks: SlaveVersionAcks
     topic_config_manager: TopicConfigManager
     consumer_offset_manager: ConsumerOffsetManager
+    pop_service: PopService
 
     @property
     def message_store(self) -> MessageStore: ...
@@ -142,6 +147,7 @@ class RoleSwitch:
         try:
             await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
             await self._advance_pop_offsets()
+            self.broker.pop_service.revive.open()  # it revives from here (pop/supersede.py)
         finally:
             self.pops_held = False
         self.broker.topic_config_manager.data_version.next_version(state_version=epoch)

@@ -123,14 +123,15 @@ class PopService:
         check point of its own, so this one must never revive them (an acknowledged copy
         would come back). Its offsets count as acked here at once (the revive consults the
         in-flight table), and an ack of them all follows it in the revive log, for a replica
-        that takes over holding it."""
+        that takes over holding it, marked as a cancel: that replica's pop offsets do not count
+        the pop as answered (controller_mode/pop_offsets.py), so its messages are served again."""
         offsets = [ck.ack_offset_by_index(i) for i in range(ck.num)]
         key = ck.merge_key()
         for offset in offsets:
             self.inflight.mark_acked(key, offset)
         record = _ack_record(_ack_of(ck), offsets)
         status = await self.revive_log.append(  # not waited for: this pop is late already
-            record, revive_qid, ack_deliver_ms=ck.revive_time, wait=False
+            record, revive_qid, ack_deliver_ms=ck.revive_time, wait=False, cancel=True
         )
         if not status.is_ok:
             log.warning(

@@ -30,6 +30,10 @@ REVIVE_GROUP = "CID_RMQ_SYS_REVIVE_GROUP"
 CK_TAG = "ck"
 ACK_TAG = "ack"
 BATCH_ACK_TAG = "bAck"
+#: rocketq's mark on the ack that cancels a check point whose pop was never answered (its put
+#: not confirmed by the in-sync replicas, pop_service.py): the body stays RocketMQ's AckMsg, and
+#: a new master reading it (controller_mode/pop_offsets.py) does not count that pop as answered
+CANCEL_PROPERTY = "ROCKETQ_POP_CANCEL"
 SPLIT = "@"
 ACK_TIME_INTERVAL_MS = 1000  # PopAckConstants.ackTimeInterval
 
@@ -242,10 +246,12 @@ def build_revive_message(
     store_host: tuple[str, int],
     now_ms: int,
     ack_deliver_ms: int = 0,
+    cancel: bool = False,
 ) -> MessageExt:
     """The revive-topic message of ``record``, a timer message (TIMER_DELIVER_MS) as
     PopMessageProcessor.buildCkMsg and AckMessageProcessor.appendAck write it: a ck at its
-    revive time - 1 s, an ack at ``ack_deliver_ms`` (the handle's popTime + invisibleTime)."""
+    revive time - 1 s, an ack at ``ack_deliver_ms`` (the handle's popTime + invisibleTime).
+    ``cancel``: the ack cancels an unanswered pop's check point (``CANCEL_PROPERTY``)."""
     if isinstance(record, PopCheckPoint):
         tag, deliver = CK_TAG, record.revive_time - ACK_TIME_INTERVAL_MS
     else:
@@ -256,6 +262,8 @@ def build_revive_message(
         mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: record.unique_id(),
         mc.PROPERTY_TIMER_DELIVER_MS: str(deliver),
     }
+    if cancel:
+        props[CANCEL_PROPERTY] = "true"
     return MessageExt(
         topic=topic,
         queue_id=revive_qid,

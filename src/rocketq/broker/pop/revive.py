@@ -15,6 +15,12 @@ checkpoint, waits up to ``reviveAckWaitMs``). A pending checkpoint is due once i
   in-sync slave lags, the acks the timer has just delivered sit undispatched beyond it, and a
   checkpoint read before them would be revived though acknowledged (``_settled_time``).
 
+A due checkpoint of an earlier term (popped before this service started) revives only what
+no later checkpoint of the same queue covers (``supersede.py``): the later one revives what
+of it is not acknowledged. In controller mode nothing is revived until the new master's pop
+offsets are past the old master's pops (:meth:`PopReviveService.open`, from the role
+switch), so this term's pops are known from where they began.
+
 A due checkpoint's un-acked messages are read from their queue and put to the POP retry topic
 (queue 0, reconsumeTimes + 1, ``1ST_POP_TIME`` on the first retry, born host the broker), or,
 once a message was delivered ``retryMaxTimes + 1`` times, to ``%DLQ%<group>`` with
@@ -36,6 +42,7 @@ from typing import TYPE_CHECKING
 from rocketq.broker.pop.inflight import PopInflightTable
 from rocketq.broker.pop.records import REVIVE_GROUP, AckMsg, PopCheckPoint, loads_record
 from rocketq.broker.pop.reviver import Reviver
+from rocketq.broker.pop.supersede import SupersedeIndex
 from rocketq.common.message_decoder import decode_messages
 from rocketq.errors import RemotingCommandError
 
@@ -74,6 +81,7 @@ class PopReviveService:
         self.on_commit = on_commit  # persist the offsets soon (a restart re-reads less)
         self.queues = [ReviveQueue(q) for q in range(broker.config.revive_queue_num)]
         self.reviver = Reviver(broker)
+        self.supersede = SupersedeIndex(broker, topic)
         self.retry_messages_total: Counter[tuple[str, str, str]] = Counter()
         self._task: asyncio.Task[None] | None = None
         self._started_ms = 0
@@ -90,7 +98,15 @@ class PopReviveService:
         self._samples.clear()
         self._settled = (0, 0)
         self._started_ms = self.broker.message_store.now_ms()
+        self.supersede.reset(self._started_ms)
+        if not self.broker.config.enable_controller_mode:
+            self.open()  # this term's pops begin with the offsets loaded at start
         self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def open(self) -> None:
+        """A new master's pop offsets are past every pop the old master answered (the role
+        switch calls this): the revive may begin, knowing where this term's pops began."""
+        self.supersede.open()
 
     async def shutdown(self) -> None:
         if self._task is not None:
@@ -100,15 +116,24 @@ class PopReviveService:
             self._task = None
 
     async def _run(self) -> None:
+        await self.supersede.opened.wait()
         while True:
             await asyncio.sleep(self._next_round_s())
             if self.broker.message_store.timer_message_store is None:
                 continue  # timerWheelEnable=false: no pops, nothing to revive
+            try:  # every queue read first: a later checkpoint may sit in another one
+                settled_ms = self._settled_time()
+                await asyncio.to_thread(self._read_all)
+            except Exception:
+                log.exception("reading %s failed", self.topic)
+                continue
             for queue in self.queues:
                 try:
-                    await self.revive_queue(queue)
+                    await self._revive_due(queue, settled_ms)
                 except Exception:  # one round's failure must not stop the service
                     log.exception("revive of %s queue %d failed", self.topic, queue.queue_id)
+            if self.supersede.remembers_earlier:
+                self.supersede.forget(self.broker.message_store.now_ms(), self._earlier_pending())
 
     def _next_round_s(self) -> float:
         """``reviveInterval``, or less: until the earliest checkpoint already read is due, so
@@ -131,19 +156,31 @@ class PopReviveService:
     # ------------------------------------------------------------------ one round
 
     async def revive_queue(self, queue: ReviveQueue) -> None:
-        store = self.broker.message_store
-        offsets = self.broker.consumer_offset_manager
-        if queue.read_offset < 0:
-            queue.read_offset = offsets.query_offset(REVIVE_GROUP, self.topic, queue.queue_id) + 1
+        """One round of one queue: read it on, revive what is due."""
         settled_ms = self._settled_time()
         await asyncio.to_thread(self._read, queue)
+        await self._revive_due(queue, settled_ms)
+
+    def _read_all(self) -> None:
+        for queue in self.queues:
+            self._read(queue)
+
+    def _earlier_pending(self) -> bool:
+        started = self.supersede.started_ms
+        return any(ck.pop_time < started for q in self.queues for ck in q.pending.values())
+
+    async def _revive_due(self, queue: ReviveQueue, settled_ms: int) -> None:
+        store = self.broker.message_store
+        offsets = self.broker.consumer_offset_manager
+        if not self.supersede.opened.is_set():
+            return  # this term's pops not known yet: nothing revived
         now = queue.checked_ms = store.now_ms()
         self.inflight.expire(now)
         for key, ck in sorted(queue.pending.items(), key=lambda kv: kv[1].revive_offset):
             if not self._is_due(ck, now, settled_ms):
                 continue
             queue.current_revive_time = ck.revive_time
-            if not await self._revive_checkpoint(ck):
+            if not await self._revive_checkpoint(ck, await self._superseded(ck)):
                 continue  # a put failed: try again next round
             del queue.pending[key]
         wait_ms = self.broker.config.revive_ack_wait_ms
@@ -199,6 +236,11 @@ class PopReviveService:
     def _read(self, queue: ReviveQueue) -> None:
         """Read the revive queue on from ``read_offset`` (a store thread)."""
         store = self.broker.message_store
+        if queue.read_offset < 0:
+            committed = self.broker.consumer_offset_manager.query_offset(
+                REVIVE_GROUP, self.topic, queue.queue_id
+            )
+            queue.read_offset = committed + 1
         default_broker = self.broker.config.broker_name
         while True:
             result = store.get_message(
@@ -217,6 +259,8 @@ class PopReviveService:
                         continue
                     if isinstance(record, PopCheckPoint):
                         record.revive_offset = msg.queue_offset
+                        if self.supersede.is_earlier_term(record):
+                            self.supersede.learn(record)
                         key = record.merge_key()
                         queue.pending[key] = record
                         _seen, early = queue.orphan_acks.pop(key, (0, set()))
@@ -239,11 +283,27 @@ class PopReviveService:
             if index >= 0:
                 ck.bit_map |= 1 << index
 
-    async def _revive_checkpoint(self, ck: PopCheckPoint) -> bool:
+    async def _superseded(self, ck: PopCheckPoint) -> set[int]:
+        """The offsets of ``ck`` a later checkpoint covers (only one of an earlier term)."""
+        if not self.supersede.is_earlier_term(ck):
+            return set()
+        if self.supersede.needs_cover(ck.pop_time):
+            await asyncio.to_thread(self.supersede.cover, ck.pop_time)
+        return self.supersede.superseded(ck)
+
+    async def _revive_checkpoint(self, ck: PopCheckPoint, superseded: set[int]) -> bool:
         key = ck.merge_key()
         acked = self.inflight.acked_offsets(key)
         offsets = [ck.ack_offset_by_index(i) for i in range(ck.num)]
         todo = [o for i, o in enumerate(offsets) if not ck.bit_map >> i & 1 and o not in acked]
+        skipped = [o for o in todo if o in superseded]
+        if skipped:
+            self.supersede.superseded_total += len(skipped)
+            todo = [o for o in todo if o not in superseded]
+            log.info(
+                "revive: %s@%s:%d pop %d offsets %s not revived: a later checkpoint covers them",
+                ck.cid, ck.topic, ck.queue_id, ck.pop_time, skipped,
+            )  # fmt: skip
         ok = True
         for offset, status in zip(todo, await self.reviver.revive_messages(ck, todo), strict=True):
             if status is None:

@@ -45,9 +45,11 @@ class ReviveLog:
         ack_deliver_ms: int = 0,
         *,
         wait: bool = True,
+        cancel: bool = False,
     ) -> PutMessageStatus:
         """Put ``record``; the store's status (PUT_OK, or why not). ``wait=False``: answered
-        once appended, without waiting for the flush or the in-sync replicas."""
+        once appended, without waiting for the flush or the in-sync replicas. ``cancel``: an
+        ack that cancels an unanswered pop's check point (records.CANCEL_PROPERTY)."""
         store = self.broker.message_store
         msg = build_revive_message(
             record,
@@ -56,6 +58,7 @@ class ReviveLog:
             store_host=self.broker.store_host,
             now_ms=store.now_ms(),
             ack_deliver_ms=ack_deliver_ms,
+            cancel=cancel,
         )
         timer = store.timer_message_store  # HookUtils.handleScheduleMessage's timer part
         if timer is None:
