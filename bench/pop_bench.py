@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/pop_bench.py              # about 2 minutes
     .venv/bin/python bench/pop_bench.py --quick      # smoke run
+    .venv/bin/python bench/pop_bench.py --calls 20000  # CPU a pop / batch ack, in process
 
 The broker runs in its own process (``rocketq broker``, no name server), as in broker_bench:
 
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers
 from broker_bench import batch_rocketq, drain_rocketq, print_table, send_command
 from figures import BATCH, QUEUES, TIMEOUT_S, Figures, Plan, Probe
+from pop_calls import measure_calls, print_calls
 
 from rocketq.remoting import event_loop
 from rocketq.remoting.client import RemotingClient
@@ -173,7 +175,13 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--redeliver", type=int, default=2_000)
     ap.add_argument("--invisible-ms", type=int, default=2_000)
+    ap.add_argument(
+        "--calls", type=int, metavar="COUNT", help="only the CPU a pop and an ack cost, in process"
+    )
     args = ap.parse_args()
+    if args.calls:
+        print_calls(*event_loop.run(measure_calls(args.calls)))
+        return
     if args.quick:
         args.backlog, args.redeliver = 3_200, 200
     plan = Plan(args.size, (1,), 0, 0, args.backlog, 20.0)

@@ -4,6 +4,7 @@
     .venv/bin/python bench/scale_bench.py --only topics --topics 1000,5000,50000,100000
     .venv/bin/python bench/scale_bench.py --only topics --flush SYNC_FLUSH  # creates wait: fsync
     .venv/bin/python bench/scale_bench.py --only clients --clients 100,1000,10000
+    .venv/bin/python bench/scale_bench.py --only topics-controller --topics 1000,10000
 
 A name server and a broker run as their own processes (``rocketq namesrv``, ``rocketq broker``)
 on 127.0.0.1, so their RSS and CPU are theirs; the bench is the client. Curves (``--only``):
@@ -13,6 +14,9 @@ on 127.0.0.1, so their RSS and CPU are theirs; the bench is the client. Curves (
   time until the route has each new topic (max ms), broker and name server RSS, a full
   registration of the broker's table (REGISTER_BROKER in 800-topic parts, as the broker sends
   it: ms and body MB), route lookup (p50 ms over 200) and the name server's topic list (ms).
+- ``topics-controller``: the same creates in a controller-mode group (``rocketq server
+  --cluster controller``: a name server with an embedded controller and three broker
+  processes), each answered once both in-sync slaves hold it (``bench/scale_controller.py``).
 - ``queues``: a topic with 8 ... 1,024 queues: create ms, route lookup ms, route body bytes.
 - ``clients``: 100 ... 10,000 connections (RLIMIT_NOFILE raised), each heartbeating once as a
   producer, 1,000 of them also consumers of one group: broker RSS per connection, broker CPU
@@ -416,7 +420,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "--only", choices=["topics", "queues", "clients", "store", "backlog"], action="append"
+        "--only",
+        choices=["topics", "topics-controller", "queues", "clients", "store", "backlog"],
+        action="append",
     )
     ap.add_argument("--topics", default="1000,5000,20000,50000,100000")
     ap.add_argument("--creates", type=int, default=100)
@@ -432,6 +438,11 @@ def main() -> None:
     print(f"scale bench: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     if "topics" in only:
         asyncio.run(topics_curve(ints(args.topics), args.creates, args.flush))
+    if "topics-controller" in only:
+        from scale_controller import topics_controller_curve
+
+        with tempfile.TemporaryDirectory() as tmp:
+            asyncio.run(topics_controller_curve(ints(args.topics), args.creates, Path(tmp)))
     if "queues" in only:
         asyncio.run(queues_curve(ints(args.queues)))
     if "clients" in only:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rocketq.broker.broker_stats_manager import TOPIC_PUT_NUMS, TOPIC_PUT_SIZE
 from rocketq.broker.controller import BrokerController
 from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.broker.processors.send_answer import reply_pieces
@@ -174,6 +175,12 @@ async def burst_on(broker: BrokerController, native: bool, n: int) -> dict[str, 
         "put latencies": sum(stats.put_latency_counts) - before[2],
         "rpc latencies": rpc_count(broker) - before[3],
         "by type": stats.put_by_type[(topic, "Normal")],
+        "topic stats": [
+            (item.value, item.times)
+            for name in (TOPIC_PUT_NUMS, TOPIC_PUT_SIZE)
+            if (item := stats.sets[name].get(topic)) is not None
+        ],
+        "sizes": stats.message_sizes[topic],
         "codes": [r.code for r in ordered],
         "remarks": [r.remark for r in ordered],
         "fields": [

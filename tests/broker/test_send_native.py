@@ -104,7 +104,7 @@ def processor_of(broker: BrokerController) -> SendMessageProcessor:
 
 async def bursts_on(
     tmp_path: Path, native: bool, bursts: list[list[RemotingCommand]]
-) -> tuple[list[bytes], list[object], int]:
+) -> tuple[list[bytes], list[object], int, int]:
     native_frames.use(native)
     native_record.use(native)
     props = small_store_properties(SEGMENT)
@@ -120,7 +120,8 @@ async def bursts_on(
                 offset = None if msg_id is None else decode_message_id(msg_id)[1]
                 answers.append((r.code, r.remark, fields, offset))
         assert broker.message_store.wait_for_dispatch(WAIT_S)
-        return masked_commitlog(broker), answers, processor_of(broker).native_reads
+        processor = processor_of(broker)
+        return masked_commitlog(broker), answers, processor.native_reads, processor.split_reads
 
 
 async def test_bursts_rolling_files_are_stored_and_answered_alike_on_both_paths(
@@ -152,11 +153,12 @@ async def test_bursts_rolling_files_are_stored_and_answered_alike_on_both_paths(
     ]
     native = await bursts_on(tmp_path, True, [*bursts, mixed])
     python = await bursts_on(tmp_path, False, [*bursts, mixed])
-    records, answers, reads = native
+    records, answers, reads, split = native
     # the first send to each topic creates it on the Python path; of the mixed burst C reads
-    # the plain one, the roll-sized one and WAIT=false
+    # the plain one, the roll-sized one and WAIT=false; each in its read's split
     assert reads == 178 + 3
-    assert python[2] == 0
+    assert split == reads
+    assert python[2:] == (0, 0)
     assert len([r for r in records if len(r) == 8]) >= 2  # two files ended by a blank
     codes = [a[0] for a in answers]  # type: ignore[index]
     assert codes[:180] == [ResponseCode.SUCCESS] * 180
@@ -211,3 +213,63 @@ def test_random_sends_read_by_c_are_the_python_paths() -> None:
     rng = random.Random(2212)
     findings = [append_fuzz.check_send_put(rng) for _ in range(3000)]
     assert [f for f in findings if f] == []
+
+
+async def test_a_burst_of_sends_cut_by_a_malformed_frame_is_answered_then_closed(
+    tmp_path: Path,
+) -> None:
+    """The sends before a bad frame length in one write are stored and answered alike on
+    both paths, then the broker closes that connection."""
+    v2 = RequestCode.SEND_MESSAGE_V2
+    warm = [send_request("Cut", b"first", code=v2)]  # creates the topic
+    burst = [send_request("Cut", bytes([i]) * 100, queue_id=i % 4, code=v2) for i in range(5)]
+    outcomes = []
+    for native in (True, False):
+        native_frames.use(native)
+        native_record.use(native)
+        props = small_store_properties(SEGMENT)
+        async with run_broker(tmp_path / f"cut{int(native)}", store_properties=props) as broker:
+            await raw_burst(broker.broker_addr, warm)
+            host, port = broker.broker_addr.split(":")
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(b"".join(encode(r) for r in burst) + struct.pack(">i", 2) + b"xx")
+            decoder = FrameDecoder()
+            replies: list[RemotingCommand] = []
+            async with asyncio.timeout(WAIT_S):
+                while data := await reader.read(65536):  # to the broker's close
+                    replies += decoder.feed(data)
+            writer.close()
+            assert broker.message_store.wait_for_dispatch(WAIT_S)
+            codes = sorted((r.opaque, r.code, r.ext_fields.get("queueOffset")) for r in replies)
+            split = processor_of(broker).split_reads
+            outcomes.append((masked_commitlog(broker), [c[1:] for c in codes], split))
+    native_outcome, python_outcome = outcomes
+    # queues 0, 1, 2, 3, 0; queue 0 holds the first send already
+    assert native_outcome[1] == [(ResponseCode.SUCCESS, str(o)) for o in (1, 0, 0, 0, 2)]
+    assert native_outcome[2] == 5
+    assert native_outcome[:2] == python_outcome[:2]
+
+
+async def test_with_an_rpc_hook_the_sends_are_not_read_in_the_split(tmp_path: Path) -> None:
+    """A hook (ACL, fencing) must see each request first: the read's split leaves the
+    sends to the fast processor, which runs the hook (here one that lets all through)."""
+    native_frames.use(True)
+    native_record.use(True)
+    seen: list[int] = []
+
+    def hook(_channel: object, request: RemotingCommand) -> RemotingCommand | None:
+        seen.append(request.opaque)
+        return None
+
+    v2 = RequestCode.SEND_MESSAGE_V2
+    burst = [send_request("Hooked", bytes([i]) * 10, code=v2) for i in range(6)]
+    async with run_broker(
+        tmp_path / "hook", store_properties=small_store_properties(SEGMENT)
+    ) as broker:
+        broker.remoting_server.register_rpc_hook(hook)
+        replies = await raw_burst(broker.broker_addr, burst)
+        processor = processor_of(broker)
+        assert [r.code for r in replies] == [ResponseCode.SUCCESS] * 6
+        assert sorted(seen) == sorted(r.opaque for r in burst)
+        assert processor.split_reads == 0
+        assert processor.native_reads == 5  # the first created the topic

@@ -12,24 +12,55 @@
  * Every length is checked against the buffer before it is read; the frame length is read as
  * a signed int32 and compared in 64 bits, so no sum overflows.
  *
+ * split_sends is the same walk for the broker's reads (issue 22, lever 1: a read in one call):
+ * each JSON SEND_MESSAGE_V2 request whose put send_put.c reads comes back as the pair
+ * (command, put), so the broker queues it without another call per send.
+ *
  * The other parts: header.c and custom_header.c (headers), command_encode.c and send_reply.c
  * (reply heads), send_put.c (a SEND_MESSAGE_V2's put read from its extFields).
  */
 #include "remoting.h"
 
-static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "split_frames(buffer, max_frame_size)");
-        return NULL;
+/* spec of split_sends: (code, rules, put_cls, born_host, store_host), send_put_of's
+ * arguments after (fields, body) */
+#define SPEC_SIZE 5
+
+/* a request frame of the spec's code read into its put: the (command, put) pair, or the
+ * command alone (a new reference either way) when send_put_of declines; NULL on error */
+static PyObject *with_put(PyObject *cmd, const HeaderMeta *meta, PyObject *body,
+                          PyObject *spec) {
+    PyObject *args[6] = {meta->ext_fields,
+                         body,
+                         PyTuple_GET_ITEM(spec, 1),
+                         PyTuple_GET_ITEM(spec, 2),
+                         PyTuple_GET_ITEM(spec, 3),
+                         PyTuple_GET_ITEM(spec, 4)};
+    PyObject *put = send_put_of(NULL, args, 6);
+    if (put == NULL) return NULL;
+    if (put == Py_None) {
+        Py_DECREF(put);
+        return Py_NewRef(cmd);
     }
+    PyObject *pair = PyTuple_Pack(2, cmd, put);
+    Py_DECREF(put);
+    return pair;
+}
+
+/* the walk of split_frames and split_sends; spec is NULL for split_frames */
+static PyObject *walk(PyObject *buffer, PyObject *max_obj, PyObject *spec) {
     if (TYPES.command_cls == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "split_frames before configure");
         return NULL;
     }
-    long long max_frame = PyLong_AsLongLong(args[1]);
+    long long max_frame = PyLong_AsLongLong(max_obj);
     if (max_frame == -1 && PyErr_Occurred()) return NULL;
+    long send_code = -1;
+    if (spec != NULL) {
+        send_code = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0));
+        if (send_code == -1 && PyErr_Occurred()) return NULL;
+    }
     Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE) < 0) return NULL;
     const unsigned char *b = view.buf;
     Py_ssize_t end = view.len, pos = 0;
     PyObject *items = PyList_New(0), *error = NULL;
@@ -59,8 +90,17 @@ static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t 
             PyObject *body = PyBytes_FromStringAndSize(
                 (const char *)header + header_length, (Py_ssize_t)length - 4 - header_length);
             if (body == NULL) goto fail;
-            rc = type == SERIALIZE_JSON ? decode_json_header(header, header_length, body, &item)
-                                        : decode_binary_header(header, header_length, body, &item);
+            HeaderMeta meta = {0, 0, NULL};
+            rc = type == SERIALIZE_JSON
+                     ? decode_json_header(header, header_length, body, &item, &meta)
+                     : decode_binary_header(header, header_length, body, &item);
+            if (spec != NULL && rc == HD_OK && meta.ext_fields != NULL &&
+                meta.code == send_code && (meta.flag & (FLAG_RESPONSE | FLAG_ONEWAY)) == 0) {
+                PyObject *taken = with_put(item, &meta, body, spec);
+                Py_DECREF(item);
+                item = taken;
+                if (item == NULL) rc = HD_ERROR;
+            }
             Py_DECREF(body);
             if (rc == HD_ERROR) goto fail;
         }
@@ -80,6 +120,28 @@ fail:
     Py_XDECREF(items);
     Py_XDECREF(error);
     return NULL;
+}
+
+static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "split_frames(buffer, max_frame_size)");
+        return NULL;
+    }
+    return walk(args[0], args[1], NULL);
+}
+
+/* split_sends(buffer, max_frame_size, spec): split_frames, where every JSON request (not
+ * oneway) of the spec's code whose put send_put_of reads (send_put.c) is the pair
+ * (command, put) instead of the command: the frame split and the reading of the read's
+ * fast-path sends in one call */
+static PyObject *split_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[2]) || PyTuple_GET_SIZE(args[2]) != SPEC_SIZE ||
+        !PyLong_Check(PyTuple_GET_ITEM(args[2], 0))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "split_sends(buffer, max_frame_size, (code, rules, put_cls, born, store))");
+        return NULL;
+    }
+    return walk(args[0], args[1], args[2]);
 }
 
 /* configure(command_cls, language_members, other, serialize_json, serialize_rocketmq):
@@ -122,6 +184,8 @@ static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nar
 static PyMethodDef methods[] = {
     {"split_frames", (PyCFunction)(void (*)(void))split_frames, METH_FASTCALL,
      "The complete frames of a buffer: (commands or frame bytes, bytes consumed, error)."},
+    {"split_sends", (PyCFunction)(void (*)(void))split_sends, METH_FASTCALL,
+     "split_frames, with each fast-path send as the pair (command, its put)."},
     {"header_from_fields", (PyCFunction)(void (*)(void))header_from_fields, METH_FASTCALL,
      "A header dataclass from extFields by its field table; None where Python must read it."},
     {"encode_json_head", (PyCFunction)encode_json_head, METH_O,

@@ -10,6 +10,12 @@ def configure(
 def split_frames(
     buffer: ReadableBuffer, max_frame_size: int, /
 ) -> tuple[list[Any], int, str | None]: ...
+def split_sends(
+    buffer: ReadableBuffer,
+    max_frame_size: int,
+    spec: tuple[int, tuple[tuple[bytes, ...], bytes, bytes, bytes, int], type[Any], bytes, bytes],
+    /,
+) -> tuple[list[Any], int, str | None]: ...
 def send_reply_heads(
     pieces: tuple[bytes, ...], items: list[tuple[int, str, int, int]], /
 ) -> bytes | None: ...

@@ -330,7 +330,8 @@ static PyObject *build_command(int32_t code, PyObject *language, int32_t version
     return cmd;
 }
 
-int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out) {
+int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out,
+                       HeaderMeta *meta) {
     /* codec.decode_json_header reads a header starting "{" and a non-zero byte as UTF-8;
      * other encodings it sniffs: the Python decoder */
     if (n < 2 || h[0] != '{' || h[1] == 0) return HD_FALLBACK;
@@ -434,6 +435,11 @@ int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyO
     *out = build_command(code, language, version, opaque, flag, remark, ext, body,
                          TYPES.serialize_json);
     rc = *out != NULL ? HD_OK : HD_ERROR;
+    if (meta != NULL && rc == HD_OK) {
+        meta->code = code;
+        meta->flag = flag;
+        meta->ext_fields = ext; /* borrowed: the command holds it */
+    }
 done:
     if (rc == HD_FALLBACK) PyErr_Clear();
     Py_XDECREF(language);

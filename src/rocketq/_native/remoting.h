@@ -46,8 +46,15 @@ typedef struct {
 
 extern Types TYPES;
 
-/* header.c: one header (JSON or ROCKETMQ) plus its body into a RemotingCommand */
-int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out);
+/* header.c: one header (JSON or ROCKETMQ) plus its body into a RemotingCommand; a JSON
+ * header's code, flag and extFields (borrowed from the command) also in *meta when given */
+typedef struct {
+    int32_t code;
+    int32_t flag;
+    PyObject *ext_fields;
+} HeaderMeta;
+int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out,
+                       HeaderMeta *meta);
 int decode_binary_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out);
 
 /* custom_header.c: a typed header from extFields by a table custom_header.py builds */
@@ -61,5 +68,8 @@ PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 /* send_put.c: a SEND_MESSAGE_V2 request's SendPut from its extFields */
 PyObject *send_put_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* _remoting.c: the flag bits of RemotingCommand (RemotingCommand.RPC_TYPE, RPC_ONEWAY) */
+#define FLAG_RESPONSE 1
+#define FLAG_ONEWAY 2
 
 #endif

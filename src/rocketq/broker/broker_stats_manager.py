@@ -126,6 +126,30 @@ class BrokerStatsManager:
             sizes = self.message_sizes[topic] = [0] * (len(MESSAGE_SIZE_BOUNDS) + 1)
         sizes[bisect.bisect_left(MESSAGE_SIZE_BOUNDS, wrote_bytes // max(msg_num, 1))] += msg_num
 
+    def record_single_puts(self, topic: str, sizes: list[int], message_type: str) -> None:
+        """``record_put(topic, 1, size, message_type=...)`` for each size, in one call (the
+        single sends of one flush, answered together: send_answer.py); the same figures."""
+        n = len(sizes)
+        total = sum(sizes)
+        self._topic_put_nums.add_value(topic, n, n)
+        self._topic_put_size.add_value(topic, total, n)
+        self._broker_put_nums.add_value(self.cluster_name, n, n)
+        self.put_message_times_total += n
+        self.put_message_size_total += total
+        pair = self.put_by_type.get((topic, message_type))
+        if pair is None:
+            pair = self.put_by_type[(topic, message_type)] = [0, 0]
+        pair[0] += n
+        pair[1] += total
+        counts = self.message_sizes.get(topic)
+        if counts is None:
+            counts = self.message_sizes[topic] = [0] * (len(MESSAGE_SIZE_BOUNDS) + 1)
+        last, index = -1, 0
+        for size in sizes:
+            if size != last:  # a burst's sizes often repeat
+                last, index = size, bisect.bisect_left(MESSAGE_SIZE_BOUNDS, size)
+            counts[index] += 1
+
     def record_put_latency(self, elapsed_ms: float) -> None:
         """StoreStatsService.setPutMessageEntireTimeMax: the distribution and the maximum."""
         value = int(elapsed_ms)

@@ -19,20 +19,28 @@ Controller mode (beyond RocketMQ 5, whose slaves keep the 10 s poll): the Replic
 a round every ``METADATA_POLL_S`` and sets ``broker_id``; the topic-config request then carries
 the slave's id and the version it took from this master, so the master answers with the
 version alone while nothing moved and knows which version each in-sync slave holds
-(broker/metadata_acks.py). Tables are persisted only when they changed.
+(broker/metadata_acks.py). The topic table is not part of that round there: it follows the
+master by long polls (``follow_topic_config``, broker/topic_config_feed.py), each answer's
+changes applied and the next poll, the ack of a create, sent at once. Tables are persisted
+only when they changed. Each round's time per table, and the offsets it took, are logged at
+DEBUG (a slow round at INFO): the evidence when a change of master replays more than expected
+(RELIABILITY.md, "Re-consumption past 2 s after a paused master").
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import time
 from typing import Any, Protocol
 
-from rocketq.broker.metadata_acks import SLAVE_BROKER_ID, TOPIC_DATA_VERSION
+from rocketq.broker.metadata_acks import METADATA_POLL_S, SLAVE_BROKER_ID, TOPIC_DATA_VERSION
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
 from rocketq.broker.topic_config import TopicConfigManager
+from rocketq.broker.topic_config_feed import TOPIC_CONFIG_CHANGES, TOPIC_WAIT_MILLIS
 from rocketq.errors import RocketQError
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol import fastjson
@@ -57,6 +65,11 @@ class SlaveSyncBroker(Protocol):
 log = logging.getLogger(__name__)
 
 SYNC_TIMEOUT_S = 3.0
+#: how long a controller-mode slave lets its master hold a topic-config poll
+TOPIC_WAIT_MS = 5000
+#: a round longer than this is logged at INFO (every round at DEBUG, with the offsets it took):
+#: what a change of master replays grows with the time offsets take to reach the slave
+SLOW_ROUND_S = 1.0
 
 
 class SlaveSynchronize:
@@ -68,6 +81,7 @@ class SlaveSynchronize:
         self.broker_id: int | None = None  # controller mode: reported with the topic poll
         self._synced_topic_version: str | None = None  # taken from ``_synced_from``
         self._synced_from: str | None = None
+        self._followers = 0  # follow_topic_config loops running (a cancelled one may linger)
 
     def note_local_commit(self, key: str, queue_id: int, offset: int) -> None:
         """ConsumerOffsetManager.commit_listener on a slave."""
@@ -78,22 +92,84 @@ class SlaveSynchronize:
         addr = self.master_addr
         if not addr:
             return False
-        if addr != self._synced_from:  # a new master: what the last one said does not count
-            self._synced_from, self._synced_topic_version = addr, None
+        self._note_master(addr)
+        began = time.monotonic()
+        steps = []
         try:
-            await self._sync_topic_config(addr)
-            await self._sync_consumer_offset(addr)
-            await self._sync_delay_offset(addr)
-            await self._sync_subscription_group_config(addr)
+            for step in (
+                self._sync_topic_config,
+                self._sync_consumer_offset,
+                self._sync_delay_offset,
+                self._sync_subscription_group_config,
+            ):
+                if step != self._sync_topic_config or not self.topic_follower:
+                    await step(addr)
+                steps.append(time.monotonic())
         except (OSError, ValueError, TimeoutError, RocketQError) as exc:
-            log.warning("slave sync from master %s failed: %r", addr, exc)
+            log.warning(
+                "slave sync from master %s failed after %.3f s: %r",
+                addr,
+                time.monotonic() - began,
+                exc,
+            )
             return False
         self.sync_count += 1
+        took = steps[-1] - began
+        level = logging.INFO if took > SLOW_ROUND_S else logging.DEBUG
+        if log.isEnabledFor(level):
+            marks = [began, *steps]
+            log.log(
+                level,
+                "metadata round %d from %s: %.3f s (topics, offsets, delay, groups: %s)",
+                self.sync_count,
+                addr,
+                took,
+                ", ".join(f"{b - a:.3f}" for a, b in itertools.pairwise(marks)),
+            )
         return True
 
-    async def _fetch(self, addr: str, code: int, fields: dict[str, str] | None = None) -> Any:
+    @property
+    def topic_follower(self) -> bool:
+        """True while follow_topic_config runs: the rounds leave the topic table to it."""
+        return self._followers > 0
+
+    def _note_master(self, addr: str) -> None:
+        if addr != self._synced_from:  # a new master: what the last one said does not count
+            self._synced_from, self._synced_topic_version = addr, None
+
+    async def follow_topic_config(self) -> None:
+        """Controller mode: the master's topic table followed by long polls until cancelled
+        (each answer applied, the next poll sent at once; a failed one retried after
+        ``METADATA_POLL_S``)."""
+        self._followers += 1
+        try:
+            while True:
+                addr = self.master_addr
+                if not addr:
+                    await asyncio.sleep(METADATA_POLL_S)
+                    continue
+                self._note_master(addr)
+                started = time.monotonic()
+                try:
+                    moved = await self._sync_topic_config(addr, TOPIC_WAIT_MS)
+                except (OSError, ValueError, TimeoutError, RocketQError) as exc:
+                    log.warning("slave topic sync from master %s failed: %r", addr, exc)
+                    await asyncio.sleep(METADATA_POLL_S)
+                    continue
+                if not moved and time.monotonic() - started < TOPIC_WAIT_MS / 2000:
+                    await asyncio.sleep(METADATA_POLL_S)  # not held (a master that holds none)
+        finally:
+            self._followers -= 1
+
+    async def _fetch(
+        self,
+        addr: str,
+        code: int,
+        fields: dict[str, str] | None = None,
+        timeout_s: float = SYNC_TIMEOUT_S,
+    ) -> Any:
         request = RemotingCommand.create_request(code, fields or {})
-        response = await self.broker.remoting_client.invoke(addr, request, SYNC_TIMEOUT_S)
+        response = await self.broker.remoting_client.invoke(addr, request, timeout_s)
         if response.code != ResponseCode.SUCCESS:
             raise ValueError(f"master answered {code} with {response.code}: {response.remark}")
         obj = fastjson.loads(bytes(response.body or b"").decode("utf-8"))
@@ -101,7 +177,9 @@ class SlaveSynchronize:
             raise ValueError(f"master's answer to {code} is not a JSON object")  # noqa: TRY004 -- a malformed master answer, not a caller's bug
         return obj
 
-    async def _sync_topic_config(self, addr: str) -> None:
+    async def _sync_topic_config(self, addr: str, wait_ms: int = 0) -> bool:
+        """One topic-config request (held up to ``wait_ms`` by the master while unchanged);
+        True when the table moved."""
         manager = self.broker.topic_config_manager
         fields: dict[str, str] = {}
         if self.broker_id is not None:
@@ -109,14 +187,37 @@ class SlaveSynchronize:
             mine = fastjson.dumps(manager.data_version.to_json()).decode("utf-8")
             if mine == self._synced_topic_version:  # unchanged since we took it: the master
                 fields[TOPIC_DATA_VERSION] = mine  # answers with the version alone if it holds
-        obj = await self._fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG, fields)
-        if obj.get("dataVersion") != manager.data_version.to_json():
+                if wait_ms:  # or holds the request until it moves (topic_config_feed)
+                    fields[TOPIC_WAIT_MILLIS] = str(wait_ms)
+        timeout_s = SYNC_TIMEOUT_S + wait_ms / 1000
+        obj = await self._fetch(addr, RequestCode.GET_ALL_TOPIC_CONFIG, fields, timeout_s)
+        if addr != self.master_addr:  # the master changed (or the sync stopped) meanwhile
+            return False
+        changes = obj.get(TOPIC_CONFIG_CHANGES)
+        if changes is not None:
+            await self._apply_topic_changes(changes, obj.get("dataVersion"))
+            return True
+        moved = bool(obj.get("dataVersion") != manager.data_version.to_json())
+        if moved:
             if "topicConfigTable" not in obj:
                 raise ValueError("the master answered a topic-config version without its table")
             manager.topic_config_table.clear()
             manager.decode(obj)
             await asyncio.to_thread(manager.persist)
             log.info("slave synced the master's topic configs")
+        self._synced_topic_version = fastjson.dumps(manager.data_version.to_json()).decode()
+        return moved
+
+    async def _apply_topic_changes(self, changes: Any, version: Any) -> None:
+        if not isinstance(version, dict) or not (
+            isinstance(changes, list) and all(isinstance(c, dict) for c in changes)
+        ):
+            raise ValueError("the master's topic-config changes are malformed")
+        manager = self.broker.topic_config_manager
+        if manager.sync_flush:  # answered (and so acked) after the fsync
+            await asyncio.to_thread(manager.apply_master_changes, changes, version)
+        else:
+            manager.apply_master_changes(changes, version)
         self._synced_topic_version = fastjson.dumps(manager.data_version.to_json()).decode()
 
     async def _sync_consumer_offset(self, addr: str) -> None:
@@ -128,7 +229,10 @@ class SlaveSynchronize:
         merged = manager.encode()
         merged["offsetTable"].update(theirs)
         manager.decode(merged)
-        if manager.encode() != before:
+        after = manager.encode()
+        if after != before:
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("offsets taken: %s", offset_changes(before, after))
             await asyncio.to_thread(manager.persist)
 
     async def _hand_over_local_commits(self, addr: str, theirs: dict[str, Any]) -> None:
@@ -171,3 +275,17 @@ class SlaveSynchronize:
             manager.decode(obj)
             await asyncio.to_thread(manager.persist)
             log.info("slave synced the master's subscription groups")
+
+
+def offset_changes(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """The offsets that differ between two encoded offset tables, as ``key q: old->new``."""
+    old, new = before["offsetTable"], after["offsetTable"]
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        was, now = old.get(key, {}), new.get(key, {})
+        changes += [
+            f"{key} q{q}: {was.get(q)}->{now.get(q)}"
+            for q in sorted(set(was) | set(now))
+            if was.get(q) != now.get(q)
+        ]
+    return "; ".join(changes)

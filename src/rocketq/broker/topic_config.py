@@ -27,6 +27,7 @@ from typing import Any
 
 from rocketq.broker.config import BrokerConfig
 from rocketq.broker.config_manager import ConfigManager
+from rocketq.broker.topic_config_feed import Records, TopicConfigFeed
 from rocketq.broker.topic_config_journal import COMPACTOR, TopicConfigJournal
 from rocketq.broker.topic_config_text import TopicsJsonText
 from rocketq.common.attribute import TOPIC_ATTRIBUTES, alter_current_attributes
@@ -66,6 +67,7 @@ class TopicConfigManager(ConfigManager):
         self._lock = threading.RLock()
         self.journal = TopicConfigJournal(self.path)
         self.text = TopicsJsonText()  # topics.json's text, per topic encoded once
+        self.feed = TopicConfigFeed()  # recent changes, for controller-mode slaves' polls
         self.compact_min_entries = COMPACT_MIN_ENTRIES
         #: SYNC_FLUSH: a change returns once fsynced; else the fsync follows in a thread
         self.sync_flush = False
@@ -215,6 +217,17 @@ class TopicConfigManager(ConfigManager):
         self._make_durable(position)
         return True
 
+    def apply_master_changes(self, records: Records, version: dict[str, Any]) -> None:
+        """A controller-mode slave: its master's changes since the version this table holds
+        (``topic_config_feed``), applied and journaled as one change at the master's version
+        ``version`` (durable on return as a change made here)."""
+        with self._lock:
+            for record in records:
+                self._apply(record)
+            self.data_version = DataVersion.from_json(version)
+            position = self._journal_append(records) if records else 0
+        self._make_durable(position)
+
     def take_unregistered(self) -> tuple[list[TopicConfig], DataVersion]:
         """The configs changed since the last call and the table's version (for an
         incremental registration; a full one takes them too, as it carries them)."""
@@ -240,6 +253,7 @@ class TopicConfigManager(ConfigManager):
         for record in records:
             record["dataVersion"] = version
         position = self.journal.append(records)
+        self.feed.record(records, version)
         threshold = max(self.compact_min_entries, self._compacted_size)
         if self.journal.entry_count >= threshold and self._compaction is None:
             self._compaction = threading.Event()
@@ -287,8 +301,10 @@ class TopicConfigManager(ConfigManager):
         if op == "put" and isinstance(record.get("topicConfig"), dict):
             tc = from_json(TopicConfig, record["topicConfig"])
             self.topic_config_table[tc.topic_name] = tc
+            self.text.put(tc, to_json(tc))  # encoded now, not all at once by the compaction
         elif op == "delete":
             self.topic_config_table.pop(str(record.get("topic")), None)
+            self.text.drop(str(record.get("topic")))
         else:
             log.warning("%s: unknown journal entry %r skipped", self.journal.path, op)
             return

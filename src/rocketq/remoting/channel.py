@@ -3,19 +3,21 @@
 Theory of operation (NettyRemotingAbstract): the connection's ``ChannelProtocol``
 (channel_protocol.py) hands the bytes of each socket read to ``on_read``, which feeds the
 sans-IO ``FrameDecoder`` and dispatches the read's commands in the same call (no reader task,
-no await per read). A response completes the future registered under its ``opaque``
-(``RequestInvoker`` in channel_requests.py: the requests this side sends). A request runs in
-its own task (a held PULL must not block the reader), unless its code has a fast processor:
-that runs on the reader and answers at once, later (``DeferredReply``, e.g.
-the broker's puts of one loop iteration stored together) or, when it must wait, in a task
-after all; the connection reads no more while replies wait for the socket or while too many
-of its answers wait on the store (``MAX_DEFERRED_ANSWERS``). A processor is looked up
-by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises answers
-SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A malformed
-or oversized frame closes this connection only, after the requests read before it in the same
-burst are answered (``_settle``, bounded). Closing fails every pending request, cancels
-running processors and calls the close listeners. Writing, coalesced per loop iteration, is
-channel_writer.py's ``FrameWriter``.
+no await per read). Where the table has ``sends`` (the broker's send processor) and no rpc
+hook, the split also reads the read's fast-path sends into their puts (C ``split_sends``) and
+each (request, put) pair goes straight to ``ReadSends.take``. A response completes the future
+registered under its ``opaque`` (``RequestInvoker`` in channel_requests.py: the requests this
+side sends). A request runs in its own task (a held PULL must not block the reader), unless its
+code has a fast processor: that runs on the reader and answers at once, later
+(``DeferredReply``, e.g. the broker's puts of one loop iteration stored together) or, when it
+must wait, in a task after all; the connection reads no more while replies wait for the socket
+or while too many of its answers wait on the store (``MAX_DEFERRED_ANSWERS``). A processor is
+looked up by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises
+answers SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A
+malformed or oversized frame closes this connection only, after the requests read before it in
+the same burst are answered (``_settle``, bounded). Closing fails every pending request,
+cancels running processors and calls the close listeners. Writing, coalesced per loop
+iteration, is channel_writer.py's ``FrameWriter``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from rocketq.errors import RemotingConnectError, RemotingError
 from rocketq.remoting.channel_protocol import (
@@ -36,6 +38,7 @@ from rocketq.remoting.channel_protocol import (
 )
 from rocketq.remoting.channel_requests import RequestInvoker
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder
+from rocketq.remoting.native_frames import SendSpec
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 
@@ -64,6 +67,18 @@ ServerRpcHook = Callable[["RemotingChannel", RemotingCommand], RemotingCommand |
 ResponseListener = Callable[[RemotingCommand, RemotingCommand, float], None]
 
 
+class ReadSends(Protocol):
+    """The sends a read's C split reads into their puts (the broker's send processor):
+    ``spec_for`` the ``split_sends`` spec for a connection's read (None: split as any other
+    read), ``take`` a (request, put) pair as its fast processor would, or None to leave the
+    request to that processor (which reads it again, the reference)."""
+
+    def spec_for(self, channel: RemotingChannel) -> SendSpec | None: ...
+    def take(
+        self, channel: RemotingChannel, request: RemotingCommand, put: Any
+    ) -> DeferredReply | None: ...
+
+
 SCAN_RESPONSE_TABLE_INTERVAL_S = 1.0
 # how long a connection that sent a malformed frame waits for the answers of the requests
 # before it (a held PULL does not keep it open longer)
@@ -81,6 +96,8 @@ class ProcessorTable:
         self.default: RequestProcessor | None = None
         self.rpc_hooks: list[ServerRpcHook] = []
         self.response_listeners: list[ResponseListener] = []
+        # the broker's fast-path sends, read into their puts by the read's split (on_read)
+        self.sends: ReadSends | None = None
 
     def register(self, code: int, processor: RequestProcessor) -> None:
         self._processors[int(code)] = processor
@@ -217,10 +234,23 @@ class RemotingChannel(RequestInvoker):
             return
         self.last_active_monotonic = time.monotonic()
         self._reading = True
+        sends = self._processors.sends
         try:
-            commands, malformed = self._decoder.feed_until_error(data)
-            for cmd in commands:
-                self._dispatch(cmd)
+            # the read's sends come split and read into their puts, in one C call, when no
+            # rpc hook (ACL, fencing) must see them first
+            spec = None if sends is None or self._processors.rpc_hooks else sends.spec_for(self)
+            if spec is None:
+                commands, malformed = self._decoder.feed_until_error(data)
+                for cmd in commands:
+                    self._dispatch(cmd)
+            else:
+                assert sends is not None
+                items, malformed = self._decoder.feed_sends(data, spec)
+                for item in items:
+                    if type(item) is tuple:
+                        self._dispatch_send(sends, item[0], item[1])
+                    else:
+                        self._dispatch(item)  # type: ignore[arg-type]
             for hook in self._processors.read_end_hooks:
                 try:
                     hook()
@@ -291,6 +321,22 @@ class RemotingChannel(RequestInvoker):
                 return
             coro = self._process_request(cmd)
         self._spawn(coro)
+
+    def _dispatch_send(self, sends: ReadSends, request: RemotingCommand, put: Any) -> None:
+        """A send the read's split read into its put: queued at once, else (over the
+        in-flight limit, or a send ``take`` leaves) dispatched as any request."""
+        if len(self._tasks) + self._deferred >= self._max_requests_in_flight:
+            self._dispatch(request)
+            return
+        try:
+            deferred = sends.take(self, request, put)
+        except Exception as exc:  # noqa: BLE001 -- as a fast processor's: SYSTEM_ERROR with the reason
+            self._answer(request, self._processor_failed(request, exc), time.perf_counter())
+            return
+        if deferred is None:
+            self._dispatch(request)
+        else:
+            self._deferred += 1
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)

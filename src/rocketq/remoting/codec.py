@@ -403,27 +403,46 @@ class FrameDecoder:
         frames = native_frames.FRAMES
         if frames is None:
             return self._feed_python(data)
+        return self._feed_native(data, frames.split_frames, ())
+
+    def feed_sends(
+        self, data: bytes | bytearray | memoryview, spec: native_frames.SendSpec
+    ) -> tuple[list[RemotingCommand | native_frames.SendItem], RemotingCommandError | None]:
+        """``feed_until_error``, with each fast-path send the C reader takes (``spec``, see
+        ``native_frames.FramePaths.split_sends``) as the pair (command, its put); every
+        command when the C frames are off."""
+        frames = native_frames.FRAMES
+        if frames is None:
+            commands, error = self._feed_python(data)
+            return list(commands), error
+        return self._feed_native(data, frames.split_sends, (spec,))
+
+    def _feed_native(
+        self,
+        data: bytes | bytearray | memoryview,
+        split: Callable[..., tuple[list[Any], int, str | None]],
+        extra: tuple[object, ...],
+    ) -> tuple[list[Any], RemotingCommandError | None]:
         buffer = self._buffer
         if buffer:
             buffer += data
             source: bytes | bytearray | memoryview = buffer
         else:
             source = data  # the common case: no partial frame waits, no copy
-        items, consumed, reason = frames.split_frames(source, self._max_frame_size)
-        commands: list[RemotingCommand] = items  # type: ignore[assignment]
+        items, consumed, reason = split(source, self._max_frame_size, *extra)
         error = RemotingCommandError(reason) if reason is not None else None
         for index, item in enumerate(items):
             if isinstance(item, bytes):  # a header C leaves to the reference decoder
                 try:
-                    commands[index] = decode_frame_body(memoryview(item))
+                    items[index] = decode_frame_body(memoryview(item))
                 except RemotingCommandError as exc:
-                    del commands[index:]
-                    return commands, exc
+                    del items[index:]
+                    return items, exc
         if buffer:
             del buffer[:consumed]
         elif consumed < len(data):
             buffer += memoryview(data)[consumed:]
-        return commands, error
+        return items, error
 
     def _feed_python(
         self, data: bytes | bytearray | memoryview

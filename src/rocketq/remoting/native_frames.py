@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from rocketq.common.native_record import ENV_SWITCH
 from rocketq.remoting.protocol import custom_header
@@ -21,6 +21,14 @@ from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
+
+
+#: split_sends's spec: (request code, send_put_of's rules, put class, born host, store host)
+SendSpec: TypeAlias = tuple[
+    int, tuple[tuple[bytes, ...], bytes, bytes, bytes, int], type, bytes, bytes
+]
+#: a fast-path send of a read as split_sends gives it: (the request, its put)
+SendItem: TypeAlias = tuple[RemotingCommand, Any]
 
 
 class FramePaths(Protocol):
@@ -47,6 +55,9 @@ class FramePaths(Protocol):
     def split_frames(
         self, buffer: bytes | bytearray | memoryview, max_frame_size: int, /
     ) -> tuple[list[RemotingCommand | bytes], int, str | None]: ...
+    def split_sends(
+        self, buffer: bytes | bytearray | memoryview, max_frame_size: int, spec: SendSpec, /
+    ) -> tuple[list[RemotingCommand | bytes | SendItem], int, str | None]: ...
 
 
 COMPILED: FramePaths | None

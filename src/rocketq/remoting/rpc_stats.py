@@ -7,6 +7,7 @@ server read ``snapshot()`` at scrape time, so nothing is counted twice.
 
 from __future__ import annotations
 
+import bisect
 import threading
 from dataclasses import dataclass, field
 
@@ -24,12 +25,8 @@ class LatencyHistogram:
     sum_ms: float = 0.0
 
     def observe(self, value_ms: float) -> None:
-        index = len(RPC_LATENCY_BUCKETS_MS)
-        for i, bound in enumerate(RPC_LATENCY_BUCKETS_MS):
-            if value_ms <= bound:
-                index = i
-                break
-        self.counts[index] += 1
+        # the first bucket whose bound is >= the value (+Inf past the last): one per answer
+        self.counts[bisect.bisect_left(RPC_LATENCY_BUCKETS_MS, value_ms)] += 1
         self.sum_ms += value_ms
 
     def cumulative(self) -> list[tuple[str, int]]:

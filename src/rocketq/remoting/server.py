@@ -25,6 +25,7 @@ from rocketq.remoting.channel import (
     CloseListener,
     FastProcessor,
     ProcessorTable,
+    ReadSends,
     RemotingChannel,
     RequestProcessor,
     ResponseListener,
@@ -73,6 +74,10 @@ class RemotingServer:
     def fast_processor(self, code: int) -> FastProcessor | None:
         """The fast processor registered for ``code``, if any."""
         return self._processors.fast.get(int(code))
+
+    def set_read_sends(self, sends: ReadSends | None) -> None:
+        """Have each read's split read these sends into their puts (channel.py's on_read)."""
+        self._processors.sends = sends
 
     def add_read_end_hook(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` after the requests of each read on any connection are dispatched

@@ -291,7 +291,7 @@ class CommitLog:
         if not skip_cq:
             table[key] = queue_offset + 1
         # positional (status, wrote_offset, wrote_bytes, msg_id, queue_offset, store_timestamp):
-        # keywords cost a frozen dataclass 0.2 us more per put
+        # keywords cost 0.2 us more per put
         return AppendMessageResult(
             AppendMessageStatus.PUT_OK,
             phy,

@@ -10,14 +10,18 @@ keys, bad UTF-8) and feeds the result, whole and split at a random point, to
 ``FrameDecoder`` on the C path and on the Python path: both must give the same commands and
 the same error, and the send headers read from the commands' extFields (the C header reader,
 ``header_from_fields``) and each command encoded again (``encode_json_head``) must match
-the Python ones. The send replies' heads (``send_reply_heads``) get random pieces and
+the Python ones; ``split_sends`` must split it as ``split_frames`` does, each send it reads
+(random V2 sends are mixed in) the command ``split_frames`` gives with ``send_put_of``'s put
+(``check_split_sends``). The send replies' heads (``send_reply_heads``) get random pieces and
 values, edge and wrong ones, and must equal ``reply_heads_reference``'s. The record scan and decode
 (``rocketq._native._record``) get mutated commitlog records and must not crash; the C append
 of sends (``append_sends``) gets random sends and must write what the Python path writes,
 and the C reader of a send's put (``send_put_of``) random extFields (``append_fuzz``). The C
 pull read (``collect_messages``) walks damaged consume queue units of a small store and
-made-up files and must give what ``get_message`` gives (``collect_fuzz``). A finding prints
-the seed and input and exits 1.
+made-up files and must give what ``get_message`` gives (``collect_fuzz``). The C POP paths
+(``rocketq._native._pop``) read mutated batch-ack bodies and build pop answers and must
+give what the Python references give (``pop_fuzz``). A finding prints the seed and input and
+exits 1.
 """
 
 from __future__ import annotations
@@ -36,15 +40,25 @@ from pathlib import Path
 from rocketq.common import message_const as mc
 from rocketq.common import message_decoder, native_record
 from rocketq.common.message import MessageExt
+from rocketq.errors import RemotingCommandError
 from rocketq.remoting import native_frames
 from rocketq.remoting.codec import FRAME_PREFIX_STRUCT, FrameDecoder, encode
-from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
+from rocketq.remoting.protocol.codes import LanguageCode, RequestCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader, SendMessageRequestHeaderV2
 from rocketq.store.commitlog import DispatchRequest
+from rocketq.store.commitlog_send import SendPut
 from rocketq.store.message_store import MessageStore
-from rocketq.testing.append_fuzz import check_append_sends, check_send_put
+from rocketq.testing.append_fuzz import (
+    BORN,
+    RULES,
+    STORE,
+    check_append_sends,
+    check_send_put,
+    random_fields,
+)
 from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
+from rocketq.testing.pop_fuzz import check_batch_ack_body, check_pop_answer_fields
 from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
@@ -167,6 +181,60 @@ def check_frames(rng: random.Random, data: bytes) -> str | None:
             headers.append(outcome(lambda: SendMessageRequestHeader.from_ext_fields(fields)))  # noqa: B023
         if headers[:3] != headers[3:]:
             return f"{cmd!r} encoded and read: C {headers[:3]!r}\nPython {headers[3:]!r}"
+    return None
+
+
+SEND_SPEC = (int(RequestCode.SEND_MESSAGE_V2), RULES, SendPut, BORN, STORE)
+
+
+def send_frame(rng: random.Random) -> bytes:
+    """A SEND_MESSAGE_V2 request of random V2 extFields (``append_fuzz.random_fields``, its
+    values made text, as a client sends them), for ``split_sends`` to read."""
+    fields = {k: str(v) for k, v in random_fields(rng).items() if isinstance(v, str | int)}
+    cmd = RemotingCommand(
+        code=RequestCode.SEND_MESSAGE_V2,
+        opaque=rng.randrange(1 << 31),
+        flag=rng.choice((0, 0, 0, 1, 2)),
+        ext_fields=fields,
+        body=rng.randbytes(rng.choice((0, 10, 4096, 4097))),
+        serialize_type=rng.choice((SerializeType.JSON, SerializeType.JSON, SerializeType.ROCKETMQ)),
+    )
+    try:
+        return encode(cmd)
+    except RemotingCommandError:  # a surrogate the binary header cannot hold: JSON escapes it
+        cmd.serialize_type = SerializeType.JSON
+        return encode(cmd)
+
+
+def check_split_sends(rng: random.Random, data: bytes) -> str | None:
+    """``split_sends`` on ``data`` is ``split_frames`` but for the sends it reads: each pair's
+    command is ``split_frames``'s, its put ``send_put_of``'s of that command; every other
+    item is ``split_frames``'s, and a request of the send code left there one C declines."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    max_size = rng.choice(MAX_FRAME_SIZES)
+    plain = compiled.split_frames(data, max_size)
+    sends = compiled.split_sends(data, max_size, SEND_SPEC)
+    if plain[1:] != sends[1:] or len(plain[0]) != len(sends[0]):
+        return f"split_sends {sends!r}\nsplit_frames {plain!r}"
+    for got, expected in zip(sends[0], plain[0], strict=True):
+        cmd = got[0] if isinstance(got, tuple) else got
+        if cmd != expected:
+            return f"split_sends item {got!r}\nsplit_frames {expected!r}"
+        if not isinstance(cmd, RemotingCommand):
+            continue
+        takes = (
+            cmd.code == RequestCode.SEND_MESSAGE_V2
+            and not cmd.flag & 3
+            and cmd.serialize_type is SerializeType.JSON
+        )
+        put = (
+            compiled.send_put_of(cmd.ext_fields, cmd.body, RULES, SendPut, BORN, STORE)
+            if takes
+            else None
+        )
+        if (got[1] if isinstance(got, tuple) else None) != put:
+            return f"split_sends item {got!r}\nsend_put_of {put!r}"
     return None
 
 
@@ -295,6 +363,9 @@ def _run(
             frames = [r.choice(corpus) for _ in range(r.randrange(1, 4))]
         else:
             frames = [encode(random_command(r)) for _ in range(r.randrange(1, 4))]
+        if r.random() < 0.5:  # sends for split_sends to read
+            frames += [send_frame(r) for _ in range(r.randrange(1, 4))]
+            r.shuffle(frames)
         i = r.randrange(len(frames))
         if frames[i][4] == SerializeType.JSON and r.random() < 0.6:
             frames[i] = mutate_json(r, frames[i])
@@ -303,11 +374,14 @@ def _run(
         data = b"".join(frames)
         difference = (
             check_frames(r, data)
+            or check_split_sends(r, data)
             or check_send_replies(r)
             or check_append_sends(r)
             or check_send_put(r)
             or check_collect_store(r, store)
             or check_collect_files(r)
+            or check_batch_ack_body(r)
+            or check_pop_answer_fields(r)
         )
         if difference is not None:
             native_frames.use(was_native)

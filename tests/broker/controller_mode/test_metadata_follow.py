@@ -1,18 +1,24 @@
 """Metadata follows within 2 s in controller mode (broker/metadata_acks.py): a topic create on
 the master is answered once the in-sync slave holds it, refused with a remark when the slave
 does not confirm in time, and committed offsets and subscription groups reach the slave
-within 2 s, the topic table crossing the wire only when its version moved."""
+within 2 s, the topic table crossing the wire only when its version moved. The slave follows
+the table by long polls (broker/topic_config_feed.py): a create is answered in round trips,
+not in poll periods, and a held poll is answered with the change alone."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import statistics
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from rocketq.broker.controller import BrokerController
-from rocketq.broker.metadata_acks import TOPIC_SYNC_WAIT_S
+from rocketq.broker.metadata_acks import METADATA_POLL_S, TOPIC_SYNC_WAIT_S
+from rocketq.broker.topic_config_feed import TOPIC_CONFIG_CHANGES
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.codes import RequestCode
@@ -61,6 +67,19 @@ async def test_a_topic_create_is_answered_once_the_in_sync_slave_has_it(tmp_path
                 slave.topic_config_manager.data_version == master.topic_config_manager.data_version
             )
 
+            # each create waits for the slave's next poll, sent as soon as it applied the
+            # change: round trips, far below the poll period the metadata round keeps
+            took = []
+            for i in range(10):
+                started = time.monotonic()
+                answer = await client.invoke(
+                    master.broker_addr, create_topic_request(f"TopicQuick{i}"), 10
+                )
+                took.append(time.monotonic() - started)
+                assert answer.code == ResponseCode.SUCCESS, answer.remark
+                assert f"TopicQuick{i}" in slave.topic_config_manager.topic_config_table
+            assert statistics.median(took) < METADATA_POLL_S / 4, took
+
             # the slave's poll no longer moves the table while nothing changed
             before = slave.slave_synchronize.sync_count
             assert await until(lambda: slave.slave_synchronize.sync_count >= before + 2, 5)
@@ -90,7 +109,9 @@ async def test_a_topic_create_is_answered_once_the_in_sync_slave_has_it(tmp_path
             await client.shutdown()
 
 
-async def test_a_poll_with_the_current_version_gets_the_version_alone(tmp_path: Path) -> None:
+async def test_a_poll_with_the_current_version_gets_the_version_alone_or_is_held(
+    tmp_path: Path,
+) -> None:
     async with master_and_slave(tmp_path) as (master, _):
         client = RemotingClient()
         try:
@@ -108,9 +129,31 @@ async def test_a_poll_with_the_current_version_gets_the_version_alone(tmp_path: 
                 ),
                 5,
             )
+            # held while the version stands; answered with the change alone once it moves
+            held = asyncio.create_task(
+                client.invoke(
+                    master.broker_addr,
+                    request(
+                        RequestCode.GET_ALL_TOPIC_CONFIG,
+                        slaveBrokerId=9,
+                        topicDataVersion=version.decode(),
+                        topicWaitMillis=20_000,
+                    ),
+                    30,
+                )
+            )
+            created = await client.invoke(master.broker_addr, create_topic_request("TopicHeld"), 10)
+            assert created.code == ResponseCode.SUCCESS, created.remark
+            changed = await asyncio.wait_for(held, 10)
         finally:
             await client.shutdown()
         assert poll.code == ResponseCode.SUCCESS
         assert b"topicConfigTable" not in (poll.body or b"")
         assert b"dataVersion" in (poll.body or b"")
         assert 9 in master.slave_version_acks.reported
+        answer = fastjson.loads(bytes(changed.body or b""))
+        assert "topicConfigTable" not in answer
+        assert [c["topicConfig"]["topicName"] for c in answer[TOPIC_CONFIG_CHANGES]] == [
+            "TopicHeld"
+        ]
+        assert answer["dataVersion"] == master.topic_config_manager.data_version.to_json()

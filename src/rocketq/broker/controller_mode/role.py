@@ -91,6 +91,7 @@ class RoleSwitch:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._check_task: asyncio.Task[None] | None = None
         self._slave_task: asyncio.Task[None] | None = None
+        self._topic_task: asyncio.Task[None] | None = None  # the topic table's long polls
 
     @property
     def config(self) -> BrokerConfig:
@@ -110,7 +111,8 @@ class RoleSwitch:
         return self._loop
 
     def role_tasks(self) -> list[asyncio.Task[None]]:
-        return [t for t in (self._check_task, self._slave_task) if t is not None]
+        tasks = (self._check_task, self._slave_task, self._topic_task)
+        return [t for t in tasks if t is not None]
 
     def start_check_sync_state_set(self) -> asyncio.Task[None]:
         raise NotImplementedError
@@ -250,11 +252,16 @@ class RoleSwitch:
         self.broker.slave_synchronize.master_addr = master_addr
         self.broker.slave_synchronize.broker_id = self.broker_controller_id
         self._slave_task = self.loop.create_task(self._slave_loop(master_addr))
+        follow = self.broker.slave_synchronize.follow_topic_config()
+        self._topic_task = self.loop.create_task(follow)
 
     def _stop_slave_sync(self) -> None:
         if self._slave_task is not None:
             self._slave_task.cancel()
             self._slave_task = None
+        if self._topic_task is not None:
+            self._topic_task.cancel()
+            self._topic_task = None
         self.broker.slave_synchronize.master_addr = None
 
     async def _slave_loop(self, master_addr: str) -> None:

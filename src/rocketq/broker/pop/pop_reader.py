@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.pop.consumer_order_info import (
@@ -31,6 +31,7 @@ from rocketq.broker.pop.consumer_order_info import (
 )
 from rocketq.broker.pop.inflight import PopInflightTable
 from rocketq.broker.pop.pop_buffer import PopBufferMergeService
+from rocketq.broker.pop.pop_codec import PopEntry
 from rocketq.broker.pop.records import PopCheckPoint
 from rocketq.common.extra_info import (
     POP_ORDER_REVIVE_QUEUE,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 POP_LOCAL_HOST = "127.0.0.1"
 HOT_READ_UNITS = 32  # read on the loop within this many units of the queue's end (the pull's)
 _random = random.Random()
+_Step = tuple[str, int, ExpressionMessageFilter]  # (topic, queue id, filter) of one queue read
 
 
 @dataclass(slots=True)
@@ -61,8 +63,7 @@ class PopBatch:
     invisible_time: int
     revive_qid: int
     buffers: list[bytes] = field(default_factory=list)  # records, or runs of records
-    start_offsets: list[tuple[str, int, int]] = field(default_factory=list)
-    msg_offsets: list[tuple[str, int, list[int]]] = field(default_factory=list)
+    entries: list[PopEntry] = field(default_factory=list)  # each queue read: the offsets infos
     rest_num: int = 0
     order: bool = False
     attempt_id: str | None = None
@@ -119,52 +120,88 @@ class PopReader:
         order: bool = False,
         attempt_id: str | None = None,
     ) -> PopBatch:
-        cfg = self.broker.config
-        pop_time = self.broker.message_store.now_ms()
-        if order:  # FIFO never reads the retry topic
-            batch = PopBatch(pop_time, invisible_time, POP_ORDER_REVIVE_QUEUE, order=True)
-            batch.attempt_id = attempt_id
-            await self._pop_topic(
-                batch, group, topic, queue_id, max_nums, init_mode, message_filter, topic
-            )
-            return batch
-        revive_qid = _random.randrange(cfg.revive_queue_num)
-        batch = PopBatch(pop_time, invisible_time, revive_qid)
-        retry = build_pop_retry_topic(topic, group, cfg.enable_retry_topic_v2)
-        retry_first = _random.randrange(100) < cfg.pop_from_retry_probability
-        if retry_first:
-            await self._pop_topic(batch, group, retry, -1, max_nums, init_mode, retry_filter, topic)
-        await self._pop_topic(
-            batch, group, topic, queue_id, max_nums, init_mode, message_filter, topic
-        )
-        if not retry_first:
-            await self._pop_topic(batch, group, retry, -1, max_nums, init_mode, retry_filter, topic)
-        return batch
+        started = self.start_pop(
+            group, topic, queue_id, max_nums, invisible_time, init_mode, message_filter,
+            retry_filter, order, attempt_id,
+        )  # fmt: skip
+        return started if isinstance(started, PopBatch) else await started
 
-    async def _pop_topic(
+    def start_pop(
         self,
-        batch: PopBatch,
         group: str,
         topic: str,
         queue_id: int,
         max_nums: int,
+        invisible_time: int,
         init_mode: int,
         message_filter: ExpressionMessageFilter,
-        origin_topic: str,
+        retry_filter: ExpressionMessageFilter,
+        order: bool = False,
+        attempt_id: str | None = None,
+    ) -> PopBatch | Coroutine[Any, Any, PopBatch]:
+        """The pop, on the loop as far as it goes without waiting: the batch, or a coroutine
+        that finishes it from the first queue whose read must leave the loop (a backlog off
+        the page cache) or whose checkpoint must be written before it commits (no pop
+        buffer, or an invisible time too short for it). The queues before it are done."""
+        cfg = self.broker.config
+        pop_time = self.broker.message_store.now_ms()
+        steps: list[_Step] = []
+        if order:  # FIFO never reads the retry topic
+            batch = PopBatch(pop_time, invisible_time, POP_ORDER_REVIVE_QUEUE, order=True)
+            batch.attempt_id = attempt_id
+            self._steps(steps, topic, queue_id, message_filter)
+        else:
+            batch = PopBatch(pop_time, invisible_time, _random.randrange(cfg.revive_queue_num))
+            retry = build_pop_retry_topic(topic, group, cfg.enable_retry_topic_v2)
+            retry_first = _random.randrange(100) < cfg.pop_from_retry_probability
+            if retry_first:
+                self._steps(steps, retry, -1, retry_filter)
+            self._steps(steps, topic, queue_id, message_filter)
+            if not retry_first:
+                self._steps(steps, retry, -1, retry_filter)
+        # without a buffer that takes it, each checkpoint is written before its commit
+        waits = not order and (self.buffer is None or not self.buffer.wants(invisible_time))
+        for i, (t, qid, f) in enumerate(steps):
+            if batch.count >= max_nums:
+                batch.rest_num += self._rest(group, t, qid)
+            elif waits or not self._pop_queue_now(
+                batch, group, t, qid, max_nums, init_mode, f, topic
+            ):
+                return self._pop_steps(batch, steps[i:], group, max_nums, init_mode, topic)
+        return batch
+
+    def _steps(
+        self, steps: list[_Step], topic: str, queue_id: int, message_filter: ExpressionMessageFilter
     ) -> None:
+        """The queues of ``topic`` a pop reads, in order: ``queue_id``, or all from a random
+        one (PopMessageProcessor's randomQ)."""
         tc = self.broker.topic_config_manager.select_topic_config(topic)
         if tc is None or tc.read_queue_nums <= 0:
             return
         n = tc.read_queue_nums
+        if queue_id >= 0:
+            steps.append((topic, queue_id, message_filter))
+            return
         first = _random.randrange(n)
-        queues = [queue_id] if queue_id >= 0 else [(first + i) % n for i in range(n)]
-        for qid in queues:
+        steps.extend((topic, (first + i) % n, message_filter) for i in range(n))
+
+    async def _pop_steps(
+        self,
+        batch: PopBatch,
+        steps: list[_Step],
+        group: str,
+        max_nums: int,
+        init_mode: int,
+        origin_topic: str,
+    ) -> PopBatch:
+        for topic, qid, message_filter in steps:
             if batch.count >= max_nums:
                 batch.rest_num += self._rest(group, topic, qid)
                 continue
             await self._pop_queue(
                 batch, group, topic, qid, max_nums, init_mode, message_filter, origin_topic
             )
+        return batch
 
     def _rest(self, group: str, topic: str, qid: int) -> int:
         store = self.broker.message_store
@@ -219,11 +256,24 @@ class PopReader:
                 batch.attempt_id, topic, group, qid, batch.invisible_time
             ):
                 return
-            await self._read_queue(
-                batch, group, topic, qid, max_nums, init_mode, message_filter, origin_topic
-            )
+            store = self.broker.message_store
+            offset = self.pop_offset(group, topic, qid, init_mode)
+            want = max_nums - batch.count
+            read = self._read_now(group, topic, qid, offset, want, message_filter, origin_topic)
+            if read is None:  # a backlog may have to come from disk
+                result = await asyncio.to_thread(
+                    store.get_message, group, topic, qid, offset, want, message_filter
+                )
+                read = result, list(result.message_queue_offsets)
+            ck = self._took(batch, group, topic, qid, offset, *read, origin_topic)
+            if ck is None:
+                return
+            if not await self.append_check_point(ck, batch.revive_qid):
+                return  # nothing committed: the same messages are popped again
+            self._commit_after_write(group, topic, qid, read[0].next_begin_offset)
+            self._popped(batch, group, topic, qid, offset, *read, origin_topic)
 
-    async def _read_queue(
+    def _pop_queue_now(
         self,
         batch: PopBatch,
         group: str,
@@ -233,29 +283,63 @@ class PopReader:
         init_mode: int,
         message_filter: ExpressionMessageFilter,
         origin_topic: str,
-    ) -> None:
-        store = self.broker.message_store
-        offsets = self.broker.consumer_offset_manager
+    ) -> bool:
+        """:meth:`_pop_queue` when nothing in it waits (the caller knows no checkpoint is
+        written): False, with nothing done but the init offset's commit, when the read must
+        leave the loop. No other task runs meanwhile, so the queue's lock is not taken."""
+        if self.queue_lock(group, topic, qid).locked():
+            return True
+        if batch.order and self.order_info.check_block(
+            batch.attempt_id, topic, group, qid, batch.invisible_time
+        ):
+            return True
         offset = self.pop_offset(group, topic, qid, init_mode)
-        buffer = None if batch.order else self.buffer
         want = max_nums - batch.count
-        result = (
-            None
-            if topic != origin_topic
-            else _read_in_memory(store, topic, qid, offset, want, message_filter)
-        )
-        if result is not None:
-            queue_offsets = list(range(offset, result.next_begin_offset))
-        else:
-            if store.get_max_offset_in_queue(topic, qid) - offset <= HOT_READ_UNITS:
-                # the queue's newest records, just written: in the page cache (as the pull)
-                result = store.get_message(group, topic, qid, offset, want, message_filter)
-            else:  # a backlog may have to come from disk
-                result = await asyncio.to_thread(
-                    store.get_message, group, topic, qid, offset, want, message_filter
-                )
-            queue_offsets = list(result.message_queue_offsets)
+        read = self._read_now(group, topic, qid, offset, want, message_filter, origin_topic)
+        if read is None:
+            return False
+        ck = self._took(batch, group, topic, qid, offset, *read, origin_topic)
+        assert ck is None, "a checkpoint to write on the loop's path"
+        return True
+
+    def _read_now(
+        self,
+        group: str,
+        topic: str,
+        qid: int,
+        offset: int,
+        want: int,
+        message_filter: ExpressionMessageFilter,
+        origin_topic: str,
+    ) -> tuple[GetMessageResult, list[int]] | None:
+        """The read and its queue offsets when it can be made on the loop, else None."""
+        store = self.broker.message_store
+        if topic == origin_topic:
+            found = _read_in_memory(store, topic, qid, offset, want, message_filter)
+            if found is not None:
+                return found, list(range(offset, found.next_begin_offset))
+        if store.get_max_offset_in_queue(topic, qid) - offset <= HOT_READ_UNITS:
+            # the queue's newest records, just written: in the page cache (as the pull)
+            result = store.get_message(group, topic, qid, offset, want, message_filter)
+            return result, list(result.message_queue_offsets)
+        return None
+
+    def _took(
+        self,
+        batch: PopBatch,
+        group: str,
+        topic: str,
+        qid: int,
+        offset: int,
+        result: GetMessageResult,
+        queue_offsets: list[int],
+        origin_topic: str,
+    ) -> PopCheckPoint | None:
+        """What a read found: nothing (the offset moved past what was filtered out), a FIFO
+        batch, or a checkpoint held by the pop buffer (all done: None); else the checkpoint
+        to write before :meth:`_commit_after_write` and :meth:`_popped`."""
         batch.rest_num += max(0, result.max_offset - result.next_begin_offset)
+        buffer = None if batch.order else self.buffer
         if result.status is not GetMessageStatus.FOUND or not result.message_count:
             if result.next_begin_offset > offset and result.status in (
                 GetMessageStatus.NO_MATCHED_MESSAGE,
@@ -265,14 +349,14 @@ class PopReader:
                 if buffer is not None:
                     buffer.skip_to(group, topic, qid, result.next_begin_offset)
                 else:
-                    offsets.commit_offset(
+                    self.broker.consumer_offset_manager.commit_offset(
                         POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset
                     )
-            return
+            return None
         if batch.order:
             self._found_orderly(batch, group, topic, qid, offset, queue_offsets)
             batch.add_records(result)
-            return
+            return None
         ck = PopCheckPoint(
             start_offset=offset,
             pop_time=batch.pop_time,
@@ -284,20 +368,37 @@ class PopReader:
             broker_name=self.broker.config.broker_name,
             queue_offset_diff=[o - offset for o in queue_offsets],
         )
-        if buffer is not None and buffer.wants(batch.invisible_time):
-            buffer.add(ck, batch.revive_qid, result.next_begin_offset)  # commits what is safe
-        elif not await self.append_check_point(ck, batch.revive_qid):
-            return  # nothing committed: the same messages are popped again
-        elif buffer is not None:
-            buffer.skip_to(group, topic, qid, result.next_begin_offset)
+        if buffer is None or not buffer.wants(batch.invisible_time):
+            return ck
+        buffer.add(ck, batch.revive_qid, result.next_begin_offset)  # commits what is safe
+        self._popped(batch, group, topic, qid, offset, result, queue_offsets, origin_topic)
+        return None
+
+    def _commit_after_write(self, group: str, topic: str, qid: int, next_offset: int) -> None:
+        if self.buffer is not None:
+            self.buffer.skip_to(group, topic, qid, next_offset)
         else:
-            offsets.commit_offset(POP_LOCAL_HOST, group, topic, qid, result.next_begin_offset)
+            self.broker.consumer_offset_manager.commit_offset(
+                POP_LOCAL_HOST, group, topic, qid, next_offset
+            )
             self.on_commit()
+
+    def _popped(
+        self,
+        batch: PopBatch,
+        group: str,
+        topic: str,
+        qid: int,
+        offset: int,
+        result: GetMessageResult,
+        queue_offsets: list[int],
+        origin_topic: str,
+    ) -> None:
+        """A checkpointed read's messages: in flight, in the answer's infos and records."""
         self.inflight.on_pop(
             group, topic, qid, queue_offsets, batch.pop_time, batch.pop_time + batch.invisible_time
         )
-        batch.start_offsets.append((topic, qid, offset))
-        batch.msg_offsets.append((topic, qid, queue_offsets))
+        batch.entries.append((topic, qid, offset, queue_offsets))
         if topic == origin_topic:
             batch.add_records(result)
             return
@@ -324,8 +425,7 @@ class PopReader:
         self.broker.consumer_offset_manager.commit_offset(POP_LOCAL_HOST, group, topic, qid, offset)
         self.on_commit()
         self.on_order_pop(topic, group, qid)
-        batch.start_offsets.append((topic, qid, offset))
-        batch.msg_offsets.append((topic, qid, offsets))
+        batch.entries.append((topic, qid, offset, offsets))
         batch.order_count_info.append(
             build_order_count_info(topic_mark(topic), qid, counts, smallest)
         )

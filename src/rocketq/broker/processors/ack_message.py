@@ -22,6 +22,7 @@ again since) is refused as expired; an offset already committed past succeeds.
 from __future__ import annotations
 
 from rocketq.broker.broker_context import BrokerContext
+from rocketq.broker.pop.pop_codec import read_batch_ack_body
 from rocketq.broker.pop.pop_service import PendingAck
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.common.extra_info import (
@@ -38,7 +39,6 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.pop_headers import (
     AckMessageRequestHeader,
     BatchAck,
-    decode_batch_ack_body,
 )
 from rocketq.response_code import ResponseCode
 from rocketq.store.results import PutMessageStatus
@@ -86,7 +86,7 @@ class AckMessageProcessor:
         pop buffer, or repeated) are acked here; from the first that needs a record (or a
         FIFO queue's lock) on, the rest of the batch goes on in a task, in the same order."""
         try:
-            broker_name, acks = decode_batch_ack_body(request.body or b"")
+            broker_name, acks = read_batch_ack_body(request.body or b"")
         except (RemotingCommandError, ValueError) as exc:
             return _error(ResponseCode.SYSTEM_ERROR, f"BatchAckMessageRequestBody: {exc}")
         if not acks:

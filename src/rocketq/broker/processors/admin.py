@@ -5,12 +5,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections.abc import Mapping
 from dataclasses import replace
 
 from rocketq.broker.broker_context import BrokerContext
-from rocketq.broker.metadata_acks import TOPIC_DATA_VERSION, TOPIC_SYNC_WAIT_S
+from rocketq.broker.metadata_acks import TOPIC_DATA_VERSION, TOPIC_SYNC_WAIT_S, parse_version
 from rocketq.broker.runtime_info import broker_runtime_info
+from rocketq.broker.topic_config_feed import MAX_WAIT_MS, TOPIC_CONFIG_CHANGES, TOPIC_WAIT_MILLIS
 from rocketq.common.attribute import (
     ADD_SIGN,
     TOPIC_MESSAGE_TYPE_ATTRIBUTE,
@@ -148,8 +151,10 @@ class AdminBrokerProcessor:
         except AttributeRefusedError as exc:  # AdminBrokerProcessor.updateAndCreateTopic
             return _error(ResponseCode.SYSTEM_ERROR, str(exc))
         target = (version.state_version_or_zero, version.counter)
-        await self.broker.register_increment_broker_data(stored, version)
-        late = await self.broker.slave_version_acks.wait_for(target, TOPIC_SYNC_WAIT_S)
+        _, late = await asyncio.gather(  # the name servers and the slaves at the same time
+            self.broker.register_increment_broker_data(stored, version),
+            self.broker.slave_version_acks.wait_for(target, TOPIC_SYNC_WAIT_S),
+        )
         if late:  # controller mode: answered once the in-sync slaves have it (metadata_acks)
             return _error(
                 ResponseCode.SYSTEM_ERROR,
@@ -186,16 +191,40 @@ class AdminBrokerProcessor:
     async def get_all_topic_config(
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
-        manager = self.broker.topic_config_manager
         fields = request.ext_fields or {}
         self.broker.slave_version_acks.note(fields)
-        mine = manager.data_version.to_json()
-        if fields.get(TOPIC_DATA_VERSION) == fastjson.dumps(mine).decode("utf-8"):
-            # a controller-mode slave's poll, and the table has not moved: the version only
-            body = fastjson.dumps({"dataVersion": mine})
-            return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
-        body = manager.build_serialize_wrapper().encode()
+        theirs = fields.get(TOPIC_DATA_VERSION)
+        if theirs is not None:  # a controller-mode slave's poll (topic_config_feed)
+            wait = fields.get(TOPIC_WAIT_MILLIS) or "0"
+            wait_ms = min(int(wait), MAX_WAIT_MS) if wait.isdigit() else 0
+            answer = await self._answer_slave_poll(theirs, wait_ms)
+            if answer is not None:
+                return RemotingCommand.create_response(ResponseCode.SUCCESS, body=answer)
+        body = self.broker.topic_config_manager.build_serialize_wrapper().encode()
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=body)
+
+    async def _answer_slave_poll(self, theirs: str, wait_ms: int) -> bytes | None:
+        """Held up to ``wait_ms`` while the table is at the slave's version ``theirs``; then
+        the version alone (unmoved), the changes since it (the feed holds them all), or None
+        (the whole table)."""
+        manager = self.broker.topic_config_manager
+        deadline = time.monotonic() + wait_ms / 1000
+        while True:
+            changed = manager.feed.changed_event()  # taken before the check: no change slips
+            mine = manager.version_snapshot().to_json()
+            if fastjson.dumps(mine).decode("utf-8") != theirs:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return fastjson.dumps({"dataVersion": mine})
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), left)
+        version = parse_version(theirs)
+        since = manager.feed.changes_since(*version) if version is not None else None
+        if since is None:
+            return None
+        records, after = since
+        return fastjson.dumps({"dataVersion": after, TOPIC_CONFIG_CHANGES: records})
 
     async def get_broker_runtime_info(
         self, channel: RemotingChannel, request: RemotingCommand

@@ -15,16 +15,18 @@ A group with ``consumeMessageOrderly`` always pops FIFO (RocketMQ's proxy sends 
 from __future__ import annotations
 
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.pop.pop_codec import pop_answer_fields
 from rocketq.broker.pop.pop_long_polling import PollingResult, PopRequest
 from rocketq.broker.pop.pop_reader import PopBatch
 from rocketq.broker.property_filter import message_filter_of, property_filter_disabled_remark
-from rocketq.common.extra_info import build_msg_offset_info, build_start_offset_info
 from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError, RemotingError
-from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.channel import FastResult, RemotingChannel
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.pop_headers import (
@@ -49,17 +51,57 @@ class PopMessageProcessor:
         ] = {}
 
     def register(self) -> None:
-        self.broker.remoting_server.register_processor(RequestCode.POP_MESSAGE, self.pop_message)
+        self.broker.remoting_server.register_fast_processor(
+            RequestCode.POP_MESSAGE, self.pop_message
+        )
 
-    async def pop_message(
-        self, channel: RemotingChannel, request: RemotingCommand
-    ) -> RemotingCommand | None:
+    def pop_message(self, channel: RemotingChannel, request: RemotingCommand) -> FastResult:
+        """On the connection's reader as far as the pop goes without waiting (a fast
+        processor, as the pull's): a pop whose reads are all in the page cache and whose
+        checkpoints the pop buffer holds is answered here, without a task; the rest goes on
+        in a task (``PopReader.start_pop``)."""
         h = PopMessageRequestHeader.from_ext_fields(request.ext_fields)
         refused = self._check(h)
         if refused is not None:
             return refused
         deadline_ms = self.broker.message_store.now_ms() + h.poll_time
-        return await self._process(channel, request, h, deadline_ms)
+        filters = self._filters(h)
+        if isinstance(filters, RemotingCommand):
+            return filters
+        started = self._start(h, filters)
+        if isinstance(started, PopBatch):
+            return self._answer(channel, request, h, deadline_ms, filters[0], started)
+        return self._answer_later(channel, request, h, deadline_ms, filters[0], started)
+
+    async def _answer_later(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: PopMessageRequestHeader,
+        deadline_ms: int,
+        message_filter: ExpressionMessageFilter,
+        pending: Coroutine[Any, Any, PopBatch],
+    ) -> RemotingCommand | None:
+        batch = await pending
+        return self._answer(channel, request, h, deadline_ms, message_filter, batch)
+
+    def _start(
+        self,
+        h: PopMessageRequestHeader,
+        filters: tuple[ExpressionMessageFilter, ExpressionMessageFilter],
+    ) -> PopBatch | Coroutine[Any, Any, PopBatch]:
+        return self.broker.pop_service.reader.start_pop(
+            h.consumer_group,
+            h.topic,
+            h.queue_id,
+            h.max_msg_nums,
+            h.invisible_time,
+            h.init_mode,
+            filters[0],
+            filters[1],
+            order=self._is_order(h),
+            attempt_id=h.attempt_id,
+        )
 
     async def _process(
         self,
@@ -68,27 +110,28 @@ class PopMessageProcessor:
         h: PopMessageRequestHeader,
         deadline_ms: int,
     ) -> RemotingCommand | None:
-        """Pop; nothing found parks the request until ``deadline_ms`` (a woken request that
-        still finds nothing parks again for the rest of its poll time)."""
+        """A woken pop: pop again; nothing found parks it for the rest of its poll time."""
         filters = self._filters(h)
         if isinstance(filters, RemotingCommand):
             return filters
-        message_filter, retry_filter = filters
-        pop = self.broker.pop_service
-        batch = await pop.reader.pop(
-            h.consumer_group,
-            h.topic,
-            h.queue_id,
-            h.max_msg_nums,
-            h.invisible_time,
-            h.init_mode,
-            message_filter,
-            retry_filter,
-            order=self._is_order(h),
-            attempt_id=h.attempt_id,
-        )
+        started = self._start(h, filters)
+        batch = started if isinstance(started, PopBatch) else await started
+        return self._answer(channel, request, h, deadline_ms, filters[0], batch)
+
+    def _answer(
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        h: PopMessageRequestHeader,
+        deadline_ms: int,
+        message_filter: ExpressionMessageFilter,
+        batch: PopBatch,
+    ) -> RemotingCommand | None:
+        """The pop's answer; nothing found parks the request until ``deadline_ms`` (None: a
+        woken request that still finds nothing parks again for the rest of its poll time)."""
         if batch.count:
             return _found(batch)
+        pop = self.broker.pop_service
         code = ResponseCode.POLLING_TIMEOUT
         left_ms = deadline_ms - self.broker.message_store.now_ms()
         if left_ms > 0:
@@ -220,20 +263,12 @@ class PopMessageProcessor:
 
 
 def _found(batch: PopBatch) -> RemotingCommand:
-    header = PopMessageResponseHeader(
-        pop_time=batch.pop_time,
-        invisible_time=batch.invisible_time,
-        revive_qid=batch.revive_qid,
-        rest_num=batch.rest_num,
-        start_offset_info=build_start_offset_info(batch.start_offsets),
-        msg_offset_info=build_msg_offset_info(batch.msg_offsets),
-        order_count_info=";".join(batch.order_count_info) if batch.order else None,
-    )
+    fields = pop_answer_fields(
+        batch.pop_time, batch.invisible_time, batch.revive_qid, batch.rest_num, batch.entries,
+        ";".join(batch.order_count_info) if batch.order else None,
+    )  # fmt: skip
     return RemotingCommand.create_response(
-        ResponseCode.SUCCESS,
-        "FOUND",
-        ext_fields=header.to_ext_fields(),
-        body=b"".join(batch.buffers),
+        ResponseCode.SUCCESS, "FOUND", ext_fields=fields, body=b"".join(batch.buffers)
     )
 
 

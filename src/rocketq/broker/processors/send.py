@@ -17,8 +17,11 @@ put as a ``SendPut`` (no MessageExt), which C encodes straight into the commitlo
 file (``CommitLog.append_each``). With the C frames on too, a SEND_MESSAGE_V2 is first read
 by C (``send_put_of``: the V2 header and the pass-through of its properties in one call);
 when C takes it and its topic passes the checks (``_topic_takes``), it goes to the batcher
-without a header object; anything else is read again by the Python path, the reference. A
-batch send is
+without a header object; anything else is read again by the Python path, the reference.
+When no rpc hook (ACL, fencing) must see the requests first, a read's SEND_MESSAGE_V2
+frames are read into their puts by the read's own split (``split_sends``, one C call per
+read: ``spec_for`` gives it the rules and hosts, ``take`` queues each pair), so such a send
+costs no call of its own. A batch send is
 answered at once when the store has it, else from a task awaiting the store's future
 (``send_batch``). A message with WAIT=false (and a batch whose header properties say so) is
 answered once it is appended, without waiting for the SYNC_FLUSH group commit
@@ -87,6 +90,7 @@ log = logging.getLogger(__name__)
 
 MAX_PROPERTIES_BYTES = 32767
 _HOSTS_CACHED = 4096  # born hosts' bytes remembered (one a connection), then forgotten
+_SPEC_KEY = "rocketq.send_spec"  # a connection's split_sends spec, in its attributes
 
 
 def _error(code: int, remark: str) -> RemotingCommand:
@@ -118,6 +122,7 @@ class SendMessageProcessor:
         self._rules_of: object = None  # the BrokerConfig _rules were made for
         self._rules: tuple[tuple[bytes, ...], bytes, bytes, bytes, int] | None = None
         self.native_reads = 0  # sends read by send_put_of, for tests and benches
+        self.split_reads = 0  # of them, read in their read's split (split_sends)
 
     def register(self) -> None:
         server = self.broker.remoting_server
@@ -132,6 +137,8 @@ class SendMessageProcessor:
         )
         # the puts of every read of this loop iteration: stored together after the reads
         server.add_read_end_hook(self.put_batcher.flush_soon)
+        # a read's SEND_MESSAGE_V2 frames read into their puts by its split (spec_for, take)
+        server.set_read_sends(self)
 
     # ------------------------------------------------------------------ send
 
@@ -144,28 +151,18 @@ class SendMessageProcessor:
             and request.code == RequestCode.SEND_MESSAGE_V2
             and native_record.RECORD is not None
         ):
-            config = self.broker.config
-            if self._rules_of is not config:
-                self._rules_of = config
-                self._rules = native_rules(
-                    config.broker_cluster_name, RETRY_GROUP_TOPIC_PREFIX, config.max_message_size
-                )
-            assert self._rules is not None
             put = frames.send_put_of(
                 request.ext_fields,
                 request.body,
-                self._rules,
+                self._rules_now(),
                 SendPut,
                 self._bytes_of(channel.remote_addr),
                 self._bytes_of(self.broker.store_host),
             )
-            if put is not None and self._topic_takes(put.topic, put.queue_id):
-                deferred = channel.defer(request)
-                alone = partial(self._answer_alone, deferred, put)
-                grouped = FastSendDone(alone, deferred, put.topic, put.queue_id)
-                self.put_batcher.submit(put, grouped, flush_soon=False)
-                self.native_reads += 1
-                return deferred
+            if put is not None:
+                deferred = self._queue_read(channel, request, put)
+                if deferred is not None:
+                    return deferred
         if request.code == RequestCode.SEND_MESSAGE:
             h = SendMessageRequestHeader.from_ext_fields(request.ext_fields)
         else:
@@ -200,6 +197,62 @@ class SendMessageProcessor:
             )
         else:
             self.put_batcher.submit(prepared.put, done, flush_soon=False)  # after the reads
+        return deferred
+
+    def _rules_now(self) -> tuple[tuple[bytes, ...], bytes, bytes, bytes, int]:
+        """``send_put_of``'s rules for the broker's config now (made again when it changes)."""
+        config = self.broker.config
+        if self._rules_of is not config or self._rules is None:
+            self._rules_of = config
+            self._rules = native_rules(
+                config.broker_cluster_name, RETRY_GROUP_TOPIC_PREFIX, config.max_message_size
+            )
+        return self._rules
+
+    def spec_for(self, channel: RemotingChannel) -> native_frames.SendSpec | None:
+        """The ``split_sends`` spec of a read of ``channel`` (``RemotingChannel.on_read``):
+        its SEND_MESSAGE_V2 frames read into SendPuts by the split; None with the C record
+        module off (the puts are the Python path's then). Kept on the channel while the
+        broker's config (the rules, the store host) stays the same object."""
+        if native_record.RECORD is None:
+            return None
+        config = self.broker.config  # the store host is its broker_ip1 and the port
+        cached = channel.attributes.get(_SPEC_KEY)
+        if cached is not None and cached[0] is config:  # type: ignore[index]
+            return cached[1]  # type: ignore[index, no-any-return]
+        spec: native_frames.SendSpec = (
+            int(RequestCode.SEND_MESSAGE_V2),
+            self._rules_now(),
+            SendPut,
+            self._bytes_of(channel.remote_addr),
+            self._bytes_of(self.broker.store_host),
+        )
+        channel.attributes[_SPEC_KEY] = (config, spec)
+        return spec
+
+    def take(
+        self, channel: RemotingChannel, request: RemotingCommand, put: SendPut
+    ) -> DeferredReply | None:
+        """A send the read's split read into ``put`` (``split_sends``): queued as
+        ``process_fast`` queues one; None leaves the request to ``process_fast``."""
+        deferred = self._queue_read(channel, request, put)
+        if deferred is not None:
+            self.split_reads += 1
+        return deferred
+
+    def _queue_read(
+        self, channel: RemotingChannel, request: RemotingCommand, put: SendPut
+    ) -> DeferredReply | None:
+        """A SendPut C read (``send_put_of``, alone or in the read's split) queued for the
+        flush when its topic passes the checks (``_topic_takes``); None leaves the request
+        to ``process_fast``'s Python path."""
+        if not self._topic_takes(put.topic, put.queue_id):
+            return None
+        deferred = channel.defer(request)
+        alone = partial(self._answer_alone, deferred, put)
+        grouped = FastSendDone(alone, deferred, put.topic, put.queue_id)
+        self.native_reads += 1
+        self.put_batcher.submit(put, grouped, flush_soon=False)
         return deferred
 
     def _topic_takes(self, topic: str, queue_id: int) -> bool:

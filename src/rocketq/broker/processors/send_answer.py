@@ -137,6 +137,8 @@ class SendAnswers:
                 continue
             by_channel.setdefault(done.deferred.channel, []).append((done, result))
         stats = self.broker.broker_stats_manager
+        now = time.perf_counter()
+        by_topic: dict[str, list[int]] = {}  # the answered sends' sizes, for their stats
         for channel, answered in by_channel.items():
             items = [
                 (d.deferred.request.opaque, a.msg_id, d.queue_id, a.queue_offset)
@@ -148,17 +150,22 @@ class SendAnswers:
                 for done, result in answered:
                     done.alone(result)
                 continue
-            now = time.perf_counter()
             try:
                 for done, result in answered:
                     assert result.append_result is not None
                     stats.record_put_latency((now - done.deferred.started) * 1000)
-                    stats.record_put(
-                        done.topic, 1, result.append_result.wrote_bytes, message_type="Normal"
-                    )
+                    sizes = by_topic.get(done.topic)
+                    if sizes is None:
+                        sizes = by_topic[done.topic] = []
+                    sizes.append(result.append_result.wrote_bytes)
             except Exception:  # the figures' failure must not leave the sends unanswered
                 log.exception("recording %d puts failed", len(answered))
             channel.answer_deferred_frames(
                 [d.deferred for d, _ in answered], frames, self._success, now
             )
             self.native_answers += len(answered)
+        try:
+            for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
+                stats.record_single_puts(topic, sizes, "Normal")
+        except Exception:  # logged, as a done callback's failure
+            log.exception("recording the stats of %d puts failed", len(group))

@@ -256,10 +256,14 @@ class Load:
                     addr = ""  # asked again on the next round
                 master = addr or master
             pulled = 0
-            for queue_id in range(QUEUES):
-                pulled += await self._pull(
-                    group, consumer_group, queue_id, cursors[queue_id], clock
-                )
+            # only from the master whose offsets the cursors follow: a pull to the new one
+            # before its offsets were taken would commit the old cursor there (and hide the
+            # rewind); while its offsets are refused (fenced), nothing is pulled
+            if master and master == self.routes[group].master:
+                for queue_id in range(QUEUES):
+                    pulled += await self._pull(
+                        master, group, consumer_group, queue_id, cursors[queue_id], clock
+                    )
             if not pulled:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), 0.1)
@@ -294,18 +298,17 @@ class Load:
 
     async def _pull(
         self,
+        addr: str,
         group: str,
         consumer_group: str,
         queue_id: int,
         cursor: QueueCursor,
         clock: ConsumptionClock,
     ) -> int:
-        addr = self.routes[group].master
-        if not addr:
-            return 0
+        pull_offset = cursor.offset
         pull = pull_request(
-            consumer_group, TOPIC, queue_id, cursor.offset, suspend_ms=0,
-            sys_flag=FLAG_COMMIT_OFFSET | FLAG_SUBSCRIPTION, commit_offset=cursor.offset,
+            consumer_group, TOPIC, queue_id, pull_offset, suspend_ms=0,
+            sys_flag=FLAG_COMMIT_OFFSET | FLAG_SUBSCRIPTION, commit_offset=pull_offset,
         )  # fmt: skip
         sent = time.monotonic()
         try:
@@ -315,7 +318,10 @@ class Load:
             clock.pulled(sent, time.monotonic(), answered=False)  # a paused master, say
             return 0
         done = time.monotonic()
-        consuming_s = clock.pulled(sent, done, answered=response.code in PULL_ANSWERS)
+        answered = response.code in PULL_ANSWERS
+        consuming_s = clock.pulled(sent, done, answered=answered)
+        if answered:
+            cursor.committed(pull_offset, done)
         if response.code != ResponseCode.SUCCESS or not response.body:
             return 0
         msgs = decode_messages(response.body)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 
@@ -37,13 +38,22 @@ class ReConsumed:
     wall_s: float = 0.0  # the wall time they span, waits on a broker included
     #: (first offset, seconds before the rewind) of each replayed batch
     batches: tuple[tuple[int, float], ...] = ()
+    #: (offset, seconds before the rewind) of the last commits the old master answered
+    commits: tuple[tuple[int, float], ...] = ()
+    last_pull_s: float = 0.0  # seconds before the rewind the old master last answered a pull
+    wall_at: float = field(default_factory=time.time)  # time.time() of the rewind (broker logs)
 
     def detail(self) -> str:
         times = ", ".join(f"{o}@-{s:.2f}" for o, s in self.batches)
+        commits = ", ".join(f"{o}@-{s:.2f}" for o, s in self.commits)
+        at = time.strftime("%H:%M:%S", time.localtime(self.wall_at))
+        at += f".{int(self.wall_at * 1000) % 1000:03d}"  # as the broker logs print it
         return (
-            f"{self.group}/{self.consumer_group}/q{self.queue_id}: offsets {self.committed}.."
+            f"{self.group}/{self.consumer_group}/q{self.queue_id} at {at}: offsets "
+            f"{self.committed}.."
             f"{self.end} ({self.count}), replay {self.replay_s:.2f} s (wall {self.wall_s:.2f} s);"
-            f" batches (offset@s before the rewind) {times}"
+            f" batches (offset@s before the rewind) {times}; commits answered {commits}, last"
+            f" pull answered -{self.last_pull_s:.2f}"
         )
 
 
@@ -57,19 +67,32 @@ class ConsumptionClock:
     """One consumer's consumption time: the seconds it spent consuming or idle with nothing
     to pull, leaving out the time its pulls waited on a broker (timed out, refused, or
     answered after :data:`SLOW_PULL_S`): a consumer stuck on a paused master consumes
-    nothing, and a pull the master answers as it wakes is not consumption done meanwhile."""
+    nothing, and a pull the master answers as it wakes is not consumption done meanwhile.
+    Nor does one whose master is down or fenced: after a pull that went unanswered, the time
+    until a pull is answered again is a wait on a broker, however quickly each retry is
+    refused, that pull's own trip included (a paused master answers, as it wakes, the pull
+    sent after the last one timed out: up to :data:`SLOW_PULL_S` of waiting). Counted as
+    consumption, a killed master's restart made a rewind to a batch consumed before it
+    report 6.40 s where 0.6 s of consumption was replayed, and a paused master's wake added
+    up to 1 s to every rewind after it (RELIABILITY.md, "Re-consumption past 2 s after a
+    paused master")."""
 
     consuming_s: float = 0.0
     _last: float | None = None  # the end of the last pull
+    _waiting: bool = False  # the last pull went unanswered (or answered late)
 
     def pulled(self, sent: float, done: float, answered: bool) -> float:
         """A pull sent at ``sent`` ended at ``done`` (``answered``: with a pull answer);
         returns the clock after it."""
         last = sent if self._last is None else self._last
         if answered and done - sent <= SLOW_PULL_S:
-            self.consuming_s += max(0.0, done - last)
+            if not self._waiting:  # idle since the last pull, then this one
+                self.consuming_s += max(0.0, done - last)
+            self._waiting = False
         else:
-            self.consuming_s += max(0.0, sent - last)  # up to the pull: consuming or idle
+            if not self._waiting:  # up to the pull: consuming or idle
+                self.consuming_s += max(0.0, sent - last)
+            self._waiting = True
         self._last = done
         return self.consuming_s
 
@@ -81,11 +104,24 @@ class Batch:
     consuming_s: float  # the consumer's ConsumptionClock then
 
 
+#: how many of a queue's last commits a cursor keeps for a rewind's detail
+KEPT_COMMITS = 4
+
+
 @dataclass
 class QueueCursor:
     offset: int = 0  # the next offset to pull (committed with the pull)
     end: int = 0  # after the highest offset consumed
     batches: list[Batch] = field(default_factory=list)  # each pulled batch, in offset order
+    #: (offset, time.monotonic()) of the first answered pull that carried each new commit
+    commits: deque[tuple[int, float]] = field(default_factory=lambda: deque(maxlen=KEPT_COMMITS))
+    answered_at: float = 0.0  # time.monotonic() a master last answered a pull of this queue
+
+    def committed(self, offset: int, now: float) -> None:
+        """A master answered a pull that carried ``offset`` as its commit offset."""
+        self.answered_at = now
+        if not self.commits or self.commits[-1][0] != offset:
+            self.commits.append((offset, now))
 
     def consumed(
         self, first: int, next_offset: int, now: float | None = None, consuming_s: float = 0.0
@@ -107,8 +143,14 @@ class QueueCursor:
         count = max(0, self.end - committed)
         end, now = self.end, time.monotonic()
         self.offset = committed
+        commits = tuple((o, now - at) for o, at in self.commits)
+        last_pull_s = now - self.answered_at if self.answered_at else 0.0
+        self.commits.clear()  # the next master's commits are its own
         if not count or not self.batches:
-            return ReConsumed(group, consumer_group, queue_id, count, 0.0, now, committed, end)
+            return ReConsumed(
+                group, consumer_group, queue_id, count, 0.0, now, committed, end,
+                commits=commits, last_pull_s=last_pull_s,
+            )  # fmt: skip
         i = self.batch_index(committed)
         oldest, last = self.batches[i], self.batches[-1]
         cut = bisect.bisect_left(self.batches, Batch(committed, float("-inf"), 0.0))
@@ -126,4 +168,6 @@ class QueueCursor:
             end,
             max(0.0, last.at - oldest.at),
             replayed,
+            commits,
+            last_pull_s,
         )

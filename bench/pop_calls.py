@@ -1,0 +1,110 @@
+"""The broker's CPU per POP request, in process (issue 18): ``pop_bench.py --calls``.
+
+A broker (``rocketq.testing.run_broker``) holds ``count`` messages of 1 KB in 4 queues, put
+straight into its store; a new group pops them 32 at a time through PopMessageProcessor and
+batch-acks each pop through AckMessageProcessor, called as the connection's reader calls them
+(a coroutine, where the processor hands one back, awaited). Printed: the thread CPU time of
+each pop and each batch ack (median and mean), without the frames, the socket or the load
+generator, so the figure holds on a loaded machine where the end-to-end TPS does not.
+"""
+
+from __future__ import annotations
+
+import inspect
+import statistics
+import tempfile
+import time
+
+from rocketq.broker.processors.ack_message import AckMessageProcessor
+from rocketq.broker.processors.pop_message import PopMessageProcessor
+from rocketq.client.aio.pop_api import popped_messages
+from rocketq.common.extra_info import PROPERTY_POP_CK, group_handles
+from rocketq.common.topic_config import TopicConfig
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.pop_headers import (
+    INIT_MODE_MIN,
+    BatchAck,
+    PopMessageRequestHeader,
+    encode_batch_ack_body,
+)
+from rocketq.response_code import ResponseCode
+from rocketq.testing import run_broker
+from rocketq.testing.store import new_msg
+
+TOPIC, GROUP, QUEUES, BATCH = "BenchCalls", "BenchCallsCG", 4, 32
+
+
+def _pop_request() -> RemotingCommand:
+    header = PopMessageRequestHeader(
+        consumer_group=GROUP, topic=TOPIC, queue_id=-1, max_msg_nums=BATCH,
+        invisible_time=600_000, poll_time=0, born_time=int(time.time() * 1000),
+        init_mode=INIT_MODE_MIN,
+    )  # fmt: skip
+    return RemotingCommand.create_request(RequestCode.POP_MESSAGE, header.to_ext_fields())
+
+
+def _ack_request(broker_name: str, handles: list[str]) -> RemotingCommand:
+    acks = [
+        BatchAck(
+            consumer_group=GROUP,
+            topic=TOPIC,
+            retry=e.mark,
+            start_offset=e.ck_queue_offset,
+            queue_id=e.queue_id,
+            revive_queue_id=e.revive_qid,
+            pop_time=e.pop_time,
+            invisible_time=e.invisible_time,
+            bit_set=tuple(o - e.ck_queue_offset for o in offs),
+        )
+        for e, offs in group_handles(handles)
+    ]
+    body = encode_batch_ack_body(broker_name, acks)
+    return RemotingCommand.create_request(RequestCode.BATCH_ACK_MESSAGE, body=body)
+
+
+async def measure_calls(count: int) -> tuple[list[float], list[float]]:
+    """The thread CPU seconds of each pop and each batch ack of a drain of ``count``."""
+    pops: list[float] = []
+    acks: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="bench-pop-calls-") as d:
+        async with run_broker(d) as broker:
+            broker.topic_config_manager.update_topic_config(
+                TopicConfig(topic_name=TOPIC, read_queue_nums=QUEUES, write_queue_nums=QUEUES)
+            )
+            store = broker.message_store
+            for i in range(count):
+                store.put_message(new_msg(TOPIC, i % QUEUES, b"x" * 1024))
+            pop_processor, ack_processor = PopMessageProcessor(broker), AckMessageProcessor(broker)
+            name = broker.config.broker_name
+            while len(pops) * BATCH < count - BATCH * QUEUES:
+                request = _pop_request()
+                t0 = time.thread_time()
+                answer = pop_processor.pop_message(None, request)  # type: ignore[arg-type]
+                if inspect.iscoroutine(answer):
+                    answer = await answer
+                t1 = time.thread_time()
+                assert isinstance(answer, RemotingCommand)
+                if answer.code != ResponseCode.SUCCESS:
+                    continue  # the reput has not dispatched them yet
+                _, msgs = popped_messages(answer, name)
+                request = _ack_request(name, [m.properties[PROPERTY_POP_CK] for m in msgs])
+                t2 = time.thread_time()
+                acked = ack_processor.batch_ack_message(None, request)  # type: ignore[arg-type]
+                if inspect.iscoroutine(acked):
+                    acked = await acked
+                t3 = time.thread_time()
+                assert isinstance(acked, RemotingCommand), acked
+                assert acked.code == ResponseCode.SUCCESS, acked.remark
+                pops.append(t1 - t0)
+                acks.append(t3 - t2)
+    return pops, acks
+
+
+def print_calls(pops: list[float], acks: list[float]) -> None:
+    def us(values: list[float]) -> str:
+        median, mean = statistics.median(values) * 1e6, statistics.fmean(values) * 1e6
+        return f"median {median:.1f} us, mean {mean:.1f} us"
+
+    print(f"in process, {len(pops)} pops of {BATCH} (thread CPU a call): pop {us(pops)}; "
+          f"batch ack {us(acks)}")  # fmt: skip

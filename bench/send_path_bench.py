@@ -1,0 +1,122 @@
+"""CPU per single send of a broker's send path, broker and senders in one process.
+
+    PYTHONPATH=<tree>/src .venv/bin/python bench/send_path_bench.py [--connections 32]
+
+A broker (``rocketq.testing.broker.run_broker``, ASYNC_FLUSH, its store in a temporary
+directory) and ``--connections`` raw senders on the loop rocketq's processes run on (uvloop
+when installed). Each sender writes one 1 KiB SEND_MESSAGE_V2 request (pre-encoded: the
+sender costs the same whatever the tree) and the next one when the reply's frame has
+arrived (sync sends, as ``bench/broker_bench.py``'s sync N). Printed: process CPU
+microseconds per send (broker and senders together; the senders' share is a frame count),
+per round after a warm-up. Run it with two trees' ``src`` on ``PYTHONPATH``, interleaved,
+to compare the broker's send path on a loaded machine, where the broker bench's TPS and CPU
+readings wander.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import struct
+import tempfile
+import time
+from typing import cast
+
+from rocketq.remoting import event_loop
+from rocketq.remoting.codec import encode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.testing.broker import run_broker
+from rocketq.testing.wire import send_request
+
+TOPIC = "SendPathBench"
+BODY = b"x" * 1024
+TIMEOUT_S = 30.0
+
+
+class Sender(asyncio.Protocol):
+    """Sends ``count`` requests one at a time: the next when a whole reply frame is in."""
+
+    def __init__(self, frame: bytes, count: int, done: asyncio.Future[None]) -> None:
+        self.frame = frame
+        self.left = count
+        self.done = done
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+        self.transport.write(self.frame)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while len(self.buffer) >= 4:
+            (length,) = struct.unpack_from(">i", self.buffer)
+            if len(self.buffer) < 4 + length:
+                return
+            self.buffer = self.buffer[4 + length :]
+            self.left -= 1
+            if self.left == 0:
+                if not self.done.done():
+                    self.done.set_result(None)
+                return
+            assert self.transport is not None
+            self.transport.write(self.frame)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_exception(ConnectionError(f"closed: {exc}"))
+
+
+async def round_of(host: str, port: int, connections: int, per_connection: int) -> float:
+    """Process CPU microseconds per send of one round."""
+    loop = asyncio.get_running_loop()
+    dones = [loop.create_future() for _ in range(connections)]
+    transports = []
+    cpu = time.process_time()
+    for i, done in enumerate(dones):
+        request = send_request(TOPIC, BODY, queue_id=i % 8, code=RequestCode.SEND_MESSAGE_V2)
+        frame = encode(request)
+        transport, _ = await loop.create_connection(
+            lambda f=frame, d=done: Sender(f, per_connection, d),  # type: ignore[misc]
+            host,
+            port,
+        )
+        transports.append(transport)
+    async with asyncio.timeout(TIMEOUT_S * 4):
+        await asyncio.gather(*dones)
+    used = time.process_time() - cpu
+    for transport in transports:
+        transport.close()
+    return used / (connections * per_connection) * 1e6
+
+
+async def measure(connections: int, sends: int, rounds: int) -> list[float]:
+    with tempfile.TemporaryDirectory() as root:
+        async with run_broker(root) as broker:
+            host, port = broker.broker_addr.split(":")
+            per_connection = max(1, sends // connections)
+            # the first send creates the topic (8 queues) on the Python path; then a warm-up
+            await round_of(host, int(port), 1, 1)
+            await round_of(host, int(port), connections, per_connection // 2 or 1)
+            return [
+                await round_of(host, int(port), connections, per_connection) for _ in range(rounds)
+            ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--sends", type=int, default=20000, help="per round, over all connections")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    figures = event_loop.run(measure(args.connections, args.sends, args.rounds))
+    shown = " / ".join(f"{f:.1f}" for f in figures)
+    print(
+        f"connections {args.connections}: {shown} us per send "
+        f"(median {statistics.median(figures):.1f})"
+    )
+
+
+if __name__ == "__main__":
+    main()
