@@ -6,6 +6,7 @@ and the store time, and get the same answers (code, remark, queueOffset, the msg
 
 from __future__ import annotations
 
+import random
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.store.commitlog_send import SendPut
+from rocketq.testing.batch_fuzz import check_batch_puts
 from rocketq.testing.broker import run_broker
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
@@ -56,7 +58,8 @@ def message(topic: str, body: bytes, **props: str) -> Message:
 
 def consume_queues(broker: BrokerController) -> dict[str, bytes]:
     root = Path(broker.message_store.config.store_path_root_dir, "consumequeue")
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    return {str(p.relative_to(root)): p.read_bytes() for p in files}
 
 
 async def batches_on(
@@ -98,8 +101,13 @@ async def test_batches_are_stored_and_answered_alike_on_both_paths(tmp_path: Pat
         batch_of(
             f"Bat{i % 2}",
             [
-                message(f"Bat{i % 2}", bytes([k % 251]) * (500 + 37 * k), TAGS=f"t{k % 3}",
-                        KEYS=f"k{i}-{k}", UNIQ_KEY=f"{i:08X}{k:024X}")  # fmt: skip
+                message(
+                    f"Bat{i % 2}",
+                    bytes([k % 251]) * (500 + 37 * k),
+                    TAGS=f"t{k % 3}",
+                    KEYS=f"k{i}-{k}",
+                    UNIQ_KEY=f"{i:08X}{k:024X}",
+                )
                 for k in range(32)
             ],
             queue_id=i % 3,
@@ -161,3 +169,10 @@ def test_c_declines_what_the_python_path_must_decide() -> None:
     declined.append(bytes(bad_utf8))
     for body in declined:
         assert compiled.batch_puts(body, head, rules, SendPut) is None, body
+
+
+def test_a_short_fuzz_run_finds_no_difference() -> None:
+    seed = random.randrange(1 << 31)
+    rng = random.Random(seed)
+    for _ in range(3000):
+        assert check_batch_puts(rng) is None, seed
