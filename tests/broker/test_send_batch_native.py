@@ -6,7 +6,11 @@ and the store time, and get the same answers (code, remark, queueOffset, the msg
 
 from __future__ import annotations
 
+import asyncio
+import os
 import random
+import struct
+import types
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +22,9 @@ from rocketq.common import native_record
 from rocketq.common.message import Message
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.common.message_id import decode_message_id
+from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, MIN_RECORD_SIZE
 from rocketq.remoting import native_frames
+from rocketq.remoting.codec import FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
@@ -27,7 +33,6 @@ from rocketq.testing.batch_fuzz import check_batch_puts
 from rocketq.testing.broker import run_broker
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
-from tests.broker.test_send_native import WAIT_S, masked_commitlog, raw_burst
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -35,7 +40,9 @@ pytestmark = [
 ]
 
 SEGMENT = 64 * 1024
+WAIT_S = 10.0
 BATCH = RequestCode.SEND_BATCH_MESSAGE
+_MASKED = ((48, 56), (56, 64), (64, 72))  # BORNHOST, STORETIMESTAMP, STOREHOST (IPv4 records)
 
 
 @pytest.fixture(autouse=True)
@@ -44,6 +51,48 @@ def _restore_paths() -> Iterator[None]:
     yield
     native_frames.use(frames)
     native_record.use(record)
+
+
+async def request(addr: str, command: RemotingCommand) -> RemotingCommand:
+    """One request on a connection of its own; its reply."""
+    host, port = addr.split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(encode(command))
+        decoder = FrameDecoder()
+        async with asyncio.timeout(WAIT_S):
+            while True:
+                data = await reader.read(65536)
+                assert data, "the broker closed the connection"
+                replies = decoder.feed(data)
+                if replies:
+                    return replies[0]
+    finally:
+        writer.close()
+
+
+def masked_commitlog(broker: BrokerController) -> list[bytes]:
+    """The broker's commitlog records (and blanks) in order, the masked fields zeroed."""
+    store = broker.message_store
+    folder = store.config.commit_log_dir
+    data = b"".join(Path(folder, n).read_bytes() for n in sorted(os.listdir(folder)))
+    end = store.get_max_phy_offset()
+    out: list[bytes] = []
+    pos = 0
+    while pos < end:
+        total, magic = BLANK_STRUCT.unpack_from(data, pos)
+        record = bytearray(data[pos : pos + total])
+        if magic != BLANK_MAGIC_CODE:
+            assert total >= MIN_RECORD_SIZE
+            (sys_flag,) = struct.unpack_from(">i", record, 36)
+            assert sys_flag & 0x30 == 0  # IPv4 hosts: the masked positions hold
+            for a, b in _MASKED:
+                record[a:b] = bytes(b - a)
+        else:
+            record = record[:8]
+        out.append(bytes(record))
+        pos += total
+    return out
 
 
 def batch_of(topic: str, msgs: list[Message], **kw: object) -> RemotingCommand:
@@ -69,25 +118,21 @@ async def batches_on(
     native_record.use(native)
     calls = 0
     compiled = native_record.RECORD
-    if compiled is not None:  # count batch_puts's takes: the C path must have run
-        real = compiled.batch_puts
+    if compiled is not None:  # batch_puts's takes counted: the C path must have run
 
         def counting(*args: object) -> list[SendPut] | None:
             nonlocal calls
-            puts = real(*args)
+            puts = compiled.batch_puts(*args)
             calls += puts is not None
             return puts
 
-        native_record.RECORD = type("Counted", (), {})()  # type: ignore[assignment]
-        for name in dir(compiled):
-            if not name.startswith("__"):
-                setattr(native_record.RECORD, name, getattr(compiled, name))
-        native_record.RECORD.batch_puts = counting  # type: ignore[method-assign,union-attr]
+        paths = {name: getattr(compiled, name) for name in dir(compiled) if name[0] != "_"}
+        native_record.RECORD = types.SimpleNamespace(**(paths | {"batch_puts": counting}))  # type: ignore[assignment]
     props = small_store_properties(SEGMENT)
     async with run_broker(tmp_path / f"native{int(native)}", store_properties=props) as broker:
         answers: list[object] = []
-        for request in batches:
-            (r,) = await raw_burst(broker.broker_addr, [request])
+        for command in batches:
+            r = await request(broker.broker_addr, command)
             fields = dict(r.ext_fields)
             ids = fields.pop("msgId", None)
             offsets = None if ids is None else [decode_message_id(i)[1] for i in ids.split(",")]
