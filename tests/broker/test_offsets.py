@@ -2,8 +2,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.subscription_group import SubscriptionGroupManager
+from rocketq.remoting.protocol import fastjson
 
 CONSUMER_OFFSET_JSON_5X = """{
 \t"dataVersion":{
@@ -77,3 +81,37 @@ def test_subscription_group_is_not_created_when_auto_create_is_off(tmp_path: Pat
     m = SubscriptionGroupManager(tmp_path, auto_create=False)
     assert m.find_subscription_group_config("g") is None
     assert not (tmp_path / "config" / "subscriptionGroup.json").exists()
+
+
+@given(
+    st.dictionaries(
+        st.tuples(st.text(min_size=1, max_size=8), st.text(min_size=1, max_size=8)).filter(
+            lambda tg: "@" not in tg[0] + tg[1]
+        ),
+        st.dictionaries(st.integers(0, 64), st.integers(-1, 1 << 40), max_size=5),
+        max_size=6,
+    )
+)
+def test_the_offsets_text_is_the_pretty_printers(
+    table: dict[tuple[str, str], dict[int, int]],
+) -> None:
+    m = ConsumerOffsetManager("unused")
+    for (topic, group), queues in table.items():
+        m.offset_table[m.key(topic, group)] = dict(queues)  # empty maps too
+    assert m.encode_text() == fastjson.dumps_pretty(m.encode())
+
+
+def test_a_persist_with_nothing_moved_writes_nothing(tmp_path: Path) -> None:
+    m = ConsumerOffsetManager(tmp_path)
+    m.commit_offset("h", "G", "T", 0, 5)
+    m.persist()
+    path = tmp_path / "config" / "consumerOffset.json"
+    written = path.stat().st_ino  # each write replaces the file
+    m.persist()
+    assert path.stat().st_ino == written
+    m.commit_offset("h", "G", "T", 0, 6)
+    m.persist()
+    assert path.stat().st_ino != written
+    again = ConsumerOffsetManager(tmp_path)
+    assert again.load()
+    assert again.query_offset("G", "T", 0) == 6

@@ -178,7 +178,7 @@ class PopService:
         )  # fmt: skip  (AckMsg.merge_key, without the record unless one is written)
         fresh, repeated = self.inflight.on_ack(
             group, real_topic, handle.queue_id, offsets, handle.pop_time, key,
-            handle.next_visible_time,
+            handle.next_visible_time, handle.ck_queue_offset,
         )  # fmt: skip
         if not fresh:
             return repeated

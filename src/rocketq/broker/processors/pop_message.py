@@ -61,14 +61,14 @@ class PopMessageProcessor:
         checkpoints the pop buffer holds is answered here, without a task; the rest goes on
         in a task (``PopReader.start_pop``)."""
         h = PopMessageRequestHeader.from_ext_fields(request.ext_fields)
-        refused = self._check(h)
-        if refused is not None:
-            return refused
+        orderly = self._check(h)
+        if isinstance(orderly, RemotingCommand):
+            return orderly
         deadline_ms = self.broker.message_store.now_ms() + h.poll_time
         filters = self._filters(h)
         if isinstance(filters, RemotingCommand):
             return filters
-        started = self._start(h, filters)
+        started = self._start(h, filters, h.order or orderly)
         if isinstance(started, PopBatch):
             return self._answer(channel, request, h, deadline_ms, filters[0], started)
         return self._answer_later(channel, request, h, deadline_ms, filters[0], started)
@@ -89,6 +89,7 @@ class PopMessageProcessor:
         self,
         h: PopMessageRequestHeader,
         filters: tuple[ExpressionMessageFilter, ExpressionMessageFilter],
+        order: bool,
     ) -> PopBatch | Coroutine[Any, Any, PopBatch]:
         return self.broker.pop_service.reader.start_pop(
             h.consumer_group,
@@ -99,7 +100,7 @@ class PopMessageProcessor:
             h.init_mode,
             filters[0],
             filters[1],
-            order=self._is_order(h),
+            order=order,
             attempt_id=h.attempt_id,
         )
 
@@ -114,7 +115,7 @@ class PopMessageProcessor:
         filters = self._filters(h)
         if isinstance(filters, RemotingCommand):
             return filters
-        started = self._start(h, filters)
+        started = self._start(h, filters, self._is_order(h))
         batch = started if isinstance(started, PopBatch) else await started
         return self._answer(channel, request, h, deadline_ms, filters[0], batch)
 
@@ -186,7 +187,8 @@ class PopMessageProcessor:
         group = sgm.subscription_group_table.get(h.consumer_group)  # _check looked it up
         return group is not None and group.orderly
 
-    def _check(self, h: PopMessageRequestHeader) -> RemotingCommand | None:
+    def _check(self, h: PopMessageRequestHeader) -> RemotingCommand | bool:
+        """The refusal, else whether the group is orderly (``consumeMessageOrderly``)."""
         broker = self.broker
         ip = broker.config.broker_ip1
         if h.is_timeout_too_much(broker.message_store.now_ms()):
@@ -230,7 +232,7 @@ class PopMessageProcessor:
             return _error(
                 ResponseCode.NO_PERMISSION, f"subscription group no permission, {h.consumer_group}"
             )
-        return None
+        return group.orderly
 
     def _filters(
         self, h: PopMessageRequestHeader
