@@ -7,7 +7,9 @@ controller, and three broker processes in controller mode with the controller pr
 bench finds the group's master from the controller, grows the master's table with
 UPDATE_AND_CREATE_TOPIC_LIST to each size, and at each size times ``creates`` creates with
 UPDATE_AND_CREATE_TOPIC (each answered after both slaves reported the new version), checks
-that every slave holds every probe topic, and how long the route took to have it.
+that every slave holds every probe topic, how long the route took to have it, and how many
+full registrations the brokers logged in an idle window after (broker/registration.py: none
+while the name server is current).
 """
 
 from __future__ import annotations
