@@ -71,7 +71,7 @@ def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> lis
     assert compiled is not None, "SendPuts are appended by the C module"
     n = len(puts)
     slots = array("q", bytes(32 * n))  # (status, phy, size, queue offset) a put
-    created = [True] * n  # False: no mapped file could be created for it
+    missing: list[int] = []  # the puts no mapped file could be created for
     max_record = commit_log.config.max_message_size + 65536
     start = 0
     while start < n:
@@ -79,7 +79,7 @@ def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> lis
             mf = commit_log.mapped_file_queue.get_last_mapped_file_or_create(0)
         except MappedFileCreateError:
             log.exception("create mapped file failed")
-            created[start] = False
+            missing.append(start)
             start += 1
             continue
         wrote = mf.wrote_position
@@ -94,22 +94,19 @@ def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> lis
             commit_log.write_blank(mf)
     out: list[AppendOutcome] = []
     prefix = commit_log.msg_id_prefix
-    for k in range(n):
-        status = slots[4 * k]
-        if not created[k]:
-            out.append(None)
-        elif status:
+    ok = AppendMessageStatus.PUT_OK
+    values = slots.tolist()  # one conversion, then plain ints
+    for k in range(0, 4 * n, 4):
+        status = values[k]
+        if status:
             out.append(_SEND_STATUS[status])
         else:
-            phy = slots[4 * k + 1]
+            phy = values[k + 1]
             out.append(
                 AppendMessageResult(
-                    AppendMessageStatus.PUT_OK,
-                    phy,
-                    slots[4 * k + 2],
-                    f"{prefix}{phy:016X}",
-                    slots[4 * k + 3],
-                    now,
+                    ok, phy, values[k + 2], f"{prefix}{phy:016X}", values[k + 3], now
                 )
             )
+    for k in missing:  # no mapped file could be created for these
+        out[k] = None
     return out
