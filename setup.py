@@ -33,6 +33,7 @@ setup(
                     "properties",
                     "encode",
                     "append",
+                    "send_batch",
                     "scan",
                     "decode",
                     "columns",

@@ -7,34 +7,23 @@ after a second timeout on the same silent broker. Nothing acknowledged is lost."
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
-from rocketq.broker.controller_mode.controller_client import ControllerClient
 from rocketq.client import Message, SendStatus
 from rocketq.client.aio import Producer
 from rocketq.common.message_id import decode_message_id
 from rocketq.errors import RocketQError
-from rocketq.testing.broker import run_namesrv
-from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import (
-    ReplicaWatch,
-    broker_processes,
-    eventually,
-    start_processes,
-)
-from rocketq.testing.controller_wire import ControllerGroup
+from rocketq.testing.controller_mode import eventually
+from rocketq.testing.controller_mode_group import run_controller_mode_group
 from rocketq.testing.failover.checker import open_stopped_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(150)]
 
 TOPIC = "TopicSilentMaster"
-BROKER_NAME = "broker-a"
 HEARTBEAT_TIMEOUT_S = 3.0  # controllerHeartBeatTimeoutMills of issue 20's profile
 ISSUE_PROFILE = {
     "controllerHeartBeatTimeoutMills": str(int(HEARTBEAT_TIMEOUT_S * 1000)),
@@ -80,63 +69,41 @@ class Ledger:
 async def test_a_send_after_the_master_is_paused_goes_to_the_new_master_without_a_second_timeout(
     tmp_path: Path,
 ) -> None:
-    controllers = ControllerGroup(tmp_path / "controller", size=1)
-    await controllers.start_all()
-    brokers: list[BrokerProcess] = []
-    paused: BrokerProcess | None = None
     ledger = Ledger()
-    try:
-        leader = await controllers.leader()
-        ctl = ControllerClient([leader.addr])
-        async with run_namesrv() as ns:
-            brokers += broker_processes(tmp_path, ns.addr, [leader.addr], 3, ISSUE_PROFILE)
-            await start_processes(brokers)
-            watch = ReplicaWatch(ctl, BROKER_NAME)
+    async with run_controller_mode_group(tmp_path, 3, ISSUE_PROFILE) as group:
+        producer = Producer(
+            "SilentMasterProducer",
+            namesrv_addr=group.namesrv_addr,
+            send_msg_timeout_s=SEND_TIMEOUT_S,
+        )
+        await producer.start()
+        try:
+            for _ in range(20):  # the route is known and the topic exists on the master
+                await ledger.send(producer)
+            assert len(ledger.acked) == 20, ledger.failed
+            stop = asyncio.Event()
+            loading = asyncio.create_task(ledger.load(producer, stop))
+            await eventually(_acked_more_than(ledger, 40), 15)
+            paused = group.at(group.master)
+            paused_at = time.monotonic()
+            group.pause(paused)  # mid-send: one waits on it now
 
-            assert await eventually(lambda: watch.reaches(3, 1), 30), watch.view
-            by_addr = {b.addr: b for b in brokers}
-            producer = Producer(
-                "SilentMasterProducer", namesrv_addr=ns.addr, send_msg_timeout_s=SEND_TIMEOUT_S
-            )
-            await producer.start()
-            try:
-                for _ in range(20):  # the route is known and the topic exists on the master
-                    await ledger.send(producer)
-                assert len(ledger.acked) == 20, ledger.failed
-                stop = asyncio.Event()
-                loading = asyncio.create_task(ledger.load(producer, stop))
-                await eventually(_acked_more_than(ledger, 40), 15)
-                paused = by_addr[watch.view.master_address]
-                assert paused.proc is not None
-                paused_at = time.monotonic()
-                os.kill(paused.proc.pid, signal.SIGSTOP)  # mid-send: one waits on it now
+            assert await eventually(_acked_after(ledger, paused_at), 30)
+            outage_s = (ledger.first_ack_sent_after(paused_at) or 0.0) - paused_at
+            new_master = await group.elected(1, 2)
+            print(f"SIGSTOP of the master to the next SEND_OK: {outage_s:.2f} s")
+            assert outage_s < OUTAGE_BOUND_S
+            before = len(ledger.acked)
+            await eventually(_acked_more_than(ledger, before + 20), 15)
+            stop.set()
+            await asyncio.wait_for(loading, 15)
+        finally:
+            await producer.shutdown()
+        assert new_master != paused.addr
+        group.resume(paused)  # deposed: it rejoins as a slave
+        await group.stop()
 
-                assert await eventually(_acked_after(ledger, paused_at), 30)
-                outage_s = (ledger.first_ack_sent_after(paused_at) or 0.0) - paused_at
-                assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
-                new_master = watch.view.master_address
-                print(f"SIGSTOP of the master to the next SEND_OK: {outage_s:.2f} s")
-                assert outage_s < OUTAGE_BOUND_S
-                before = len(ledger.acked)
-                await eventually(_acked_more_than(ledger, before + 20), 15)
-                stop.set()
-                await asyncio.wait_for(loading, 15)
-            finally:
-                await producer.shutdown()
-            assert new_master != paused.addr
-            os.kill(paused.proc.pid, signal.SIGCONT)  # deposed: it rejoins as a slave
-            for b in brokers:
-                b.stop()
-            await ctl.shutdown()
-    finally:
-        if paused is not None and paused.proc is not None:
-            os.kill(paused.proc.pid, signal.SIGCONT)
-        for b in brokers:
-            b.kill()
-        await controllers.stop_all()
-
-    master_conf = next(b.conf for b in brokers if new_master.endswith(":" + b.conf["listenPort"]))
-    store = open_stopped_store(master_conf)
+    store = open_stopped_store(group.conf_at(new_master))
     try:  # nothing acknowledged is lost: each SEND_OK's offset holds its body on the new master
         for body, phy in ledger.acked.items():
             got = store.look_message_by_offset(phy)

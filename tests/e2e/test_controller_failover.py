@@ -14,28 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.controller_mode.controller_client import (
-    ControllerClient,
-)
 from rocketq.common.message_id import decode_message_id
 from rocketq.remoting.client import RemotingClient
 from rocketq.response_code import ResponseCode
-from rocketq.testing.broker import run_namesrv
-from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import (
-    ReplicaWatch,
-    broker_processes,
-    eventually,
-    send_one,
-    start_processes,
-)
-from rocketq.testing.controller_wire import ControllerGroup
+from rocketq.testing.controller_mode import eventually, send_one
+from rocketq.testing.controller_mode_group import run_controller_mode_group
 from tests.e2e.ha_support import commitlog_bytes, open_stopped_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(120)]
 
 TOPIC = "TopicFailover"
-BROKER_NAME = "broker-a"
 
 
 def _async(predicate: Callable[[], bool]) -> Callable[[], Awaitable[bool]]:
@@ -85,31 +73,19 @@ class Sender:
 async def test_master_killed_a_slave_takes_over_and_the_old_master_rejoins_as_slave(
     tmp_path: Path,
 ) -> None:
-    controllers = ControllerGroup(tmp_path / "controller", size=1)
-    await controllers.start_all()
     sender = Sender()
-    brokers: list[BrokerProcess] = []
     try:
-        leader = await controllers.leader()
-        ctl = ControllerClient([leader.addr])
-        async with run_namesrv() as ns:
-            brokers += broker_processes(tmp_path, ns.addr, [leader.addr], 3)
-            await start_processes(brokers)
-            watch = ReplicaWatch(ctl, BROKER_NAME)
-
-            assert await eventually(lambda: watch.reaches(3, 1), 30), watch.view
-            by_addr = {b.addr: b for b in brokers}
-            old_master = by_addr[watch.view.master_address]
-            await sender.send_many(watch.view.master_address, 40)
+        async with run_controller_mode_group(tmp_path, 3) as group:
+            old_master = group.at(group.master)
+            await sender.send_many(group.master, 40)
 
             stop = asyncio.Event()
-            loading = asyncio.create_task(sender.load(lambda: watch.view.master_address, stop))
+            loading = asyncio.create_task(sender.load(lambda: group.master, stop))
             before = len(sender.acked)
             assert await eventually(_async(lambda: len(sender.acked) >= before + 40), 15)
             killed_at = time.monotonic()
             old_master.kill()  # mid-load: sends in flight on it were never acknowledged
-            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
-            new_master = watch.view.master_address
+            new_master = await group.elected(1, 2)
             assert new_master != old_master.addr
             assert await eventually(_async(lambda: sender.acked_by[new_master] > 0), 15)
             outage_s = time.monotonic() - killed_at
@@ -120,18 +96,13 @@ async def test_master_killed_a_slave_takes_over_and_the_old_master_rejoins_as_sl
             await sender.send_many(new_master, 40)
 
             await asyncio.to_thread(old_master.start)  # rejoins: slave, cut, copied, in sync
-            assert await eventually(lambda: watch.reaches(3, 2), 30), watch.view
+            await group.elected(3, 2, 30)
             await sender.send_many(new_master, 10)  # acked by all three
-            for b in brokers:
-                b.stop()
-            await ctl.shutdown()
+            await group.stop()
     finally:
-        for b in brokers:
-            b.kill()
         await sender.client.shutdown()
-        await controllers.stop_all()
 
-    check_replicas([b.conf for b in brokers], new_master, sender.acked)
+    check_replicas([b.conf for b in group.brokers], new_master, sender.acked)
 
 
 def check_replicas(confs: list[dict[str, str]], new_master: str, acked: dict[bytes, int]) -> None:

@@ -15,27 +15,18 @@ from typing import Any
 
 import pytest
 
-from rocketq.broker.controller_mode.controller_client import ControllerClient
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import UpdateConsumerOffsetRequestHeader
 from rocketq.response_code import ResponseCode
-from rocketq.testing.broker import run_namesrv
-from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import (
-    ReplicaWatch,
-    broker_processes,
-    eventually,
-    start_processes,
-)
-from rocketq.testing.controller_wire import ControllerGroup
+from rocketq.testing.controller_mode import eventually
+from rocketq.testing.controller_mode_group import run_controller_mode_group
 from rocketq.testing.wire import create_topic_request, request
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(90)]
 
-BROKER_NAME = "broker-a"
 TOPIC = "TopicOffsets"
 GROUP = "GroupFollow"
 REPLAY_BOUND_S = 2.0
@@ -80,58 +71,33 @@ async def table(client: RemotingClient, addr: str, code: int) -> dict[str, Any]:
 async def test_a_topic_created_and_offsets_committed_survive_a_kill_right_after(
     tmp_path: Path,
 ) -> None:
-    controllers = ControllerGroup(tmp_path / "controller", size=1)
-    await controllers.start_all()
-    client = RemotingClient()
-    brokers: list[BrokerProcess] = []
-    try:
-        leader = await controllers.leader()
-        ctl = ControllerClient([leader.addr])
-        async with run_namesrv() as ns:
-            brokers += broker_processes(tmp_path, ns.addr, [leader.addr], 2)
-            await start_processes(brokers)
-            watch = ReplicaWatch(ctl, BROKER_NAME)
+    async with run_controller_mode_group(tmp_path, 2) as group:
+        client, master = group.client, group.master
+        await group.create_topic(TOPIC)
 
-            assert await eventually(lambda: watch.reaches(2, 1), 30), watch.view
-            master = watch.view.master_address
-            old = next(b for b in brokers if b.addr == master)
-            created = await client.invoke(master, create_topic_request(TOPIC), 10)
-            assert created.code == ResponseCode.SUCCESS, created.remark
+        committer = Committer(client, master)
+        stop = asyncio.Event()
+        committing = asyncio.create_task(committer.run(stop))
 
-            committer = Committer(client, master)
-            stop = asyncio.Event()
-            committing = asyncio.create_task(committer.run(stop))
+        async def committed_for(seconds: float) -> bool:
+            acked = committer.acked
+            return bool(acked) and acked[-1][0] - acked[0][0] >= seconds
 
-            async def committed_for(seconds: float) -> bool:
-                return (
-                    bool(committer.acked)
-                    and committer.acked[-1][0] - committer.acked[0][0] >= seconds
-                )
+        assert await eventually(lambda: committed_for(REPLAY_BOUND_S + 0.5), 15)
+        answer = await client.invoke(master, create_topic_request("TopicJustBefore"), 10)
+        group.at(master).kill()  # right after the answer
+        killed_at = time.monotonic()
+        stop.set()
+        await asyncio.wait_for(committing, 5)
+        assert answer.code == ResponseCode.SUCCESS, answer.remark
 
-            assert await eventually(lambda: committed_for(REPLAY_BOUND_S + 0.5), 15)
-            answer = await client.invoke(master, create_topic_request("TopicJustBefore"), 10)
-            old.kill()  # right after the answer
-            killed_at = time.monotonic()
-            stop.set()
-            await asyncio.wait_for(committing, 5)
-            assert answer.code == ResponseCode.SUCCESS, answer.remark
-
-            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
-            new_master = watch.view.master_address
-            assert new_master != master
-            topics = await table(client, new_master, RequestCode.GET_ALL_TOPIC_CONFIG)
-            assert "TopicJustBefore" in (topics.get("topicConfigTable") or {})
-            offsets = await table(client, new_master, RequestCode.GET_ALL_CONSUMER_OFFSET)
-            queues = (offsets.get("offsetTable") or {}).get(f"{TOPIC}@{GROUP}") or {}
-            held = int(queues.get("0", queues.get(0, 0)))
-            last = committer.acked[-1][1]
-            print(f"last committed {last}, the new master holds {held}")
-            assert held >= committer.acked_before(killed_at - REPLAY_BOUND_S)
-            for b in brokers:
-                b.stop()
-            await ctl.shutdown()
-    finally:
-        for b in brokers:
-            b.kill()
-        await client.shutdown()
-        await controllers.stop_all()
+        new_master = await group.elected(1, 2)
+        assert new_master != master
+        topics = await table(client, new_master, RequestCode.GET_ALL_TOPIC_CONFIG)
+        assert "TopicJustBefore" in (topics.get("topicConfigTable") or {})
+        offsets = await table(client, new_master, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        queues = (offsets.get("offsetTable") or {}).get(f"{TOPIC}@{GROUP}") or {}
+        held = int(queues.get("0", queues.get(0, 0)))
+        last = committer.acked[-1][1]
+        print(f"last committed {last}, the new master holds {held}")
+        assert held >= committer.acked_before(killed_at - REPLAY_BOUND_S)

@@ -18,52 +18,37 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.controller_mode.controller_client import ControllerClient
 from rocketq.common import message_const as mc
 from rocketq.common.message_decoder import decode_message
-from rocketq.remoting.client import RemotingClient
-from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
-from rocketq.testing.broker import run_namesrv
 from rocketq.testing.broker_process import BrokerProcess
-from rocketq.testing.controller_mode import (
-    ReplicaWatch,
-    broker_processes,
-    eventually,
-    start_processes,
-)
-from rocketq.testing.controller_wire import ControllerGroup
-from rocketq.testing.wire import create_topic_request, request, send_request
+from rocketq.testing.controller_mode import eventually
+from rocketq.testing.controller_mode_group import ControllerModeGroup, run_controller_mode_group
+from rocketq.testing.wire import send_request
 from tests.e2e.ha_support import open_stopped_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(90)]
 
-BROKER_NAME = "broker-a"
 TOPIC = "TimerFailover"
 EARLY = 6  # due before the kill
 PENDING = 6  # due after it
+TIMER = {"timerPrecisionMs": "100"}
 
 
-async def max_offset(client: RemotingClient, addr: str) -> int:
-    response = await client.invoke(
-        addr, request(RequestCode.GET_MAX_OFFSET, topic=TOPIC, queueId=0), 3
-    )
-    assert response.code == ResponseCode.SUCCESS, response.remark
-    return int(response.ext_fields["offset"])
-
-
-async def send_timer(client: RemotingClient, addr: str, key: str, due_ms: int) -> None:
-    response = await timer_send(client, addr, key, due_ms)
+async def send_timer(group: ControllerModeGroup, addr: str, key: str, due_ms: int) -> None:
+    response = await timer_send(group, addr, key, due_ms)
     assert response.code == ResponseCode.SUCCESS, response.remark
 
 
-async def timer_send(client: RemotingClient, addr: str, key: str, due_ms: int) -> RemotingCommand:
+async def timer_send(
+    group: ControllerModeGroup, addr: str, key: str, due_ms: int
+) -> RemotingCommand:
     extra = {
         mc.PROPERTY_TIMER_DELIVER_MS: str(due_ms),
         mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX: key,
     }
-    return await client.invoke(addr, send_request(TOPIC, key.encode(), extra=extra), 10)
+    return await group.client.invoke(addr, send_request(TOPIC, key.encode(), extra=extra), 10)
 
 
 def copies(conf: dict[str, str]) -> Counter[str]:
@@ -95,61 +80,32 @@ def placed(conf: dict[str, str]) -> dict[str, list[int]]:
 async def test_timers_pending_at_the_masters_kill_fire_once_on_the_new_master(
     tmp_path: Path,
 ) -> None:
-    controllers = ControllerGroup(tmp_path / "controller", size=1)
-    await controllers.start_all()
-    client = RemotingClient()
-    brokers: list[BrokerProcess] = []
-    try:
-        leader = await controllers.leader()
-        ctl = ControllerClient([leader.addr])
-        async with run_namesrv() as ns:
-            brokers += broker_processes(
-                tmp_path, ns.addr, [leader.addr], 2, {"timerPrecisionMs": "100"}
-            )
-            await start_processes(brokers)
-            watch = ReplicaWatch(ctl, BROKER_NAME)
+    async with run_controller_mode_group(tmp_path, 2, TIMER) as group:
+        master = group.master
+        await group.create_topic(TOPIC, 1)
 
-            assert await eventually(lambda: watch.reaches(2, 1), 30), watch.view
-            master = watch.view.master_address
-            old = next(b for b in brokers if b.addr == master)
-            created = await client.invoke(master, create_topic_request(TOPIC, 1), 10)
-            assert created.code == ResponseCode.SUCCESS, created.remark
+        now = int(time.time() * 1000)
+        for i in range(EARLY):
+            await send_timer(group, master, f"early{i}", now + 300 + 50 * i)
+        for i in range(PENDING):
+            await send_timer(group, master, f"pending{i}", now + 4000 + 100 * i)
 
-            now = int(time.time() * 1000)
-            for i in range(EARLY):
-                await send_timer(client, master, f"early{i}", now + 300 + 50 * i)
-            for i in range(PENDING):
-                await send_timer(client, master, f"pending{i}", now + 4000 + 100 * i)
+        assert await group.queued(master, TOPIC, EARLY)
+        group.at(master).kill()
+        new_master = await group.elected(1, 2)
+        assert new_master != master
+        sentinel_due = int(time.time() * 1000) + 300
+        sentinel_due = max(sentinel_due, now + 4000 + 100 * PENDING + 500)
 
-            async def delivered(addr: str, count: int) -> bool:
-                return await max_offset(client, addr) >= count
+        async def sentinel_sent() -> bool:  # the broker applies the role the controller
+            answer = await timer_send(group, new_master, "sentinel", sentinel_due)
+            return answer.code == ResponseCode.SUCCESS  # named a moment after naming it
 
-            assert await eventually(lambda: delivered(master, EARLY), 10)
-            old.kill()
-            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
-            new_master = watch.view.master_address
-            assert new_master != master
-            sentinel_due = int(time.time() * 1000) + 300
-            sentinel_due = max(sentinel_due, now + 4000 + 100 * PENDING + 500)
+        assert await eventually(sentinel_sent, 10)
+        assert await group.queued(new_master, TOPIC, EARLY + PENDING + 1, 20)
+        await group.stop(group.at(new_master))
 
-            async def sentinel_sent() -> bool:  # the broker applies the role the controller
-                answer = await timer_send(client, new_master, "sentinel", sentinel_due)
-                return answer.code == ResponseCode.SUCCESS  # named a moment after naming it
-
-            assert await eventually(sentinel_sent, 10)
-            total = EARLY + PENDING + 1
-            assert await eventually(lambda: delivered(new_master, total), 20)
-            survivor = next(b for b in brokers if b.addr == new_master)
-            survivor.stop()
-            await ctl.shutdown()
-    finally:
-        for b in brokers:
-            b.kill()
-        await client.shutdown()
-        await controllers.stop_all()
-
-    conf = next(b.conf for b in brokers if new_master.endswith(":" + b.conf["listenPort"]))
-    got = copies(conf)
+    got = copies(group.conf_at(new_master))
     expected = {f"early{i}" for i in range(EARLY)} | {f"pending{i}" for i in range(PENDING)}
     assert set(got) == expected | {"sentinel"}, set(got) ^ (expected | {"sentinel"})
     assert {k: n for k, n in got.items() if n != 1} == {}  # every timer fired exactly once
@@ -159,66 +115,39 @@ LATE_MS = 1000  # a pending timer fires within this of its due time or of the el
 
 
 async def test_timers_fire_once_and_on_time_across_two_failovers(tmp_path: Path) -> None:
-    controllers = ControllerGroup(tmp_path / "controller", size=1)
-    await controllers.start_all()
-    client = RemotingClient()
-    brokers: list[BrokerProcess] = []
     due: dict[str, int] = {}
     elected_ms: dict[str, int] = {}  # a prefix of timers pending at a kill -> its election
-    try:
-        leader = await controllers.leader()
-        ctl = ControllerClient([leader.addr])
-        async with run_namesrv() as ns:
-            brokers += broker_processes(
-                tmp_path, ns.addr, [leader.addr], 2, {"timerPrecisionMs": "100"}
-            )
-            await start_processes(brokers)
-            watch = ReplicaWatch(ctl, BROKER_NAME)
 
-            async def timers(addr: str, prefix: str, count: int, ahead_ms: int) -> None:
-                now = int(time.time() * 1000)
-                for i in range(count):
-                    key = f"{prefix}{i}"
-                    due[key] = now + ahead_ms + 50 * i
-                    answer = await timer_send(client, addr, key, due[key])
-                    assert answer.code == ResponseCode.SUCCESS, answer.remark
+    async def timers(addr: str, prefix: str, count: int, ahead_ms: int) -> None:
+        now = int(time.time() * 1000)
+        for i in range(count):
+            key = f"{prefix}{i}"
+            due[key] = now + ahead_ms + 50 * i
+            await send_timer(group, addr, key, due[key])
 
-            async def delivered(addr: str, count: int) -> bool:
-                return await max_offset(client, addr) >= count
+    async def fail_over(master: BrokerProcess, to: BrokerProcess, epoch: int, name: str) -> None:
+        """Timers due before ``master`` is killed, and timers ``name`` pending at the kill;
+        ``to`` is elected at ``epoch`` and delivers them."""
+        await timers(master.addr, f"early-{name}", 4, 300)
+        assert await group.queued(master.addr, TOPIC, len(due))
+        await timers(master.addr, name, 4, 500)
+        master.kill()
+        assert await group.elected(1, epoch) == to.addr
+        elected_ms[name] = int(time.time() * 1000)
+        assert await group.queued(to.addr, TOPIC, len(due), 15)
 
-            assert await eventually(lambda: watch.reaches(2, 1), 30), watch.view
-            first = next(b for b in brokers if b.addr == watch.view.master_address)
-            second = next(b for b in brokers if b is not first)
-            created = await client.invoke(first.addr, create_topic_request(TOPIC, 1), 10)
-            assert created.code == ResponseCode.SUCCESS, created.remark
-            second.kill()  # the slave, killed and back before its promotion
-            await asyncio.to_thread(second.start)
-            assert await eventually(lambda: watch.reaches(2, 1), 30), watch.view
-            await timers(first.addr, "a", 4, 300)
-            assert await eventually(lambda: delivered(first.addr, 4), 10)
-            await timers(first.addr, "b", 4, 500)  # pending at the first kill
-            first.kill()
-            assert await eventually(lambda: watch.reaches(1, 2), 15), watch.view
-            elected_ms["b"] = int(time.time() * 1000)
-            assert watch.view.master_address == second.addr
-            assert await eventually(lambda: delivered(second.addr, 8), 15)
-            await asyncio.to_thread(first.start)  # back, it rejoins as a slave
-            assert await eventually(lambda: watch.reaches(2, 2), 30), watch.view
-            await timers(second.addr, "c", 4, 300)
-            assert await eventually(lambda: delivered(second.addr, 12), 10)
-            await timers(second.addr, "d", 4, 500)  # pending at the second kill
-            second.kill()
-            assert await eventually(lambda: watch.reaches(1, 3), 15), watch.view
-            elected_ms["d"] = int(time.time() * 1000)
-            assert watch.view.master_address == first.addr
-            assert await eventually(lambda: delivered(first.addr, 16), 15)
-            first.stop()
-            await ctl.shutdown()
-    finally:
-        for b in brokers:
-            b.kill()
-        await client.shutdown()
-        await controllers.stop_all()
+    async with run_controller_mode_group(tmp_path, 2, TIMER) as group:
+        first = group.at(group.master)
+        second = group.other_than(first.addr)
+        await group.create_topic(TOPIC, 1)
+        second.kill()  # the slave, killed and back before its promotion
+        await asyncio.to_thread(second.start)
+        await group.elected(2, 1, 30)
+        await fail_over(first, second, 2, "b")
+        await asyncio.to_thread(first.start)  # back, it rejoins as a slave
+        await group.elected(2, 2, 30)
+        await fail_over(second, first, 3, "d")
+        await group.stop(first)
 
     got = placed(first.conf)
     assert set(got) == set(due), set(got) ^ set(due)

@@ -11,6 +11,7 @@
  *   decode_records  - message_decoder.decode_messages into MessageExt objects
  *   append_sends    - encode_message and CommitLog._append_locked for a run of sends,
  *                     written in place into the mapped file (append.c)
+ *   batch_puts      - a batch send's body read into SendPuts for append_sends (send_batch.c)
  *   collect_messages - message_reader.MessageReader._collect: a pull's records copied from
  *                     the mapped files into one body (get_message.c)
  *   pull_columns    - spark/topic/pull_body's numpy columns of a pull body (columns.c)
@@ -47,6 +48,8 @@ static PyMethodDef methods[] = {
      "Copy a record into a mapped file and patch its offsets and store time there."},
     {"append_sends", (PyCFunction)(void (*)(void))append_sends, METH_FASTCALL,
      "Encode a flush's pass-through sends straight into a mapped file (CommitLog)."},
+    {"batch_puts", (PyCFunction)(void (*)(void))batch_puts, METH_FASTCALL,
+     "A batch send's body read into the SendPuts of its messages (send_batch.c)."},
     {"scan_records", (PyCFunction)(void (*)(void))scan_records, METH_FASTCALL,
      "Check a run of commitlog records; DispatchRequests or validate only."},
     {"record_starts", record_starts, METH_O,

@@ -46,6 +46,13 @@ def write_record(
     store_timestamp: int,
     /,
 ) -> None: ...
+def batch_puts(
+    body: ReadableBuffer,
+    head: tuple[str, int, int, int, bytes, bytes, int, bool],
+    rules: tuple[tuple[bytes, ...], bytes, bytes, int],
+    put_cls: type[Any],
+    /,
+) -> list[Any] | None: ...
 def append_sends(
     dest: WriteableBuffer,
     pos: int,

@@ -132,6 +132,9 @@ PyObject *write_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* append.c */
 PyObject *append_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
+/* send_batch.c */
+PyObject *batch_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
 /* scan.c */
 int parse_record(const unsigned char *b, Py_ssize_t pos, Py_ssize_t limit, Record *r);
 PyObject *scan_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

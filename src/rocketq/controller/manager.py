@@ -106,6 +106,7 @@ class ControllerManager:
         self._write_lock = asyncio.Lock()
         self.notify_service = NotifyService()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopping = False
         server.raft_node.add_role_listener(self._on_role_change)
         server.remoting_server.add_channel_close_listener(self._on_channel_close)
         server.add_service(self)
@@ -139,12 +140,16 @@ class ControllerManager:
         self._spawn(self._scan_loop("scan_inactive_master_interval_ms", masters))
 
     async def shutdown(self) -> None:
+        self._stopping = True
         tasks, self._tasks = list(self._tasks), set()
         for task in tasks:
-            task.cancel()
-        for task in tasks:
+            # cancelled again until done: 3.11's wait_for can swallow a cancel that races the
+            # inner future's result (an election then ran on through its retries)
+            while not task.done():
+                task.cancel()
+                await asyncio.wait([task], timeout=0.1)
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+                task.result()
         await self.notify_service.shutdown()
         exporter, self.metrics_exporter = self.metrics_exporter, None
         if exporter is not None:
@@ -239,6 +244,8 @@ class ControllerManager:
             cluster_name=cluster, broker_name=broker_name, broker_id=-1, designate_elect=False
         )
         for attempt in range(self.config.elect_master_max_retry_count):
+            if self._stopping:
+                return False
             try:
                 response = await self.elect(header)
             except TimeoutError:

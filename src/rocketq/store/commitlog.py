@@ -48,11 +48,16 @@ from rocketq.common.record_layout import (
 )
 from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.errors import DecodeError
-from rocketq.store.commitlog_send import AppendOutcome, SendPut, append_sends
+from rocketq.store.commitlog_send import (
+    AppendOutcome,
+    SendPut,
+    append_batch_sends,
+    append_sends,
+)
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile, MappedFileCreateError
 from rocketq.store.mapped_file_queue import MappedFileQueue
-from rocketq.store.results import AppendMessageResult, AppendMessageStatus
+from rocketq.store.results import AppendMessageResult, AppendMessageStatus, PutMessageStatus
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +239,12 @@ class CommitLog:
             store_timestamp=now,
             msg_num=len(batch),
         )
+
+    def append_batch_sends(self, puts: list[SendPut]) -> AppendMessageResult | PutMessageStatus:
+        """A batch send's SendPuts (C's ``batch_puts``) written by C in one lock hold, one
+        result for all as ``append_batch`` gives (``commitlog_send.append_batch_sends``)."""
+        with self.put_lock:
+            return append_batch_sends(self, puts, self.clock_ms())
 
     def append_each(self, batch: Sequence[EncodedMessage | SendPut]) -> list[AppendOutcome]:
         """Append the records of separate puts in one lock hold, a result each: None for a

@@ -64,9 +64,11 @@ class AppendingLog(Protocol):
     def write_blank(self, mf: MappedFile) -> None: ...
 
 
-def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> list[AppendOutcome]:
-    """A run of SendPuts, C writing each file's share in one call; the caller holds the put
-    lock (``CommitLog.append_each``)."""
+def _append_runs(
+    commit_log: AppendingLog, puts: list[SendPut], now: int
+) -> tuple[array[int], list[bool]]:
+    """append_sends's C calls, one a commitlog file: (status, phy, size, queue offset) a put
+    and whether a mapped file could be created for it."""
     compiled = native_record.RECORD
     assert compiled is not None, "SendPuts are appended by the C module"
     n = len(puts)
@@ -92,6 +94,14 @@ def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> lis
             commit_log.store_timestamp = now
         if start < n:  # the next one does not fit: this file ends with a blank record
             commit_log.write_blank(mf)
+    return slots, created
+
+
+def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> list[AppendOutcome]:
+    """A run of SendPuts, C writing each file's share in one call; the caller holds the put
+    lock (``CommitLog.append_each``)."""
+    n = len(puts)
+    slots, created = _append_runs(commit_log, puts, now)
     out: list[AppendOutcome] = []
     prefix = commit_log.msg_id_prefix
     ok = AppendMessageStatus.PUT_OK
@@ -110,3 +120,32 @@ def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> lis
     for k in missing:  # no mapped file could be created for these
         out[k] = None
     return out
+
+
+def append_batch_sends(
+    commit_log: AppendingLog, puts: list[SendPut], now: int
+) -> AppendMessageResult | PutMessageStatus:
+    """A batch send's SendPuts (``batch_puts``), the caller holding the put lock: one result
+    for all, as ``CommitLog.append_batch`` gives (consecutive queue offsets, the msgIds
+    joined by commas); the first refusal's status, or CREATE_MAPPED_FILE_FAILED, else."""
+    slots, created = _append_runs(commit_log, puts, now)
+    n = len(puts)
+    if not all(created):
+        return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+    statuses = slots[0::4]
+    if any(statuses):
+        status = _SEND_STATUS[next(s for s in statuses if s)]
+        assert status is not None
+        return status
+    prefix = commit_log.msg_id_prefix
+    first = slots[1]
+    last = 4 * (n - 1)
+    return AppendMessageResult(
+        AppendMessageStatus.PUT_OK,
+        wrote_offset=first,
+        wrote_bytes=slots[last + 1] + slots[last + 2] - first,
+        msg_id=",".join([f"{prefix}{phy:016X}" for phy in slots[1::4]]),
+        queue_offset=slots[3],
+        store_timestamp=now,
+        msg_num=n,
+    )

@@ -198,6 +198,26 @@ class MessageWriter:
             return _future(result)
         return self._handle_disk_flush(result, wait_store_msg_ok)
 
+    def async_put_batch_sends(
+        self, puts: list[SendPut], *, wait_store_msg_ok: bool = True
+    ) -> Future[PutMessageResult]:
+        """``async_put_messages`` for a batch C read into SendPuts (``batch_puts``, the C
+        record module on): the same checks, then C encodes and appends them in one call. The
+        messages share their topic and queue; ``batch_puts`` took none over the body limit."""
+        if not puts:
+            return _future(PutMessageStatus.MESSAGE_ILLEGAL)
+        status = self._check_put(puts[0].topic, puts[0].queue_id, None)
+        if status is not None:
+            return _future(status)
+        try:
+            result = self.commit_log.append_batch_sends(puts)
+        except MappedFileCreateError:
+            log.exception("create mapped file failed")
+            result = PutMessageStatus.CREATE_MAPPED_FILE_FAILED
+        if isinstance(result, PutMessageStatus):
+            return _future(result)
+        return self._handle_disk_flush(result, wait_store_msg_ok)
+
     def async_put_each(self, puts: Sequence[PutRequest | SendPut]) -> EachPutResult:
         """Separate puts in one call (the broker's puts of one loop iteration): each is
         checked and encoded on its own, all are appended in one lock hold, then one reput

@@ -20,7 +20,9 @@ and the C reader of a send's put (``send_put_of``) random extFields (``append_fu
 pull read (``collect_messages``) walks damaged consume queue units of a small store and
 made-up files and must give what ``get_message`` gives (``collect_fuzz``). The C POP paths
 (``rocketq._native._pop``) read mutated batch-ack bodies and build pop answers and must
-give what the Python references give (``pop_fuzz``). A finding prints the seed and input and
+give what the Python references give (``pop_fuzz``). The C batch read (``batch_puts``) gets
+mutated MessageBatch bodies and must give what the Python path makes of them
+(``batch_fuzz``). A finding prints the seed and input and
 exits 1.
 """
 
@@ -57,6 +59,7 @@ from rocketq.testing.append_fuzz import (
     check_send_put,
     random_fields,
 )
+from rocketq.testing.batch_fuzz import check_batch_puts
 from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
 from rocketq.testing.pop_fuzz import check_batch_ack_body, check_pop_answer_fields
 from rocketq.testing.record_paths import outcome
@@ -378,6 +381,7 @@ def _run(
             or check_send_replies(r)
             or check_append_sends(r)
             or check_send_put(r)
+            or check_batch_puts(r)
             or check_collect_store(r, store)
             or check_collect_files(r)
             or check_batch_ack_body(r)

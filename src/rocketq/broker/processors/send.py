@@ -116,7 +116,7 @@ class SendMessageProcessor:
         self.broker = controller
         self.answers = SendAnswers(controller)
         self.put_batcher = PutBatcher(lambda: controller.message_store, self.answers.answer_group)
-        self._send_batch = BatchSender(controller).send_batch
+        self._send_batch = BatchSender(controller, self._bytes_of).send_batch
         self._send_back = ConsumerSendMsgBackProcessor(controller)
         self._host_bytes: dict[object, bytes] = {}  # address -> host_to_bytes, for SendPuts
         self._rules_of: object = None  # the BrokerConfig _rules were made for

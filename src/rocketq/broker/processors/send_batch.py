@@ -7,13 +7,20 @@ properties say WAIT=false is answered once it is appended. A batch with the
 transaction-prepared sysFlag is stored as one batch half (rocketq's extension,
 ``transaction_batch``), or refused with MESSAGE_ILLEGAL as RocketMQ does when
 ``transactionBatchEnable`` is false.
+
+With the C record module on (issue 22), a batch the fast path may take (no transaction flag,
+not a SYNC_MASTER) is read by C's ``batch_puts`` into one SendPut per message (the decode,
+the checks and the record properties of the loop below, in one call), which the store
+appends in one more C call (``async_put_batch_sends``); a batch C does not take (None: a
+DELAY, TIMER_* or TRAN_MSG property, a body over the limit, anything malformed) goes the
+Python path below, the reference, which words the answer.
 """
 
 from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any
 
@@ -24,24 +31,35 @@ from rocketq.broker.processors.send_results import put_response, record_put
 from rocketq.broker.store_future import await_store_future
 from rocketq.broker.transaction_batch import batch_half_properties
 from rocketq.common import message_const as mc
+from rocketq.common import native_record
 from rocketq.common.message import Message
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_batch_messages
-from rocketq.common.properties import decode_properties
+from rocketq.common.properties import decode_properties, encode_properties
 from rocketq.errors import DecodeError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import SendMessageRequestHeader
 from rocketq.response_code import ResponseCode
+from rocketq.store.commitlog_send import SendPut
+from rocketq.store.config import BrokerRole
 from rocketq.store.results import PutMessageResult
 from rocketq.store.timer.timer_hook import TIMER_PROPERTIES
+
+#: the transaction bits of a sysFlag (MessageSysFlag.TRANSACTION_ROLLBACK_TYPE)
+_TRAN_MASK = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
 
 
 class BatchSender:
     """The batch path of SendMessageProcessor (its checks done: ``_msg_check``)."""
 
-    def __init__(self, controller: BrokerContext) -> None:
+    def __init__(
+        self, controller: BrokerContext, bytes_of: Callable[[str | tuple[str, int]], bytes]
+    ) -> None:
         self.broker = controller
+        self._bytes_of = bytes_of  # a host's bytes in a record (SendMessageProcessor's cache)
+        self._rules: tuple[tuple[bytes, ...], bytes, bytes, int] | None = None
+        self._rules_key: tuple[str, int] | None = None
 
     def send_batch(
         self,
@@ -59,6 +77,10 @@ class BatchSender:
                 return RemotingCommand.create_response(
                     ResponseCode.MESSAGE_ILLEGAL, f"the batch body does not inflate: {exc}"
                 )
+        if native_record.RECORD is not None:
+            answered = self._send_native(channel, h, queue_id, body)
+            if answered is not None:
+                return answered
         try:
             inner = decode_batch_messages(body)
         except (DecodeError, ValueError) as exc:
@@ -114,6 +136,62 @@ class BatchSender:
         if future.done():  # ASYNC_FLUSH (or WAIT=false): answered without a task
             return self._answer_batch(h.topic, future.result(), started, queue_id)
         return self._await_batch(h.topic, future, started, queue_id)
+
+    def _send_native(
+        self,
+        channel: RemotingChannel,
+        h: SendMessageRequestHeader,
+        queue_id: int,
+        body: bytes,
+    ) -> RemotingCommand | Coroutine[Any, Any, RemotingCommand] | None:
+        """The batch read and appended by C (``batch_puts``, ``async_put_batch_sends``); None
+        leaves it to the Python path."""
+        compiled = native_record.RECORD
+        store = self.broker.message_store
+        if (
+            compiled is None
+            or h.sys_flag & _TRAN_MASK
+            or store.config.broker_role is BrokerRole.SYNC_MASTER
+        ):
+            return None
+        header_props = decode_properties((h.properties or "").encode())
+        wait = header_props.get(mc.PROPERTY_WAIT_STORE_MSG_OK, "true") != "false"
+        head = (
+            h.topic,
+            queue_id,
+            h.sys_flag & ~MessageSysFlag.COMPRESSED_FLAG,
+            h.born_timestamp,
+            self._bytes_of(channel.remote_addr),
+            self._bytes_of(self.broker.store_host),
+            h.reconsume_times or 0,
+            wait,
+        )
+        puts = compiled.batch_puts(body, head, self._rules_now(), SendPut)
+        if puts is None:
+            return None
+        started = time.perf_counter()
+        future = store.async_put_batch_sends(puts, wait_store_msg_ok=wait)
+        if future.done():
+            return self._answer_batch(h.topic, future.result(), started, queue_id)
+        return self._await_batch(h.topic, future, started, queue_id)
+
+    def _rules_now(self) -> tuple[tuple[bytes, ...], bytes, bytes, int]:
+        """``batch_puts``'s rules: the names only the Python path handles, WAIT, the CLUSTER
+        segment appended and the body limit (the broker's and the store's, the lower)."""
+        config = self.broker.config
+        limit = min(config.max_message_size, self.broker.message_store.config.max_message_size)
+        key = (config.broker_cluster_name, limit)
+        if self._rules is None or self._rules_key != key:
+            refused = (mc.PROPERTY_DELAY_TIME_LEVEL, mc.PROPERTY_TRANSACTION_PREPARED,
+                       mc.PROPERTY_CLUSTER, *TIMER_PROPERTIES)  # fmt: skip
+            self._rules = (
+                tuple(name.encode() for name in refused),
+                mc.PROPERTY_WAIT_STORE_MSG_OK.encode(),
+                encode_properties({mc.PROPERTY_CLUSTER: config.broker_cluster_name}),
+                limit,
+            )
+            self._rules_key = key
+        return self._rules
 
     def _send_half_batch(
         self,

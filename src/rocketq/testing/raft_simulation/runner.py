@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from rocketq.testing.raft_simulation.result import SimulationConfig, SimulationResult
 from rocketq.testing.raft_simulation.simulator import run_seed
 
-CHUNK = 50
+CHUNK = 20  # small enough that the last chunk leaves the other core idle briefly
 
 
 def _run_chunk(args: tuple[list[int], SimulationConfig, bool]) -> list[SimulationResult]:
@@ -34,6 +34,11 @@ def _run_chunk(args: tuple[list[int], SimulationConfig, bool]) -> list[Simulatio
     return results
 
 
+def _chunks(seeds: Iterable[int]) -> list[list[int]]:
+    seed_list = list(seeds)
+    return [seed_list[i : i + CHUNK] for i in range(0, len(seed_list), CHUNK)]
+
+
 def run_seeds(
     seeds: Iterable[int],
     config: SimulationConfig | None = None,
@@ -42,10 +47,17 @@ def run_seeds(
 ) -> Iterator[SimulationResult]:
     """Yield every seed's result in seed order; with ``stop_at_first``, stop at the first
     violation (the lowest failing seed)."""
-    config = config or SimulationConfig()
-    seed_list = list(seeds)
-    chunks = [seed_list[i : i + CHUNK] for i in range(0, len(seed_list), CHUNK)]
-    work = [(chunk, config, stop_at_first) for chunk in chunks]
+    return run_seed_sets([(seeds, config or SimulationConfig())], jobs, stop_at_first)
+
+
+def run_seed_sets(
+    sets: Iterable[tuple[Iterable[int], SimulationConfig]],
+    jobs: int = 2,
+    stop_at_first: bool = False,
+) -> Iterator[SimulationResult]:
+    """:func:`run_seeds` for several (seeds, config) sets in one pool, set after set: no
+    second pool to start, and no core idle at the end of one set while the next waits."""
+    work = [(chunk, config, stop_at_first) for seeds, config in sets for chunk in _chunks(seeds)]
     if jobs <= 1:
         for item in work:
             results = _run_chunk(item)
