@@ -73,7 +73,7 @@ def _append_runs(
     assert compiled is not None, "SendPuts are appended by the C module"
     n = len(puts)
     slots = array("q", bytes(32 * n))  # (status, phy, size, queue offset) a put
-    missing: list[int] = []  # the puts no mapped file could be created for
+    created = [True] * n  # False: no mapped file could be created for it
     max_record = commit_log.config.max_message_size + 65536
     start = 0
     while start < n:
@@ -81,7 +81,7 @@ def _append_runs(
             mf = commit_log.mapped_file_queue.get_last_mapped_file_or_create(0)
         except MappedFileCreateError:
             log.exception("create mapped file failed")
-            missing.append(start)
+            created[start] = False
             start += 1
             continue
         wrote = mf.wrote_position
@@ -117,8 +117,8 @@ def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> lis
                     ok, phy, values[k + 2], f"{prefix}{phy:016X}", values[k + 3], now
                 )
             )
-    for k in missing:  # no mapped file could be created for these
-        out[k] = None
+    if not all(created):  # no mapped file could be created for these
+        out = [o if c else None for o, c in zip(out, created, strict=True)]
     return out
 
 
