@@ -9,6 +9,7 @@ import random
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -274,3 +275,54 @@ async def test_sends_the_c_answer_does_not_take_are_answered_by_python(tmp_path:
             for b in store.get_message("g", "Plain", q, 0, 10).message_buffers
         )
         assert bodies == [b"after", b"compact", b"oneway", b"p"]
+
+
+async def test_a_flush_s_answers_leave_without_a_write_window_callback(tmp_path: Path) -> None:
+    """A connection's answers of one flush are one write: no loop callback per connection
+    to close a write window after them (sync sends on 4 connections, 5 each)."""
+    native_frames.use(True)
+    loop = asyncio.get_running_loop()
+    windows: list[object] = []
+    call_soon = loop.call_soon
+
+    def counting(callback: Any, *args: Any, context: Any = None) -> asyncio.Handle:
+        if getattr(callback, "__name__", "") == "_write_unwritten":
+            windows.append(callback)
+        return call_soon(callback, *args, context=context)
+
+    async with run_broker(tmp_path, store_properties=SMALL) as broker:
+        answers = processor_of(broker).answers
+        host, port = broker.broker_addr.split(":")
+        first = send_request("Windows", b"create", code=RequestCode.SEND_MESSAGE_V2)
+        await raw_burst(broker.broker_addr, [first])  # the topic is created on the Python path
+        before = answers.native_answers
+
+        async def sender(k: int) -> list[int]:
+            reader, writer = await asyncio.open_connection(host, int(port))
+            codes = []
+            try:
+                decoder = FrameDecoder()
+                for i in range(5):
+                    request = send_request(
+                        "Windows", b"%d-%d" % (k, i), code=RequestCode.SEND_MESSAGE_V2
+                    )
+                    writer.write(encode(request))
+                    replies: list[RemotingCommand] = []
+                    async with asyncio.timeout(WAIT_S):
+                        while not replies:
+                            data = await reader.read(65536)
+                            assert data, "the broker closed the connection"
+                            replies = decoder.feed(data)
+                    codes += [r.code for r in replies]
+            finally:
+                writer.close()
+            return codes
+
+        loop.call_soon = counting  # type: ignore[method-assign]
+        try:
+            codes = await asyncio.gather(*(sender(k) for k in range(4)))
+        finally:
+            loop.call_soon = call_soon  # type: ignore[method-assign]
+        assert codes == [[ResponseCode.SUCCESS] * 5] * 4
+        assert answers.native_answers - before == 20
+        assert windows == []

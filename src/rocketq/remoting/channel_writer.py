@@ -122,8 +122,11 @@ class FrameWriter:
         self.last_active_monotonic = time.monotonic()
 
     def _write_frames(self, frames: bytes) -> None:
-        """Write encoded frames (a burst's answers): at once when nothing else is being
-        written in this iteration, else queued in its write window."""
+        """Write encoded frames (a burst's answers, all of this connection's in one flush): at
+        once when nothing else is being written in this iteration, else queued in its write
+        window. Written at once, they open no window: the burst is already one write, and a
+        window would cost a loop callback per connection per flush for frames that rarely
+        follow in the same iteration (those are written as they come)."""
         if self._write_window_open or self._reading:
             self._unwritten.append(frames)
             if not self._write_window_open:
@@ -135,8 +138,6 @@ class FrameWriter:
                 log.debug("write to %s failed: %s", self.remote_addr, exc)
                 self.close()
                 return
-            self._write_window_open = True
-            asyncio.get_running_loop().call_soon(self._write_unwritten)
         self.last_active_monotonic = time.monotonic()
 
     def _write_unwritten(self) -> None:

@@ -104,24 +104,21 @@ def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> lis
     slots, created = _append_runs(commit_log, puts, now)
     out: list[AppendOutcome] = []
     prefix = commit_log.msg_id_prefix
-    for k in range(n):
-        status = slots[4 * k]
-        if not created[k]:
-            out.append(None)
-        elif status:
+    ok = AppendMessageStatus.PUT_OK
+    values = slots.tolist()  # one conversion, then plain ints
+    for k in range(0, 4 * n, 4):
+        status = values[k]
+        if status:
             out.append(_SEND_STATUS[status])
         else:
-            phy = slots[4 * k + 1]
+            phy = values[k + 1]
             out.append(
                 AppendMessageResult(
-                    AppendMessageStatus.PUT_OK,
-                    phy,
-                    slots[4 * k + 2],
-                    f"{prefix}{phy:016X}",
-                    slots[4 * k + 3],
-                    now,
+                    ok, phy, values[k + 2], f"{prefix}{phy:016X}", values[k + 3], now
                 )
             )
+    if not all(created):  # no mapped file could be created for these
+        out = [o if c else None for o, c in zip(out, created, strict=True)]
     return out
 
 

@@ -28,7 +28,7 @@ from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.remoting import native_frames
 from rocketq.remoting.codec import encode_json_header
 from rocketq.remoting.protocol.codes import SerializeType
-from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.command import RPC_ONEWAY, RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.store.results import (
     AppendMessageResult,
@@ -99,6 +99,10 @@ class FastSendDone(GroupedDone):
 
 
 _Group = list[tuple[GroupedDone, PutMessageResult]]
+#: a connection's answerable puts of a flush: their dones, results and send_reply_heads items
+_Run = tuple[list[FastSendDone], list[PutMessageResult], list[tuple[int, str, int, int]]]
+#: the system topics whose puts the Python path answers (their stats differ)
+_SYSTEM_TOPICS = frozenset((SCHEDULE_TOPIC, TIMER_TOPIC))
 
 
 class SendAnswers:
@@ -120,50 +124,58 @@ class SendAnswers:
             for done, result in group:
                 done.alone(result)
             return
-        by_channel: dict[RemotingChannel, list[tuple[FastSendDone, PutMessageResult]]] = {}
+        # one pass: each answerable put goes to its connection's run (its dones, results and
+        # send_reply_heads items) and its size to its topic's; the rest answer alone
+        runs: dict[RemotingChannel, _Run] = {}
+        by_topic: dict[str, list[int]] = {}  # the answered sends' sizes, for their stats
+        ok = PutMessageStatus.PUT_OK
+        json = SerializeType.JSON
         for done, result in group:
             append = result.append_result
             if (
-                not isinstance(done, FastSendDone)
-                or result.status is not PutMessageStatus.PUT_OK
+                type(done) is not FastSendDone
+                or result.status is not ok
                 or append is None
                 or not append.msg_id
                 or append.msg_num != 1
-                or done.topic in (SCHEDULE_TOPIC, TIMER_TOPIC)
-                or done.deferred.request.serialize_type is not SerializeType.JSON
-                or done.deferred.request.is_oneway
+                or done.topic in _SYSTEM_TOPICS
             ):
                 done.alone(result)
                 continue
-            by_channel.setdefault(done.deferred.channel, []).append((done, result))
+            deferred = done.deferred
+            request = deferred.request
+            if request.serialize_type is not json or request.flag & RPC_ONEWAY:
+                done.alone(result)
+                continue
+            run = runs.get(deferred.channel)
+            if run is None:
+                run = runs[deferred.channel] = ([], [], [])
+            run[0].append(done)
+            run[1].append(result)
+            run[2].append((request.opaque, append.msg_id, done.queue_id, append.queue_offset))
         stats = self.broker.broker_stats_manager
         now = time.perf_counter()
-        by_topic: dict[str, list[int]] = {}  # the answered sends' sizes, for their stats
-        for channel, answered in by_channel.items():
-            items = [
-                (d.deferred.request.opaque, a.msg_id, d.queue_id, a.queue_offset)
-                for d, r in answered
-                if (a := r.append_result) is not None
-            ]
+        for channel, (dones, results, items) in runs.items():
             frames = native.send_reply_heads(pieces, items)
             if frames is None:  # a value C does not write: the Python path answers these
-                for done, result in answered:
+                for done, result in zip(dones, results, strict=True):
                     done.alone(result)
                 continue
+            deferreds = []
             try:
-                for done, result in answered:
-                    assert result.append_result is not None
-                    stats.record_put_latency((now - done.deferred.started) * 1000)
+                for done, result in zip(dones, results, strict=True):
+                    deferred = done.deferred
+                    deferreds.append(deferred)
+                    stats.record_put_latency((now - deferred.started) * 1000)
                     sizes = by_topic.get(done.topic)
                     if sizes is None:
                         sizes = by_topic[done.topic] = []
-                    sizes.append(result.append_result.wrote_bytes)
+                    sizes.append(result.append_result.wrote_bytes)  # type: ignore[union-attr]
             except Exception:  # the figures' failure must not leave the sends unanswered
-                log.exception("recording %d puts failed", len(answered))
-            channel.answer_deferred_frames(
-                [d.deferred for d, _ in answered], frames, self._success, now
-            )
-            self.native_answers += len(answered)
+                log.exception("recording %d puts failed", len(dones))
+                deferreds = [d.deferred for d in dones]
+            channel.answer_deferred_frames(deferreds, frames, self._success, now)
+            self.native_answers += len(dones)
         try:
             for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
                 stats.record_single_puts(topic, sizes, "Normal")
