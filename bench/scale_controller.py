@@ -7,7 +7,9 @@ controller, and three broker processes in controller mode with the controller pr
 bench finds the group's master from the controller, grows the master's table with
 UPDATE_AND_CREATE_TOPIC_LIST to each size, and at each size times ``creates`` creates with
 UPDATE_AND_CREATE_TOPIC (each answered after both slaves reported the new version), checks
-that every slave holds every probe topic, and how long the route took to have it.
+that every slave holds every probe topic, how long the route took to have it, and how many
+full registrations the brokers logged in an idle window after (broker/registration.py: none
+while the name server is current).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ GROUP = "broker-a"
 NAMESRV_LINE = re.compile(r"name server listening on (\S+):(\d+), controller on (\S+)")
 BROKER_LINE = re.compile(r"broker \S+ (n\d) pid (\d+) on (\S+):(\d+)")
 START_S = 120.0
+#: an idle window after each size's creates: two of the profile's 5 s registration periods
+IDLE_S = 10.0
+#: outer_api's line for a full registration past 20,000 topics (so from that size on)
+FULL_LINE = "registration body of"
 
 
 def _pid_proc(pid: int, port: int) -> Proc:
@@ -113,6 +119,14 @@ async def controller_group(work: Path) -> AsyncIterator[tuple[Proc, Proc, list[P
         await asyncio.to_thread(_stop, server)
 
 
+def full_registrations(work: Path) -> int:
+    """Full registrations the group's brokers logged so far (their broker.log files)."""
+    return sum(
+        log.read_text(errors="replace").count(FULL_LINE)
+        for log in (work / "store").glob("*/broker.log")
+    )
+
+
 async def slave_has(client: RemotingClient, slave: Proc, names: list[str]) -> bool:
     got = await call(client, slave.addr, RequestCode.GET_ALL_TOPIC_CONFIG)
     held = fastjson.loads(bytes(got.body or b""), "topic configs").get("topicConfigTable") or {}
@@ -138,6 +152,9 @@ async def topics_controller_curve(sizes: list[int], creates: int, work: Path) ->
                 route_ready_ms.append((time.perf_counter() - answered) * 1000)
             have += creates
             held = [await slave_has(client, s, names) for s in slaves]
+            before = full_registrations(work)
+            await asyncio.sleep(IDLE_S)  # a window of periodic rounds, not a wait for an event
+            idle_full = full_registrations(work) - before if size >= 20_000 else "-"
             rows.append(
                 [
                     f"{size:,}",
@@ -146,6 +163,7 @@ async def topics_controller_curve(sizes: list[int], creates: int, work: Path) ->
                     "yes" if all(held) else f"NO {held}",
                     f"{master.rss_mb():.0f}",
                     " / ".join(f"{s.rss_mb():.0f}" for s in slaves),
+                    idle_full,
                 ]
             )
             print(f"  topics-controller {size:,} done", file=sys.stderr, flush=True)
@@ -158,6 +176,7 @@ async def topics_controller_curve(sizes: list[int], creates: int, work: Path) ->
             "slaves hold every probe",
             "master RSS MB",
             "slaves RSS MB",
+            f"full registrations in {IDLE_S:.0f} s idle",
         ],
         rows,
     )

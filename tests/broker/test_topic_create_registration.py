@@ -121,7 +121,9 @@ async def test_the_periodic_registration_sends_the_table_only_to_a_name_server_b
         # a change the name server never got (no increment): its version is behind
         broker.topic_config_manager.update_topic_config(topic("Unannounced"))
         assert not await routed(cluster, "Unannounced")
-        await broker._register_periodically()
+        await broker._register_periodically()  # its increment may be on its way: not yet
+        assert api.last_register_body_sizes == increment
+        await broker._register_periodically()  # still not there: never sent
         assert sum(api.last_register_body_sizes) > 5 * sum(increment)  # the whole table
         assert await routed(cluster, "Unannounced")
 
@@ -132,3 +134,39 @@ async def test_force_register_sends_the_table_every_period(tmp_path: Path) -> No
         api.last_register_body_sizes = []
         await cluster.broker._register_periodically()
         assert api.last_register_body_sizes  # registered although nothing changed
+
+
+async def test_a_name_server_that_lost_the_broker_gets_the_table_after_an_increment(
+    tmp_path: Path,
+) -> None:
+    """A name server that forgot the broker (restarted, or expired it) and then receives a
+    create's increment holds that topic only: the increment names its base version, which
+    the name server does not hold, so the broker's version there stays unknown and the next
+    periodic round sends the whole table (without the base it would look current forever)."""
+    async with run_cluster(tmp_path) as cluster, AsyncAdminClient(cluster.addr) as admin:
+        broker = cluster.broker
+        await admin.create_and_update_topic_config(cluster.broker_addr, topic("Before"))
+        assert await routed(cluster, "Before")
+        cluster.namesrv.route_info_manager.unregister_broker(
+            cluster_name=broker.config.broker_cluster_name,
+            broker_addr=cluster.broker_addr,
+            broker_name=broker.config.broker_name,
+            broker_id=0,
+        )
+        await admin.create_and_update_topic_config(cluster.broker_addr, topic("After"))
+        assert await routed(cluster, "After")
+        assert not await routed(cluster, "Before")
+        await broker._register_periodically()
+        assert await routed(cluster, "Before")
+
+
+async def test_consecutive_creates_chain_and_leave_the_name_server_current(
+    tmp_path: Path,
+) -> None:
+    async with run_cluster(tmp_path) as cluster, AsyncAdminClient(cluster.addr) as admin:
+        api = cluster.broker.outer_api
+        for name in ("ChainA", "ChainB", "ChainC"):
+            await admin.create_and_update_topic_config(cluster.broker_addr, topic(name))
+        api.last_register_body_sizes = []
+        await cluster.broker._register_periodically()
+        assert api.last_register_body_sizes == []  # every increment chained on the last

@@ -236,3 +236,84 @@ def test_a_part_with_a_seen_version_adds_its_new_topics_and_keeps_known_ones() -
     route_a = rim.pickup_topic_route_data("A")
     assert route_a is not None
     assert route_a.queue_datas[0].write_queue_nums == 4  # a known topic: the version was seen
+
+
+def test_an_increment_chains_only_on_the_version_held() -> None:
+    """rocketq's base version: an increment on the version held makes the broker current; an
+    increment on another (the name server restarted or missed one) leaves it unknown, so the
+    broker's QUERY_DATA_VERSION finds it behind, and keeps the epoch for id-0 claims."""
+    rim = RouteInfoManager(clock=FakeClock())
+    v1 = DataVersion(timestamp=1, counter=1, state_version=2)
+    v2 = DataVersion(timestamp=2, counter=2, state_version=2)
+    v3 = DataVersion(timestamp=3, counter=3, state_version=2)
+    addr = "127.0.0.1:10911"
+    register(rim, version=v1)
+    rim.register_broker(
+        cluster_name="DefaultCluster",
+        broker_addr=addr,
+        broker_name="broker-a",
+        broker_id=0,
+        ha_server_addr="",
+        topic_config_table=topics(("U", 2)),
+        data_version=v2,
+        base_version=v1,
+    )
+    assert not rim.is_broker_topic_config_changed(addr, v2)
+    rim.register_broker(
+        cluster_name="DefaultCluster",
+        broker_addr=addr,
+        broker_name="broker-a",
+        broker_id=0,
+        ha_server_addr="",
+        topic_config_table=topics(("W", 2)),
+        data_version=v3,
+        base_version=v1,  # v2 is held: v3's increment missed what came between
+    )
+    assert rim.is_broker_topic_config_changed(addr, v3)
+    assert rim.pickup_topic_route_data("W") is not None  # its topics are taken all the same
+    held = rim.query_broker_topic_config(addr)
+    assert held is not None
+    assert held.state_version == 2
+
+
+def test_a_later_part_of_a_split_table_keeps_the_version_a_create_registered_meanwhile() -> None:
+    """Part 1 of a split full registration sets the table's version, a create's increment
+    chains on it, then part 2 (its base its own version) adds its topics and leaves the
+    create's version held: the broker's next QUERY_DATA_VERSION finds the name server current."""
+    rim = RouteInfoManager(clock=FakeClock())
+    full = DataVersion(timestamp=5, counter=5, state_version=1)
+    created = DataVersion(timestamp=6, counter=6, state_version=1)
+    addr = "127.0.0.1:10911"
+
+    def part(table: dict[str, TopicConfig], version: DataVersion, base: DataVersion | None) -> None:
+        rim.register_broker(
+            cluster_name="DefaultCluster",
+            broker_addr=addr,
+            broker_name="broker-a",
+            broker_id=0,
+            ha_server_addr="",
+            topic_config_table=table,
+            data_version=version,
+            base_version=base,
+        )
+
+    part(topics(("P1", 4)), full, None)
+    part(topics(("New", 2)), created, full)
+    part(topics(("P2", 4), ("New", 9)), full, full)
+    assert not rim.is_broker_topic_config_changed(addr, created)
+    assert rim.pickup_topic_route_data("P2") is not None
+    route = rim.pickup_topic_route_data("New")
+    assert route is not None
+    assert route.queue_datas[0].write_queue_nums == 2  # the create's, not the older part's
+    other = "127.0.0.1:20911"  # a name server that missed part 1: unknown, the table next time
+    rim.register_broker(
+        cluster_name="DefaultCluster",
+        broker_addr=other,
+        broker_name="broker-b",
+        broker_id=0,
+        ha_server_addr="",
+        topic_config_table=topics(("Q2", 4)),
+        data_version=full,
+        base_version=full,
+    )
+    assert rim.is_broker_topic_config_changed(other, full)

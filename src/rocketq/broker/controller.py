@@ -25,7 +25,6 @@ from rocketq.broker.client_manager import (
     ProducerManager,
 )
 from rocketq.broker.config import BrokerConfig, BrokerRole
-from rocketq.broker.configuration import apply_broker_permission
 from rocketq.broker.controller_mode.processor import register_controller_mode_processors
 from rocketq.broker.controller_mode.replicas_manager import ReplicasManager
 from rocketq.broker.long_polling import (
@@ -40,6 +39,7 @@ from rocketq.broker.outer_api import BrokerIdentity, BrokerOuterAPI
 from rocketq.broker.pop.pop_service import PopService
 from rocketq.broker.processors import register_all
 from rocketq.broker.rebalance_lock import RebalanceLockManager
+from rocketq.broker.registration import NameServerRegistration
 from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.slave_sync import SlaveSynchronize
 from rocketq.broker.subscription_group import SubscriptionGroupManager
@@ -52,7 +52,6 @@ from rocketq.errors import IllegalStateError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.data_version import DataVersion
-from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeWrapper
 from rocketq.remoting.rpc_stats import RpcLatencyStats
 from rocketq.remoting.server import RemotingServer
 from rocketq.store.config import FlushDiskType, StoreConfig
@@ -110,7 +109,7 @@ class BrokerController:
         #: controller mode (enableControllerMode): roles from the controller, RocketMQ 5's
         self.replicas_manager = ReplicasManager(self) if config.enable_controller_mode else None
         self._tasks: list[asyncio.Task[None]] = []
-        self._register_task: asyncio.Task[None] | None = None
+        self.registration = NameServerRegistration(self)
         self._pop_revive_started = False
         self._started = False
         self.port = 0
@@ -347,30 +346,25 @@ class BrokerController:
 
     # ------------------------------------------------------------------ name servers
 
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    @property
+    def _register_task(self) -> asyncio.Task[None] | None:
+        return self.registration.pending
+
+    @property
+    def register_response_listener(self) -> Callable[[dict[str, str]], None] | None:
+        return self._on_register_response if self.is_slave else None
+
     async def _register_periodically(self) -> None:
-        """registerBrokerAll(forceRegister) each period: without ``force_register``, a master
-        outside controller mode sends its table only to name servers behind (needRegister)."""
-        addrs, c = self.config.namesrv_addr_list, self.config
-        version = self.topic_config_manager.data_version  # encoded before the first await
-        if c.force_register or self.is_slave or self.replicas_manager is not None or not addrs:
-            await self.register_broker_all()  # a slave learns its master from the answer
-        elif stale := await self.outer_api.need_register(addrs, self.identity(), version):
-            await self.register_broker_all(stale)
+        """Each ``registerNameServerPeriod``: the table only to name servers behind
+        (``registration``: needRegister, in controller mode too)."""
+        await self.registration.periodic()
 
     async def register_broker_all(self, namesrv_addrs: list[str] | None = None) -> None:
-        self.topic_config_manager.take_unregistered()  # the full table carries them
-        addrs = self.config.namesrv_addr_list if namesrv_addrs is None else namesrv_addrs
-        if not addrs or not self._started:
-            return
-        if self.replicas_manager is not None and self.replicas_manager.fenced:
-            return  # an isolated broker does not register (BrokerController.isIsolated)
-        wrapper = self.topic_config_manager.build_serialize_wrapper()
-        wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
-        on_response = self._on_register_response if self.is_slave else None
-        split = self.config.split_registration_size if self.config.enable_split_registration else 0
-        await self.outer_api.register_broker_all(
-            addrs, self.identity(), wrapper, on_response, split_size=split
-        )
+        await self.registration.register_all(namesrv_addrs)
 
     async def register_increment_broker_data(
         self, configs: list[TopicConfig], data_version: DataVersion
@@ -378,17 +372,7 @@ class BrokerController:
         """A topic create or change registers only those topics, with the table's version
         after the change (BrokerController.registerIncrementBrokerData): the cost of a create
         does not grow with the table."""
-        addrs = self.config.namesrv_addr_list
-        if not addrs or not self._started or not configs:
-            return
-        if self.replicas_manager is not None and self.replicas_manager.fenced:
-            return
-        wrapper = TopicConfigSerializeWrapper(
-            topic_config_table={tc.topic_name: tc for tc in configs}, data_version=data_version
-        )
-        wrapper = apply_broker_permission(wrapper, self.config.broker_permission)
-        on_response = self._on_register_response if self.is_slave else None
-        await self.outer_api.register_broker_all(addrs, self.identity(), wrapper, on_response)
+        await self.registration.register_increment(configs, data_version)
 
     def _on_register_response(self, ext_fields: dict[str, str]) -> None:
         """A slave learns its master's addresses from the name server (registerBrokerAll)."""
@@ -431,14 +415,8 @@ class BrokerController:
         topic a send, a retry or a DLQ created must be routable at once): only those topics,
         as RocketMQ 5's TopicConfigManager.registerBrokerData (registerIncrementBrokerData),
         not the whole table."""
-        if not self._started:
-            return
-        configs, version = self.topic_config_manager.take_unregistered()
-        if not configs:
-            return
-        self._register_task = asyncio.get_running_loop().create_task(
-            self.register_increment_broker_data(configs, version)
-        )
+        if self._started:
+            self.registration.register_soon()
 
     # ------------------------------------------------------------------ periodic
 

@@ -45,6 +45,9 @@ MAX_REGISTER_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_SPLIT_REGISTRATION_SIZE = 800  # BrokerConfig.splitRegistrationSize
 #: above this many topics the body is not even encoded whole (it would pass the bound anyway)
 MAX_UNSPLIT_TOPICS = 20_000
+#: the base of an increment that does not follow the last registration sent (a version no
+#: table has): the name server then records the broker's version as unknown
+NO_BASE_VERSION = DataVersion(timestamp=-1, counter=-1)
 
 
 class RegisterBodyCache:
@@ -123,9 +126,11 @@ class BrokerOuterAPI:
         on_response: Callable[[dict[str, str]], None] | None = None,
         *,
         split_size: int = 0,
+        base_version: DataVersion | None = None,
     ) -> dict[str, bool]:
         """Register with every name server; returns addr -> success (of every part). With
-        ``split_size`` > 0 and more topics than that, the table goes in parts, in order."""
+        ``split_size`` > 0 and more topics than that, the table goes in parts, in order.
+        ``base_version``: the body is an increment on the registration of that version."""
         if 0 < split_size < len(wrapper.topic_config_table):
             return await self._register_parts(
                 namesrv_addrs, who, split_wrapper(wrapper, split_size), on_response
@@ -142,7 +147,7 @@ class BrokerOuterAPI:
             parts = split_wrapper(wrapper, DEFAULT_SPLIT_REGISTRATION_SIZE)
             return await self._register_parts(namesrv_addrs, who, parts, on_response)
         self.last_register_body_sizes = [len(body)]
-        return await self._register_body(namesrv_addrs, who, body, on_response)
+        return await self._register_body(namesrv_addrs, who, body, on_response, base_version)
 
     async def _register_parts(
         self,
@@ -153,10 +158,14 @@ class BrokerOuterAPI:
     ) -> dict[str, bool]:
         results = dict.fromkeys(namesrv_addrs, True)
         sizes = []
-        for part in parts:
+        for i, part in enumerate(parts):
             body = self.body_cache.encode(part)
             sizes.append(len(body))
-            done = await self._register_body(namesrv_addrs, who, body, on_response)
+            # a later part names the table's version as its base: the name server takes its
+            # new topics and leaves the version it holds (a create registered meanwhile, on
+            # the first part's version, stays the version held)
+            base = part.data_version if i else None
+            done = await self._register_body(namesrv_addrs, who, body, on_response, base)
             for addr, ok in done.items():
                 results[addr] = results[addr] and ok
         self.last_register_body_sizes = sizes
@@ -168,7 +177,9 @@ class BrokerOuterAPI:
         who: BrokerIdentity,
         body: bytes,
         on_response: Callable[[dict[str, str]], None] | None,
+        base_version: DataVersion | None = None,
     ) -> dict[str, bool]:
+        base = base_version.encode().decode() if base_version is not None else None
         header = RegisterBrokerRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,
@@ -177,6 +188,7 @@ class BrokerOuterAPI:
             broker_id=who.broker_id,
             compressed=False,
             body_crc32=zlib.crc32(body) & 0x7FFFFFFF,
+            base_data_version=base,
         )
         return await self._to_all(
             namesrv_addrs, RequestCode.REGISTER_BROKER, header.to_ext_fields(), body, on_response
@@ -184,10 +196,11 @@ class BrokerOuterAPI:
 
     async def need_register(
         self, namesrv_addrs: list[str], who: BrokerIdentity, data_version: DataVersion
-    ) -> list[str]:
+    ) -> dict[str, DataVersion | None]:
         """BrokerOuterAPI.needRegister: the name servers whose DataVersion of this broker is
-        not ``data_version`` (or that did not answer). One that answers "unchanged" has
-        refreshed the broker's liveness, as a registration would."""
+        not ``data_version`` (or that did not answer), each with the version it holds (the
+        answer's body; None when it holds none or did not answer). One that answers
+        "unchanged" has refreshed the broker's liveness, as a registration would."""
         header = QueryDataVersionRequestHeader(
             broker_name=who.broker_name,
             broker_addr=who.broker_addr,
@@ -196,20 +209,25 @@ class BrokerOuterAPI:
         ).to_ext_fields()
         body = data_version.encode()
 
-        async def changed(addr: str) -> bool:
+        async def changed(addr: str) -> tuple[bool, DataVersion | None]:
             request = RemotingCommand.create_request(RequestCode.QUERY_DATA_VERSION, header, body)
             try:
                 response = await self.client.invoke(addr, request, self.timeout_s)
             except (RemotingError, OSError) as exc:
                 log.warning("data version query to name server %s failed: %s", addr, exc)
-                return True
+                return True, None
             if response.code != ResponseCode.SUCCESS:
-                return True
+                return True, None
             fields = response.ext_fields or {}
-            return QueryDataVersionResponseHeader.from_ext_fields(fields).changed
+            if not QueryDataVersionResponseHeader.from_ext_fields(fields).changed:
+                return False, None
+            try:
+                return True, DataVersion.decode(response.body) if response.body else None
+            except ValueError:  # RemotingCommandError: not a DataVersion
+                return True, None
 
         results = await asyncio.gather(*(changed(a) for a in namesrv_addrs))
-        return [a for a, c in zip(namesrv_addrs, results, strict=True) if c]
+        return {a: held for a, (c, held) in zip(namesrv_addrs, results, strict=True) if c}
 
     async def unregister_broker_all(
         self, namesrv_addrs: list[str], who: BrokerIdentity

@@ -142,6 +142,7 @@ class DefaultRequestProcessor:
             data_version=wrapper.data_version,
             filter_server_list=filter_servers,
             channel=channel,
+            base_version=_base_version(header.base_data_version),
         )
         response_header = nh.RegisterBrokerResponseHeader(
             ha_server_addr=result.ha_server_addr, master_addr=result.master_addr
@@ -295,6 +296,19 @@ class DefaultRequestProcessor:
             self.config = dataclasses.replace(self.config, order_message_enable=enable)
         return _ok()
 
+
+def _base_version(text: str | None) -> DataVersion | None:
+    """An incremental registration's base (rocketq's ``baseDataVersion``); one that does not
+    parse chains on nothing, which leaves the broker's version unknown (the full table next)."""
+    if text is None:
+        return None
+    try:
+        return DataVersion.decode(text.encode())
+    except ValueError:  # RemotingCommandError: not a DataVersion
+        return UNPARSED_BASE
+
+
+UNPARSED_BASE = DataVersion(timestamp=-1, counter=-1)
 
 CONFIG_BLACK_LIST = frozenset({"configBlackList", "configStorePath", "kvConfigPath"})
 

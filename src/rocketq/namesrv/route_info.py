@@ -10,7 +10,11 @@ Tables::
 
 Only a master (id 0) writes queue data, and only when its DataVersion changed or it registers
 for the first time, or for a topic it has no queue data for yet (RocketMQ 5's
-``isTopicConfigChanged``: the later parts of a split registration). The work of a registration
+``isTopicConfigChanged``: the later parts of a split registration). An incremental registration
+(a topic create: rocketq's broker names the version it chains on) whose base is not the
+version held here leaves the broker's version unknown, so the broker's periodic
+QUERY_DATA_VERSION finds it behind and sends the whole table; a later part of a split table
+names its own version as its base and leaves the version held as it is. The work of a registration
 is in proportion to the topics in its body (a create registers only the new topic). When two
 brokers claim one id (a new controller-mode master and a stale one, both as 0), the claim with
 the lower ``DataVersion.stateVersion`` (the master epoch) is ignored (RocketMQ 5, PR #6317). A
@@ -57,6 +61,15 @@ class RegisterBrokerResult:
     master_addr: str | None = None
 
 
+def unknown_version(sent: DataVersion) -> DataVersion:
+    """What the name server records for an incremental registration whose base is not the
+    version it holds (it restarted, expired the broker or missed an increment): a version no
+    broker sends, so QUERY_DATA_VERSION answers "changed" and the broker's next periodic round
+    sends the whole table (``BrokerController.registerBrokerAll`` with ``needRegister``). The
+    stateVersion (a controller-mode master's epoch) is kept for the id-0 claims."""
+    return DataVersion(timestamp=0, counter=-1, state_version=sent.state_version)
+
+
 class RouteInfoManager:
     def __init__(
         self,
@@ -87,7 +100,12 @@ class RouteInfoManager:
         data_version: DataVersion,
         filter_server_list: list[str] | None = None,
         channel: object | None = None,
+        base_version: DataVersion | None = None,
     ) -> RegisterBrokerResult:
+        """``base_version`` marks an incremental registration (rocketq's base, see
+        ``unknown_version``); equal to ``data_version``, a later part of a split table (its
+        new topics taken, the version held left as it is); None: the broker's whole table
+        (or its first part)."""
         with self._lock:
             self.cluster_addr_table.setdefault(cluster_name, set()).add(broker_name)
             broker_data = self.broker_addr_table.get(broker_name)
@@ -113,13 +131,19 @@ class RouteInfoManager:
                 return RegisterBrokerResult()
             addrs[broker_id] = broker_addr
             register_first = register_first or old_addr is None
-            changed = register_first or self.is_broker_topic_config_changed(
-                broker_addr, data_version
+            continuation = base_version is not None and base_version == data_version
+            changed = not continuation and (
+                register_first or self.is_broker_topic_config_changed(broker_addr, data_version)
             )
             if topic_config_table is not None and broker_id == MASTER_ID:
                 for config in topic_config_table.values():
                     if changed or self._is_new_topic_of(broker_name, config.topic_name):
                         self._create_and_update_queue_data(broker_name, config)
+            held = self.broker_live_table.get(broker_addr)
+            if continuation and held is not None:
+                data_version = held.data_version  # a later part of a split table: as it was
+            elif base_version is not None and (held is None or held.data_version != base_version):
+                data_version = unknown_version(data_version)  # an increment we cannot chain
             self.broker_live_table[broker_addr] = BrokerLiveInfo(
                 self._clock(), data_version, channel, ha_server_addr
             )

@@ -24,6 +24,10 @@ class RegisterBrokerRequestHeader(CommandCustomHeader):
     broker_id: int
     compressed: bool = False
     body_crc32: int = 0
+    #: rocketq: an incremental registration's base, the DataVersion (JSON) of the broker's
+    #: previous registration; a name server holding another version records the broker's as
+    #: unknown, so the next QUERY_DATA_VERSION asks for the full table (Java ignores the key)
+    base_data_version: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
