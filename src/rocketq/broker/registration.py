@@ -85,6 +85,9 @@ class NameServerRegistration:
         self._recently_sent: collections.deque[DataVersion] = collections.deque(maxlen=64)
         #: name server -> the table's version when it held a version sent but not that one
         self._deferred: dict[str, DataVersion] = {}
+        #: name servers a full registration did not fully reach (a part after the first
+        #: failed: the version it holds says current while topics are missing)
+        self._incomplete: set[str] = set()
 
     @property
     def _fenced(self) -> bool:
@@ -109,6 +112,9 @@ class NameServerRegistration:
         now = manager.version_snapshot()
         stale, deferred = [], {}
         for addr, held in behind.items():
+            if addr in self._incomplete:
+                stale.append(addr)
+                continue
             if held == now:  # a create's registration overtook the query
                 continue
             if held in self._recently_sent and self._deferred.get(addr) != now:
@@ -139,9 +145,14 @@ class NameServerRegistration:
         self._recently_sent.append(wrapper.data_version)
         config = broker.config
         split = config.split_registration_size if config.enable_split_registration else 0
-        await broker.outer_api.register_broker_all(
+        reached = await broker.outer_api.register_broker_all(
             addrs, broker.identity(), wrapper, broker.register_response_listener, split_size=split
         )
+        for addr, ok in reached.items():
+            if ok:
+                self._incomplete.discard(addr)
+            else:
+                self._incomplete.add(addr)
 
     async def register_increment(
         self, configs: list[TopicConfig], data_version: DataVersion
