@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,26 @@ def free_ports(count: int) -> list[int]:
     return found
 
 
+def start_on_free_ports(
+    count: int, argv_of: Callable[[list[int]], list[str]], log_path: Path
+) -> tuple[subprocess.Popen[bytes], list[int]]:
+    """Start ``argv_of(free_ports(count))``; ports chosen free can be taken by another
+    process before the server binds them (CI runs other servers meanwhile): a server that
+    exits saying a port is in use is started again on other ports (three tries)."""
+    for _ in range(3):
+        ports = free_ports(count)
+        with log_path.open("w") as log:
+            proc = subprocess.Popen(argv_of(ports), stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if "dashboard: http://" in log_path.read_text():
+                return proc, ports
+            time.sleep(0.1)
+        if proc.poll() is None or "is in use" not in log_path.read_text():
+            return proc, ports
+    raise AssertionError(log_path.read_text())
+
+
 def get(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
@@ -49,36 +70,38 @@ def get(url: str) -> tuple[int, str]:
 
 
 def test_server_process_serves_metrics_and_dashboard_and_stops_on_sigterm(tmp_path: Path) -> None:
-    namesrv, broker, metrics, dashboard = free_ports(4)
     rocketq = str(Path(sys.executable).parent / "rocketq")
-    argv = [
-        rocketq, "server", "--store", str(tmp_path / "store"), "--host", "127.0.0.1",
-        "--namesrv-port", str(namesrv), "--broker-port", str(broker),
-        "--metrics-port", str(metrics), "--dashboard-port", str(dashboard),
-        "--grpc-port", "0",
-    ]  # fmt: skip
-    with (tmp_path / "server.log").open("w") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 60
-            status = 0
-            while time.monotonic() < deadline and proc.poll() is None:
-                status, page = get(f"http://127.0.0.1:{dashboard}/cluster")
-                if status == 200 and "broker-a" in page:
-                    break
-                time.sleep(0.2)
-            assert status == 200, (tmp_path / "server.log").read_text()
-            assert f"127.0.0.1:{broker}" in page
-            code, text = get(f"http://127.0.0.1:{metrics}/metrics")
-            assert code == 200
-            assert "rocketmq_broker_permission" in text
-            code, text = get(f"http://127.0.0.1:{metrics + 1}/metrics")
-            assert code == 200
-            assert "rocketmq_namesrv_live_brokers" in text
-        finally:
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGTERM)
-            assert proc.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
+
+    def argv(ports: list[int]) -> list[str]:
+        namesrv, broker, metrics, dashboard = ports
+        return [
+            rocketq, "server", "--store", str(tmp_path / "store"), "--host", "127.0.0.1",
+            "--namesrv-port", str(namesrv), "--broker-port", str(broker),
+            "--metrics-port", str(metrics), "--dashboard-port", str(dashboard),
+            "--grpc-port", "0",
+        ]  # fmt: skip
+
+    proc, (_, broker, metrics, dashboard) = start_on_free_ports(4, argv, tmp_path / "server.log")
+    try:
+        deadline = time.monotonic() + 60
+        status = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            status, page = get(f"http://127.0.0.1:{dashboard}/cluster")
+            if status == 200 and "broker-a" in page:
+                break
+            time.sleep(0.2)
+        assert status == 200, (tmp_path / "server.log").read_text()
+        assert f"127.0.0.1:{broker}" in page
+        code, text = get(f"http://127.0.0.1:{metrics}/metrics")
+        assert code == 200
+        assert "rocketmq_broker_permission" in text
+        code, text = get(f"http://127.0.0.1:{metrics + 1}/metrics")
+        assert code == 200
+        assert "rocketmq_namesrv_live_brokers" in text
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
     assert "dashboard: http://127.0.0.1:" in (tmp_path / "server.log").read_text()
     # the dashboard's history is kept under the store, saved when it stops
     assert (tmp_path / "store" / "dashboard" / "history" / "fine.bin").exists()
@@ -105,27 +128,29 @@ def test_server_login_required_needs_users_and_then_asks_for_a_login(tmp_path: P
     assert "users.properties" in refused.output
     (store / "dashboard").mkdir(parents=True)
     (store / "dashboard" / "users.properties").write_text("admin=secret,1\n")
-    namesrv, broker, dashboard = free_ports(3)
     rocketq = str(Path(sys.executable).parent / "rocketq")
-    argv = [
-        rocketq, "server", "--store", str(store), "--namesrv-port", str(namesrv),
-        "--broker-port", str(broker), "--dashboard-port", str(dashboard), "--login-required",
-        "--grpc-port", "0",
-    ]  # fmt: skip
-    with (tmp_path / "server.log").open("w") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 60
-            status, page = 0, ""
-            while time.monotonic() < deadline and proc.poll() is None:
-                status, page = get(f"http://127.0.0.1:{dashboard}/cluster")
-                if status == 200:
-                    break
-                time.sleep(0.2)
-            assert status == 200, (tmp_path / "server.log").read_text()
-            assert 'name="password"' in page  # the login page, not the cluster
-            assert "broker-a" not in page
-        finally:
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGTERM)
-            assert proc.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()
+
+    def argv(ports: list[int]) -> list[str]:
+        namesrv, broker, dashboard = ports
+        return [
+            rocketq, "server", "--store", str(store), "--namesrv-port", str(namesrv),
+            "--broker-port", str(broker), "--dashboard-port", str(dashboard),
+            "--login-required", "--grpc-port", "0",
+        ]  # fmt: skip
+
+    proc, (_, _, dashboard) = start_on_free_ports(3, argv, tmp_path / "server.log")
+    try:
+        deadline = time.monotonic() + 60
+        status, page = 0, ""
+        while time.monotonic() < deadline and proc.poll() is None:
+            status, page = get(f"http://127.0.0.1:{dashboard}/cluster")
+            if status == 200:
+                break
+            time.sleep(0.2)
+        assert status == 200, (tmp_path / "server.log").read_text()
+        assert 'name="password"' in page  # the login page, not the cluster
+        assert "broker-a" not in page
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, (tmp_path / "server.log").read_text()

@@ -124,7 +124,7 @@ class PopReviveService:
             try:  # every queue read first: a later checkpoint may sit in another one
                 settled_ms = self._settled_time()
                 await asyncio.to_thread(self._read_all)
-            except Exception:
+            except Exception:  # a failed read skips this round, the service goes on
                 log.exception("reading %s failed", self.topic)
                 continue
             for queue in self.queues:
