@@ -78,9 +78,10 @@ class PopService:
         self.order_info.persist()
 
     def note_offset_commit(self) -> None:
-        """A pop moved a consume offset: persist the offsets within ``OFFSET_PERSIST_DELAY_S``
-        (not only every flushConsumerOffsetInterval), so a broker killed after a pop does not
-        pop the same messages again as new ones after its restart."""
+        """A pop (or, in controller mode, a consumer's commit) moved a consume offset: persist
+        the offsets within ``OFFSET_PERSIST_DELAY_S`` (not only every
+        flushConsumerOffsetInterval), so a broker killed after a pop does not pop the same
+        messages again as new ones after its restart."""
         if self._persist_handle is not None:
             return
         loop = asyncio.get_running_loop()

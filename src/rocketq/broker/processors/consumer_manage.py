@@ -76,6 +76,10 @@ class ConsumerManageProcessor:
         self.broker.consumer_offset_manager.commit_offset(
             channel.remote_addr, h.consumer_group, h.topic, h.queue_id, h.commit_offset
         )
+        if self.broker.config.enable_controller_mode:
+            # persisted within 50 ms: a master with no live slave, killed -9, keeps what it
+            # answered (the 5 s flushConsumerOffsetInterval replayed seconds after a failover)
+            self.broker.pop_service.note_offset_commit()
         return RemotingCommand.create_response(ResponseCode.SUCCESS)
 
     def get_max_offset(self, channel: RemotingChannel, request: RemotingCommand) -> RemotingCommand:
