@@ -106,3 +106,22 @@ def test_a_rewind_to_the_end_of_what_was_consumed_counts_nothing() -> None:
     assert not cursor.commits  # the next master's commits are its own
     assert rewind.at >= before
     assert (cursor.offset, cursor.end, len(cursor.batches)) == (4, 4, 1)
+
+
+def test_the_time_the_group_had_no_master_to_pull_from_is_not_replayed_consumption() -> None:
+    # RELIABILITY.md, "Re-consumption past 2 s after a paused master": a master alone in its
+    # in-sync set answered the commit of 1119 and was killed before persisting it; for 2.96 s
+    # the route named no master, so no pull was sent; restarted at its address it answered
+    # 1119..1120 and was paused; its slave took its restarted offsets (1116): the rewind to
+    # 1116 replays the 0.01 s of consumption around those two batches, not the 2.96 s between
+    clock = ConsumptionClock()
+    q3 = QueueCursor()
+    q3.consumed(1116, 1119, 7.50, clock.pulled(7.49, 7.50, answered=True))
+    t = 7.6
+    while t < 10.4:
+        clock.unreachable(t)  # no master in the route: nothing sent
+        t += 0.1
+    q3.consumed(1119, 1120, 10.46, clock.pulled(10.45, 10.46, answered=True))
+    rewind = q3.rewind("broker-b", "FaultsConsumer1", 3, 1116)
+    assert (rewind.count, rewind.end) == (4, 1120)
+    assert rewind.replay_s < 0.2  # 0.1 s idle before the kill; 2.83 s before this change

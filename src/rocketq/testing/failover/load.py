@@ -264,6 +264,8 @@ class Load:
                     pulled += await self._pull(
                         master, group, consumer_group, queue_id, cursors[queue_id], clock
                     )
+            else:
+                clock.unreachable(time.monotonic())
             if not pulled:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), 0.1)

@@ -96,6 +96,18 @@ class ConsumptionClock:
         self._last = done
         return self.consuming_s
 
+    def unreachable(self, now: float) -> None:
+        """No pull could be sent at ``now``: the group has no master the consumer may pull
+        from (none in the route, or one whose offsets are not taken yet). Until a pull is
+        answered again it waits on a broker (counted as consumption, a master killed while
+        alone in its in-sync set and restarted at its address made a rewind after the next
+        change of master report 2.83 s where 0.3 s of consumption was replayed)."""
+        if not self._waiting:
+            last = now if self._last is None else self._last
+            self.consuming_s += max(0.0, now - last)
+            self._waiting = True
+        self._last = now
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class Batch:
