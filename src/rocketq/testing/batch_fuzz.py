@@ -39,7 +39,16 @@ RULES = (
     MAX_BODY,
 )
 HEAD = ("T", 3, 0, 1_700_000_000_000, bytes(8), bytes(20), 0, True)
-NAMES = ("KEYS", "TAGS", "UNIQ_KEY", "WAIT", "a", "é", "中", "x" * 40)
+NAMES = (
+    mc.PROPERTY_KEYS,
+    mc.PROPERTY_TAGS,
+    mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
+    mc.PROPERTY_WAIT_STORE_MSG_OK,
+    "a",
+    "é",
+    "中",
+    "x" * 40,
+)
 VALUES = ("v", "true", "false", "0", "é文", "y" * 300)
 EDGE_INT32 = (0, 1, -1, 20, 21, 22, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, -0x80000000)
 
