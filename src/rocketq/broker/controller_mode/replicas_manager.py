@@ -58,6 +58,7 @@ class ReplicasManager(RoleSwitch):
             close_silent_after_s=2 * cfg.controller_heart_beat_timeout_ms / 1000,
         )
         self._tasks: list[asyncio.Task[None]] = []
+        self._role_changes: set[asyncio.Task[None]] = set()  # pushed changes, run to their end
         self._said: int | None = None  # the last failure said (a code; -1: unreachable)
         self.start_attempts = 0
         self.start_failure = ""  # why start-up gave up for good (the broker stays fenced)
@@ -73,7 +74,7 @@ class ReplicasManager(RoleSwitch):
         ]
 
     async def shutdown(self) -> None:
-        tasks = [*self._tasks, *self.role_tasks()]
+        tasks = [*self._tasks, *self.role_tasks(), *self._role_changes]
         self._tasks = []
         for task in tasks:
             task.cancel()
@@ -264,9 +265,15 @@ class ReplicasManager(RoleSwitch):
         )
 
     async def on_role_push(self, view: ReplicaView) -> None:
-        """NOTIFY_BROKER_ROLE_CHANGED: act on it as on a replica-info answer."""
+        """NOTIFY_BROKER_ROLE_CHANGED: act on it as on a replica-info answer. The change runs
+        to its end even if the push's connection closes meanwhile (a controller leader that
+        pushed, then lost its leadership): cancelled with the push's task, a promotion was
+        left half done (HA master, pop offsets not moved)."""
         if self.broker_controller_id is not None:
-            await self.change_broker_role(view)
+            task = self.loop.create_task(self.change_broker_role(view))
+            self._role_changes.add(task)
+            task.add_done_callback(self._role_changes.discard)
+            await asyncio.shield(task)
 
     @staticmethod
     async def _every(period_ms: int, action: Callable[[], Awaitable[object]]) -> None:

@@ -146,12 +146,12 @@ class RoleSwitch:
         self.sync_state_set_epoch = -1  # adopt what the controller says, whatever its epoch
         self.change_sync_state_set(view.sync_state_set | {me}, view.sync_state_set_epoch)
         self._stop_slave_sync()
-        try:
-            await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
-            await self._advance_pop_offsets()
-            self.broker.pop_service.revive.open()  # it revives from here (pop/supersede.py)
-        finally:
-            self.pops_held = False
+        await self.broker.apply_role(BrokerRole.SYNC_MASTER, MASTER_ID)
+        await self._advance_pop_offsets()
+        self.broker.pop_service.revive.open()  # it revives from here (pop/supersede.py)
+        # only now: a promotion cut short (cancelled, failed) keeps its pops held, or a pop
+        # served from offsets not moved past the old master's pops serves them again
+        self.pops_held = False
         self.broker.topic_config_manager.data_version.next_version(state_version=epoch)
         acks = self.broker.slave_version_acks  # topic creates wait for the in-sync slaves
         acks.reset()
