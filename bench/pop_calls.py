@@ -18,18 +18,17 @@ import time
 from rocketq.broker.processors.ack_message import AckMessageProcessor
 from rocketq.broker.processors.pop_message import PopMessageProcessor
 from rocketq.client.aio.pop_api import popped_messages
-from rocketq.common.extra_info import PROPERTY_POP_CK, group_handles
+from rocketq.common.extra_info import PROPERTY_POP_CK
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.pop_headers import (
     INIT_MODE_MIN,
-    BatchAck,
     PopMessageRequestHeader,
-    encode_batch_ack_body,
 )
 from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker
+from rocketq.testing.pop import batch_ack_request
 from rocketq.testing.store import new_msg
 
 TOPIC, GROUP, QUEUES, BATCH = "BenchCalls", "BenchCallsCG", 4, 32
@@ -45,22 +44,7 @@ def _pop_request() -> RemotingCommand:
 
 
 def _ack_request(broker_name: str, handles: list[str]) -> RemotingCommand:
-    acks = [
-        BatchAck(
-            consumer_group=GROUP,
-            topic=TOPIC,
-            retry=e.mark,
-            start_offset=e.ck_queue_offset,
-            queue_id=e.queue_id,
-            revive_queue_id=e.revive_qid,
-            pop_time=e.pop_time,
-            invisible_time=e.invisible_time,
-            bit_set=tuple(o - e.ck_queue_offset for o in offs),
-        )
-        for e, offs in group_handles(handles)
-    ]
-    body = encode_batch_ack_body(broker_name, acks)
-    return RemotingCommand.create_request(RequestCode.BATCH_ACK_MESSAGE, body=body)
+    return batch_ack_request(broker_name, GROUP, TOPIC, handles)
 
 
 async def measure_calls(count: int) -> tuple[list[float], list[float]]:

@@ -104,11 +104,11 @@ async def ack(
     return await client.invoke(addr, request, TIMEOUT_S)
 
 
-async def batch_ack(
-    client: RemotingClient, addr: str, broker_name: str, group: str, topic: str, handles: list[str]
+def batch_ack_request(
+    broker_name: str, group: str, topic: str, handles: list[str]
 ) -> RemotingCommand:
-    """One BatchAck per checkpoint (mark, queue, start offset, pop time); each handle's
-    prefix is read once (``group_handles``), not every handle whole."""
+    """BATCH_ACK_MESSAGE of ``handles``: one BatchAck per checkpoint (mark, queue, start
+    offset, pop time); each handle's prefix is read once (``group_handles``)."""
     acks = [
         BatchAck(
             consumer_group=group,
@@ -124,7 +124,14 @@ async def batch_ack(
         for e, offsets in group_handles(handles)
     ]
     body = encode_batch_ack_body(broker_name, acks)
-    request = RemotingCommand.create_request(RequestCode.BATCH_ACK_MESSAGE, body=body)
+    return RemotingCommand.create_request(RequestCode.BATCH_ACK_MESSAGE, body=body)
+
+
+async def batch_ack(
+    client: RemotingClient, addr: str, broker_name: str, group: str, topic: str, handles: list[str]
+) -> RemotingCommand:
+    """:func:`batch_ack_request`, sent."""
+    request = batch_ack_request(broker_name, group, topic, handles)
     return await client.invoke(addr, request, TIMEOUT_S)
 
 
