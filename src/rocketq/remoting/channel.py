@@ -65,6 +65,9 @@ ServerRpcHook = Callable[["RemotingChannel", RemotingCommand], RemotingCommand |
 # Told of every answered request with its response and how long it took (seconds): the
 # rocketmq_rpc_latency histogram of RemotingMetricsManager reads it
 ResponseListener = Callable[[RemotingCommand, RemotingCommand, float], None]
+# The same for several requests answered together with one response code (the broker's sends
+# of one flush on one connection): the requests, the response, the seconds each took
+ResponsesListener = Callable[[list[RemotingCommand], RemotingCommand, list[float]], None]
 
 
 class ReadSends(Protocol):
@@ -96,6 +99,7 @@ class ProcessorTable:
         self.default: RequestProcessor | None = None
         self.rpc_hooks: list[ServerRpcHook] = []
         self.response_listeners: list[ResponseListener] = []
+        self.responses_listeners: list[ResponsesListener] = []  # the same listeners, by burst
         # the broker's fast-path sends, read into their puts by the read's split (on_read)
         self.sends: ReadSends | None = None
 
@@ -107,6 +111,22 @@ class ProcessorTable:
         """Serve ``code`` with a fast processor (instead of a task per request)."""
         self.fast[int(code)] = processor
         self._processors.pop(int(code), None)
+
+    def add_response_listener(
+        self, listener: ResponseListener, many: ResponsesListener | None = None
+    ) -> None:
+        """``listener`` for each answered request; ``many`` (the same figures in one call)
+        for requests answered together, else ``listener`` for each of them."""
+        self.response_listeners.append(listener)
+        if many is None:
+
+            def many(
+                requests: list[RemotingCommand], response: RemotingCommand, elapsed: list[float]
+            ) -> None:
+                for request, elapsed_s in zip(requests, elapsed, strict=True):
+                    listener(request, response, elapsed_s)
+
+        self.responses_listeners.append(many)
 
     def lookup(self, code: int) -> RequestProcessor | None:
         return self._processors.get(code, self.default)
@@ -403,16 +423,19 @@ class RemotingChannel(RequestInvoker):
         deferreds: list[DeferredReply],
         frames: bytes,
         response: RemotingCommand,
-        now: float,
+        elapsed_s: list[float],
     ) -> None:
         """Answer ``deferreds`` (requests of this connection) with ``frames``, their replies
         already encoded back to back (the broker's sends of one flush, built in C); the
-        response listeners are told of each with ``response`` (the replies' code)."""
+        response listeners are told of them in one call with ``response`` (the replies'
+        code) and ``elapsed_s`` (the seconds each took)."""
         self._deferred -= len(deferreds)
         self._answered_deferred()
-        for listener in self._processors.response_listeners:
-            for deferred in deferreds:
-                listener(deferred.request, response, now - deferred.started)
+        listeners = self._processors.responses_listeners
+        if listeners:
+            requests = [d.request for d in deferreds]
+            for listener in listeners:
+                listener(requests, response, elapsed_s)
         if not self.is_closed:
             self._write_frames(frames)
 
