@@ -18,6 +18,7 @@ import struct
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from functools import lru_cache
+from operator import attrgetter
 from typing import NamedTuple
 
 from rocketq.common import native_record
@@ -61,6 +62,8 @@ def _future(
 
 
 _UNKNOWN = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
+_TOPIC, _QUEUE_ID, _BODY = attrgetter("topic"), attrgetter("queue_id"), attrgetter("body")
+_WAIT = attrgetter("wait_store_msg_ok")
 
 
 class PutRequest(NamedTuple):
@@ -285,14 +288,24 @@ class MessageWriter:
         n = len(puts)
         prefix = self.commit_log.msg_id_prefix
         state = self._check_state()
+        if not n:
+            return SendsPutResult([], 0, prefix, [], None)
         if state is not None:
             return SendsPutResult([SEND_STATUSES.index(state), 0, 0, 0] * n, 0, prefix, [], None)
         limit = self.config.max_message_size
-        refused = [
-            i
-            for i, put in enumerate(puts)
-            if not _legal_topic(put.topic) or put.queue_id < 0 or len(put.body) > limit
-        ]
+        refused: list[int] = []
+        # _check_put's message checks, over the whole run first (C-level loops); one by one
+        # only when one fails
+        if (
+            not all(map(_legal_topic, set(map(_TOPIC, puts))))
+            or min(map(_QUEUE_ID, puts)) < 0
+            or max(map(len, map(_BODY, puts))) > limit
+        ):
+            refused = [
+                i
+                for i, put in enumerate(puts)
+                if not _legal_topic(put.topic) or put.queue_id < 0 or len(put.body) > limit
+            ]
         appending = puts
         if refused:
             skip = set(refused)
@@ -311,19 +324,23 @@ class MessageWriter:
                     k += 4
             values = merged
         waiting: list[int] = []
-        end = -1
-        woken = False
-        for i in range(n):
-            k = 4 * i
-            if values[k]:
-                continue
-            if puts[i].wait_store_msg_ok:
-                waiting.append(i)
-                end = values[k + 1] + values[k + 2]  # appended in order: the last ends last
-            elif not woken:
-                woken = True
-                self.flush_service.wakeup()
-                self.ha_service.wakeup_all()
+        end = -1  # appended in order: the last appended ends last
+        if not any(values[0::4]) and all(map(_WAIT, puts)):  # all appended, all wait
+            waiting = list(range(n))
+            end = values[-3] + values[-2]
+        else:
+            woken = False
+            for i in range(n):
+                k = 4 * i
+                if values[k]:
+                    continue
+                if puts[i].wait_store_msg_ok:
+                    waiting.append(i)
+                    end = values[k + 1] + values[k + 2]
+                elif not woken:
+                    woken = True
+                    self.flush_service.wakeup()
+                    self.ha_service.wakeup_all()
         durable = self._durable(end) if waiting else None
         return SendsPutResult(values, now, prefix, waiting if durable is not None else [], durable)
 
