@@ -97,6 +97,9 @@ class PutBatcher:
         self._dones: list[PutDone | DeferredReply] = []
         self._lane_count = 0  # of the queued puts, the lane's (submit_send)
         self._scheduled = False
+        # the loop the flushes run on, kept: asyncio.get_running_loop costs a getpid syscall
+        # on 3.11, once a flush at sync 1
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.flushes = 0  # store calls made (a batch each), for tests and benches
         self.puts = 0
         self.lane_flushes = 0  # of them, flushes of lane sends alone (async_put_sends)
@@ -107,8 +110,7 @@ class PutBatcher:
         self._puts.append(put)
         self._dones.append(done)
         if flush_soon and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            self._schedule()
 
     def submit_send(self, put: SendPut, deferred: DeferredReply) -> None:
         """Queue a single send C read, answered by the lane (the batcher must have one); the
@@ -121,8 +123,14 @@ class PutBatcher:
         """Flush once this loop iteration's reads are dispatched (the read-end hook): the
         puts of every connection read in the same iteration go to the store in one call."""
         if self._puts and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            self._schedule()
+
+    def _schedule(self) -> None:
+        self._scheduled = True
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
+        loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Put everything queued now (the scheduled end of an iteration)."""
@@ -177,7 +185,10 @@ class PutBatcher:
         durable = result.durable
         ok = PutMessageStatus.PUT_OK
         if durable is None:
-            _lane_call(lane.answer_sends, deferreds, puts, result, range(len(puts)), ok)
+            try:
+                lane.answer_sends(deferreds, puts, result, range(len(puts)), ok)
+            except Exception:  # logged, as a done callback's failure
+                log.exception("answering a flush's sends failed")
             return
         waiting = set(result.waiting)
         now = [i for i in range(len(puts)) if i not in waiting]

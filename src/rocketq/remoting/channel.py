@@ -128,6 +128,14 @@ class ProcessorTable:
 
         self.responses_listeners.append(many)
 
+    def tell_responses(
+        self, requests: list[RemotingCommand], response: RemotingCommand, elapsed_s: list[float]
+    ) -> None:
+        """Tell the response listeners of ``requests`` answered together with ``response``'s
+        code, ``elapsed_s`` the seconds each took (a listener's failure is the caller's)."""
+        for listener in self.responses_listeners:
+            listener(requests, response, elapsed_s)
+
     def lookup(self, code: int) -> RequestProcessor | None:
         return self._processors.get(code, self.default)
 
@@ -429,15 +437,24 @@ class RemotingChannel(RequestInvoker):
         already encoded back to back (the broker's sends of one flush, built in C); the
         response listeners are told of them in one call with ``response`` (the replies'
         code) and ``elapsed_s`` (the seconds each took)."""
-        self._deferred -= len(deferreds)
-        self._answered_deferred()
-        listeners = self._processors.responses_listeners
-        if listeners:
+        if self._processors.responses_listeners:
             requests = [d.request for d in deferreds]
-            for listener in listeners:
-                listener(requests, response, elapsed_s)
-        if not self.is_closed:
+            self._processors.tell_responses(requests, response, elapsed_s)
+        self.answer_frames(len(deferreds), frames)
+
+    def answer_frames(self, count: int, frames: bytes) -> None:
+        """Answer ``count`` deferred requests of this connection with ``frames``, their
+        replies encoded back to back; the caller tells the response listeners
+        (``processors.tell_responses``), one call for a whole flush's connections."""
+        self._deferred -= count
+        self._answered_deferred()
+        if not self._closed.is_set():
             self._write_frames(frames)
+
+    @property
+    def processors(self) -> ProcessorTable:
+        """The table this connection's requests are served by (its server's, shared)."""
+        return self._processors
 
     def _answered_deferred(self) -> None:
         if not self._deferred and self._settled is not None:

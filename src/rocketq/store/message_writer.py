@@ -64,6 +64,7 @@ def _future(
 _UNKNOWN = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
 _TOPIC, _QUEUE_ID, _BODY = attrgetter("topic"), attrgetter("queue_id"), attrgetter("body")
 _WAIT = attrgetter("wait_store_msg_ok")
+_SHORT_RUN = 8  # SendPuts checked one by one (the checks of a whole run cost more below)
 
 
 class PutRequest(NamedTuple):
@@ -294,18 +295,17 @@ class MessageWriter:
             return SendsPutResult([SEND_STATUSES.index(state), 0, 0, 0] * n, 0, prefix, [], None)
         limit = self.config.max_message_size
         refused: list[int] = []
-        # _check_put's message checks, over the whole run first (C-level loops); one by one
-        # only when one fails
+        # _check_put's message checks: over a long run first (C-level loops), one by one
+        # when it is short or one fails
         if (
-            not all(map(_legal_topic, set(map(_TOPIC, puts))))
+            n < _SHORT_RUN
+            or not all(map(_legal_topic, set(map(_TOPIC, puts))))
             or min(map(_QUEUE_ID, puts)) < 0
             or max(map(len, map(_BODY, puts))) > limit
         ):
-            refused = [
-                i
-                for i, put in enumerate(puts)
-                if not _legal_topic(put.topic) or put.queue_id < 0 or len(put.body) > limit
-            ]
+            for i, put in enumerate(puts):
+                if not _legal_topic(put.topic) or put.queue_id < 0 or len(put.body) > limit:
+                    refused.append(i)
         appending = puts
         if refused:
             skip = set(refused)

@@ -241,9 +241,12 @@ class SendMessageProcessor:
     ) -> DeferredReply | None:
         """A send the read's split read into ``put`` (``split_sends``): queued as
         ``process_fast`` queues one; None leaves the request to ``process_fast``."""
-        deferred = self._queue_read(channel, request, put)
-        if deferred is not None:
-            self.split_reads += 1
+        if not self._topic_takes(put.topic, put.queue_id):
+            return None
+        deferred = DeferredReply(channel, request)  # _queue_read's steps, one call less
+        self.native_reads += 1
+        self.split_reads += 1
+        self.put_batcher.submit_send(put, deferred)
         return deferred
 
     def _queue_read(

@@ -189,34 +189,52 @@ class SendAnswers:
             run[0].append(i)
             phy = values[k + 1]
             run[1].append((request.opaque, f"{prefix}{phy:016X}", put.queue_id, values[k + 3]))
-        stats = self.broker.broker_stats_manager
         now = time.perf_counter()
-        by_topic: dict[str, list[int]] = {}  # the answered sends' sizes, for their stats
+        answered_all: list[int] = []  # of every connection, for the figures
         for channel, (answered, items) in runs.items():
             frames = native.send_reply_heads(pieces, items)
             if frames is None:  # a value C does not write: the Python path answers these
                 for i in answered:
                     self._answer_alone(deferreds[i], puts[i], result.put_result(i))
                 continue
-            run_deferreds = [deferreds[i] for i in answered]
-            elapsed_s = [now - d.started for d in run_deferreds]
-            try:
-                stats.record_put_latencies(elapsed_s)
-                for i in answered:
-                    topic = puts[i].topic
-                    sizes = by_topic.get(topic)
-                    if sizes is None:
-                        sizes = by_topic[topic] = []
-                    sizes.append(values[4 * i + 2])
-            except Exception:  # the figures' failure must not leave the sends unanswered
-                log.exception("recording %d puts failed", len(answered))
-            channel.answer_deferred_frames(run_deferreds, frames, self._success, elapsed_s)
+            answered_all += answered
+            channel.answer_frames(len(answered), frames)
             self.native_answers += len(answered)
+        if answered_all:
+            self._record(answered_all, now, deferreds, puts, values)
+
+    def _record(
+        self,
+        answered: list[int],
+        now: float,
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        values: list[int],
+    ) -> None:
+        """The figures of a flush's sends answered in C (the indexes ``answered``): the put
+        and rpc latencies (one call each for the flush), the topics' put figures (one call a
+        topic)."""
+        answered_deferreds = [deferreds[i] for i in answered]
+        elapsed_s = [now - d.started for d in answered_deferreds]
         try:
+            self.broker.broker_stats_manager.record_put_latencies(elapsed_s)
+            # the sends of the lane come from the one server the processor reads for: one
+            # table (and its listeners) for all their connections
+            table = answered_deferreds[0].channel.processors
+            if table.responses_listeners:
+                requests = [d.request for d in answered_deferreds]
+                table.tell_responses(requests, self._success, elapsed_s)
+            by_topic: dict[str, list[int]] = {}  # the answered sends' sizes
+            for i in answered:
+                topic = puts[i].topic
+                sizes = by_topic.get(topic)
+                if sizes is None:
+                    sizes = by_topic[topic] = []
+                sizes.append(values[4 * i + 2])
             for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
-                stats.record_single_puts(topic, sizes, "Normal")
+                self.broker.broker_stats_manager.record_single_puts(topic, sizes, "Normal")
         except Exception:  # logged, as a done callback's failure
-            log.exception("recording the stats of %d puts failed", len(indexes))
+            log.exception("recording the figures of %d puts failed", len(answered))
 
     # ------------------------------------------------------------------ done callbacks
 
