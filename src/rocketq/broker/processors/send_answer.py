@@ -165,11 +165,12 @@ class SendAnswers:
                 self._answer_alone(deferreds[i], puts[i], result.put_result(i, status))
             return
         values = result.values
-        prefix = result.msg_id_prefix
+        prefix = result.msg_id_prefix.encode()
         json = SerializeType.JSON
         # one pass: each answerable put goes to its connection's run (its index and its
         # send_reply_heads item); the rest answer alone
-        runs: dict[RemotingChannel, tuple[list[int], list[tuple[int, str, int, int]]]] = {}
+        # the items name a put's msgId by its offset: C writes it after the prefix
+        runs: dict[RemotingChannel, tuple[list[int], list[tuple[int, int, int, int]]]] = {}
         for i in indexes:
             deferred = deferreds[i]
             put = puts[i]
@@ -187,12 +188,11 @@ class SendAnswers:
             if run is None:
                 run = runs[deferred.channel] = ([], [])
             run[0].append(i)
-            phy = values[k + 1]
-            run[1].append((request.opaque, f"{prefix}{phy:016X}", put.queue_id, values[k + 3]))
+            run[1].append((request.opaque, values[k + 1], put.queue_id, values[k + 3]))
         now = time.perf_counter()
         answered_all: list[int] = []  # of every connection, for the figures
         for channel, (answered, items) in runs.items():
-            frames = native.send_reply_heads(pieces, items)
+            frames = native.send_reply_heads(pieces, items, prefix)
             if frames is None:  # a value C does not write: the Python path answers these
                 for i in answered:
                     self._answer_alone(deferreds[i], puts[i], result.put_result(i))
