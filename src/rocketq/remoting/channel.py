@@ -426,22 +426,6 @@ class RemotingChannel(RequestInvoker):
         if not request.is_oneway:
             self._write_reply(request, response, burst=burst)
 
-    def answer_deferred_frames(
-        self,
-        deferreds: list[DeferredReply],
-        frames: bytes,
-        response: RemotingCommand,
-        elapsed_s: list[float],
-    ) -> None:
-        """Answer ``deferreds`` (requests of this connection) with ``frames``, their replies
-        already encoded back to back (the broker's sends of one flush, built in C); the
-        response listeners are told of them in one call with ``response`` (the replies'
-        code) and ``elapsed_s`` (the seconds each took)."""
-        if self._processors.responses_listeners:
-            requests = [d.request for d in deferreds]
-            self._processors.tell_responses(requests, response, elapsed_s)
-        self.answer_frames(len(deferreds), frames)
-
     def answer_frames(self, count: int, frames: bytes) -> None:
         """Answer ``count`` deferred requests of this connection with ``frames``, their
         replies encoded back to back; the caller tells the response listeners

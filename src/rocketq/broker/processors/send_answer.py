@@ -286,18 +286,22 @@ class SendAnswers:
                     done.alone(result)
                 continue
             deferreds = [done.deferred for done in dones]
+            channel.answer_frames(len(deferreds), frames)
+            self.native_answers += len(dones)
             elapsed_s = [now - d.started for d in deferreds]
             try:
                 stats.record_put_latencies(elapsed_s)
+                table = channel.processors
+                if table.responses_listeners:
+                    requests = [d.request for d in deferreds]
+                    table.tell_responses(requests, self._success, elapsed_s)
                 for done, result in zip(dones, results, strict=True):
                     sizes = by_topic.get(done.topic)
                     if sizes is None:
                         sizes = by_topic[done.topic] = []
                     sizes.append(result.append_result.wrote_bytes)  # type: ignore[union-attr]
-            except Exception:  # the figures' failure must not leave the sends unanswered
+            except Exception:  # logged, as a done callback's failure
                 log.exception("recording %d puts failed", len(dones))
-            channel.answer_deferred_frames(deferreds, frames, self._success, elapsed_s)
-            self.native_answers += len(dones)
         try:
             for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
                 stats.record_single_puts(topic, sizes, "Normal")
