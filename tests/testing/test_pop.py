@@ -43,7 +43,7 @@ def pop_handles(draw: st.DrawFn) -> list[str]:
             f"{' '.join(map(str, fields))} {mark} {draw(NAMES.filter(lambda s: ' ' not in s))} "
         )
         prefix += f"{draw(st.integers(-1, 1023))} "
-        diffs = draw(st.lists(st.integers(0, 4095), min_size=1, max_size=40))
+        diffs = draw(st.lists(st.integers(0, 40) | st.integers(0, 4095), min_size=1, max_size=40))
         handles += [f"{prefix}{ck + d}" for d in diffs]
     return draw(st.permutations(handles)) if draw(st.booleans()) else handles
 
