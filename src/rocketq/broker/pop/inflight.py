@@ -191,6 +191,18 @@ class PopInflightTable:
             queue = self._queue(group, topic, queue_id)
             sp = None if start is None else queue.spans.get(start)
             if sp is not None and sp.pop_time == pop_time:
+                first, end = sp.start, sp.end
+                if (
+                    not sp.acked
+                    and offsets[0] == first
+                    and len(offsets) == end - first
+                    and offsets == list(range(first, end))
+                ):  # the whole pop at once, in order: the common case, without a set
+                    sp.acked = (1 << (end - first)) - 1
+                    fresh = list(offsets)
+                    if record:
+                        self._acked.setdefault(ck_key, set()).update(fresh)
+                    return fresh, []
                 low, high = min(offsets), max(offsets)
                 if sp.start <= low and high < sp.end:
                     fresh, repeated = _ack_span(sp, offsets, low, high)
