@@ -137,7 +137,8 @@ def popped_messages(
     # the handles of one (topic, queue) differ only in their last field: one prefix for each
     # (the last one found is tried first: a pop's messages come queue by queue)
     prefixes: dict[tuple[str, int], str] = {}
-    last_topic, last_qid, prefix = "", -1, ""
+    last_topic: str | None = None  # no queue met yet
+    last_qid, prefix = 0, ""
     for msg in msgs:
         properties = msg.properties
         if PROPERTY_POP_CK in properties:
