@@ -96,12 +96,16 @@ class FrameWriter:
     def _write(self, cmd: RemotingCommand, *, burst: bool = False) -> None:
         """Write (or queue in this iteration's write window) one command, without waiting.
         ``burst``: more frames are coming in this iteration (the answers of a batch of
-        puts), so even the first is queued and all leave in one writev."""
+        puts), so even the first is queued and all leave in one writev. Also queued: an
+        answer given while a read is dispatched (the read's end writes all its answers in
+        one writev: an ack and a pop read together are answered with one write, and a lone
+        answer costs no loop callback), and a request (the requests a client writes in one
+        iteration, a consumer's ack and its next pop, leave in one writev)."""
         if self.is_closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
         head, body = encode_head(cmd), cmd.body
         try:
-            if self._write_window_open or burst:
+            if self._write_window_open or burst or self._reading or not cmd.is_response:
                 self._unwritten.append(head)
                 if body:
                     self._unwritten.append(body)
