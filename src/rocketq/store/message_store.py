@@ -309,8 +309,8 @@ class MessageStore(MessageWriter, MessageReader):
         cp.write(DispatchPoint(offset, tail_crc, tail_len))
 
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
-        """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
-        index = self.index_service if self.config.message_index_enable else None
+        """CommitLogDispatcherBuildConsumeQueue for a run of records (the index follows in
+        :meth:`dispatch_index`, once the run's arrivals are notified)."""
         runs: dict[tuple[str, int], list[DispatchRequest]] = {}  # a queue's units in one copy
         for req in requests:
             if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
@@ -319,8 +319,6 @@ class MessageStore(MessageWriter, MessageReader):
                     runs[(req.topic, req.queue_id)] = [req]
                 else:
                     run.append(req)
-            if index is not None:
-                index.build_index(req)
         for (topic, queue_id), run in runs.items():
             self.consume_queues.find_or_create(topic, queue_id).put_message_position_infos(run)
         if requests:
@@ -328,6 +326,13 @@ class MessageStore(MessageWriter, MessageReader):
             if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:
                 # a slave's appends carry no local store time: take it at dispatch (4.x)
                 self.checkpoint.physic_msg_timestamp = requests[-1].store_timestamp
+
+    def dispatch_index(self, requests: list[DispatchRequest]) -> None:
+        """CommitLogDispatcherBuildIndex for a run of records."""
+        index = self.index_service if self.config.message_index_enable else None
+        if index is not None:
+            for req in requests:
+                index.build_index(req)
 
     def dispatch_behind_bytes(self) -> int:
         return self.reput_service.dispatch_behind_bytes()
