@@ -276,6 +276,32 @@ class MessageStore(MessageWriter, MessageReader):
             return self.consume_queues.find_or_create(topic, queue_id)
         return self.consume_queues.find(topic, queue_id)
 
+    def prepare_consume_queue(self, topic: str, queue_id: int) -> bool:
+        """Create the first file of a master's queue that has had no message yet while other
+        queues of its topic have, ahead of its first message (the broker calls this in a
+        thread for a queue a consumer long-polls): the file's creation (fallocate, fdatasync,
+        the directory's fsync) and its first page's fault then do not stall that message's
+        dispatch on the broker's loop. The file is the one the first unit (offset 0) would
+        create (ConsumeQueue.put_message_position_info_wrapper), made under the dispatch
+        lock. False when there was nothing to do."""
+        if self.config.broker_role is BrokerRole.SLAVE:
+            return False
+        queues = self.consume_queues.table.get(topic)
+        if not queues or queue_id in queues:
+            return False
+        with self.reput_service.paused():
+            if self.commit_log.topic_queue_table.get(f"{topic}-{queue_id}", 0) != 0:
+                return False
+            cq = self.consume_queues.find_or_create(topic, queue_id)
+            mfq = cq.mapped_file_queue
+            if mfq.mapped_files:
+                return False
+            mf = mfq.get_last_mapped_file_or_create(0)
+            mfq.flushed_where = mf.file_from_offset
+            cq.min_logic_offset = mf.file_from_offset
+            mf.write_at(0, b"\0")  # the first page's fault happens here, over a zero
+        return True
+
     def flush_consume_queues(self, least_pages: int = 0) -> None:
         """Flush CQs; a full flush also the index and the checkpoint (FlushConsumeQueueService)."""
         logics_ts = self._last_dispatched_ts
