@@ -150,5 +150,6 @@ async def test_an_ack_and_the_next_pop_read_together_are_answered_with_one_write
         assert (acked.opaque, second.opaque) == (ack.opaque, ack.opaque + 1)
         assert acked.code == ResponseCode.SUCCESS, acked.remark
         again = {p.msg.body for p in popped_of(second, name)}
-        assert len(again) == 8 and again.isdisjoint(p.msg.body for p in popped)
+        assert len(again) == 8
+        assert again.isdisjoint(p.msg.body for p in popped)
         assert windows == []
