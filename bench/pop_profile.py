@@ -41,21 +41,23 @@ def main() -> None:
     args = ap.parse_args()
     plan = Plan(1024, (1,), 0, 0, args.backlog, 60.0)
     spy = py_spy()
-    with tempfile.TemporaryDirectory(prefix="pop-profile-") as d, peers.rocketq_broker(
-        d, CONF
-    ) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="pop-profile-") as d,
+        peers.rocketq_broker(d, CONF) as server,
+    ):
         out = os.path.join(d, "profile.txt")
         pid = os.getpid() if args.load else server.proc.pid
         cmd = [spy, "record", "-p", str(pid), "-r", str(args.rate), "--nonblocking"]
+
+        def recorder() -> subprocess.Popen[bytes]:
+            return subprocess.Popen([*cmd, "--format", "raw", "-o", out], stdout=subprocess.DEVNULL)
 
         async def run() -> None:
             addr = f"127.0.0.1:{server.port}"
             probe = Probe(server.cpu_s)
             async with RemotingClient() as client:
                 built = await batch_rocketq(client, server, plan, probe)
-                rec = subprocess.Popen(
-                    [*cmd, "--format", "raw", "-o", out], stdout=subprocess.DEVNULL
-                )
+                rec = recorder()
                 try:
                     fig = await drain_pop(
                         client, addr, built.messages + 1, plan, probe, acks=True, pipelined=True
