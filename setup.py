@@ -38,6 +38,7 @@ setup(
                     "decode",
                     "columns",
                     "get_message",
+                    "dispatch",
                 )
             ],
             depends=["src/rocketq/_native/record.h"],

@@ -18,6 +18,7 @@ import os
 import shutil
 import time
 
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
@@ -311,16 +312,23 @@ class MessageStore(MessageWriter, MessageReader):
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
         index = self.index_service if self.config.message_index_enable else None
-        runs: dict[tuple[str, int], list[DispatchRequest]] = {}  # a queue's units in one copy
-        for req in requests:
-            if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
-                run = runs.get((req.topic, req.queue_id))
-                if run is None:
-                    runs[(req.topic, req.queue_id)] = [req]
-                else:
-                    run.append(req)
+        compiled = native_record.RECORD
+        runs: dict[tuple[str, int], list[DispatchRequest]]  # a queue's units in one copy
+        if compiled is not None:  # the runs and every index put of the requests in C
+            runs = compiled.dispatch_runs(requests)
             if index is not None:
-                index.build_index(req)
+                index.build_index_run(requests)
+        else:
+            runs = {}
+            for req in requests:
+                if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
+                    run = runs.get((req.topic, req.queue_id))
+                    if run is None:
+                        runs[(req.topic, req.queue_id)] = [req]
+                    else:
+                        run.append(req)
+                if index is not None:
+                    index.build_index(req)
         for (topic, queue_id), run in runs.items():
             self.consume_queues.find_or_create(topic, queue_id).put_message_position_infos(run)
         if requests:
