@@ -95,3 +95,14 @@ def test_a_unit_that_does_not_fit_its_field_writes_nothing(tmp_path: Path) -> No
                 assert not any(mf.view[20:])
             finally:
                 store.shutdown()
+
+
+def test_keys_of_separators_only_at_a_full_file_open_an_empty_file_on_both_paths() -> None:
+    """KEYS of spaces only is a request with keys: at a full file the service opens the next
+    one, which holds no entry, and C leaves its header as the Python path does (unwritten
+    until the file is flushed). A fuzz finding."""
+    runs = [[_request(0, 0, "", "U0"), _request(1, 100, "  ", None)]]
+    python = dispatched_files(False, runs, entries=2)
+    assert len(python[1]) == 2
+    assert not any(python[1][1][:40])
+    assert dispatched_files(True, runs, entries=2) == python

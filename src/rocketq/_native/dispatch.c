@@ -28,8 +28,9 @@
  * UNIQ_KEY, then each non-empty word of KEYS) put as IndexFile.put_key does, into index_file
  * (its mapped view is view). It stops where a new index file is needed: index_file None or
  * full at a request with keys (done 0: the new file checks that request again), or full inside
- * a request's keys (done: how many of its keys are in; the rest go to the new file). The
- * file's header fields are written to the view and set on index_file on every return. Key
+ * a request's keys (done: how many of its keys are in; the rest go to the new file). When a
+ * key was put, the file's header fields are written to the view and set on index_file on
+ * return, an error's included. Key
  * hashes are Java's String.hashCode of "topic#key" over UTF-16 code units (common/hashing.py).
  */
 #include "record.h"
@@ -258,6 +259,7 @@ done:
 typedef struct {
     int64_t slot_num, index_num, begin_ts, end_ts, begin_phy, end_phy, slot_count, index_count;
     unsigned char *base;
+    int dirty; /* a key was put: the header changed */
 } IndexState;
 
 /* Java's String.hashCode step over s[from:to] (UTF-16 code units; a non-BMP character is
@@ -307,6 +309,7 @@ static void put_key(IndexState *st, uint32_t h, int64_t phy, int64_t store_ts) {
     st->index_count++;
     st->end_phy = phy;
     st->end_ts = store_ts;
+    st->dirty = 1;
 }
 
 static int read_index_state(PyObject *f, Py_buffer *buf, IndexState *st) {
@@ -326,8 +329,10 @@ static int read_index_state(PyObject *f, Py_buffer *buf, IndexState *st) {
     return 0;
 }
 
-/* the header into the view (IndexFile._write_header) and the fields onto the object */
+/* the header into the view (IndexFile._write_header) and the fields onto the object, when
+ * a key was put (as put_key writes the header with each key, and nothing else does) */
 static int write_index_state(PyObject *f, const IndexState *st) {
+    if (!st->dirty) return 0;
     unsigned char *h = st->base;
     wr_u64(h, (uint64_t)st->begin_ts);
     wr_u64(h + 8, (uint64_t)st->end_ts);
