@@ -12,6 +12,7 @@
  *   append_sends    - encode_message and CommitLog._append_locked for a run of sends,
  *                     written in place into the mapped file (append.c)
  *   batch_puts      - a batch send's body read into SendPuts for append_sends (send_batch.c)
+ *   batch_msg_ids   - the batch's msgIds joined, from append_sends' slots (send_batch.c)
  *   collect_messages - message_reader.MessageReader._collect: a pull's records copied from
  *                     the mapped files into one body (get_message.c)
  *   pull_columns    - spark/topic/pull_body's numpy columns of a pull body (columns.c)
@@ -52,6 +53,8 @@ static PyMethodDef methods[] = {
      "Encode a flush's pass-through sends straight into a mapped file (CommitLog)."},
     {"batch_puts", (PyCFunction)(void (*)(void))batch_puts, METH_FASTCALL,
      "A batch send's body read into the SendPuts of its messages (send_batch.c)."},
+    {"batch_msg_ids", (PyCFunction)(void (*)(void))batch_msg_ids, METH_FASTCALL,
+     "A batch's msgIds joined by commas from append_sends' slots (send_batch.c)."},
     {"scan_records", (PyCFunction)(void (*)(void))scan_records, METH_FASTCALL,
      "Check a run of commitlog records; DispatchRequests or validate only."},
     {"record_starts", record_starts, METH_O,

@@ -134,6 +134,7 @@ PyObject *append_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* send_batch.c */
 PyObject *batch_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *batch_msg_ids(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* scan.c */
 int parse_record(const unsigned char *b, Py_ssize_t pos, Py_ssize_t limit, Record *r);
