@@ -30,7 +30,9 @@
  * full at a request with keys (done 0: the new file checks that request again), or full inside
  * a request's keys (done: how many of its keys are in; the rest go to the new file). When a
  * key was put, the file's header fields are written to the view and set on index_file on
- * return, an error's included. Key
+ * return, an error's included (a query during the call reads the fields of before it: a slot
+ * already pointing past that index_count reads as empty, as between put_key's slot write and
+ * its count update; queries see the call's entries once it returns). Key
  * hashes are Java's String.hashCode of "topic#key" over UTF-16 code units (common/hashing.py).
  */
 #include "record.h"
