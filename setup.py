@@ -1,7 +1,8 @@
 """The compiled modules of rocketq: ``rocketq._native._record`` (issue 13, lever 4), the
 record paths, and ``rocketq._native._remoting`` (issue 22, lever 1), the request frames, and
 ``rocketq._native._client`` (issue 22, lever 2), the producer's send codec, and
-``rocketq._native._pop`` (issue 18), the POP request's paths.
+``rocketq._native._pop`` (issue 18), the POP request's paths, and ``rocketq._native._pop_client``
+(issue 18), a consumer's batch ack.
 
 Everything else is in pyproject.toml. The extensions are not optional: a compiler error fails
 ``pip install`` (and so ``make venv`` / ``make test``) loudly; the pure-Python code paths stay
@@ -75,6 +76,13 @@ setup(
         Extension(
             "rocketq._native._pop",
             sources=["src/rocketq/_native/pop.c"],
+            extra_compile_args=COMPILE_ARGS,
+            extra_link_args=LINK_ARGS,
+        ),
+        # issue 18: a consumer's batch ack of popped messages (rocketq.testing.pop)
+        Extension(
+            "rocketq._native._pop_client",
+            sources=["src/rocketq/_native/pop_client.c"],
             extra_compile_args=COMPILE_ARGS,
             extra_link_args=LINK_ARGS,
         ),

@@ -45,7 +45,7 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.pop_headers import INIT_MODE_MIN, PopMessageRequestHeader
 from rocketq.response_code import ResponseCode
-from rocketq.testing.pop import Popped, batch_ack, popped_of
+from rocketq.testing.pop import Popped, batch_ack, batch_ack_request, popped_of
 
 BROKER = "broker-a"
 CONF = {"autoCreateTopicEnable": "true", "brokerName": BROKER}
@@ -93,13 +93,15 @@ async def drain_pop(
     deadline = start + plan.cap_s * 3
 
     async def acked(handles: list[str]) -> None:
-        r = await batch_ack(client, addr, BROKER, group, "BenchBacklog", handles)
+        check(await batch_ack(client, addr, BROKER, group, "BenchBacklog", handles))
+
+    def check(r: RemotingCommand) -> None:
         if r.code != ResponseCode.SUCCESS:
             raise RuntimeError(f"batch ack answered {r.code}: {r.remark}")
 
     async def consume() -> None:
         empty = 0
-        in_flight: asyncio.Task[None] | None = None
+        in_flight: asyncio.Future[RemotingCommand] | None = None
         while time.perf_counter() < deadline and fig.messages < backlog and empty < 3:
             t0 = time.perf_counter()
             got = await pop(client, addr, group, "BenchBacklog", 600_000, 0)
@@ -107,16 +109,17 @@ async def drain_pop(
                 empty += 1  # the backlog is drained (or the broker has nothing visible)
                 continue
             empty = 0
-            if pipelined:
+            if pipelined:  # the previous ack's answer, then this one sent (invokeAsync)
                 if in_flight is not None:
-                    await in_flight
-                in_flight = asyncio.ensure_future(acked([p.handle for p in got]))
+                    check(await in_flight)
+                request = batch_ack_request(BROKER, group, "BenchBacklog", [p.handle for p in got])
+                in_flight = await client.invoke_async(addr, request, TIMEOUT_S)
             elif acks:
                 await acked([p.handle for p in got])
             fig.rts_ms.append((time.perf_counter() - t0) * 1000)
             fig.messages += len(got)
         if in_flight is not None:
-            await in_flight
+            check(await in_flight)
 
     await asyncio.gather(*(consume() for _ in range(QUEUES)))
     fig.seconds = time.perf_counter() - start

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rocketq.errors import RemotingCommandError
+from rocketq.remoting.protocol import fastjson
 from rocketq.remoting.protocol.pop_headers import (
     AckMessageRequestHeader,
     BatchAck,
@@ -104,3 +105,28 @@ def test_batch_ack_body() -> None:
 @given(st.sets(st.integers(0, 500), max_size=40))
 def test_bit_set_round_trip(bits: set[int]) -> None:
     assert decode_bit_set(encode_bit_set(bits)) == sorted(bits)
+
+
+_texts = st.text(max_size=12)  # any text: quotes, backslashes, control and non-ASCII characters
+_longs = st.integers(-(2**63), 2**63 - 1)
+_batch_acks = st.builds(
+    BatchAck,
+    consumer_group=_texts,
+    topic=_texts,
+    retry=st.sampled_from(["0", "1", "2"]) | _texts,
+    start_offset=_longs,
+    queue_id=st.integers(-(2**31), 2**31 - 1),
+    revive_queue_id=st.integers(-(2**31), 2**31 - 1),
+    pop_time=_longs,
+    invisible_time=_longs,
+    bit_set=st.lists(st.integers(0, 300), max_size=40).map(tuple),
+)
+
+
+@given(_texts, st.lists(_batch_acks, max_size=4))
+def test_batch_ack_body_is_fastjsons_text_of_its_objects(
+    broker_name: str, acks: list[BatchAck]
+) -> None:
+    """The body written directly is byte for byte ``fastjson.dumps`` of the items' JSON."""
+    reference = fastjson.dumps({"acks": [a.to_json() for a in acks], "brokerName": broker_name})
+    assert encode_batch_ack_body(broker_name, acks) == reference

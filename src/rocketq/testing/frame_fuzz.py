@@ -64,7 +64,11 @@ from rocketq.testing.append_fuzz import (
 from rocketq.testing.batch_fuzz import check_batch_puts
 from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
 from rocketq.testing.dispatch_fuzz import check_dispatch
-from rocketq.testing.pop_fuzz import check_batch_ack_body, check_pop_answer_fields
+from rocketq.testing.pop_fuzz import (
+    check_batch_ack_body,
+    check_batch_ack_handles,
+    check_pop_answer_fields,
+)
 from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
@@ -389,6 +393,7 @@ def _run(
             or check_collect_files(r)
             or check_batch_ack_body(r)
             or check_pop_answer_fields(r)
+            or check_batch_ack_handles(r)
             or check_dispatch(r)
         )
         if difference is not None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from types import ModuleType
 
 from rocketq.client.aio.pop_api import popped_messages
+from rocketq.common import native_record
 from rocketq.common.extra_info import (
     PROPERTY_POP_CK,
     ExtraInfo,
@@ -32,6 +34,12 @@ from rocketq.remoting.protocol.pop_headers import (
 from rocketq.response_code import ResponseCode
 
 TIMEOUT_S = 30.0
+
+COMPILED_CLIENT: ModuleType | None  # the C batch ack of handles (pop_client.c), if built
+try:
+    from rocketq._native import _pop_client as COMPILED_CLIENT
+except ImportError:  # pragma: no cover - a source tree without the built extension
+    COMPILED_CLIENT = None
 
 
 @dataclass(slots=True)
@@ -108,7 +116,20 @@ def batch_ack_request(
     broker_name: str, group: str, topic: str, handles: list[str]
 ) -> RemotingCommand:
     """BATCH_ACK_MESSAGE of ``handles``: one BatchAck per checkpoint (mark, queue, start
-    offset, pop time); each handle's prefix is read once (``group_handles``)."""
+    offset, pop time), the body written in C (``rocketq._native._pop_client``, with
+    ``rocketq.common.native_record``'s switch) where the handles are plain, else by
+    :func:`batch_ack_body_reference`."""
+    body = None
+    if COMPILED_CLIENT is not None and native_record.RECORD is not None:
+        body = COMPILED_CLIENT.batch_ack_body(broker_name, group, topic, list(handles))
+    if body is None:
+        body = batch_ack_body_reference(broker_name, group, topic, handles)
+    return RemotingCommand.create_request(RequestCode.BATCH_ACK_MESSAGE, body=body)
+
+
+def batch_ack_body_reference(broker_name: str, group: str, topic: str, handles: list[str]) -> bytes:
+    """The body of :func:`batch_ack_request` in Python: each handle's prefix is read once
+    (``group_handles``); ExtraInfoError or ValueError for a handle it cannot ack."""
     acks = [
         BatchAck(
             consumer_group=group,
@@ -123,8 +144,7 @@ def batch_ack_request(
         )
         for e, offsets in group_handles(handles)
     ]
-    body = encode_batch_ack_body(broker_name, acks)
-    return RemotingCommand.create_request(RequestCode.BATCH_ACK_MESSAGE, body=body)
+    return encode_batch_ack_body(broker_name, acks)
 
 
 async def batch_ack(

@@ -1,4 +1,5 @@
-"""The fuzzer's rounds for the C POP paths (``rocketq._native._pop``, pop.c, issue 18).
+"""The fuzzer's rounds for the C POP paths (``rocketq._native._pop``, pop.c, and
+``rocketq._native._pop_client``, pop_client.c; issue 18).
 
 ``check_batch_ack_body``: a BATCH_ACK_MESSAGE body, written as the clients write it (short or
 long names) from random BatchAcks and then edited (bytes flipped, cut, JSON pieces put in:
@@ -17,7 +18,7 @@ import random
 from typing import Any
 
 from rocketq.broker.pop import pop_codec
-from rocketq.common.extra_info import topic_mark
+from rocketq.common.extra_info import ExtraInfoError, topic_mark
 from rocketq.errors import RemotingCommandError
 from rocketq.remoting.protocol.pop_headers import (
     BatchAck,
@@ -156,4 +157,66 @@ def check_pop_answer_fields(rng: random.Random) -> str | None:
         return None if not plain else f"pop_answer_fields({values}, {entries}) declined"
     if got != expected:
         return f"pop_answer_fields({values}, {entries}, {order!r}): {got!r}, expected {expected!r}"
+    return None
+
+
+HANDLE_PIECES = (" ", "  ", "-", "+", "0", "9", "\t", "\n", "x", "é", "_", "3", "1 2")
+
+
+def random_handles(rng: random.Random) -> list[str]:
+    """The handles of a few pops (the testing client's ``POP_CK`` strings): checkpoints of
+    contiguous or sparse offsets, interleaved, marks 0 to 2, offsets near the 64-bit edges."""
+    handles: list[str] = []
+    for _ in range(rng.randrange(0, 4)):
+        ck = rng.choice((0, 100, 2**62, 2**63 - 64))
+        prefix = (
+            f"{ck} {rng.choice(EDGE_INTS)} {rng.choice(EDGE_INTS)} {rng.randrange(8)} "
+            f"{rng.choice('012')} {rng.choice(('broker-a', '', 'b'))} {rng.choice(EDGE_INTS)} "
+        )
+        diffs = rng.choice(
+            (range(rng.randrange(1, 33)), rng.sample(range(64), rng.randrange(1, 9)))
+        )
+        handles += [f"{prefix}{ck + d}" for d in diffs]
+    if rng.random() < 0.2:
+        rng.shuffle(handles)
+    return handles
+
+
+def _mutate_handle(rng: random.Random, handle: str) -> str:
+    at = rng.randrange(len(handle) + 1)
+    if rng.random() < 0.5:
+        return handle[:at] + rng.choice(HANDLE_PIECES) + handle[at:]
+    return handle[:at] + handle[at + rng.randrange(1, 3) :]
+
+
+def _handles_reference(broker: str, group: str, topic: str, handles: list[str]) -> object:
+    from rocketq.testing.pop import batch_ack_body_reference
+
+    try:
+        return batch_ack_body_reference(broker, group, topic, handles)
+    except (ExtraInfoError, ValueError, OverflowError) as exc:  # 1 << 10**20
+        return type(exc)
+
+
+def check_batch_ack_handles(rng: random.Random) -> str | None:
+    """``_pop_client.batch_ack_body`` of random handles (some edited) against the reference;
+    None is allowed only where a handle was edited or a name is not plain."""
+    from rocketq.testing import pop
+
+    compiled = pop.COMPILED_CLIENT
+    assert compiled is not None
+    handles = random_handles(rng)
+    plain = True
+    if handles and rng.random() < 0.5:
+        i = rng.randrange(len(handles))
+        handles[i], plain = _mutate_handle(rng, handles[i]), False
+    broker, group, topic = (rng.choice(TEXTS) for _ in range(3))
+    plain = plain and all(n.isascii() and n.isprintable() and '"' not in n and "\\" not in n
+                          for n in (broker, group, topic))  # fmt: skip
+    got = compiled.batch_ack_body(broker, group, topic, handles)
+    if got is None:
+        return f"batch_ack_body of plain handles {handles!r:.400} declined" if plain else None
+    expected = _handles_reference(broker, group, topic, handles)
+    if got != expected:
+        return f"batch_ack_body({handles!r:.400}): {got!r:.400}, expected {expected!r:.400}"
     return None

@@ -177,20 +177,36 @@ class PopInflightTable:
         ck_key: str,
         ends_ms: int,
         start: int | None = None,
+        *,
+        record: bool = True,
     ) -> tuple[list[int], list[int]]:
         """Mark ``offsets`` acked under the checkpoint ``ck_key`` (whose start offset is
         ``start``): (those acked now, those acked before with this same handle); the rest
-        are refused by the caller."""
+        are refused by the caller. Not ``record``: the span's fresh offsets are not added to
+        the checkpoint's acked offsets (the caller does, with :meth:`mark_acked_offsets`,
+        unless the pop buffer's checkpoint is done with them)."""
         if not offsets:
             return [], []
         with self._lock:
             queue = self._queue(group, topic, queue_id)
             sp = None if start is None else queue.spans.get(start)
             if sp is not None and sp.pop_time == pop_time:
+                first, end = sp.start, sp.end
+                if (
+                    not sp.acked
+                    and offsets[0] == first
+                    and len(offsets) == end - first
+                    and offsets == list(range(first, end))
+                ):  # the whole pop at once, in order: the common case, without a set
+                    sp.acked = (1 << (end - first)) - 1
+                    fresh = list(offsets)
+                    if record:
+                        self._acked.setdefault(ck_key, set()).update(fresh)
+                    return fresh, []
                 low, high = min(offsets), max(offsets)
                 if sp.start <= low and high < sp.end:
                     fresh, repeated = _ack_span(sp, offsets, low, high)
-                    if fresh:
+                    if fresh and record:
                         self._acked.setdefault(ck_key, set()).update(fresh)
                     return fresh, repeated
             self._split(group, topic, queue_id, queue, min(offsets), max(offsets))
@@ -247,6 +263,11 @@ class PopInflightTable:
                     if h is not None and h.acked:
                         queue.offsets[offset] = h._replace(acked=False)
             self._acked.get(ck_key, set()).difference_update(offsets)
+
+    def mark_acked_offsets(self, ck_key: str, offsets: list[int]) -> None:
+        """Offsets acked under a checkpoint (those :meth:`on_ack` did not record)."""
+        with self._lock:
+            self._acked.setdefault(ck_key, set()).update(offsets)
 
     def mark_acked(self, ck_key: str, offset: int) -> None:
         """An offset done under a checkpoint (a change's old one, or revived)."""

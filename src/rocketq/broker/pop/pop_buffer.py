@@ -160,17 +160,26 @@ class PopBufferMergeService:
 
     # ------------------------------------------------------------------ the ack side
 
+    def holds(self, key: str) -> bool:
+        return key in self._held
+
     def ack(self, key: str, offsets: list[int]) -> bool:
         """Merge an ack into its held checkpoint; False when it is not held (write a record)."""
+        return self.merge(key, offsets) is not None
+
+    def merge(self, key: str, offsets: list[int]) -> bool | None:
+        """:meth:`ack`: None when the checkpoint is not held, else whether it is now acked
+        in full (resolved, and forgotten by the in-flight table)."""
         entry = self._held.get(key)
         if entry is None:
-            return False
+            return None
         entry.acked.update(offsets)
-        if len(entry.acked) >= entry.ck.num:
-            del self._held[key]
-            self.merged_total += 1
-            self.inflight.forget_checkpoint(key)
-            self._resolve(entry)
+        if len(entry.acked) < entry.ck.num:
+            return False
+        del self._held[key]
+        self.merged_total += 1
+        self.inflight.forget_checkpoint(key)
+        self._resolve(entry)
         return True
 
     def _resolve(self, entry: BufferedCheckPoint) -> None:

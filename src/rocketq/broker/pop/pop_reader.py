@@ -60,6 +60,10 @@ REST_CACHE_SIZE = 4096  # queues whose counts are kept; emptied when full
 _random = random.Random()
 _rand = _random.random  # int(_rand() * n): a fair pick of n small ones, 1/10th randrange's cost
 _Step = tuple[str, int, ExpressionMessageFilter]  # (topic, queue id, filter) of one queue read
+# the queue ids of n queues from each first one (randomQ's order), by n: built once for up
+# to this many queues (n * n ids)
+ROTATIONS_MAX_QUEUES = 64
+_ROTATIONS: dict[int, list[tuple[int, ...]]] = {}
 
 
 @dataclass(slots=True)
@@ -191,7 +195,13 @@ class PopReader:
             steps.append((topic, queue_id, message_filter))
             return
         first = int(_rand() * n)
-        steps.extend((topic, (first + i) % n, message_filter) for i in range(n))
+        if n > ROTATIONS_MAX_QUEUES:
+            steps += [(topic, (first + i) % n, message_filter) for i in range(n)]
+            return
+        rotations = _ROTATIONS.get(n)
+        if rotations is None:
+            rotations = _ROTATIONS[n] = [tuple((f + i) % n for i in range(n)) for f in range(n)]
+        steps += [(topic, q, message_filter) for q in rotations[first]]
 
     async def _pop_steps(
         self,
@@ -378,16 +388,21 @@ class PopReader:
             self._found_orderly(batch, group, topic, qid, offset, queue_offsets)
             batch.add_records(result)
             return None
+        num = len(queue_offsets)
+        if num and queue_offsets[0] == offset and queue_offsets[-1] == offset + num - 1:
+            diffs = list(range(num))  # a read that took every unit it walked (ascending)
+        else:
+            diffs = [o - offset for o in queue_offsets]
         ck = PopCheckPoint(
             start_offset=offset,
             pop_time=batch.pop_time,
             invisible_time=batch.invisible_time,
-            num=len(queue_offsets),
+            num=num,
             queue_id=qid,
             topic=topic,
             cid=group,
             broker_name=self.broker.config.broker_name,
-            queue_offset_diff=[o - offset for o in queue_offsets],
+            queue_offset_diff=diffs,
         )
         if buffer is None or not buffer.wants(batch.invisible_time):
             return ck

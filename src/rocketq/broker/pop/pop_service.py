@@ -177,13 +177,20 @@ class PopService:
             handle.pop_time,
             handle.broker_name or self.broker.config.broker_name,
         )  # fmt: skip  (AckMsg.merge_key, without the record unless one is written)
+        buffer = self.buffer
+        held = buffer is not None and buffer.holds(key)
+        # a held checkpoint's acks are recorded in the in-flight table only when it is not
+        # acked in full by them (else the buffer forgets them at once: a set built for nothing)
         fresh, repeated = self.inflight.on_ack(
             group, real_topic, handle.queue_id, offsets, handle.pop_time, key,
-            handle.next_visible_time, handle.ck_queue_offset,
+            handle.next_visible_time, handle.ck_queue_offset, record=not held,
         )  # fmt: skip
         if not fresh:
             return repeated
-        if self.buffer is not None and self.buffer.ack(key, fresh):
+        if held:
+            assert buffer is not None
+            if not buffer.merge(key, fresh):
+                self.inflight.mark_acked_offsets(key, fresh)
             return fresh + repeated  # merged into its held checkpoint: nothing to write
         ack = AckMsg(
             ack_offset=-1,

@@ -128,8 +128,13 @@ class AckMessageProcessor:
         store = self.broker.message_store
         low = store.get_min_offset_in_queue(topic, b.queue_id)
         high = store.get_max_offset_in_queue(topic, b.queue_id)
-        start = b.start_offset
-        offsets = [start + i for i in b.bit_set if low <= start + i <= high]
+        start, bits = b.start_offset, b.bit_set
+        n = len(bits)
+        if n and bits[0] == 0 and bits[-1] == n - 1 and low <= start and start + n - 1 <= high:
+            # a whole pop acked at once (the bits as decoded: ascending, distinct): its range
+            offsets = list(range(start, start + n))
+        else:
+            offsets = [start + i for i in bits if low <= start + i <= high]
         if offsets and is_expired(self.broker, handle):
             return len(offsets)
         return topic, handle, offsets

@@ -135,21 +135,26 @@ def popped_messages(
     counts = parse_order_count_info(h.order_count_info)
     msgs = decode_messages(response.body or b"", decompress=True)
     # the handles of one (topic, queue) differ only in their last field: one prefix for each
+    # (the last one found is tried first: a pop's messages come queue by queue)
     prefixes: dict[tuple[str, int], str] = {}
+    last_topic: str | None = None  # no queue met yet
+    last_qid, prefix = 0, ""
     for msg in msgs:
         properties = msg.properties
         if PROPERTY_POP_CK in properties:
             continue
-        key = (msg.topic, msg.queue_id)
-        prefix = prefixes.get(key)
-        if prefix is None:
-            prefix = prefixes[key] = pop_handle_prefix(
-                starts, h.pop_time, h.invisible_time, h.revive_qid, msg.topic, broker_name,
-                msg.queue_id,
-            )  # fmt: skip
-        properties[PROPERTY_POP_CK] = f"{prefix}{msg.queue_offset}"
+        topic, qid = msg.topic, msg.queue_id
+        if qid != last_qid or topic != last_topic:
+            last_topic, last_qid = topic, qid
+            known = prefixes.get((topic, qid))
+            if known is None:
+                known = prefixes[(topic, qid)] = pop_handle_prefix(
+                    starts, h.pop_time, h.invisible_time, h.revive_qid, topic, broker_name, qid
+                )
+            prefix = known
+        properties[PROPERTY_POP_CK] = prefix + str(msg.queue_offset)
         if counts:
-            count = order_count_of(counts, msg.topic, msg.queue_id, msg.queue_offset)
+            count = order_count_of(counts, topic, qid, msg.queue_offset)
             if count > 0:
                 msg.reconsume_times = count
     return h, msgs
