@@ -211,7 +211,7 @@ PyObject *cq_units(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Unit *units = NULL;
     Py_ssize_t n = PyList_GET_SIZE(requests);
     if (limit > buf.len) limit = buf.len;
-    if (pos < 0 || start < 0 || start >= n || limit - pos < CQ_UNIT) {
+    if (pos < 0 || start < 0 || start >= n || pos > limit || limit - pos < CQ_UNIT) {
         PyErr_SetString(PyExc_ValueError, "cq_units: no unit fits, or no request at start");
         goto done;
     }
