@@ -220,7 +220,7 @@ static int walk(const Walk *w, PyObject *cq_list, PyObject *cl_list, Files *cqf,
             if (*count == 0) *status = GM_REMOVING;
             continue;
         }
-        if (at + size > c->buf.len) return 0;
+        if (at < 0 || at + size > c->buf.len) return 0; /* a file not on its size's boundary */
         if (*count == *cap) {
             Py_ssize_t grown_cap = *cap ? *cap * 2 : 32;
             Piece *grown = PyMem_Realloc(*pieces, (size_t)grown_cap * sizeof(Piece));
