@@ -55,6 +55,19 @@ def test_put_latency_lands_in_rocketmqs_buckets_and_keeps_the_maximum() -> None:
     assert stats.runtime_info()["putMessageEntireTimeMax"] == "12000"
 
 
+def test_put_latencies_of_a_burst_are_the_figures_of_one_call_each() -> None:
+    one, burst = (
+        BrokerStatsManager("C", clock_ms=Clock(0)),
+        BrokerStatsManager("C", clock_ms=Clock(0)),
+    )
+    seconds = [0.0, 0.0004, 0.003, 0.0101, 0.049, 0.25, 12.0, 0.0999]
+    for s in seconds:
+        one.record_put_latency(s * 1000)
+    burst.record_put_latencies(seconds)
+    assert burst.put_latency_counts == one.put_latency_counts
+    assert burst.put_message_entire_time_max_ms == one.put_message_entire_time_max_ms == 12_000
+
+
 def test_a_new_day_moves_todays_morning_totals_to_yesterday() -> None:
     start = datetime.datetime(2026, 5, 1, 23, 59, 0)
     clock = Clock(int(start.timestamp() * 1000))

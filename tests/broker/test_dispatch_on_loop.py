@@ -71,3 +71,29 @@ async def test_a_held_pull_is_answered_before_the_reply_to_the_send_that_woke_it
         # the same connection carried both: the pull's answer was written inside the put,
         # the send's reply after it
         assert answered == ["pull", "send"]
+
+
+async def test_a_held_pulls_empty_queue_gets_its_consume_queue_file_before_its_first_message(
+    tmp_path: Path,
+) -> None:
+    async with run_broker(tmp_path / "store") as broker, RemotingClient() as client:
+        addr = f"127.0.0.1:{broker.port}"
+        first = await client.invoke(addr, send_request("Hot", b"create", queue_id=0), 5.0)
+        assert first.code == ResponseCode.SUCCESS, first.remark
+        store = broker.message_store
+        queue_dir = tmp_path / "store" / "consumequeue" / "Hot" / "1"
+        assert not queue_dir.exists()
+        pull = pull_request("G", "Hot", 1, 0, sys_flag=SUSPEND, suspend_ms=20_000)
+        held = asyncio.ensure_future(client.invoke(addr, pull, 30.0))
+        # made in a thread while the pull is held, not by the first message's dispatch
+        assert await until(
+            lambda: store.find_consume_queue("Hot", 1, create=False) is not None, 10.0
+        )
+        assert [p.name for p in queue_dir.iterdir()] == ["0" * 20]
+        assert broker.pull_request_hold_service.held_count == 1
+        sent = await client.invoke(addr, send_request("Hot", b"first", queue_id=1), 5.0)
+        assert sent.code == ResponseCode.SUCCESS, sent.remark
+        answer = await asyncio.wait_for(held, 10.0)
+        assert answer.code == ResponseCode.SUCCESS, answer.remark
+        assert b"first" in answer.body
+        assert answer.ext_fields["nextBeginOffset"] == "1"

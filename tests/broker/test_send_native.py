@@ -273,3 +273,38 @@ async def test_with_an_rpc_hook_the_sends_are_not_read_in_the_split(tmp_path: Pa
         assert sorted(seen) == sorted(r.opaque for r in burst)
         assert processor.split_reads == 0
         assert processor.native_reads == 5  # the first created the topic
+
+
+async def test_a_flush_of_c_read_sends_takes_the_lane_and_a_mixed_one_keeps_the_order(
+    tmp_path: Path,
+) -> None:
+    """A flush of sends C read goes to the store and its answers without an object a put
+    (``async_put_sends``, the batcher's lane); one that holds a send of the Python path
+    (a delay) goes the general way, each send stored in the order of the read."""
+    native_frames.use(True)
+    native_record.use(True)
+    v2 = RequestCode.SEND_MESSAGE_V2
+    async with run_broker(tmp_path, store_properties=small_store_properties(SEGMENT)) as broker:
+        batcher = processor_of(broker).put_batcher
+        create = send_request("Lane", b"create", queue_id=0, code=v2)
+        await raw_burst(broker.broker_addr, [create])
+        flushes, lane = batcher.flushes, batcher.lane_flushes
+        plain = [send_request("Lane", b"p%d" % i, queue_id=0, code=v2) for i in range(8)]
+        replies = await raw_burst(broker.broker_addr, plain)
+        assert [r.code for r in replies] == [ResponseCode.SUCCESS] * 8
+        assert batcher.lane_flushes - lane == batcher.flushes - flushes >= 1
+        flushes, lane = batcher.flushes, batcher.lane_flushes
+        mixed = [
+            send_request("Lane", b"first", queue_id=0, code=v2),
+            send_request("Lane", b"delayed", extra={"DELAY": "1"}, code=v2),
+            send_request("Lane", b"third", queue_id=0, code=v2),
+            send_request("Lane", b"fourth", queue_id=0, code=v2),
+        ]
+        replies = await raw_burst(broker.broker_addr, mixed)
+        assert [r.code for r in replies] == [ResponseCode.SUCCESS] * 4
+        assert batcher.flushes - flushes > batcher.lane_flushes - lane  # a general flush
+        by_opaque = {r.opaque: r for r in replies}
+        offsets = [decode_message_id(by_opaque[r.opaque].ext_fields["msgId"])[1] for r in mixed]
+        assert offsets == sorted(offsets)  # stored in the read's order
+        queue_offsets = [int(by_opaque[r.opaque].ext_fields["queueOffset"]) for r in mixed]
+        assert [queue_offsets[0], *queue_offsets[2:]] == [9, 10, 11]  # after create, p0-p7

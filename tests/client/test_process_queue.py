@@ -59,3 +59,17 @@ async def test_wait_for_space_returns_when_messages_leave() -> None:
     pq.remove_message(batch)
     await asyncio.wait_for(waiter, 1.0)
     assert waiter.done()
+
+
+async def test_wait_for_space_waits_for_a_removal_after_it_not_one_before() -> None:
+    """A queue still over its limit after a removal: the pull loop's wait must wait (and
+    yield), not return at once on the earlier removal's signal and spin."""
+    pq = ProcessQueue()
+    pq.put_message(msgs(0, 1, 2))
+    pq.remove_message(msgs(0))  # signals space; the queue may still be over a limit
+    waiter = asyncio.ensure_future(pq.wait_for_space(5.0))
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    pq.remove_message(msgs(1))
+    await asyncio.wait_for(waiter, 1.0)
+    assert pq.msg_count == 1

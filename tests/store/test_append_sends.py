@@ -16,9 +16,10 @@ from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_id import host_to_bytes
 from rocketq.store.commitlog_send import SendPut
+from rocketq.store.config import FlushDiskType
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import PutRequest
-from rocketq.store.results import PutMessageStatus
+from rocketq.store.results import PutMessageResult, PutMessageStatus
 from rocketq.testing.store import SEGMENT_BYTES, commit_log_config, commitlog_bytes, new_msg
 
 pytestmark = [
@@ -57,9 +58,19 @@ def send(topic: str = "T", queue_id: int = 0, body: bytes = b"x" * 1000, **kw: o
 Puts = list[PutRequest | SendPut]
 
 
-def put_all(root: Path, native: bool, bursts: list[Puts]) -> tuple[bytes, list[object], object]:
+def described(r: PutMessageResult) -> tuple[object, ...]:
+    a = r.append_result
+    if a is None:
+        return (r.status, None)
+    return (r.status, a.wrote_offset, a.wrote_bytes, a.msg_id, a.queue_offset, a.store_timestamp)
+
+
+def put_all(
+    root: Path, native: bool, bursts: list[Puts], *, lane: bool = False
+) -> tuple[bytes, list[object], object]:
     """The bursts put into a fresh store on one path: its commitlog bytes, every put's
-    (status, offset, size, msgId, queue offset) and its queue offset table."""
+    (status, offset, size, msgId, queue offset, store time) and its queue offset table.
+    ``lane``: the bursts (SendPuts alone) go through ``async_put_sends``."""
     native_record.use(native)
     store = MessageStore(commit_log_config(root, flush_disk_type="ASYNC_FLUSH"))
     store.load()
@@ -67,13 +78,12 @@ def put_all(root: Path, native: bool, bursts: list[Puts]) -> tuple[bytes, list[o
     try:
         seen: list[object] = []
         for burst in bursts:
-            for r in store.async_put_each(burst).results:
-                a = r.append_result
-                seen.append(
-                    (r.status, None)
-                    if a is None
-                    else (r.status, a.wrote_offset, a.wrote_bytes, a.msg_id, a.queue_offset)
-                )
+            if lane:
+                sends = store.async_put_sends(burst)  # type: ignore[arg-type]
+                assert (sends.waiting, sends.durable) == ([], None)  # ASYNC_FLUSH: none waits
+                seen += [described(sends.put_result(i)) for i in range(len(burst))]
+            else:
+                seen += [described(r) for r in store.async_put_each(burst).results]
         return commitlog_bytes(store), seen, dict(store.commit_log.topic_queue_table)
     finally:
         store.shutdown()
@@ -148,6 +158,76 @@ def test_random_sends_are_stored_alike_on_both_paths(tmp_path: Path) -> None:
             )
         bursts.append(burst)
     both_paths(tmp_path, bursts)
+
+
+def test_a_run_of_sends_alone_gets_the_results_of_async_put_each(tmp_path: Path) -> None:
+    """``async_put_sends`` (C's figures, no object a put) against ``async_put_each`` on both
+    paths: the same bytes, statuses, offsets, msgIds, queue offsets and store times, with a
+    roll, the store's refusals and C's in one run, then random runs."""
+    rolling: Puts = [send(queue_id=i % 3, body=bytes([i]) * (900 + i)) for i in range(150)]
+    refusals: Puts = [
+        send(),
+        send(properties=b"P\x01" + b"v" * 32_800 + b"\x02"),  # PROPERTIES_SIZE_EXCEEDED
+        send("bad topic!", body=b"illegal"),  # MESSAGE_ILLEGAL (the topic)
+        send(queue_id=-1),  # MESSAGE_ILLEGAL (the queue)
+        send(body=b"b" * (4 * 1024 * 1024 + 1)),  # MESSAGE_ILLEGAL (the body)
+        send(sys_flag=MessageSysFlag.TRANSACTION_PREPARED_TYPE, body=b"half"),
+        send(wait_store_msg_ok=False),
+    ]
+    rng = random.Random(2212)
+    randoms: list[Puts] = [
+        [
+            send(
+                rng.choice(["A", "B", "T" * rng.randrange(1, 300)]),
+                rng.randrange(-1, 4),
+                rng.randbytes(rng.choice([0, 100, 20_000])),
+                born_host=rng.choice([BORN, BORN_V6]),
+            )
+            for _ in range(rng.randrange(1, 30))
+        ]
+        for _ in range(6)
+    ]
+    bursts = [rolling, refusals, [send("only bad!")], *randoms]
+    lane = put_all(tmp_path / "lane", True, bursts, lane=True)
+    each = put_all(tmp_path / "each", True, bursts)
+    python = put_all(tmp_path / "py", False, bursts)
+    assert lane == each
+    assert lane == python
+    statuses = [s[0] for s in lane[1][150:157]]  # type: ignore[index]
+    ok, props, illegal = (
+        PutMessageStatus.PUT_OK,
+        PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+        PutMessageStatus.MESSAGE_ILLEGAL,
+    )
+    assert statuses == [ok, props, illegal, illegal, illegal, ok, ok]
+
+
+def test_sends_alone_wait_for_the_group_commit_and_refuse_as_the_store_does(
+    tmp_path: Path,
+) -> None:
+    native_record.use(True)
+    store = MessageStore(commit_log_config(tmp_path, flush_disk_type=FlushDiskType.SYNC_FLUSH))
+    store.load()
+    store.start()
+    try:
+        puts = [send(), send(wait_store_msg_ok=False), send("bad topic!"), send()]
+        result = store.async_put_sends(puts)
+        assert result.waiting == [0, 3]  # WAIT=false and the refusal do not wait
+        assert result.durable is not None
+        assert result.durable.result(timeout=10) is PutMessageStatus.PUT_OK
+        assert (
+            store.commit_log.mapped_file_queue.flushed_where
+            >= result.values[13] + result.values[14]
+        )
+        store.disk_full = True  # the store's own refusal: every put, as async_put_each's
+        refused = store.async_put_sends(puts[:2])
+        each = store.async_put_each(puts[:2])
+        assert [described(refused.put_result(i)) for i in range(2)] == [
+            described(r) for r in each.results
+        ]
+        assert each.results[0].status is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    finally:
+        store.shutdown()
 
 
 def test_append_sends_refuses_what_is_no_send_and_rejects_bad_arguments() -> None:

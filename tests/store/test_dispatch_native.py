@@ -1,7 +1,7 @@
 """The dispatch in C (``dispatch_runs``, ``cq_units``, ``index_puts``: dispatch.c) against the
 Python path, the reference (``ROCKETQ_NATIVE=0``): runs of DispatchRequests dispatched by
-``MessageStore.dispatch_batch`` leave the same consume queue and index bytes, with files
-rolling inside a run, and the index answers the same queries."""
+``MessageStore.dispatch_batch`` and ``dispatch_index`` leave the same consume queue and index
+bytes, with files rolling inside a run, and the index answers the same queries."""
 
 from __future__ import annotations
 
@@ -59,6 +59,7 @@ def _queries(native: bool, root: Path) -> list[list[int]]:
         try:
             for run in runs:
                 store.dispatch_batch(run)
+                store.dispatch_index(run)
             index = store.index_service
             assert index is not None
             keys = ["k0", "k3", "all", "U7", "U99", "none"]

@@ -16,6 +16,7 @@ from rocketq.common.hashing import java_string_hash
 from rocketq.store.format import CQ_STORE_UNIT_STRUCT
 from rocketq.store.message_store import MessageStore
 from rocketq.store.results import GetMessageResult, GetMessageStatus
+from rocketq.testing.collect_fuzz import FakeFile
 from rocketq.testing.store import new_msg, open_store
 
 pytestmark = [
@@ -166,3 +167,22 @@ def test_units_past_the_written_commitlog_walk_as_get_message(store: MessageStor
     )
     CQ_STORE_UNIT_STRUCT.pack_into(first.view, 5 * 20, phy, -5, tags)  # a negative size: declined
     assert store.get_message_body("T", 0, 5, 32, None) is None
+
+
+def test_a_unit_before_offset_zero_is_read_inside_its_file() -> None:
+    """A commitlog file whose offsets are negative (made-up files, as the fuzzer's): the
+    record is read at its place in that file, never before the file's buffer (ASan found
+    ``phy % file_size``, -1 here, read one byte before it)."""
+    compiled = native_record.COMPILED
+    assert compiled is not None
+    cq = bytearray(CQ_STORE_UNIT_STRUCT.size)
+    CQ_STORE_UNIT_STRUCT.pack_into(cq, 0, -1, 1, 0)  # the record at -1, one byte
+    cl = bytearray(b"\xab" * 63 + b"\xcd")
+    walked = compiled.collect_messages(
+        [FakeFile(memoryview(cq), 0, len(cq))], CQ_STORE_UNIT_STRUCT.size, 0,
+        [FakeFile(memoryview(cl), -64, 64)], 64, -64,
+        0, 1, 16000, 32, 1 << 20, None, False,
+    )  # fmt: skip
+    assert walked is not None
+    status, _, body, count, _ = walked
+    assert (status, count, body) == (1, 1, b"\xcd")  # FOUND: the file's last byte

@@ -13,12 +13,16 @@ class Collector:
     def __init__(self) -> None:
         self.requests: list[DispatchRequest] = []
         self.batches = 0
+        self.indexed: list[DispatchRequest] = []
         self.event = threading.Event()
 
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
         self.requests.extend(requests)
         self.batches += 1
         self.event.set()
+
+    def dispatch_index(self, requests: list[DispatchRequest]) -> None:
+        self.indexed.extend(requests)
 
 
 def test_reput_dispatches_committed_records_and_notifies_listener(tmp_path: Path) -> None:
@@ -58,3 +62,22 @@ def test_schedule_topic_tags_code_is_the_delivery_time(tmp_path: Path) -> None:
     reqs, _, _ = cl.read_dispatch_requests(0, check_crc=True)
     assert reqs[0].tags_code == 1_000_000 + 10_000
     cl.shutdown()
+
+
+def test_arrivals_are_notified_before_the_index_is_built(tmp_path: Path) -> None:
+    """A held pull reads only the consume queue: its wake-up does not wait for the index."""
+    cl = CommitLog(commit_log_config(tmp_path))
+    sink = Collector()
+    svc = ReputMessageService(cl, sink, fallback_wait_ms=1000)
+    seen: list[tuple[int, int]] = []  # (consume-queue units, indexed records) at each arrival
+    svc.message_arriving_listener = lambda *_: seen.append((len(sink.requests), len(sink.indexed)))
+    try:
+        for _ in range(2):
+            cl.append(
+                EncodedMessage(build_record("T", 1, b"x", props_bytes({"KEYS": "k"})), "T", 1)
+            )
+        assert svc.do_reput() == 2
+        assert seen == [(2, 0), (2, 0)]
+        assert len(sink.indexed) == 2
+    finally:
+        cl.shutdown()

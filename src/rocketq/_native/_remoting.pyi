@@ -17,7 +17,10 @@ def split_sends(
     /,
 ) -> tuple[list[Any], int, str | None]: ...
 def send_reply_heads(
-    pieces: tuple[bytes, ...], items: list[tuple[int, str, int, int]], /
+    pieces: tuple[bytes, ...],
+    items: list[tuple[int, str, int, int]] | list[tuple[int, int, int, int]],
+    prefix: bytes = ...,
+    /,
 ) -> bytes | None: ...
 def send_put_of(
     fields: dict[str, str],

@@ -215,12 +215,12 @@ static int walk(const Walk *w, PyObject *cq_list, PyObject *cl_list, Files *cqf,
         FileSlot *c = find_file(clf, cl_list, w->cl_file_size, phy, &missing);
         if (c == NULL && !missing) return 0;
         if (c == NULL && phy == 0) return 0; /* the return-first rule: Python's */
-        long long at = c != NULL ? phy % w->cl_file_size : 0;
+        long long at = c != NULL ? phy - c->from : 0; /* find_file: in [0, file size) */
         if (c == NULL || at + size > c->wrote) {
             if (*count == 0) *status = GM_REMOVING;
             continue;
         }
-        if (at < 0 || at + size > c->buf.len) return 0; /* a file not on its size's boundary */
+        if (at + size > c->buf.len) return 0;
         if (*count == *cap) {
             Py_ssize_t grown_cap = *cap ? *cap * 2 : 32;
             Piece *grown = PyMem_Realloc(*pieces, (size_t)grown_cap * sizeof(Piece));

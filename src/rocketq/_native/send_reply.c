@@ -10,14 +10,21 @@
  * MSG_REGION, TRACE_ON). The msgId is the store's (CommitLog's offset id, upper-case hex),
  * copied as given when it is made of letters and digits only (nothing to escape).
  *
+ * With a third argument, the store's msgId prefix (CommitLog's store host in upper-case hex,
+ * up to 48 letters and digits), an item's msgId may instead be its commitlog offset, an int in
+ * 0..2^63-1: the id written is the prefix and the offset as 16 upper-case hex digits
+ * (MessageDecoder.createMessageId), without a str made for it.
+ *
  * A value this code does not handle (not an int, out of range, a msgId of other characters or
- * over 64 of them) returns None and the Python path answers the whole burst.
+ * over 64 of them, an offset without a prefix) returns None and the Python path answers the
+ * whole burst.
  */
 #include "remoting.h"
 
 #define PIECES 5
 #define MAX_ID 64
 #define MAX_NUMBER 24 /* an int64 in decimal, with its sign */
+#define MAX_PREFIX (MAX_ID - 16) /* the prefix of an id written from an offset */
 
 static int as_i64(PyObject *v, long long lo, long long hi, long long *out) {
     if (!PyLong_Check(v)) return 1;
@@ -60,14 +67,45 @@ static const char *plain_id(PyObject *v, Py_ssize_t *n) {
     return s;
 }
 
+/* the prefix's bytes when they are 0..MAX_PREFIX ASCII letters and digits, else NULL */
+static const char *plain_prefix(PyObject *v, Py_ssize_t *n) {
+    if (!PyBytes_Check(v)) return NULL;
+    *n = PyBytes_GET_SIZE(v);
+    if (*n > MAX_PREFIX) return NULL;
+    const char *s = PyBytes_AS_STRING(v);
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        char c = s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+            return NULL;
+    }
+    return s;
+}
+
+/* the id of an offset: the prefix, then the offset as 16 upper-case hex digits */
+static Py_ssize_t put_offset_id(char *w, const char *prefix, Py_ssize_t prefix_len,
+                                unsigned long long offset) {
+    static const char hex[] = "0123456789ABCDEF";
+    memcpy(w, prefix, (size_t)prefix_len);
+    for (int i = 15; i >= 0; i--) {
+        w[prefix_len + i] = hex[offset & 15];
+        offset >>= 4;
+    }
+    return prefix_len + 16;
+}
+
 /* send_reply_heads(pieces: tuple of 5 bytes,
- *                  items: list of (opaque, msg_id, queue_id, queue_offset)) -> bytes | None */
+ *                  items: list of (opaque, msg_id or offset, queue_id, queue_offset)
+ *                  [, prefix: bytes]) -> bytes | None */
 PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != PIECES ||
-        !PyList_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "send_reply_heads(pieces: tuple[bytes x5], items: list)");
+    if ((nargs != 2 && nargs != 3) || !PyTuple_Check(args[0]) ||
+        PyTuple_GET_SIZE(args[0]) != PIECES || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "send_reply_heads(pieces: tuple[bytes x5], items: list[, prefix: bytes])");
         return NULL;
     }
+    const char *prefix = NULL;
+    Py_ssize_t prefix_len = 0;
+    if (nargs == 3 && (prefix = plain_prefix(args[2], &prefix_len)) == NULL) Py_RETURN_NONE;
     const char *piece[PIECES];
     Py_ssize_t piece_len[PIECES], fixed = 0;
     for (int i = 0; i < PIECES; i++) {
@@ -91,12 +129,17 @@ PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nar
     char *base = PyBytes_AS_STRING(out), *w = base;
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *item = PyList_GET_ITEM(items, i);
-        long long opaque, queue_id, queue_offset;
+        long long opaque, queue_id, queue_offset, offset = -1;
         const char *id = NULL;
         Py_ssize_t id_len = 0;
-        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 4 ||
+        PyObject *id_value = PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 4
+                                 ? PyTuple_GET_ITEM(item, 1)
+                                 : NULL;
+        if (id_value == NULL ||
             as_i64(PyTuple_GET_ITEM(item, 0), INT32_MIN, INT32_MAX, &opaque) ||
-            (id = plain_id(PyTuple_GET_ITEM(item, 1), &id_len)) == NULL ||
+            (PyLong_CheckExact(id_value)
+                 ? prefix == NULL || as_i64(id_value, 0, INT64_MAX, &offset)
+                 : (id = plain_id(id_value, &id_len)) == NULL) ||
             as_i64(PyTuple_GET_ITEM(item, 2), INT32_MIN, INT32_MAX, &queue_id) ||
             as_i64(PyTuple_GET_ITEM(item, 3), INT64_MIN, INT64_MAX, &queue_offset)) {
             Py_DECREF(out);
@@ -106,8 +149,12 @@ PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nar
         w += 8;
         memcpy(w, piece[0], (size_t)piece_len[0]);
         w += piece_len[0];
-        memcpy(w, id, (size_t)id_len);
-        w += id_len;
+        if (id != NULL) {
+            memcpy(w, id, (size_t)id_len);
+            w += id_len;
+        } else {
+            w += put_offset_id(w, prefix, prefix_len, (unsigned long long)offset);
+        }
         memcpy(w, piece[1], (size_t)piece_len[1]);
         w += piece_len[1];
         w += put_decimal(w, queue_id);

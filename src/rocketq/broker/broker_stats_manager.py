@@ -159,6 +159,20 @@ class BrokerStatsManager:
         if value > self.put_message_entire_time_max_ms:
             self.put_message_entire_time_max_ms = value
 
+    def record_put_latencies(self, elapsed_s: list[float]) -> None:
+        """``record_put_latency`` of each put (seconds here), in one call (the single sends of
+        one flush, answered together: send_answer.py); the same figures."""
+        counts = self.put_latency_counts
+        top = self.put_message_entire_time_max_ms
+        for elapsed in elapsed_s:
+            value = int(elapsed * 1000)
+            counts[
+                0 if value <= 0 else bisect.bisect_right(PUT_LATENCY_BOUNDS_MS, value, lo=1)
+            ] += 1
+            if value > top:
+                top = value
+        self.put_message_entire_time_max_ms = top
+
     def record_send_back(self, group: str, topic: str) -> None:
         self.sets[SNDBCK_PUT_NUMS].add_value(f"{topic}@{group}", 1, 1)
 

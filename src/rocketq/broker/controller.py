@@ -105,7 +105,9 @@ class BrokerController:
         self.broker_stats_manager = BrokerStatsManager(config.broker_cluster_name)
         self.metrics_exporter: MetricsExporter | None = None
         self.rpc_latency_stats = RpcLatencyStats()
-        self.remoting_server.add_response_listener(self.rpc_latency_stats.on_response)
+        self.remoting_server.add_response_listener(
+            self.rpc_latency_stats.on_response, self.rpc_latency_stats.on_responses
+        )
         #: controller mode (enableControllerMode): roles from the controller, RocketMQ 5's
         self.replicas_manager = ReplicasManager(self) if config.enable_controller_mode else None
         self._tasks: list[asyncio.Task[None]] = []

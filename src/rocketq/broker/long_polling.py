@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.eager_step import start_eagerly
 from rocketq.remoting.protocol.command import RemotingCommand
 
 log = logging.getLogger(__name__)
@@ -201,13 +202,9 @@ class PullRequestHoldService:
             return
         assert self._loop is not None
         coro: Coroutine[Any, Any, None] = self._run(pull)
-        if eager:
-            try:
-                awaited = coro.send(None)
-            except StopIteration:
-                return
-            coro = _resume(coro, awaited)
-        task = self._loop.create_task(coro)
+        task = start_eagerly(self._loop, coro) if eager else self._loop.create_task(coro)
+        if task is None:
+            return
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -225,31 +222,3 @@ class PullRequestHoldService:
                 self._fire(pull)
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-
-
-async def _resume(coro: Coroutine[Any, Any, None], awaited: object) -> None:
-    """Drive ``coro``, started by hand and now waiting on ``awaited`` (what its ``send``
-    yielded: an asyncio future, or None for a bare yield), to its end as this task: wait for
-    what it waits for, then resume it; what this task gets thrown (its cancellation, the
-    future's error) is thrown into ``coro`` at the same await."""
-    while True:
-        try:
-            if awaited is None:
-                await asyncio.sleep(0)
-            elif isinstance(awaited, asyncio.Future):
-                # the hand-made step left the future marked as yielded to a task (what
-                # Task.__step clears before it waits); this task takes the wait over
-                awaited._asyncio_future_blocking = False
-                await awaited
-            else:
-                raise TypeError(f"a woken pull yielded {awaited!r}, not a future")  # noqa: TRY301 -- the coroutine it steps receives it
-        except BaseException as exc:  # noqa: BLE001 -- forwarded into the coroutine it steps, which decides
-            try:
-                awaited = coro.throw(exc)
-            except StopIteration:
-                return
-            continue
-        try:
-            awaited = coro.send(None)
-        except StopIteration:
-            return

@@ -14,17 +14,27 @@ answers every put of that flush with UNKNOWN_ERROR (refuse, never drop). A done 
 that is a ``GroupedDone`` is answered together with the others of its flush (or of its group
 commit) by the ``answer_group`` the batcher was given: the broker's single sends, whose replies
 ``send_answer.SendAnswers`` builds in one native call.
+
+The sends lane (issue 22, lever 1): a single send C read into a ``SendPut`` is queued with
+``submit_send`` and its ``DeferredReply`` alone, no callback object. A flush whose puts are
+all such sends (the common one) goes to ``MessageStore.async_put_sends`` and hands C's figures
+(``SendsPutResult``) straight to the lane's ``answer_sends``: no result object, no pair, no
+callback a put. A flush that mixes them with other puts keeps their order and goes the
+general way, each lane send wrapped in the lane's ``grouped`` done callback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from typing import Protocol, cast
 
 from rocketq.broker.store_future import when_store_future_done
-from rocketq.store.commitlog_send import SendPut
+from rocketq.common import native_record
+from rocketq.remoting.channel import DeferredReply
+from rocketq.store.commitlog_send import SendPut, SendsPutResult
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import EachPutResult, PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
@@ -49,20 +59,50 @@ class GroupedDone:
 
 AnswerGroup = Callable[[list[tuple[GroupedDone, PutMessageResult]]], None]
 
+
+class SendLane(Protocol):
+    """Who answers the sends queued with ``submit_send`` (``send_answer.SendAnswers``)."""
+
+    def answer_sends(
+        self,
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        result: SendsPutResult,
+        indexes: Sequence[int],
+        status: PutMessageStatus,
+    ) -> None:
+        """Answer the puts at ``indexes`` (``status``: the final status of appended ones)."""
+
+    def answer_failed(self, deferreds: list[DeferredReply], puts: list[SendPut]) -> None:
+        """Answer every put with UNKNOWN_ERROR (the store call raised)."""
+
+    def grouped(self, deferred: DeferredReply, put: SendPut) -> GroupedDone:
+        """The done callback of a lane send in a flush that goes the general way."""
+
+
 _FAILED = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
 
 
 class PutBatcher:
     def __init__(
-        self, store: Callable[[], MessageStore], answer_group: AnswerGroup | None = None
+        self,
+        store: Callable[[], MessageStore],
+        answer_group: AnswerGroup | None = None,
+        lane: SendLane | None = None,
     ) -> None:
         self._store = store
         self._answer_group = answer_group
+        self._lane = lane
         self._puts: list[PutRequest | SendPut] = []
-        self._dones: list[PutDone] = []
+        self._dones: list[PutDone | DeferredReply] = []
+        self._lane_count = 0  # of the queued puts, the lane's (submit_send)
         self._scheduled = False
+        # the loop the flushes run on, kept: asyncio.get_running_loop costs a getpid syscall
+        # on 3.11, once a flush at sync 1
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.flushes = 0  # store calls made (a batch each), for tests and benches
         self.puts = 0
+        self.lane_flushes = 0  # of them, flushes of lane sends alone (async_put_sends)
 
     def submit(self, put: PutRequest | SendPut, done: PutDone, *, flush_soon: bool = True) -> None:
         """Queue ``put``; ``done`` is called on the loop with its result. ``flush_soon=False``:
@@ -70,25 +110,51 @@ class PutBatcher:
         self._puts.append(put)
         self._dones.append(done)
         if flush_soon and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            self._schedule()
+
+    def submit_send(self, put: SendPut, deferred: DeferredReply) -> None:
+        """Queue a single send C read, answered by the lane (the batcher must have one); the
+        caller runs on a connection's reader, whose read-end hook flushes."""
+        self._puts.append(put)
+        self._dones.append(deferred)
+        self._lane_count += 1
 
     def flush_soon(self) -> None:
         """Flush once this loop iteration's reads are dispatched (the read-end hook): the
         puts of every connection read in the same iteration go to the store in one call."""
         if self._puts and not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            self._schedule()
+
+    def _schedule(self) -> None:
+        self._scheduled = True
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
+        loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Put everything queued now (the scheduled end of an iteration)."""
         puts, dones = self._puts, self._dones
         self._puts, self._dones = [], []
+        lane_count, self._lane_count = self._lane_count, 0
         self._scheduled = False
         if not puts:
             return
         self.flushes += 1
         self.puts += len(puts)
+        if lane_count:
+            lane = self._lane
+            assert lane is not None, "submit_send needs a lane"
+            if lane_count == len(puts) and native_record.RECORD is not None:
+                self._flush_sends(lane, cast(list[SendPut], puts), cast(list[DeferredReply], dones))
+                return
+            # mixed with other puts (or C off since): each lane send gets its done callback
+            self._flush_each(puts, [_done_of(lane, d, p) for d, p in zip(dones, puts, strict=True)])
+        else:
+            self._flush_each(puts, cast(list[PutDone], dones))
+
+    def _flush_each(self, puts: list[PutRequest | SendPut], dones: list[PutDone]) -> None:
+        """The general way: ``async_put_each``, each put's result to its done callback."""
         try:
             each = self._store().async_put_each(puts)
         except Exception:  # a failed put answers every waiter of the batch, never none
@@ -104,6 +170,52 @@ class PutBatcher:
                 self._finish(each, dones, durable)
             else:
                 when_store_future_done(durable, lambda f: self._finish(each, dones, f))
+
+    def _flush_sends(
+        self, lane: SendLane, puts: list[SendPut], deferreds: list[DeferredReply]
+    ) -> None:
+        """A flush of lane sends alone: C's figures straight to the lane's answers."""
+        self.lane_flushes += 1
+        try:
+            result = self._store().async_put_sends(puts)
+        except Exception:  # a failed put answers every waiter of the batch, never none
+            log.exception("putting %d messages failed", len(puts))
+            _lane_call(lane.answer_failed, deferreds, puts)
+            return
+        durable = result.durable
+        ok = PutMessageStatus.PUT_OK
+        if durable is None:
+            try:
+                lane.answer_sends(deferreds, puts, result, range(len(puts)), ok)
+            except Exception:  # logged, as a done callback's failure
+                log.exception("answering a flush's sends failed")
+            return
+        waiting = set(result.waiting)
+        now = [i for i in range(len(puts)) if i not in waiting]
+        if now:
+            _lane_call(lane.answer_sends, deferreds, puts, result, now, ok)
+        if durable.done():
+            self._finish_sends(lane, deferreds, puts, result, durable)
+        else:
+            when_store_future_done(
+                durable, lambda f: self._finish_sends(lane, deferreds, puts, result, f)
+            )
+
+    def _finish_sends(
+        self,
+        lane: SendLane,
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        result: SendsPutResult,
+        durable: Future[PutMessageStatus],
+    ) -> None:
+        """The waiting lane sends' answers, with the status of their flush (and replication)."""
+        try:
+            status = durable.result()
+        except Exception:  # the store's failure becomes UNKNOWN_ERROR for every waiting put
+            log.exception("waiting for the store failed")
+            status = PutMessageStatus.UNKNOWN_ERROR
+        _lane_call(lane.answer_sends, deferreds, puts, result, result.waiting, status)
 
     def _finish(
         self, each: EachPutResult, dones: list[PutDone], durable: Future[PutMessageStatus]
@@ -136,6 +248,21 @@ class PutBatcher:
                 answer_group(group)
             except Exception:  # the group's answers are logged, as one done callback's
                 log.exception("answering %d puts failed", len(group))
+
+
+def _done_of(lane: SendLane, done: PutDone | DeferredReply, put: PutRequest | SendPut) -> PutDone:
+    """A queued put's done callback on the general way (a lane send's from the lane)."""
+    if type(done) is DeferredReply:
+        assert isinstance(put, SendPut)
+        return lane.grouped(done, put)
+    return done  # type: ignore[return-value]
+
+
+def _lane_call(answer: Callable[..., None], *args: object) -> None:
+    try:
+        answer(*args)
+    except Exception:  # logged, as a done callback's failure
+        log.exception("answering a flush's sends failed")
 
 
 def _call(done: PutDone, result: PutMessageResult) -> None:

@@ -130,12 +130,18 @@ class MQFaultStrategy:
 
 
 def compute_not_available_duration_ms(latency_ms: int) -> int:
-    for limit, duration in zip(
-        reversed(LATENCY_MAX_MS), reversed(NOT_AVAILABLE_DURATION_MS), strict=True
-    ):
+    if latency_ms < _FIRST_LIMIT_MS:  # every answered send that took under 50 ms
+        return 0
+    for limit, duration in _LIMITS_DOWN:
         if latency_ms >= limit:
             return duration
     return 0
+
+
+_FIRST_LIMIT_MS = LATENCY_MAX_MS[0]
+_LIMITS_DOWN = tuple(
+    zip(reversed(LATENCY_MAX_MS), reversed(NOT_AVAILABLE_DURATION_MS), strict=True)
+)
 
 
 class SuspectMasters:

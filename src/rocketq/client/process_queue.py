@@ -60,7 +60,11 @@ class ProcessQueue:
         return next(reversed(self.msg_tree_map)) - next(iter(self.msg_tree_map))
 
     async def wait_for_space(self, timeout_s: float) -> None:
-        """Wait until messages are removed, at most ``timeout_s``."""
+        """Wait until messages are removed from now on, at most ``timeout_s``. The caller
+        found the queue over a limit with no await since: a removal before this call is in
+        that finding, so the event is cleared first (left set by an earlier removal, it made
+        the pull loop spin without ever yielding while the queue stayed over the limit)."""
+        self._space.clear()
         try:
             async with asyncio.timeout(timeout_s):
                 await self._space.wait()

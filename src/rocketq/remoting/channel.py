@@ -65,6 +65,9 @@ ServerRpcHook = Callable[["RemotingChannel", RemotingCommand], RemotingCommand |
 # Told of every answered request with its response and how long it took (seconds): the
 # rocketmq_rpc_latency histogram of RemotingMetricsManager reads it
 ResponseListener = Callable[[RemotingCommand, RemotingCommand, float], None]
+# The same for several requests answered together with one response code (the broker's sends
+# of one flush on one connection): the requests, the response, the seconds each took
+ResponsesListener = Callable[[list[RemotingCommand], RemotingCommand, list[float]], None]
 
 
 class ReadSends(Protocol):
@@ -96,6 +99,7 @@ class ProcessorTable:
         self.default: RequestProcessor | None = None
         self.rpc_hooks: list[ServerRpcHook] = []
         self.response_listeners: list[ResponseListener] = []
+        self.responses_listeners: list[ResponsesListener] = []  # the same listeners, by burst
         # the broker's fast-path sends, read into their puts by the read's split (on_read)
         self.sends: ReadSends | None = None
 
@@ -107,6 +111,30 @@ class ProcessorTable:
         """Serve ``code`` with a fast processor (instead of a task per request)."""
         self.fast[int(code)] = processor
         self._processors.pop(int(code), None)
+
+    def add_response_listener(
+        self, listener: ResponseListener, many: ResponsesListener | None = None
+    ) -> None:
+        """``listener`` for each answered request; ``many`` (the same figures in one call)
+        for requests answered together, else ``listener`` for each of them."""
+        self.response_listeners.append(listener)
+        if many is None:
+
+            def many(
+                requests: list[RemotingCommand], response: RemotingCommand, elapsed: list[float]
+            ) -> None:
+                for request, elapsed_s in zip(requests, elapsed, strict=True):
+                    listener(request, response, elapsed_s)
+
+        self.responses_listeners.append(many)
+
+    def tell_responses(
+        self, requests: list[RemotingCommand], response: RemotingCommand, elapsed_s: list[float]
+    ) -> None:
+        """Tell the response listeners of ``requests`` answered together with ``response``'s
+        code, ``elapsed_s`` the seconds each took (a listener's failure is the caller's)."""
+        for listener in self.responses_listeners:
+            listener(requests, response, elapsed_s)
 
     def lookup(self, code: int) -> RequestProcessor | None:
         return self._processors.get(code, self.default)
@@ -398,23 +426,19 @@ class RemotingChannel(RequestInvoker):
         if not request.is_oneway:
             self._write_reply(request, response, burst=burst)
 
-    def answer_deferred_frames(
-        self,
-        deferreds: list[DeferredReply],
-        frames: bytes,
-        response: RemotingCommand,
-        now: float,
-    ) -> None:
-        """Answer ``deferreds`` (requests of this connection) with ``frames``, their replies
-        already encoded back to back (the broker's sends of one flush, built in C); the
-        response listeners are told of each with ``response`` (the replies' code)."""
-        self._deferred -= len(deferreds)
+    def answer_frames(self, count: int, frames: bytes) -> None:
+        """Answer ``count`` deferred requests of this connection with ``frames``, their
+        replies encoded back to back; the caller tells the response listeners
+        (``processors.tell_responses``), one call for a whole flush's connections."""
+        self._deferred -= count
         self._answered_deferred()
-        for listener in self._processors.response_listeners:
-            for deferred in deferreds:
-                listener(deferred.request, response, now - deferred.started)
-        if not self.is_closed:
+        if not self._closed.is_set():
             self._write_frames(frames)
+
+    @property
+    def processors(self) -> ProcessorTable:
+        """The table this connection's requests are served by (its server's, shared)."""
+        return self._processors
 
     def _answered_deferred(self) -> None:
         if not self._deferred and self._settled is not None:

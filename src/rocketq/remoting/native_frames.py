@@ -38,7 +38,8 @@ class FramePaths(Protocol):
     def send_reply_heads(
         self,
         pieces: tuple[bytes, ...],
-        items: list[tuple[int, str, int, int]],
+        items: list[tuple[int, str, int, int]] | list[tuple[int, int, int, int]],
+        prefix: bytes = ...,
         /,
     ) -> bytes | None: ...
     def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...

@@ -41,6 +41,9 @@ class LatencyHistogram:
         return LatencyHistogram(list(self.counts), self.sum_ms)
 
 
+_UNUSED = LatencyHistogram()  # a placeholder, replaced before the first observe
+
+
 class RpcLatencyStats:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -55,6 +58,23 @@ class RpcLatencyStats:
             if histogram is None:
                 histogram = self._by_code[key] = LatencyHistogram()
             histogram.observe(elapsed_s * 1000.0)
+
+    def on_responses(
+        self, requests: list[RemotingCommand], response: RemotingCommand, elapsed_s: list[float]
+    ) -> None:
+        """``on_response`` for each of ``requests`` (answered together), under one lock."""
+        code = response.code
+        table = self._by_code
+        with self._lock:
+            last: int | None = None
+            histogram = _UNUSED
+            for request, elapsed in zip(requests, elapsed_s, strict=True):
+                if request.code != last:  # a burst is mostly one request code
+                    last = request.code
+                    histogram = table.get((last, code)) or table.setdefault(
+                        (last, code), LatencyHistogram()
+                    )
+                histogram.observe(elapsed * 1000.0)
 
     def snapshot(self) -> dict[tuple[int, int], LatencyHistogram]:
         """(request code, response code) -> a copy of its histogram."""

@@ -29,6 +29,7 @@ from rocketq.remoting.channel import (
     RemotingChannel,
     RequestProcessor,
     ResponseListener,
+    ResponsesListener,
     ServerRpcHook,
 )
 from rocketq.remoting.channel_protocol import ChannelProtocol, TransportWriter
@@ -91,9 +92,12 @@ class RemotingServer:
         """Run ``hook`` before every request's processor; a response it returns refuses."""
         self._processors.rpc_hooks.append(hook)
 
-    def add_response_listener(self, listener: ResponseListener) -> None:
-        """Called with each request a processor answered, its response and the seconds taken."""
-        self._processors.response_listeners.append(listener)
+    def add_response_listener(
+        self, listener: ResponseListener, many: ResponsesListener | None = None
+    ) -> None:
+        """Called with each request a processor answered, its response and the seconds taken;
+        ``many`` with requests answered together (else ``listener`` for each of them)."""
+        self._processors.add_response_listener(listener, many)
 
     def add_channel_close_listener(self, listener: CloseListener) -> None:
         """Called with each connection that closes (peer close, error, idle or stop)."""

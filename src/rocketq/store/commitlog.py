@@ -52,6 +52,7 @@ from rocketq.store.commitlog_send import (
     AppendOutcome,
     SendPut,
     append_batch_sends,
+    append_send_values,
     append_sends,
 )
 from rocketq.store.config import StoreConfig
@@ -245,6 +246,13 @@ class CommitLog:
         result for all as ``append_batch`` gives (``commitlog_send.append_batch_sends``)."""
         with self.put_lock:
             return append_batch_sends(self, puts, self.clock_ms())
+
+    def append_send_values(self, puts: list[SendPut]) -> tuple[list[int], int]:
+        """SendPuts only, written by C in one lock hold: their four ints each
+        (``commitlog_send.append_send_values``) and the store timestamp they got."""
+        with self.put_lock:
+            now = self.clock_ms()
+            return append_send_values(self, puts, now), now
 
     def append_each(self, batch: Sequence[EncodedMessage | SendPut]) -> list[AppendOutcome]:
         """Append the records of separate puts in one lock hold, a result each: None for a

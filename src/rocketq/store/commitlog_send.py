@@ -9,19 +9,30 @@ encode of ``message_decoder.encode_message`` and the patch and copy of
 the blank's 8 bytes to spare; the blank END_OF_FILE record, the roll to the next file and the
 wrote position stay ``CommitLog``'s, as in ``_append_locked``. With C off the writer builds
 the message and encodes it as any other put (``message_writer.message_of``), the reference.
+
+``append_send_values`` gives C's figures as they are, four ints a put (``SEND_STATUSES``'
+index, wrote offset, wrote bytes, queue offset): the broker's single sends go from them to
+their replies without an object a put (``SendsPutResult``, ``send_answer.py``);
+``append_sends`` makes them the per-put results of ``CommitLog.append_each``.
 """
 
 from __future__ import annotations
 
 import logging
 from array import array
+from concurrent.futures import Future
 from typing import NamedTuple, Protocol
 
 from rocketq.common import native_record
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile, MappedFileCreateError
 from rocketq.store.mapped_file_queue import MappedFileQueue
-from rocketq.store.results import AppendMessageResult, AppendMessageStatus, PutMessageStatus
+from rocketq.store.results import (
+    AppendMessageResult,
+    AppendMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +57,55 @@ class SendPut(NamedTuple):
 
 #: append_sends's per-put statuses (append.c) as the writer reports them
 _SEND_STATUS = (None, PutMessageStatus.PROPERTIES_SIZE_EXCEEDED, PutMessageStatus.MESSAGE_ILLEGAL)
+
+#: a put's status in ``append_send_values``' figures: the index in this tuple (0, 1 and 2 are
+#: append.c's; the others are the writer's: no mapped file made for the put, and its checks)
+SEND_STATUSES = (
+    PutMessageStatus.PUT_OK,
+    PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
+    PutMessageStatus.MESSAGE_ILLEGAL,
+    PutMessageStatus.CREATE_MAPPED_FILE_FAILED,
+    PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH,
+)
+NO_MAPPED_FILE = SEND_STATUSES.index(PutMessageStatus.CREATE_MAPPED_FILE_FAILED)
+ILLEGAL = SEND_STATUSES.index(PutMessageStatus.MESSAGE_ILLEGAL)
+
+
+class SendsPutResult(NamedTuple):
+    """``MessageStore.async_put_sends``' results: ``values`` holds four ints a put
+    (``SEND_STATUSES``' index, wrote offset, wrote bytes, queue offset), ``now`` the store
+    timestamp of the appended ones, ``msg_id_prefix`` the start of their msgIds. The puts at
+    the indexes ``waiting`` asked to wait for the store and were appended: their final status
+    is ``durable``'s once it completes (as ``EachPutResult``'s)."""
+
+    values: list[int]
+    now: int
+    msg_id_prefix: str
+    waiting: list[int]
+    durable: Future[PutMessageStatus] | None
+
+    def put_result(
+        self, i: int, status: PutMessageStatus = PutMessageStatus.PUT_OK
+    ) -> PutMessageResult:
+        """Put ``i``'s result as ``async_put_each`` gives it (``status``: an appended put's
+        final status)."""
+        values = self.values
+        k = 4 * i
+        code = values[k]
+        if code:
+            return PutMessageResult(SEND_STATUSES[code])
+        phy = values[k + 1]
+        append = AppendMessageResult(
+            AppendMessageStatus.PUT_OK,
+            phy,
+            values[k + 2],
+            f"{self.msg_id_prefix}{phy:016X}",
+            values[k + 3],
+            self.now,
+        )
+        return PutMessageResult(status, append)
+
 
 #: a put's outcome in ``CommitLog.append_each``: appended, refused by the encode, or None when
 #: no mapped file could be created for it
@@ -97,18 +157,31 @@ def _append_runs(
     return slots, created
 
 
-def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> list[AppendOutcome]:
-    """A run of SendPuts, C writing each file's share in one call; the caller holds the put
-    lock (``CommitLog.append_each``)."""
-    n = len(puts)
+def append_send_values(commit_log: AppendingLog, puts: list[SendPut], now: int) -> list[int]:
+    """A run of SendPuts, C writing each file's share in one call (the caller holds the put
+    lock): four ints a put, (``SEND_STATUSES``' index, wrote offset, wrote bytes, queue
+    offset), as plain ints."""
     slots, created = _append_runs(commit_log, puts, now)
+    values = slots.tolist()  # one conversion, then plain ints
+    if not all(created):  # no mapped file could be created for these
+        for i, made in enumerate(created):
+            if not made:
+                values[4 * i] = NO_MAPPED_FILE
+    return values
+
+
+def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> list[AppendOutcome]:
+    """``append_send_values`` as ``CommitLog.append_each``'s results (the caller holds the put
+    lock)."""
+    values = append_send_values(commit_log, puts, now)
     out: list[AppendOutcome] = []
     prefix = commit_log.msg_id_prefix
     ok = AppendMessageStatus.PUT_OK
-    values = slots.tolist()  # one conversion, then plain ints
-    for k in range(0, 4 * n, 4):
+    for k in range(0, len(values), 4):
         status = values[k]
-        if status:
+        if status == NO_MAPPED_FILE:
+            out.append(None)
+        elif status:
             out.append(_SEND_STATUS[status])
         else:
             phy = values[k + 1]
@@ -117,8 +190,6 @@ def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> lis
                     ok, phy, values[k + 2], f"{prefix}{phy:016X}", values[k + 3], now
                 )
             )
-    if not all(created):  # no mapped file could be created for these
-        out = [o if c else None for o, c in zip(out, created, strict=True)]
     return out
 
 

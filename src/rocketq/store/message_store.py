@@ -277,6 +277,32 @@ class MessageStore(MessageWriter, MessageReader):
             return self.consume_queues.find_or_create(topic, queue_id)
         return self.consume_queues.find(topic, queue_id)
 
+    def prepare_consume_queue(self, topic: str, queue_id: int) -> bool:
+        """Create the first file of a master's queue that has had no message yet while other
+        queues of its topic have, ahead of its first message (the broker calls this in a
+        thread for a queue a consumer long-polls): the file's creation (fallocate, fdatasync,
+        the directory's fsync) and its first page's fault then do not stall that message's
+        dispatch on the broker's loop. The file is the one the first unit (offset 0) would
+        create (ConsumeQueue.put_message_position_info_wrapper), made under the dispatch
+        lock. False when there was nothing to do."""
+        if self.config.broker_role is BrokerRole.SLAVE:
+            return False
+        queues = self.consume_queues.table.get(topic)
+        if not queues or queue_id in queues:
+            return False
+        with self.reput_service.paused():
+            if self.commit_log.topic_queue_table.get(f"{topic}-{queue_id}", 0) != 0:
+                return False
+            cq = self.consume_queues.find_or_create(topic, queue_id)
+            mfq = cq.mapped_file_queue
+            if mfq.mapped_files:
+                return False
+            mf = mfq.get_last_mapped_file_or_create(0)
+            mfq.flushed_where = mf.file_from_offset
+            cq.min_logic_offset = mf.file_from_offset
+            mf.write_at(0, b"\0")  # the first page's fault happens here, over a zero
+        return True
+
     def flush_consume_queues(self, least_pages: int = 0) -> None:
         """Flush CQs; a full flush also the index and the checkpoint (FlushConsumeQueueService)."""
         logics_ts = self._last_dispatched_ts
@@ -310,14 +336,12 @@ class MessageStore(MessageWriter, MessageReader):
         cp.write(DispatchPoint(offset, tail_crc, tail_len))
 
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
-        """CommitLogDispatcherBuildConsumeQueue + BuildIndex for a run of records."""
-        index = self.index_service if self.config.message_index_enable else None
+        """CommitLogDispatcherBuildConsumeQueue for a run of records (the index follows in
+        :meth:`dispatch_index`, once the run's arrivals are notified)."""
         compiled = native_record.RECORD
         runs: dict[tuple[str, int], list[DispatchRequest]]  # a queue's units in one copy
-        if compiled is not None:  # the runs and every index put of the requests in C
+        if compiled is not None:  # the runs grouped in C (dispatch.c)
             runs = compiled.dispatch_runs(requests)
-            if index is not None:
-                index.build_index_run(requests)
         else:
             runs = {}
             for req in requests:
@@ -327,8 +351,6 @@ class MessageStore(MessageWriter, MessageReader):
                         runs[(req.topic, req.queue_id)] = [req]
                     else:
                         run.append(req)
-                if index is not None:
-                    index.build_index(req)
         for (topic, queue_id), run in runs.items():
             self.consume_queues.find_or_create(topic, queue_id).put_message_position_infos(run)
         if requests:
@@ -336,6 +358,12 @@ class MessageStore(MessageWriter, MessageReader):
             if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:
                 # a slave's appends carry no local store time: take it at dispatch (4.x)
                 self.checkpoint.physic_msg_timestamp = requests[-1].store_timestamp
+
+    def dispatch_index(self, requests: list[DispatchRequest]) -> None:
+        """CommitLogDispatcherBuildIndex for a run of records."""
+        index = self.index_service if self.config.message_index_enable else None
+        if index is not None:  # every put of the run, in C where it is built (index_puts)
+            index.build_index_run(requests)
 
     def dispatch_behind_bytes(self) -> int:
         return self.reput_service.dispatch_behind_bytes()

@@ -7,6 +7,8 @@ slave holds its bytes (``ha``). ``async_put_each`` appends the broker's separate
 loop iteration in one lock hold with one group-commit request; its ``SendPut``s (pass-through
 single sends) are encoded and appended by C in one call per file (``CommitLog.append_each``),
 or, with C off, built into messages and encoded here as every other put (the reference).
+``async_put_sends`` is ``async_put_each`` for a run of SendPuts alone (the broker's single
+sends, C on): the same checks and steps, C's figures as the results (``SendsPutResult``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import struct
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from functools import lru_cache
+from operator import attrgetter
 from typing import NamedTuple
 
 from rocketq.common import native_record
@@ -25,7 +28,7 @@ from rocketq.common.message_id import bytes_to_host
 from rocketq.common.properties import encode_properties
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, topic_max_length, validate_topic
 from rocketq.store.commitlog import CommitLog, EncodedMessage
-from rocketq.store.commitlog_send import SendPut
+from rocketq.store.commitlog_send import ILLEGAL, SEND_STATUSES, SendPut, SendsPutResult
 from rocketq.store.completed_future import CompletedFuture
 from rocketq.store.config import BrokerRole, StoreConfig
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService
@@ -59,6 +62,9 @@ def _future(
 
 
 _UNKNOWN = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
+_TOPIC, _QUEUE_ID, _BODY = attrgetter("topic"), attrgetter("queue_id"), attrgetter("body")
+_WAIT = attrgetter("wait_store_msg_ok")
+_SHORT_RUN = 8  # SendPuts checked one by one (the checks of a whole run cost more below)
 
 
 class PutRequest(NamedTuple):
@@ -110,6 +116,17 @@ class MessageWriter:
         return self._check_put(msg.topic, msg.queue_id, msg.body)
 
     def _check_put(self, topic: str, queue_id: int, body: bytes | None) -> PutMessageStatus | None:
+        status = self._check_state()
+        if status is not None:
+            return status
+        if not _legal_topic(topic) or queue_id < 0:
+            return PutMessageStatus.MESSAGE_ILLEGAL
+        if body is not None and len(body) > self.config.max_message_size:
+            return PutMessageStatus.MESSAGE_ILLEGAL
+        return None
+
+    def _check_state(self) -> PutMessageStatus | None:
+        """The checks of a put that are the store's, not the message's."""
         if not self._running:
             return PutMessageStatus.SERVICE_NOT_AVAILABLE
         if self.disk_full or self.config.broker_role is BrokerRole.SLAVE:
@@ -120,10 +137,6 @@ class MessageWriter:
             and not self.ha_service.in_sync_replicas_enough()
         ):
             return PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH
-        if not _legal_topic(topic) or queue_id < 0:
-            return PutMessageStatus.MESSAGE_ILLEGAL
-        if body is not None and len(body) > self.config.max_message_size:
-            return PutMessageStatus.MESSAGE_ILLEGAL
         return None
 
     def _encode(
@@ -268,6 +281,68 @@ class MessageWriter:
             if waiting:
                 durable = self._durable(end)
         return EachPutResult(results, waiting if durable is not None else [], durable)
+
+    def async_put_sends(self, puts: list[SendPut]) -> SendsPutResult:
+        """``async_put_each`` of SendPuts alone (the C record module on): the same checks, one
+        append in one lock hold, one reput wake-up, one group-commit request for those that
+        wait, and the same statuses; the results are C's figures, no object a put."""
+        n = len(puts)
+        prefix = self.commit_log.msg_id_prefix
+        state = self._check_state()
+        if not n:
+            return SendsPutResult([], 0, prefix, [], None)
+        if state is not None:
+            return SendsPutResult([SEND_STATUSES.index(state), 0, 0, 0] * n, 0, prefix, [], None)
+        limit = self.config.max_message_size
+        refused: list[int] = []
+        # _check_put's message checks: over a long run first (C-level loops), one by one
+        # when it is short or one fails
+        if (
+            n < _SHORT_RUN
+            or not all(map(_legal_topic, set(map(_TOPIC, puts))))
+            or min(map(_QUEUE_ID, puts)) < 0
+            or max(map(len, map(_BODY, puts))) > limit
+        ):
+            for i, put in enumerate(puts):
+                if not _legal_topic(put.topic) or put.queue_id < 0 or len(put.body) > limit:
+                    refused.append(i)
+        appending = puts
+        if refused:
+            skip = set(refused)
+            appending = [put for i, put in enumerate(puts) if i not in skip]
+        values, now = self.commit_log.append_send_values(appending) if appending else ([], 0)
+        if appending:  # after the append: the dispatch run must find the records
+            self.reput_service.request_dispatch()
+        if refused:  # the refused puts' figures in their places
+            merged: list[int] = []
+            k = 0
+            for i in range(n):
+                if i in skip:
+                    merged += (ILLEGAL, 0, 0, 0)
+                else:
+                    merged += values[k : k + 4]
+                    k += 4
+            values = merged
+        waiting: list[int] = []
+        end = -1  # appended in order: the last appended ends last
+        if not any(values[0::4]) and all(map(_WAIT, puts)):  # all appended, all wait
+            waiting = list(range(n))
+            end = values[-3] + values[-2]
+        else:
+            woken = False
+            for i in range(n):
+                k = 4 * i
+                if values[k]:
+                    continue
+                if puts[i].wait_store_msg_ok:
+                    waiting.append(i)
+                    end = values[k + 1] + values[k + 2]
+                elif not woken:
+                    woken = True
+                    self.flush_service.wakeup()
+                    self.ha_service.wakeup_all()
+        durable = self._durable(end) if waiting else None
+        return SendsPutResult(values, now, prefix, waiting if durable is not None else [], durable)
 
     def _handle_disk_flush(
         self, result: AppendMessageResult, wait_store_msg_ok: bool

@@ -2,8 +2,9 @@
 
 Theory of operation: the service keeps ``reput_from_offset``; each round it decodes the
 records between it and the commitlog's write position (in chunks, without CRC checks, as
-RocketMQ does at runtime) and hands each :class:`DispatchRequest` to the store's dispatchers,
-then to the optional arrival listener (the broker's long polling). A put wakes it through
+RocketMQ does at runtime) and hands each :class:`DispatchRequest` to the store's consume-queue
+dispatcher, then to the optional arrival listener (the broker's long polling), then to the
+index: a held pull's answer does not wait for the index. A put wakes it through
 :meth:`wakeup`; with nothing to do it waits at most ``reput_fallback_wait_ms``, so it never
 spins. A message is served by ``get_message`` only once dispatched, because reads go through
 the consume queue.
@@ -38,7 +39,11 @@ DispatchScheduler = Callable[[Callable[[], None]], bool]
 
 
 class Dispatcher(Protocol):
-    def dispatch_batch(self, requests: list[DispatchRequest]) -> None: ...
+    def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
+        """The consume queues' units: what a pull reads."""
+
+    def dispatch_index(self, requests: list[DispatchRequest]) -> None:
+        """The index (queries by key): built after the arrivals are notified."""
 
 
 class ReputMessageService(ServiceThread):
@@ -142,8 +147,12 @@ class ReputMessageService(ServiceThread):
             if nxt > end:  # only records that end at or below the bound
                 requests, nxt, bad = self._within(requests, end)
             if requests:
+                # RocketMQ's doReput runs every dispatcher, then notifies the arrival; a pull
+                # reads only the consume queue, so here the held pulls are answered first and
+                # the index (a query by key) follows in the same run, under the same lock
                 self.dispatcher.dispatch_batch(requests)
                 self._notify(requests)
+                self.dispatcher.dispatch_index(requests)
                 count += len(requests)
             moved = nxt != self.reput_from_offset
             self.reput_from_offset = nxt

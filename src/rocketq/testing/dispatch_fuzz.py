@@ -5,12 +5,13 @@ on each path, must leave the same consume queue and index bytes.
 ``random_runs``: runs of requests over a few topics and queues (queue offsets that continue,
 skip ahead or repeat; prepared and rolled-back transaction records; UNIQ_KEY absent, empty or
 set; KEYS with empty words, non-ASCII and non-BMP characters; store times that jump back and
-forward). ``dispatched_files``: the runs dispatched by ``MessageStore.dispatch_batch`` into a
-loaded store (not started: no reput thread) with small consume queue and index files, so
-both roll inside a run; the files' bytes and the index's fields. ``check_dispatch`` (a round
-of ``frame_fuzz``): both paths on one round's runs (in one round of 20), and the C entry
-points called with wrong arguments (bad types, positions past the view, index fields that do
-not fit it), which must raise, never write or read outside the view.
+forward). ``dispatched_files``: the runs dispatched by ``MessageStore.dispatch_batch`` and
+``dispatch_index`` into a loaded store (not started: no reput thread) with small consume
+queue and index files, so both roll inside a run; the files' bytes and the index's fields.
+``check_dispatch`` (a round of ``frame_fuzz``): both paths on one round's runs (in one round
+of 20), and the C entry points called with wrong arguments (bad types, positions past the
+view, index fields that do not fit it), which must raise, never write or read outside the
+view.
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ def dispatched_files(
         store.load()
         try:
             for run in runs:
-                store.dispatch_batch([dataclasses.replace(r) for r in run])
+                copies = [dataclasses.replace(r) for r in run]
+                store.dispatch_batch(copies)  # the consume queues, then the index (reput.py)
+                store.dispatch_index(copies)
             index = store.index_service
             assert index is not None
             fields: list[tuple[int, ...]] = [

@@ -82,6 +82,8 @@ class PullMessageProcessor:
     def __init__(self, controller: BrokerContext) -> None:
         self.broker = controller
         self._filters: dict[tuple[str, str | None, int, str | None], ExpressionMessageFilter] = {}
+        self._prepared: set[tuple[str, int]] = set()  # queues whose file was asked for
+        self._preparing: set[asyncio.Task[bool]] = set()
 
     def register(self) -> None:
         server = self.broker.remoting_server
@@ -175,6 +177,7 @@ class PullMessageProcessor:
                 if self.broker.config.long_polling_enable
                 else self.broker.config.short_polling_time_ms
             )
+            self._prepare_queue(h.topic, h.queue_id)
             self.broker.pull_request_hold_service.suspend_pull_request(
                 PullRequest(
                     channel=channel,
@@ -202,6 +205,31 @@ class PullMessageProcessor:
                 # answered (the 5 s flushConsumerOffsetInterval replayed seconds after a failover)
                 self.broker.pop_service.note_offset_commit()
         return response
+
+    def _prepare_queue(self, topic: str, queue_id: int) -> None:
+        """A held pull's queue that has had no message yet gets its consume-queue file now,
+        in a thread (``MessageStore.prepare_consume_queue``), not on the loop inside the
+        dispatch of its first message, where the creation's syncs stalled every connection
+        for 1-4 ms. Asked once per queue."""
+        key = (topic, queue_id)
+        if key in self._prepared or self._is_slave:
+            return
+        if len(self._prepared) >= KEPT_FILTERS:
+            self._prepared.clear()
+        self._prepared.add(key)
+        store = self.broker.message_store
+        if store.find_consume_queue(topic, queue_id, create=False) is not None:
+            return
+        task = asyncio.get_running_loop().create_task(
+            asyncio.to_thread(store.prepare_consume_queue, topic, queue_id)
+        )
+        self._preparing.add(task)
+        task.add_done_callback(self._prepared_queue)
+
+    def _prepared_queue(self, task: asyncio.Task[bool]) -> None:
+        self._preparing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("creating a consume queue file ahead failed: %r", task.exception())
 
     def _filter_of(self, h: PullMessageRequestHeader) -> ExpressionMessageFilter | RemotingCommand:
         """The pull's filter, or its refusal. A filter built from the request's own

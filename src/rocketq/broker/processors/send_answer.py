@@ -12,13 +12,19 @@ byte for byte what ``send_results.put_response`` and ``codec.encode_head`` give 
 pieces around the values are cut from the Python encoder's output for a sample reply). Every
 other put, and every put when the C module is off (``ROCKETQ_NATIVE=0``), is answered one by
 one by the Python path, the reference.
+
+A send C read (the batcher's sends lane) comes without a done callback: ``answer_sends``
+takes a flush's ``SendsPutResult`` (C's four ints a put) and the sends' ``DeferredReply``s and
+does the same per put, with no result object; the rpc latency histogram and the put latency
+figures are told of a connection's replies in one call each. What it does not answer in C it
+hands to the Python path with the put's ``PutMessageResult`` (``SendsPutResult.put_result``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from rocketq.broker.broker_context import BrokerContext
@@ -30,6 +36,7 @@ from rocketq.remoting.codec import encode_json_header
 from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RPC_ONEWAY, RemotingCommand
 from rocketq.response_code import ResponseCode
+from rocketq.store.commitlog_send import SendPut, SendsPutResult
 from rocketq.store.results import (
     AppendMessageResult,
     AppendMessageStatus,
@@ -98,6 +105,8 @@ class FastSendDone(GroupedDone):
         self.queue_id = queue_id
 
 
+#: a lane send answered by the Python path (the send processor's ``_answer_alone``)
+AnswerAlone = Callable[["DeferredReply", SendPut, PutMessageResult], None]
 _Group = list[tuple[GroupedDone, PutMessageResult]]
 #: a connection's answerable puts of a flush: their dones, results and send_reply_heads items
 _Run = tuple[list[FastSendDone], list[PutMessageResult], list[tuple[int, str, int, int]]]
@@ -108,11 +117,126 @@ _SYSTEM_TOPICS = frozenset((SCHEDULE_TOPIC, TIMER_TOPIC))
 class SendAnswers:
     """The answers of the pass-through sends of one flush (the module's docstring)."""
 
-    def __init__(self, broker: BrokerContext) -> None:
+    def __init__(self, broker: BrokerContext, alone: AnswerAlone) -> None:
         self.broker = broker
+        self._alone = alone
         self._pieces: tuple[bytes, ...] | None = None
         self._success = RemotingCommand.create_response(ResponseCode.SUCCESS)
         self.native_answers = 0  # sends answered by send_reply_heads, for tests and benches
+
+    # ------------------------------------------------------------------ the sends lane
+
+    def grouped(self, deferred: DeferredReply, put: SendPut) -> GroupedDone:
+        """A lane send's done callback, for a flush that goes the general way."""
+        alone = self._alone
+        return FastSendDone(
+            lambda result: alone(deferred, put, result), deferred, put.topic, put.queue_id
+        )
+
+    def answer_failed(self, deferreds: list[DeferredReply], puts: list[SendPut]) -> None:
+        """Every lane send of a flush whose store call raised: UNKNOWN_ERROR."""
+        for deferred, put in zip(deferreds, puts, strict=True):
+            self._answer_alone(deferred, put, PutMessageResult(PutMessageStatus.UNKNOWN_ERROR))
+
+    def _answer_alone(
+        self, deferred: DeferredReply, put: SendPut, result: PutMessageResult
+    ) -> None:
+        try:
+            self._alone(deferred, put, result)
+        except Exception:  # one send's answer must not stop the others'; logged
+            log.exception("answering a send to %s failed", put.topic)
+
+    def answer_sends(
+        self,
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        result: SendsPutResult,
+        indexes: Sequence[int],
+        status: PutMessageStatus,
+    ) -> None:
+        """Answer the lane sends at ``indexes`` of a flush (each exactly once): as
+        ``answer_group`` does, from C's figures (``status``: the appended ones' final)."""
+        native = native_frames.FRAMES
+        if native is not None and self._pieces is None:
+            self._pieces = reply_pieces(self.broker)
+        pieces = self._pieces
+        if native is None or pieces is None or status is not PutMessageStatus.PUT_OK:
+            for i in indexes:
+                self._answer_alone(deferreds[i], puts[i], result.put_result(i, status))
+            return
+        values = result.values
+        prefix = result.msg_id_prefix.encode()
+        json = SerializeType.JSON
+        # one pass: each answerable put goes to its connection's run (its index and its
+        # send_reply_heads item); the rest answer alone
+        # the items name a put's msgId by its offset: C writes it after the prefix
+        runs: dict[RemotingChannel, tuple[list[int], list[tuple[int, int, int, int]]]] = {}
+        for i in indexes:
+            deferred = deferreds[i]
+            put = puts[i]
+            request = deferred.request
+            k = 4 * i
+            if (
+                values[k]
+                or put.topic in _SYSTEM_TOPICS
+                or request.serialize_type is not json
+                or request.flag & RPC_ONEWAY
+            ):
+                self._answer_alone(deferred, put, result.put_result(i))
+                continue
+            run = runs.get(deferred.channel)
+            if run is None:
+                run = runs[deferred.channel] = ([], [])
+            run[0].append(i)
+            run[1].append((request.opaque, values[k + 1], put.queue_id, values[k + 3]))
+        now = time.perf_counter()
+        answered_all: list[int] = []  # of every connection, for the figures
+        for channel, (answered, items) in runs.items():
+            frames = native.send_reply_heads(pieces, items, prefix)
+            if frames is None:  # a value C does not write: the Python path answers these
+                for i in answered:
+                    self._answer_alone(deferreds[i], puts[i], result.put_result(i))
+                continue
+            answered_all += answered
+            channel.answer_frames(len(answered), frames)
+            self.native_answers += len(answered)
+        if answered_all:
+            self._record(answered_all, now, deferreds, puts, values)
+
+    def _record(
+        self,
+        answered: list[int],
+        now: float,
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        values: list[int],
+    ) -> None:
+        """The figures of a flush's sends answered in C (the indexes ``answered``): the put
+        and rpc latencies (one call each for the flush), the topics' put figures (one call a
+        topic)."""
+        answered_deferreds = [deferreds[i] for i in answered]
+        elapsed_s = [now - d.started for d in answered_deferreds]
+        try:
+            self.broker.broker_stats_manager.record_put_latencies(elapsed_s)
+            # the sends of the lane come from the one server the processor reads for: one
+            # table (and its listeners) for all their connections
+            table = answered_deferreds[0].channel.processors
+            if table.responses_listeners:
+                requests = [d.request for d in answered_deferreds]
+                table.tell_responses(requests, self._success, elapsed_s)
+            by_topic: dict[str, list[int]] = {}  # the answered sends' sizes
+            for i in answered:
+                topic = puts[i].topic
+                sizes = by_topic.get(topic)
+                if sizes is None:
+                    sizes = by_topic[topic] = []
+                sizes.append(values[4 * i + 2])
+            for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
+                self.broker.broker_stats_manager.record_single_puts(topic, sizes, "Normal")
+        except Exception:  # logged, as a done callback's failure
+            log.exception("recording the figures of %d puts failed", len(answered))
+
+    # ------------------------------------------------------------------ done callbacks
 
     def answer_group(self, group: _Group) -> None:
         """Answer every put of ``group`` (each exactly once)."""
@@ -161,21 +285,23 @@ class SendAnswers:
                 for done, result in zip(dones, results, strict=True):
                     done.alone(result)
                 continue
-            deferreds = []
+            deferreds = [done.deferred for done in dones]
+            channel.answer_frames(len(deferreds), frames)
+            self.native_answers += len(dones)
+            elapsed_s = [now - d.started for d in deferreds]
             try:
+                stats.record_put_latencies(elapsed_s)
+                table = channel.processors
+                if table.responses_listeners:
+                    requests = [d.request for d in deferreds]
+                    table.tell_responses(requests, self._success, elapsed_s)
                 for done, result in zip(dones, results, strict=True):
-                    deferred = done.deferred
-                    deferreds.append(deferred)
-                    stats.record_put_latency((now - deferred.started) * 1000)
                     sizes = by_topic.get(done.topic)
                     if sizes is None:
                         sizes = by_topic[done.topic] = []
                     sizes.append(result.append_result.wrote_bytes)  # type: ignore[union-attr]
-            except Exception:  # the figures' failure must not leave the sends unanswered
+            except Exception:  # logged, as a done callback's failure
                 log.exception("recording %d puts failed", len(dones))
-                deferreds = [d.deferred for d in dones]
-            channel.answer_deferred_frames(deferreds, frames, self._success, now)
-            self.native_answers += len(dones)
         try:
             for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
                 stats.record_single_puts(topic, sizes, "Normal")

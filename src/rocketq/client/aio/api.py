@@ -116,9 +116,10 @@ class MQClientAPI:
         await self.remoting.invoke_oneway(addr, request)
 
     async def pull_message(
-        self, addr: str, header: h.PullMessageRequestHeader, timeout_s: float
+        self, addr: str, ext_fields: dict[str, str], timeout_s: float
     ) -> tuple[PullResult, bytes]:
-        request = RemotingCommand.create_request(RequestCode.PULL_MESSAGE, header.to_ext_fields())
+        """A PULL_MESSAGE whose header fields are written (``pull_api.pull_ext_fields``)."""
+        request = RemotingCommand.create_request(RequestCode.PULL_MESSAGE, ext_fields)
         response = await self.remoting.invoke(addr, request, timeout_s)
         status = _PULL_STATUS.get(response.code)  # type: ignore[call-overload]
         if status is None:

@@ -33,6 +33,7 @@ from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
 from rocketq.client.trace.hooks import sub_after_context, sub_before_context
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
+from rocketq.remoting.eager_step import eager_task
 from rocketq.remoting.protocol.bodies import MessageModel
 
 log = logging.getLogger(__name__)
@@ -140,11 +141,21 @@ class ConsumeService:
     def submit(
         self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue, dispatch: bool
     ) -> None:
+        """Consume a pulled batch: its first step runs now, inside the pull loop's step, so a
+        listener that returns at once has the messages before the next pull is written (no
+        loop iteration in between, where the replies read meanwhile would run first); the
+        rest, if it waits (the semaphore, a listener in the pool, one that awaits), goes on
+        as the batch's task."""
         if self.orderly:
             if dispatch:
-                self._spawn(self._consume_orderly(pq, mq))
+                self._start(self._consume_orderly(pq, mq))
             return
-        self._spawn(self._consume_concurrently(msgs, pq, mq))
+        self._start(self._consume_concurrently(msgs, pq, mq))
+
+    def _start(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = eager_task(asyncio.get_running_loop(), coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # ------------------------------------------------------------------ concurrently
 

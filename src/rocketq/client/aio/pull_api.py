@@ -19,7 +19,6 @@ from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_decoder import decode_messages
 from rocketq.common.pull_sys_flag import build_sys_flag
-from rocketq.remoting.protocol.headers import PullMessageRequestHeader
 from rocketq.remoting.protocol.subscription import SubscriptionData, is_tag_matched
 from rocketq.remoting.protocol.topic_route import MASTER_ID
 
@@ -73,24 +72,48 @@ async def pull_raw(
     instance.pull_addr_table[mq] = addr  # where a failure happened, for route_moved
     if is_slave:  # a slave does not take the commit offset a pull carries
         commit_offset = 0
-    header = PullMessageRequestHeader(
-        consumer_group=group,
-        topic=mq.topic,
-        queue_id=mq.queue_id,
-        queue_offset=offset,
-        max_msg_nums=max_nums,
-        sys_flag=build_sys_flag(
-            commit_offset=commit_offset > 0, suspend=suspend_s > 0, subscription=True
-        ),
-        commit_offset=commit_offset,
-        suspend_timeout_millis=int(suspend_s * 1000),
-        sub_version=subscription.sub_version,
-        subscription=subscription.sub_string,
-        expression_type=subscription.expression_type,
+    fields = pull_ext_fields(
+        group,
+        mq.topic,
+        mq.queue_id,
+        offset,
+        max_nums,
+        build_sys_flag(commit_offset=commit_offset > 0, suspend=suspend_s > 0, subscription=True),
+        commit_offset,
+        int(suspend_s * 1000),
+        subscription,
     )
-    result, body = await instance.api.pull_message(addr, header, timeout_s)
+    result, body = await instance.api.pull_message(addr, fields, timeout_s)
     instance.pull_from_which_node[mq] = result.suggest_which_broker_id
     return result, body
+
+
+def pull_ext_fields(
+    group: str,
+    topic: str,
+    queue_id: int,
+    queue_offset: int,
+    max_msg_nums: int,
+    sys_flag: int,
+    commit_offset: int,
+    suspend_timeout_millis: int,
+    subscription: SubscriptionData,
+) -> dict[str, str]:
+    """``PullMessageRequestHeader(...).to_ext_fields()`` written out, the same keys in the
+    same order (every pull pays it: no header object, no per-field reflection)."""
+    return {
+        "consumerGroup": group,
+        "topic": topic,
+        "queueId": str(queue_id),
+        "queueOffset": str(queue_offset),
+        "maxMsgNums": str(max_msg_nums),
+        "sysFlag": str(sys_flag),
+        "commitOffset": str(commit_offset),
+        "suspendTimeoutMillis": str(suspend_timeout_millis),
+        "subVersion": str(subscription.sub_version),
+        "subscription": subscription.sub_string,
+        "expressionType": subscription.expression_type,
+    }
 
 
 def process_pull_body(

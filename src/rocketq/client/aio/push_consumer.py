@@ -383,10 +383,9 @@ class PushConsumer(ConsumerCore):
             offset = result.next_begin_offset
             if result.status is PullStatus.FOUND and result.msg_found_list:
                 dispatch = pq.put_message(result.msg_found_list)
+                # the listener has them before this loop writes the next pull (submit runs
+                # the batch's first step at once)
                 consume.submit(result.msg_found_list, pq, mq, dispatch)
-                # let the consume task just submitted reach the listener before this loop
-                # encodes and writes the next pull (the delivered messages come first)
-                await asyncio.sleep(0)
             elif result.status is PullStatus.OFFSET_ILLEGAL:
                 log.warning("offset of %s is illegal, moving to %d", mq, offset)
                 self.offset_store.update_offset(mq, offset, increase_only=False)
