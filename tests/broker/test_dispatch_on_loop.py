@@ -11,6 +11,7 @@ from rocketq.broker.long_polling import LoopDispatchScheduler
 from rocketq.broker.put_batcher import PutBatcher
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader
 from rocketq.response_code import ResponseCode
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
@@ -38,6 +39,9 @@ async def test_a_held_pull_is_answered_by_the_loops_dispatch_without_the_reput_t
         held = asyncio.ensure_future(client.invoke(addr, pull, 30.0))
         hold = broker.pull_request_hold_service
         assert await until(lambda: hold.held_count == 1, 10.0)
+        # the held pull keeps its parsed header: its wake-up does not parse it again
+        (held_pull,) = hold.held_pulls()
+        assert held_pull.header == PullMessageRequestHeader.from_ext_fields(pull.ext_fields)
         sent = await client.invoke(addr, send_request("Hot", b"arrived", queue_id=0), 5.0)
         assert sent.code == ResponseCode.SUCCESS, sent.remark
         answer = await asyncio.wait_for(held, 10.0)  # far below the 20 s suspension

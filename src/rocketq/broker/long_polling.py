@@ -31,6 +31,7 @@ from typing import Any
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.eager_step import start_eagerly
 from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,9 @@ class PullRequest:
     matches_tags_code: Callable[[int | None], bool] = field(default=lambda _code: True)
     # True when a message with these properties may match (the SQL92 selector, if any)
     matches_properties: Callable[[Mapping[str, str]], bool] = field(default=lambda _p: True)
+    # the request's header as the processor parsed it when it held the pull (None: parse it
+    # again on wake-up); the request does not change, so neither does its header
+    header: PullMessageRequestHeader | None = None
     _timer: asyncio.TimerHandle | None = None
     _done: bool = False
 
