@@ -39,6 +39,7 @@ setup(
                     "decode",
                     "columns",
                     "get_message",
+                    "dispatch",
                 )
             ],
             depends=["src/rocketq/_native/record.h"],

@@ -12,9 +12,12 @@
  *   append_sends    - encode_message and CommitLog._append_locked for a run of sends,
  *                     written in place into the mapped file (append.c)
  *   batch_puts      - a batch send's body read into SendPuts for append_sends (send_batch.c)
+ *   batch_msg_ids   - the batch's msgIds joined, from append_sends' slots (send_batch.c)
  *   collect_messages - message_reader.MessageReader._collect: a pull's records copied from
  *                     the mapped files into one body (get_message.c)
  *   pull_columns    - spark/topic/pull_body's numpy columns of a pull body (columns.c)
+ *   dispatch_runs, cq_units, index_puts - MessageStore.dispatch_batch's consume queue units
+ *                     and index entries over a run of DispatchRequests (dispatch.c)
  *
  * Every length read from a record is checked against the buffer before it is used: a
  * corrupted TOTALSIZE, BODYLENGTH, TOPICLEN or PROPLEN stops the walk, it never reads past
@@ -29,7 +32,7 @@
  * time beyond CPython: no zlib headers needed. CRC32_IMPL says which one runs.
  *
  * The parts: record.h (the layout and what the parts share), crc32.c, properties.c,
- * encode.c, append.c, scan.c, decode.c, get_message.c and columns.c; this file holds the
+ * encode.c, append.c, scan.c, decode.c, get_message.c, columns.c and dispatch.c; this file holds the
  * module table and its init.
  */
 #include "record.h"
@@ -50,6 +53,8 @@ static PyMethodDef methods[] = {
      "Encode a flush's pass-through sends straight into a mapped file (CommitLog)."},
     {"batch_puts", (PyCFunction)(void (*)(void))batch_puts, METH_FASTCALL,
      "A batch send's body read into the SendPuts of its messages (send_batch.c)."},
+    {"batch_msg_ids", (PyCFunction)(void (*)(void))batch_msg_ids, METH_FASTCALL,
+     "A batch's msgIds joined by commas from append_sends' slots (send_batch.c)."},
     {"scan_records", (PyCFunction)(void (*)(void))scan_records, METH_FASTCALL,
      "Check a run of commitlog records; DispatchRequests or validate only."},
     {"record_starts", record_starts, METH_O,
@@ -60,6 +65,12 @@ static PyMethodDef methods[] = {
      "MessageExt objects of back-to-back records (a pull body)."},
     {"collect_messages", (PyCFunction)(void (*)(void))collect_messages, METH_FASTCALL,
      "DefaultMessageStore#getMessage's unit walk: the pull's records as one body."},
+    {"dispatch_runs", dispatch_runs, METH_O,
+     "The requests with a consume queue unit, by (topic, queue_id) (dispatch.c)."},
+    {"cq_units", (PyCFunction)(void (*)(void))cq_units, METH_FASTCALL,
+     "Write the consume queue units of a stretch of one queue's requests (dispatch.c)."},
+    {"index_puts", (PyCFunction)(void (*)(void))index_puts, METH_FASTCALL,
+     "IndexService.build_index over a run of requests into one index file (dispatch.c)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -70,7 +81,9 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__record(void) {
-    if (crc32_setup() < 0 || properties_setup() < 0 || encode_setup() < 0) return NULL;
+    if (crc32_setup() < 0 || properties_setup() < 0 || encode_setup() < 0 ||
+        dispatch_setup() < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddIntConstant(m, "ST_END", ST_END) < 0 ||

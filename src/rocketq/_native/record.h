@@ -134,6 +134,7 @@ PyObject *append_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* send_batch.c */
 PyObject *batch_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *batch_msg_ids(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* scan.c */
 int parse_record(const unsigned char *b, Py_ssize_t pos, Py_ssize_t limit, Record *r);
@@ -152,5 +153,11 @@ PyObject *decode_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 /* get_message.c: DefaultMessageStore#getMessage's unit walk and the pull body */
 PyObject *collect_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* dispatch.c: a dispatch run's consume queue units and index entries */
+int dispatch_setup(void);
+PyObject *dispatch_runs(PyObject *self, PyObject *requests);
+PyObject *cq_units(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *index_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

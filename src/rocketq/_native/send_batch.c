@@ -209,3 +209,59 @@ fail:
     Py_XDECREF(out);
     return NULL;
 }
+
+/* batch_msg_ids(prefix, slots) -> str | None: a batch's msgIds joined by commas, as
+ * commitlog_send.append_batch_sends' ",".join(f"{prefix}{phy:016X}" ...) over the
+ * commitlog offsets at slots[1::4] (append_sends' (status, phy, size, queue offset) a put):
+ * RocketMQ's MessageExtBatch msgId list. None (the Python join decides) for a prefix that is
+ * not ASCII or an offset that is negative. */
+PyObject *batch_msg_ids(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    static const char HEX[] = "0123456789ABCDEF";
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "batch_msg_ids(prefix: str, slots: array)");
+        return NULL;
+    }
+    PyObject *prefix = args[0];
+    if (!PyUnicode_IS_ASCII(prefix)) Py_RETURN_NONE;
+    Py_buffer buf;
+    if (PyObject_GetBuffer(args[1], &buf, PyBUF_FORMAT) < 0) return NULL;
+    PyObject *out = NULL;
+    if (buf.itemsize != 8 || buf.format == NULL || strcmp(buf.format, "q") != 0) {
+        PyErr_SetString(PyExc_TypeError, "batch_msg_ids: slots must be an array of int64");
+        goto done;
+    }
+    Py_ssize_t items = buf.len / 8; /* four int64s a put: the offsets at 1, 5, 9, ... */
+    Py_ssize_t n = items >= 2 ? (items + 2) / 4 : 0;
+    const int64_t *slots = buf.buf;
+    Py_ssize_t plen = PyUnicode_GET_LENGTH(prefix);
+    if (n == 0) {
+        out = PyUnicode_New(0, 127);
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (slots[4 * k + 1] < 0) {
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
+    }
+    if (plen > (PY_SSIZE_T_MAX / n) - 17) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyUnicode_New(n * (plen + 17) - 1, 127);
+    if (out == NULL) goto done;
+    Py_UCS1 *p = PyUnicode_1BYTE_DATA(out);
+    const Py_UCS1 *pre = PyUnicode_1BYTE_DATA(prefix);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (k > 0) *p++ = ',';
+        memcpy(p, pre, (size_t)plen);
+        p += plen;
+        uint64_t phy = (uint64_t)slots[4 * k + 1];
+        for (int d = 15; d >= 0; d--, phy >>= 4) p[d] = (Py_UCS1)HEX[phy & 0xF];
+        p += 16;
+    }
+done:
+    PyBuffer_Release(&buf);
+    return out;
+}

@@ -211,11 +211,15 @@ def append_batch_sends(
     prefix = commit_log.msg_id_prefix
     first = slots[1]
     last = 4 * (n - 1)
+    compiled = native_record.RECORD
+    msg_ids = compiled.batch_msg_ids(prefix, slots) if compiled is not None else None
+    if msg_ids is None:  # the reference (and a prefix or offset C leaves to it)
+        msg_ids = ",".join([f"{prefix}{phy:016X}" for phy in slots[1::4]])
     return AppendMessageResult(
         AppendMessageStatus.PUT_OK,
         wrote_offset=first,
         wrote_bytes=slots[last + 1] + slots[last + 2] - first,
-        msg_id=",".join([f"{prefix}{phy:016X}" for phy in slots[1::4]]),
+        msg_id=msg_ids,
         queue_offset=slots[3],
         store_timestamp=now,
         msg_num=n,

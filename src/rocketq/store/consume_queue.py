@@ -21,6 +21,7 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
+from rocketq.common import native_record
 from rocketq.store.format import (
     CQ_BLANK_UNIT,
     CQ_FILLER_SIZE,
@@ -198,9 +199,12 @@ class ConsumeQueue:
 
     def put_message_position_infos(self, reqs: list[DispatchRequest]) -> None:
         """Append the units of a run of this queue's requests (in commitlog order): a stretch
-        that continues the queue exactly goes into the current file with one copy; any other
-        request takes :meth:`put_message_position_info_wrapper` (skips, gaps, a new file)."""
+        that continues the queue exactly goes into the current file with one copy (one C call,
+        ``cq_units``, where the record module is built; the Python join is its reference); any
+        other request takes :meth:`put_message_position_info_wrapper` (skips, gaps, a new
+        file)."""
         pack = CQ_STORE_UNIT_STRUCT.pack
+        compiled = native_record.RECORD
         i, n = 0, len(reqs)
         while i < n:
             req = reqs[i]
@@ -214,6 +218,14 @@ class ConsumeQueue:
             ):
                 self.put_message_position_info_wrapper(req)
                 i += 1
+                continue
+            if compiled is not None:  # the stretch's units written by C (dispatch.c)
+                pos = last.wrote_position
+                j, self.max_physic_offset = compiled.cq_units(
+                    last.view, pos, last.file_size, reqs, i
+                )
+                last.wrote_position = pos + (j - i) * CQ_STORE_UNIT_SIZE
+                i = j
                 continue
             stop = min(n, i + (last.file_size - last.wrote_position) // CQ_STORE_UNIT_SIZE)
             j = i + 1

@@ -3,8 +3,10 @@
 Files are named by their creation time (``yyyyMMddHHmmssSSS``, local time) and loaded in
 name order. ``build_index`` (the reput thread) indexes ``topic#UNIQ_KEY`` and ``topic#key``
 for each key in KEYS, skipping records below the current file's endPhyOffset so re-dispatch
-adds nothing twice. When a file fills, a new one starts from its end time and offset, the
-full file is flushed and the checkpoint's indexMsgTimestamp moves to its end time. After an
+adds nothing twice; ``build_index_run`` does so for a dispatch run, in C where it is built
+(``index_puts``), that path's reference being ``build_index``. When a file fills, a new one
+starts from its end time and offset, the full file is flushed and the checkpoint's
+indexMsgTimestamp moves to its end time. After an
 abnormal exit, files newer than indexMsgTimestamp are deleted at load; recovery re-dispatches.
 """
 
@@ -17,8 +19,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rocketq.common import clock
+from rocketq.common import clock, native_record
 from rocketq.common.message_const import KEY_SEPARATOR, MessageSysFlag
+from rocketq.errors import IllegalStateError
 from rocketq.store.format import INDEX_HEADER_SIZE, index_file_size
 from rocketq.store.index_file import IndexFile
 from rocketq.store.mapped_file import remove_cut_creations
@@ -119,6 +122,28 @@ class IndexService:
             for key in keys.split(KEY_SEPARATOR):
                 if key:
                     f = self._put_key(f, build_key(topic, key), req)
+
+    def build_index_run(self, requests: list[DispatchRequest]) -> None:
+        """:meth:`build_index` for each of a dispatch run's requests; with the C record module
+        each index file's share of the run is one call (``index_puts``, dispatch.c), which
+        stops where this method must start a new file."""
+        compiled = native_record.RECORD
+        if compiled is None:
+            for req in requests:
+                self.build_index(req)
+            return
+        with self._lock:
+            f = self.index_file_list[-1] if self.index_file_list else None
+        n = len(requests)
+        i = done = 0
+        while True:
+            view = f.mapped_file.view if f is not None else None
+            i, done = compiled.index_puts(f, view, requests, i, done)
+            if i >= n:
+                return
+            f = self._last_file_or_create()
+            if f.is_write_full():  # a file that takes no entry: put_key would loop here
+                raise IllegalStateError(f"a new index file is full: {f.file_name}")
 
     def _put_key(self, f: IndexFile, key: str, req: DispatchRequest) -> IndexFile:
         while not f.put_key(key, req.commit_log_offset, req.store_timestamp):

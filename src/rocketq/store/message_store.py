@@ -18,6 +18,7 @@ import os
 import shutil
 import time
 
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
@@ -337,14 +338,19 @@ class MessageStore(MessageWriter, MessageReader):
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildConsumeQueue for a run of records (the index follows in
         :meth:`dispatch_index`, once the run's arrivals are notified)."""
-        runs: dict[tuple[str, int], list[DispatchRequest]] = {}  # a queue's units in one copy
-        for req in requests:
-            if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
-                run = runs.get((req.topic, req.queue_id))
-                if run is None:
-                    runs[(req.topic, req.queue_id)] = [req]
-                else:
-                    run.append(req)
+        compiled = native_record.RECORD
+        runs: dict[tuple[str, int], list[DispatchRequest]]  # a queue's units in one copy
+        if compiled is not None:  # the runs grouped in C (dispatch.c)
+            runs = compiled.dispatch_runs(requests)
+        else:
+            runs = {}
+            for req in requests:
+                if MessageSysFlag.has_consume_queue_unit(req.sys_flag):
+                    run = runs.get((req.topic, req.queue_id))
+                    if run is None:
+                        runs[(req.topic, req.queue_id)] = [req]
+                    else:
+                        run.append(req)
         for (topic, queue_id), run in runs.items():
             self.consume_queues.find_or_create(topic, queue_id).put_message_position_infos(run)
         if requests:
@@ -356,9 +362,8 @@ class MessageStore(MessageWriter, MessageReader):
     def dispatch_index(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildIndex for a run of records."""
         index = self.index_service if self.config.message_index_enable else None
-        if index is not None:
-            for req in requests:
-                index.build_index(req)
+        if index is not None:  # every put of the run, in C where it is built (index_puts)
+            index.build_index_run(requests)
 
     def dispatch_behind_bytes(self) -> int:
         return self.reput_service.dispatch_behind_bytes()

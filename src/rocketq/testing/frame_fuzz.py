@@ -22,7 +22,9 @@ made-up files and must give what ``get_message`` gives (``collect_fuzz``). The C
 (``rocketq._native._pop``) read mutated batch-ack bodies and build pop answers and must
 give what the Python references give (``pop_fuzz``). The C batch read (``batch_puts``) gets
 mutated MessageBatch bodies and must give what the Python path makes of them
-(``batch_fuzz``). A finding prints the seed and input and
+(``batch_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index_puts``) writes
+random runs of DispatchRequests into consume queue and index files as the Python path does
+(``dispatch_fuzz``). A finding prints the seed and input and
 exits 1.
 """
 
@@ -61,6 +63,7 @@ from rocketq.testing.append_fuzz import (
 )
 from rocketq.testing.batch_fuzz import check_batch_puts
 from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
+from rocketq.testing.dispatch_fuzz import check_dispatch
 from rocketq.testing.pop_fuzz import (
     check_batch_ack_body,
     check_batch_ack_handles,
@@ -412,6 +415,7 @@ def _run(
             or check_batch_ack_body(r)
             or check_pop_answer_fields(r)
             or check_batch_ack_handles(r)
+            or check_dispatch(r)
         )
         if difference is not None:
             native_frames.use(was_native)
