@@ -4,12 +4,19 @@ the store's reput thread stopped, and the message it returns is the one just sen
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
+from rocketq.broker.long_polling import LoopDispatchScheduler
+from rocketq.broker.put_batcher import PutBatcher
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.headers import PullMessageRequestHeader
 from rocketq.response_code import ResponseCode
+from rocketq.store.message_writer import PutRequest
+from rocketq.store.results import PutMessageResult, PutMessageStatus
 from rocketq.testing.broker import run_broker
+from rocketq.testing.store import new_msg
 from rocketq.testing.wait import until
 from rocketq.testing.wire import pull_request, send_request
 
@@ -32,6 +39,9 @@ async def test_a_held_pull_is_answered_by_the_loops_dispatch_without_the_reput_t
         held = asyncio.ensure_future(client.invoke(addr, pull, 30.0))
         hold = broker.pull_request_hold_service
         assert await until(lambda: hold.held_count == 1, 10.0)
+        # the held pull keeps its parsed header: its wake-up does not parse it again
+        (held_pull,) = hold.held_pulls()
+        assert held_pull.header == PullMessageRequestHeader.from_ext_fields(pull.ext_fields)
         sent = await client.invoke(addr, send_request("Hot", b"arrived", queue_id=0), 5.0)
         assert sent.code == ResponseCode.SUCCESS, sent.remark
         answer = await asyncio.wait_for(held, 10.0)  # far below the 20 s suspension
@@ -97,3 +107,50 @@ async def test_a_held_pulls_empty_queue_gets_its_consume_queue_file_before_its_f
         assert answer.code == ResponseCode.SUCCESS, answer.remark
         assert b"first" in answer.body
         assert answer.ext_fields["nextBeginOffset"] == "1"
+
+
+async def test_a_flushs_dispatch_runs_at_the_flushs_end_not_in_a_later_loop_iteration(
+    tmp_path: Path,
+) -> None:
+    """A lone send's flush dispatches its records before it returns (after its answers):
+    one loop iteration (one epoll_wait) less per flush than a callback of its own."""
+    async with run_broker(tmp_path / "store") as broker, RemotingClient() as client:
+        addr = f"127.0.0.1:{broker.port}"
+        first = await client.invoke(addr, send_request("Hot", b"create", queue_id=0), 5.0)
+        assert first.code == ResponseCode.SUCCESS, first.remark
+        reput = broker.message_store.reput_service
+        await asyncio.to_thread(reput.shutdown)  # from here only the loop dispatches
+        store = broker.message_store
+        assert await until(lambda: store.dispatch_behind_bytes() == 0, 10.0)
+        assert broker.pull_request_hold_service.held_count == 0  # no pull: not inside the put
+        batcher = PutBatcher(lambda: store)
+        results: list[PutMessageResult] = []
+        batcher.submit(PutRequest(new_msg("Hot", 0, b"flushed")), results.append, flush_soon=False)
+        batcher.flush()  # no await from here: the loop runs nothing else
+        assert [r.status for r in results] == [PutMessageStatus.PUT_OK]
+        assert store.dispatch_behind_bytes() == 0
+        assert store.get_max_offset_in_queue("Hot", 0) == 2
+        # outside a flush a put's run is still the loop's next callback (one a loop iteration)
+        store.async_put_each([PutRequest(new_msg("Hot", 0, b"alone"))])
+        assert store.dispatch_behind_bytes() > 0
+        assert await until(lambda: store.dispatch_behind_bytes() == 0, 10.0)
+
+
+def test_the_loop_scheduler_holds_only_on_its_loops_thread() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        scheduler = LoopDispatchScheduler(loop)
+        ran: list[int] = []
+        assert scheduler.hold()
+        assert not scheduler.hold()  # already holding
+        assert scheduler(lambda: ran.append(1))
+        assert ran == []
+        scheduler.release()
+        assert ran == [1]
+        other: list[bool] = []
+        thread = threading.Thread(target=lambda: other.append(scheduler.hold()))
+        thread.start()
+        thread.join(10.0)
+        assert other == [False]
+    finally:
+        loop.close()

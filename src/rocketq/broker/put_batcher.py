@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Protocol, cast
 
+from rocketq.broker.long_polling import LoopDispatchScheduler
 from rocketq.broker.store_future import when_store_future_done
 from rocketq.common import native_record
 from rocketq.remoting.channel import DeferredReply
@@ -140,6 +141,26 @@ class PutBatcher:
         self._scheduled = False
         if not puts:
             return
+        # the dispatch run the puts schedule on the loop runs at this flush's end, after
+        # its answers are written, instead of in the next loop iteration
+        try:
+            scheduler = self._store().reput_service.dispatch_scheduler
+        except RuntimeError:  # no store open: the flush below answers every put as failed
+            scheduler = None
+        if type(scheduler) is LoopDispatchScheduler and scheduler.hold():
+            try:
+                self._flush(puts, dones, lane_count)
+            finally:
+                scheduler.release()
+        else:
+            self._flush(puts, dones, lane_count)
+
+    def _flush(
+        self,
+        puts: list[PutRequest | SendPut],
+        dones: list[PutDone | DeferredReply],
+        lane_count: int,
+    ) -> None:
         self.flushes += 1
         self.puts += len(puts)
         if lane_count:

@@ -96,7 +96,9 @@ class PullMessageProcessor:
         return self._process(channel, request, broker_allow_suspend=True)
 
     async def execute_request_when_wakeup(self, pull: PullRequest) -> None:
-        answer = self._process(pull.channel, pull.request, broker_allow_suspend=False)
+        answer = self._process(
+            pull.channel, pull.request, broker_allow_suspend=False, header=pull.header
+        )
         response = answer if answer is None or isinstance(answer, RemotingCommand) else await answer
         if response is None or pull.channel.is_closed:
             return
@@ -107,10 +109,16 @@ class PullMessageProcessor:
             log.info("answering held pull to %s failed: %s", pull.channel.remote_addr, exc)
 
     def _process(
-        self, channel: RemotingChannel, request: RemotingCommand, *, broker_allow_suspend: bool
+        self,
+        channel: RemotingChannel,
+        request: RemotingCommand,
+        *,
+        broker_allow_suspend: bool,
+        header: PullMessageRequestHeader | None = None,
     ) -> RemotingCommand | Coroutine[Any, Any, RemotingCommand | None] | None:
-        """The answer (None: none, or held), or a coroutine when the read must leave the loop."""
-        h = PullMessageRequestHeader.from_ext_fields(request.ext_fields)
+        """The answer (None: none, or held), or a coroutine when the read must leave the loop.
+        ``header``: the request's, parsed when it was held (a woken pull's)."""
+        h = header or PullMessageRequestHeader.from_ext_fields(request.ext_fields)
         refused = self._check(h)
         if refused is not None:
             return refused
@@ -188,6 +196,7 @@ class PullMessageProcessor:
                     timeout_ms=timeout_ms,
                     matches_tags_code=message_filter.is_matched_by_consume_queue,
                     matches_properties=message_filter.is_matched_by_properties,
+                    header=h,
                 )
             )
             response = None
