@@ -38,8 +38,9 @@ log = logging.getLogger(__name__)
 
 BUSY_WAIT_MS = 10.0
 IDLE_WAIT_MS = 100.0
-#: the most one madvise call populates: shutdown and close wait at most one chunk
-CHUNK = 4 * 1024 * 1024
+#: the most one madvise call populates: shutdown and close wait at most one chunk, and an
+#: mmap or munmap of the loop (a large allocation) waits at most for one chunk's mmap_lock hold
+CHUNK = 1024 * 1024
 
 
 class WarmMappedFileService(ServiceThread):
