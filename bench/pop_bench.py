@@ -127,6 +127,17 @@ async def drain_pop(
     return fig
 
 
+def syscalls(pid: int, since: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    """The read and write syscalls ``pid`` has made (``/proc/<pid>/io``), less ``since``;
+    (0, 0) where the file cannot be read."""
+    try:
+        text = Path(f"/proc/{pid}/io").read_text()
+    except OSError:
+        return (0, 0)
+    fields = dict(line.split(": ") for line in text.splitlines() if ": " in line)
+    return int(fields["syscr"]) - since[0], int(fields["syscw"]) - since[1]
+
+
 async def redelivery(
     client: RemotingClient, addr: str, count: int, invisible_ms: int, cap_s: float
 ) -> Figures:
@@ -184,9 +195,17 @@ async def run(server: peers.Server, plan: Plan, args: argparse.Namespace) -> lis
         pulled = await drain_rocketq(client, addr, backlog, plan, probe)
         pulled.phase = "pull 32"
         cpu_pull, cpu = time.process_time() - cpu, time.process_time()
+        calls = syscalls(server.proc.pid)
         popped = await drain_pop(client, addr, backlog, plan, probe, acks=True)
         cpu_pop = time.process_time() - cpu
+        calls_pop, calls = syscalls(server.proc.pid, calls), syscalls(server.proc.pid)
         piped = await drain_pop(client, addr, backlog, plan, probe, acks=True, pipelined=True)
+        calls_piped = syscalls(server.proc.pid, calls)
+        print(f"broker read/write syscalls a pop of 32 and its ack: pop+ack 32 "
+              f"{calls_pop[0] * BATCH / popped.messages:.2f}/"
+              f"{calls_pop[1] * BATCH / popped.messages:.2f}, pop+ack 32 pipe "
+              f"{calls_piped[0] * BATCH / piped.messages:.2f}/"
+              f"{calls_piped[1] * BATCH / piped.messages:.2f}")  # fmt: skip
         unacked = await drain_pop(client, addr, backlog, plan, probe, acks=False)
         # the load generator shares the machine's cores with the broker: its own cost
         print(f"load generator CPU us/msg: pull 32 {cpu_pull / pulled.messages * 1e6:.1f}, "

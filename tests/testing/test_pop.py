@@ -83,6 +83,7 @@ def test_c_writes_an_edited_handle_as_the_reference_or_declines(
         (("b", "G", "T"), "0 1 2 3 0 b 1 4096"),  # a BitSet past what C writes
         (("b", "G", "T"), "0 1 2 3 3 b 1 0"),  # not a mark
         (("b", "G", "T"), "0 1 2 3 0 b 1 99999999999999999999"),  # past 64 bits
+        (("b", "G", "T"), "-51476191534 1 2 3 0 b 1 0"),  # a BitSet of gigabytes: ValueError
         (("b", "G", "T"), "0 1 2 3 0 é 1 0"),  # not ASCII
         (("b", 'G"', "T"), "0 1 2 3 0 b 1 0"),  # a name JSON escapes
         (("b", "G", "é"), "0 1 2 3 0 b 1 0"),

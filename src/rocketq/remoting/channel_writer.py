@@ -21,6 +21,10 @@ from rocketq.response_code import ResponseCode
 
 log = logging.getLogger("rocketq.remoting.channel")
 
+# an answer given on the reader with a body this large is written at once (with the answers
+# queued before it), not at the read's end: its client can start on it meanwhile
+EAGER_BODY = 4096
+
 
 class FrameWriter:
     """The writing half of RemotingChannel (which sets these attributes and ``close``s)."""
@@ -96,12 +100,19 @@ class FrameWriter:
     def _write(self, cmd: RemotingCommand, *, burst: bool = False) -> None:
         """Write (or queue in this iteration's write window) one command, without waiting.
         ``burst``: more frames are coming in this iteration (the answers of a batch of
-        puts), so even the first is queued and all leave in one writev."""
+        puts), so even the first is queued and all leave in one writev. Also queued: an
+        answer given while a read is dispatched (the read's end writes its answers in one
+        writev, and a lone answer costs no loop callback), but one of ``EAGER_BODY`` bytes or
+        more (a pop's or a pull's messages) leaves at once with the small answers queued
+        before it (an ack and a pop read together are answered with one write, and the
+        client starts on those messages while the rest of the read is served); and a
+        request (the requests a client writes in one iteration, a consumer's ack and its
+        next pop, leave in one writev)."""
         if self.is_closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
         head, body = encode_head(cmd), cmd.body
         try:
-            if self._write_window_open or burst:
+            if self._write_window_open or burst or self._reading or not cmd.is_response:
                 self._unwritten.append(head)
                 if body:
                     self._unwritten.append(body)
@@ -109,6 +120,9 @@ class FrameWriter:
                     self._write_window_open = True
                     if not self._reading:  # else the end of the read writes them
                         asyncio.get_running_loop().call_soon(self._write_unwritten)
+                if self._reading and len(body) >= EAGER_BODY and not burst:
+                    frames, self._unwritten = self._unwritten, []
+                    self._writer.writelines(frames)
             else:
                 if body:
                     self._writer.writelines((head, body))

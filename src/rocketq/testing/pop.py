@@ -34,6 +34,9 @@ from rocketq.remoting.protocol.pop_headers import (
 from rocketq.response_code import ResponseCode
 
 TIMEOUT_S = 30.0
+# the BitSet indexes a batch ack is written with (an offset less its checkpoint's): Java's
+# client casts them to int; below that, a bound no pop's checkpoint comes near
+MAX_BIT_INDEX = 1 << 20
 
 COMPILED_CLIENT: ModuleType | None  # the C batch ack of handles (pop_client.c), if built
 try:
@@ -129,7 +132,13 @@ def batch_ack_request(
 
 def batch_ack_body_reference(broker_name: str, group: str, topic: str, handles: list[str]) -> bytes:
     """The body of :func:`batch_ack_request` in Python: each handle's prefix is read once
-    (``group_handles``); ExtraInfoError or ValueError for a handle it cannot ack."""
+    (``group_handles``); ExtraInfoError or ValueError for a handle it cannot ack (an offset
+    before its checkpoint, or ``MAX_BIT_INDEX`` or more past it: a BitSet that large is not
+    a pop's, and would take gigabytes for an offset billions past)."""
+    for e, offsets in group_handles(handles):
+        for offset in offsets:
+            if not 0 <= offset - e.ck_queue_offset < MAX_BIT_INDEX:
+                raise ValueError(f"offset {offset} is not within its checkpoint's BitSet")
     acks = [
         BatchAck(
             consumer_group=group,

@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,11 +20,13 @@ from rocketq.broker.pop.pop_buffer import MIN_BUFFER_INVISIBLE_MS
 from rocketq.broker.processors.pop_message import PopMessageProcessor
 from rocketq.client.aio.pop_api import popped_messages
 from rocketq.common.topic_config import TopicConfig
+from rocketq.remoting.codec import FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.pop_headers import INIT_MODE_MIN, PopMessageRequestHeader
 from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker
+from rocketq.testing.pop import batch_ack_request, popped_of
 from rocketq.testing.store import new_msg, small_store_properties
 from rocketq.testing.wait import until
 
@@ -97,3 +100,56 @@ async def test_a_pop_that_writes_its_checkpoint_first_goes_on_in_a_task(tmp_path
         rest = await asyncio.wait_for(more, 10)
         assert isinstance(rest, RemotingCommand)
         assert sorted(first + bodies(rest, broker)) == sorted(f"m{i}".encode() for i in range(12))
+
+
+async def test_an_ack_and_the_next_pop_read_together_are_answered_with_one_write(
+    tmp_path: Path,
+) -> None:
+    """A consumer's batch ack and its next pop in one socket read: both answered on the
+    reader and written at the read's end in one writev, with no write-window callback (the
+    first answer used to be written at once and the window closed by a loop callback)."""
+    loop = asyncio.get_running_loop()
+    windows: list[object] = []
+    call_soon = loop.call_soon
+
+    def counting(callback: Any, *args: Any, context: Any = None) -> asyncio.Handle:
+        if getattr(callback, "__name__", "") == "_write_unwritten":
+            windows.append(callback)
+        return call_soon(callback, *args, context=context)
+
+    async with run_broker(tmp_path, store_properties=small_store_properties()) as broker:
+        await filled(broker, 16)
+        name = broker.config.broker_name
+        host, port = broker.broker_addr.split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        decoder = FrameDecoder()
+
+        async def replies(count: int) -> list[RemotingCommand]:
+            got: list[RemotingCommand] = []
+            async with asyncio.timeout(10):
+                while len(got) < count:
+                    data = await reader.read(1 << 20)
+                    assert data, "the broker closed the connection"
+                    got += decoder.feed(data)
+            return got
+
+        try:
+            writer.write(encode(pop_request(60_000)))
+            (first,) = await replies(1)
+            popped = popped_of(first, name)
+            assert len(popped) == 8
+            ack = batch_ack_request(name, GROUP, TOPIC, [p.handle for p in popped])
+            loop.call_soon = counting  # type: ignore[method-assign]
+            try:
+                writer.write(encode(ack) + encode(pop_request(60_000)))
+                acked, second = await replies(2)
+            finally:
+                loop.call_soon = call_soon  # type: ignore[method-assign]
+        finally:
+            writer.close()
+        assert (acked.opaque, second.opaque) == (ack.opaque, ack.opaque + 1)
+        assert acked.code == ResponseCode.SUCCESS, acked.remark
+        again = {p.msg.body for p in popped_of(second, name)}
+        assert len(again) == 8
+        assert again.isdisjoint(p.msg.body for p in popped)
+        assert windows == []
