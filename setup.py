@@ -40,6 +40,7 @@ setup(
                     "columns",
                     "get_message",
                     "dispatch",
+                    "populate",
                 )
             ],
             depends=["src/rocketq/_native/record.h"],

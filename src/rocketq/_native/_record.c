@@ -18,6 +18,7 @@
  *   pull_columns    - spark/topic/pull_body's numpy columns of a pull body (columns.c)
  *   dispatch_runs, cq_units, index_puts - MessageStore.dispatch_batch's consume queue units
  *                     and index entries over a run of DispatchRequests (dispatch.c)
+ *   populate        - the pages of a mapping faulted in ahead of its writer (populate.c)
  *
  * Every length read from a record is checked against the buffer before it is used: a
  * corrupted TOTALSIZE, BODYLENGTH, TOPICLEN or PROPLEN stops the walk, it never reads past
@@ -32,7 +33,7 @@
  * time beyond CPython: no zlib headers needed. CRC32_IMPL says which one runs.
  *
  * The parts: record.h (the layout and what the parts share), crc32.c, properties.c,
- * encode.c, append.c, scan.c, decode.c, get_message.c, columns.c and dispatch.c; this file holds the
+ * encode.c, append.c, scan.c, decode.c, get_message.c, columns.c, dispatch.c and populate.c; this file holds the
  * module table and its init.
  */
 #include "record.h"
@@ -71,6 +72,8 @@ static PyMethodDef methods[] = {
      "Write the consume queue units of a stretch of one queue's requests (dispatch.c)."},
     {"index_puts", (PyCFunction)(void (*)(void))index_puts, METH_FASTCALL,
      "IndexService.build_index over a run of requests into one index file (dispatch.c)."},
+    {"populate", (PyCFunction)(void (*)(void))populate, METH_FASTCALL,
+     "madvise(MADV_POPULATE_WRITE or _READ) over whole pages of a buffer, GIL released."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -160,4 +160,7 @@ PyObject *dispatch_runs(PyObject *self, PyObject *requests);
 PyObject *cq_units(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *index_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
+/* populate.c: a mapping's pages faulted in ahead of its writer (madvise) */
+PyObject *populate(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

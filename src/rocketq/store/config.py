@@ -75,6 +75,12 @@ class StoreConfig:
     max_transfer_bytes_on_message_in_memory: int = 256 * 1024
     max_transfer_count_on_message_in_memory: int = 32
     reput_fallback_wait_ms: int = 10
+    # the commitlog's pages faulted in ahead of the writer, off the loop (store/warm.py):
+    # rocketq's own window, and RocketMQ's whole-file warm-up (warmMapedFileEnable)
+    commit_log_warm_ahead_bytes: int = 32 * 1024 * 1024  # 0: no warm-ahead
+    commit_log_warm_populate_write: bool = True  # False: MADV_POPULATE_READ (no page dirtied)
+    warm_mapped_file_enable: bool = False
+    flush_least_pages_when_warm_mapped_file: int = 1024 // 4 * 16
     # replication (store/ha/): RocketMQ 4.x HAService / HAClient
     broker_role: BrokerRole = BrokerRole.ASYNC_MASTER
     ha_listen_port: int = 10912  # 0: any free port (tests)
@@ -132,12 +138,15 @@ class StoreConfig:
             "timer_max_delay_sec",
             "timer_flush_interval_ms",
             "timer_congest_num_each_slot",
+            "flush_least_pages_when_warm_mapped_file",
         )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.mapped_file_size_commit_log < 4096:
             raise ConfigError("mapped_file_size_commit_log must be at least 4096")
+        if self.commit_log_warm_ahead_bytes < 0:
+            raise ConfigError("commit_log_warm_ahead_bytes must be >= 0")
         if self.mapped_file_size_consume_queue % CQ_STORE_UNIT_SIZE:
             rounded = -(-self.mapped_file_size_consume_queue // CQ_STORE_UNIT_SIZE)
             object.__setattr__(self, "mapped_file_size_consume_queue", rounded * 20)
@@ -238,6 +247,10 @@ STORE_KEYS: dict[str, str] = {
     "messageDelayLevel": "message_delay_level",
     "maxTransferBytesOnMessageInMemory": "max_transfer_bytes_on_message_in_memory",
     "maxTransferCountOnMessageInMemory": "max_transfer_count_on_message_in_memory",
+    "commitLogWarmAheadBytes": "commit_log_warm_ahead_bytes",
+    "commitLogWarmPopulateWrite": "commit_log_warm_populate_write",
+    "warmMapedFileEnable": "warm_mapped_file_enable",
+    "flushLeastPagesWhenWarmMapedFile": "flush_least_pages_when_warm_mapped_file",
     "brokerRole": "broker_role",
     "haListenPort": "ha_listen_port",
     "haSendHeartbeatInterval": "ha_send_heartbeat_interval_ms",

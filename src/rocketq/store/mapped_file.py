@@ -25,8 +25,9 @@ import errno
 import mmap
 import os
 import sys
+import threading
 
-from rocketq.common import failpoint
+from rocketq.common import failpoint, native_record
 from rocketq.errors import StoreError
 
 OS_PAGE_SIZE = 4096
@@ -46,6 +47,7 @@ class MappedFile:
     __slots__ = (
         "_closed",
         "_fd",
+        "_use_lock",
         "_view",
         "file_from_offset",
         "file_name",
@@ -64,6 +66,7 @@ class MappedFile:
         self.flushed_position = 0
         self._closed = False
         self.first_create_in_queue = False
+        self._use_lock = threading.Lock()  # populate (store/warm.py) against close
         exists = os.path.exists(file_name)
         self._fd = _open_preallocated(file_name, file_size, create=not exists)
         try:
@@ -139,6 +142,20 @@ class MappedFile:
         else:
             self.mm.flush()
 
+    def populate(self, start: int, end: int, *, write: bool = True) -> bool | None:
+        """Fault in the whole pages of ``[start, end)`` without changing a byte
+        (``_native/populate.c``, madvise POPULATE_WRITE or _READ, the GIL released), so the
+        writer finds them mapped. True when done, False when the kernel lacks the advice,
+        None when the file is closed or the C module is off (``ROCKETQ_NATIVE=0``)."""
+        compiled = native_record.RECORD
+        end = min(end, self.file_size)
+        if compiled is None or end <= start:
+            return None
+        with self._use_lock:  # close waits: the mapping stays while the kernel walks it
+            if self._closed:
+                return None
+            return compiled.populate(self.mm, start, end - start, write)
+
     # ------------------------------------------------------------------ reading
 
     def select_view(self, position: int, size: int) -> memoryview:
@@ -154,9 +171,10 @@ class MappedFile:
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
+        with self._use_lock:
+            if self._closed:
+                return
+            self._closed = True
         self._view.release()
         try:
             self.mm.close()

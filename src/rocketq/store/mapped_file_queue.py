@@ -39,6 +39,8 @@ class MappedFileQueue:
         self.store_timestamp = 0
         self._lock = threading.Lock()
         self._free_space_check = free_space_check
+        #: called with each file :meth:`_create` made (store/warm.py warms its head at once)
+        self.on_create: Callable[[MappedFile], None] | None = None
 
     # ------------------------------------------------------------------ load
 
@@ -106,6 +108,8 @@ class MappedFileQueue:
         with self._lock:
             mf.first_create_in_queue = not self.mapped_files
             self.mapped_files = (*self.mapped_files, mf)
+        if self.on_create is not None:
+            self.on_create(mf)
         return mf
 
     def find_mapped_file_by_offset(

@@ -44,6 +44,7 @@ from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
 from rocketq.store.store_lock import describe_holder
 from rocketq.store.timer.timer_message_store import TimerMessageStore
+from rocketq.store.warm import WarmMappedFileService
 
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
@@ -70,6 +71,7 @@ class MessageStore(MessageWriter, MessageReader):
             self.flush_service = GroupCommitService(config, mfq, ts, self._on_commit_log_flushed)
         else:
             self.flush_service = FlushRealTimeService(config, mfq, ts, self._on_commit_log_flushed)
+        self.warm_service = WarmMappedFileService(config, mfq)
         self.flush_consume_queue_service = FlushConsumeQueueService(
             config, self.flush_consume_queues, self.checkpoint_dispatch
         )
@@ -135,6 +137,7 @@ class MessageStore(MessageWriter, MessageReader):
             raise IllegalStateError("MessageStore.start() before load()")
         self.reput_service.start()  # from where recovery's dispatch stopped
         self.flush_service.start()
+        self.warm_service.start()
         self.flush_consume_queue_service.start()
         self.clean_commit_log_service.start()
         self.clean_consume_queue_service.start()
@@ -217,6 +220,7 @@ class MessageStore(MessageWriter, MessageReader):
             self.clean_consume_queue_service.shutdown()
             self.reput_service.shutdown()  # runs a final do_reput
             self.flush_service.shutdown()
+            self.warm_service.shutdown()
             self.flush_consume_queue_service.shutdown()
         self.flush_consume_queues(0)
         caught_up = self.reput_service.dispatch_behind_bytes() == 0

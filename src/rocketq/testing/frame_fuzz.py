@@ -24,7 +24,8 @@ give what the Python references give (``pop_fuzz``). The C batch read (``batch_p
 mutated MessageBatch bodies and must give what the Python path makes of them
 (``batch_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index_puts``) writes
 random runs of DispatchRequests into consume queue and index files as the Python path does
-(``dispatch_fuzz``). A finding prints the seed and input and
+(``dispatch_fuzz``). The commitlog warm-up's ``populate`` gets random and wrong ranges and
+buffers and must change no byte (``populate_fuzz``). A finding prints the seed and input and
 exits 1.
 """
 
@@ -69,6 +70,7 @@ from rocketq.testing.pop_fuzz import (
     check_batch_ack_handles,
     check_pop_answer_fields,
 )
+from rocketq.testing.populate_fuzz import check_populate
 from rocketq.testing.record_paths import outcome
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
@@ -416,6 +418,7 @@ def _run(
             or check_pop_answer_fields(r)
             or check_batch_ack_handles(r)
             or check_dispatch(r)
+            or check_populate(r)
         )
         if difference is not None:
             native_frames.use(was_native)

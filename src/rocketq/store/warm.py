@@ -1,0 +1,132 @@
+"""WarmMappedFileService: the commitlog's pages faulted in ahead of the writer, off the loop.
+
+The first write into a page of a fresh mapped file costs a page fault in which the kernel
+allocates and zeroes a page cache page: 0.6-3.8 us of system time a 1 KiB message, inside the
+append on the broker's event loop (BENCHMARKS.md, issue 22). This thread keeps the
+``commit_log_warm_ahead_bytes`` past the commitlog's write position populated
+(:meth:`MappedFile.populate`, madvise POPULATE_WRITE with the GIL released): the writer finds
+its pages mapped. RocketMQ does the job when it creates a file ahead
+(``AllocateMappedFileService`` -> ``MappedFile.warmMappedFile``, a zero byte written into
+every page, ``warmMapedFileEnable``); ours creates the next file when the writer needs it
+(``MappedFileQueue.get_last_mapped_file_or_create``), so the thread is told of each new file
+(``MappedFileQueue.on_create``) and warms its head at once.
+
+``warmMapedFileEnable=true`` is honoured as RocketMQ's whole-file warm-up: every page of the
+file from the write position to its end, with an fdatasync every
+``flushLeastPagesWhenWarmMapedFile`` pages under SYNC_FLUSH (``warmMappedFile`` forces at that
+step); RocketMQ's ``mlock`` of the warmed file is not done (the page cache keeps them).
+
+Populate changes no byte, so it runs while the writer appends below the window (a zero store,
+as ``warmMappedFile`` does, would race the append). The costs: the window's pages are dirty
+page cache ahead of the data (the flush writes those zero pages once more; recovery still
+reads zeros past the real end), and the window's memory. The writer is not told anything:
+the thread looks at the write position every ``BUSY_WAIT_MS`` while it moves and backs off to
+``IDLE_WAIT_MS`` while it does not (a window of tens of MiB outlasts the longest wait at
+hundreds of MB/s); the put path carries no hook.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from rocketq.store.config import FlushDiskType, StoreConfig
+from rocketq.store.mapped_file import OS_PAGE_SIZE, MappedFile
+from rocketq.store.mapped_file_queue import MappedFileQueue
+from rocketq.store.service_thread import ServiceThread
+
+log = logging.getLogger(__name__)
+
+BUSY_WAIT_MS = 10.0
+IDLE_WAIT_MS = 100.0
+#: the most one madvise call populates: shutdown and close wait at most one chunk, and an
+#: mmap or munmap of the loop (a large allocation) waits at most for one chunk's mmap_lock hold
+CHUNK = 1024 * 1024
+
+
+class WarmMappedFileService(ServiceThread):
+    def __init__(self, config: StoreConfig, queue: MappedFileQueue) -> None:
+        super().__init__("WarmMappedFileService")
+        self.queue = queue
+        self.whole_file = config.warm_mapped_file_enable
+        self.ahead = config.commit_log_warm_ahead_bytes
+        self.write = config.commit_log_warm_populate_write or self.whole_file
+        sync = config.flush_disk_type is FlushDiskType.SYNC_FLUSH
+        #: bytes between fdatasyncs of a whole-file warm-up under SYNC_FLUSH (0: none)
+        self.sync_every = (
+            config.flush_least_pages_when_warm_mapped_file * OS_PAGE_SIZE
+            if self.whole_file and sync
+            else 0
+        )
+        #: refill once the window ahead is down by this much
+        self.step = max(OS_PAGE_SIZE, self.ahead // 4)
+        self._file: MappedFile | None = None
+        self._warmed = 0  # the position in ``_file`` up to which its pages are populated
+        self._last_seen = -1
+        self.populated_bytes = 0  # tests and the runtime info read it
+        self.unsupported = False
+
+    @property
+    def warmed_offset(self) -> int:
+        """The commitlog offset up to which the last file's pages are populated (-1: none)."""
+        mf = self._file
+        return -1 if mf is None else mf.file_from_offset + self._warmed
+
+    @property
+    def enabled(self) -> bool:
+        return self.whole_file or self.ahead > 0
+
+    def start(self) -> None:
+        if not self.enabled:
+            return
+        self.queue.on_create = self._file_created
+        super().start()
+
+    def shutdown(self) -> None:
+        self.queue.on_create = None
+        super().shutdown()
+
+    def _file_created(self, mf: MappedFile) -> None:
+        self.wakeup()  # on the writer's thread: the new file's head is warmed at once
+
+    def run(self) -> None:
+        wait_ms = BUSY_WAIT_MS
+        while not self.is_stopped():
+            moved = self.warm_once()
+            if self.unsupported:
+                return
+            wait_ms = BUSY_WAIT_MS if moved else min(IDLE_WAIT_MS, wait_ms * 2)
+            self.wait_for_running(wait_ms)
+
+    def warm_once(self) -> bool:
+        """Populate what the window lacks; True when the write position moved since the last
+        look (or a new file came)."""
+        mf = self.queue.get_last_mapped_file()
+        if mf is None:
+            return False
+        if mf is not self._file:
+            self._file, self._warmed, self._last_seen = mf, 0, -1
+        pos = mf.wrote_position
+        moved = pos != self._last_seen
+        self._last_seen = pos
+        start = max(self._warmed, pos)
+        end = mf.file_size if self.whole_file else min(mf.file_size, pos + self.ahead)
+        if end - start < self.step and end < mf.file_size:
+            return moved
+        synced = start
+        while start < end and not self.is_stopped():
+            stop = min(end, start + CHUNK)
+            done = mf.populate(start, stop, write=self.write)
+            if done is None:  # closed (truncated, shut down) or ROCKETQ_NATIVE=0
+                return moved
+            if not done:
+                log.warning("the kernel lacks MADV_POPULATE_WRITE: commitlog warm-ahead off")
+                self.unsupported = True
+                return moved
+            self.populated_bytes += stop - start
+            self._warmed = start = stop
+            if self.sync_every and start - synced >= self.sync_every:
+                mf.sync()  # warmMappedFile's force every flushLeastPagesWhenWarmMapedFile
+                synced = start
+        if self.sync_every and synced < start:
+            mf.sync()  # and once the warm-up is done
+        return moved
