@@ -105,14 +105,15 @@ class FrameWriter:
         writev, and a lone answer costs no loop callback), but one of ``EAGER_BODY`` bytes or
         more (a pop's or a pull's messages) leaves at once with the small answers queued
         before it (an ack and a pop read together are answered with one write, and the
-        client starts on those messages while the rest of the read is served); and a
-        request (the requests a client writes in one iteration, a consumer's ack and its
-        next pop, leave in one writev)."""
+        client starts on those messages while the rest of the read is served). A request
+        is written as it comes: queueing a client's requests to the iteration's end (a
+        consumer's ack and its next pop in one writev) made the client and the broker take
+        turns on 2 cores, 28 % fewer sync sends a second at 32 in flight."""
         if self.is_closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
         head, body = encode_head(cmd), cmd.body
         try:
-            if self._write_window_open or burst or self._reading or not cmd.is_response:
+            if self._write_window_open or burst or self._reading:
                 self._unwritten.append(head)
                 if body:
                     self._unwritten.append(body)
