@@ -77,6 +77,7 @@ setup(
         Extension(
             "rocketq._native._pop",
             sources=["src/rocketq/_native/pop.c"],
+            depends=["src/rocketq/_native/text.h"],
             extra_compile_args=COMPILE_ARGS,
             extra_link_args=LINK_ARGS,
         ),
@@ -84,6 +85,7 @@ setup(
         Extension(
             "rocketq._native._pop_client",
             sources=["src/rocketq/_native/pop_client.c"],
+            depends=["src/rocketq/_native/text.h"],
             extra_compile_args=COMPILE_ARGS,
             extra_link_args=LINK_ARGS,
         ),

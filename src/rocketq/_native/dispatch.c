@@ -264,23 +264,6 @@ typedef struct {
     int dirty; /* a key was put: the header changed */
 } IndexState;
 
-/* Java's String.hashCode step over s[from:to] (UTF-16 code units; a non-BMP character is
- * its surrogate pair, as java_hash in properties.c) */
-static uint32_t hash_units(uint32_t h, PyObject *s, Py_ssize_t from, Py_ssize_t to) {
-    int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
-    for (Py_ssize_t i = from; i < to; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c > 0xFFFF) {
-            c -= 0x10000;
-            h = 31 * h + (0xD800 + (c >> 10));
-            h = 31 * h + (0xDC00 + (c & 0x3FF));
-        } else {
-            h = 31 * h + c;
-        }
-    }
-    return h;
-}
 
 static int index_full(const IndexState *st) { return st->index_count >= st->index_num; }
 
@@ -364,7 +347,7 @@ static int write_index_state(PyObject *f, const IndexState *st) {
  * *stop_at, -1: an error */
 static int put_keys(IndexState *st, PyObject *topic, PyObject *uniq, PyObject *keys, int64_t phy,
                     int64_t store_ts, Py_ssize_t done, Py_ssize_t *stop_at) {
-    uint32_t prefix = hash_units(0, topic, 0, PyUnicode_GET_LENGTH(topic));
+    uint32_t prefix = java_hash_units(0, topic, 0, PyUnicode_GET_LENGTH(topic));
     prefix = 31 * prefix + '#';
     Py_ssize_t k = 0;
     if (uniq != NULL) {
@@ -373,7 +356,8 @@ static int put_keys(IndexState *st, PyObject *topic, PyObject *uniq, PyObject *k
                 *stop_at = k;
                 return 0;
             }
-            put_key(st, hash_units(prefix, uniq, 0, PyUnicode_GET_LENGTH(uniq)), phy, store_ts);
+            uint32_t h = java_hash_units(prefix, uniq, 0, PyUnicode_GET_LENGTH(uniq));
+            put_key(st, h, phy, store_ts);
         }
         k++;
     }
@@ -389,7 +373,7 @@ static int put_keys(IndexState *st, PyObject *topic, PyObject *uniq, PyObject *k
                         *stop_at = k;
                         return 0;
                     }
-                    put_key(st, hash_units(prefix, keys, from, i), phy, store_ts);
+                    put_key(st, java_hash_units(prefix, keys, from, i), phy, store_ts);
                 }
                 k++;
             }

@@ -23,6 +23,8 @@
 #include <limits.h>
 #include <string.h>
 
+#include "text.h"
+
 
 typedef struct {
     const unsigned char *p, *end;
@@ -291,28 +293,6 @@ out:
 
 /* ---------------------------------------------------------------- the pop's answer */
 
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Text;
-
-static int text_put(Text *t, const char *s, size_t n) {
-    if (t->len + n > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < t->len + n) cap *= 2;
-        char *grown = PyMem_Realloc(t->data, cap);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        t->data = grown;
-        t->cap = cap;
-    }
-    memcpy(t->data + t->len, s, n);
-    t->len += n;
-    return 0;
-}
-
 /* an int as decimal; 0: not an exact int in 64 bits (Python builds the answer) */
 static int text_long(Text *t, PyObject *v, int *plain) {
     if (!PyLong_CheckExact(v)) {
@@ -325,15 +305,7 @@ static int text_long(Text *t, PyObject *v, int *plain) {
         *plain = 0;
         return 0;
     }
-    char digits[24];
-    int i = (int)sizeof digits;
-    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
-    do {
-        digits[--i] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (x < 0) digits[--i] = '-';
-    return text_put(t, digits + i, sizeof digits - (size_t)i);
+    return text_ll(t, x);
 }
 
 /* an ASCII str as itself; 0: not one */

@@ -22,44 +22,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "text.h"
+
 #define MAX_BIT 4096 /* bits of a checkpoint's BitSet written here (a pop is at most 32) */
 #define MAX_GROUPS 64
-
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Text;
-
-static int text_put(Text *t, const char *s, size_t n) {
-    if (t->len + n > t->cap) {
-        size_t cap = t->cap ? t->cap : 512;
-        while (cap < t->len + n) cap *= 2;
-        char *grown = PyMem_Realloc(t->data, cap);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        t->data = grown;
-        t->cap = cap;
-    }
-    memcpy(t->data + t->len, s, n);
-    t->len += n;
-    return 0;
-}
-
-static int text_str(Text *t, const char *s) { return text_put(t, s, strlen(s)); }
-
-static int text_ll(Text *t, long long x) {
-    char digits[24];
-    int i = (int)sizeof digits;
-    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
-    do {
-        digits[--i] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (x < 0) digits[--i] = '-';
-    return text_put(t, digits + i, sizeof digits - (size_t)i);
-}
 
 /* a name written as a JSON string: 0 when it is not printable ASCII without '"' or '\' */
 static int plain_name(PyObject *s) {

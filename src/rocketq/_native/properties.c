@@ -3,13 +3,12 @@
 
 PyObject *S_KEYS, *S_UNIQ_KEY, *S_TAGS, *S_DELAY, *S_EMPTY;
 
-/* Java String.hashCode over the UTF-16 code units of a str, as a signed int32 */
-int32_t java_hash(PyObject *s) {
-    uint32_t h = 0;
-    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+/* Java's String.hashCode step from h over the UTF-16 code units of s[from:to] (a character
+ * past the BMP is its surrogate pair): the index's hash continues over topic#key */
+uint32_t java_hash_units(uint32_t h, PyObject *s, Py_ssize_t from, Py_ssize_t to) {
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = from; i < to; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         if (c > 0xFFFF) {
             c -= 0x10000;
@@ -19,7 +18,12 @@ int32_t java_hash(PyObject *s) {
             h = 31 * h + c;
         }
     }
-    return (int32_t)h;
+    return h;
+}
+
+/* Java String.hashCode over the UTF-16 code units of a str, as a signed int32 */
+int32_t java_hash(PyObject *s) {
+    return (int32_t)java_hash_units(0, s, 0, PyUnicode_GET_LENGTH(s));
 }
 
 /* properties.decode_properties: split on 0x02, partition at the first 0x01, keep pairs with

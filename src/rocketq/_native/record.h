@@ -120,6 +120,7 @@ static inline int32_t body_crc_of(const unsigned char *p, Py_ssize_t n) {
 extern PyObject *S_KEYS, *S_UNIQ_KEY, *S_TAGS, *S_DELAY, *S_EMPTY;
 int properties_setup(void);
 int32_t java_hash(PyObject *s);
+uint32_t java_hash_units(uint32_t h, PyObject *s, Py_ssize_t from, Py_ssize_t to);
 PyObject *parse_properties(const unsigned char *p, Py_ssize_t n);
 PyObject *cached_topic(TopicCache *tc, const unsigned char *p, Py_ssize_t n);
 

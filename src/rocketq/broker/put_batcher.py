@@ -231,22 +231,14 @@ class PutBatcher:
         durable: Future[PutMessageStatus],
     ) -> None:
         """The waiting lane sends' answers, with the status of their flush (and replication)."""
-        try:
-            status = durable.result()
-        except Exception:  # the store's failure becomes UNKNOWN_ERROR for every waiting put
-            log.exception("waiting for the store failed")
-            status = PutMessageStatus.UNKNOWN_ERROR
+        status = _durable_status(durable)
         _lane_call(lane.answer_sends, deferreds, puts, result, result.waiting, status)
 
     def _finish(
         self, each: EachPutResult, dones: list[PutDone], durable: Future[PutMessageStatus]
     ) -> None:
         """The waiting puts' answers, with the status of their flush (and replication)."""
-        try:
-            status = durable.result()
-        except Exception:  # the store's failure becomes UNKNOWN_ERROR for every waiting put
-            log.exception("waiting for the store failed")
-            status = PutMessageStatus.UNKNOWN_ERROR
+        status = _durable_status(durable)
         self._answer(
             [
                 (dones[i], PutMessageResult(status, each.results[i].append_result))
@@ -291,3 +283,13 @@ def _call(done: PutDone, result: PutMessageResult) -> None:
         done(result)
     except Exception:  # one caller's done callback must not stop the others'
         log.exception("answering a put failed")
+
+
+def _durable_status(durable: Future[PutMessageStatus]) -> PutMessageStatus:
+    """The status of a flush (and replication); the store's failure becomes UNKNOWN_ERROR for
+    every waiting put."""
+    try:
+        return durable.result()
+    except Exception:  # logged; each waiting put is answered UNKNOWN_ERROR
+        log.exception("waiting for the store failed")
+        return PutMessageStatus.UNKNOWN_ERROR
