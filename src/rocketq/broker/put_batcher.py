@@ -206,10 +206,7 @@ class PutBatcher:
         durable = result.durable
         ok = PutMessageStatus.PUT_OK
         if durable is None:
-            try:
-                lane.answer_sends(deferreds, puts, result, range(len(puts)), ok)
-            except Exception:  # logged, as a done callback's failure
-                log.exception("answering a flush's sends failed")
+            _lane_call(lane.answer_sends, deferreds, puts, result, range(len(puts)), ok)
             return
         waiting = set(result.waiting)
         now = [i for i in range(len(puts)) if i not in waiting]
