@@ -38,6 +38,7 @@ async def send(c: Cluster, *bodies: str, group: str | None = None) -> None:
     async with Producer("simple-pg", namesrv_addr=c.addr, **FAST_CLIENT) as producer:
         for body in bodies:
             await producer.send(Message(TOPIC, body.encode(), message_group=group))
+    await c.dispatched()  # an answered send may not be in the consume queue yet, as in RocketMQ
 
 
 async def receive_all(consumer: SimpleConsumer, count: int, **kw: float) -> list[MessageExt]:
