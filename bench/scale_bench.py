@@ -214,7 +214,7 @@ async def topics_curve(sizes: list[int], creates: int, flush: str, trace: bool) 
                 "namesrv: growth",
                 "namesrv: creates",
                 "creates overlapping a collection",
-                "broker / namesrv frozen objects",
+                "objects freed by full collections (broker / namesrv)",
                 "slowest creates (#, ms)",
             ],
             gc_rows,
@@ -226,7 +226,10 @@ def gc_row(
 ) -> list[object]:
     broker, ns = gc_trace.read(work / "broker.gc"), gc_trace.read(work / "ns.gc")
     end = spans[-1][1]
-    frozen = [max((c.frozen for c in found), default=0) for found in (broker, ns)]
+    freed = [
+        sum(c.collected for c in found if c.generation == 2 and grow_start <= c.at < end)
+        for found in (broker, ns)
+    ]
     return [
         f"{size:,}",
         gc_trace.summary(broker, grow_start, create_start),
@@ -234,7 +237,7 @@ def gc_row(
         gc_trace.summary(ns, grow_start, create_start),
         gc_trace.summary(ns, create_start, end),
         f"{gc_trace.hits(broker, spans)} / {gc_trace.hits(ns, spans)}",
-        f"{frozen[0]:,} / {frozen[1]:,}",
+        f"{freed[0]:,} / {freed[1]:,}",
     ]
 
 
