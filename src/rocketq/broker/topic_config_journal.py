@@ -105,6 +105,10 @@ class BackgroundWorker:
 
     def submit(self, task: Callable[[], None]) -> None:
         self._queue.put(task)
+        self.start()
+
+    def start(self) -> None:
+        """Start the thread if not yet (``Thread.start`` waits for it to run)."""
         if self._thread is None:
             with self._lock:
                 if self._thread is None:
