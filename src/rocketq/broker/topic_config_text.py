@@ -25,6 +25,7 @@ interval. The text is the same as ``dumps_pretty`` of the wrapper's JSON
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 import time
 from collections.abc import Iterator, Mapping
@@ -158,7 +159,7 @@ class TopicsJsonText:
         for i in range(0, len(fresh), YIELD_EVERY):
             runs.append(sorted(fresh[i : i + YIELD_EVERY]))
             pause()
-        if all(a[-1] < b[0] for a, b in zip(runs, runs[1:])) and (
+        if all(a[-1] < b[0] for a, b in itertools.pairwise(runs)) and (
             not old or old[-1] < runs[0][0]
         ):  # the new names come after all others, in order (names made by a counter)
             yield from self._paced(old)
