@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.channel_writer import hold_answers, release_answers
 from rocketq.remoting.eager_step import start_eagerly
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import PullMessageRequestHeader
@@ -71,9 +72,11 @@ class LoopDispatchScheduler:
     While a put batch's flush holds it (:meth:`hold`, ``PutBatcher.flush``), a run the loop
     would get later is kept and run by :meth:`release` at the flush's end, after the flush's
     answers were written: the same run, one loop iteration (and one ``epoll_wait``) less per
-    flush, which is a lone send's whole path at sync 1."""
+    flush, which is a lone send's whole path at sync 1. The flush's answers are held with
+    it (``channel_writer.hold_answers``): a pull its puts wake is answered in the same writev
+    as its connection's send replies (the latency phase's consumer and producer share one)."""
 
-    __slots__ = ("_held", "_holding", "_loop", "_loop_thread", "_run_now")
+    __slots__ = ("_answers_held", "_held", "_holding", "_loop", "_loop_thread", "_run_now")
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, run_now: Callable[[], bool] = lambda: False
@@ -82,6 +85,7 @@ class LoopDispatchScheduler:
         self._run_now = run_now
         self._loop_thread = threading.get_ident()
         self._holding = False
+        self._answers_held = False
         self._held: list[Callable[[], None]] = []
 
     def __call__(self, fn: Callable[[], None]) -> bool:
@@ -108,17 +112,24 @@ class LoopDispatchScheduler:
         if self._holding or threading.get_ident() != self._loop_thread:
             return False
         self._holding = True
+        self._answers_held = hold_answers()
         return True
 
     def release(self) -> None:
-        """Run the kept runs, in order (each logs its own failure, as a loop callback's)."""
+        """Run the kept runs, in order (each logs its own failure, as a loop callback's),
+        then write the woken pulls' answers still waiting for their connection's replies."""
         self._holding = False
         held, self._held = self._held, []
-        for fn in held:
-            try:
-                fn()
-            except Exception:  # as the loop would: logged, the others still run
-                log.exception("a dispatch run failed")
+        try:
+            for fn in held:
+                try:
+                    fn()
+                except Exception:  # as the loop would: logged, the others still run
+                    log.exception("a dispatch run failed")
+        finally:
+            if self._answers_held:
+                self._answers_held = False
+                release_answers()
 
 
 def loop_dispatch_scheduler(

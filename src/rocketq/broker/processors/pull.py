@@ -99,7 +99,11 @@ class PullMessageProcessor:
         answer = self._process(
             pull.channel, pull.request, broker_allow_suspend=False, header=pull.header
         )
-        response = answer if answer is None or isinstance(answer, RemotingCommand) else await answer
+        if answer is None or isinstance(answer, RemotingCommand):
+            if answer is not None:  # read on the loop: the answer joins the send's reply
+                pull.channel.write_joined(pull.request, answer)
+            return
+        response = await answer
         if response is None or pull.channel.is_closed:
             return
         response.response_to(pull.request)
