@@ -3,8 +3,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -234,6 +235,53 @@ async def test_a_woken_pull_left_waiting_is_cancelled_at_its_await_and_errors_ar
         with pytest.raises(asyncio.CancelledError):
             await waiting
         assert outcomes == ["cancelled at its await"]
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()
+
+
+async def test_an_arrival_answers_through_answer_now_without_a_task_and_logs_its_failure(
+    server: RemotingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    woken = Woken()
+    hold = PullRequestHoldService(woken)  # the timeout's path
+    answered: list[int] = []
+    release = asyncio.Event()
+
+    async def cold_read() -> None:
+        await release.wait()
+        answered.append(2)
+
+    def answer_now(pull: PullRequest) -> Coroutine[Any, Any, None] | None:
+        if pull.queue_id == 1:
+            raise RuntimeError("disk on fire")
+        if pull.queue_id == 2:
+            return cold_read()  # what is left runs in a task
+        answered.append(pull.queue_id)
+        return None
+
+    hold.answer_now = answer_now
+    link = await connect(server)
+    try:
+        pulls = [held_pull(link, 0, 15_000) for _ in range(3)]
+        for queue_id, pull in enumerate(pulls):
+            pull.queue_id = queue_id
+            hold.suspend_pull_request(pull)
+        assert hold.notify_message_arriving("T", 0, max_offset=1) == 1
+        assert answered == [0]  # answered inside the call
+        assert not hold._tasks  # no coroutine, no task
+        assert hold.notify_message_arriving("T", 1, max_offset=1) == 1
+        assert "re-executing held pull of T@1 failed" in caplog.text
+        assert hold.notify_message_arriving("T", 2, max_offset=1) == 1
+        (left,) = hold._tasks
+        release.set()
+        await asyncio.wait_for(left, 5.0)
+        assert answered == [0, 2]
+        assert woken.queue.empty()  # arrivals never took the timeout's path
+        late = held_pull(link, 0, 10)  # a timeout still wakes through ``wakeup``
+        hold.suspend_pull_request(late)
+        got, _ = await asyncio.wait_for(woken.queue.get(), 5.0)
+        assert got is late
     finally:
         await hold.shutdown()
         await link.client.shutdown()

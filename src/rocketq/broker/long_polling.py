@@ -59,6 +59,8 @@ class PullRequest:
 
 
 Wakeup = Callable[[PullRequest], Awaitable[None]]
+#: Answer a woken pull now: None when answered, else what is left to await (a read in a thread)
+AnswerNow = Callable[[PullRequest], "Coroutine[Any, Any, None] | None"]
 Arrival = tuple[str, int, int, "int | None", "Mapping[str, str] | None"]
 
 
@@ -149,6 +151,9 @@ class PullRequestHoldService:
         self._loop_thread: int | None = None
         self._arrivals: list[Arrival] = []
         self._arrivals_lock = threading.Lock()
+        # the pull processor's answer of a pull an arrival wakes, without a coroutine when it
+        # reads on the loop (None: ``wakeup`` as for a timeout)
+        self.answer_now: AnswerNow | None = None
 
     @staticmethod
     def build_key(topic: str, queue_id: int) -> str:
@@ -255,7 +260,17 @@ class PullRequestHoldService:
         if pull.channel.is_closed:
             return
         assert self._loop is not None
-        coro: Coroutine[Any, Any, None] = self._run(pull)
+        if eager and self.answer_now is not None:
+            try:
+                left = self.answer_now(pull)
+            except Exception:  # as in _run: logged with its queue, the other pulls still woken
+                log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
+                return
+            if left is None:  # answered: no coroutine, no task
+                return
+            coro: Coroutine[Any, Any, None] = self._run_left(pull, left)
+        else:
+            coro = self._run(pull)
         task = start_eagerly(self._loop, coro) if eager else self._loop.create_task(coro)
         if task is None:
             return
@@ -266,6 +281,12 @@ class PullRequestHoldService:
         try:
             await self._wakeup(pull)
         except Exception:  # one held pull's failure must not stop the others; logged with its queue
+            log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
+
+    async def _run_left(self, pull: PullRequest, left: Coroutine[Any, Any, None]) -> None:
+        try:
+            await left
+        except Exception:  # as _run's
             log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
 
     async def shutdown(self) -> None:

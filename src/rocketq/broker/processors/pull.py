@@ -89,6 +89,7 @@ class PullMessageProcessor:
         server = self.broker.remoting_server
         server.register_fast_processor(RequestCode.PULL_MESSAGE, self.process_fast)
         self.broker.pull_wakeup = self.execute_request_when_wakeup
+        self.broker.pull_request_hold_service.answer_now = self.answer_woken
 
     def process_fast(self, channel: RemotingChannel, request: RemotingCommand) -> FastResult:
         """On the connection's reader: a pull of the queue's newest records (or a refusal, or
@@ -96,13 +97,26 @@ class PullMessageProcessor:
         return self._process(channel, request, broker_allow_suspend=True)
 
     async def execute_request_when_wakeup(self, pull: PullRequest) -> None:
+        left = self.answer_woken(pull)
+        if left is not None:
+            await left
+
+    def answer_woken(self, pull: PullRequest) -> Coroutine[Any, Any, None] | None:
+        """Re-run a woken pull (RocketMQ's ``executeRequestWhenWakeup``) and answer it now
+        when it reads on the loop (None; the answer joins its connection's send replies of
+        the same put flush, ``write_joined``); else the coroutine that reads and answers."""
         answer = self._process(
             pull.channel, pull.request, broker_allow_suspend=False, header=pull.header
         )
         if answer is None or isinstance(answer, RemotingCommand):
-            if answer is not None:  # read on the loop: the answer joins the send's reply
+            if answer is not None:
                 pull.channel.write_joined(pull.request, answer)
-            return
+            return None
+        return self._answer_later(pull, answer)
+
+    async def _answer_later(
+        self, pull: PullRequest, answer: Coroutine[Any, Any, RemotingCommand | None]
+    ) -> None:
         response = await answer
         if response is None or pull.channel.is_closed:
             return
