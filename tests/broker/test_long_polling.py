@@ -285,3 +285,23 @@ async def test_an_arrival_answers_through_answer_now_without_a_task_and_logs_its
     finally:
         await hold.shutdown()
         await link.client.shutdown()
+
+
+async def test_a_connection_s_held_pulls_leave_nothing_behind_once_answered(
+    holding: Holding,
+) -> None:
+    """A consumer holds a pull per message for as long as it lives: the pulls answered must
+    not stay referenced by its connection (a close listener per pull kept each one, with its
+    request, until the connection closed: ~1,000 a second at the latency phase's rate)."""
+    woken, hold, link = holding.woken, holding.hold, holding.link
+    listeners = len(link.channel._close_listeners)
+    for offset in range(50):
+        hold.suspend_pull_request(held_pull(link, offset=offset, timeout_ms=15_000))
+        assert hold.notify_message_arriving("T", 0, offset + 1) == 1
+        await asyncio.wait_for(woken.queue.get(), 3.0)
+    assert len(link.channel._close_listeners) <= listeners + 1
+    # the connection's close still drops what it holds
+    hold.suspend_pull_request(held_pull(link, offset=50, timeout_ms=15_000))
+    assert hold.held_count == 1
+    link.channel.close()
+    assert hold.held_count == 0

@@ -151,6 +151,8 @@ class PullRequestHoldService:
         self._loop_thread: int | None = None
         self._arrivals: list[Arrival] = []
         self._arrivals_lock = threading.Lock()
+        # the pulls each connection holds (the connections with our close listener)
+        self._by_channel: dict[RemotingChannel, set[PullRequest]] = {}
         # the pull processor's answer of a pull an arrival wakes, without a coroutine when it
         # reads on the loop (None: ``wakeup`` as for a timeout)
         self.answer_now: AnswerNow | None = None
@@ -181,7 +183,13 @@ class PullRequestHoldService:
             return
         self._table.setdefault(self.build_key(pull.topic, pull.queue_id), []).append(pull)
         pull._timer = loop.call_later(max(pull.timeout_ms, 0) / 1000, self._fire, pull)
-        pull.channel.add_close_listener(lambda _ch: self._forget(pull))
+        of_channel = self._by_channel.get(pull.channel)
+        if of_channel is not None:
+            of_channel.add(pull)
+        else:  # one close listener a connection, not a pull: a listener per pull kept
+            # every answered pull until its connection closed
+            self._by_channel[pull.channel] = {pull}
+            pull.channel.add_close_listener(self._channel_closed)
 
     def notify_message_arriving(
         self,
@@ -238,10 +246,19 @@ class PullRequestHoldService:
             if self._table:
                 self.notify_message_arriving(topic, queue_id, max_offset, tags_code, properties)
 
+    def _channel_closed(self, channel: RemotingChannel) -> None:
+        """Drop the pulls ``channel`` holds (RocketMQ's hold service finds a closed
+        channel's pulls when it checks them; here the close tells)."""
+        for pull in self._by_channel.pop(channel, ()):
+            self._forget(pull)
+
     def _forget(self, pull: PullRequest) -> None:
         pull._done = True
         if pull._timer is not None:
             pull._timer.cancel()
+        of_channel = self._by_channel.get(pull.channel)
+        if of_channel is not None:
+            of_channel.discard(pull)
         key = self.build_key(pull.topic, pull.queue_id)
         held = self._table.get(key)
         if held is not None and pull in held:
