@@ -101,10 +101,13 @@ async def test_a_woken_pulls_answer_and_the_send_s_reply_leave_in_one_write(
         counting = CountingTransport(channel._writer.transport)
         channel._writer.transport = counting  # type: ignore[assignment]
         hold = broker.pull_request_hold_service
+        stats = broker.broker_stats_manager
         for offset in (1, 2):
+            misses = stats.get_message_times_total_miss
             pull = pull_request("G", "Hot", 0, offset, sys_flag=SUSPEND, suspend_ms=20_000)
             held = asyncio.ensure_future(client.invoke(addr, pull, 30.0))
             assert await until(lambda: hold.held_count == 1, 10.0)
+            assert stats.get_message_times_total_miss == misses + 1  # a held pull is a miss
             writes = counting.writes
             send = send_request("Hot", b"arrived %d" % offset, queue_id=0)
             sent, got = await asyncio.wait_for(

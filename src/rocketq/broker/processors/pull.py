@@ -189,15 +189,10 @@ class PullMessageProcessor:
         result: GetMessageResult,
         broker_allow_suspend: bool,
     ) -> RemotingCommand | None:
-        response: RemotingCommand | None = self._answer_with_suggestion(h, result)
-        self._record_get(h, result, response)
-        has_suspend = has_suspend_flag(h.sys_flag)
-        if (
-            response is not None
-            and response.code == ResponseCode.PULL_NOT_FOUND
-            and broker_allow_suspend
-            and has_suspend
-        ):
+        response: RemotingCommand | None
+        if broker_allow_suspend and has_suspend_flag(h.sys_flag) and self._not_found(h, result):
+            # held: the PULL_NOT_FOUND it would be answered now is not built
+            self.broker.broker_stats_manager.record_get_miss()
             timeout_ms = (
                 h.suspend_timeout_millis
                 if self.broker.config.long_polling_enable
@@ -218,6 +213,9 @@ class PullMessageProcessor:
                 )
             )
             response = None
+        else:
+            response = self._answer_with_suggestion(h, result)
+            self._record_get(h, result, response)
         if (
             broker_allow_suspend
             and has_commit_offset_flag(h.sys_flag)
@@ -280,6 +278,12 @@ class PullMessageProcessor:
                 self._filters.clear()
             self._filters[key] = message_filter
         return message_filter
+
+    def _not_found(self, h: PullMessageRequestHeader, result: GetMessageResult) -> bool:
+        """The read would be answered PULL_NOT_FOUND (``_answer_with_suggestion``'s code)."""
+        if self._is_slave and not self.broker.config.slave_read_enable:
+            return False  # PULL_RETRY_IMMEDIATELY: back to the master
+        return _code(h, result) == ResponseCode.PULL_NOT_FOUND
 
     @property
     def _is_slave(self) -> bool:
@@ -413,15 +417,17 @@ class PullMessageProcessor:
         return None
 
 
-def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCommand:
+def _code(h: PullMessageRequestHeader, result: GetMessageResult) -> int:
     code = STATUS_TO_RESPONSE[result.status]
-    if code is None:
-        code = (
-            ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
-        )
+    if code is not None:
+        return code
+    return ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+
+
+def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCommand:
     body = result.body if result.body is not None else b"".join(result.message_buffers)
     return RemotingCommand.create_response(
-        code, result.status.name, ext_fields=_response_fields(result), body=body
+        _code(h, result), result.status.name, ext_fields=_response_fields(result), body=body
     )
 
 
