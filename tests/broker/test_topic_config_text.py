@@ -4,13 +4,16 @@ manager's compaction writes it."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rocketq.broker import BrokerConfig
+import pytest
+
+from rocketq.broker import BrokerConfig, topic_config_text
 from rocketq.broker.topic_config import TopicConfigManager
-from rocketq.broker.topic_config_text import YIELD_EVERY, TopicsJsonText
+from rocketq.broker.topic_config_text import ENCODE_EVERY, YIELD_EVERY, TopicsJsonText
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.protocol.data_version import DataVersion
 from rocketq.remoting.protocol.fastjson import dumps_pretty
@@ -86,6 +89,7 @@ def test_changes_made_during_a_compaction_are_right_after_a_reload(tmp_path: Pat
     m = TopicConfigManager(BrokerConfig(), tmp_path)
     m.load()
     m.update_topic_config_list(tc(f"Live{i:05d}") for i in range(3 * YIELD_EVERY))
+    m.wait_for_compaction()  # the one this many changes start: not beside the steps below
     with m._lock:  # persist's first step, then its pieces written with changes in between
         table, version = m.topic_config_table, m.version_snapshot()
         m.journal.rotate()
@@ -107,3 +111,30 @@ def test_changes_made_during_a_compaction_are_right_after_a_reload(tmp_path: Pat
     assert again.topic_config_table == m.topic_config_table
     assert again.topic_config_table["Live00003"].read_queue_nums == 2
     assert "Live00004" not in again.topic_config_table
+
+
+def test_a_compaction_after_a_load_encodes_between_pauses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a restart from topics.json alone no topic has a part yet: the first compaction
+    encodes every one (~0.1 ms each), and lets the GIL go every ENCODE_EVERY of them, not
+    only every YIELD_EVERY names (the pauses counted, each still made)."""
+    m = TopicConfigManager(BrokerConfig(), tmp_path)
+    m.load()
+    m.update_topic_config_list(tc(f"Load{i:05d}") for i in range(2 * YIELD_EVERY))
+    m.wait_for_compaction()  # the one this many changes start, before another manager's
+    m.persist()
+    again = TopicConfigManager(BrokerConfig(), tmp_path)
+    again.load()
+    pauses: list[float] = []
+    real = topic_config_text.pause
+
+    def counted() -> None:
+        pauses.append(time.monotonic())
+        real()
+
+    monkeypatch.setattr(topic_config_text, "pause", counted)
+    again.persist()
+    written = (tmp_path / "config" / "topics.json").read_text(encoding="utf-8")
+    assert written == whole(again.topic_config_table, again.version_snapshot())
+    assert len(pauses) >= len(again.topic_config_table) // ENCODE_EVERY

@@ -41,6 +41,8 @@ from rocketq.remoting.protocol.register_broker_body import TopicConfigSerializeW
 EMPTY_TABLE = '"topicConfigTable":{}'
 #: names (merged, or parts joined) between two releases of the GIL: ~0.1-0.3 ms of Python
 YIELD_EVERY = 512
+#: parts encoded by a render (names stored without a put) between two releases of the GIL
+ENCODE_EVERY = 16
 #: how long a pause lets the GIL go: ``sleep(0)`` often takes it straight back before a
 #: waiting thread runs, which then waits for the switch interval; a real sleep hands it over
 PAUSE_S = 0.00005
@@ -120,6 +122,7 @@ class TopicsJsonText:
         order: list[str] = []
         out: list[str] = []
         first = True
+        encoded = 0
         for name in self._merged(fresh):
             tc = table.get(name)
             if tc is None:  # gone (dropped, or removed without a drop)
@@ -136,6 +139,9 @@ class TopicsJsonText:
                 # text with its source or an older source, which the next render redoes
                 parts[name] = encode_part(name, to_json(tc))
                 sources[name] = tc
+                encoded += 1
+                if encoded % ENCODE_EVERY == 0:  # ~0.1 ms each: after a load, every name
+                    pause()
             out.append(parts[name])
             if len(out) == YIELD_EVERY:
                 yield (before + '"topicConfigTable":{\n' if first else ",\n") + ",\n".join(out)
