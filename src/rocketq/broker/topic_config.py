@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -266,8 +267,15 @@ class TopicConfigManager(ConfigManager):
         return position
 
     def _compact_in_background(self) -> None:
+        started = time.perf_counter()
         try:
             self.persist()
+            log.info(
+                "%s compacted: %d topics, %.0f ms",
+                self.path.name,
+                self._compacted_size,
+                (time.perf_counter() - started) * 1000,
+            )
         except OSError:
             log.exception("compacting %s failed; the journal keeps the changes", self.path)
         finally:
