@@ -138,3 +138,21 @@ def test_a_compaction_after_a_load_encodes_between_pauses(
     written = (tmp_path / "config" / "topics.json").read_text(encoding="utf-8")
     assert written == whole(again.topic_config_table, again.version_snapshot())
     assert len(pauses) >= len(again.topic_config_table) // ENCODE_EVERY
+
+
+def test_a_render_left_midway_keeps_the_new_names_for_the_next() -> None:
+    """A compaction whose write fails stops reading the pieces: the names it had taken as new
+    are merged by the next render (else they would be missing from every later topics.json
+    while the journal that held them is dropped)."""
+    text = TopicsJsonText()
+    version = DataVersion(timestamp=1700000000000, counter=5)
+    table: dict[str, TopicConfig] = {}
+    for i in range(2 * YIELD_EVERY):
+        table[f"M{i:05d}"] = tc(f"M{i:05d}")
+        text.put(table[f"M{i:05d}"], to_json(table[f"M{i:05d}"]))
+    pieces = text.chunks(table, version, text.cut(table))
+    next(pieces)
+    pieces.close()  # the writer's OSError: the generator is left
+    table["Late"] = tc("Late")
+    text.put(table["Late"], to_json(table["Late"]))
+    assert text.render(table, version) == whole(table, version)

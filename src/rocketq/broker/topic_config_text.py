@@ -116,6 +116,17 @@ class TopicsJsonText:
         fresh, complete = cut
         if not complete:  # changed behind this object's back: one C call over the names
             fresh = fresh + [name for name in list(table) if name not in self._sources]
+        done = False
+        try:
+            yield from self._pieces(table, version, fresh)
+            done = True
+        finally:
+            if not done:  # the write failed or was left: the next render merges them again
+                self._fresh[:0] = fresh  # one call: a put's append is not lost
+
+    def _pieces(
+        self, table: Mapping[str, TopicConfig], version: DataVersion, fresh: list[str]
+    ) -> Iterator[str]:
         head = dumps_pretty(TopicConfigSerializeWrapper(data_version=version).to_json())
         before, _, after = head.partition(EMPTY_TABLE)
         parts, sources = self._parts, self._sources
