@@ -269,7 +269,7 @@ class TopicConfigManager(ConfigManager):
     def _compact_in_background(self) -> None:
         started = time.perf_counter()
         try:
-            self.persist()
+            self.persist(reopen=True)  # changes go on: the next journal opened now
             log.info(
                 "%s compacted: %d topics, %.0f ms",
                 self.path.name,
@@ -284,7 +284,7 @@ class TopicConfigManager(ConfigManager):
             if done is not None:
                 done.set()
 
-    def persist(self) -> None:
+    def persist(self, *, reopen: bool = False) -> None:
         """Compact: the table to ``topics.json`` (RocketMQ's format, ``.bak`` kept) and the
         journal emptied. Only the version and the journal's rotation hold the table's lock;
         the text is read from the live table a piece at a time (no copy of it: at 100,000
@@ -294,7 +294,7 @@ class TopicConfigManager(ConfigManager):
             with self._lock:
                 table = self.topic_config_table
                 version = self.version_snapshot()
-                self.journal.rotate()
+                self.journal.rotate(reopen)
                 self._compacted_size = len(table)
                 cut = self.text.cut(table)
             self._write_pieces(self.text.chunks(table, version, cut))
