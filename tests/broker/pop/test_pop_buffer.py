@@ -126,6 +126,11 @@ async def test_a_whole_pop_acked_in_one_call_leaves_what_ack_now_leaves(
         first, second = await pop(c, 2), await pop(c, 2)
         a, b = (parse_extra_info(p[0].handle) for p in (first, second))
         bn = "broker-a"
+        # not a whole live pop: declined, nothing changed (ack_now decides those)
+        assert not service.ack_held_pop(GROUP, TOPIC, 0, a.ck_queue_offset, 1, a.pop_time, bn)
+        assert not service.ack_held_pop(GROUP, TOPIC, 0, a.ck_queue_offset, 2, a.pop_time - 1, bn)
+        assert service.buffer.held_count == 2
+        assert committed(c) == 0
         assert service.ack_held_pop(GROUP, TOPIC, 0, a.ck_queue_offset, 2, a.pop_time, bn)
         assert committed(c) == 2  # the second checkpoint still held
         done = service.ack_now(GROUP, TOPIC, b, [b.ck_queue_offset, b.ck_queue_offset + 1])
