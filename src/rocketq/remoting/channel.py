@@ -274,11 +274,24 @@ class RemotingChannel(RequestInvoker):
             else:
                 assert sends is not None
                 items, malformed = self._decoder.feed_sends(data, spec)
+                take = sends.take
+                limit = self._max_requests_in_flight
                 for item in items:
-                    if type(item) is tuple:
-                        self._dispatch_send(sends, item[0], item[1])
-                    else:
+                    if type(item) is not tuple:
                         self._dispatch(item)  # type: ignore[arg-type]
+                    elif len(self._tasks) + self._deferred >= limit:
+                        self._dispatch(item[0])  # over the in-flight limit: as any request
+                    else:  # a send the split read into its put: queued at once by take
+                        try:
+                            deferred = take(self, item[0], item[1])
+                        except Exception as exc:  # noqa: BLE001 -- as a fast processor's: SYSTEM_ERROR with the reason
+                            failed = self._processor_failed(item[0], exc)
+                            self._answer(item[0], failed, time.perf_counter())
+                            continue
+                        if deferred is None:
+                            self._dispatch(item[0])
+                        else:
+                            self._deferred += 1
             for hook in self._processors.read_end_hooks:
                 try:
                     hook()
@@ -349,22 +362,6 @@ class RemotingChannel(RequestInvoker):
                 return
             coro = self._process_request(cmd)
         self._spawn(coro)
-
-    def _dispatch_send(self, sends: ReadSends, request: RemotingCommand, put: Any) -> None:
-        """A send the read's split read into its put: queued at once, else (over the
-        in-flight limit, or a send ``take`` leaves) dispatched as any request."""
-        if len(self._tasks) + self._deferred >= self._max_requests_in_flight:
-            self._dispatch(request)
-            return
-        try:
-            deferred = sends.take(self, request, put)
-        except Exception as exc:  # noqa: BLE001 -- as a fast processor's: SYSTEM_ERROR with the reason
-            self._answer(request, self._processor_failed(request, exc), time.perf_counter())
-            return
-        if deferred is None:
-            self._dispatch(request)
-        else:
-            self._deferred += 1
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -165,10 +165,9 @@ class SendAnswers:
                 self._answer_alone(deferreds[i], puts[i], result.put_result(i, status))
             return
         values = result.values
-        prefix = result.msg_id_prefix.encode()
         json = SerializeType.JSON
         # one pass: each answerable put goes to its connection's run (its index and its
-        # send_reply_heads item); the rest answer alone
+        # send_reply_runs item); the rest answer alone
         # the items name a put's msgId by its offset: C writes it after the prefix
         runs: dict[RemotingChannel, tuple[list[int], list[tuple[int, int, int, int]]]] = {}
         for i in indexes:
@@ -189,19 +188,27 @@ class SendAnswers:
                 run = runs[deferred.channel] = ([], [])
             run[0].append(i)
             run[1].append((request.opaque, values[k + 1], put.queue_id, values[k + 3]))
+        if not runs:
+            return
+        # every connection's replies in one C call: one buffer a connection
+        items: list[tuple[int, int, int, int]] = []
+        ends: list[int] = []
+        for _, run_items in runs.values():
+            items += run_items
+            ends.append(len(items))
         now = time.perf_counter()
-        answered_all: list[int] = []  # of every connection, for the figures
-        for channel, (answered, items) in runs.items():
-            frames = native.send_reply_heads(pieces, items, prefix)
-            if frames is None:  # a value C does not write: the Python path answers these
+        frames = native.send_reply_runs(pieces, items, result.msg_id_prefix.encode(), ends)
+        if frames is None:  # a value C does not write: the Python path answers these
+            for answered, _ in runs.values():
                 for i in answered:
                     self._answer_alone(deferreds[i], puts[i], result.put_result(i))
-                continue
+            return
+        answered_all: list[int] = []  # of every connection, for the figures
+        for (channel, (answered, _)), heads in zip(runs.items(), frames, strict=True):
             answered_all += answered
-            channel.answer_frames(len(answered), frames)
-            self.native_answers += len(answered)
-        if answered_all:
-            self._record(answered_all, now, deferreds, puts, values)
+            channel.answer_frames(len(answered), heads)
+        self.native_answers += len(answered_all)
+        self._record(answered_all, now, deferreds, puts, values)
 
     def _record(
         self,
@@ -216,14 +223,19 @@ class SendAnswers:
         topic)."""
         answered_deferreds = [deferreds[i] for i in answered]
         elapsed_s = [now - d.started for d in answered_deferreds]
+        stats = self.broker.broker_stats_manager
         try:
-            self.broker.broker_stats_manager.record_put_latencies(elapsed_s)
+            stats.record_put_latencies(elapsed_s)
             # the sends of the lane come from the one server the processor reads for: one
             # table (and its listeners) for all their connections
             table = answered_deferreds[0].channel.processors
             if table.responses_listeners:
                 requests = [d.request for d in answered_deferreds]
                 table.tell_responses(requests, self._success, elapsed_s)
+            topic = puts[answered[0]].topic
+            if all(puts[i].topic == topic for i in answered):  # a flush to one topic
+                stats.record_single_puts(topic, [values[4 * i + 2] for i in answered], "Normal")
+                return
             by_topic: dict[str, list[int]] = {}  # the answered sends' sizes
             for i in answered:
                 topic = puts[i].topic
@@ -232,7 +244,7 @@ class SendAnswers:
                     sizes = by_topic[topic] = []
                 sizes.append(values[4 * i + 2])
             for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
-                self.broker.broker_stats_manager.record_single_puts(topic, sizes, "Normal")
+                stats.record_single_puts(topic, sizes, "Normal")
         except Exception:  # logged, as a done callback's failure
             log.exception("recording the figures of %d puts failed", len(answered))
 
