@@ -198,6 +198,7 @@ class RemotingChannel(RequestInvoker):
         self._settled: asyncio.Event | None = None  # set when the deferred replies are all sent
         self._close_listeners: list[CloseListener] = []
         self._closed = asyncio.Event()
+        self._open = True  # not self._closed.is_set(), without a call (set together)
         self._unwritten: list[bytes] = []
         self._write_window_open = False
         self.remote_addr = format_addr(writer.get_extra_info("peername"))
@@ -224,6 +225,7 @@ class RemotingChannel(RequestInvoker):
         """Close now; pending requests fail with RemotingConnectError."""
         if self.is_closed:
             return
+        self._open = False
         self._closed.set()
         if self._unwritten:  # queued in this loop iteration: the transport sends them on close
             frames, self._unwritten = self._unwritten, []
@@ -258,7 +260,7 @@ class RemotingChannel(RequestInvoker):
     def on_read(self, data: bytes) -> None:
         """The bytes of one socket read (ChannelProtocol.data_received): split the frames,
         run their processors (fast ones inline), store the read's puts, write its answers."""
-        if self.is_closed or self._protocol.paused & PAUSED_FOR_CLOSE:
+        if not self._open or self._protocol.paused & PAUSED_FOR_CLOSE:
             return
         self.last_active_monotonic = time.monotonic()
         self._reading = True
@@ -427,9 +429,13 @@ class RemotingChannel(RequestInvoker):
         """Answer ``count`` deferred requests of this connection with ``frames``, their
         replies encoded back to back; the caller tells the response listeners
         (``processors.tell_responses``), one call for a whole flush's connections."""
-        self._deferred -= count
-        self._answered_deferred()
-        if not self._closed.is_set():
+        # _answered_deferred's steps, inline (a flush answers each connection with this)
+        deferred = self._deferred = self._deferred - count
+        if not deferred and self._settled is not None:
+            self._settled.set()
+        if self._protocol.paused & PAUSED_FOR_ANSWERS and deferred <= self._max_deferred // 2:
+            self._protocol.resume(PAUSED_FOR_ANSWERS)
+        if self._open:
             self._write_frames(frames)
 
     @property
