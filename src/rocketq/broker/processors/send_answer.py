@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from rocketq.broker.broker_context import BrokerContext
@@ -110,6 +111,7 @@ AnswerAlone = Callable[["DeferredReply", SendPut, PutMessageResult], None]
 _Group = list[tuple[GroupedDone, PutMessageResult]]
 #: a connection's answerable puts of a flush: their dones, results and send_reply_heads items
 _Run = tuple[list[FastSendDone], list[PutMessageResult], list[tuple[int, str, int, int]]]
+_TOPIC = attrgetter("topic")
 #: the system topics whose puts the Python path answers (their stats differ)
 _SYSTEM_TOPICS = frozenset((SCHEDULE_TOPIC, TIMER_TOPIC))
 
@@ -232,9 +234,10 @@ class SendAnswers:
             if table.responses_listeners:
                 requests = [d.request for d in answered_deferreds]
                 table.tell_responses(requests, self._success, elapsed_s)
-            topic = puts[answered[0]].topic
-            if all(puts[i].topic == topic for i in answered):  # a flush to one topic
-                stats.record_single_puts(topic, [values[4 * i + 2] for i in answered], "Normal")
+            topics = set(map(_TOPIC, [puts[i] for i in answered]))
+            if len(topics) == 1:  # a flush to one topic
+                one_topic = [values[4 * i + 2] for i in answered]
+                stats.record_single_puts(topics.pop(), one_topic, "Normal")
                 return
             by_topic: dict[str, list[int]] = {}  # the answered sends' sizes
             for i in answered:
