@@ -46,6 +46,7 @@ class LatencyHistogram:
 
 _UNUSED = LatencyHistogram()  # a placeholder, replaced before the first observe
 _CODE = operator.attrgetter("code")
+_LONG_BURST = 8
 _BUCKET_OF = functools.partial(bisect.bisect_left, RPC_LATENCY_BUCKETS_MS)
 
 
@@ -72,7 +73,9 @@ class RpcLatencyStats:
         table = self._by_code
         if len(requests) != len(elapsed_s):
             raise ValueError(f"{len(requests)} requests, {len(elapsed_s)} times")
-        if len(set(map(_CODE, requests))) == 1:  # one request code (a flush's sends): C loops
+        # a long burst of one request code (a flush's sends): C-level loops; a short one (a
+        # lone send's) costs less in the loop below than a Counter's making
+        if len(requests) >= _LONG_BURST and len(set(map(_CODE, requests))) == 1:
             key = (requests[0].code, code)
             values_ms = [elapsed * 1000.0 for elapsed in elapsed_s]
             buckets = collections.Counter(map(_BUCKET_OF, values_ms))
