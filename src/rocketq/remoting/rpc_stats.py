@@ -8,9 +8,6 @@ server read ``snapshot()`` at scrape time, so nothing is counted twice.
 from __future__ import annotations
 
 import bisect
-import collections
-import functools
-import operator
 import threading
 from dataclasses import dataclass, field
 
@@ -45,9 +42,6 @@ class LatencyHistogram:
 
 
 _UNUSED = LatencyHistogram()  # a placeholder, replaced before the first observe
-_CODE = operator.attrgetter("code")
-_LONG_BURST = 8
-_BUCKET_OF = functools.partial(bisect.bisect_left, RPC_LATENCY_BUCKETS_MS)
 
 
 class RpcLatencyStats:
@@ -71,22 +65,6 @@ class RpcLatencyStats:
         """``on_response`` for each of ``requests`` (answered together), under one lock."""
         code = response.code
         table = self._by_code
-        if len(requests) != len(elapsed_s):
-            raise ValueError(f"{len(requests)} requests, {len(elapsed_s)} times")
-        # a long burst of one request code (a flush's sends): C-level loops; a short one (a
-        # lone send's) costs less in the loop below than a Counter's making
-        if len(requests) >= _LONG_BURST and len(set(map(_CODE, requests))) == 1:
-            key = (requests[0].code, code)
-            values_ms = [elapsed * 1000.0 for elapsed in elapsed_s]
-            buckets = collections.Counter(map(_BUCKET_OF, values_ms))
-            with self._lock:
-                histogram = table.get(key) or table.setdefault(key, LatencyHistogram())
-                counts = histogram.counts
-                for index, count in buckets.items():
-                    counts[index] += count
-                # added in order, as observe adds them: the same float sum
-                histogram.sum_ms = functools.reduce(operator.add, values_ms, histogram.sum_ms)
-            return
         with self._lock:
             last: int | None = None
             histogram = _UNUSED
