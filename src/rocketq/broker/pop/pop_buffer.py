@@ -173,9 +173,12 @@ class PopBufferMergeService:
         entry = self._held.get(key)
         if entry is None:
             return None
-        entry.acked.update(offsets)
-        if len(entry.acked) < entry.ck.num:
-            return False
+        # the common case, a whole pop acked at once (the in-flight table's fresh offsets are
+        # distinct): done without a set of its offsets
+        if entry.acked or len(offsets) < entry.ck.num:
+            entry.acked.update(offsets)
+            if len(entry.acked) < entry.ck.num:
+                return False
         del self._held[key]
         self.merged_total += 1
         self.inflight.forget_checkpoint(key)

@@ -125,9 +125,10 @@ class AckMessageProcessor:
             b.start_offset, b.pop_time, b.invisible_time, b.revive_queue_id, b.retry,
             broker_name, b.queue_id, b.start_offset,
         )  # fmt: skip
-        store = self.broker.message_store
-        low = store.get_min_offset_in_queue(topic, b.queue_id)
-        high = store.get_max_offset_in_queue(topic, b.queue_id)
+        # the queue's bounds (MessageStore.get_min/max_offset_in_queue: 0 without a queue)
+        cq = self.broker.message_store.find_consume_queue(topic, b.queue_id, create=False)
+        low = cq.get_min_offset_in_queue() if cq is not None else 0
+        high = cq.get_max_offset_in_queue() if cq is not None else 0
         start, bits = b.start_offset, b.bit_set
         n = len(bits)
         if n and bits[0] == 0 and bits[-1] == n - 1 and low <= start and start + n - 1 <= high:
