@@ -81,3 +81,28 @@ def test_arrivals_are_notified_before_the_index_is_built(tmp_path: Path) -> None
         assert len(sink.indexed) == 2
     finally:
         cl.shutdown()
+
+
+def test_a_run_with_no_one_waiting_calls_no_listener_and_the_next_one_does(
+    tmp_path: Path,
+) -> None:
+    """``arrival_wanted`` False (no pull held, no pop parked): the run's records are still
+    dispatched, and the listener is called again once someone waits."""
+    cl = CommitLog(commit_log_config(tmp_path))
+    sink = Collector()
+    svc = ReputMessageService(cl, sink, fallback_wait_ms=1000)
+    arrivals: list[int] = []
+    svc.message_arriving_listener = lambda t, q, o, *_: arrivals.append(o)
+    waiting = False
+    svc.arrival_wanted = lambda: waiting
+    try:
+        for _ in range(2):
+            cl.append(EncodedMessage(build_record("T", 1, b"x", props_bytes({})), "T", 1))
+        assert svc.do_reput() == 2
+        assert (len(sink.requests), arrivals) == (2, [])
+        waiting = True
+        cl.append(EncodedMessage(build_record("T", 1, b"x", props_bytes({})), "T", 1))
+        assert svc.do_reput() == 1
+        assert arrivals == [2]
+    finally:
+        cl.shutdown()

@@ -17,6 +17,7 @@ import fcntl
 import os
 import shutil
 import time
+from collections.abc import Callable
 
 from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
@@ -56,7 +57,10 @@ class MessageStore(MessageWriter, MessageReader):
         config: StoreConfig,
         *,
         message_arriving_listener: MessageArrivingListener | None = None,
+        arrival_wanted: Callable[[], bool] | None = None,
     ) -> None:
+        """``arrival_wanted`` (optional): whether ``message_arriving_listener`` has anyone
+        to wake now; a dispatch run skips the listener's calls when it says False."""
         self.config = config
         self.root = config.store_path_root_dir
         self.commit_log = CommitLog(config, free_space_check=self._check_free_space)
@@ -79,6 +83,7 @@ class MessageStore(MessageWriter, MessageReader):
             self.commit_log, self, config.reput_fallback_wait_ms
         )
         self.reput_service.message_arriving_listener = message_arriving_listener
+        self.reput_service.arrival_wanted = arrival_wanted
         self.clean_commit_log_service = CleanCommitLogService(self)
         self.clean_consume_queue_service = CleanConsumeQueueService(self)
         self.ha_service = (
@@ -107,6 +112,7 @@ class MessageStore(MessageWriter, MessageReader):
     @message_arriving_listener.setter
     def message_arriving_listener(self, listener: MessageArrivingListener | None) -> None:
         self.reput_service.message_arriving_listener = listener
+        self.reput_service.arrival_wanted = None  # it was the old listener's
 
     def _flushed_store_timestamp(self) -> int:
         return self.commit_log.store_timestamp

@@ -59,6 +59,9 @@ class ReputMessageService(ServiceThread):
         self.reput_from_offset = 0
         self.fallback_wait_ms = fallback_wait_ms
         self.message_arriving_listener: MessageArrivingListener | None = None
+        #: whether anyone waits for an arrival now (the broker: a held pull or a parked pop);
+        #: False skips a run's calls of the listener, one a message. None: always call.
+        self.arrival_wanted: Callable[[], bool] | None = None
         self._reported_bad_at = -1
         self.dispatch_scheduler: DispatchScheduler | None = None
         self._dispatch_lock = threading.Lock()  # one dispatch run at a time
@@ -177,6 +180,9 @@ class ReputMessageService(ServiceThread):
     def _notify(self, requests: list[DispatchRequest]) -> None:
         listener = self.message_arriving_listener
         if listener is None:
+            return
+        wanted = self.arrival_wanted
+        if wanted is not None and not wanted():
             return
         for r in requests:
             if not MessageSysFlag.has_consume_queue_unit(r.sys_flag):

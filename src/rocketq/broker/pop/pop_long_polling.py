@@ -68,6 +68,10 @@ class PopLongPollingService:
         self._by_channel: dict[RemotingChannel, set[PopRequest]] = {}
 
     @property
+    def has_parked(self) -> bool:
+        return bool(self._table)
+
+    @property
     def parked_count(self) -> int:
         return sum(len(v) for v in self._table.values())
 
