@@ -10,7 +10,8 @@ a time over a raw socket, ``--gap-ms`` apart (a lone send: the broker idles in b
 With ``--held-pull`` each send is preceded by a pull held for it on the same connection,
 so the send's dispatch wakes it (the latency phase's path). Printed: calls per send and the
 median and mean microseconds of each step, the broker's CPU per send (``process_time``:
-every thread, the idle broker's own ~10-15 ms a second included) and the client's RT.
+every thread, the idle broker's own ~10-15 ms a second included) and the client's RT (with
+``--held-pull`` also the time to the first frame back, the pull's answer).
 
 Run ``strace -c -f -p <pid>`` on this process meanwhile to count the loop's syscalls a send
 (``epoll_pwait``, ``write``, ``read``); ``--pause-s`` gives the time to attach.
@@ -65,12 +66,15 @@ send = encode(send_request("LoneSend", b"x" * 1024, queue_id=0, code=RequestCode
 sock = socket.create_connection((host, port))
 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 buf = b""
+first_at = None
 
 def frames(k):
-    global buf
+    global buf, first_at
     while True:
         while len(buf) >= 4 and len(buf) >= 4 + struct.unpack_from(">i", buf)[0]:
             buf = buf[4 + struct.unpack_from(">i", buf)[0]:]
+            if first_at is None:
+                first_at = time.perf_counter_ns()
             k -= 1
             if k == 0:
                 return
@@ -78,20 +82,24 @@ def frames(k):
 
 sock.sendall(send)
 frames(1)  # creates the topic (the Python path)
-rts = []
+rts, firsts = [], []
 for offset in range(1, count + 1):
     if held:
         pull = pull_request("LoneSendG", "LoneSend", 0, offset, sys_flag=suspend, suspend_ms=20000)
         sock.sendall(encode(pull))
         time.sleep(0.0005)  # held before the send comes
     start = time.perf_counter_ns()
+    first_at = None
     sock.sendall(send)
     frames(2 if held else 1)
     rts.append(time.perf_counter_ns() - start)
+    firsts.append(first_at - start)
     time.sleep(gap_s)
-rts.sort()
-p50, p99 = rts[len(rts) // 2] / 1e3, rts[int(len(rts) * 0.99)] / 1e3
-print(f"client RT p50 {p50:.1f} us, p99 {p99:.1f} us")
+for name, spent in (("client RT", rts), ("first frame (the pull's answer)", firsts)):
+    if name == "client RT" or held:
+        spent.sort()
+        p50, p99 = spent[len(spent) // 2] / 1e3, spent[int(len(spent) * 0.99)] / 1e3
+        print(f"{name} p50 {p50:.1f} us, p99 {p99:.1f} us")
 """
 
 

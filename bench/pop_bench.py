@@ -45,7 +45,7 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.pop_headers import INIT_MODE_MIN, PopMessageRequestHeader
 from rocketq.response_code import ResponseCode
-from rocketq.testing.pop import Popped, batch_ack, batch_ack_request, popped_of
+from rocketq.testing.pop import Popped, batch_ack, batch_ack_request, popped_handles, popped_of
 
 BROKER = "broker-a"
 CONF = {"autoCreateTopicEnable": "true", "brokerName": BROKER}
@@ -61,14 +61,20 @@ def pop_command(group: str, topic: str, invisible_ms: int, poll_ms: int) -> Remo
     return RemotingCommand.create_request(RequestCode.POP_MESSAGE, header.to_ext_fields())
 
 
-async def pop(
+async def pop_reply(
     client: RemotingClient, addr: str, group: str, topic: str, invisible_ms: int, poll_ms: int
-) -> list[Popped]:
+) -> RemotingCommand:
     r = await client.invoke(addr, pop_command(group, topic, invisible_ms, poll_ms), TIMEOUT_S)
     ok = (ResponseCode.SUCCESS, ResponseCode.PULL_NOT_FOUND, ResponseCode.POLLING_TIMEOUT)
     if r.code not in ok:
         raise RuntimeError(f"pop answered {r.code}: {r.remark}")
-    return popped_of(r, BROKER)
+    return r
+
+
+async def pop(
+    client: RemotingClient, addr: str, group: str, topic: str, invisible_ms: int, poll_ms: int
+) -> list[Popped]:
+    return popped_of(await pop_reply(client, addr, group, topic, invisible_ms, poll_ms), BROKER)
 
 
 async def drain_pop(
@@ -104,7 +110,10 @@ async def drain_pop(
         in_flight: asyncio.Future[RemotingCommand] | None = None
         while time.perf_counter() < deadline and fig.messages < backlog and empty < 3:
             t0 = time.perf_counter()
-            got = await pop(client, addr, group, "BenchBacklog", 600_000, 0)
+            # the messages decoded as the client does (popped_messages), their handles kept
+            got = popped_handles(
+                await pop_reply(client, addr, group, "BenchBacklog", 600_000, 0), BROKER
+            )
             if not got:
                 empty += 1  # the backlog is drained (or the broker has nothing visible)
                 continue
@@ -112,10 +121,10 @@ async def drain_pop(
             if pipelined:  # the previous ack's answer, then this one sent (invokeAsync)
                 if in_flight is not None:
                     check(await in_flight)
-                request = batch_ack_request(BROKER, group, "BenchBacklog", [p.handle for p in got])
+                request = batch_ack_request(BROKER, group, "BenchBacklog", got)
                 in_flight = await client.invoke_async(addr, request, TIMEOUT_S)
             elif acks:
-                await acked([p.handle for p in got])
+                await acked(got)
             fig.rts_ms.append((time.perf_counter() - t0) * 1000)
             fig.messages += len(got)
         if in_flight is not None:

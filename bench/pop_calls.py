@@ -28,7 +28,7 @@ from rocketq.remoting.protocol.pop_headers import (
 )
 from rocketq.response_code import ResponseCode
 from rocketq.testing import run_broker
-from rocketq.testing.pop import batch_ack_request, popped_of
+from rocketq.testing.pop import batch_ack_request, popped_handles
 from rocketq.testing.store import new_msg
 
 TOPIC, GROUP, QUEUES, BATCH = "BenchCalls", "BenchCallsCG", 4, 32
@@ -50,7 +50,7 @@ def _ack_request(broker_name: str, handles: list[str]) -> RemotingCommand:
 async def measure_calls(count: int) -> tuple[list[float], list[float], list[float]]:
     """The thread CPU seconds of each pop and each batch ack of a drain of ``count``, and of
     the load generator's work on each reply (``pop_bench``'s: the messages and their handles
-    read from the reply as a client reads them, ``popped_of``, and the batch ack built from
+    read from the reply as a client reads them, ``popped_handles``, and the batch ack built from
     the handles, ``batch_ack_request``), on the reply after its frame is decoded."""
     pops: list[float] = []
     acks: list[float] = []
@@ -78,8 +78,7 @@ async def measure_calls(count: int) -> tuple[list[float], list[float], list[floa
                 answer.opaque = 1
                 (reply,) = FrameDecoder().feed(encode_head(answer) + (answer.body or b""))
                 c0 = time.thread_time()
-                got = popped_of(reply, name)
-                request = _ack_request(name, [p.handle for p in got])
+                request = _ack_request(name, popped_handles(reply, name))
                 clients.append(time.thread_time() - c0)
                 t2 = time.thread_time()
                 acked = ack_processor.batch_ack_message(None, request)  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
     .venv/bin/python bench/scale_bench.py                       # every curve, default sizes
     .venv/bin/python bench/scale_bench.py --only topics --topics 1000,5000,50000,100000
     .venv/bin/python bench/scale_bench.py --only topics --flush SYNC_FLUSH  # creates wait: fsync
+    .venv/bin/python bench/scale_bench.py --only topics --gc-trace  # + each full collection
     .venv/bin/python bench/scale_bench.py --only clients --clients 100,1000,10000
     .venv/bin/python bench/scale_bench.py --only topics-controller --topics 1000,10000
 
@@ -59,7 +60,8 @@ from rocketq.response_code import ResponseCode
 BENCH = Path(__file__).resolve()
 sys.path.insert(0, str(BENCH.parent))
 
-from scale_servers import (  # noqa: E402 -- bench/ on the path first
+import gc_trace  # noqa: E402 -- bench/ on the path first
+from scale_servers import (  # noqa: E402
     BROKER_NAME,
     CLUSTER,
     TIMEOUT_S,
@@ -129,25 +131,38 @@ async def routed(client: RemotingClient, ns: Proc, topic: str) -> None:
     raise TimeoutError(f"{topic} not routed after 10 s")
 
 
-async def topics_curve(sizes: list[int], creates: int, flush: str) -> None:
+async def topics_curve(sizes: list[int], creates: int, flush: str, trace: bool) -> None:
     rows: list[list[object]] = []
+    gc_rows: list[list[object]] = []
     conf = {"flushDiskType": flush}  # SYNC_FLUSH: a create is answered after its fsync
-    with tempfile.TemporaryDirectory() as tmp, servers(Path(tmp), conf) as (ns, broker):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        servers(Path(tmp), conf, gc_trace=trace) as (ns, broker),
+    ):
         async with RemotingClient() as client:
             have = 0
             for size in sizes:
+                grow_start = time.time()
                 have = await grow_to(client, broker, have, size)
+                create_start = time.time()
                 create_ms, route_ready_ms = [], []
+                spans: list[tuple[float, float]] = []
                 for i in range(creates):
                     name = f"Probe{size:07d}_{i:03d}"
+                    wall = time.time()
                     started = time.perf_counter()
                     fields = create_fields(name, 8)
                     await call(client, broker.addr, RequestCode.UPDATE_AND_CREATE_TOPIC, fields)
                     answered = time.perf_counter()
                     create_ms.append((answered - started) * 1000)
+                    spans.append((wall, wall + (answered - started)))
                     await routed(client, ns, name)
                     route_ready_ms.append((time.perf_counter() - answered) * 1000)
                 have += creates
+                if trace:
+                    gc_rows.append(gc_row(Path(tmp), size, grow_start, create_start, spans))
+                    slow = sorted(range(creates), key=lambda i: -create_ms[i])[:3]
+                    gc_rows[-1].append(", ".join(f"#{i} {create_ms[i]:.1f}" for i in slow))
                 reg_ms, reg_bytes = await full_registration(client, ns, broker)
                 lookups = []
                 for i in range(200):
@@ -189,6 +204,41 @@ async def topics_curve(sizes: list[int], creates: int, flush: str) -> None:
         ],
         rows,
     )
+    if trace:
+        table(
+            "collections (bench/gc_trace.py): full N (longest ms), longest of any ms",
+            [
+                "topics",
+                "broker: growth",
+                "broker: creates",
+                "namesrv: growth",
+                "namesrv: creates",
+                "creates overlapping a collection",
+                "objects freed by full collections (broker / namesrv)",
+                "slowest creates (#, ms)",
+            ],
+            gc_rows,
+        )
+
+
+def gc_row(
+    work: Path, size: int, grow_start: float, create_start: float, spans: list[tuple[float, float]]
+) -> list[object]:
+    broker, ns = gc_trace.read(work / "broker.gc"), gc_trace.read(work / "ns.gc")
+    end = spans[-1][1]
+    freed = [
+        sum(c.collected for c in found if c.generation == 2 and grow_start <= c.at < end)
+        for found in (broker, ns)
+    ]
+    return [
+        f"{size:,}",
+        gc_trace.summary(broker, grow_start, create_start),
+        gc_trace.summary(broker, create_start, end),
+        gc_trace.summary(ns, grow_start, create_start),
+        gc_trace.summary(ns, create_start, end),
+        f"{gc_trace.hits(broker, spans)} / {gc_trace.hits(ns, spans)}",
+        f"{freed[0]:,} / {freed[1]:,}",
+    ]
 
 
 # ----------------------------------------------------------------------------- queues
@@ -427,6 +477,11 @@ def main() -> None:
     ap.add_argument("--topics", default="1000,5000,20000,50000,100000")
     ap.add_argument("--creates", type=int, default=100)
     ap.add_argument("--flush", choices=["ASYNC_FLUSH", "SYNC_FLUSH"], default="ASYNC_FLUSH")
+    ap.add_argument(
+        "--gc-trace",
+        action="store_true",
+        help="topics: time every full collection in both servers (bench/gc_trace.py)",
+    )
     ap.add_argument("--queues", default="8,64,256,1024")
     ap.add_argument("--clients", default="100,1000,10000")
     ap.add_argument("--consumers", type=int, default=1000)
@@ -437,7 +492,7 @@ def main() -> None:
     only = set(args.only or ["topics", "queues", "clients", "store", "backlog"])
     print(f"scale bench: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     if "topics" in only:
-        asyncio.run(topics_curve(ints(args.topics), args.creates, args.flush))
+        asyncio.run(topics_curve(ints(args.topics), args.creates, args.flush, args.gc_trace))
     if "topics-controller" in only:
         from scale_controller import topics_controller_curve
 

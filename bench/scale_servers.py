@@ -54,10 +54,19 @@ class Proc:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _spawn(argv: list[str], port: int, log: Path) -> Proc:
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+def _spawn(argv: list[str], port: int, log: Path, gc_trace: Path | None = None) -> Proc:
+    code = "from rocketq.cli.main import cli; cli()"
+    if gc_trace is not None:  # bench/gc_trace.py: each full collection to a file
+        code = (
+            f"import sys; sys.path.insert(0, {str(BENCH_DIR)!r}); import gc_trace; "
+            f"gc_trace.install({str(gc_trace)!r}); {code}"
+        )
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", "from rocketq.cli.main import cli; cli()", *argv],
+            [sys.executable, "-c", code, *argv],
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -74,10 +83,14 @@ def _spawn(argv: list[str], port: int, log: Path) -> Proc:
 
 
 @contextlib.contextmanager
-def servers(work: Path, conf: dict[str, str] | None = None) -> Iterator[tuple[Proc, Proc]]:
-    """A name server and a broker registered with it, stopped (SIGTERM, by PID) after."""
+def servers(
+    work: Path, conf: dict[str, str] | None = None, gc_trace: bool = False
+) -> Iterator[tuple[Proc, Proc]]:
+    """A name server and a broker registered with it, stopped (SIGTERM, by PID) after; with
+    ``gc_trace`` their collections go to ``work/ns.gc`` and ``work/broker.gc``."""
     ns_port, broker_port = free_port(), free_port()
-    ns = _spawn(["namesrv", "--host", "127.0.0.1", "-p", str(ns_port)], ns_port, work / "ns.log")
+    ns_argv = ["namesrv", "--host", "127.0.0.1", "-p", str(ns_port)]
+    ns = _spawn(ns_argv, ns_port, work / "ns.log", work / "ns.gc" if gc_trace else None)
     broker: Proc | None = None
     try:
         lines = {
@@ -93,7 +106,8 @@ def servers(work: Path, conf: dict[str, str] | None = None) -> Iterator[tuple[Pr
         path = work / "broker.conf"
         path.write_text("".join(f"{k}={v}\n" for k, v in lines.items()))
         argv = ["broker", "--host", "127.0.0.1", "-c", str(path)]
-        broker = _spawn(argv, broker_port, work / "broker.log")
+        trace = work / "broker.gc" if gc_trace else None
+        broker = _spawn(argv, broker_port, work / "broker.log", trace)
         yield ns, broker
     finally:
         for p in (broker, ns):

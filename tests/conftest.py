@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from rocketq.common import native_record
 from rocketq.testing.acl import ACCOUNTS, AclCluster, run_acl_cluster
 from rocketq.testing.cluster import Cluster, run_cluster
 
@@ -35,3 +36,13 @@ async def acl_cluster(tmp_path: Path) -> AsyncIterator[AclCluster]:
     """A cluster whose broker enforces ``rocketq.testing.acl``'s accounts, re-read every 100 ms."""
     async with run_acl_cluster(tmp_path, ACCOUNTS, acl_watch_interval_ms=100) as running:
         yield running
+
+
+@pytest.fixture
+def c_record_paths() -> Iterator[None]:
+    """The C record paths on for the test, also under ``ROCKETQ_NATIVE=0``: for tests whose
+    subject is the C walk itself, checked against the Python reference."""
+    was = native_record.RECORD is not None
+    native_record.use(True)
+    yield
+    native_record.use(was)

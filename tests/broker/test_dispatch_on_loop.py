@@ -16,6 +16,7 @@ from rocketq.response_code import ResponseCode
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 from rocketq.testing.broker import run_broker
+from rocketq.testing.counting import CountingTransport
 from rocketq.testing.store import new_msg
 from rocketq.testing.wait import until
 from rocketq.testing.wire import pull_request, send_request
@@ -81,6 +82,42 @@ async def test_a_held_pull_is_answered_before_the_reply_to_the_send_that_woke_it
         # the same connection carried both: the pull's answer was written inside the put,
         # the send's reply after it
         assert answered == ["pull", "send"]
+
+
+async def test_a_woken_pulls_answer_and_the_send_s_reply_leave_in_one_write(
+    tmp_path: Path,
+) -> None:
+    """The pull a send's put wakes, on the send's connection, is answered in the writev of
+    the send's reply (``hold_answers``): one write a latency message, not two."""
+    async with run_broker(tmp_path / "store") as broker, RemotingClient() as client:
+        addr = f"127.0.0.1:{broker.port}"
+        first = await client.invoke(addr, send_request("Hot", b"create", queue_id=0), 5.0)
+        assert first.code == ResponseCode.SUCCESS, first.remark
+        reput = broker.message_store.reput_service
+        await asyncio.to_thread(reput.shutdown)  # only the loop dispatches: inside the put
+        store = broker.message_store
+        assert await until(lambda: store.dispatch_behind_bytes() == 0, 10.0)
+        (channel,) = broker.remoting_server.channels
+        counting = CountingTransport(channel._writer.transport)
+        channel._writer.transport = counting  # type: ignore[assignment]
+        hold = broker.pull_request_hold_service
+        stats = broker.broker_stats_manager
+        for offset in (1, 2):
+            misses = stats.get_message_times_total_miss
+            pull = pull_request("G", "Hot", 0, offset, sys_flag=SUSPEND, suspend_ms=20_000)
+            held = asyncio.ensure_future(client.invoke(addr, pull, 30.0))
+            assert await until(lambda: hold.held_count == 1, 10.0)
+            assert stats.get_message_times_total_miss == misses + 1  # a held pull is a miss
+            writes = counting.writes
+            send = send_request("Hot", b"arrived %d" % offset, queue_id=0)
+            sent, got = await asyncio.wait_for(
+                asyncio.gather(client.invoke(addr, send, 10.0), held), 15.0
+            )
+            assert sent.code == ResponseCode.SUCCESS, sent.remark
+            assert got.code == ResponseCode.SUCCESS, got.remark
+            assert b"arrived %d" % offset in got.body
+            assert got.ext_fields["nextBeginOffset"] == str(offset + 1)
+            assert counting.writes == writes + 1
 
 
 async def test_a_held_pulls_empty_queue_gets_its_consume_queue_file_before_its_first_message(

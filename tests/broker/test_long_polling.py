@@ -3,8 +3,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -237,3 +238,70 @@ async def test_a_woken_pull_left_waiting_is_cancelled_at_its_await_and_errors_ar
     finally:
         await hold.shutdown()
         await link.client.shutdown()
+
+
+async def test_an_arrival_answers_through_answer_now_without_a_task_and_logs_its_failure(
+    server: RemotingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    woken = Woken()
+    hold = PullRequestHoldService(woken)  # the timeout's path
+    answered: list[int] = []
+    release = asyncio.Event()
+
+    async def cold_read() -> None:
+        await release.wait()
+        answered.append(2)
+
+    def answer_now(pull: PullRequest) -> Coroutine[Any, Any, None] | None:
+        if pull.queue_id == 1:
+            raise RuntimeError("disk on fire")
+        if pull.queue_id == 2:
+            return cold_read()  # what is left runs in a task
+        answered.append(pull.queue_id)
+        return None
+
+    hold.answer_now = answer_now
+    link = await connect(server)
+    try:
+        pulls = [held_pull(link, 0, 15_000) for _ in range(3)]
+        for queue_id, pull in enumerate(pulls):
+            pull.queue_id = queue_id
+            hold.suspend_pull_request(pull)
+        assert hold.notify_message_arriving("T", 0, max_offset=1) == 1
+        assert answered == [0]  # answered inside the call
+        assert not hold._tasks  # no coroutine, no task
+        assert hold.notify_message_arriving("T", 1, max_offset=1) == 1
+        assert "re-executing held pull of T@1 failed" in caplog.text
+        assert hold.notify_message_arriving("T", 2, max_offset=1) == 1
+        (left,) = hold._tasks
+        release.set()
+        await asyncio.wait_for(left, 5.0)
+        assert answered == [0, 2]
+        assert woken.queue.empty()  # arrivals never took the timeout's path
+        late = held_pull(link, 0, 10)  # a timeout still wakes through ``wakeup``
+        hold.suspend_pull_request(late)
+        got, _ = await asyncio.wait_for(woken.queue.get(), 5.0)
+        assert got is late
+    finally:
+        await hold.shutdown()
+        await link.client.shutdown()
+
+
+async def test_a_connection_s_held_pulls_leave_nothing_behind_once_answered(
+    holding: Holding,
+) -> None:
+    """A consumer holds a pull per message for as long as it lives: the pulls answered must
+    not stay referenced by its connection (a close listener per pull kept each one, with its
+    request, until the connection closed: ~1,000 a second at the latency phase's rate)."""
+    woken, hold, link = holding.woken, holding.hold, holding.link
+    listeners = len(link.channel._close_listeners)
+    for offset in range(50):
+        hold.suspend_pull_request(held_pull(link, offset=offset, timeout_ms=15_000))
+        assert hold.notify_message_arriving("T", 0, offset + 1) == 1
+        await asyncio.wait_for(woken.queue.get(), 3.0)
+    assert len(link.channel._close_listeners) <= listeners + 1
+    # the connection's close still drops what it holds
+    hold.suspend_pull_request(held_pull(link, offset=50, timeout_ms=15_000))
+    assert hold.held_count == 1
+    link.channel.close()
+    assert hold.held_count == 0

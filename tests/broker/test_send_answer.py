@@ -115,6 +115,36 @@ async def test_reply_heads_are_the_python_encoders_bytes(tmp_path: Path) -> None
         assert compiled.send_reply_heads(pieces, [(1, 2, 3)]) is None  # type: ignore[list-item]
 
 
+async def test_reply_runs_are_the_reply_heads_of_each_run(tmp_path: Path) -> None:
+    """send_reply_runs (one call a flush) gives send_reply_heads of each connection's run."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    rng = random.Random(23)
+    async with run_broker(tmp_path, store_properties=SMALL) as broker:
+        pieces = reply_pieces(broker)
+        assert pieces is not None
+        prefix = broker.message_store.commit_log.msg_id_prefix.encode()
+        items = [(rng.randrange(2**31), rng.randrange(2**40), i % 4, i) for i in range(50)]
+        ends = [1, 2, 10, 10, 33, 50]  # runs of 1, 1, 8, 0, 23 and 17 replies
+        runs = compiled.send_reply_runs(pieces, items, prefix, ends)
+        starts = [0, *ends[:-1]]
+        expected = [
+            compiled.send_reply_heads(pieces, items[a:b], prefix)
+            for a, b in zip(starts, ends, strict=True)
+        ]
+        assert runs == expected
+        assert runs[0] == python_reply(
+            broker, (items[0][0], f"{prefix.decode()}{items[0][1]:016X}", 0, 0)
+        )
+        assert compiled.send_reply_runs(pieces, [], prefix, []) == []
+        # runs that do not cover the items, a bad value or a bad prefix: the Python path
+        for bad_ends in ([], [49], [10, 5, 50], [51], [-1, 50], ["1", 50]):
+            assert compiled.send_reply_runs(pieces, items, prefix, bad_ends) is None  # type: ignore[arg-type]
+        bad = [*items[:3], (0, 2**63, 0, 0)]
+        assert compiled.send_reply_runs(pieces, bad, prefix, [1, 4]) is None
+        assert compiled.send_reply_runs(pieces, items, b"A-B", [50]) is None
+
+
 async def raw_burst(
     addr: str, requests: list[RemotingCommand]
 ) -> tuple[bytes, list[RemotingCommand]]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from pathlib import Path
 
@@ -37,6 +38,17 @@ def test_changes_since_a_version_are_all_of_them_or_none() -> None:
     feed.record([put("F")], version(3, 6))  # a new master: its epoch, a counter step skipped
     assert feed.changes_since(3, 4) is None  # the gap (5) is not in the feed
     assert feed.changes_since(3, 5) == ([put("F")], version(3, 6))
+
+
+def test_the_feed_holds_a_change_as_text_not_an_object_per_record() -> None:
+    """A batch create's records are not kept as dicts: every full collection would walk
+    them (rocketq.common.heap_freeze)."""
+    feed = TopicConfigFeed()
+    feed.record([put(f"Kept{i:04d}") for i in range(100)], version(1, 1))
+    gc.collect()
+    kept = [o for o in gc.get_objects() if isinstance(o, dict) and o.get("op") == "put"]
+    assert kept == []
+    assert feed.changes_since(1, 0) == ([put(f"Kept{i:04d}") for i in range(100)], version(1, 1))
 
 
 async def test_a_change_from_another_thread_wakes_the_loop() -> None:

@@ -61,3 +61,11 @@ def test_a_handle_the_broker_set_is_kept_and_fifo_counts_are_read() -> None:
     _, msgs = popped_messages(pop_reply(counts, broker_handle="7 1 2 3 1 b 0 2"), "broker-a")
     assert msgs[3].properties[PROPERTY_POP_CK] == "7 1 2 3 1 b 0 2"
     assert [m.reconsume_times for m in msgs] == [0, 2, 4, 0, 2]
+
+
+def test_the_handles_are_also_given_in_the_messages_order() -> None:
+    handles: list[str] = []
+    _, msgs = popped_messages(pop_reply(broker_handle="7 1 2 3 1 b 0 2"), "broker-a", handles)
+    assert handles == [m.properties[PROPERTY_POP_CK] for m in msgs]
+    assert handles[3] == "7 1 2 3 1 b 0 2"  # the broker's own, kept in its place
+    assert len(handles) == len(POPPED)

@@ -38,6 +38,20 @@ class Held:
         self.big += 1
         return RemotingCommand.create_response(ResponseCode.SUCCESS, body=BIG_BODY)
 
+    def answer_as_frames(self, count: int) -> None:
+        """Answer ``count`` held requests of one connection with their frames in one write, as
+        a flush of the broker's sends does (``RemotingChannel.answer_frames``)."""
+        answered, self.held = self.held[:count], self.held[count:]
+        frames = b"".join(
+            encode(
+                RemotingCommand.create_response(
+                    ResponseCode.SUCCESS, body=d.request.body
+                ).response_to(d.request)
+            )
+            for d in answered
+        )
+        answered[0].channel.answer_frames(count, frames)
+
     def answer(self, count: int) -> None:
         answered, self.held = self.held[:count], self.held[count:]
         for deferred in answered:
@@ -99,6 +113,33 @@ async def test_a_connection_with_too_many_answers_waiting_reads_no_more_until_ha
         assert await until(lambda: len(procs.held) == 3, WAIT_S)
         assert channel._protocol.paused == 0
         procs.answer(3)
+        answered = await asyncio.gather(*first, late)
+    assert [r.body for r in answered] == [b"0", b"1", b"2", b"3", b"late"]
+
+
+async def test_answers_written_as_frames_resume_the_reading_once_half_leave(
+    server: RemotingServer, procs: Held
+) -> None:
+    async with RemotingClient() as client:
+        first = [
+            asyncio.ensure_future(
+                client.invoke(server.addr, RemotingCommand.create_request(HELD, {}, b"%d" % i), 5)
+            )
+            for i in range(4)
+        ]
+        assert await until(lambda: len(procs.held) == 4, WAIT_S)
+        channel = _only_channel(server)
+        assert channel._protocol.paused == PAUSED_FOR_ANSWERS
+        late = asyncio.ensure_future(
+            client.invoke(server.addr, RemotingCommand.create_request(HELD, {}, b"late"), 5)
+        )
+        procs.answer_as_frames(1)  # 3 still wait: more than half of the bound
+        assert (await first[0]).body == b"0"
+        assert not _reading(channel)
+        procs.answer_as_frames(1)  # 2 wait: reading resumes and the late request is read
+        assert await until(lambda: len(procs.held) == 3, WAIT_S)
+        assert channel._protocol.paused == 0
+        procs.answer_as_frames(3)
         answered = await asyncio.gather(*first, late)
     assert [r.body for r in answered] == [b"0", b"1", b"2", b"3", b"late"]
 

@@ -4,6 +4,10 @@ burst's requests one by one."""
 
 from __future__ import annotations
 
+import random
+
+import pytest
+
 from rocketq.remoting.channel import ProcessorTable
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.rpc_stats import RpcLatencyStats
@@ -24,6 +28,23 @@ def test_a_burst_told_at_once_leaves_the_histograms_of_one_call_each() -> None:
     assert burst.snapshot() == one.snapshot()
     assert sorted(burst.snapshot()) == [(11, 0), (310, 0)]
     assert sum(burst.snapshot()[(310, 0)].counts) == 4
+
+
+def test_a_burst_of_one_request_code_leaves_the_histogram_and_sum_of_one_call_each() -> None:
+    rng = random.Random(32)
+    elapsed = [rng.choice((0.0, 0.001, 0.003, 10.0)) or rng.expovariate(300) for _ in range(500)]
+    requests = requests_of([310] * len(elapsed))
+    response = RemotingCommand.create_response(0)
+    one, burst = RpcLatencyStats(), RpcLatencyStats()
+    for stats in (one, burst):  # a histogram already there: the burst adds to it
+        stats.on_response(requests[0], response, 0.123)
+    for request, seconds in zip(requests, elapsed, strict=True):
+        one.on_response(request, response, seconds)
+    burst.on_responses(requests, response, elapsed)
+    assert burst.snapshot() == one.snapshot()  # the counts and the sum
+    assert sum(burst.snapshot()[(310, 0)].counts) == 501
+    with pytest.raises(ValueError):
+        burst.on_responses(requests, response, elapsed[:-1])
 
 
 def test_a_listener_without_a_burst_form_is_told_of_each_request() -> None:

@@ -4,8 +4,6 @@ answers given while a read is served leave together at the read's end."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
-from typing import Any
 
 import pytest
 
@@ -14,30 +12,12 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.server import RemotingServer
 from rocketq.response_code import ResponseCode
+from rocketq.testing.counting import CountingTransport
 
 pytestmark = pytest.mark.timeout(30)
 
 ECHO = 1000
 WAIT = 5.0
-
-
-class CountingTransport:
-    """The connection's asyncio transport, with its write calls counted."""
-
-    def __init__(self, transport: Any) -> None:
-        self.transport = transport
-        self.writes = 0
-
-    def write(self, data: bytes) -> None:
-        self.writes += 1
-        self.transport.write(data)
-
-    def writelines(self, frames: Iterable[bytes]) -> None:
-        self.writes += 1
-        self.transport.writelines(frames)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.transport, name)
 
 
 async def test_a_request_leaves_at_once_not_at_the_iteration_s_end() -> None:

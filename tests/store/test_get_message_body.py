@@ -22,6 +22,7 @@ from rocketq.testing.store import new_msg, open_store
 pytestmark = [
     pytest.mark.timeout(120),
     pytest.mark.skipif(native_record.COMPILED is None, reason="rocketq._native not built"),
+    pytest.mark.usefixtures("c_record_paths"),  # the C walk is the subject
 ]
 
 TAGS = ("A", "B", "C")

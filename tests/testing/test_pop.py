@@ -13,9 +13,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rocketq.common import native_record
-from rocketq.common.extra_info import ExtraInfoError
+from rocketq.common.extra_info import ExtraInfoError, build_msg_offset_info, build_start_offset_info
+from rocketq.common.message import MessageExt
+from rocketq.common.message_decoder import encode_message
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
 from rocketq.testing import pop, pop_fuzz
-from rocketq.testing.pop import batch_ack_body_reference, batch_ack_request
+from rocketq.testing.pop import (
+    batch_ack_body_reference,
+    batch_ack_request,
+    popped_handles,
+    popped_of,
+)
 
 pytestmark = pytest.mark.skipif(pop.COMPILED_CLIENT is None, reason="rocketq._native not built")
 
@@ -133,3 +142,27 @@ def test_a_short_fuzz_run_finds_no_difference_and_reaches_c() -> None:
         c_body("b", "G", "T", pop_fuzz.random_handles(rng)) is not None for _ in range(200)
     )
     assert written == 200  # unedited handles of plain names: C writes every one
+
+
+def a_pop_reply(code: int) -> RemotingCommand:
+    """A SUCCESS-shaped pop reply of three messages of two queues, answered with ``code``."""
+    popped = [("T", 0, 5), ("T", 1, 9), ("T", 0, 6)]
+    body = bytearray()
+    for topic, qid, offset in popped:
+        msg = MessageExt(topic=topic, body=b"x")
+        msg.queue_id, msg.queue_offset = qid, offset
+        body += encode_message(msg)
+    ext = {
+        "popTime": "1764264000123", "invisibleTime": "60000", "reviveQid": "3", "restNum": "0",
+        "startOffsetInfo": build_start_offset_info([("T", 0, 5), ("T", 1, 9)]),
+        "msgOffsetInfo": build_msg_offset_info([(t, q, [o]) for t, q, o in popped]),
+    }  # fmt: skip
+    return RemotingCommand.create_response(code, ext_fields=ext, body=bytes(body))
+
+
+def test_popped_handles_are_popped_ofs_without_their_messages() -> None:
+    reply = a_pop_reply(ResponseCode.SUCCESS)
+    handles = popped_handles(reply, "broker-a")
+    assert handles == [p.handle for p in popped_of(a_pop_reply(ResponseCode.SUCCESS), "broker-a")]
+    assert handles[2] == "5 1764264000123 60000 3 0 broker-a 0 6"
+    assert popped_handles(a_pop_reply(ResponseCode.POLLING_TIMEOUT), "broker-a") == []

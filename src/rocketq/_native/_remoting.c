@@ -192,6 +192,8 @@ static PyMethodDef methods[] = {
      "The frame head of a JSON command (codec.encode_head); None where Python must write it."},
     {"send_reply_heads", (PyCFunction)(void (*)(void))send_reply_heads, METH_FASTCALL,
      "The frame heads of the replies to a burst of stored sends, back to back; or None."},
+    {"send_reply_runs", (PyCFunction)(void (*)(void))send_reply_runs, METH_FASTCALL,
+     "send_reply_heads of each run of a flush's replies (one bytes a connection); or None."},
     {"send_put_of", (PyCFunction)(void (*)(void))send_put_of, METH_FASTCALL,
      "A SEND_MESSAGE_V2 request's SendPut from its extFields, or None (send.py decides)."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,

@@ -22,6 +22,13 @@ def send_reply_heads(
     prefix: bytes = ...,
     /,
 ) -> bytes | None: ...
+def send_reply_runs(
+    pieces: tuple[bytes, ...],
+    items: list[tuple[int, int, int, int]],
+    prefix: bytes,
+    ends: list[int],
+    /,
+) -> list[bytes] | None: ...
 def send_put_of(
     fields: dict[str, str],
     body: bytes | bytearray | memoryview,

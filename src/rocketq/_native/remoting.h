@@ -65,6 +65,7 @@ PyObject *encode_json_head(PyObject *self, PyObject *cmd);
 
 /* send_reply.c: the reply heads of a burst of stored sends */
 PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *send_reply_runs(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* send_put.c: a SEND_MESSAGE_V2 request's SendPut from its extFields */
 PyObject *send_put_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

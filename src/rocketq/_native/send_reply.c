@@ -93,41 +93,38 @@ static Py_ssize_t put_offset_id(char *w, const char *prefix, Py_ssize_t prefix_l
     return prefix_len + 16;
 }
 
-/* send_reply_heads(pieces: tuple of 5 bytes,
- *                  items: list of (opaque, msg_id or offset, queue_id, queue_offset)
- *                  [, prefix: bytes]) -> bytes | None */
-PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if ((nargs != 2 && nargs != 3) || !PyTuple_Check(args[0]) ||
-        PyTuple_GET_SIZE(args[0]) != PIECES || !PyList_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "send_reply_heads(pieces: tuple[bytes x5], items: list[, prefix: bytes])");
-        return NULL;
-    }
-    const char *prefix = NULL;
-    Py_ssize_t prefix_len = 0;
-    if (nargs == 3 && (prefix = plain_prefix(args[2], &prefix_len)) == NULL) Py_RETURN_NONE;
-    const char *piece[PIECES];
-    Py_ssize_t piece_len[PIECES], fixed = 0;
+/* the pieces of a reply (a tuple of 5 bytes, each at most 4096); 1 (an error set) when they
+ * are not bytes, 2 when one is too long (the caller returns None) */
+static int read_pieces(PyObject *tuple, const char **piece, Py_ssize_t *piece_len,
+                       Py_ssize_t *fixed) {
+    *fixed = 0;
     for (int i = 0; i < PIECES; i++) {
-        PyObject *p = PyTuple_GET_ITEM(args[0], i);
+        PyObject *p = PyTuple_GET_ITEM(tuple, i);
         if (!PyBytes_Check(p)) {
             PyErr_SetString(PyExc_TypeError, "send_reply_heads: the pieces are bytes");
-            return NULL;
+            return 1;
         }
         piece[i] = PyBytes_AS_STRING(p);
         piece_len[i] = PyBytes_GET_SIZE(p);
-        if (piece_len[i] > 4096) Py_RETURN_NONE;
-        fixed += piece_len[i];
+        if (piece_len[i] > 4096) return 2;
+        *fixed += piece_len[i];
     }
-    PyObject *items = args[1];
-    Py_ssize_t count = PyList_GET_SIZE(items);
+    return 0;
+}
+
+/* the frame heads of items[start:stop] back to back in a new bytes; Py_None (a new
+ * reference) when a value is outside what this code writes, NULL on an error */
+static PyObject *reply_heads(const char **piece, const Py_ssize_t *piece_len, Py_ssize_t fixed,
+                             PyObject *items, Py_ssize_t start, Py_ssize_t stop,
+                             const char *prefix, Py_ssize_t prefix_len) {
+    Py_ssize_t count = stop - start;
     /* one frame: 8 bytes of length and word, the pieces, the id and three numbers */
     Py_ssize_t per_frame = 8 + fixed + MAX_ID + 3 * MAX_NUMBER;
     if (count > PY_SSIZE_T_MAX / per_frame) Py_RETURN_NONE;
     PyObject *out = PyBytes_FromStringAndSize(NULL, count * per_frame);
     if (out == NULL) return NULL;
     char *base = PyBytes_AS_STRING(out), *w = base;
-    for (Py_ssize_t i = 0; i < count; i++) {
+    for (Py_ssize_t i = start; i < stop; i++) {
         PyObject *item = PyList_GET_ITEM(items, i);
         long long opaque, queue_id, queue_offset, offset = -1;
         const char *id = NULL;
@@ -179,5 +176,74 @@ PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nar
         p[7] = (unsigned char)header_len;
     }
     if (_PyBytes_Resize(&out, w - base) < 0) return NULL;
+    return out;
+}
+
+/* send_reply_heads(pieces: tuple of 5 bytes,
+ *                  items: list of (opaque, msg_id or offset, queue_id, queue_offset)
+ *                  [, prefix: bytes]) -> bytes | None */
+PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if ((nargs != 2 && nargs != 3) || !PyTuple_Check(args[0]) ||
+        PyTuple_GET_SIZE(args[0]) != PIECES || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "send_reply_heads(pieces: tuple[bytes x5], items: list[, prefix: bytes])");
+        return NULL;
+    }
+    const char *prefix = NULL;
+    Py_ssize_t prefix_len = 0;
+    if (nargs == 3 && (prefix = plain_prefix(args[2], &prefix_len)) == NULL) Py_RETURN_NONE;
+    const char *piece[PIECES];
+    Py_ssize_t piece_len[PIECES], fixed;
+    int bad = read_pieces(args[0], piece, piece_len, &fixed);
+    if (bad == 1) return NULL;
+    if (bad == 2) Py_RETURN_NONE;
+    return reply_heads(piece, piece_len, fixed, args[1], 0, PyList_GET_SIZE(args[1]), prefix,
+                       prefix_len);
+}
+
+/* send_reply_runs(pieces, items, prefix: bytes, ends: list of int) -> list[bytes] | None:
+ * send_reply_heads(pieces, items[a:b], prefix) for each run [a, b) that ``ends`` marks (its
+ * increasing ends; the first run starts at 0, the last ends at len(items)), in one call: a
+ * flush's replies, one buffer a connection. None when any run's would be None. */
+PyObject *send_reply_runs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != PIECES ||
+        !PyList_Check(args[1]) || !PyList_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "send_reply_runs(pieces: tuple[bytes x5], items: list, prefix: bytes, "
+                        "ends: list[int])");
+        return NULL;
+    }
+    const char *prefix;
+    Py_ssize_t prefix_len = 0;
+    if ((prefix = plain_prefix(args[2], &prefix_len)) == NULL) Py_RETURN_NONE;
+    const char *piece[PIECES];
+    Py_ssize_t piece_len[PIECES], fixed;
+    int bad = read_pieces(args[0], piece, piece_len, &fixed);
+    if (bad == 1) return NULL;
+    if (bad == 2) Py_RETURN_NONE;
+    PyObject *items = args[1], *ends = args[3];
+    Py_ssize_t runs = PyList_GET_SIZE(ends), count = PyList_GET_SIZE(items), start = 0;
+    PyObject *out = PyList_New(runs);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t r = 0; r < runs; r++) {
+        long long end;
+        if (as_i64(PyList_GET_ITEM(ends, r), start, count, &end) ||
+            (r == runs - 1 && end != count)) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+        PyObject *heads = reply_heads(piece, piece_len, fixed, items, start, (Py_ssize_t)end,
+                                      prefix, prefix_len);
+        if (heads == NULL || heads == Py_None) {
+            Py_DECREF(out);
+            return heads;
+        }
+        PyList_SET_ITEM(out, r, heads);
+        start = (Py_ssize_t)end;
+    }
+    if (runs == 0 && count != 0) {
+        Py_DECREF(out);
+        Py_RETURN_NONE;
+    }
     return out;
 }

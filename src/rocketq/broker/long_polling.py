@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketq.remoting.channel import RemotingChannel
+from rocketq.remoting.channel_writer import hold_answers, release_answers
 from rocketq.remoting.eager_step import start_eagerly
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import PullMessageRequestHeader
@@ -58,6 +59,8 @@ class PullRequest:
 
 
 Wakeup = Callable[[PullRequest], Awaitable[None]]
+#: Answer a woken pull now: None when answered, else what is left to await (a read in a thread)
+AnswerNow = Callable[[PullRequest], "Coroutine[Any, Any, None] | None"]
 Arrival = tuple[str, int, int, "int | None", "Mapping[str, str] | None"]
 
 
@@ -71,9 +74,11 @@ class LoopDispatchScheduler:
     While a put batch's flush holds it (:meth:`hold`, ``PutBatcher.flush``), a run the loop
     would get later is kept and run by :meth:`release` at the flush's end, after the flush's
     answers were written: the same run, one loop iteration (and one ``epoll_wait``) less per
-    flush, which is a lone send's whole path at sync 1."""
+    flush, which is a lone send's whole path at sync 1. The flush's answers are held with
+    it (``channel_writer.hold_answers``): a pull its puts wake is answered in the same writev
+    as its connection's send replies (the latency phase's consumer and producer share one)."""
 
-    __slots__ = ("_held", "_holding", "_loop", "_loop_thread", "_run_now")
+    __slots__ = ("_answers_held", "_held", "_holding", "_loop", "_loop_thread", "_run_now")
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, run_now: Callable[[], bool] = lambda: False
@@ -82,6 +87,7 @@ class LoopDispatchScheduler:
         self._run_now = run_now
         self._loop_thread = threading.get_ident()
         self._holding = False
+        self._answers_held = False
         self._held: list[Callable[[], None]] = []
 
     def __call__(self, fn: Callable[[], None]) -> bool:
@@ -108,17 +114,24 @@ class LoopDispatchScheduler:
         if self._holding or threading.get_ident() != self._loop_thread:
             return False
         self._holding = True
+        self._answers_held = hold_answers()
         return True
 
     def release(self) -> None:
-        """Run the kept runs, in order (each logs its own failure, as a loop callback's)."""
+        """Run the kept runs, in order (each logs its own failure, as a loop callback's),
+        then write the woken pulls' answers still waiting for their connection's replies."""
         self._holding = False
         held, self._held = self._held, []
-        for fn in held:
-            try:
-                fn()
-            except Exception:  # as the loop would: logged, the others still run
-                log.exception("a dispatch run failed")
+        try:
+            for fn in held:
+                try:
+                    fn()
+                except Exception:  # as the loop would: logged, the others still run
+                    log.exception("a dispatch run failed")
+        finally:
+            if self._answers_held:
+                self._answers_held = False
+                release_answers()
 
 
 def loop_dispatch_scheduler(
@@ -138,6 +151,11 @@ class PullRequestHoldService:
         self._loop_thread: int | None = None
         self._arrivals: list[Arrival] = []
         self._arrivals_lock = threading.Lock()
+        # the pulls each connection holds (the connections with our close listener)
+        self._by_channel: dict[RemotingChannel, set[PullRequest]] = {}
+        # the pull processor's answer of a pull an arrival wakes, without a coroutine when it
+        # reads on the loop (None: ``wakeup`` as for a timeout)
+        self.answer_now: AnswerNow | None = None
 
     @staticmethod
     def build_key(topic: str, queue_id: int) -> str:
@@ -165,7 +183,13 @@ class PullRequestHoldService:
             return
         self._table.setdefault(self.build_key(pull.topic, pull.queue_id), []).append(pull)
         pull._timer = loop.call_later(max(pull.timeout_ms, 0) / 1000, self._fire, pull)
-        pull.channel.add_close_listener(lambda _ch: self._forget(pull))
+        of_channel = self._by_channel.get(pull.channel)
+        if of_channel is not None:
+            of_channel.add(pull)
+        else:  # one close listener a connection, not a pull: a listener per pull kept
+            # every answered pull until its connection closed
+            self._by_channel[pull.channel] = {pull}
+            pull.channel.add_close_listener(self._channel_closed)
 
     def notify_message_arriving(
         self,
@@ -222,10 +246,19 @@ class PullRequestHoldService:
             if self._table:
                 self.notify_message_arriving(topic, queue_id, max_offset, tags_code, properties)
 
+    def _channel_closed(self, channel: RemotingChannel) -> None:
+        """Drop the pulls ``channel`` holds (RocketMQ's hold service finds a closed
+        channel's pulls when it checks them; here the close tells)."""
+        for pull in self._by_channel.pop(channel, ()):
+            self._forget(pull)
+
     def _forget(self, pull: PullRequest) -> None:
         pull._done = True
         if pull._timer is not None:
             pull._timer.cancel()
+        of_channel = self._by_channel.get(pull.channel)
+        if of_channel is not None:
+            of_channel.discard(pull)
         key = self.build_key(pull.topic, pull.queue_id)
         held = self._table.get(key)
         if held is not None and pull in held:
@@ -244,7 +277,17 @@ class PullRequestHoldService:
         if pull.channel.is_closed:
             return
         assert self._loop is not None
-        coro: Coroutine[Any, Any, None] = self._run(pull)
+        if eager and self.answer_now is not None:
+            try:
+                left = self.answer_now(pull)
+            except Exception:  # as in _run: logged with its queue, the other pulls still woken
+                log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
+                return
+            if left is None:  # answered: no coroutine, no task
+                return
+            coro: Coroutine[Any, Any, None] = self._run_left(pull, left)
+        else:
+            coro = self._run(pull)
         task = start_eagerly(self._loop, coro) if eager else self._loop.create_task(coro)
         if task is None:
             return
@@ -255,6 +298,12 @@ class PullRequestHoldService:
         try:
             await self._wakeup(pull)
         except Exception:  # one held pull's failure must not stop the others; logged with its queue
+            log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
+
+    async def _run_left(self, pull: PullRequest, left: Coroutine[Any, Any, None]) -> None:
+        try:
+            await left
+        except Exception:  # as _run's
             log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
 
     async def shutdown(self) -> None:

@@ -31,6 +31,7 @@ from rocketq.broker.topic_config_feed import Records, TopicConfigFeed
 from rocketq.broker.topic_config_journal import COMPACTOR, TopicConfigJournal
 from rocketq.broker.topic_config_text import TopicsJsonText
 from rocketq.common.attribute import TOPIC_ATTRIBUTES, alter_current_attributes
+from rocketq.common.heap_freeze import HEAP
 from rocketq.common.topic import (
     AUTO_CREATE_TOPIC_KEY_TOPIC,
     BENCHMARK_TOPIC,
@@ -163,11 +164,13 @@ class TopicConfigManager(ConfigManager):
             if records:
                 self.data_version.next_version()
                 position = self._journal_append(records)
+            HEAP.grown(len(records))  # long-lived TopicConfigs: frozen after a growth step
             return self.version_snapshot(), position
 
     def _make_durable(self, position: int) -> None:
         """Outside the lock (so concurrent changes share one fsync): wait for the fsync of
         the journal up to ``position`` with SYNC_FLUSH, else have the flusher do it."""
+        HEAP.settle()  # a growth step freezes the table here, outside the lock
         if not position:
             return
         if self.sync_flush:
@@ -226,6 +229,7 @@ class TopicConfigManager(ConfigManager):
                 self._apply(record)
             self.data_version = DataVersion.from_json(version)
             position = self._journal_append(records) if records else 0
+        HEAP.grown(len(records))
         self._make_durable(position)
 
     def take_unregistered(self) -> tuple[list[TopicConfig], DataVersion]:
@@ -291,6 +295,8 @@ class TopicConfigManager(ConfigManager):
         with self._lock:
             for record in records:
                 self._apply(record)
+        HEAP.grown(len(records))
+        HEAP.settle()
         if records or self.journal.path.exists() or self.journal.rotated_path.exists():
             log.info("%s: %d journaled topic changes replayed", self.path, len(records))
             self.persist()

@@ -45,14 +45,22 @@ class TopicsJsonText:
     (the compaction, under ConfigManager's file lock)."""
 
     def __init__(self) -> None:
-        self._parts: dict[str, tuple[TopicConfig, str]] = {}
+        # the part of each name, and the config it was encoded from; two maps, not one of
+        # (config, text) pairs: a pair is one more object per topic for the cyclic
+        # collector to walk (rocketq.common.heap_freeze)
+        self._parts: dict[str, str] = {}
+        self._sources: dict[str, TopicConfig] = {}
         self._order: list[str] = []
 
     def put(self, tc: TopicConfig, obj: dict[str, Any]) -> None:
         """``tc`` was stored; ``obj`` is its JSON (``to_json(tc)``)."""
-        self._parts[tc.topic_name] = (tc, encode_part(tc.topic_name, obj))
+        name = tc.topic_name
+        text = encode_part(name, obj)
+        self._sources[name] = tc  # the source first, the text last: see render
+        self._parts[name] = text
 
     def drop(self, name: str) -> None:
+        self._sources.pop(name, None)
         self._parts.pop(name, None)
 
     def render(self, table: dict[str, TopicConfig], version: DataVersion) -> str:
@@ -61,17 +69,19 @@ class TopicsJsonText:
         if not table:
             return head
         self._update_order(table)
-        parts = self._parts
+        parts, sources = self._parts, self._sources
         out: list[str] = []
         for i, name in enumerate(self._order):
             if i % YIELD_EVERY == YIELD_EVERY - 1:
                 time.sleep(0)  # the event loop's turn (a create waiting for the GIL)
             tc = table[name]
-            cached = parts.get(name)
-            if cached is None or cached[0] is not tc:  # stored without a put (load, system)
-                cached = (tc, encode_part(name, to_json(tc)))
-                parts[name] = cached
-            out.append(cached[1])
+            if sources.get(name) is not tc:  # stored without a put (load, system)
+                # the text first, the source last (a put does the reverse), so a source
+                # is never left beside an older text: a put racing this leaves either its
+                # text with its source or an older source, which the next render redoes
+                parts[name] = encode_part(name, to_json(tc))
+                sources[name] = tc
+            out.append(parts[name])
         body = '"topicConfigTable":{\n' + ",\n".join(out) + "\n\t}"
         return head.replace(EMPTY_TABLE, body, 1)
 

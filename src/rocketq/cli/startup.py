@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from rocketq.common.heap_freeze import HEAP
 from rocketq.errors import StoreLockedError
 from rocketq.remoting import event_loop
 from rocketq.store.store_lock import describe_holder
@@ -49,12 +50,14 @@ def freeze_start_up_heap() -> None:
     and subscription tables) to the permanent generation (``gc.freeze``), so that a full
     collection walks only what was made since. A broker holds 80-95k start-up objects, and a
     full collection over them stopped its loop for ~40 ms of CPU (BENCHMARKS.md, issue 22:
-    latency at 1,000 msg/s). Called once a server command's servers listen;
-    ``ROCKETQ_GC_FREEZE=0`` turns it off."""
+    latency at 1,000 msg/s). The topic and route tables that grow later are frozen after
+    each growth step from then on (``rocketq.common.heap_freeze``). Called once a server
+    command's servers listen; ``ROCKETQ_GC_FREEZE=0`` turns both off."""
     if os.environ.get(GC_FREEZE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
         return
     gc.collect()
     gc.freeze()
+    HEAP.enable()
 
 
 def locked_store_line(exc: StoreLockedError, store_option: str) -> str:

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rocketq.common.clock import now_ms
+from rocketq.common.heap_freeze import HEAP
 from rocketq.common.topic_config import PERM_WRITE, TopicConfig
 from rocketq.remoting.protocol.data_version import DataVersion
 from rocketq.remoting.protocol.topic_route import (
@@ -102,6 +103,37 @@ class RouteInfoManager:
         channel: object | None = None,
         base_version: DataVersion | None = None,
     ) -> RegisterBrokerResult:
+        """``_register``; then, outside the lock, the route table frozen if it grew by a step
+        (``rocketq.common.heap_freeze``)."""
+        try:
+            return self._register(
+                cluster_name,
+                broker_addr,
+                broker_name,
+                broker_id,
+                ha_server_addr,
+                topic_config_table,
+                data_version,
+                filter_server_list,
+                channel,
+                base_version,
+            )
+        finally:
+            HEAP.settle()
+
+    def _register(
+        self,
+        cluster_name: str,
+        broker_addr: str,
+        broker_name: str,
+        broker_id: int,
+        ha_server_addr: str,
+        topic_config_table: dict[str, TopicConfig] | None,
+        data_version: DataVersion,
+        filter_server_list: list[str] | None,
+        channel: object | None,
+        base_version: DataVersion | None,
+    ) -> RegisterBrokerResult:
         """``base_version`` marks an incremental registration (rocketq's base, see
         ``unknown_version``); equal to ``data_version``, a later part of a split table (its
         new topics taken, the version held left as it is); None: the broker's whole table
@@ -135,10 +167,13 @@ class RouteInfoManager:
             changed = not continuation and (
                 register_first or self.is_broker_topic_config_changed(broker_addr, data_version)
             )
+            made = 0  # long-lived QueueData, frozen after a growth step (heap_freeze)
             if topic_config_table is not None and broker_id == MASTER_ID:
                 for config in topic_config_table.values():
                     if changed or self._is_new_topic_of(broker_name, config.topic_name):
                         self._create_and_update_queue_data(broker_name, config)
+                        made += 1
+            HEAP.grown(made)
             held = self.broker_live_table.get(broker_addr)
             if continuation and held is not None:
                 data_version = held.data_version  # a later part of a split table: as it was

@@ -198,6 +198,7 @@ class RemotingChannel(RequestInvoker):
         self._settled: asyncio.Event | None = None  # set when the deferred replies are all sent
         self._close_listeners: list[CloseListener] = []
         self._closed = asyncio.Event()
+        self._open = True  # not self._closed.is_set(), without a call (set together)
         self._unwritten: list[bytes] = []
         self._write_window_open = False
         self.remote_addr = format_addr(writer.get_extra_info("peername"))
@@ -224,6 +225,7 @@ class RemotingChannel(RequestInvoker):
         """Close now; pending requests fail with RemotingConnectError."""
         if self.is_closed:
             return
+        self._open = False
         self._closed.set()
         if self._unwritten:  # queued in this loop iteration: the transport sends them on close
             frames, self._unwritten = self._unwritten, []
@@ -258,7 +260,7 @@ class RemotingChannel(RequestInvoker):
     def on_read(self, data: bytes) -> None:
         """The bytes of one socket read (ChannelProtocol.data_received): split the frames,
         run their processors (fast ones inline), store the read's puts, write its answers."""
-        if self.is_closed or self._protocol.paused & PAUSED_FOR_CLOSE:
+        if not self._open or self._protocol.paused & PAUSED_FOR_CLOSE:
             return
         self.last_active_monotonic = time.monotonic()
         self._reading = True
@@ -274,11 +276,24 @@ class RemotingChannel(RequestInvoker):
             else:
                 assert sends is not None
                 items, malformed = self._decoder.feed_sends(data, spec)
+                take = sends.take
+                limit = self._max_requests_in_flight
                 for item in items:
-                    if type(item) is tuple:
-                        self._dispatch_send(sends, item[0], item[1])
-                    else:
+                    if type(item) is not tuple:
                         self._dispatch(item)  # type: ignore[arg-type]
+                    elif len(self._tasks) + self._deferred >= limit:
+                        self._dispatch(item[0])  # over the in-flight limit: as any request
+                    else:  # a send the split read into its put: queued at once by take
+                        try:
+                            deferred = take(self, item[0], item[1])
+                        except Exception as exc:  # noqa: BLE001 -- as a fast processor's: SYSTEM_ERROR with the reason
+                            failed = self._processor_failed(item[0], exc)
+                            self._answer(item[0], failed, time.perf_counter())
+                            continue
+                        if deferred is None:
+                            self._dispatch(item[0])
+                        else:
+                            self._deferred += 1
             for hook in self._processors.read_end_hooks:
                 try:
                     hook()
@@ -350,22 +365,6 @@ class RemotingChannel(RequestInvoker):
             coro = self._process_request(cmd)
         self._spawn(coro)
 
-    def _dispatch_send(self, sends: ReadSends, request: RemotingCommand, put: Any) -> None:
-        """A send the read's split read into its put: queued at once, else (over the
-        in-flight limit, or a send ``take`` leaves) dispatched as any request."""
-        if len(self._tasks) + self._deferred >= self._max_requests_in_flight:
-            self._dispatch(request)
-            return
-        try:
-            deferred = sends.take(self, request, put)
-        except Exception as exc:  # noqa: BLE001 -- as a fast processor's: SYSTEM_ERROR with the reason
-            self._answer(request, self._processor_failed(request, exc), time.perf_counter())
-            return
-        if deferred is None:
-            self._dispatch(request)
-        else:
-            self._deferred += 1
-
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
@@ -430,9 +429,13 @@ class RemotingChannel(RequestInvoker):
         """Answer ``count`` deferred requests of this connection with ``frames``, their
         replies encoded back to back; the caller tells the response listeners
         (``processors.tell_responses``), one call for a whole flush's connections."""
-        self._deferred -= count
-        self._answered_deferred()
-        if not self._closed.is_set():
+        # _answered_deferred's steps, inline (a flush answers each connection with this)
+        deferred = self._deferred = self._deferred - count
+        if not deferred and self._settled is not None:
+            self._settled.set()
+        if self._protocol.paused & PAUSED_FOR_ANSWERS and deferred <= self._max_deferred // 2:
+            self._protocol.resume(PAUSED_FOR_ANSWERS)
+        if self._open:
             self._write_frames(frames)
 
     @property

@@ -71,7 +71,7 @@ class ChannelProtocol(asyncio.Protocol):
         self._make_channel = make_channel
         self.channel: ReadSink | None = None
         self._transport: asyncio.Transport | None = None
-        self._paused = 0  # PAUSED_FOR_* bits
+        self.paused = 0  # PAUSED_FOR_* bits (read by the channel; set by pause and resume)
         self._write_waiters: list[asyncio.Future[None]] = []
         self._write_paused = False
         self._lost = False
@@ -105,20 +105,16 @@ class ChannelProtocol(asyncio.Protocol):
 
     def pause(self, reason: int) -> None:
         """Read no more for ``reason`` (a PAUSED_FOR_* bit) until :meth:`resume` of it."""
-        if not self._paused and self._transport is not None and not self._lost:
+        if not self.paused and self._transport is not None and not self._lost:
             self._transport.pause_reading()
-        self._paused |= reason
+        self.paused |= reason
 
     def resume(self, reason: int) -> None:
-        if not self._paused & reason:
+        if not self.paused & reason:
             return
-        self._paused &= ~reason
-        if not self._paused and self._transport is not None and not self._lost:
+        self.paused &= ~reason
+        if not self.paused and self._transport is not None and not self._lost:
             self._transport.resume_reading()
-
-    @property
-    def paused(self) -> int:
-        return self._paused
 
     def pause_writing(self) -> None:
         self._write_paused = True

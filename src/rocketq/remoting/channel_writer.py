@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 
 from rocketq.errors import RemotingConnectError, RemotingError
@@ -20,6 +21,10 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 
 log = logging.getLogger("rocketq.remoting.channel")
+
+#: The writers whose answers wait, on this thread, for their connection's other answers of
+#: the same put flush (``hold_answers``); ``writers`` is None while no flush holds them.
+_held = threading.local()
 
 # an answer given on the reader with a body this large is written at once (with the answers
 # queued before it), not at the read's end: its client can start on it meanwhile
@@ -34,6 +39,8 @@ class FrameWriter:
     _reading: bool  # dispatching a read: its end writes the queued answers
     _unwritten: list[bytes]
     _write_window_open: bool
+    _deferred: int  # requests whose answer comes later (a send in a put flush)
+    _joining: bool = False  # an answer waits in _unwritten for this connection's next answers
     remote_addr: str
     last_active_monotonic: float
 
@@ -57,6 +64,27 @@ class FrameWriter:
             self._write(response, burst=burst)
         except RemotingError as exc:
             log.debug("response to %s not sent: %s", self.remote_addr, exc)
+
+    def write_joined(self, request: RemotingCommand, response: RemotingCommand) -> None:
+        """Write a response without waiting; while a put flush holds the answers
+        (:func:`hold_answers`) and this connection has answers still to come (its sends in
+        that flush), it waits for them and leaves in their write, one writev for both: the
+        answer of a pull woken by a send's dispatch and that send's reply cost the client one
+        read and the broker one ``write``, where they cost two. At the latest it leaves when
+        the flush ends (:func:`release_answers`)."""
+        if self.is_closed:
+            return
+        writers: list[FrameWriter] | None = getattr(_held, "writers", None)
+        if writers is None or not self._deferred or self._write_window_open or self._reading:
+            self._write_reply(request, response)
+            return
+        response.response_to(request)
+        self._unwritten.append(encode_head(response))
+        if response.body:
+            self._unwritten.append(response.body)
+        self._write_window_open = self._joining = True  # no loop callback: see _write_frames
+        writers.append(self)
+        self.last_active_monotonic = time.monotonic()
 
     async def _reply(self, request: RemotingCommand, response: RemotingCommand) -> None:
         response.response_to(request)
@@ -141,8 +169,12 @@ class FrameWriter:
         once when nothing else is being written in this iteration, else queued in its write
         window. Written at once, they open no window: the burst is already one write, and a
         window would cost a loop callback per connection per flush for frames that rarely
-        follow in the same iteration (those are written as they come)."""
-        if self._write_window_open or self._reading:
+        follow in the same iteration (those are written as they come). An answer waiting
+        for them (``write_joined``) leaves with them, in one writev."""
+        if self._joining:
+            self._unwritten.append(frames)
+            self._write_unwritten()
+        elif self._write_window_open or self._reading:
             self._unwritten.append(frames)
             if not self._write_window_open:
                 self._write_window_open = True  # the end of the read writes them
@@ -157,7 +189,7 @@ class FrameWriter:
 
     def _write_unwritten(self) -> None:
         """End the write window: the frames queued in it leave in one writelines."""
-        self._write_window_open = False
+        self._write_window_open = self._joining = False
         if not self._unwritten or self.is_closed:
             return
         frames, self._unwritten = self._unwritten, []
@@ -166,3 +198,23 @@ class FrameWriter:
         except (OSError, RuntimeError) as exc:
             log.debug("write to %s failed: %s", self.remote_addr, exc)
             self.close()
+
+
+def hold_answers() -> bool:
+    """From now until :func:`release_answers`, a ``write_joined`` answer on this thread waits
+    for its connection's next answers (a put flush's: ``LoopDispatchScheduler.hold``); False
+    (nothing changed) when already holding."""
+    if getattr(_held, "writers", None) is not None:
+        return False
+    _held.writers = []
+    return True
+
+
+def release_answers() -> None:
+    """Stop holding; the answers still waiting (their connection's answers did not come in
+    the flush: a send waiting for its sync flush) leave now, one writev a connection."""
+    writers: list[FrameWriter] | None = getattr(_held, "writers", None)
+    _held.writers = None
+    for writer in writers or ():
+        if writer._joining and not writer.is_closed:
+            writer._write_unwritten()

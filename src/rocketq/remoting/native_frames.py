@@ -42,6 +42,14 @@ class FramePaths(Protocol):
         prefix: bytes = ...,
         /,
     ) -> bytes | None: ...
+    def send_reply_runs(
+        self,
+        pieces: tuple[bytes, ...],
+        items: list[tuple[int, int, int, int]],
+        prefix: bytes,
+        ends: list[int],
+        /,
+    ) -> list[bytes] | None: ...
     def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...
     def send_put_of(
         self,

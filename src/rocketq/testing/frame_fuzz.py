@@ -13,7 +13,8 @@ the same error, and the send headers read from the commands' extFields (the C he
 the Python ones; ``split_sends`` must split it as ``split_frames`` does, each send it reads
 (random V2 sends are mixed in) the command ``split_frames`` gives with ``send_put_of``'s put
 (``check_split_sends``). The send replies' heads (``send_reply_heads``) get random pieces and
-values, edge and wrong ones, and must equal ``reply_heads_reference``'s. The record scan and decode
+values, edge and wrong ones, and must equal ``reply_heads_reference``'s (``send_reply_runs``, a
+flush's runs in one call, ``reply_runs_reference``'s). The record scan and decode
 (``rocketq._native._record``) get mutated commitlog records and must not crash; the C append
 of sends (``append_sends``) gets random sends and must write what the Python path writes,
 and the C reader of a send's put (``send_put_of``) random extFields (``append_fuzz``). The C

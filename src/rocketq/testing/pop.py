@@ -93,6 +93,16 @@ def popped_of(response: RemotingCommand, broker_name: str) -> list[Popped]:
     return [Popped(msg, msg.properties[PROPERTY_POP_CK]) for msg in msgs]
 
 
+def popped_handles(response: RemotingCommand, broker_name: str) -> list[str]:
+    """The handles of a POP response's messages, in their order (empty unless SUCCESS): the
+    messages decoded and given their handles as :func:`popped_of` does, without a
+    :class:`Popped` a message (a load generator that only acks them)."""
+    handles: list[str] = []
+    if response.code == ResponseCode.SUCCESS:
+        popped_messages(response, broker_name, handles)
+    return handles
+
+
 async def pop(
     client: RemotingClient, addr: str, broker_name: str, group: str, topic: str, **options: object
 ) -> tuple[RemotingCommand, list[Popped]]:

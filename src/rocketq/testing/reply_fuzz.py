@@ -1,6 +1,8 @@
 """The fuzz round of ``send_reply_heads`` (``rocketq._native._remoting``, send_reply.c; issue 22):
 random pieces and reply values, with and without the store's msgId prefix, must give what
-``reply_heads_reference`` gives (``frame_fuzz`` runs it)."""
+``reply_heads_reference`` gives; ``send_reply_runs`` (a flush's runs in one call) must give the
+reference of each run, or None when the runs do not cover the items or one run is None
+(``frame_fuzz`` runs both)."""
 
 from __future__ import annotations
 
@@ -88,10 +90,45 @@ def check_send_replies(rng: random.Random) -> str | None:
     args: tuple[object, ...] = (pieces, items) if prefix is None else (pieces, items, prefix)
     got = compiled.send_reply_heads(*args)  # type: ignore[arg-type]
     expected = reply_heads_reference(pieces, items, prefix)
+    short = [p[:40] for p in pieces]
     if got != expected:
-        short = [p[:40] for p in pieces]
         return (
             f"send_reply_heads({short!r}..., {items!r}, {prefix!r}): {got!r:.300}, "
             f"expected {expected!r:.300}"
         )
+    if prefix is None:
+        return None
+    ends = sorted(rng.randrange(len(items) + 1) for _ in range(rng.randrange(4)))
+    ends.append(len(items))
+    if rng.random() < 0.1:  # runs that do not cover the items
+        ends = ends[:-1] if rng.random() < 0.5 else [*ends, len(items) + 1]
+    got_runs = compiled.send_reply_runs(pieces, items, prefix, ends)  # type: ignore[arg-type]
+    expected_runs = reply_runs_reference(pieces, items, prefix, ends)
+    if got_runs != expected_runs:
+        return (
+            f"send_reply_runs({short!r}..., {items!r}, {prefix!r}, {ends!r}): "
+            f"{got_runs!r:.300}, expected {expected_runs!r:.300}"
+        )
     return None
+
+
+def reply_runs_reference(
+    pieces: tuple[bytes, ...], items: list[object], prefix: object, ends: list[int]
+) -> list[bytes] | None:
+    """What ``send_reply_runs`` must give: ``reply_heads_reference`` of each run the
+    increasing ``ends`` mark (from 0 to the last item), or None."""
+    if reply_heads_reference(pieces, [], prefix) is None:  # a bad prefix or piece
+        return None
+    if items and (not ends or ends[-1] != len(items)):
+        return None
+    out: list[bytes] = []
+    start = 0
+    for end in ends:
+        if not start <= end <= len(items):
+            return None
+        heads = reply_heads_reference(pieces, items[start:end], prefix)
+        if heads is None:
+            return None
+        out.append(heads)
+        start = end
+    return out

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker.pop import pop_buffer
+from rocketq.common.extra_info import parse_extra_info
 from rocketq.response_code import ResponseCode
 from rocketq.store.timer.timer_hook import TIMER_TOPIC
 from rocketq.testing import pop as raw
@@ -111,3 +112,35 @@ async def test_a_checkpoint_held_too_long_is_written_with_its_acks(tmp_path: Pat
             back.extend(got)
         assert sorted(p.msg.body for p in back) == [b"m2", b"m3"]
         assert all(p.msg.reconsume_times == 1 for p in back)
+
+
+async def test_a_whole_pop_acked_in_one_call_leaves_what_ack_now_leaves(
+    tmp_path: Path, long_hold: None
+) -> None:
+    """PopService.ack_held_pop (the batch ack's common case in one call) against ack_now (the
+    reference) on two pops of the same queue: the same spans acked, both checkpoints merged
+    and forgotten, the offset committed past both, no record written; a second call (the
+    checkpoint gone) declines without changing anything."""
+    async with cluster(tmp_path) as c:
+        service = c.broker.pop_service
+        first, second = await pop(c, 2), await pop(c, 2)
+        a, b = (parse_extra_info(p[0].handle) for p in (first, second))
+        bn = "broker-a"
+        # not a whole live pop: declined, nothing changed (ack_now decides those)
+        assert not service.ack_held_pop(GROUP, TOPIC, 0, a.ck_queue_offset, 1, a.pop_time, bn)
+        assert not service.ack_held_pop(GROUP, TOPIC, 0, a.ck_queue_offset, 2, a.pop_time - 1, bn)
+        assert service.buffer.held_count == 2
+        assert committed(c) == 0
+        assert service.ack_held_pop(GROUP, TOPIC, 0, a.ck_queue_offset, 2, a.pop_time, bn)
+        assert committed(c) == 2  # the second checkpoint still held
+        done = service.ack_now(GROUP, TOPIC, b, [b.ck_queue_offset, b.ck_queue_offset + 1])
+        assert done == [2, 3]
+        assert committed(c) == 4
+        assert service.buffer.merged_total == 2
+        assert service.buffer.held_count == 0
+        spans = service.inflight._queues[(GROUP, TOPIC, 0)].spans
+        assert [(sp.start, sp.end, sp.acked) for sp in spans.values()] == [(0, 2, 3), (2, 4, 3)]
+        assert not service.inflight._acked
+        assert not service.ack_held_pop(GROUP, TOPIC, 0, a.ck_queue_offset, 2, a.pop_time, bn)
+        assert revive_records(c) == 0
+        await batch_ack(c, first)  # repeated with the same handles: still SUCCESS

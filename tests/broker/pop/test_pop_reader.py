@@ -21,6 +21,7 @@ from rocketq.testing.store import new_msg, open_store
 pytestmark = [
     pytest.mark.timeout(60),
     pytest.mark.skipif(native_record.COMPILED is None, reason="rocketq._native not built"),
+    pytest.mark.usefixtures("c_record_paths"),  # the C walk is the subject
 ]
 
 

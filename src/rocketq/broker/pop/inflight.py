@@ -214,6 +214,21 @@ class PopInflightTable:
                 group, topic, queue_id, queue, offsets, pop_time, ck_key, ends_ms
             )
 
+    def ack_whole_span(
+        self, group: str, topic: str, queue_id: int, start: int, n: int, pop_time: int
+    ) -> bool:
+        """:meth:`on_ack` of a whole pop at once (offsets ``start`` to ``start + n - 1``, none
+        acked yet, with the pop's own handle) without the checkpoint's acked set (``record``
+        False): True when done, False (nothing changed) when the offsets are not exactly one
+        un-acked span of that handle (the caller takes the general path)."""
+        with self._lock:
+            queue = self._queues.get((group, topic, queue_id))
+            sp = None if queue is None else queue.spans.get(start)
+            if sp is None or sp.pop_time != pop_time or sp.acked or sp.end - start != n:
+                return False
+            sp.acked = (1 << n) - 1
+            return True
+
     def _ack_offsets(
         self,
         group: str,

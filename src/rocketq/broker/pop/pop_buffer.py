@@ -173,14 +173,29 @@ class PopBufferMergeService:
         entry = self._held.get(key)
         if entry is None:
             return None
-        entry.acked.update(offsets)
-        if len(entry.acked) < entry.ck.num:
-            return False
-        del self._held[key]
-        self.merged_total += 1
-        self.inflight.forget_checkpoint(key)
-        self._resolve(entry)
+        # the common case, a whole pop acked at once (the in-flight table's fresh offsets are
+        # distinct): done without a set of its offsets
+        if entry.acked or len(offsets) < entry.ck.num:
+            entry.acked.update(offsets)
+            if len(entry.acked) < entry.ck.num:
+                return False
+        self.merged(entry)
         return True
+
+    def held_whole(self, key: str, n: int) -> BufferedCheckPoint | None:
+        """The held checkpoint ``key`` when an ack of ``n`` fresh offsets acks it in full
+        (:meth:`merge`'s common case), else None."""
+        entry = self._held.get(key)
+        if entry is None or entry.acked or n < entry.ck.num:
+            return None
+        return entry
+
+    def merged(self, entry: BufferedCheckPoint) -> None:
+        """:meth:`merge`'s end for ``entry`` of :meth:`held_whole`: acked in full."""
+        del self._held[entry.key]
+        self.merged_total += 1
+        self.inflight.forget_checkpoint(entry.key)
+        self._resolve(entry)
 
     def _resolve(self, entry: BufferedCheckPoint) -> None:
         entry.done = True

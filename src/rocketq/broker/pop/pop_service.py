@@ -203,6 +203,27 @@ class PopService:
         )
         return PendingAck(_ack_record(ack, fresh), key, fresh, repeated, handle)
 
+    def ack_held_pop(
+        self, group: str, real_topic: str, queue_id: int, start: int, n: int, pop_time: int,
+        broker_name: str,
+    ) -> bool:  # fmt: skip
+        """:meth:`ack_now`'s common case in one call: a whole pop (offsets ``start`` to
+        ``start + n - 1``, in the queue, with its live handle) acked at once while the pop
+        buffer holds its checkpoint: the in-flight span marked, the checkpoint resolved (never
+        written) and the queue's offset committed past it. False, with nothing changed, for
+        anything else (the caller takes :meth:`ack_now`)."""
+        buffer = self.buffer
+        if buffer is None:
+            return False
+        # AckMsg.merge_key, as ack_now builds it
+        entry = buffer.held_whole(f"{real_topic}{group}{queue_id}{start}{pop_time}{broker_name}", n)
+        if entry is None:
+            return False
+        if not self.inflight.ack_whole_span(group, real_topic, queue_id, start, n, pop_time):
+            return False
+        buffer.merged(entry)
+        return True
+
     async def write_ack(self, pending: PendingAck) -> list[int] | PutMessageStatus:
         """:meth:`ack`'s record written; the in-flight marks undone when it is not stored."""
         handle, record = pending.handle, pending.record

@@ -26,6 +26,8 @@ from rocketq.broker.pop.pop_codec import read_batch_ack_body
 from rocketq.broker.pop.pop_service import PendingAck
 from rocketq.broker.processors.send_results import STATUS_TO_RESPONSE
 from rocketq.common.extra_info import (
+    NORMAL_TOPIC,
+    POP_ORDER_REVIVE_QUEUE,
     ExtraInfo,
     ExtraInfoError,
     parse_extra_info,
@@ -95,6 +97,8 @@ class AckMessageProcessor:
         pop = self.broker.pop_service
         refused = 0
         for i, b in enumerate(acks):
+            if self._ack_held_pop(b, broker_name):
+                continue
             found = self._batch_item(b, broker_name)
             if isinstance(found, RemotingCommand):
                 return found
@@ -112,6 +116,33 @@ class AckMessageProcessor:
             return self._batch_ack_rest(acks, i, found, done, broker_name, refused)
         return _batch_answer(refused)
 
+    def _ack_held_pop(self, b: BatchAck, broker_name: str) -> bool:
+        """The common BatchAck in one pass: a whole live pop of a normal topic, all in its
+        queue, whose checkpoint the pop buffer holds (``PopService.ack_held_pop``); no handle
+        object, no offsets list. False, with nothing changed, for anything else (then
+        ``_batch_item`` and ``ack_now`` decide it)."""
+        bits = b.bit_set
+        n = len(bits)
+        # the bits as decoded are ascending and distinct: first 0 and last n - 1 is all of them
+        if not n or bits[0] != 0 or bits[-1] != n - 1 or b.retry != NORMAL_TOPIC:
+            return False
+        if b.revive_queue_id == POP_ORDER_REVIVE_QUEUE:
+            return False
+        store = self.broker.message_store
+        if b.pop_time + b.invisible_time <= store.now_ms():  # expired: refused by the rest
+            return False
+        cq = store.find_consume_queue(b.topic, b.queue_id, create=False)
+        start = b.start_offset
+        if (
+            cq is None
+            or start < cq.get_min_offset_in_queue()
+            or start + n - 1 > cq.get_max_offset_in_queue()
+        ):
+            return False
+        return self.broker.pop_service.ack_held_pop(
+            b.consumer_group, b.topic, b.queue_id, start, n, b.pop_time, broker_name
+        )
+
     def _batch_item(
         self, b: BatchAck, broker_name: str
     ) -> tuple[str, ExtraInfo, list[int]] | int | RemotingCommand:
@@ -125,9 +156,10 @@ class AckMessageProcessor:
             b.start_offset, b.pop_time, b.invisible_time, b.revive_queue_id, b.retry,
             broker_name, b.queue_id, b.start_offset,
         )  # fmt: skip
-        store = self.broker.message_store
-        low = store.get_min_offset_in_queue(topic, b.queue_id)
-        high = store.get_max_offset_in_queue(topic, b.queue_id)
+        # the queue's bounds (MessageStore.get_min/max_offset_in_queue: 0 without a queue)
+        cq = self.broker.message_store.find_consume_queue(topic, b.queue_id, create=False)
+        low = cq.get_min_offset_in_queue() if cq is not None else 0
+        high = cq.get_max_offset_in_queue() if cq is not None else 0
         start, bits = b.start_offset, b.bit_set
         n = len(bits)
         if n and bits[0] == 0 and bits[-1] == n - 1 and low <= start and start + n - 1 <= high:

@@ -89,6 +89,7 @@ class PullMessageProcessor:
         server = self.broker.remoting_server
         server.register_fast_processor(RequestCode.PULL_MESSAGE, self.process_fast)
         self.broker.pull_wakeup = self.execute_request_when_wakeup
+        self.broker.pull_request_hold_service.answer_now = self.answer_woken
 
     def process_fast(self, channel: RemotingChannel, request: RemotingCommand) -> FastResult:
         """On the connection's reader: a pull of the queue's newest records (or a refusal, or
@@ -96,10 +97,27 @@ class PullMessageProcessor:
         return self._process(channel, request, broker_allow_suspend=True)
 
     async def execute_request_when_wakeup(self, pull: PullRequest) -> None:
+        left = self.answer_woken(pull)
+        if left is not None:
+            await left
+
+    def answer_woken(self, pull: PullRequest) -> Coroutine[Any, Any, None] | None:
+        """Re-run a woken pull (RocketMQ's ``executeRequestWhenWakeup``) and answer it now
+        when it reads on the loop (None; the answer joins its connection's send replies of
+        the same put flush, ``write_joined``); else the coroutine that reads and answers."""
         answer = self._process(
             pull.channel, pull.request, broker_allow_suspend=False, header=pull.header
         )
-        response = answer if answer is None or isinstance(answer, RemotingCommand) else await answer
+        if answer is None or isinstance(answer, RemotingCommand):
+            if answer is not None:
+                pull.channel.write_joined(pull.request, answer)
+            return None
+        return self._answer_later(pull, answer)
+
+    async def _answer_later(
+        self, pull: PullRequest, answer: Coroutine[Any, Any, RemotingCommand | None]
+    ) -> None:
+        response = await answer
         if response is None or pull.channel.is_closed:
             return
         response.response_to(pull.request)
@@ -171,15 +189,10 @@ class PullMessageProcessor:
         result: GetMessageResult,
         broker_allow_suspend: bool,
     ) -> RemotingCommand | None:
-        response: RemotingCommand | None = self._answer_with_suggestion(h, result)
-        self._record_get(h, result, response)
-        has_suspend = has_suspend_flag(h.sys_flag)
-        if (
-            response is not None
-            and response.code == ResponseCode.PULL_NOT_FOUND
-            and broker_allow_suspend
-            and has_suspend
-        ):
+        response: RemotingCommand | None
+        if broker_allow_suspend and has_suspend_flag(h.sys_flag) and self._not_found(h, result):
+            # held: the PULL_NOT_FOUND it would be answered now is not built
+            self.broker.broker_stats_manager.record_get_miss()
             timeout_ms = (
                 h.suspend_timeout_millis
                 if self.broker.config.long_polling_enable
@@ -200,6 +213,9 @@ class PullMessageProcessor:
                 )
             )
             response = None
+        else:
+            response = self._answer_with_suggestion(h, result)
+            self._record_get(h, result, response)
         if (
             broker_allow_suspend
             and has_commit_offset_flag(h.sys_flag)
@@ -262,6 +278,12 @@ class PullMessageProcessor:
                 self._filters.clear()
             self._filters[key] = message_filter
         return message_filter
+
+    def _not_found(self, h: PullMessageRequestHeader, result: GetMessageResult) -> bool:
+        """The read would be answered PULL_NOT_FOUND (``_answer_with_suggestion``'s code)."""
+        if self._is_slave and not self.broker.config.slave_read_enable:
+            return False  # PULL_RETRY_IMMEDIATELY: back to the master
+        return _code(h, result) == ResponseCode.PULL_NOT_FOUND
 
     @property
     def _is_slave(self) -> bool:
@@ -395,15 +417,17 @@ class PullMessageProcessor:
         return None
 
 
-def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCommand:
+def _code(h: PullMessageRequestHeader, result: GetMessageResult) -> int:
     code = STATUS_TO_RESPONSE[result.status]
-    if code is None:
-        code = (
-            ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
-        )
+    if code is not None:
+        return code
+    return ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
+
+
+def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCommand:
     body = result.body if result.body is not None else b"".join(result.message_buffers)
     return RemotingCommand.create_response(
-        code, result.status.name, ext_fields=_response_fields(result), body=body
+        _code(h, result), result.status.name, ext_fields=_response_fields(result), body=body
     )
 
 

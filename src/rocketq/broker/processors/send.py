@@ -241,7 +241,14 @@ class SendMessageProcessor:
     ) -> DeferredReply | None:
         """A send the read's split read into ``put`` (``split_sends``): queued as
         ``process_fast`` queues one; None leaves the request to ``process_fast``."""
-        if not self._topic_takes(put.topic, put.queue_id):
+        topic = put.topic
+        taken = self._takes.get(topic)  # _topic_takes's remembered case, inline
+        if (
+            taken is None
+            or taken[0] is not self.broker.topic_config_manager.topic_config_table.get(topic)
+            or put.queue_id >= taken[1]
+            or not self.broker.config.broker_permission & PERM_WRITE
+        ) and not self._topic_takes(topic, put.queue_id):
             return None
         deferred = DeferredReply(channel, request)  # _queue_read's steps, one call less
         self.native_reads += 1

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from rocketq.broker.broker_context import BrokerContext
@@ -110,6 +111,7 @@ AnswerAlone = Callable[["DeferredReply", SendPut, PutMessageResult], None]
 _Group = list[tuple[GroupedDone, PutMessageResult]]
 #: a connection's answerable puts of a flush: their dones, results and send_reply_heads items
 _Run = tuple[list[FastSendDone], list[PutMessageResult], list[tuple[int, str, int, int]]]
+_TOPIC = attrgetter("topic")
 #: the system topics whose puts the Python path answers (their stats differ)
 _SYSTEM_TOPICS = frozenset((SCHEDULE_TOPIC, TIMER_TOPIC))
 
@@ -165,10 +167,9 @@ class SendAnswers:
                 self._answer_alone(deferreds[i], puts[i], result.put_result(i, status))
             return
         values = result.values
-        prefix = result.msg_id_prefix.encode()
         json = SerializeType.JSON
         # one pass: each answerable put goes to its connection's run (its index and its
-        # send_reply_heads item); the rest answer alone
+        # send_reply_runs item); the rest answer alone
         # the items name a put's msgId by its offset: C writes it after the prefix
         runs: dict[RemotingChannel, tuple[list[int], list[tuple[int, int, int, int]]]] = {}
         for i in indexes:
@@ -189,19 +190,27 @@ class SendAnswers:
                 run = runs[deferred.channel] = ([], [])
             run[0].append(i)
             run[1].append((request.opaque, values[k + 1], put.queue_id, values[k + 3]))
+        if not runs:
+            return
+        # every connection's replies in one C call: one buffer a connection
+        items: list[tuple[int, int, int, int]] = []
+        ends: list[int] = []
+        for _, run_items in runs.values():
+            items += run_items
+            ends.append(len(items))
         now = time.perf_counter()
-        answered_all: list[int] = []  # of every connection, for the figures
-        for channel, (answered, items) in runs.items():
-            frames = native.send_reply_heads(pieces, items, prefix)
-            if frames is None:  # a value C does not write: the Python path answers these
+        frames = native.send_reply_runs(pieces, items, result.msg_id_prefix.encode(), ends)
+        if frames is None:  # a value C does not write: the Python path answers these
+            for answered, _ in runs.values():
                 for i in answered:
                     self._answer_alone(deferreds[i], puts[i], result.put_result(i))
-                continue
+            return
+        answered_all: list[int] = []  # of every connection, for the figures
+        for (channel, (answered, _)), heads in zip(runs.items(), frames, strict=True):
             answered_all += answered
-            channel.answer_frames(len(answered), frames)
-            self.native_answers += len(answered)
-        if answered_all:
-            self._record(answered_all, now, deferreds, puts, values)
+            channel.answer_frames(len(answered), heads)
+        self.native_answers += len(answered_all)
+        self._record(answered_all, now, deferreds, puts, values)
 
     def _record(
         self,
@@ -216,14 +225,20 @@ class SendAnswers:
         topic)."""
         answered_deferreds = [deferreds[i] for i in answered]
         elapsed_s = [now - d.started for d in answered_deferreds]
+        stats = self.broker.broker_stats_manager
         try:
-            self.broker.broker_stats_manager.record_put_latencies(elapsed_s)
+            stats.record_put_latencies(elapsed_s)
             # the sends of the lane come from the one server the processor reads for: one
             # table (and its listeners) for all their connections
             table = answered_deferreds[0].channel.processors
             if table.responses_listeners:
                 requests = [d.request for d in answered_deferreds]
                 table.tell_responses(requests, self._success, elapsed_s)
+            topics = set(map(_TOPIC, [puts[i] for i in answered]))
+            if len(topics) == 1:  # a flush to one topic
+                one_topic = [values[4 * i + 2] for i in answered]
+                stats.record_single_puts(topics.pop(), one_topic, "Normal")
+                return
             by_topic: dict[str, list[int]] = {}  # the answered sends' sizes
             for i in answered:
                 topic = puts[i].topic
@@ -232,7 +247,7 @@ class SendAnswers:
                     sizes = by_topic[topic] = []
                 sizes.append(values[4 * i + 2])
             for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
-                self.broker.broker_stats_manager.record_single_puts(topic, sizes, "Normal")
+                stats.record_single_puts(topic, sizes, "Normal")
         except Exception:  # logged, as a done callback's failure
             log.exception("recording the figures of %d puts failed", len(answered))
 

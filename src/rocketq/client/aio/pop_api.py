@@ -125,11 +125,13 @@ def process_pop_response(
 
 
 def popped_messages(
-    response: RemotingCommand, broker_name: str
+    response: RemotingCommand, broker_name: str, handles: list[str] | None = None
 ) -> tuple[PopMessageResponseHeader, list[MessageExt]]:
     """A POP reply's header and its messages, each with its receipt handle in ``POP_CK`` (built
     from ``startOffsetInfo`` unless the broker set one) and a FIFO pop's count as its
-    ``reconsume_times``: the part of processPopResponse every reader of a pop shares."""
+    ``reconsume_times``: the part of processPopResponse every reader of a pop shares. The
+    handles are also appended to ``handles``, in the messages' order, when it is given (a
+    reader that acks them all needs no second walk over the messages)."""
     h = PopMessageResponseHeader.from_ext_fields(response.ext_fields)
     starts = parse_start_offset_info(h.start_offset_info)
     counts = parse_order_count_info(h.order_count_info)
@@ -139,9 +141,12 @@ def popped_messages(
     prefixes: dict[tuple[str, int], str] = {}
     last_topic: str | None = None  # no queue met yet
     last_qid, prefix = 0, ""
+    keep = handles.append if handles is not None else None
     for msg in msgs:
         properties = msg.properties
         if PROPERTY_POP_CK in properties:
+            if keep is not None:
+                keep(properties[PROPERTY_POP_CK])
             continue
         topic, qid = msg.topic, msg.queue_id
         if qid != last_qid or topic != last_topic:
@@ -152,7 +157,9 @@ def popped_messages(
                     starts, h.pop_time, h.invisible_time, h.revive_qid, topic, broker_name, qid
                 )
             prefix = known
-        properties[PROPERTY_POP_CK] = prefix + str(msg.queue_offset)
+        handle = properties[PROPERTY_POP_CK] = prefix + str(msg.queue_offset)
+        if keep is not None:
+            keep(handle)
         if counts:
             count = order_count_of(counts, topic, qid, msg.queue_offset)
             if count > 0:
