@@ -99,19 +99,22 @@ def context_switches(server: peers.Server) -> int:
 def measured(phase: str, server: peers.Server, plan: Plan, profile: bool) -> None:
     """Run one phase; print its row with the client's CPU per message."""
     profiler = cProfile.Profile() if profile else None
-    cpu0 = time.process_time()
+    cpu0, t0 = time.process_time(), os.times()
     switches0 = context_switches(server)
     if profiler is not None:
         profiler.enable()
     fig = event_loop.run(RUNNERS[phase](server, plan, Probe(server.cpu_s)))
     if profiler is not None:
         profiler.disable()
-    client_us = (time.process_time() - cpu0) * 1e6 / max(fig.messages, 1)
+    n = max(fig.messages, 1)
+    client_us = (time.process_time() - cpu0) * 1e6 / n
+    t1 = os.times()
+    sys_us = (t1.system - t0.system) * 1e6 / n  # the kernel's share: writes, reads, epoll
     switches = (context_switches(server) - switches0) / max(fig.messages, 1)
     r = fig.row()
     print(
         f"{phase:<10}{r['messages']:>7}{r['tps']:>8}{r['rt_p50_ms']:>8}{r['rt_p99_ms']:>8}"
-        f"{client_us:>12.1f}{r['cpu_us_per_msg']:>12}{switches:>10.2f}",
+        f"{client_us:>12.1f}{sys_us:>10.1f}{r['cpu_us_per_msg']:>12}{switches:>10.2f}",
         flush=True,
     )
     if profiler is not None:
@@ -131,7 +134,7 @@ def main() -> None:
         phases, args.rounds = [args.profile], 1
     plan = Plan(1024, (1,), args.count, args.count, 0, 30.0, 1_000, args.latency_count)
     print(f"{'phase':<10}{'msgs':>7}{'TPS':>8}{'p50':>8}{'p99':>8}{'client us':>12}"
-          f"{'broker us':>12}{'cs/msg':>10}")  # fmt: skip
+          f"{'sys us':>10}{'broker us':>12}{'cs/msg':>10}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="latency-bench-") as d, peers.rocketq_server(d) as s:
         for _ in range(args.rounds):
             for phase in phases:

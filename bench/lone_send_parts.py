@@ -11,7 +11,9 @@ With ``--held-pull`` each send is preceded by a pull held for it on the same con
 so the send's dispatch wakes it (the latency phase's path). Printed: calls per send and the
 median and mean microseconds of each step, the broker's CPU per send (``process_time``:
 every thread, the idle broker's own ~10-15 ms a second included) and the client's RT (with
-``--held-pull`` also the time to the first frame back, the pull's answer).
+``--held-pull`` also the time to the first frame back, the pull's answer), and the
+broker's garbage collections during the sends (its start-up heap frozen first, as
+``rocketq server`` freezes it).
 
 Run ``strace -c -f -p <pid>`` on this process meanwhile to count the loop's syscalls a send
 (``epoll_pwait``, ``write``, ``read``); ``--pause-s`` gives the time to attach.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib
 import os
 import statistics
@@ -30,6 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from rocketq.cli.startup import freeze_start_up_heap
 from rocketq.remoting import event_loop
 from rocketq.testing.broker import run_broker
 
@@ -105,7 +109,10 @@ for name, spent in (("client RT", rts), ("first frame (the pull's answer)", firs
 
 def timed(steps: dict[str, list[int]], modname: str, clsname: str, meth: str) -> None:
     cls = getattr(importlib.import_module(modname), clsname)
-    original: Callable[..., Any] = getattr(cls, meth)
+    original: Callable[..., Any] | None = getattr(cls, meth, None)
+    if original is None:  # a step that a later change folded into another: not timed
+        print(f"  ({clsname}.{meth} is gone: not timed)")
+        return
     spent = steps[f"{clsname}.{meth}"] = []
     clock = time.perf_counter_ns
 
@@ -117,6 +124,19 @@ def timed(steps: dict[str, list[int]], modname: str, clsname: str, meth: str) ->
             spent.append(clock() - start)
 
     setattr(cls, meth, step)
+
+
+def gc_timer(pauses: dict[int, list[float]]) -> Callable[[str, dict[str, Any]], None]:
+    """A ``gc.callbacks`` entry adding each collection's microseconds to ``pauses``."""
+    started = [0.0]
+
+    def callback(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses[int(info["generation"])].append((time.perf_counter() - started[0]) * 1e6)
+
+    return callback
 
 
 async def measure(sends: int, gap_ms: float, held: bool, pause_s: float) -> None:
@@ -131,12 +151,23 @@ async def measure(sends: int, gap_ms: float, held: bool, pause_s: float) -> None
                 await asyncio.sleep(pause_s)
             for spent in steps.values():
                 spent.clear()
+            freeze_start_up_heap()  # as ``rocketq server`` does once it listens
+            pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+            collecting = gc_timer(pauses)
+            gc.callbacks.append(collecting)
             cpu = time.process_time()
             args = (host, port, str(sends), str(gap_ms / 1000), "1" if held else "0")
             child = await asyncio.create_subprocess_exec(sys.executable, "-c", CLIENT, *args)
             await child.wait()
             cpu = time.process_time() - cpu
+            gc.callbacks.remove(collecting)
     print(f"broker CPU {cpu / sends * 1e6:.1f} us a send (every thread, idle work included)")
+    for generation, spent_us in pauses.items():
+        if spent_us:
+            print(
+                f"  broker gc gen{generation}: {len(spent_us) / sends * 1000:.1f} a 1,000 sends,"
+                f" median {statistics.median(spent_us):.0f} us, max {max(spent_us):.0f} us"
+            )
     for name, spent in steps.items():
         if spent:
             print(

@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -77,22 +78,33 @@ class ConfigManager:
         self._write_text(fastjson.dumps_pretty(obj))
 
     def _write_text(self, text: str) -> None:
-        """:meth:`_write` of text already encoded. The temp file goes out in ``WRITE_CHUNK``
-        pieces, each synced: a large file (topics.json at 100,000 topics is 17 MB) never
-        leaves much dirty data for another file's fsync to wait behind (ext4's ordered
-        mode flushes it with the next journal commit, the topic journal's included). The
-        old file becomes ``.bak`` by a hard link (no copy to write); a copy where links fail."""
+        """:meth:`_write` of text already encoded."""
+        self._write_pieces([text])
+
+    def _write_pieces(self, pieces: Iterable[str]) -> None:
+        """:meth:`_write` of the text ``pieces`` join to, each encoded and written in turn
+        (a large file is never one string to copy or encode: topics.json). The temp file is
+        synced every ``WRITE_CHUNK`` bytes: a large file (topics.json at 100,000 topics is
+        17 MB) never leaves much dirty data for another file's fsync to wait behind (ext4's
+        ordered mode flushes it with the next journal commit, the topic journal's included).
+        The old file becomes ``.bak`` by a hard link (no copy to write); a copy where links
+        fail."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        data = memoryview(text.encode("utf-8"))
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            pos = 0
-            while pos < len(data):
-                end = min(len(data), pos + WRITE_CHUNK)
-                while pos < end:
-                    pos += os.write(fd, data[pos:end])
-                os.fdatasync(fd)
+            unsynced = 0
+            for piece in pieces:
+                data = memoryview(piece.encode("utf-8"))
+                for start in range(0, len(data), WRITE_CHUNK):
+                    chunk = data[start : start + WRITE_CHUNK]
+                    pos = 0
+                    while pos < len(chunk):
+                        pos += os.write(fd, chunk[pos:])
+                    unsynced += len(chunk)
+                    if unsynced >= WRITE_CHUNK:
+                        os.fdatasync(fd)
+                        unsynced = 0
             os.fsync(fd)
         finally:
             os.close(fd)

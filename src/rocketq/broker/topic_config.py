@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -127,6 +128,7 @@ class TopicConfigManager(ConfigManager):
             )
         for tc in topics:
             self.topic_config_table[tc.topic_name] = tc
+            self.text.known(tc.topic_name)
             self.system_topics.add(tc.topic_name)
         self.system_topics |= NOT_ALLOWED_SEND_TOPICS | {TRANS_CHECK_MAX_TIME_TOPIC}
 
@@ -265,8 +267,15 @@ class TopicConfigManager(ConfigManager):
         return position
 
     def _compact_in_background(self) -> None:
+        started = time.perf_counter()
         try:
-            self.persist()
+            self.persist(reopen=True)  # changes go on: the next journal opened now
+            log.info(
+                "%s compacted: %d topics, %.0f ms",
+                self.path.name,
+                self._compacted_size,
+                (time.perf_counter() - started) * 1000,
+            )
         except OSError:
             log.exception("compacting %s failed; the journal keeps the changes", self.path)
         finally:
@@ -275,21 +284,26 @@ class TopicConfigManager(ConfigManager):
             if done is not None:
                 done.set()
 
-    def persist(self) -> None:
+    def persist(self, *, reopen: bool = False) -> None:
         """Compact: the table to ``topics.json`` (RocketMQ's format, ``.bak`` kept) and the
-        journal emptied. Only the snapshot and the journal's rotation hold the table's lock."""
+        journal emptied. Only the version and the journal's rotation hold the table's lock;
+        the text is read from the live table a piece at a time (no copy of it: at 100,000
+        topics one held the GIL 8 ms), which is right once the new journal is replayed over
+        it (``TopicsJsonText.chunks``)."""
         with self._file_lock:
             with self._lock:
-                table = dict(self.topic_config_table)
+                table = self.topic_config_table
                 version = self.version_snapshot()
-                self.journal.rotate()
+                self.journal.rotate(reopen)
                 self._compacted_size = len(table)
-            self._write_text(self.text.render(table, version))
+                cut = self.text.cut(table)
+            self._write_pieces(self.text.chunks(table, version, cut))
             self.journal.drop_rotated()
 
     def load(self) -> bool:
         """``topics.json`` (or ``.bak``), then the journal's changes replayed; a journal found
         is compacted at once (so later appends never follow a torn line)."""
+        COMPACTOR.start()  # now, not by the create that starts the first compaction
         loaded = super().load()
         records = self.journal.replay()
         with self._lock:
@@ -391,6 +405,7 @@ class TopicConfigManager(ConfigManager):
             for name, item in table.items():
                 if isinstance(item, dict):
                     self.topic_config_table[str(name)] = from_json(TopicConfig, item)
+                    self.text.known(str(name))
             version = obj.get("dataVersion")
             self.data_version = (
                 DataVersion.from_json(version) if isinstance(version, dict) else DataVersion()

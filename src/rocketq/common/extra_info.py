@@ -165,19 +165,7 @@ class ExtraInfo:
         return self.pop_time + self.invisible_time
 
     def encode(self) -> str:
-        return KEY_SEPARATOR.join(
-            str(v)
-            for v in (
-                self.ck_queue_offset,
-                self.pop_time,
-                self.invisible_time,
-                self.revive_qid,
-                self.mark,
-                self.broker_name,
-                self.queue_id,
-                self.queue_offset,
-            )
-        )
+        return KEY_SEPARATOR.join(str(v) for v in self._fields())
 
 
 _FIELDS = (

@@ -64,6 +64,8 @@ class PopLongPollingService:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._stopped = False
+        # the requests each connection has parked (the connections with our close listener)
+        self._by_channel: dict[RemotingChannel, set[PopRequest]] = {}
 
     @property
     def parked_count(self) -> int:
@@ -84,7 +86,13 @@ class PopLongPollingService:
         self._table.setdefault(key, []).append(req)
         self._groups_by_topic.setdefault(req.topic, set()).add(req.group)
         req._timer = loop.call_later(req.timeout_ms / 1000, self._fire, req)
-        req.channel.add_close_listener(lambda _ch: self._forget(req))
+        of_channel = self._by_channel.get(req.channel)
+        if of_channel is not None:
+            of_channel.add(req)
+        else:  # one close listener a connection: a listener a request kept every answered
+            # request until its connection closed
+            self._by_channel[req.channel] = {req}
+            req.channel.add_close_listener(self._channel_closed)
         return PollingResult.POLLING_SUC
 
     def notify_message_arriving(
@@ -152,10 +160,18 @@ class PopLongPollingService:
                 self.notify_message_arriving, topic, queue_id, tags_code, properties
             )
 
+    def _channel_closed(self, channel: RemotingChannel) -> None:
+        """Drop the requests ``channel`` parked."""
+        for req in self._by_channel.pop(channel, ()):
+            self._forget(req)
+
     def _forget(self, req: PopRequest) -> None:
         req._done = True
         if req._timer is not None:
             req._timer.cancel()
+        of_channel = self._by_channel.get(req.channel)
+        if of_channel is not None:
+            of_channel.discard(req)
         key = polling_key(req.topic, req.group, req.queue_id)
         held = self._table.get(key)
         if held is not None and req in held:

@@ -121,12 +121,14 @@ def process_pull_body(
 ) -> list[MessageExt]:
     msgs = decode_messages(body, decompress=True)
     kept = []
+    min_offset, max_offset = str(result.min_offset), str(result.max_offset)  # once a pull
     for msg in msgs:
         if not is_tag_matched(subscription, msg.tags):
             continue
-        msg.msg_id = msg.uniq_key or msg.msg_id
-        msg.properties[mc.PROPERTY_MIN_OFFSET] = str(result.min_offset)
-        msg.properties[mc.PROPERTY_MAX_OFFSET] = str(result.max_offset)
+        properties = msg.properties
+        msg.msg_id = properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) or msg.msg_id
+        properties[mc.PROPERTY_MIN_OFFSET] = min_offset
+        properties[mc.PROPERTY_MAX_OFFSET] = max_offset
         kept.append(msg)
     return kept
 

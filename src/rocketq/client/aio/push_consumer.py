@@ -375,18 +375,21 @@ class PushConsumer(ConsumerCore):
                 if not await route_moved(instance, mq, exc):
                     await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
-            pulled = len(result.msg_found_list or [])
             pull_ms = (time.monotonic() - pull_started) * 1000
-            instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, pulled)
+            found = result.msg_found_list
             if pq.is_dropped():
+                instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, len(found))
                 return
             offset = result.next_begin_offset
-            if result.status is PullStatus.FOUND and result.msg_found_list:
-                dispatch = pq.put_message(result.msg_found_list)
+            if result.status is PullStatus.FOUND and found:
+                dispatch = pq.put_message(found)
                 # the listener has them before this loop writes the next pull (submit runs
-                # the batch's first step at once)
-                consume.submit(result.msg_found_list, pq, mq, dispatch)
-            elif result.status is PullStatus.OFFSET_ILLEGAL:
+                # the batch's first step at once), and before the pull's figures
+                consume.submit(found, pq, mq, dispatch)
+                instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, len(found))
+                continue
+            instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, 0)
+            if result.status is PullStatus.OFFSET_ILLEGAL:
                 log.warning("offset of %s is illegal, moving to %d", mq, offset)
                 self.offset_store.update_offset(mq, offset, increase_only=False)
             elif pq.msg_count == 0:
