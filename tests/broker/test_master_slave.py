@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -187,6 +188,13 @@ async def pull(addr: str, queue_id: int = 0, offset: int = 0) -> RemotingCommand
         await client.shutdown()
 
 
+async def dispatched(*brokers: BrokerController) -> None:
+    """Wait until each broker's store dispatched what it holds: an answered send (and a
+    slave's copy of it) is read back only from the consume queue."""
+    for broker in brokers:
+        assert await asyncio.to_thread(broker.message_store.wait_for_dispatch, 10.0)
+
+
 async def test_master_suggests_the_slave_to_a_consumer_reading_beyond_memory(
     tmp_path: Path,
 ) -> None:
@@ -199,6 +207,7 @@ async def test_master_suggests_the_slave_to_a_consumer_reading_beyond_memory(
         async with Producer("pg", namesrv_addr=g.namesrv.addr, **FAST_CLIENT) as producer:
             for i in range(5):
                 assert (await producer.send(Message("T", b"%d" % i))).status is SendStatus.SEND_OK
+        await dispatched(g.master, g.slave)  # a SYNC_MASTER's SEND_OK: the slave holds them
         response = await pull(g.master.broker_addr)
         assert response.code == ResponseCode.SUCCESS
         assert response.ext_fields["suggestWhichBrokerId"] == "1"

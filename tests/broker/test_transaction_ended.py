@@ -45,6 +45,9 @@ async def test_ended_halves_are_rebuilt_from_decision_carrying_op_messages(
     tmp_path: Path,
 ) -> None:
     async with run_broker(tmp_path) as broker:
+        # the start-up rebuild runs in the background: once done it can no longer read the ops
+        # put below (under load it could, and the "behind its back" assert below then failed)
+        await broker.transactional_message_service.wait_recovered()
         broker.transactional_message_service.select_topic_config(TRANS_HALF_TOPIC)
         for body, decision in ((b"5,7", COMMIT), (b"9", None), (b"11", ROLLBACK)):
             result = await asyncio.to_thread(

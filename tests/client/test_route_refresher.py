@@ -194,7 +194,8 @@ async def test_await_change_gives_up_when_its_time_is_over() -> None:
     r = RouteRefresher(ns, min_interval_s=0.05, jitter_s=0.0, first_delay_s=0)
     started = time.monotonic()
     assert await r.await_change("T", lambda: ns.master, "127.0.0.1:1", 0.3) is None
-    assert 0.3 <= time.monotonic() - started < 2.0
+    # one that ignored its time would poll until the 1000th answer (50 s at this window)
+    assert 0.3 <= time.monotonic() - started < 5.0
     assert 2 <= len(ns.calls) <= 8  # bounded by the window: 0.3 s / 0.05 s, plus the first
 
 

@@ -15,12 +15,14 @@ from pathlib import Path
 import pytest
 
 from rocketq.remoting.client import RemotingClient
+from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
 from rocketq.testing import pop as raw
 from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.controller_mode import eventually
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
-from rocketq.testing.wire import create_topic_request, send_request
+from rocketq.testing.wire import create_topic_request, request, send_request
 
 pytestmark = pytest.mark.e2e
 
@@ -123,6 +125,15 @@ async def test_a_fifo_queue_stays_blocked_after_kill_9_and_its_handles_stay_good
             for body in (b"f0", b"f1", b"f2"):
                 r = await client.invoke(addr, send_request(topic, body), 10.0)
                 assert r.code == ResponseCode.SUCCESS, r.remark
+
+            async def queued() -> bool:
+                max_offset = request(RequestCode.GET_MAX_OFFSET, topic=topic, queueId=0)
+                answer = await client.invoke(addr, max_offset, 10.0)
+                return int(answer.ext_fields["offset"]) >= 3
+
+            # the pop below answers with what is dispatched when it looks (an answered send
+            # may not be yet): all three in the queue first, or it may get f0 alone
+            assert await eventually(queued, 10.0)
             _, popped = await raw.pop(
                 client, addr, "broker-a", GROUP, topic, max_nums=2, invisible_ms=30_000,
                 poll_ms=2000, order=True,

@@ -3,6 +3,7 @@ TransactionalMessageServiceImpl.needSkip), read from the store's own typed confi
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,8 @@ async def _scan_one_half(tmp_path: Path, reserved_hours: str) -> tuple[int, list
         service = broker.transactional_message_check_service
         assert service is not None
         summary = await service.check()
+        # the discarded copy is put by the check: read back once dispatched
+        assert await asyncio.to_thread(store.wait_for_dispatch, WAIT)
         return summary.discarded, records(broker, TRANS_CHECK_MAX_TIME_TOPIC)
 
 

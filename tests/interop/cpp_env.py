@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -44,7 +45,10 @@ class Env:
             str(count),
             *extra,
         ]
-        return await run_driver(self.home(name), PRODUCE_TIMEOUT_S, *args)
+        events = await run_driver(self.home(name), PRODUCE_TIMEOUT_S, *args)
+        # an answered send is read back (pulled, counted) only once dispatched
+        assert await asyncio.to_thread(self.broker.message_store.wait_for_dispatch, 10.0)
+        return events
 
     async def consumer(
         self, topic: str, group: str, *extra: str, name: str = "consumer"

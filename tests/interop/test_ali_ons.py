@@ -59,6 +59,8 @@ class Env:
     async def produce(self, topic: str, count: int, *extra: str) -> list[dict[str, Any]]:
         args = ["produce", "--namesrv", self.namesrv.addr, "--topic", topic, "--count", str(count)]
         events = await run_ali(self.home("producer"), PRODUCE_TIMEOUT_S, *args, *extra)
+        # an answered send is read back (from the store, by a consumer) only once dispatched
+        assert await asyncio.to_thread(self.broker.message_store.wait_for_dispatch, 10.0)
         assert [e for e in events if e["event"] == "send_error"] == []
         sent = [e for e in events if e["event"] == "sent"]
         assert len(sent) == count, events

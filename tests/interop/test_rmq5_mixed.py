@@ -56,6 +56,8 @@ def test_cpp_and_python5_clients_read_each_others_messages(env: Rmq5Env) -> None
     assert [e["body"] for e in of(five, "sent")] == ["five-0", "five-1", "five-2"], five
     cpp = drive_cpp(env, "produce", "--topic", topic, "--count", "3", "--tags", "FromCpp")
     assert len([e for e in cpp if e["event"] == "sent"]) == 3, cpp
+    # the C++ pull stops at the first queue end it sees: every answered send dispatched first
+    assert env.broker.message_store.wait_for_dispatch(10.0)
 
     pulled = drive_cpp(env, "pull", "--topic", topic, "--group", "mixed-cpp")
     by_body = {e["body"]: e for e in pulled if e["event"] == "msg"}

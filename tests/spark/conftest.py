@@ -77,7 +77,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundClus
 
 @pytest.fixture(scope="session")
 def producer(cluster: BackgroundCluster) -> Iterator[Producer]:
-    with Producer("SPARK_TEST_PRODUCER", namesrv_addr=cluster.namesrv_addr) as started:
+    # an instance of its own: with the default one, a blocking client of another test's
+    # cluster made later in this process shares this client instance (one per client id, as
+    # MQClientManager) and asks this cluster's name server for its routes
+    with Producer(
+        "SPARK_TEST_PRODUCER", namesrv_addr=cluster.namesrv_addr, instance_name="spark-session"
+    ) as started:
         yield started
 
 

@@ -167,6 +167,7 @@ def test_lag_is_reported_in_progress_and_consumer_group_offsets_reach_the_broker
 def expire_commitlog(cluster: BackgroundCluster, broker: str) -> None:
     """Delete every commitlog file but the last, then let the consume queues follow."""
     store = cluster.brokers[broker].message_store
+    assert store.wait_for_dispatch(10.0)  # the queues hold every unit before the files go
     files = store.commit_log.mapped_file_queue
     assert files.delete_expired_file_by_time(0, 0, clean_immediately=True, max_count=1000) > 0
     store.clean_consume_queue_service.run_once()

@@ -156,3 +156,31 @@ def test_abnormal_recovery_redispatches_and_cuts_torn_tail(
         assert any(p.name.endswith(".cut") for p in (root / "truncated").iterdir())
     finally:
         store.shutdown()
+
+
+def test_a_slave_keeps_the_consumers_offset_where_a_master_corrects_it(tmp_path: Path) -> None:
+    """DefaultMessageStore#nextOffsetCorrection: a slave's queues trail its master's (its copy
+    and its dispatch), so an offset past them is kept; a master moves it into range."""
+    from rocketq.store.config import BrokerRole
+
+    store = open_store(tmp_path)
+    try:
+        for i in range(3):
+            assert store.put_message(new_msg(body=b"m%d" % i)).status is PutMessageStatus.PUT_OK
+        assert store.wait_for_dispatch()
+        as_master = [
+            store.get_message("g", "TopicTest", 0, 9, 32).next_begin_offset,  # past the end
+            store.get_message("g", "TopicTest", 1, 7, 32).next_begin_offset,  # no queue yet
+        ]
+    finally:
+        store.shutdown()
+    assert as_master == [3, 0]
+    slave = open_store(tmp_path, broker_role=BrokerRole.SLAVE)
+    try:
+        past = slave.get_message("g", "TopicTest", 0, 9, 32)
+        assert past.status is GetMessageStatus.OFFSET_OVERFLOW_BADLY
+        assert past.next_begin_offset == 9  # not 3: a consumer moved there would replay 3..8
+        assert slave.get_message("g", "TopicTest", 1, 7, 32).next_begin_offset == 7
+        assert _bodies(slave, "TopicTest", 0) == [b"m0", b"m1", b"m2"]
+    finally:
+        slave.shutdown()

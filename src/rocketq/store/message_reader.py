@@ -16,7 +16,7 @@ from rocketq.common import native_record
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
 from rocketq.store.commitlog import CommitLog
-from rocketq.store.config import StoreConfig
+from rocketq.store.config import BrokerRole, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.format import CQ_STORE_UNIT_SIZE
 from rocketq.store.index_service import IndexService
@@ -45,15 +45,18 @@ class MessageReader:
     ) -> GetMessageResult:
         """Pull up to ``max_count`` records from ``offset`` (DefaultMessageStore.getMessage)."""
         cq = self.find_consume_queue(topic, queue_id, create=False)
+        fix = self._next_offset_correction
         if cq is None:
-            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE)
+            return GetMessageResult(GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, fix(offset, 0))
         min_offset = cq.get_min_offset_in_queue()
         max_offset = cq.get_max_offset_in_queue()
         if max_offset == 0:
-            return GetMessageResult(GetMessageStatus.NO_MESSAGE_IN_QUEUE, 0, min_offset, 0)
+            return GetMessageResult(
+                GetMessageStatus.NO_MESSAGE_IN_QUEUE, fix(offset, 0), min_offset, 0
+            )
         if offset < min_offset:
             return GetMessageResult(
-                GetMessageStatus.OFFSET_TOO_SMALL, min_offset, min_offset, max_offset
+                GetMessageStatus.OFFSET_TOO_SMALL, fix(offset, min_offset), min_offset, max_offset
             )
         if offset == max_offset:
             return GetMessageResult(
@@ -61,13 +64,23 @@ class MessageReader:
             )
         if offset > max_offset:  # nextBeginOffset = maxOffset (as getMessage)
             return GetMessageResult(
-                GetMessageStatus.OFFSET_OVERFLOW_BADLY, max_offset, min_offset, max_offset
+                GetMessageStatus.OFFSET_OVERFLOW_BADLY,
+                fix(offset, max_offset),
+                min_offset,
+                max_offset,
             )
         result = GetMessageResult(
             GetMessageStatus.NO_MATCHED_MESSAGE, offset, min_offset, max_offset
         )
         self._collect(cq, offset, max_offset, max_count, message_filter, result)
         return result
+
+    def _next_offset_correction(self, offset: int, corrected: int) -> int:
+        """DefaultMessageStore#nextOffsetCorrection: a slave keeps the consumer's offset. Its
+        queues trail the master's (the copy, then its own dispatch), so an offset past them is
+        not wrong there; moving the consumer to the slave's end (or 0) would replay what it
+        already consumed (offsetCheckInSlave, off by default, is not supported)."""
+        return offset if self.config.broker_role is BrokerRole.SLAVE else corrected
 
     def get_message_body(
         self,

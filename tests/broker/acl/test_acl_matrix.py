@@ -88,6 +88,7 @@ async def test_nothing_a_refused_request_carried_is_stored(acl_cluster: AclClust
     for principal in sorted(MATRIX):
         for name in REQUESTS:
             await acl_cluster.invoke(build(principal, name))
+    await acl_cluster.dispatched()  # an answered send is read back only once dispatched
     broker = acl_cluster.broker
     created = {
         t for t in broker.topic_config_manager.topic_config_table if t.startswith("Created-")

@@ -147,7 +147,7 @@ def test_a_full_trace_queue_drops_and_counts_without_blocking() -> None:
     dispatcher = AsyncTraceDispatcher("g", ClientConfig(), queue_size=4)
     started = time.monotonic()
     accepted = [dispatcher.append(TraceContext(trace_type=TraceType.Pub)) for _ in range(1000)]
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 5.0  # an append that blocked would never return
     assert accepted.count(True) == 4
     assert dispatcher.dropped_count == 996
 

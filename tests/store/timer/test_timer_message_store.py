@@ -73,6 +73,13 @@ def enqueued(store: MessageStore, count: int) -> bool:
     return until_sync(lambda: timer(store).curr_queue_offset >= count, 10)
 
 
+def wheel_enqueued(store: MessageStore) -> bool:
+    """Whether the timer enqueued every copy put into the wheel topic (a rolled copy included):
+    the clock may move on only then, or a copy enqueued late rolls fewer times."""
+    store.wait_for_dispatch()
+    return timer(store).curr_queue_offset >= store.get_max_offset_in_queue(TIMER_TOPIC, 0)
+
+
 def advance(store: MessageStore, clock: Clock, to_ms: int, expect: int) -> list[tuple[str, int]]:
     """Move the clock to ``to_ms`` and wait for ``expect`` copies in the target."""
     clock.now = to_ms
@@ -128,6 +135,7 @@ def test_a_timer_past_the_roll_window_hops_through_the_wheel_topic(tmp_path: Pat
         for step in range(T0 + 500, T0 + 3000, 500):
             clock.now = step
             assert until_sync(lambda s=step: timer(store).curr_read_time_ms >= s, 10)
+            assert until_sync(lambda: wheel_enqueued(store), 10)
         assert delivered(store) == []
         assert store.get_max_offset_in_queue(TIMER_TOPIC, 0) >= 2  # it hopped already
         copies = advance(store, clock, T0 + 3000, 1)
