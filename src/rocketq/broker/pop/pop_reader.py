@@ -324,7 +324,17 @@ class PopReader:
             return True
         offset = self.pop_offset(group, topic, qid, init_mode)
         want = max_nums - batch.count
-        read = self._read_now(group, topic, qid, offset, want, message_filter, origin_topic)
+        read: tuple[GetMessageResult, list[int]] | None = None
+        if topic == origin_topic:
+            store = self.broker.message_store
+            found = _read_in_memory(store, topic, qid, offset, want, message_filter)
+            if found is not None:
+                if not batch.order and found.status is GetMessageStatus.FOUND:
+                    self._took_held(batch, group, topic, qid, offset, found)
+                    return True
+                read = found, list(range(offset, found.next_begin_offset))
+        if read is None:
+            read = self._read_hot(group, topic, qid, offset, want, message_filter)
         if read is None:
             return False
         ck = self._took(batch, group, topic, qid, offset, *read, origin_topic)
@@ -347,6 +357,19 @@ class PopReader:
             found = _read_in_memory(store, topic, qid, offset, want, message_filter)
             if found is not None:
                 return found, list(range(offset, found.next_begin_offset))
+        return self._read_hot(group, topic, qid, offset, want, message_filter)
+
+    def _read_hot(
+        self,
+        group: str,
+        topic: str,
+        qid: int,
+        offset: int,
+        want: int,
+        message_filter: ExpressionMessageFilter,
+    ) -> tuple[GetMessageResult, list[int]] | None:
+        """:meth:`_read_now` past its read in memory."""
+        store = self.broker.message_store
         if store.get_max_offset_in_queue(topic, qid) - offset <= HOT_READ_UNITS:
             # the queue's newest records, just written: in the page cache (as the pull)
             result = store.get_message(group, topic, qid, offset, want, message_filter)
@@ -409,6 +432,46 @@ class PopReader:
         buffer.add(ck, batch.revive_qid, result.next_begin_offset)  # commits what is safe
         self._popped(batch, group, topic, qid, offset, result, queue_offsets, origin_topic)
         return None
+
+    def _took_held(
+        self,
+        batch: PopBatch,
+        group: str,
+        topic: str,
+        qid: int,
+        offset: int,
+        found: GetMessageResult,
+    ) -> None:
+        """:meth:`_took` and :meth:`_popped` of the common read, flat: a normal pop's read
+        in memory (``_read_in_memory``: every unit from ``offset`` on taken) of its own topic,
+        whose checkpoint the pop buffer holds. Same checkpoint, buffer entry, in-flight span,
+        rest count and answer infos (tests/broker/pop/test_pop_took_held.py compares them)."""
+        buffer = self.buffer
+        assert buffer is not None, "start_pop's caller holds a buffer that wants it"
+        end = found.next_begin_offset
+        rest = found.max_offset - end
+        if rest < 0:
+            rest = 0
+        pop_time = batch.pop_time
+        batch.rest_num += rest
+        self._rests[(group, topic, qid)] = pop_time, rest  # fresh for the next pops
+        num = end - offset
+        bn = self.broker.config.broker_name
+        ck = PopCheckPoint(
+            offset, pop_time, batch.invisible_time, num, qid, topic, group, bn, list(range(num))
+        )
+        # PopCheckPoint.merge_key, inline
+        buffer.hold(ck, f"{topic}{group}{qid}{offset}{pop_time}{bn}", batch.revive_qid, end)
+        offsets = list(range(offset, end))
+        self.inflight.on_pop_run(
+            group, topic, qid, offset, end, pop_time, pop_time + batch.invisible_time, offsets
+        )
+        batch.entries.append((topic, qid, offset, offsets))
+        if found.body is not None:
+            batch.buffers.append(found.body)
+            batch.count += num
+        else:
+            batch.add_records(found)
 
     def _commit_after_write(self, group: str, topic: str, qid: int, next_offset: int) -> None:
         if self.buffer is not None:
