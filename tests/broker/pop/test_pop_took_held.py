@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from rocketq.broker.controller import BrokerController
-from rocketq.broker.pop.pop_reader import PopBatch, _read_in_memory
+from rocketq.broker.pop.pop_batch import PopBatch, read_in_memory
 from rocketq.broker.property_filter import message_filter_of
 from rocketq.common import native_record
 from rocketq.common.message_decoder import decode_messages
@@ -41,7 +41,7 @@ def pop(broker: BrokerController, pop_time: int, want: int, *, flat: bool) -> Po
     reader = broker.pop_service.reader
     batch = PopBatch(pop_time, 60_000, 3)
     offset = reader.pop_offset(GROUP, TOPIC, 0, INIT_MODE_MIN)
-    found = _read_in_memory(broker.message_store, TOPIC, 0, offset, want, EVERYTHING)
+    found = read_in_memory(broker.message_store, TOPIC, 0, offset, want, EVERYTHING)
     assert found is not None
     if flat:
         reader._took_held(batch, GROUP, TOPIC, 0, offset, found)
