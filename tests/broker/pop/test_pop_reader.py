@@ -1,4 +1,4 @@
-"""The pop's read of records in memory (``pop_reader._read_in_memory``: the pull's C walk,
+"""The pop's read of records in memory (``pop_batch.read_in_memory``: the pull's C walk,
 ``MessageStore.get_message_body``) against ``get_message``, the reference: the same records
 and next offset when it took every unit it walked (its queue offsets are then the range the
 checkpoint records), and no answer (the reference reads) when a TAG filter skipped units or
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rocketq.broker.pop.pop_reader import _read_in_memory
+from rocketq.broker.pop.pop_batch import read_in_memory
 from rocketq.broker.property_filter import message_filter_of
 from rocketq.common import native_record
 from rocketq.remoting.protocol.subscription import build_subscription_data
@@ -42,7 +42,7 @@ def test_a_read_that_took_every_unit_is_the_references_records_and_offsets(
 ) -> None:
     everything = message_filter_of(build_subscription_data("T", "*"))
     for offset, want in ((0, 32), (5, 32), (30, 32), (39, 1)):
-        found = _read_in_memory(store, "T", 0, offset, want, everything)
+        found = read_in_memory(store, "T", 0, offset, want, everything)
         reference = store.get_message("G", "T", 0, offset, want, everything)
         assert found is not None
         assert found.body is not None
@@ -56,12 +56,12 @@ def test_a_read_whose_tag_filter_skipped_units_is_left_to_the_reference(
     store: MessageStore,
 ) -> None:
     only_a = message_filter_of(build_subscription_data("T", "A"))
-    assert _read_in_memory(store, "T", 0, 0, 10, only_a) is not None  # 0-19 are all A
-    assert _read_in_memory(store, "T", 0, 15, 10, only_a) is None  # 20, 22, ... are B
+    assert read_in_memory(store, "T", 0, 0, 10, only_a) is not None  # 0-19 are all A
+    assert read_in_memory(store, "T", 0, 15, 10, only_a) is None  # 20, 22, ... are B
     reference = store.get_message("G", "T", 0, 15, 10, only_a)
     assert reference.message_queue_offsets[5:] == [21, 23, 25, 27, 29]
 
 
 def test_a_sql92_filter_is_left_to_the_reference(store: MessageStore) -> None:
     sql = message_filter_of(build_subscription_data("T", "TAGS = 'A'", 0, "SQL92"))
-    assert _read_in_memory(store, "T", 0, 0, 10, sql) is None
+    assert read_in_memory(store, "T", 0, 0, 10, sql) is None

@@ -108,6 +108,36 @@ class PopInflightTable:
                     handles[offset] = _Handles(pop_time, old.ends_ms)
             self._push(ends_ms, group, topic, queue_id, tuple(offsets))
 
+    def on_pop_run(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        start: int,
+        end: int,
+        pop_time: int,
+        ends_ms: int,
+        offsets: list[int],
+    ) -> None:
+        """:meth:`on_pop` of ``offsets``, the run [start, end) (end > start): its common case
+        (a fresh run past the queue's spans) without the list's checks."""
+        with self._lock:
+            key = (group, topic, queue_id)
+            queue = self._queues.get(key)
+            if queue is None:
+                queue = self._queues[key] = _Queue()
+            elif start < queue.high or (
+                queue.offsets and not queue.offsets.keys().isdisjoint(offsets)
+            ):
+                queue = None
+            if queue is not None:
+                queue.spans[start] = _Span(start, end, pop_time, ends_ms)
+                queue.high = end
+                ends = (ends_ms, next(self._seq), group, topic, queue_id, start)
+                heapq.heappush(self._ends, ends)
+                return
+        self.on_pop(group, topic, queue_id, offsets, pop_time, ends_ms)
+
     def _push(
         self, ends_ms: int, group: str, topic: str, queue_id: int, what: tuple[int, ...] | int
     ) -> None:

@@ -125,6 +125,23 @@ class PopBufferMergeService:
         self._wake.set()
         self._advance(ck.cid, ck.topic, ck.queue_id, state)
 
+    def hold(self, ck: PopCheckPoint, key: str, revive_qid: int, next_offset: int) -> None:
+        """:meth:`add` of ``ck`` whose merge key is ``key``, its steps inline (a pop's
+        common case)."""
+        entry = BufferedCheckPoint(ck, key, revive_qid, time.monotonic() + CK_STAY_BUFFER_MS / 1e3)
+        qkey = (ck.cid, ck.topic, ck.queue_id)
+        state = self._queues.get(qkey)
+        if state is None:
+            state = self._queues[qkey] = QueueBuffer(ck.start_offset, ck.start_offset)
+        entries = state.entries
+        entries.append(entry)
+        if next_offset > state.read_offset:
+            state.read_offset = next_offset
+        self._held[key] = entry
+        self._wake.set()
+        if entries[0].done or entries[0].ck.start_offset > state.committed:
+            self._advance(ck.cid, ck.topic, ck.queue_id, state)
+
     def skip_to(self, group: str, topic: str, queue_id: int, offset: int) -> None:
         """A pop read past messages it did not take (filtered out, or gone)."""
         state = self._queues.get((group, topic, queue_id))

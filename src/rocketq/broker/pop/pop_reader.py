@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rocketq.broker.filter import ExpressionMessageFilter
@@ -30,8 +29,9 @@ from rocketq.broker.pop.consumer_order_info import (
     build_order_count_info,
 )
 from rocketq.broker.pop.inflight import PopInflightTable
+from rocketq.broker.pop.pop_batch import PopBatch
+from rocketq.broker.pop.pop_batch import read_in_memory as _read_in_memory
 from rocketq.broker.pop.pop_buffer import PopBufferMergeService
-from rocketq.broker.pop.pop_codec import PopEntry
 from rocketq.broker.pop.records import PopCheckPoint
 from rocketq.common.extra_info import (
     POP_ORDER_REVIVE_QUEUE,
@@ -47,7 +47,6 @@ from rocketq.store.results import GetMessageResult, GetMessageStatus
 
 if TYPE_CHECKING:
     from rocketq.broker.pop.pop_context import PopContext
-    from rocketq.store.message_store import MessageStore
 
 POP_LOCAL_HOST = "127.0.0.1"
 HOT_READ_UNITS = 32  # read on the loop within this many units of the queue's end (the pull's)
@@ -64,30 +63,6 @@ _Step = tuple[str, int, ExpressionMessageFilter]  # (topic, queue id, filter) of
 # to this many queues (n * n ids)
 ROTATIONS_MAX_QUEUES = 64
 _ROTATIONS: dict[int, list[tuple[int, ...]]] = {}
-
-
-@dataclass(slots=True)
-class PopBatch:
-    """What one pop found: the records (retry ones re-encoded) and the response infos."""
-
-    pop_time: int
-    invisible_time: int
-    revive_qid: int
-    buffers: list[bytes] = field(default_factory=list)  # records, or runs of records
-    entries: list[PopEntry] = field(default_factory=list)  # each queue read: the offsets infos
-    rest_num: int = 0
-    order: bool = False
-    attempt_id: str | None = None
-    order_count_info: list[str] = field(default_factory=list)
-    count: int = 0  # messages in ``buffers``
-
-    def add_records(self, result: GetMessageResult) -> None:
-        """The records a read found: its body in one piece when read in C."""
-        if result.body is not None:
-            self.buffers.append(result.body)
-        else:
-            self.buffers.extend(result.message_buffers)
-        self.count += result.message_count
 
 
 class PopReader:
@@ -324,7 +299,17 @@ class PopReader:
             return True
         offset = self.pop_offset(group, topic, qid, init_mode)
         want = max_nums - batch.count
-        read = self._read_now(group, topic, qid, offset, want, message_filter, origin_topic)
+        read: tuple[GetMessageResult, list[int]] | None = None
+        if topic == origin_topic:
+            store = self.broker.message_store
+            found = _read_in_memory(store, topic, qid, offset, want, message_filter)
+            if found is not None:
+                if not batch.order and found.status is GetMessageStatus.FOUND:
+                    self._took_held(batch, group, topic, qid, offset, found)
+                    return True
+                read = found, list(range(offset, found.next_begin_offset))
+        if read is None:
+            read = self._read_hot(group, topic, qid, offset, want, message_filter)
         if read is None:
             return False
         ck = self._took(batch, group, topic, qid, offset, *read, origin_topic)
@@ -347,6 +332,19 @@ class PopReader:
             found = _read_in_memory(store, topic, qid, offset, want, message_filter)
             if found is not None:
                 return found, list(range(offset, found.next_begin_offset))
+        return self._read_hot(group, topic, qid, offset, want, message_filter)
+
+    def _read_hot(
+        self,
+        group: str,
+        topic: str,
+        qid: int,
+        offset: int,
+        want: int,
+        message_filter: ExpressionMessageFilter,
+    ) -> tuple[GetMessageResult, list[int]] | None:
+        """:meth:`_read_now` past its read in memory."""
+        store = self.broker.message_store
         if store.get_max_offset_in_queue(topic, qid) - offset <= HOT_READ_UNITS:
             # the queue's newest records, just written: in the page cache (as the pull)
             result = store.get_message(group, topic, qid, offset, want, message_filter)
@@ -410,6 +408,46 @@ class PopReader:
         self._popped(batch, group, topic, qid, offset, result, queue_offsets, origin_topic)
         return None
 
+    def _took_held(
+        self,
+        batch: PopBatch,
+        group: str,
+        topic: str,
+        qid: int,
+        offset: int,
+        found: GetMessageResult,
+    ) -> None:
+        """:meth:`_took` and :meth:`_popped` of the common read, flat: a normal pop's read
+        in memory (``_read_in_memory``: every unit from ``offset`` on taken) of its own topic,
+        whose checkpoint the pop buffer holds. Same checkpoint, buffer entry, in-flight span,
+        rest count and answer infos (tests/broker/pop/test_pop_took_held.py compares them)."""
+        buffer = self.buffer
+        assert buffer is not None, "start_pop's caller holds a buffer that wants it"
+        end = found.next_begin_offset
+        rest = found.max_offset - end
+        if rest < 0:
+            rest = 0
+        pop_time = batch.pop_time
+        batch.rest_num += rest
+        self._rests[(group, topic, qid)] = pop_time, rest  # fresh for the next pops
+        num = end - offset
+        bn = self.broker.config.broker_name
+        ck = PopCheckPoint(
+            offset, pop_time, batch.invisible_time, num, qid, topic, group, bn, list(range(num))
+        )
+        # PopCheckPoint.merge_key, inline
+        buffer.hold(ck, f"{topic}{group}{qid}{offset}{pop_time}{bn}", batch.revive_qid, end)
+        offsets = list(range(offset, end))
+        self.inflight.on_pop_run(
+            group, topic, qid, offset, end, pop_time, pop_time + batch.invisible_time, offsets
+        )
+        batch.entries.append((topic, qid, offset, offsets))
+        if found.body is not None:
+            batch.buffers.append(found.body)
+            batch.count += num
+        else:
+            batch.add_records(found)
+
     def _commit_after_write(self, group: str, topic: str, qid: int, next_offset: int) -> None:
         if self.buffer is not None:
             self.buffer.skip_to(group, topic, qid, next_offset)
@@ -465,31 +503,3 @@ class PopReader:
         batch.order_count_info.append(
             build_order_count_info(topic_mark(topic), qid, counts, smallest)
         )
-
-
-def _read_in_memory(
-    store: MessageStore,
-    topic: str,
-    qid: int,
-    offset: int,
-    want: int,
-    message_filter: ExpressionMessageFilter,
-) -> GetMessageResult | None:
-    """The pull's read (``MessageStore.get_message_body``: the units walked and the records
-    copied in one C call, on the loop, when every record is in the page cache) for a TAG
-    filter or none. Only a read that took every unit it walked is used: its queue offsets
-    are then ``offset`` up to its next offset, which the checkpoint and the reply need;
-    anything else (C off, a record not in memory, units filtered out or gone, nothing
-    found) returns None, and ``get_message``, the reference, reads it."""
-    if type(message_filter) is not ExpressionMessageFilter:  # SQL92 reads the properties
-        return None
-    codes = None
-    if not message_filter.matches_all:
-        assert message_filter.subscription is not None
-        codes = tuple(message_filter.subscription.code_set)
-    found = store.get_message_body(topic, qid, offset, want, codes)
-    if found is None or not found.body_count:
-        return None
-    if found.next_begin_offset - offset != found.body_count:
-        return None
-    return found

@@ -20,9 +20,9 @@ from typing import Any
 
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
+from rocketq.broker.pop.pop_batch import PopBatch
 from rocketq.broker.pop.pop_codec import pop_answer_fields
 from rocketq.broker.pop.pop_long_polling import PollingResult, PopRequest
-from rocketq.broker.pop.pop_reader import PopBatch
 from rocketq.broker.property_filter import message_filter_of, property_filter_disabled_remark
 from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError, RemotingError
