@@ -303,7 +303,7 @@ class PullRequestHoldService:
     async def _run_left(self, pull: PullRequest, left: Coroutine[Any, Any, None]) -> None:
         try:
             await left
-        except Exception:  # as _run's
+        except Exception:  # one left pull's failure must not stop the others; logged
             log.exception("re-executing held pull of %s@%d failed", pull.topic, pull.queue_id)
 
     async def shutdown(self) -> None:
