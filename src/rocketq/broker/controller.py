@@ -464,7 +464,7 @@ class BrokerController:
 
     def _arrival_wanted(self) -> bool:
         """Whether a pull is held or a pop parked now: a dispatch run with neither calls
-        no arriving listener (its calls, one a message, cost ~2 us each with no one to wake)."""
+        no arriving listener (its calls, one a message, cost ~0.3 us each with no one to wake)."""
         return self.pull_request_hold_service.has_held or self.pop_service.long_polling.has_parked
 
     def _on_message_arriving(
