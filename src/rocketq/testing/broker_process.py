@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 BOOT_MARK = "boot success"
@@ -75,8 +76,12 @@ class CliProcess:
         self.log_path: Path | None = None  # every line also appended here (kept after a kill)
         self._reader: threading.Thread | None = None
         self.boot_line = ""
+        self.port_taken_line = ""  # the line that says a port was taken, before the boot line
 
     def _launch(self, argv: list[str], what: str, timeout_s: float) -> None:
+        """Start; return at the boot line. PortTakenError if the process ends saying a port
+        is taken, RuntimeError with its last lines if it ends or is silent otherwise."""
+        self.boot_line = self.port_taken_line = ""
         self.proc = subprocess.Popen(
             [sys.executable, "-c", "from rocketq.cli.main import cli; cli()", *argv],
             stdout=subprocess.PIPE,
@@ -87,27 +92,27 @@ class CliProcess:
         booted = threading.Event()  # set by the boot line, or by the end of the output
         self._reader = threading.Thread(target=self._read, args=(booted,), daemon=True)
         self._reader.start()
-        self.boot_line = ""
         if booted.wait(timeout_s) and self.boot_line:
             return
         self.kill()
         tail = "\n".join(list(self.output)[-30:])
-        taken = next((ln for ln in self.output if PORT_TAKEN_LINE.search(ln)), None)
-        if taken is not None:
-            raise PortTakenError(f"{what} could not bind: {taken}")
-        raise RuntimeError(f"{what} did not boot in {timeout_s} s:\n{tail}")
+        if self.port_taken_line:
+            raise PortTakenError(f"{what} could not bind: {self.port_taken_line}")
+        why = "it ended" if self.proc is None or self.output else "it was silent"
+        raise RuntimeError(f"{what} did not boot in {timeout_s} s ({why}):\n{tail}")
 
-    def _launch_retrying(self, argv: list[str], what: str, timeout_s: float) -> None:
-        """``_launch``, again after a pause while a port it binds is taken (START_ATTEMPTS in
+    def _launch_retrying(self, argv: list[str], what: str, timeout_s: float, attempts: int) -> None:
+        """``_launch``, again after a pause while a port it binds is taken (``attempts`` in
         all); then PortTakenError with one line."""
-        for attempt in range(1, START_ATTEMPTS + 1):
+        for attempt in range(1, attempts + 1):
             try:
                 self._launch(argv, what, timeout_s)
-                return
             except PortTakenError as exc:
-                if attempt == START_ATTEMPTS:
-                    raise PortTakenError(f"{exc} ({START_ATTEMPTS} attempts)") from None
+                if attempt == attempts:
+                    raise PortTakenError(f"{exc} ({attempts} attempts)") from None
                 time.sleep(RETRY_PAUSE_S)
+            else:
+                return
 
     def _read(self, booted: threading.Event) -> None:
         proc = self.proc
@@ -124,6 +129,8 @@ class CliProcess:
                 if self.boot_mark in line and not self.boot_line:
                     self.boot_line = line.rstrip()
                     booted.set()
+                elif not self.boot_line and PORT_TAKEN_LINE.search(line):
+                    self.port_taken_line = line.strip()
         proc.stdout.close()
         booted.set()  # the process ended: stop waiting for a boot line
 
@@ -156,15 +163,16 @@ class CliProcess:
 
 
 class BrokerProcess(CliProcess):
-    """``rocketq broker -c``. Give ``listenPort=0`` and ``haListenPort=0`` (the defaults
-    here): the first start learns the ports the broker bound from its boot line and writes
-    them into ``conf``, so every restart comes back on the same address."""
+    """``rocketq broker -c``. Leave ``listenPort`` out (or 0): the first start binds any free
+    port (and, with ``haListenPort`` out or 0, any free HA port), learns both from the boot
+    line and writes them into ``conf``, so every restart comes back on the same address."""
 
     def __init__(self, work_dir: Path, conf: dict[str, str]) -> None:
         super().__init__(output_lines=400)
         self.work_dir = work_dir
-        self.conf = {"listenPort": "0", "haListenPort": "0", **conf}
+        self.conf = {"listenPort": "0", **conf}
         self.log_path = work_dir / "broker.out"
+        self.ha_port = 0  # learned from the boot line
 
     @property
     def port(self) -> int:
@@ -180,20 +188,42 @@ class BrokerProcess(CliProcess):
     @property
     def ha_addr(self) -> str:
         """Where a slave connects (haMasterAddress)."""
-        if self.conf["haListenPort"] == "0":
+        if not self.ha_port:
             raise RuntimeError("the broker's HA port is known once it has started")
-        return f"127.0.0.1:{self.conf['haListenPort']}"
+        return f"127.0.0.1:{self.ha_port}"
 
-    def start(self, timeout_s: float = 30.0) -> None:
-        """Start; a restart re-binds the ports of the first start, retrying while they are
-        taken (PortTakenError after START_ATTEMPTS)."""
+    def start(self, timeout_s: float = 30.0, *, attempts: int | None = None) -> None:
+        """Start; a restart re-binds the ports of the first start, trying ``attempts``
+        (START_ATTEMPTS) times while they are taken, then PortTakenError."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         conf_path = self.work_dir / "broker.conf"
         conf_path.write_text("".join(f"{k}={v}\n" for k, v in self.conf.items()))
         argv = ["broker", "--host", "127.0.0.1", "-c", str(conf_path)]
-        self._launch_retrying(argv, "broker", timeout_s)
+        self._launch_retrying(argv, "broker", timeout_s, attempts or START_ATTEMPTS)
         found = BROKER_BOOT_LINE.search(self.boot_line)
         if found is None:
             self.kill()
             raise RuntimeError(f"broker boot line without its ports: {self.boot_line!r}")
-        self.conf["listenPort"], self.conf["haListenPort"] = found.group(2), found.group(3)
+        any_ha_port = "0" if self.conf["listenPort"] == "0" else None  # else listenPort + 1
+        if self.conf.get("haListenPort", any_ha_port) == "0":
+            self.conf["haListenPort"] = found.group(3)  # a restart re-binds it too
+        self.conf["listenPort"] = found.group(2)
+        self.ha_port = int(found.group(3))
+
+
+def start_on_picked_ports(
+    make: Callable[[], BrokerProcess], timeout_s: float = 30.0
+) -> BrokerProcess:
+    """``make()`` a broker whose ports must be known before it starts (a stock broker.conf:
+    the HA port is listenPort + 1) and start it; while a picked port is taken, make one on
+    fresh ports and start that (START_ATTEMPTS in all), then PortTakenError."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        broker = make()
+        try:
+            broker.start(timeout_s, attempts=1)
+        except PortTakenError as exc:
+            if attempt == START_ATTEMPTS:
+                raise PortTakenError(f"{exc} (on {START_ATTEMPTS} sets of fresh ports)") from None
+        else:
+            return broker
+    raise AssertionError("unreachable")
