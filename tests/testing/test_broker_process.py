@@ -87,3 +87,31 @@ def test_restart_on_a_port_held_for_good_fails_with_one_line(
         assert not broker.running
     finally:
         broker.kill()
+
+
+def test_a_stock_conf_broker_is_started_again_on_fresh_ports_when_a_picked_one_is_taken(
+    tmp_path: Path,
+) -> None:
+    taken = hold(0)  # the first pick: a port another server took before the broker bound it
+    picks = [int(taken.getsockname()[1])]
+    made: list[BrokerProcess] = []
+
+    def make() -> BrokerProcess:
+        port = picks.pop() if picks else broker_process.free_port_pair()
+        made.append(
+            BrokerProcess(
+                tmp_path / f"proc{len(made)}", {**conf(tmp_path / "store"), "listenPort": str(port)}
+            )
+        )
+        return made[-1]
+
+    try:
+        with taken:
+            broker = broker_process.start_on_picked_ports(make)
+        assert len(made) == 2
+        assert any("is in use" in line for line in made[0].output)
+        assert broker is made[1]
+        assert broker.ha_addr == f"127.0.0.1:{broker.port + 1}"  # a stock conf: listenPort + 1
+    finally:
+        for broker in made:
+            broker.kill()
