@@ -17,7 +17,8 @@
  * (command, put), so the broker queues it without another call per send.
  *
  * The other parts: header.c and custom_header.c (headers), command_encode.c and send_reply.c
- * (reply heads), send_put.c (a SEND_MESSAGE_V2's put read from its extFields).
+ * (reply heads), send_flush.c (a flush's answers), send_put.c (a SEND_MESSAGE_V2's put read
+ * from its extFields).
  */
 #include "remoting.h"
 
@@ -194,6 +195,9 @@ static PyMethodDef methods[] = {
      "The frame heads of the replies to a burst of stored sends, back to back; or None."},
     {"send_reply_runs", (PyCFunction)(void (*)(void))send_reply_runs, METH_FASTCALL,
      "send_reply_heads of each run of a flush's replies (one bytes a connection); or None."},
+    {"send_answer_flush", (PyCFunction)(void (*)(void))send_answer_flush, METH_FASTCALL,
+     "A flush's sends' answers: those left to Python, one reply buffer a connection, the "
+     "figures' lists; or None."},
     {"send_put_of", (PyCFunction)(void (*)(void))send_put_of, METH_FASTCALL,
      "A SEND_MESSAGE_V2 request's SendPut from its extFields, or None (send.py decides)."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,

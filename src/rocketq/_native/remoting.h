@@ -66,6 +66,20 @@ PyObject *encode_json_head(PyObject *self, PyObject *cmd);
 /* send_reply.c: the reply heads of a burst of stored sends */
 PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *send_reply_runs(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* send_reply.c's writer, shared with send_flush.c: a reply is PIECES pieces of JSON text
+ * around its msgId, queueId, queueOffset and opaque */
+#define PIECES 5
+#define MAX_ID 64
+#define MAX_NUMBER 24 /* an int64 in decimal, with its sign */
+int reply_i64(PyObject *v, long long lo, long long hi, long long *out);
+const char *reply_prefix(PyObject *v, Py_ssize_t *n);
+int reply_pieces(PyObject *tuple, const char **piece, Py_ssize_t *piece_len, Py_ssize_t *fixed);
+char *reply_frame(char *w, const char **piece, const Py_ssize_t *piece_len, long long opaque,
+                  const char *id, Py_ssize_t id_len, long long offset, const char *prefix,
+                  Py_ssize_t prefix_len, long long queue_id, long long queue_offset);
+
+/* send_flush.c: the answers of a flush's sends in one call */
+PyObject *send_answer_flush(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* send_put.c: a SEND_MESSAGE_V2 request's SendPut from its extFields */
 PyObject *send_put_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol, TypeAlias
 
 from rocketq.common.native_record import ENV_SWITCH
@@ -29,6 +31,18 @@ SendSpec: TypeAlias = tuple[
 ]
 #: a fast-path send of a read as split_sends gives it: (the request, its put)
 SendItem: TypeAlias = tuple[RemotingCommand, Any]
+#: send_answer_flush's answers of a flush: the indexes the Python path answers, the
+#: connections, their reply buffers and counts, the requests answered in C and their
+#: seconds, their sizes by topic
+FlushAnswers: TypeAlias = tuple[
+    list[int],
+    list[Any],
+    list[bytes],
+    list[int],
+    list[RemotingCommand],
+    list[float],
+    dict[str, list[int]],
+]
 
 
 class FramePaths(Protocol):
@@ -50,6 +64,19 @@ class FramePaths(Protocol):
         ends: list[int],
         /,
     ) -> list[bytes] | None: ...
+    def send_answer_flush(
+        self,
+        pieces: tuple[bytes, ...],
+        prefix: bytes,
+        deferreds: list[Any],
+        puts: list[Any],
+        values: list[int],
+        indexes: Sequence[int],
+        skip_topics: AbstractSet[str],
+        json: object,
+        now: float,
+        /,
+    ) -> FlushAnswers | None: ...
     def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...
     def send_put_of(
         self,

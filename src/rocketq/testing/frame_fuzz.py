@@ -23,7 +23,9 @@ made-up files and must give what ``get_message`` gives (``collect_fuzz``). The C
 (``rocketq._native._pop``) read mutated batch-ack bodies and build pop answers and must
 give what the Python references give (``pop_fuzz``). The C batch read (``batch_puts``) gets
 mutated MessageBatch bodies and must give what the Python path makes of them
-(``batch_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index_puts``) writes
+(``batch_fuzz``). The answers of a flush's sends in one call (``send_answer_flush``) get random
+statuses, topics, requests, connections and values and must give what the Python reference
+gives (``flush_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index_puts``) writes
 random runs of DispatchRequests into consume queue and index files as the Python path does
 (``dispatch_fuzz``). The commitlog warm-up's ``populate`` gets random and wrong ranges and
 buffers and must change no byte (``populate_fuzz``). A finding prints the seed and input and
@@ -66,6 +68,7 @@ from rocketq.testing.append_fuzz import (
 from rocketq.testing.batch_fuzz import check_batch_puts
 from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
 from rocketq.testing.dispatch_fuzz import check_dispatch
+from rocketq.testing.flush_fuzz import check_answer_flush
 from rocketq.testing.pop_fuzz import (
     check_batch_ack_body,
     check_batch_ack_handles,
@@ -325,6 +328,7 @@ def _run(
             check_frames(r, data)
             or check_split_sends(r, data)
             or check_send_replies(r)
+            or check_answer_flush(r)
             or check_append_sends(r)
             or check_send_put(r)
             or check_batch_puts(r)
