@@ -30,7 +30,7 @@ from rocketq.testing.wire import send_request
 BATCH = 1000
 
 
-def walk(pieces, prefix, deferreds, puts, values, indexes, now):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN201
+def walk(pieces, prefix, deferreds, puts, values, indexes, now):  # type: ignore[no-untyped-def]
     """The walk a send at a time (``_answer_runs`` and ``_record``'s lists)."""
     native = native_frames.COMPILED
     assert native is not None

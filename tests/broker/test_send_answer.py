@@ -442,3 +442,27 @@ async def test_answer_flush_gives_the_reference_s_answers(tmp_path: Path) -> Non
     ):
         bad = (pieces, bad_prefix, deferreds, puts, bad_values, indexes, skip, args[7], 9.0)
         assert compiled.send_answer_flush(*bad) is None  # type: ignore[arg-type]
+
+
+async def test_a_send_the_fast_path_declines_is_read_whole_by_python(tmp_path: Path) -> None:
+    """The split reads a send's put from its header's text and leaves its request's extFields
+    unread; a send ``take`` declines (a queue out of range, a topic not allowed) reaches the
+    Python path with them read (``full_request``): the same answers as with C off."""
+    answers: dict[bool, list[tuple[int, str | None]]] = {}
+    async with run_broker(tmp_path, store_properties=SMALL) as broker:
+        for native in (True, False):
+            native_frames.use(native)
+            topic = f"Declined{int(native)}"
+            requests = [
+                send_request(topic, b"made", code=RequestCode.SEND_MESSAGE_V2),
+                send_request(topic, b"queue", queue_id=100, code=RequestCode.SEND_MESSAGE_V2),
+                send_request("TBW102", b"x", code=RequestCode.SEND_MESSAGE_V2),
+            ]
+            got = []
+            for request in requests:  # one by one: the topic exists before the second
+                _, replies = await raw_burst(broker.broker_addr, [request])
+                got += replies
+            answers[native] = [(r.code, (r.remark or "").replace(topic, "T")) for r in got]
+        assert processor_of(broker).split_reads >= 1
+    assert answers[True] == answers[False]
+    assert [code for code, _ in answers[True]] != [ResponseCode.SUCCESS] * 3

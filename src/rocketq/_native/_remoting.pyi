@@ -54,6 +54,7 @@ def send_answer_flush(
     ]
     | None
 ): ...
+def ext_fields_of(header: bytes, /) -> dict[str, str] | None: ...
 def send_put_of(
     fields: dict[str, str],
     body: bytes | bytearray | memoryview,

@@ -29,8 +29,9 @@ log = logging.getLogger(__name__)
 SendSpec: TypeAlias = tuple[
     int, tuple[tuple[bytes, ...], bytes, bytes, bytes, int], type, bytes, bytes
 ]
-#: a fast-path send of a read as split_sends gives it: (the request, its put)
-SendItem: TypeAlias = tuple[RemotingCommand, Any]
+#: a fast-path send of a read as split_sends gives it: (the request, its put, its JSON
+#: header), the request's extFields left empty (``full_request`` reads them when needed)
+SendItem: TypeAlias = tuple[RemotingCommand, Any, bytes]
 #: send_answer_flush's answers of a flush: the indexes the Python path answers, the
 #: connections, their reply buffers and counts, the requests answered in C and their
 #: seconds, their sizes by topic
@@ -78,6 +79,7 @@ class FramePaths(Protocol):
         /,
     ) -> FlushAnswers | None: ...
     def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...
+    def ext_fields_of(self, header: bytes, /) -> dict[str, str] | None: ...
     def send_put_of(
         self,
         fields: dict[str, str],
@@ -122,6 +124,22 @@ def use(native: bool) -> bool:
     FRAMES = COMPILED if native else None
     custom_header.NATIVE = FRAMES.header_from_fields if FRAMES is not None else None
     return FRAMES is not None
+
+
+def full_request(item: SendItem) -> RemotingCommand:
+    """The request of a send ``split_sends`` read, with its extFields: the split reads a
+    fast-path send's put straight from its header's text and leaves the request's dict empty
+    (no str a field); a send the fast path declines goes to the Python path, which reads them."""
+    request = item[0]
+    if not request.ext_fields:
+        compiled = COMPILED
+        fields = compiled.ext_fields_of(item[2]) if compiled is not None else None
+        if fields is None:  # C reads what it split; the reference decoder otherwise
+            from rocketq.remoting.codec import decode_json_header  # codec imports this module
+
+            fields = decode_json_header(item[2]).ext_fields
+        request.ext_fields = fields
+    return request
 
 
 use(os.environ.get(ENV_SWITCH, "1") != "0")
