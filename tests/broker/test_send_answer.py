@@ -18,6 +18,7 @@ from rocketq.broker.controller import BrokerController
 from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.broker.processors.send_answer import reply_pieces
 from rocketq.broker.processors.send_results import put_response
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_message
 from rocketq.common.message_id import (
@@ -449,20 +450,25 @@ async def test_a_send_the_fast_path_declines_is_read_whole_by_python(tmp_path: P
     unread; a send ``take`` declines (a queue out of range, a topic not allowed) reaches the
     Python path with them read (``full_request``): the same answers as with C off."""
     answers: dict[bool, list[tuple[int, str | None]]] = {}
-    async with run_broker(tmp_path, store_properties=SMALL) as broker:
-        for native in (True, False):
-            native_frames.use(native)
-            topic = f"Declined{int(native)}"
-            requests = [
-                send_request(topic, b"made", code=RequestCode.SEND_MESSAGE_V2),
-                send_request(topic, b"queue", queue_id=100, code=RequestCode.SEND_MESSAGE_V2),
-                send_request("TBW102", b"x", code=RequestCode.SEND_MESSAGE_V2),
-            ]
-            got = []
-            for request in requests:  # one by one: the topic exists before the second
-                _, replies = await raw_burst(broker.broker_addr, [request])
-                got += replies
-            answers[native] = [(r.code, (r.remark or "").replace(topic, "T")) for r in got]
-        assert processor_of(broker).split_reads >= 1
+    record_before = native_record.RECORD is not None
+    try:
+        async with run_broker(tmp_path, store_properties=SMALL) as broker:
+            for native in (True, False):
+                native_frames.use(native)
+                native_record.use(native)  # the split reads sends with both on
+                topic = f"Declined{int(native)}"
+                requests = [
+                    send_request(topic, b"made", code=RequestCode.SEND_MESSAGE_V2),
+                    send_request(topic, b"queue", queue_id=100, code=RequestCode.SEND_MESSAGE_V2),
+                    send_request("TBW102", b"x", code=RequestCode.SEND_MESSAGE_V2),
+                ]
+                got = []
+                for request in requests:  # one by one: the topic exists before the second
+                    _, replies = await raw_burst(broker.broker_addr, [request])
+                    got += replies
+                answers[native] = [(r.code, (r.remark or "").replace(topic, "T")) for r in got]
+            assert processor_of(broker).split_reads >= 1
+    finally:
+        native_record.use(record_before)
     assert answers[True] == answers[False]
     assert [code for code, _ in answers[True]] != [ResponseCode.SUCCESS] * 3
