@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any, Protocol, TypeAlias
 
 from rocketq.common.native_record import ENV_SWITCH
+from rocketq.errors import RemotingCommandError
 from rocketq.remoting.protocol import custom_header
 from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -134,10 +135,8 @@ def full_request(item: SendItem) -> RemotingCommand:
     if not request.ext_fields:
         compiled = COMPILED
         fields = compiled.ext_fields_of(item[2]) if compiled is not None else None
-        if fields is None:  # C reads what it split; the reference decoder otherwise
-            from rocketq.remoting.codec import decode_json_header  # codec imports this module
-
-            fields = decode_json_header(item[2]).ext_fields
+        if fields is None:  # the decoder that split these bytes reads them again: never
+            raise RemotingCommandError("a split send's header no longer decodes")
         request.ext_fields = fields
     return request
 
