@@ -37,7 +37,7 @@ from rocketq.client.aio.offset_store import (
 from rocketq.client.aio.pop_consume_service import PopConsumeService
 from rocketq.client.aio.producer import start_trace_dispatcher
 from rocketq.client.aio.pull_api import route_moved
-from rocketq.client.aio.pull_chain import ChainEnd, PullChain
+from rocketq.client.aio.pull_chain import PullChain
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.client.config import PushConsumerConfig
@@ -369,7 +369,7 @@ class PushConsumer(ConsumerCore):
         consume.submit(found, pq, mq, dispatch)
         instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, len(found))
 
-    async def _pull(
+    async def _start_pull(
         self,
         instance: MQClientInstance,
         consume: ConsumeService,
@@ -377,9 +377,10 @@ class PushConsumer(ConsumerCore):
         pq: ProcessQueue,
         sub: SubscriptionData,
         offset: int,
-    ) -> ChainEnd:
-        """Pull ``mq`` from ``offset`` on a PullChain: its responses are taken on the reader
-        while they find messages and the next pull may go at once (pull_chain.py)."""
+    ) -> PullChain:
+        """Write a pull of ``mq`` from ``offset`` on a PullChain: its responses are taken on
+        the reader while they find messages and the next pull may go at once
+        (pull_chain.py); its ``future`` tells the loop where the chain stopped."""
         broker_id = instance.pull_from_which_node.get(mq, MASTER_ID)
         addr, is_slave = await instance.find_broker_addr_in_subscribe_or_refresh(
             mq.broker_name, mq.topic, broker_id
@@ -389,10 +390,7 @@ class PushConsumer(ConsumerCore):
         chain = PullChain(self, instance, consume, mq, pq, addr, channel)
         # a slave does not take the commit offset a pull carries
         chain.pull(sub, offset, 0 if is_slave else self.commit_offset_of(mq))
-        try:
-            return await chain.future
-        finally:
-            chain.stop()
+        return chain
 
     async def _pull_loop(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         c = self.config
@@ -408,13 +406,20 @@ class PushConsumer(ConsumerCore):
             if sub is None:
                 await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
+            chain: PullChain | None = None
             try:
-                result, pull_ms, offset = await self._pull(instance, consume, mq, pq, sub, offset)
+                chain = await self._start_pull(instance, consume, mq, pq, sub, offset)
+                result, pull_ms, offset = await chain.future
             except (RocketQError, OSError) as exc:
+                if chain is not None:  # the failed pull's offset: the chain took the ones before
+                    offset = chain.offset
                 log.info("pull of %s failed: %r", mq, exc)
                 if not await route_moved(instance, mq, exc):
                     await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
+            finally:
+                if chain is not None:
+                    chain.stop()
             if result is None:  # the chain took what it found and handed over
                 continue
             found = result.msg_found_list
