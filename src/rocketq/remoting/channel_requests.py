@@ -130,7 +130,9 @@ class RequestInvoker(FrameWriter):
         responses[opaque] = future
         timer = loop.call_later(timeout_s, self._expire, future, request, timeout_s)
         try:
-            await self.send(request)
+            self._write(request)  # ``send`` without its coroutine: one frame less a request
+            if self._writer.transport.get_write_buffer_size():
+                await self._drain()
             return await future
         finally:
             timer.cancel()
