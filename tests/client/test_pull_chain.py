@@ -70,7 +70,9 @@ async def test_found_batches_are_taken_and_pulled_again_without_the_loop(
 ) -> None:
     await cluster.create_topic("TopicCh", 1)
     got = Seqs()
-    c = counting(cluster, "GroupCh", "TopicCh", pull_batch_size=1)
+    # held pulls outlive the test: an idle queue's NO_NEW_MSG (the loop's) never comes back
+    held = {"broker_suspend_max_time_s": 60.0, "consumer_timeout_when_suspend_s": 65.0}
+    c = counting(cluster, "GroupCh", "TopicCh", pull_batch_size=1, **held)
     c.register_message_listener(got)
     async with Producer("pch", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
         await produce(producer, "TopicCh", range(40))
