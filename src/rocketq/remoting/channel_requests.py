@@ -130,9 +130,7 @@ class RequestInvoker(FrameWriter):
         responses[opaque] = future
         timer = loop.call_later(timeout_s, self._expire, future, request, timeout_s)
         try:
-            self._write(request)  # ``send`` without its coroutine: one frame less a request
-            if self._writer.transport.get_write_buffer_size():
-                await self._drain()
+            await self.send(request)
             return await future
         finally:
             timer.cancel()

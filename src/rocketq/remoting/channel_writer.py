@@ -119,15 +119,11 @@ class FrameWriter:
         """
         self._write(cmd)
         if self._writer.transport.get_write_buffer_size():
-            await self._drain()
-
-    async def _drain(self) -> None:
-        """Wait while the socket buffer is full (after ``_write``); a failed write closes."""
-        try:
-            await self._writer.drain()
-        except (OSError, RuntimeError) as exc:
-            self.close()
-            raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
+            try:
+                await self._writer.drain()
+            except (OSError, RuntimeError) as exc:
+                self.close()
+                raise RemotingConnectError(f"write to {self.remote_addr} failed: {exc}") from exc
 
     def _write(self, cmd: RemotingCommand, *, burst: bool = False) -> None:
         """Write (or queue in this iteration's write window) one command, without waiting.
