@@ -37,7 +37,7 @@ from rocketq.remoting.channel_protocol import (
     ChannelProtocol,
     TransportWriter,
 )
-from rocketq.remoting.channel_requests import RequestInvoker
+from rocketq.remoting.channel_requests import RequestInvoker, ResponseSlot
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder
 from rocketq.remoting.native_frames import SendSpec, full_request
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -191,7 +191,7 @@ class RemotingChannel(RequestInvoker):
         self._writer = writer
         self._processors = processors
         self._decoder = FrameDecoder(max_frame_size)
-        self._responses: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._responses: dict[int, ResponseSlot] = {}
         self._deadlines: dict[int, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._deferred = 0  # DeferredReply not yet answered
