@@ -188,8 +188,10 @@ async def test_a_name_server_with_enable_controller_in_namesrv_runs_both(tmp_pat
         )
         stderr = tmp_path / "stderr"
         async with cli_process(["namesrv", "-c", str(conf)], stderr) as proc:
-            found = await boot_line(proc, r"Name Server boot success.*:(\d+)", stderr)
+            booted = r"Name Server boot success\. listening on [^:]*:(\d+), metrics: (\S+)"
+            found = await boot_line(proc, booted, stderr)
             if found is not None:
+                assert found.group(2).endswith(f":{metrics_port}/metrics")  # the URL it serves
                 ports = (int(found.group(1)), controller_port, metrics_port)
                 await a_name_server_serves_both(proc, *ports)
                 break

@@ -17,6 +17,7 @@ from rocketq.testing.failover.partition import ControllerLinks
 #: printed last, once the name server and its controller both listen (rocketq.cli.namesrv)
 BOOT_MARK = "The Name Server boot success"
 BOOT_LINE = re.compile(r"The Name Server boot success\. listening on [^:]*:(\d+)")
+METRICS_URL = re.compile(r"metrics: http://[^:]+:(\d+)/")
 
 
 class NamesrvProcess(CliProcess):
@@ -58,6 +59,17 @@ class NamesrvProcess(CliProcess):
             self.kill()
             raise RuntimeError(f"name server boot line without its port: {self.boot_line!r}")
         self.port = int(found.group(1))
+        metrics = METRICS_URL.search(self.boot_line)
+        if metrics is not None and self.props.get("metricsPromExporterPort") == "0":
+            self.props["metricsPromExporterPort"] = metrics.group(1)  # a restart re-binds it
+
+    @property
+    def metrics_port(self) -> int:
+        """Where ``/metrics`` is served (known once started if configured as 0)."""
+        port = int(self.props.get("metricsPromExporterPort", "0"))
+        if not port:
+            raise RuntimeError("the name server's metrics port is known once it has started")
+        return port
 
 
 def nameserver_group(
