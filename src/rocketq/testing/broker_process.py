@@ -6,9 +6,11 @@ is SIGKILL: no shutdown hook runs, the store is left as a crash leaves it.
 
 Ports: a port picked free and released before the broker binds it can be taken in between
 (by another test's server, or by any outgoing connection: ephemeral ports come from the same
-range). So a broker starts on ``listenPort=0``/``haListenPort=0`` and the harness reads the
-ports it bound from its boot line; a restart re-binds them (the store stamps the address
-into its records), retrying a bounded while if something holds the port meanwhile.
+range). So a broker starts on port 0 (``listenPort`` left out) and the harness reads the ports
+it bound from its boot line; a restart re-binds them (the store stamps the address into its
+records), retrying a bounded while if something holds one meanwhile. A broker whose ports
+must be known before it starts is started by :func:`start_on_picked_ports`, which picks
+fresh ones when one was taken.
 """
 
 from __future__ import annotations
