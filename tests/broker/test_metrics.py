@@ -4,8 +4,8 @@ made, read directly and through a real Prometheus server scraping them on loopba
 from __future__ import annotations
 
 import json
+import re
 import shutil
-import socket
 import subprocess
 import urllib.parse
 import urllib.request
@@ -62,10 +62,11 @@ async def test_broker_metrics_count_messages_in_and_out_and_the_groups_lag(
     assert sample(namesrv, "rocketmq_namesrv_live_brokers") == 1
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def prometheus_port(log_path: Path) -> int | None:
+    """The port Prometheus bound (``--web.listen-address=127.0.0.1:0``; its web listener logs
+    ``msg="Listening on" address=127.0.0.1:<port>``), None until it has."""
+    found = re.search(r'msg="Listening on" address=127\.0\.0\.1:(\d+)', log_path.read_text())
+    return None if found is None else int(found.group(1))
 
 
 def prometheus_query(base: str, query: str) -> list[dict[str, object]]:
@@ -86,7 +87,6 @@ async def test_a_real_prometheus_scrapes_our_series_from_broker_and_name_server(
     if not Path(PROMETHEUS).exists():  # noqa: ASYNC240 -- one stat before the test
         pytest.skip("Debian's prometheus is not installed (make test installs it)")
     async with metrics_cluster(tmp_path) as cluster:
-        port = free_port()
         config = tmp_path / "prometheus.yml"
         config.write_text(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
@@ -103,13 +103,17 @@ async def test_a_real_prometheus_scrapes_our_series_from_broker_and_name_server(
                 PROMETHEUS,
                 f"--config.file={config}",
                 f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{port}",
+                "--web.listen-address=127.0.0.1:0",  # any free port, read from its log
             ],
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
-        base = f"http://127.0.0.1:{port}"
         try:
+            log_path = tmp_path / "prometheus.log"
+            assert await until(lambda: prometheus_port(log_path) is not None, 30, 0.2), (
+                log_path.read_text()[-2000:]
+            )
+            base = f"http://127.0.0.1:{prometheus_port(log_path)}"
             query = f'rocketmq_messages_in_total{{topic="{TOPIC}",job="broker"}}'
             assert await until(lambda: bool(prometheus_query(base, query)), 60, 0.5), (
                 tmp_path / "prometheus.log"

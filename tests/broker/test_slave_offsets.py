@@ -4,8 +4,10 @@ returned master before it takes the master's table, and never lowers what the ma
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import errno
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import UpdateConsumerOffsetRequestHeader
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import SMALL_INDEX, run_broker, run_namesrv
-from rocketq.testing.broker_process import free_port_pair
+from rocketq.testing.broker_process import RETRY_PAUSE_S, START_ATTEMPTS
 from rocketq.testing.store import ha_store_properties
 from rocketq.testing.wait import until
 
@@ -39,8 +41,11 @@ def commit(group: str, topic: str, queue_id: int, offset: int) -> RemotingComman
 
 
 @contextlib.asynccontextmanager
-async def master_at(root: Path, namesrv: str, port: int) -> AsyncIterator[BrokerController]:
-    """A master on a fixed port (so that it returns at the same address)."""
+async def master_at(
+    root: Path, namesrv: str, port: int = 0, ha_port: int = 0
+) -> AsyncIterator[BrokerController]:
+    """A master on any free ports, or on the ports it had (so that it returns at the same
+    address): then retried a bounded while if something took one meanwhile."""
     config = dataclasses.replace(
         BrokerConfig(),
         listen_host="127.0.0.1",
@@ -49,10 +54,17 @@ async def master_at(root: Path, namesrv: str, port: int) -> AsyncIterator[Broker
         namesrv_addr=namesrv,
         register_name_server_period_ms=300,
         store_path_root_dir=str(root),
-        store_properties={**SMALL_INDEX, **STORE},
+        store_properties={**SMALL_INDEX, **STORE, "haListenPort": str(ha_port)},
     )
-    master = BrokerController(config)
-    await master.start()
+    for attempt in range(1, START_ATTEMPTS + 1):
+        master = BrokerController(config)
+        try:
+            await master.start()
+            break
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or attempt == START_ATTEMPTS:
+                raise
+            await asyncio.sleep(RETRY_PAUSE_S)
     try:
         yield master
     finally:
@@ -62,11 +74,10 @@ async def master_at(root: Path, namesrv: str, port: int) -> AsyncIterator[Broker
 async def test_offsets_committed_on_the_slave_while_the_master_was_down_reach_the_master(
     tmp_path: Path,
 ) -> None:
-    port = free_port_pair()
     async with (
         run_namesrv() as ns,
         RemotingClient() as client,
-        master_at(tmp_path / "m", ns.addr, port) as master,
+        master_at(tmp_path / "m", ns.addr) as master,
         run_broker(
             tmp_path / "s",
             namesrv_addr=ns.addr,
@@ -83,6 +94,7 @@ async def test_offsets_committed_on_the_slave_while_the_master_was_down_reach_th
             done = await client.invoke(master.broker_addr, commit("G", "T", queue_id, offset))
             assert done.code == ResponseCode.SUCCESS
         assert await until(lambda: offsets.query_offset("G", "T", 1) == 40, 10)
+        ports = master.port, master.ha_port
         await master.shutdown()  # the master is down: the consumer commits to the slave
         for queue_id, offset in ((0, 9), (1, 30)):
             done = await client.invoke(slave.broker_addr, commit("G", "T", queue_id, offset))
@@ -91,7 +103,7 @@ async def test_offsets_committed_on_the_slave_while_the_master_was_down_reach_th
         assert on_disk.load()
         assert on_disk.query_offset("G", "T", 0) == 5  # what the master returns with
         rounds = slave.slave_synchronize.sync_count
-        async with master_at(tmp_path / "m", ns.addr, port) as returned:
+        async with master_at(tmp_path / "m", ns.addr, *ports) as returned:
             assert await until(lambda: slave.slave_synchronize.sync_count >= rounds + 2, 20)
             master_offsets = returned.consumer_offset_manager
             assert master_offsets.query_offset("G", "T", 0) == 9  # handed over

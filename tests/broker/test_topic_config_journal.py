@@ -18,7 +18,7 @@ from rocketq.broker import BrokerConfig, topic_config_journal
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.protocol import fastjson
-from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.store import small_store_properties
 
 
@@ -139,8 +139,6 @@ async def test_an_answered_create_survives_kill_9_of_the_broker(tmp_path: Path) 
     conf = {
         "brokerName": "broker-a",
         "brokerIP1": "127.0.0.1",
-        "listenPort": str(free_port()),
-        "haListenPort": str(free_port()),
         "storePathRootDir": str(store),
         **small_store_properties(1024 * 1024),
     }

@@ -16,15 +16,15 @@ import pytest
 from click.testing import CliRunner
 
 from rocketq.cli.admin import admin
-from rocketq.testing.broker_process import free_port, free_port_pair
 from rocketq.testing.cli_process import CLI_PROGRAM
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 REPO = Path(__file__).resolve().parents[2]
 
 
-def boot(args: list[str]) -> tuple[subprocess.Popen[str], str]:
-    """The server process and its broker's address (from its boot lines)."""
+def boot(args: list[str]) -> tuple[subprocess.Popen[str], str, str]:
+    """The server process, its name server's and its broker's address (from its boot lines:
+    it runs on port 0, so no port is picked before it binds)."""
     proc = subprocess.Popen(
         [sys.executable, "-c", CLI_PROGRAM, *args],
         stdout=subprocess.PIPE,
@@ -32,10 +32,14 @@ def boot(args: list[str]) -> tuple[subprocess.Popen[str], str]:
         text=True,
     )
     assert proc.stdout is not None
+    namesrv = ""
     for line in proc.stdout:
+        found = re.search(r"name server listening on \S*:(\d+)", line)
+        if found:
+            namesrv = f"127.0.0.1:{found.group(1)}"
         found = re.search(r"broker broker-a .* listening on (\S+),", line)
         if found:
-            return proc, found.group(1)
+            return proc, namesrv, found.group(1)
     raise AssertionError(f"the server exited with {proc.wait()}")
 
 
@@ -55,21 +59,18 @@ def test_update_broker_config_is_written_to_the_c_file_and_read_back_at_start(
     tmp_path: Path,
 ) -> None:
     store, conf = tmp_path / "store", tmp_path / "store" / "broker.conf"
-    namesrv = free_port()
     args = [
         "server", "--store", str(store), "-c", str(conf),
-        "--namesrv-port", str(namesrv), "--broker-port", str(free_port_pair()),
-        "--grpc-port", "0",
+        "--namesrv-port", "0", "--broker-port", "0", "--grpc-port", "0",
     ]  # fmt: skip
-    ns = f"127.0.0.1:{namesrv}"
-    proc, addr = boot(args)
+    proc, ns, addr = boot(args)
     try:
         assert conf.exists()
         admin_ok("updateBrokerConfig", "-n", ns, "-b", addr, "-k", "brokerPermission", "-v", "4")
         assert "brokerPermission=4" in conf.read_text().splitlines()
     finally:
         stop(proc)
-    proc, addr = boot(args)
+    proc, ns, addr = boot(args)  # the new ports: the file, not the address, carries it
     try:
         shown = json.loads(admin_ok("getBrokerConfig", "-n", ns, "-b", addr, "--json"))
         assert shown[addr]["brokerPermission"] == "4"

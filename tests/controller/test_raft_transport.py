@@ -4,6 +4,7 @@ peers that are down cost a reconnect attempt per backoff, never a wait."""
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import pytest
 
@@ -11,7 +12,6 @@ from rocketq.controller.raft import Message, MessageType
 from rocketq.controller.raft_transport import RAFT_MESSAGE, RaftTransport
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.server import RemotingServer
-from rocketq.testing.controller_group import free_ports
 from rocketq.testing.wait import until
 
 pytestmark = pytest.mark.timeout(30)
@@ -48,9 +48,15 @@ async def test_messages_arrive_decoded_in_order_on_the_peers_remoting_port() -> 
 
 
 async def test_a_peer_that_is_down_costs_one_attempt_per_backoff_and_never_blocks() -> None:
-    (dead_port,) = free_ports(1)
+    # a port bound but not listening refuses connections, and no other socket can bind it
+    # meanwhile (a port picked and released could be taken by a server that then answers)
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
     transport = RaftTransport(
-        {1: "127.0.0.1:1", 2: f"127.0.0.1:{dead_port}"}, 1, lambda m: None, backoff_initial_s=5.0
+        {1: "127.0.0.1:1", 2: f"127.0.0.1:{dead.getsockname()[1]}"},
+        1,
+        lambda m: None,
+        backoff_initial_s=5.0,
     )
     transport.start()
     try:
@@ -65,3 +71,4 @@ async def test_a_peer_that_is_down_costs_one_attempt_per_backoff_and_never_block
         assert transport.connect_failures(2) == 1
     finally:
         await transport.stop()
+        dead.close()

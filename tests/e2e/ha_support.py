@@ -24,7 +24,6 @@ from rocketq.errors import RocketQError
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
 from rocketq.testing.broker import SMALL_INDEX, run_broker
-from rocketq.testing.broker_process import free_port
 from rocketq.testing.store import ha_store_properties
 
 TOPIC = "TopicHA"
@@ -54,9 +53,7 @@ def master_conf(
         "brokerRole": role,
         "flushDiskType": "SYNC_FLUSH",
         "brokerIP1": "127.0.0.1",
-        "listenPort": str(free_port()),
-        "haListenPort": str(free_port()),
-        "namesrvAddr": namesrv_addr,
+        "namesrvAddr": namesrv_addr,  # ports: 0, BrokerProcess learns them (its conf)
         "storePathRootDir": str(root),
         "registerNameServerPeriod": "1000",
         **STORE_KEYS,
@@ -67,6 +64,10 @@ def master_conf(
 async def run_slave(
     root: Path, namesrv_addr: str, master: dict[str, str], **overrides: Any
 ) -> AsyncIterator[BrokerController]:
+    """A slave of ``master`` (a BrokerProcess's conf): linked to its HA port if it has
+    started, else to the HA address the name server returns when the slave registers."""
+    ha_port = master.get("haListenPort", "0")
+    linked = {"haMasterAddress": f"127.0.0.1:{ha_port}"} if ha_port != "0" else {}
     async with run_broker(
         root,
         namesrv_addr=namesrv_addr,
@@ -79,7 +80,7 @@ async def run_slave(
         register_name_server_period_ms=1000,
         store_properties={
             **STORE_KEYS,
-            "haMasterAddress": f"127.0.0.1:{master['haListenPort']}",
+            **linked,
             **overrides.pop("store_properties", {}),
         },
         **overrides,

@@ -23,7 +23,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import SMALL_INDEX
-from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
 from tests.e2e.ha_support import TOPIC, Ack, missing_in_store, open_stopped_store
@@ -92,8 +92,6 @@ async def test_disk_full_refuses_sends_keeps_what_was_stored_and_recovers(
     conf = {
         "brokerName": "broker-a",
         "brokerIP1": "127.0.0.1",
-        "listenPort": str(free_port()),
-        "haListenPort": str(free_port()),
         "storePathRootDir": str(small_fs / "store"),
         **small_store_properties(SEGMENT),
         "cleanResourceInterval": "200",

@@ -21,7 +21,7 @@ from rocketq.errors import RocketQError
 from rocketq.proxy.config import ProxyConfig
 from rocketq.proxy.server import GrpcServer
 from rocketq.testing.broker import SMALL_INDEX, run_namesrv
-from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
 from tests.interop.rmq5_runner import json_lines, needs_rmq5, run_rmq5
@@ -40,8 +40,6 @@ async def start_broker(work_dir: Path, name: str, namesrv: str) -> BrokerProcess
     conf = {
         "brokerName": name,
         "brokerIP1": "127.0.0.1",
-        "listenPort": str(free_port()),
-        "haListenPort": str(free_port()),
         "namesrvAddr": namesrv,
         "storePathRootDir": str(work_dir / "store"),
         **small_store_properties(),

@@ -16,7 +16,7 @@ from rocketq.client import Message
 from rocketq.client.aio import Producer
 from rocketq.client.status import SendStatus
 from rocketq.testing.broker import run_namesrv
-from rocketq.testing.broker_process import BrokerProcess, free_port_pair
+from rocketq.testing.broker_process import BrokerProcess, free_port_pair, start_on_picked_ports
 from rocketq.testing.wait import until
 from rocketq.testing.wire import create_topic
 from tests.e2e.ha_support import FAST_PRODUCER, STORE_KEYS, commitlog_bytes
@@ -42,20 +42,31 @@ async def test_rocketmq_2m_2s_sync_files_replicate_as_the_readme_maps_them(
 ) -> None:
     async with run_namesrv() as ns1, run_namesrv() as ns2:
         per_machine = {"brokerIP1": "127.0.0.1", "namesrvAddr": f"{ns1.addr};{ns2.addr}"}
-        port_m, port_s = free_port_pair(), free_port_pair()
-        master = BrokerProcess(
-            tmp_path / "m",
-            {**SAMPLE_MASTER, **per_machine, **SMALL}
-            | {"listenPort": str(port_m), "storePathRootDir": str(tmp_path / "m-store")},
+        # no haListenPort: the ports are picked (a pair), and picked again if one is taken
+        master = await asyncio.to_thread(
+            start_on_picked_ports,
+            lambda: BrokerProcess(
+                tmp_path / "m",
+                {**SAMPLE_MASTER, **per_machine, **SMALL}
+                | {
+                    "listenPort": str(free_port_pair()),
+                    "storePathRootDir": str(tmp_path / "m-store"),
+                },
+            ),
         )
-        slave = BrokerProcess(
-            tmp_path / "s",
-            {**SAMPLE_SLAVE, **per_machine, **SMALL, "slaveReadEnable": "true"}
-            | {"listenPort": str(port_s), "storePathRootDir": str(tmp_path / "s-store")},
-        )
-        await asyncio.to_thread(master.start)
+        port_m = master.port
         try:
-            await asyncio.to_thread(slave.start)
+            slave = await asyncio.to_thread(
+                start_on_picked_ports,
+                lambda: BrokerProcess(
+                    tmp_path / "s",
+                    {**SAMPLE_SLAVE, **per_machine, **SMALL, "slaveReadEnable": "true"}
+                    | {
+                        "listenPort": str(free_port_pair()),
+                        "storePathRootDir": str(tmp_path / "s-store"),
+                    },
+                ),
+            )
             try:
                 await create_topic([master.addr], "ConfTopic")
                 # the master's HA port is its listen port + 1; the slave finds it by itself

@@ -50,7 +50,7 @@ async def test_sync_master_killed_50_times_under_load_loses_no_acknowledged_mess
         conf = master_conf(tmp_path / "master", ns.addr)
         master = BrokerProcess(tmp_path / "master-proc", conf)
         async with (
-            run_slave(tmp_path / "slave", ns.addr, conf) as slave,
+            run_slave(tmp_path / "slave", ns.addr, master.conf) as slave,
             Producer("pg", namesrv_addr=ns.addr, **FAST_PRODUCER) as producer,
         ):
             for cycle in range(CYCLES):

@@ -77,7 +77,7 @@ async def test_master_lost_for_good_consumers_finish_from_slave_and_nothing_is_r
         await asyncio.gather(asyncio.to_thread(master_a.start), asyncio.to_thread(master_b.start))
         try:
             async with (
-                run_slave(tmp_path / "a-slave", ns.addr, conf_a) as slave_a,
+                run_slave(tmp_path / "a-slave", ns.addr, master_a.conf) as slave_a,
                 Producer("pg", namesrv_addr=ns.addr, **FAST_PRODUCER) as producer,
             ):
                 await create_topic([master_a.addr, master_b.addr], TOPIC)

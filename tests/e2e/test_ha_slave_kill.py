@@ -12,7 +12,7 @@ import pytest
 
 from rocketq.client.aio import Producer
 from rocketq.testing.broker import run_namesrv
-from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.wait import until
 from tests.e2e.ha_support import (
     FAST_PRODUCER,
@@ -31,15 +31,16 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(240)]
 CYCLES = 10
 
 
-def slave_conf(root: Path, master: dict[str, str]) -> dict[str, str]:
+def slave_conf(root: Path, master: BrokerProcess) -> dict[str, str]:
+    """The conf of a slave process of ``master`` (started: its HA port is known)."""
     return {
-        **master,
+        **master.conf,
         "brokerId": "1",
         "brokerRole": "SLAVE",
         "slaveReadEnable": "true",
-        "listenPort": str(free_port()),
-        "haListenPort": str(free_port()),
-        "haMasterAddress": f"127.0.0.1:{master['haListenPort']}",
+        "listenPort": "0",
+        "haListenPort": "0",
+        "haMasterAddress": master.ha_addr,
         "storePathRootDir": str(root),
         **STORE_KEYS,
     }
@@ -51,11 +52,9 @@ async def test_slave_killed_10_times_under_load_ends_with_every_acked_message(
     rng = random.Random(5)
     ledger = Ledger()
     async with run_namesrv() as ns:
-        m_conf = master_conf(tmp_path / "master", ns.addr)
-        s_conf = slave_conf(tmp_path / "slave", m_conf)
-        master = BrokerProcess(tmp_path / "m-proc", m_conf)
-        slave = BrokerProcess(tmp_path / "s-proc", s_conf)
+        master = BrokerProcess(tmp_path / "m-proc", master_conf(tmp_path / "master", ns.addr))
         await asyncio.to_thread(master.start)
+        slave = BrokerProcess(tmp_path / "s-proc", slave_conf(tmp_path / "slave", master))
         try:
             await asyncio.to_thread(slave.start)  # linked before any load: copies from 0
             async with Producer("pg", namesrv_addr=ns.addr, **FAST_PRODUCER) as producer:
@@ -81,13 +80,13 @@ async def test_slave_killed_10_times_under_load_ends_with_every_acked_message(
             await asyncio.to_thread(slave.stop)
             await asyncio.to_thread(master.stop)
     assert ledger.not_ok["SLAVE_NOT_AVAILABLE"] > 0
-    m_store = open_stopped_store(m_conf)
+    m_store = open_stopped_store(master.conf)
     try:
         end = m_store.get_max_phy_offset()
         m_log = commitlog_bytes(m_store.config.commit_log_dir, end)
     finally:
         m_store.shutdown()
-    s_store = open_stopped_store(s_conf)
+    s_store = open_stopped_store(slave.conf)
     try:
         assert missing_in_store(s_store, ledger.acked) == []
         s_end = s_store.get_max_phy_offset()
@@ -111,10 +110,9 @@ async def test_a_stopped_slave_turns_sends_into_flush_slave_timeout_never_send_o
     ledger = Ledger()
     async with run_namesrv() as ns:
         m_conf = {**master_conf(tmp_path / "master", ns.addr), "syncFlushTimeout": "500"}
-        s_conf = slave_conf(tmp_path / "slave", m_conf)
         master = BrokerProcess(tmp_path / "m-proc", m_conf)
-        slave = BrokerProcess(tmp_path / "s-proc", s_conf)
         await asyncio.to_thread(master.start)
+        slave = BrokerProcess(tmp_path / "s-proc", slave_conf(tmp_path / "slave", master))
         await asyncio.to_thread(slave.start)
         try:
             async with Producer("pg", namesrv_addr=ns.addr, **FAST_PRODUCER) as producer:
@@ -138,7 +136,7 @@ async def test_a_stopped_slave_turns_sends_into_flush_slave_timeout_never_send_o
         finally:
             await asyncio.to_thread(slave.stop)
             await asyncio.to_thread(master.stop)
-    s_store = open_stopped_store(s_conf)
+    s_store = open_stopped_store(slave.conf)
     try:
         assert missing_in_store(s_store, ledger.acked) == []
     finally:

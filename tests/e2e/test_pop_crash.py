@@ -18,7 +18,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.response_code import ResponseCode
 from rocketq.testing import pop as raw
-from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.controller_mode import eventually
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
@@ -31,12 +31,10 @@ GROUP = "pop-crash"
 INVISIBLE_MS = 10_000  # past a restart on a loaded machine (4.5 s seen at load 40)
 
 
-def broker_conf(tmp: Path, port: int) -> dict[str, str]:
+def broker_conf(tmp: Path) -> dict[str, str]:
     return {
         "brokerName": "broker-a",
         "brokerIP1": "127.0.0.1",
-        "listenPort": str(port),
-        "haListenPort": str(free_port()),
         "storePathRootDir": str(tmp / "store"),
         "timerPrecisionMs": "100",
         "timerFlushIntervalMs": "200",
@@ -49,7 +47,7 @@ def broker_conf(tmp: Path, port: int) -> dict[str, str]:
 async def test_popped_messages_come_back_after_kill_9_and_acked_ones_do_not(
     tmp_path: Path,
 ) -> None:
-    broker = BrokerProcess(tmp_path / "proc", broker_conf(tmp_path, free_port()))
+    broker = BrokerProcess(tmp_path / "proc", broker_conf(tmp_path))
     await asyncio.to_thread(broker.start, 60.0)
     try:
         async with RemotingClient() as client:
@@ -114,7 +112,7 @@ async def test_a_fifo_queue_stays_blocked_after_kill_9_and_its_handles_stay_good
     """consumerOrderInfo.json is persisted promptly: after a kill -9 the FIFO batch in flight
     still blocks its queue, its handles ack, and the next message comes after them."""
     topic = "FifoCrash"
-    broker = BrokerProcess(tmp_path / "proc", broker_conf(tmp_path, free_port()))
+    broker = BrokerProcess(tmp_path / "proc", broker_conf(tmp_path))
     config = tmp_path / "store" / "config"
     await asyncio.to_thread(broker.start, 60.0)
     try:

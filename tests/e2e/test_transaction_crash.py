@@ -16,7 +16,7 @@ from rocketq.client import ConsumeStatus, LocalTransactionState, Message, Messag
 from rocketq.client.aio import PushConsumer, TransactionProducer
 from rocketq.store.check import check_store
 from rocketq.testing.broker import SMALL_INDEX, run_namesrv
-from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wait import until
@@ -43,8 +43,6 @@ async def start_broker(work_dir: Path, namesrv: str) -> BrokerProcess:
     conf = {
         "brokerName": "broker-a",
         "brokerIP1": "127.0.0.1",
-        "listenPort": str(free_port()),
-        "haListenPort": str(free_port()),
         "namesrvAddr": namesrv,
         "storePathRootDir": str(work_dir / "store"),
         "transactionCheckInterval": "100",

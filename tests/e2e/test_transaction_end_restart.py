@@ -16,7 +16,7 @@ from rocketq.client.aio import TransactionProducer
 from rocketq.client.transaction import TransactionHandle
 from rocketq.errors import SystemError_
 from rocketq.testing.broker import SMALL_INDEX, run_namesrv
-from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.cluster import FAST_CLIENT
 from rocketq.testing.store import small_store_properties
 
@@ -26,14 +26,12 @@ COMMIT = LocalTransactionState.COMMIT
 ROLLBACK = LocalTransactionState.ROLLBACK
 
 
-async def start_broker(work_dir: Path, namesrv: str, port: int) -> BrokerProcess:
-    """``rocketq broker -c`` on ``work_dir / "store"``, on the same port each time (the
-    handles name the broker's address)."""
+async def start_broker(work_dir: Path, namesrv: str) -> BrokerProcess:
+    """``rocketq broker -c`` on ``work_dir / "store"``; restarted by ``broker.start`` on the
+    same port each time (the handles name the broker's address)."""
     conf = {
         "brokerName": "broker-a",
         "brokerIP1": "127.0.0.1",
-        "listenPort": str(port),
-        "haListenPort": str(free_port()),
         "namesrvAddr": namesrv,
         "storePathRootDir": str(work_dir / "store"),
         "autoCreateTopicEnable": "true",
@@ -63,9 +61,8 @@ async def end_again(addr: str, handle: TransactionHandle) -> None:
 
 async def test_an_end_repeated_after_a_restart_or_a_kill_commits_once(tmp_path: Path) -> None:
     work_dir = tmp_path / "broker"
-    port = free_port()
     async with run_namesrv() as ns:
-        broker = await start_broker(work_dir, ns.addr, port)
+        broker = await start_broker(work_dir, ns.addr)
         try:
             async with TransactionProducer(
                 "pg-end-restart", None, namesrv_addr=ns.addr, instance_name="first", **FAST_CLIENT
@@ -75,13 +72,13 @@ async def test_an_end_repeated_after_a_restart_or_a_kill_commits_once(tmp_path: 
                 batch = await p.send_half_batch([Message(TOPIC, b"b%d" % i) for i in range(3)])
                 await p.end_transaction(None, batch, COMMIT)
             assert await asyncio.to_thread(broker.stop) == 0
-            broker = await start_broker(work_dir, ns.addr, port)
+            await asyncio.to_thread(broker.start, 60.0)
             await end_again(ns.addr, single)
             await end_again(ns.addr, batch)
             async with AsyncAdminClient(namesrv_addr=ns.addr) as admin:
                 assert await stored(admin) == 4
             assert await asyncio.to_thread(broker.kill) == -signal.SIGKILL
-            broker = await start_broker(work_dir, ns.addr, port)
+            await asyncio.to_thread(broker.start, 60.0)
             await end_again(ns.addr, single)
             await end_again(ns.addr, batch)
             async with AsyncAdminClient(namesrv_addr=ns.addr) as admin:

@@ -123,7 +123,8 @@ async def run_until_signal(config: BrokerConfig, proxy_config: ProxyConfig | Non
     await controller.start()
     click.echo(
         f"The broker[{config.broker_name}, {controller.broker_addr}] boot success. "
-        f"store: {config.store_path_root_dir}, name server: {config.namesrv_addr or 'none'}"
+        f"HA port {controller.ha_port}, store: {config.store_path_root_dir}, "
+        f"name server: {config.namesrv_addr or 'none'}"
     )
     endpoint = None
     try:

@@ -116,8 +116,11 @@ async def _run(config: NamesrvConfig, embedded: ControllerServer | None) -> None
             exporter = controller.metrics_exporter
             if exporter is not None and embedded.metrics_collector is not None:
                 exporter.registry.register(embedded.metrics_collector)  # one /metrics for both
+        exporter = controller.metrics_exporter
+        metrics = "" if exporter is None else f", metrics: {exporter.url}"  # port 0: the bound one
         click.echo(
-            f"The Name Server boot success. listening on {config.listen_host}:{controller.port}"
+            "The Name Server boot success. "
+            f"listening on {config.listen_host}:{controller.port}{metrics}"
         )
         freeze_start_up_heap()
         await stop.wait()

@@ -3,10 +3,13 @@ group of in-process ControllerServers on 127.0.0.1."""
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
 import socket
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from rocketq.controller.config import ControllerConfig
 from rocketq.controller.server import ControllerServer
@@ -16,10 +19,15 @@ from rocketq.testing.wait import until
 TICK_MS = 25
 ELECTION_TICK = 10
 WAIT_S = 15.0
+#: a start whose picked port was taken is tried this many times in all, RETRY_PAUSE_S apart
+START_ATTEMPTS = 8
+RETRY_PAUSE_S = 0.5
 
 
 def free_ports(count: int) -> list[int]:
-    """Ports the kernel just handed out (peers must know each other's ports before binding)."""
+    """Ports the kernel just handed out (peers must know each other's ports before binding).
+    They are released: another socket can take one before its server binds it, so a group
+    starts through :func:`start_all_on_fresh_ports` / :func:`start_retrying`."""
     sockets = [socket.socket() for _ in range(count)]
     try:
         for s in sockets:
@@ -32,6 +40,49 @@ def free_ports(count: int) -> list[int]:
 
 def peers_text(ports: Sequence[int]) -> str:
     return ";".join(f"n{i}-127.0.0.1:{port}" for i, port in enumerate(ports))
+
+
+def port_taken(exc: OSError) -> bool:
+    return exc.errno == errno.EADDRINUSE
+
+
+class PeerGroup(Protocol):
+    peers: str
+    size: int
+
+    async def start_once(self, self_id: str) -> ControllerServer: ...
+
+    async def stop_all(self) -> None: ...
+
+
+async def start_retrying(group: PeerGroup, self_id: str) -> ControllerServer:
+    """Start ``self_id`` on its port in ``group.peers`` (a restart must: the others know it),
+    again after a pause while that port is taken (START_ATTEMPTS in all)."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            return await group.start_once(self_id)
+        except OSError as exc:
+            if not port_taken(exc) or attempt == START_ATTEMPTS:
+                raise
+            await asyncio.sleep(RETRY_PAUSE_S)
+    raise AssertionError("unreachable")
+
+
+async def start_all_on_fresh_ports(group: PeerGroup) -> None:
+    """Start n0..n<size-1>. Their ports were picked before (each names the others): if one
+    was taken meanwhile, stop those started, pick fresh ports and start them all again
+    (START_ATTEMPTS in all), then raise the bind error."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            for i in range(group.size):
+                await group.start_once(f"n{i}")
+        except OSError as exc:
+            if not port_taken(exc) or attempt == START_ATTEMPTS:
+                raise
+            await group.stop_all()
+            group.peers = peers_text(free_ports(group.size))
+        else:
+            return
 
 
 class RegisterMachine:
@@ -88,6 +139,9 @@ class Group:
         )
 
     async def start(self, self_id: str) -> ControllerServer:
+        return await start_retrying(self, self_id)
+
+    async def start_once(self, self_id: str) -> ControllerServer:
         machine = RegisterMachine()
         server = ControllerServer(self.config(self_id), machine)
         await server.start()
@@ -96,8 +150,7 @@ class Group:
         return server
 
     async def start_all(self) -> None:
-        for i in range(self.size):
-            await self.start(f"n{i}")
+        await start_all_on_fresh_ports(self)
 
     async def stop(self, self_id: str) -> None:
         await self.servers.pop(self_id).shutdown()

@@ -24,7 +24,7 @@ from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
 from rocketq.testing.broker import SMALL_INDEX, run_broker
-from rocketq.testing.broker_process import BrokerProcess, free_port
+from rocketq.testing.broker_process import BrokerProcess
 from rocketq.testing.store import ha_store_properties
 from rocketq.testing.wire import send_request
 
@@ -55,13 +55,14 @@ STORE_KEYS: dict[str, str] = {
 def controller_mode_conf(
     root: Path, namesrv_addr: str, controller_addrs: list[str], *, name: str = "broker-a"
 ) -> dict[str, str]:
-    """broker.conf of a controller-mode broker process (its own listen and HA ports)."""
+    """broker.conf of a controller-mode broker process (on any free listen and HA ports:
+    BrokerProcess learns them)."""
     return {
         "brokerClusterName": CLUSTER,
         "brokerName": name,
         "brokerIP1": "127.0.0.1",
-        "listenPort": str(free_port()),
-        "haListenPort": str(free_port()),
+        "listenPort": "0",
+        "haListenPort": "0",
         "namesrvAddr": namesrv_addr,
         "controllerAddr": ";".join(controller_addrs),
         "storePathRootDir": str(root),

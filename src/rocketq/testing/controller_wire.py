@@ -30,7 +30,15 @@ from rocketq.remoting.protocol.controller_headers import (
 from rocketq.remoting.protocol.custom_header import CommandCustomHeader
 from rocketq.remoting.server import RemotingServer
 from rocketq.response_code import ResponseCode
-from rocketq.testing.controller_group import ELECTION_TICK, TICK_MS, WAIT_S, free_ports, peers_text
+from rocketq.testing.controller_group import (
+    ELECTION_TICK,
+    TICK_MS,
+    WAIT_S,
+    free_ports,
+    peers_text,
+    start_all_on_fresh_ports,
+    start_retrying,
+)
 from rocketq.testing.wait import until
 
 CLUSTER = "DefaultCluster"
@@ -65,6 +73,9 @@ class ControllerGroup:
         return dataclasses.replace(base, **self.overrides)  # type: ignore[arg-type]
 
     async def start(self, self_id: str) -> ControllerServer:
+        return await start_retrying(self, self_id)
+
+    async def start_once(self, self_id: str) -> ControllerServer:
         state_machine = ControllerStateMachine()
         server = ControllerServer(self.config(self_id), state_machine)
         manager = ControllerManager(server, state_machine)
@@ -75,8 +86,7 @@ class ControllerGroup:
         return server
 
     async def start_all(self) -> None:
-        for i in range(self.size):
-            await self.start(f"n{i}")
+        await start_all_on_fresh_ports(self)
 
     async def stop(self, self_id: str) -> None:
         self.managers.pop(self_id)

@@ -17,7 +17,7 @@ from rocketq.broker.controller_mode.controller_client import (
     ControllerRequestError,
     ReplicaView,
 )
-from rocketq.testing.broker_process import BrokerProcess
+from rocketq.testing.broker_process import BrokerProcess, free_port
 from rocketq.testing.controller_mode import controller_mode_conf
 from rocketq.testing.failover.nameservers import NamesrvProcess, nameserver_group
 from rocketq.testing.failover.partition import AliasedControllerClient, ClientLinks
@@ -105,6 +105,8 @@ class FaultCluster:
             for i in range(size):
                 conf = controller_mode_conf(self.root / f"{name}-{i}", ns_addrs, [], name=name)
                 conf.update(self.profile.broker)
+                # its proxies are set up before it starts: a picked port (retried if taken)
+                conf["listenPort"] = str(free_port())
                 conf["controllerAddr"] = self.links.broker_addrs(f"127.0.0.1:{conf['listenPort']}")
                 members.append(BrokerProcess(self.root / f"{name}-p{i}", conf))
                 if self.clients is not None:

@@ -1,20 +1,29 @@
 """Name servers with embedded controllers, each in its own process (``rocketq namesrv -c``
 with ``enableControllerInNamesrv=true``, as RocketMQ's NamesrvStartup runs them), so the fault
-suite can kill -9 the controller leader. Each is stopped by its PID."""
+suite can kill -9 the controller leader. Each is stopped by its PID.
+
+A name server starts on port 0 and the harness reads its port from the boot line; the
+controller's port is picked (every peer, through its proxy, must know it first), so a start
+whose port was taken meanwhile is retried a bounded while (as a restart on the same ports)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from rocketq.testing.broker_process import CliProcess, free_port
+from rocketq.testing.broker_process import START_ATTEMPTS, CliProcess, free_port
 from rocketq.testing.failover.partition import ControllerLinks
 
-BOOT_MARK = "The Controller boot success"
+#: printed last, once the name server and its controller both listen (rocketq.cli.namesrv)
+BOOT_MARK = "The Name Server boot success"
+BOOT_LINE = re.compile(r"The Name Server boot success\. listening on [^:]*:(\d+)")
+METRICS_URL = re.compile(r"metrics: http://[^:]+:(\d+)/")
 
 
 class NamesrvProcess(CliProcess):
     """One ``rocketq namesrv`` process with its controller; :meth:`start` again after a kill
-    restarts it on the same ports and store."""
+    restarts it on the same ports and store (``port`` 0: any free one, learned at the first
+    start)."""
 
     boot_mark = BOOT_MARK
 
@@ -26,6 +35,8 @@ class NamesrvProcess(CliProcess):
 
     @property
     def addr(self) -> str:
+        if not self.port:
+            raise RuntimeError("the name server's port is known once it has started")
         return f"127.0.0.1:{self.port}"
 
     @property
@@ -42,7 +53,23 @@ class NamesrvProcess(CliProcess):
         conf = self.work_dir / "namesrv.conf"
         conf.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
         argv = ["namesrv", "--host", "127.0.0.1", "-p", str(self.port), "-c", str(conf)]
-        self._launch(argv, "name server", timeout_s)
+        self._launch_retrying(argv, "name server", timeout_s, START_ATTEMPTS)
+        found = BOOT_LINE.search(self.boot_line)
+        if found is None:
+            self.kill()
+            raise RuntimeError(f"name server boot line without its port: {self.boot_line!r}")
+        self.port = int(found.group(1))
+        metrics = METRICS_URL.search(self.boot_line)
+        if metrics is not None and self.props.get("metricsPromExporterPort") == "0":
+            self.props["metricsPromExporterPort"] = metrics.group(1)  # a restart re-binds it
+
+    @property
+    def metrics_port(self) -> int:
+        """Where ``/metrics`` is served (known once started if configured as 0)."""
+        port = int(self.props.get("metricsPromExporterPort", "0"))
+        if not port:
+            raise RuntimeError("the name server's metrics port is known once it has started")
+        return port
 
 
 def nameserver_group(
@@ -66,5 +93,5 @@ def nameserver_group(
             "scanNotActiveBrokerInterval": str(scan_ms),
             "scanInactiveMasterInterval": str(scan_ms),
         }
-        group.append(NamesrvProcess(work, free_port(), props))
+        group.append(NamesrvProcess(work, 0, props))
     return group, links

@@ -26,7 +26,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocketq.testing.broker_process import free_port
 from rocketq.testing.failover.cluster import ISSUE_PROFILE, FaultCluster
 from rocketq.testing.failover.load import Ledger, Load, Route
 
@@ -87,15 +86,16 @@ class SoakCluster(FaultCluster):
 
     def __init__(self, root: Path) -> None:
         super().__init__(root, groups={BROKER_NAME: 3}, profile=ISSUE_PROFILE)
-        self.metrics_ports = []
         for nameserver in self.nameservers:
-            port = free_port()
-            nameserver.props.update(
+            nameserver.props.update(  # any free port: the boot line names it
                 metricsExporterType="PROM",
                 metricsPromExporterHost="127.0.0.1",
-                metricsPromExporterPort=str(port),
+                metricsPromExporterPort="0",
             )
-            self.metrics_ports.append(port)
+
+    @property
+    def metrics_ports(self) -> list[int]:
+        return [nameserver.metrics_port for nameserver in self.nameservers]
 
     async def elections(self) -> Counter[str]:
         total: Counter[str] = Counter()
