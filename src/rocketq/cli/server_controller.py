@@ -11,6 +11,8 @@ The brokers use the controller profile (``allAckInSyncStateSet=true``,
 ``controllerHeartBeatTimeoutMills=3000``; the controller scans every 500 ms). Ports as
 RocketMQ's quick start lays them out from the defaults: the controller on the name server's
 port + 2, the brokers on the broker port, + 10 and + 20 (each HA port is its listen port + 1).
+With broker port 0 each broker binds ports of its own, and the address printed is the one its
+boot line names.
 On three machines: one ``namesrv.conf`` with ``enableControllerInNamesrv=true`` per machine
 (three peers in ``controllerDLegerPeers``) and one of these ``broker.conf`` files on each,
 ``controllerAddr`` listing the three controllers.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -52,6 +55,10 @@ PROFILE = {
     "registerNameServerPeriod": "5000",
 }
 WATCH_S = 0.2
+#: a child's boot line (rocketq.cli.broker): ``The broker[broker-a, ip:port] boot success.``
+BOOT_LINE = re.compile(r"The broker\[[^,\]]*, ([^\]]+)\] boot success")
+BOOT_POLL_S = 0.05
+BOOT_TIMEOUT_S = 60.0
 #: runs ``rocketq broker ...`` in a child process
 BROKER_PROGRAM = "import sys; from rocketq.cli.main import cli; sys.exit(cli())"
 
@@ -65,12 +72,30 @@ class BrokerChild:
 
 
 def _port(wanted: int, host: str) -> int:
-    """``wanted``, or a free port for 0 (a child must know its port before it starts)."""
+    """``wanted``, or a free port for 0 (the embedded controller names its own port in its
+    peers list before it listens)."""
     if wanted:
         return wanted
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+async def _booted_addr(child: BrokerChild, timeout_s: float) -> str:
+    """The address a child started on port 0 bound, from its boot line in its log (a port
+    picked here and bound there later could be taken in between by any other socket)."""
+    log_path = child.conf.parent / "broker.log"
+    async with asyncio.timeout(timeout_s):
+        while True:
+            found = BOOT_LINE.search(log_path.read_text(encoding="utf-8", errors="replace"))
+            if found:
+                return found.group(1)
+            if child.proc.poll() is not None:
+                raise click.ClickException(
+                    f"broker {child.name} exited ({child.proc.returncode}) before it booted; "
+                    f"see {log_path}"
+                )
+            await asyncio.sleep(BOOT_POLL_S)
 
 
 def _write_conf(path: Path, props: dict[str, str]) -> None:
@@ -90,7 +115,7 @@ def _start_child(
             "brokerName": BROKER_NAME,
             "brokerIP1": ip,
             "listenPort": str(port),
-            "haListenPort": str(_port(port + 1 if port else 0, host)),
+            "haListenPort": str(port + 1 if port else 0),
             "namesrvAddr": ns,
             "controllerAddr": ctl,
             "storePathRootDir": str(store),
@@ -151,9 +176,11 @@ async def run_controller_cluster(
         ns_addr = f"{broker_ip}:{namesrv.port}"
         click.echo(f"name server listening on {host}:{namesrv.port}, controller on {embedded.addr}")
         for i in range(GROUP_SIZE):
-            port = _port(broker_port + 10 * i if broker_port else 0, host)
-            child = _start_child(root, i, port, host, broker_ip, ns_addr, embedded.addr)
-            children.append(child)
+            port = broker_port + 10 * i if broker_port else 0
+            children.append(_start_child(root, i, port, host, broker_ip, ns_addr, embedded.addr))
+        for child in children:
+            if not broker_port:  # each bound a port of its own: its boot line names it
+                child.addr = await _booted_addr(child, BOOT_TIMEOUT_S)
             click.echo(
                 f"broker {BROKER_NAME} {child.name} pid {child.proc.pid} on {child.addr}, "
                 f"conf {child.conf}, log {child.conf.parent / 'broker.log'}"
