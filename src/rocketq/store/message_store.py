@@ -44,6 +44,7 @@ from rocketq.store.message_writer import MessageWriter
 from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
 from rocketq.store.store_lock import describe_holder
+from rocketq.store.timer.timer_hook import TIMER_TOPIC
 from rocketq.store.timer.timer_message_store import TimerMessageStore
 from rocketq.store.warm import WarmMappedFileService
 
@@ -363,6 +364,9 @@ class MessageStore(MessageWriter, MessageReader):
                         run.append(req)
         for (topic, queue_id), run in runs.items():
             self.consume_queues.find_or_create(topic, queue_id).put_message_position_infos(run)
+        timer = self.timer_message_store
+        if timer is not None and (TIMER_TOPIC, 0) in runs:
+            timer.wheel_topic_dispatched()  # the enqueue sleeps until told
         if requests:
             self._last_dispatched_ts = requests[-1].store_timestamp
             if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:
