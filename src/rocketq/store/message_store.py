@@ -367,6 +367,8 @@ class MessageStore(MessageWriter, MessageReader):
         timer = self.timer_message_store
         if timer is not None and (TIMER_TOPIC, 0) in runs:
             timer.wheel_topic_dispatched()  # the enqueue sleeps until told
+        if self.warm_service.resting:
+            self.warm_service.end_rest()  # records were appended: the window is looked at
         if requests:
             self._last_dispatched_ts = requests[-1].store_timestamp
             if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:

@@ -20,9 +20,13 @@ Populate changes no byte, so it runs while the writer appends below the window (
 as ``warmMappedFile`` does, would race the append). The costs: the window's pages are dirty
 page cache ahead of the data (the flush writes those zero pages once more; recovery still
 reads zeros past the real end), and the window's memory. The writer is not told anything:
-the thread looks at the write position every ``BUSY_WAIT_MS`` while it moves and backs off to
-``IDLE_WAIT_MS`` while it does not (a window of tens of MiB outlasts the longest wait at
-hundreds of MB/s); the put path carries no hook.
+the thread looks at the write position every ``BUSY_WAIT_MS`` while it moves and backs off,
+doubling, while it does not, up to ``RESTING_WAIT_MS`` (a window of tens of MiB outlasts that
+wait at hundreds of MB/s), then *rests* for ``IDLE_WAIT_MS``; the put path
+carries no hook, but the first dispatch run after a rest wakes it (``MessageStore.
+dispatch_batch`` reads :attr:`resting`, one attribute a run), so an idle broker's thread
+wakes about once a second, not ten times, and a burst after a rest finds it looking again
+within one dispatch.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from rocketq.store.service_thread import ServiceThread
 log = logging.getLogger(__name__)
 
 BUSY_WAIT_MS = 10.0
-IDLE_WAIT_MS = 100.0
+RESTING_WAIT_MS = 100.0  # a wait longer than this is a rest: a dispatch run ends it
+IDLE_WAIT_MS = 1000.0
 #: the most one madvise call populates: shutdown and close wait at most one chunk, and an
 #: mmap or munmap of the loop (a large allocation) waits at most for one chunk's mmap_lock hold
 CHUNK = 1024 * 1024
@@ -63,6 +68,8 @@ class WarmMappedFileService(ServiceThread):
         self._warmed = 0  # the position in ``_file`` up to which its pages are populated
         self._last_seen = -1
         self.populated_bytes = 0  # tests and the runtime info read it
+        #: in a wait past RESTING_WAIT_MS: the store's next dispatch run wakes the thread
+        self.resting = False
         self.unsupported = False
 
     @property
@@ -94,8 +101,17 @@ class WarmMappedFileService(ServiceThread):
             moved = self.warm_once()
             if self.unsupported:
                 return
-            wait_ms = BUSY_WAIT_MS if moved else min(IDLE_WAIT_MS, wait_ms * 2)
+            if moved:
+                wait_ms = BUSY_WAIT_MS
+            else:  # doubling up to a rest, which lasts until a dispatch run or IDLE_WAIT_MS
+                wait_ms = wait_ms * 2 if wait_ms * 2 <= RESTING_WAIT_MS else IDLE_WAIT_MS
+            self.resting = wait_ms > RESTING_WAIT_MS
             self.wait_for_running(wait_ms)
+
+    def end_rest(self) -> None:
+        """The writer appended after a rest (called once a dispatch run while resting)."""
+        self.resting = False
+        self.wakeup()
 
     def warm_once(self) -> bool:
         """Populate what the window lacks; True when the write position moved since the last
