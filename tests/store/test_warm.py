@@ -268,3 +268,25 @@ def test_a_resting_thread_is_woken_by_the_next_dispatch_run(
         assert until_sync(lambda: warm.warmed_offset >= end + ahead - warm.step, 10.0)
     finally:
         store.shutdown()
+
+
+def test_a_slow_writer_is_looked_at_as_its_rate_needs(tmp_path: Path) -> None:
+    ahead = 32 * MIB
+    config = _config(
+        tmp_path, mapped_file_size_commit_log=64 * MIB, commit_log_warm_ahead_bytes=ahead
+    )
+    store = MessageStore(config)
+    store.load()
+    store.start()
+    warm = store.warm_service
+    try:
+        store.put_message(new_msg())
+        assert until_sync(lambda: warm.warmed_offset >= ahead, 10.0)
+        # 1 MB/s (1,000 1 KiB messages a second): as long as the window lasts at the fastest
+        # rate (32 MiB at 128 MiB/s: 250 ms), not every 10 ms
+        assert warm.moving_wait_ms(1024, 1.0) == pytest.approx(250.0)
+        # 160 MiB/s: half of the window's 32 MiB at that rate (100 ms)
+        assert warm.moving_wait_ms(16 * MIB, 100.0) == pytest.approx(100.0, rel=0.01)
+        assert warm.moving_wait_ms(0, 1.0) == warm_module.BUSY_WAIT_MS  # a new file
+    finally:
+        store.shutdown()
