@@ -19,7 +19,7 @@ from rocketq.client.config import ClientConfig
 from rocketq.client.status import SendResult
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.topic_config import TopicConfig
-from rocketq.errors import ServiceNotAvailableError
+from rocketq.errors import RemotingConnectError, ServiceNotAvailableError
 from rocketq.remoting.protocol.topic_route import BrokerData, TopicRouteData
 from rocketq.store.config import BrokerRole
 from rocketq.testing import run_broker, run_namesrv, until
@@ -113,6 +113,72 @@ async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path)
     # while the name server still lists the stopped broker (its unregistration is slow under
     # load) the sends poll once a window; once it is gone, one read sees the new route
     assert refresher.requests_count - reads_at_unregister <= 2
+
+
+async def test_a_send_to_a_suspect_group_that_left_the_route_does_not_wait_for_a_successor(
+    tmp_path: Path,
+) -> None:
+    """A send whose group's master failed last waits up to half its time for the route to name
+    a new master; a group that left the route altogether (it unregistered) gets none, so the
+    send gives up on it after the route read that shows it gone (CI once saw a send poll the
+    route ten times for the successor of a broker that had left)."""
+    timeout_s = 8.0  # a send that waited for a successor would take timeout_s / 2
+    async with (
+        run_namesrv() as ns,
+        run_broker(
+            tmp_path / "b",
+            namesrv_addr=ns.addr,
+            broker_name="broker-b",
+            store_properties=small_store_properties(),
+        ) as broker_b,
+    ):
+        broker_a_cm = run_broker(
+            tmp_path / "a",
+            namesrv_addr=ns.addr,
+            broker_name="broker-a",
+            store_properties=small_store_properties(),
+        )
+        broker_a = await broker_a_cm.__aenter__()
+        try:
+            await create_topic([broker_a.broker_addr, broker_b.broker_addr], "Left", 2)
+            for broker in (broker_a, broker_b):
+                await broker.register_broker_all()
+            producer = Producer(
+                "pg",
+                namesrv_addr=ns.addr,
+                poll_name_server_interval_s=POLL_S,
+                send_latency_fault_enable=False,
+            )
+            async with producer:
+                await producer.send(Message("Left", b"warm"))  # the route, with both groups
+                queue_a = MessageQueue("Left", "broker-a", 0)
+                await broker_a.remoting_server.stop()
+                await broker_a_cm.__aexit__(None, None, None)  # it leaves the name server
+                with pytest.raises(Exception):  # noqa: B017 - the refused connect, any error class
+                    await producer.send(Message("Left", b"a1"), message_queue=queue_a)
+                # broker-a's address is suspect now; the route read it started drops the group
+                assert await until(
+                    lambda: (
+                        {q.broker_name for q in producer._publish_infos["Left"].message_queue_list}
+                        == {"broker-b"}
+                    ),
+                    ROUTE_READ_BOUND_S,
+                )
+                refresher = producer.instance.route_refresher
+                reads_before = refresher.requests_count
+                started = time.monotonic()
+                with pytest.raises(RemotingConnectError, match="no longer in the route"):
+                    await producer.send(
+                        Message("Left", b"a2"), message_queue=queue_a, timeout_s=timeout_s
+                    )
+                assert time.monotonic() - started < timeout_s / 4
+                assert refresher.requests_count - reads_before <= 1
+                # and a send that picks its queue goes to the group still there, at once
+                result = await producer.send(Message("Left", b"b"), timeout_s=timeout_s)
+                assert result.message_queue.broker_name == "broker-b"
+        finally:
+            with contextlib.suppress(Exception):
+                await broker_a_cm.__aexit__(None, None, None)
 
 
 async def test_a_push_consumer_drops_a_stopped_brokers_queues_at_once(tmp_path: Path) -> None:

@@ -204,3 +204,16 @@ async def test_await_change_returns_at_once_when_the_route_already_moved() -> No
     r = RouteRefresher(ns, min_interval_s=0.05, jitter_s=0.0, first_delay_s=0)
     assert await r.await_change("T", lambda: "127.0.0.1:3", "127.0.0.1:1", 1.0) == "127.0.0.1:3"
     assert ns.calls == []  # no request when the route it holds is already new
+
+
+async def test_await_change_stops_when_the_group_left_the_route() -> None:
+    ns = MovingMaster(moves_at=1_000)  # never names a successor
+    r = RouteRefresher(ns, min_interval_s=0.05, jitter_s=0.0, first_delay_s=0)
+    started = time.monotonic()
+    # the group is gone from the route from the second answer on (it unregistered)
+    new = await r.await_change(
+        "T", lambda: ns.master, "127.0.0.1:1", 30.0, gone=lambda: len(ns.calls) >= 2
+    )
+    assert new is None
+    assert len(ns.calls) == 2  # no poll after the answer that showed the group gone
+    assert time.monotonic() - started < 15.0  # one that polled on would take 30 s

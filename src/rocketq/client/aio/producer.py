@@ -58,6 +58,7 @@ from rocketq.errors import (
     BrokerResponseError,
     ClientError,
     IllegalStateError,
+    RemotingConnectError,
     RemotingError,
     RemotingTimeoutError,
 )
@@ -446,9 +447,20 @@ class Producer(MQAdmin):
         that, ``addr`` again (a slow master rather than a silent one gets its try)."""
         started = time.monotonic()
         instance = self.instance
+
+        def left() -> bool:
+            info = self._publish_infos.get(mq.topic)
+            if info is None:  # no route read yet: nothing says the group left
+                return False
+            return all(q.broker_name != mq.broker_name for q in info.message_queue_list)
+
         new = await instance.route_refresher.await_change(
-            mq.topic, lambda: instance.find_broker_addr(mq.broker_name), addr, timeout_s / 2
+            mq.topic, lambda: instance.find_broker_addr(mq.broker_name), addr, timeout_s / 2, left
         )
+        if new is None and left():
+            # the group left the route (unregistered or expired): no new master will come,
+            # and its old address failed last; the send's next try picks another queue
+            raise RemotingConnectError(f"{mq.broker_name} is no longer in the route of {mq.topic}")
         if new is not None:
             self.fault_strategy.fault_tolerance.remove(mq.broker_name)
         log.info("%s failed last; sending to %s", addr, new or addr)

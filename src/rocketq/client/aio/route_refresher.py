@@ -131,17 +131,26 @@ class RouteRefresher:
         return await self.refresh_now(topic, timeout_s)
 
     async def await_change(
-        self, topic: str, current: Callable[[], str | None], old: str, timeout_s: float
+        self,
+        topic: str,
+        current: Callable[[], str | None],
+        old: str,
+        timeout_s: float,
+        gone: Callable[[], bool] | None = None,
     ) -> str | None:
         """Re-read ``topic``'s route, one request per window (``min_interval_s`` plus jitter),
         until ``current()`` names an address other than ``old`` (returned) or ``timeout_s``
         passes (None): a send whose master went silent resends as soon as the route names
-        its successor, at the refresher's bounded rate however many sends wait."""
+        its successor, at the refresher's bounded rate however many sends wait. When
+        ``gone()`` says the group is no longer in the route at all (it unregistered, or the
+        name server expired it), no successor will come: None at once."""
         deadline = self._clock() + timeout_s
         while True:
             now_addr = current()
             if now_addr is not None and now_addr != old:
                 return now_addr
+            if gone is not None and gone():
+                return None
             left = deadline - self._clock()
             if left <= 0:
                 return None
