@@ -6,7 +6,8 @@ Starts ``rocketq server`` (``bench/peers.py``), lets it settle (``--settle-s``),
 every thread's voluntary context switches (``/proc/<pid>/task/*/status``: each is a wait that
 ended, so a wake-up and a GIL acquisition) and user + system CPU (``task/*/stat``) before and
 after ``--seconds``. With ``--rate`` a child process sends 1 KiB SEND_MESSAGE_V2 requests one
-at a time at that many a second meanwhile (the latency row's rate). Printed: wake-ups a second
+at a time at that many a second meanwhile (the latency row's rate; a rate it cannot reach makes it a
+``sync 1`` row: one send in flight, as fast as the broker answers). Printed: wake-ups a second
 of each thread (by its Python name where ``py-spy dump`` gives it; threads of one name
 summed) and the broker's CPU ms a second.
 """
@@ -115,8 +116,10 @@ def main() -> None:
         before, t0 = sample(pid), time.monotonic()
         time.sleep(args.seconds)
         after, elapsed = sample(pid), time.monotonic() - t0
+        sent = 0
         if sender is not None:
-            sender.wait(30)
+            out, _ = sender.communicate(timeout=30)
+            sent = int(out.split()[-1]) if out.split() else 0
         wakes: Counter[str] = Counter()
         cpu: Counter[str] = Counter()
         for tid, (os_name, switches, ticks) in after.items():
@@ -130,6 +133,9 @@ def main() -> None:
             print(f"{name:<28} {count / elapsed:>10.1f} {cpu[name] / tick * 1e3 / elapsed:>9.1f}")
     total_cpu = sum(cpu.values()) / tick * 1e3 / elapsed
     print(f"{'total':<28} {sum(wakes.values()) / elapsed:>10.1f} {total_cpu:>9.1f}")
+    if sent:
+        rate = sent / (args.seconds + 2)  # the sender's whole run, window included
+        print(f"sent {sent} ({rate:.0f}/s): broker CPU {total_cpu * 1e3 / rate:.1f} us a message")
 
 
 if __name__ == "__main__":
