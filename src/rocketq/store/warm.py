@@ -22,12 +22,13 @@ page cache ahead of the data (the flush writes those zero pages once more; recov
 reads zeros past the real end), and the window's memory. The writer is not told anything:
 while it moves, the thread looks at the write position as often as its rate needs
 (:meth:`moving_wait_ms`: from ``BUSY_WAIT_MS`` up to what the window lasts at the fastest
-rate measured); while it does not, the thread backs off, doubling, up to ``RESTING_WAIT_MS``
-(a window of tens of MiB outlasts that wait at hundreds of MB/s), then *rests* for
-``IDLE_WAIT_MS``. The put path carries no hook, but the first dispatch run after a rest wakes
-it (``MessageStore.dispatch_batch`` reads :attr:`resting`, one attribute a run): an idle
-broker's thread wakes about once a second, not ten times, and a burst after a rest finds it
-looking again within one dispatch.
+rate measured, at most doubling from one look to the next, so a burst is looked at often
+until its rate is known); while it does not, the thread backs off, doubling, up to
+``RESTING_WAIT_MS`` (a window of tens of MiB outlasts that wait at hundreds of MB/s), then
+*rests* for ``IDLE_WAIT_MS``. The put path carries no hook, but the first dispatch run after
+a rest wakes it (``MessageStore.dispatch_batch`` reads :attr:`resting`, one attribute a run):
+an idle broker's thread wakes about once a second, not ten times, and a burst after a rest
+finds it looking again within one dispatch.
 """
 
 from __future__ import annotations
@@ -102,16 +103,18 @@ class WarmMappedFileService(ServiceThread):
         self.wakeup()  # on the writer's thread: the new file's head is warmed at once
 
     def run(self) -> None:
-        wait_ms = BUSY_WAIT_MS
+        wait_ms = moving_ms = BUSY_WAIT_MS
         looked = time.monotonic()
         while not self.is_stopped():
             moved = self.warm_once()
             if self.unsupported:
                 return
             now = time.monotonic()
-            if moved:
-                wait_ms = self.moving_wait_ms(self._moved_bytes, (now - looked) * 1000)
+            if moved:  # at most twice the last wait: a burst's rate is known one look late
+                rate_ms = self.moving_wait_ms(self._moved_bytes, (now - looked) * 1000)
+                wait_ms = moving_ms = min(rate_ms, moving_ms * 2)
             else:  # doubling up to a rest, which lasts until a dispatch run or IDLE_WAIT_MS
+                moving_ms = BUSY_WAIT_MS  # the writer's next start ramps up from the busy wait
                 wait_ms = wait_ms * 2 if wait_ms * 2 <= RESTING_WAIT_MS else IDLE_WAIT_MS
             looked = now
             self.resting = not moved and wait_ms > RESTING_WAIT_MS
