@@ -59,6 +59,7 @@ setup(
                     "custom_header",
                     "command_encode",
                     "send_reply",
+                    "send_flush",
                     "send_put",
                 )
             ],

@@ -18,17 +18,23 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 RABBIT_BIN = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 START_TIMEOUT_S = 90.0
+#: starts on fresh ports when the port free_port picked was taken before the server bound it
+BIND_ATTEMPTS = 5
+ADDR_IN_USE = re.compile(rb"address already in use|eaddrinuse|port \d+ is in use", re.IGNORECASE)
+#: the port a server started on port 0 (or NATS's -1) says it listens on
+LISTEN_LINE = re.compile(rb"Listening for client connections on [^\s:]+:(\d+)")
 
 
 def ensure_installed(systems: list[str]) -> None:
@@ -64,15 +70,73 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+def _listening_inodes(port: int) -> set[str]:
+    """The socket inodes listening on ``port`` (any address), from /proc/net/tcp{,6}."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as f:
+            next(f)  # the header
+            for line in f:
+                fields = line.split()
+                # local_address is ADDR:PORT in hex; st 0A is TCP_LISTEN
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                    inodes.add(f"socket:[{fields[9]}]")
+    return inodes
+
+
+def _group_listens(pgid: int, port: int) -> bool:
+    """True when a process of the group ``pgid`` holds a socket listening on ``port``: ours, not
+    one that another process bound after :func:`free_port` released the port."""
+    inodes = _listening_inodes(port)
+    if not inodes:
+        return False
+    for pid in _group_pids(pgid):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                        return True
+    return False
+
+
+def _last_line(log: str) -> str:
+    with contextlib.suppress(OSError), open(log, "rb") as f:
+        lines = f.read()[-4096:].decode(errors="replace").strip().splitlines()
+        return lines[-1].strip() if lines else "(empty log)"
+    return "(no log)"
+
+
+class PortTaken(RuntimeError):
+    """The server could not bind its port: another process took it after free_port released
+    it (or holds it), so a start on a fresh port may succeed."""
+
+
+def wait_for_port(server: Server, timeout_s: float, log: str) -> None:
+    """Return once the server's own process group listens on its port (``server.port`` 0: the
+    port its log names, :data:`LISTEN_LINE`); raise :class:`PortTaken` when it exits on a bind
+    failure, RuntimeError when it exits otherwise, TimeoutError after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode} before listening on {port}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+        if server.port == 0:
+            with contextlib.suppress(OSError), open(log, "rb") as f:
+                found = LISTEN_LINE.search(f.read())
+                if found:
+                    server.port = int(found.group(1))
+        if server.proc.poll() is not None:
+            with contextlib.suppress(OSError), open(log, "rb") as f:
+                if ADDR_IN_USE.search(f.read()):
+                    raise PortTaken(f"{server.name}: port {server.port} taken ({_last_line(log)})")
+            raise RuntimeError(
+                f"{server.name} exited with {server.proc.returncode} before listening on "
+                f"{server.port or 'its port'}: {_last_line(log)} (log: {log})"
+            )
+        if server.port and _group_listens(server.proc.pid, server.port):
             return
-        time.sleep(0.2)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout_s}s")
+        time.sleep(0.05)
+    raise TimeoutError(
+        f"{server.name} does not listen on 127.0.0.1:{server.port} after {timeout_s}s: "
+        f"{_last_line(log)} (log: {log})"
+    )
 
 
 def _group_pids(pgid: int) -> list[int]:
@@ -137,115 +201,147 @@ def _spawn(args: list[str], log: str, env: dict[str, str] | None = None) -> subp
 
 
 @contextlib.contextmanager
-def _serving(server: Server) -> Iterator[Server]:
-    """``server`` once its port accepts connections; its process group is stopped after."""
-    try:
-        wait_for_port(server.port, server.proc, START_TIMEOUT_S)
-        yield server
-    finally:
-        server.stop()
+def _serving(start: Callable[[], Server], log: str) -> Iterator[Server]:
+    """The server ``start`` spawns (on ports it picks afresh at each call), once its own process
+    group listens on its port; its process group is stopped after. A start whose port another
+    process took in the meantime (the server exits on the bind, or never owns the port) is
+    stopped and made again on fresh ports, up to :data:`BIND_ATTEMPTS` times."""
+    taken: list[str] = []
+    for _ in range(BIND_ATTEMPTS):
+        server = start()
+        try:
+            wait_for_port(server, START_TIMEOUT_S, log)
+        except PortTaken as e:
+            server.stop()
+            taken.append(str(e))
+            continue
+        except BaseException:
+            server.stop()
+            raise
+        try:
+            yield server
+        finally:
+            server.stop()
+        return
+    raise RuntimeError(
+        f"{server.name} could not bind a port in {BIND_ATTEMPTS} starts, each taken by another "
+        f"process after it was picked (last: {taken[-1]}; log: {log})"
+    )
 
 
 @contextlib.contextmanager
 def rocketq_server(data_dir: str) -> Iterator[Server]:
     """``rocketq server`` (name server + broker, ASYNC_FLUSH) in a child process."""
-    ns_port, broker_port = free_port(), free_port()
     rocketq = os.path.join(os.path.dirname(sys.executable), "rocketq")
-    args = [
-        rocketq, "server", "--store", os.path.join(data_dir, "store"),
-        "--namesrv-port", str(ns_port), "--broker-port", str(broker_port),
-        "--host", "127.0.0.1",
-        "--grpc-port", "0",  # any free port: the default 8081 may be another bench's
-    ]  # fmt: skip
-    proc = _spawn(args, os.path.join(data_dir, "rocketq.log"))
-    with _serving(Server("rocketq", broker_port, proc, ns_port)) as server:
+    log = os.path.join(data_dir, "rocketq.log")
+
+    def start() -> Server:
+        ns_port, broker_port = free_port(), free_port()
+        args = [
+            rocketq, "server", "--store", os.path.join(data_dir, "store"),
+            "--namesrv-port", str(ns_port), "--broker-port", str(broker_port),
+            "--host", "127.0.0.1",
+            "--grpc-port", "0",  # any free port: the default 8081 may be another bench's
+        ]  # fmt: skip
+        return Server("rocketq", broker_port, _spawn(args, log), ns_port)
+
+    with _serving(start, log) as server:
         yield server
 
 
 @contextlib.contextmanager
 def rocketq_sync_flush_broker(data_dir: str) -> Iterator[Server]:
     """``rocketq broker`` with ``flushDiskType=SYNC_FLUSH`` (group commit), no name server."""
-    port = free_port()
-    conf = os.path.join(data_dir, "broker.conf")
-    with open(conf, "w") as f:
-        f.write(f"listenPort={port}\nbrokerIP1=127.0.0.1\nflushDiskType=SYNC_FLUSH\n")
-    rocketq = os.path.join(os.path.dirname(sys.executable), "rocketq")
-    args = [rocketq, "broker", "-c", conf, "--store", os.path.join(data_dir, "store")]
-    proc = _spawn(args, os.path.join(data_dir, "rocketq-sync.log"))
-    with _serving(Server("rocketq-sync", port, proc)) as server:
+    with rocketq_broker(data_dir, {"flushDiskType": "SYNC_FLUSH"}, "rocketq-sync") as server:
         yield server
 
 
 @contextlib.contextmanager
 def rocketq_broker(data_dir: str, conf: dict[str, str], name: str = "rocketq") -> Iterator[Server]:
     """``rocketq broker -c`` with the extra broker.conf keys ``conf``, no name server."""
-    port = free_port()
     path = os.path.join(data_dir, "broker.conf")
-    lines = {"listenPort": str(port), "brokerIP1": "127.0.0.1", **conf}
-    with open(path, "w") as f:
-        f.writelines(f"{k}={v}\n" for k, v in lines.items())
     rocketq = os.path.join(os.path.dirname(sys.executable), "rocketq")
-    args = [rocketq, "broker", "-c", path, "--store", os.path.join(data_dir, "store")]
-    proc = _spawn(args, os.path.join(data_dir, f"{name}.log"))
-    with _serving(Server(name, port, proc)) as server:
+    log = os.path.join(data_dir, f"{name}.log")
+
+    def start() -> Server:
+        port = free_port()
+        lines = {"listenPort": str(port), "brokerIP1": "127.0.0.1", **conf}
+        with open(path, "w") as f:
+            f.writelines(f"{k}={v}\n" for k, v in lines.items())
+        args = [rocketq, "broker", "-c", path, "--store", os.path.join(data_dir, "store")]
+        return Server(name, port, _spawn(args, log))
+
+    with _serving(start, log) as server:
         yield server
 
 
 @contextlib.contextmanager
 def nats_server(data_dir: str) -> Iterator[Server]:
-    """nats-server with JetStream, file storage in a private directory."""
-    port = free_port()
+    """nats-server with JetStream, file storage in a private directory; it picks its own port
+    (``-p -1``) and names it in its log, so no other process can take it first."""
     d = os.path.join(data_dir, "nats")
     os.makedirs(d)
-    args = ["nats-server", "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", d]
-    proc = _spawn(args, os.path.join(data_dir, "nats.log"))
-    with _serving(Server("nats", port, proc)) as server:
+    log = os.path.join(data_dir, "nats.log")
+    args = ["nats-server", "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", d]
+    with _serving(lambda: Server("nats", 0, _spawn(args, log)), log) as server:
         yield server
 
 
 @contextlib.contextmanager
 def redis_server(data_dir: str) -> Iterator[Server]:
-    """Redis with the append-only file, fsync every second, no RDB snapshots."""
-    port = free_port()
+    """Redis with the append-only file, fsync every second, no RDB snapshots. Redis cannot pick
+    its own port (``--port 0`` turns TCP off), so a port taken before it binds means a retry."""
     d = os.path.join(data_dir, "redis")
     os.makedirs(d)
-    args = [
-        "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", d,
-        "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
-        "--protected-mode", "no",
-    ]  # fmt: skip
-    proc = _spawn(args, os.path.join(data_dir, "redis.log"))
-    with _serving(Server("redis", port, proc)) as server:
+    log = os.path.join(data_dir, "redis.log")
+
+    def start() -> Server:
+        port = free_port()
+        args = [
+            "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", d,
+            "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+            "--protected-mode", "no",
+        ]  # fmt: skip
+        return Server("redis", port, _spawn(args, log))
+
+    with _serving(start, log) as server:
         yield server
 
 
 @contextlib.contextmanager
 def rabbitmq_server(data_dir: str) -> Iterator[Server]:
     """RabbitMQ with a private node name, ports, Mnesia dir, config and epmd port."""
-    port, dist_port, epmd_port = free_port(), free_port(), free_port()
     d = os.path.join(data_dir, "rabbitmq")
     os.makedirs(os.path.join(d, "mnesia"))
     os.makedirs(os.path.join(d, "log"))
     with open(os.path.join(d, "enabled_plugins"), "w") as f:
         f.write("[].\n")
-    with open(os.path.join(d, "rabbitmq.conf"), "w") as f:
-        f.write(f"listeners.tcp.default = 127.0.0.1:{port}\nloopback_users = none\n")
-    env = dict(
-        os.environ,
-        HOME=d,
-        RABBITMQ_NODENAME=f"bench{port}@localhost",
-        RABBITMQ_NODE_PORT=str(port),
-        RABBITMQ_DIST_PORT=str(dist_port),
-        RABBITMQ_MNESIA_BASE=os.path.join(d, "mnesia"),
-        RABBITMQ_LOG_BASE=os.path.join(d, "log"),
-        RABBITMQ_CONFIG_FILE=os.path.join(d, "rabbitmq.conf"),
-        RABBITMQ_ENABLED_PLUGINS_FILE=os.path.join(d, "enabled_plugins"),
-        RABBITMQ_PID_FILE=os.path.join(d, "pid"),
-        ERL_EPMD_PORT=str(epmd_port),
-    )
-    proc = _spawn([RABBIT_BIN], os.path.join(data_dir, "rabbitmq.log"), env)
+    log = os.path.join(data_dir, "rabbitmq.log")
+    envs: list[dict[str, str]] = []
+
+    def start() -> Server:
+        port, dist_port, epmd_port = free_port(), free_port(), free_port()
+        with open(os.path.join(d, "rabbitmq.conf"), "w") as f:
+            f.write(f"listeners.tcp.default = 127.0.0.1:{port}\nloopback_users = none\n")
+        env = dict(
+            os.environ,
+            HOME=d,
+            RABBITMQ_NODENAME=f"bench{port}@localhost",
+            RABBITMQ_NODE_PORT=str(port),
+            RABBITMQ_DIST_PORT=str(dist_port),
+            RABBITMQ_MNESIA_BASE=os.path.join(d, "mnesia"),
+            RABBITMQ_LOG_BASE=os.path.join(d, "log"),
+            RABBITMQ_CONFIG_FILE=os.path.join(d, "rabbitmq.conf"),
+            RABBITMQ_ENABLED_PLUGINS_FILE=os.path.join(d, "enabled_plugins"),
+            RABBITMQ_PID_FILE=os.path.join(d, "pid"),
+            ERL_EPMD_PORT=str(epmd_port),
+        )
+        envs.append(env)
+        return Server("rabbitmq", port, _spawn([RABBIT_BIN], log, env))
+
     try:
-        with _serving(Server("rabbitmq", port, proc)) as server:
+        with _serving(start, log) as server:
             yield server
     finally:
-        subprocess.run(["epmd", "-kill"], env=env, capture_output=True, timeout=10, check=False)
+        for env in envs:  # each start's epmd
+            subprocess.run(["epmd", "-kill"], env=env, capture_output=True, timeout=10, check=False)

@@ -22,7 +22,7 @@ on 127.0.0.1, so their RSS and CPU are theirs; the bench is the client. Curves (
 - ``clients``: 100 ... 10,000 connections (RLIMIT_NOFILE raised), each heartbeating once as a
   producer, 1,000 of them also consumers of one group: broker RSS per connection, broker CPU
   per heartbeat, and the rebalance of the group (every consumer fetches the group's ids and
-  computes its queues; wall ms).
+  computes its queues; wall ms) (``bench/scale_clients.py``).
 - ``store``: restart after kill -9 by store size: runs ``bench/recovery_bench.py`` per size.
 - ``backlog``: ``--backlog`` messages (default 1 M; the issue's 10 M with ``--backlog
   10000000``) sent in batches, then drained by pulls; msg/s both ways.
@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -46,9 +45,7 @@ from pathlib import Path
 from rocketq.common.topic_config import TopicConfig
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.admin_bodies import CreateTopicListRequestBody
-from rocketq.remoting.protocol.bodies import HeartbeatData, ProducerData
 from rocketq.remoting.protocol.codes import RequestCode
-from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.data_version import DataVersion
 from rocketq.remoting.protocol.namesrv_headers import RegisterBrokerRequestHeader
 from rocketq.remoting.protocol.register_broker_body import (
@@ -267,120 +264,6 @@ async def queues_curve(counts: list[int]) -> None:
     table("queues per topic", ["queues", "create ms", "route lookup p50 ms", "route bytes"], rows)
 
 
-# ----------------------------------------------------------------------------- clients
-
-
-def raise_nofile(need: int) -> int:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = min(hard, max(soft, need))
-    if want > soft:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    return want
-
-
-async def clients_curve(counts: list[int], consumers: int) -> None:
-    limit = raise_nofile(max(counts) + 1024)  # the broker, spawned after, inherits it
-    rows: list[list[object]] = []
-    with tempfile.TemporaryDirectory() as tmp, servers(Path(tmp)) as (_ns, broker):
-        async with RemotingClient() as admin:
-            await call(
-                admin,
-                broker.addr,
-                RequestCode.UPDATE_AND_CREATE_TOPIC,
-                create_fields("ClientTopic", 8),
-            )
-        opened: list[RemotingClient] = []
-        connecting = asyncio.Semaphore(100)  # within the broker's accept backlog
-        prev_n = 0
-        try:
-            for n in counts:
-                if n + 64 > limit:
-                    print(f"  clients {n}: RLIMIT_NOFILE {limit} too low, skipped", file=sys.stderr)
-                    continue
-                rss_before = broker.rss_mb()
-                while len(opened) < n:
-                    c = RemotingClient(connect_timeout_s=30.0)
-                    await c.__aenter__()
-                    opened.append(c)
-
-                async def beat(i: int, c: RemotingClient) -> None:
-                    r = await c.invoke(broker.addr, beat_request(i, consumers), TIMEOUT_S)
-                    assert r.code == ResponseCode.SUCCESS
-
-                async def connect(i: int, c: RemotingClient) -> None:
-                    async with connecting:
-                        await beat(i, c)
-
-                await asyncio.gather(*(connect(i, c) for i, c in enumerate(opened)))
-                idle_cpu = broker.cpu_s()  # the broker's own background work, subtracted
-                await asyncio.sleep(1.0)
-                idle_per_s = broker.cpu_s() - idle_cpu
-                cpu = broker.cpu_s()
-                started = time.perf_counter()
-                await asyncio.gather(*(beat(i, c) for i, c in enumerate(opened)))
-                beat_s = time.perf_counter() - started
-                busy = broker.cpu_s() - cpu - idle_per_s * beat_s
-                cpu_us = max(0.0, busy) * 1e6 / n
-                rss_kb = (broker.rss_mb() - rss_before) * 1024 / max(1, n - prev_n)
-                prev_n = n
-                group_n = min(n, consumers)
-                started = time.perf_counter()
-                await asyncio.gather(*(rebalance(broker, i, opened[i]) for i in range(group_n)))
-                rebalance_ms = (time.perf_counter() - started) * 1000
-                rows.append(
-                    [
-                        n,
-                        f"{broker.rss_mb():.0f}",
-                        f"{rss_kb:.1f}",
-                        f"{cpu_us:.0f}",
-                        f"{beat_s * 1000:.0f}",
-                        f"{rebalance_ms:.0f} ({group_n})",
-                    ]
-                )
-                print(f"  clients {n} done", file=sys.stderr, flush=True)
-        finally:
-            for c in opened:
-                await c.__aexit__(None, None, None)
-    table(
-        "connected clients (heartbeat as producer; the first ones consumers of one group)",
-        [
-            "clients",
-            "broker RSS MB",
-            "RSS per new client KB",
-            "broker CPU us / heartbeat (idle subtracted)",
-            "one round ms",
-            "rebalance ms (consumers)",
-        ],
-        rows,
-    )
-
-
-async def rebalance(broker: Proc, i: int, client: RemotingClient) -> None:
-    """One consumer's rebalance of ClientTopic: the group's ids from the broker, its queues by
-    AllocateMessageQueueAveragely."""
-    from rocketq.client.allocate_strategy import allocate_strategy
-    from rocketq.common.message import MessageQueue
-    from rocketq.remoting.protocol import fastjson
-
-    r = await call(
-        client, broker.addr, RequestCode.GET_CONSUMER_LIST_BY_GROUP, {"consumerGroup": "ScaleGroup"}
-    )
-    ids = sorted(fastjson.loads(r.body, "consumer list")["consumerIdList"])
-    queues = [MessageQueue("ClientTopic", BROKER_NAME, q) for q in range(8)]
-    allocate_strategy("AVG").allocate("ScaleGroup", f"client-{i}", queues, ids)
-
-
-def beat_request(i: int, consumers: int) -> RemotingCommand:
-    """HEART_BEAT of client ``i``: a producer; the first ``consumers`` also consume
-    ClientTopic in ScaleGroup."""
-    from rocketq.testing.wire import heartbeat
-
-    if i < consumers:
-        return heartbeat(f"client-{i}", "ScaleGroup", "ClientTopic")
-    data = HeartbeatData(client_id=f"client-{i}", producer_data_set=[ProducerData(group_name="PG")])
-    return RemotingCommand.create_request(RequestCode.HEART_BEAT, body=data.encode())
-
-
 # ----------------------------------------------------------------------------- store
 
 
@@ -501,6 +384,8 @@ def main() -> None:
     if "queues" in only:
         asyncio.run(queues_curve(ints(args.queues)))
     if "clients" in only:
+        from scale_clients import clients_curve
+
         asyncio.run(clients_curve(ints(args.clients), args.consumers))
     if "store" in only:
         store_curve([float(x) for x in args.store_gib.split(",") if x])

@@ -78,8 +78,8 @@ async def test_non_matching_tag_does_not_wake_and_timeout_answers(holding: Holdi
     start = time.monotonic()
     hold.suspend_pull_request(held_pull(link, offset=0, timeout_ms=200, tag_code=42))
     assert hold.notify_message_arriving("T", 0, max_offset=1, tags_code=7) == 0
-    _, when = await asyncio.wait_for(woken.queue.get(), 3.0)
-    assert 0.15 <= when - start < 2.0
+    _, when = await asyncio.wait_for(woken.queue.get(), 10.0)
+    assert when - start >= 0.15  # answered by its timeout, not by the message that missed
     assert hold.held_count == 0
 
 

@@ -18,6 +18,7 @@ from rocketq.broker.controller import BrokerController
 from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.broker.processors.send_answer import reply_pieces
 from rocketq.broker.processors.send_results import put_response
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_decoder import decode_message
 from rocketq.common.message_id import (
@@ -38,6 +39,7 @@ from rocketq.store.results import (
     PutMessageStatus,
 )
 from rocketq.testing.broker import run_broker
+from rocketq.testing.flush_fuzz import FuzzDeferred, answer_flush_reference
 from rocketq.testing.store import MIB, small_store_properties
 from rocketq.testing.wire import send_request
 
@@ -174,10 +176,12 @@ def rpc_count(broker: BrokerController) -> int:
     return 0 if histogram is None else sum(histogram.counts)
 
 
-async def burst_on(broker: BrokerController, native: bool, n: int) -> dict[str, object]:
+async def burst_on(
+    broker: BrokerController, native: bool, n: int, topic: str = ""
+) -> dict[str, object]:
     """A burst of ``n`` sends to a topic of its own on the chosen path, and what it left."""
     native_frames.use(native)
-    topic = f"Both{int(native)}"
+    topic = topic or f"Both{int(native)}"
     stats = broker.broker_stats_manager
     answers = processor_of(broker).answers
     before = (
@@ -356,3 +360,115 @@ async def test_a_flush_s_answers_leave_without_a_write_window_callback(tmp_path:
         assert codes == [[ResponseCode.SUCCESS] * 5] * 4
         assert answers.native_answers - before == 20
         assert windows == []
+
+
+class _Declining:
+    """The C frames with ``send_answer_flush`` declining every flush (None)."""
+
+    def __init__(self, compiled: object) -> None:
+        self._compiled = compiled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._compiled, name)
+
+    def send_answer_flush(self, *args: object) -> None:
+        return None
+
+
+async def test_a_flush_send_answer_flush_declines_is_answered_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flush whose values ``send_answer_flush`` declines goes ``_answer_runs``' way (a send
+    at a time, ``send_reply_runs``): the same bytes, records and figures as the one call's."""
+    n = 16
+    async with run_broker(tmp_path, store_properties=SMALL) as broker:
+        one_call = await burst_on(broker, True, n, "OneCall")
+        declining = _Declining(native_frames.COMPILED)
+
+        def use(native: bool) -> bool:  # burst_on's switch keeps the declining module
+            monkeypatch.setattr(native_frames, "FRAMES", declining if native else None)
+            return native
+
+        monkeypatch.setattr(native_frames, "use", use)
+        loop_way = await burst_on(broker, True, n, "LoopWay")
+    assert one_call.pop("native answers") == loop_way.pop("native answers") == n
+    assert one_call["put times"] == one_call["rpc latencies"] == n
+    assert one_call == loop_way
+
+
+async def test_answer_flush_gives_the_reference_s_answers(tmp_path: Path) -> None:
+    """send_answer_flush on a flush of real requests over three connections: the sends the
+    Python path answers (a refused put, a system topic, a ROCKETMQ header, a oneway), each
+    connection's replies as send_reply_heads writes them, the figures' lists."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    async with run_broker(tmp_path, store_properties=SMALL) as broker:
+        pieces = reply_pieces(broker)
+        assert pieces is not None
+        prefix = broker.message_store.commit_log.msg_id_prefix.encode()
+    channels = [object(), object(), object()]
+    topics = ["A", "B", "A", "A", "SCHEDULE_TOPIC_XXXX", "B", "A", "B", "A", "C"]
+    deferreds, puts, values = [], [], []
+    for i, topic in enumerate(topics):
+        request = send_request(topic, b"x", code=RequestCode.SEND_MESSAGE_V2)
+        if i == 5:
+            request.serialize_type = SerializeType.ROCKETMQ
+        if i == 6:
+            request.mark_oneway_rpc()
+        deferreds.append(FuzzDeferred(channels[i % 3], request, 0.25 * i))  # type: ignore[arg-type]
+        puts.append((topic, i % 4, b"x"))
+        values += [2 if i == 3 else 0, 4096 * i, 100 + i, 10 * i]
+    skip = frozenset(("SCHEDULE_TOPIC_XXXX",))
+    args = (pieces, prefix, deferreds, puts, values, range(10), skip, SerializeType.JSON, 9.0)
+    got = compiled.send_answer_flush(*args)  # type: ignore[arg-type]
+    assert got is not None
+    assert got == answer_flush_reference(*args)  # type: ignore[arg-type]
+    alone, runs, frames, counts, requests, elapsed, sizes = got
+    assert alone == [3, 4, 5, 6]
+    assert runs == channels
+    assert counts == [2, 2, 2]  # 0 9 | 1 7 | 2 8
+    order = [0, 9, 1, 7, 2, 8]
+    assert requests == [deferreds[i].request for i in order]
+    assert elapsed == [9.0 - 0.25 * i for i in order]
+    assert list(sizes.items()) == [("A", [100, 102, 108]), ("C", [109]), ("B", [101, 107])]
+    items = [(deferreds[i].request.opaque, 4096 * i, i % 4, 10 * i) for i in order]
+    assert frames == [
+        compiled.send_reply_heads(pieces, items[a : a + 2], prefix) for a in (0, 2, 4)
+    ]
+    # a value it does not handle, an index out of range, a bad prefix: None, nothing done
+    for bad_values, indexes, bad_prefix in (
+        ([*values[:-1], 2**63], range(10), prefix),
+        (values, [10], prefix),
+        (values, range(10), b"A-B"),
+    ):
+        bad = (pieces, bad_prefix, deferreds, puts, bad_values, indexes, skip, args[7], 9.0)
+        assert compiled.send_answer_flush(*bad) is None  # type: ignore[arg-type]
+
+
+async def test_a_send_the_fast_path_declines_is_read_whole_by_python(tmp_path: Path) -> None:
+    """The split reads a send's put from its header's text and leaves its request's extFields
+    unread; a send ``take`` declines (a queue out of range, a topic not allowed) reaches the
+    Python path with them read (``full_request``): the same answers as with C off."""
+    answers: dict[bool, list[tuple[int, str | None]]] = {}
+    record_before = native_record.RECORD is not None
+    try:
+        async with run_broker(tmp_path, store_properties=SMALL) as broker:
+            for native in (True, False):
+                native_frames.use(native)
+                native_record.use(native)  # the split reads sends with both on
+                topic = f"Declined{int(native)}"
+                requests = [
+                    send_request(topic, b"made", code=RequestCode.SEND_MESSAGE_V2),
+                    send_request(topic, b"queue", queue_id=100, code=RequestCode.SEND_MESSAGE_V2),
+                    send_request("TBW102", b"x", code=RequestCode.SEND_MESSAGE_V2),
+                ]
+                got = []
+                for request in requests:  # one by one: the topic exists before the second
+                    _, replies = await raw_burst(broker.broker_addr, [request])
+                    got += replies
+                answers[native] = [(r.code, (r.remark or "").replace(topic, "T")) for r in got]
+            assert processor_of(broker).split_reads >= 1
+    finally:
+        native_record.use(record_before)
+    assert answers[True] == answers[False]
+    assert [code for code, _ in answers[True]] != [ResponseCode.SUCCESS] * 3

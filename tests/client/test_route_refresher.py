@@ -189,14 +189,28 @@ async def test_await_change_polls_at_the_windows_pace_until_the_route_names_a_ne
     assert min(gaps) >= 0.05 - 0.005  # one request per window, never a storm
 
 
+class TickingMaster(MovingMaster):
+    """A :class:`MovingMaster` whose every answer takes ``took_s`` on the refresher's clock."""
+
+    def __init__(self, moves_at: int, clock: Clock, took_s: float) -> None:
+        super().__init__(moves_at)
+        self.clock = clock
+        self.took_s = took_s
+
+    async def __call__(self, topic: str) -> bool:
+        self.clock.now += self.took_s
+        return await super().__call__(topic)
+
+
 async def test_await_change_gives_up_when_its_time_is_over() -> None:
-    ns = MovingMaster(moves_at=1_000)
-    r = RouteRefresher(ns, min_interval_s=0.05, jitter_s=0.0, first_delay_s=0)
-    started = time.monotonic()
-    assert await r.await_change("T", lambda: ns.master, "127.0.0.1:1", 0.3) is None
-    # one that ignored its time would poll until the 1000th answer (50 s at this window)
-    assert 0.3 <= time.monotonic() - started < 5.0
-    assert 2 <= len(ns.calls) <= 8  # bounded by the window: 0.3 s / 0.05 s, plus the first
+    clock = Clock()
+    # each answer takes one window (1/16 s, exact in binary), so the windows follow each other
+    # without a real wait; a refresher that ignored its time would poll to the 1000th answer
+    ns = TickingMaster(moves_at=1_000, clock=clock, took_s=0.0625)
+    r = RouteRefresher(ns, min_interval_s=0.0625, jitter_s=0.0, first_delay_s=0, clock=clock)
+    assert await r.await_change("T", lambda: ns.master, "127.0.0.1:1", 0.25) is None
+    assert clock.now == 1000.25  # it stopped at the answer that used up its 0.25 s
+    assert len(ns.calls) == 4  # one request a window: 0.25 s / 0.0625 s
 
 
 async def test_await_change_returns_at_once_when_the_route_already_moved() -> None:

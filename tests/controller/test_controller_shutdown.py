@@ -5,7 +5,6 @@ election then went on through its retries (a test's teardown waited 25-90 s)."""
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -33,11 +32,10 @@ async def test_shutdown_cancels_a_task_that_swallowed_its_first_cancel(tmp_path:
 
     task = manager._spawn(retrying())
     await asyncio.sleep(0)  # the task runs to its first await
-    began = time.monotonic()
     try:
+        # a shutdown that let the task live on would wait for its hour: the wait_for fails
         await asyncio.wait_for(manager.shutdown(), 10)
     finally:
         await group.stop_all()
     assert swallowed.is_set()
     assert task.cancelled()
-    assert time.monotonic() - began < 5

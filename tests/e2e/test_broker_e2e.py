@@ -95,10 +95,10 @@ async def test_pull_status_codes_follow_rocketmq(cluster: Cluster) -> None:
 
 async def test_long_polling_answers_as_soon_as_a_message_arrives(cluster: Cluster) -> None:
     await cluster.send_raw("T4", b"first")
+    # held far longer than the client waits: an answer at all is the arrival's wake-up
     held = pull_request(
-        "G4", "T4", 0, 1, sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND, suspend_ms=8000
+        "G4", "T4", 0, 1, sys_flag=FLAG_SUBSCRIPTION | FLAG_SUSPEND, suspend_ms=600_000
     )
-    start = time.monotonic()
     pending = asyncio.ensure_future(cluster.client.invoke(cluster.broker_addr, held, WAIT))
     hold = cluster.broker.pull_request_hold_service
     assert await until(lambda: len(hold.held_pulls()) == 1, 5)  # suspended in the broker
@@ -108,7 +108,6 @@ async def test_long_polling_answers_as_soon_as_a_message_arrives(cluster: Cluste
     assert not pending.done()
     await cluster.send_raw("T4", b"second")
     response = await asyncio.wait_for(pending, WAIT)
-    assert time.monotonic() - start < 5.0
     assert response.code == ResponseCode.SUCCESS
     assert [m.body for m in codec.decode_messages(response.body)] == [b"second"]
     assert hold.held_pulls() == []
@@ -120,7 +119,7 @@ async def test_long_polling_times_out_with_pull_not_found(cluster: Cluster) -> N
     start = time.monotonic()
     response = await cluster.client.invoke(cluster.broker_addr, held, WAIT)
     assert response.code == ResponseCode.PULL_NOT_FOUND
-    assert 0.25 <= time.monotonic() - start < 5.0
+    assert time.monotonic() - start >= 0.25  # at the suspension's end (within WAIT), not before
 
 
 async def test_new_group_starts_at_zero_and_committed_offsets_persist(cluster: Cluster) -> None:

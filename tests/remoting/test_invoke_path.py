@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from rocketq.errors import RemotingTimeoutError
+from rocketq.errors import RemotingConnectError, RemotingTimeoutError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -81,3 +81,76 @@ async def test_a_timed_out_invoke_names_the_request_and_the_next_one_is_answered
             )
             assert answer.ext_fields == fields
         assert channel.pending_request_count == 0
+
+
+class Outcomes:
+    """A response handler that records what it got and whether a task was running it."""
+
+    def __init__(self) -> None:
+        self.got: list[RemotingCommand | BaseException] = []
+        self.in_task: list[bool] = []
+        self.arrived = asyncio.Event()
+
+    def __call__(self, outcome: RemotingCommand | BaseException) -> None:
+        self.got.append(outcome)
+        self.in_task.append(asyncio.current_task() is not None)
+        self.arrived.set()
+
+
+async def test_a_callback_request_is_answered_on_the_reader_and_leaves_nothing_pending(
+    served: tuple[RemotingServer, asyncio.Event],
+) -> None:
+    srv, _ = served
+    async with RemotingClient() as client:
+        channel = await client.get_channel(srv.addr)
+        outcomes = Outcomes()
+        channel.invoke_callback(RemotingCommand.create_request(ECHO, {"n": "7"}), WAIT, outcomes)
+        await asyncio.wait_for(outcomes.arrived.wait(), WAIT)
+        (answer,) = outcomes.got
+        assert isinstance(answer, RemotingCommand)
+        assert answer.ext_fields == {"n": "7"}
+        assert outcomes.in_task == [False]  # run inside the read, not by a woken task
+        assert channel.pending_request_count == 0
+
+
+async def test_a_timed_out_callback_request_gets_invokes_error_and_its_late_answer_is_dropped(
+    served: tuple[RemotingServer, asyncio.Event],
+) -> None:
+    srv, release = served
+    async with RemotingClient() as client:
+        channel = await client.get_channel(srv.addr)
+        outcomes = Outcomes()
+        req = RemotingCommand.create_request(HELD)
+        channel.invoke_callback(req, 0.2, outcomes)
+        await asyncio.wait_for(outcomes.arrived.wait(), WAIT)
+        (error,) = outcomes.got
+        assert isinstance(error, RemotingTimeoutError)
+        assert f"code {HELD}, opaque {req.opaque}" in str(error)
+        assert channel.pending_request_count == 0
+        release.set()  # the late answer finds no entry and runs nothing
+        answer = await client.invoke(srv.addr, RemotingCommand.create_request(ECHO), WAIT)
+        assert answer.code == ResponseCode.SUCCESS
+        assert len(outcomes.got) == 1
+
+
+async def test_a_cancelled_callback_request_runs_nothing_and_a_close_fails_the_others(
+    served: tuple[RemotingServer, asyncio.Event],
+) -> None:
+    srv, release = served
+    async with RemotingClient() as client:
+        channel = await client.get_channel(srv.addr)
+        cancelled, failed = Outcomes(), Outcomes()
+        slot = channel.invoke_callback(RemotingCommand.create_request(HELD), WAIT, cancelled)
+        channel.invoke_callback(RemotingCommand.create_request(HELD), WAIT, failed)
+        assert channel.pending_request_count == 2
+        slot.cancel()
+        assert channel.pending_request_count == 1
+        channel.close()
+        (error,) = failed.got
+        assert isinstance(error, RemotingConnectError)
+        assert cancelled.got == []
+        assert channel.pending_request_count == 0
+        with pytest.raises(RemotingConnectError):  # no entry left behind by a closed channel
+            channel.invoke_callback(RemotingCommand.create_request(ECHO), WAIT, failed)
+        assert channel.pending_request_count == 0
+        release.set()

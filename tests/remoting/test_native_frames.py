@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import struct
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -219,3 +220,41 @@ def test_the_fuzzer_finds_nothing_in_the_sanitized_build() -> None:
     root = Path(__file__).resolve().parents[2]
     argv = ["--seconds", "6", "--corpus", str(FIXTURES)]
     assert frame_fuzz.run_sanitized(argv, root, timeout_s=240) == 0, sys.executable
+
+
+def _json_frame(header: bytes, body: bytes) -> bytes:
+    return struct.pack(">ii", 4 + len(header) + len(body), len(header)) + header + body
+
+
+def test_split_sends_reads_a_send_s_fields_as_split_frames_does() -> None:
+    """A send the split reads comes as (request, put, header): its extFields read into the put
+    from the header's text, the request's dict left empty until ``full_request`` (or filled at
+    once past 32 items); either way the request split_frames gives, and the put send_put_of's."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    spec = frame_fuzz.SEND_SPEC
+    plain = send_request("Spans", b"body", queue_id=3, code=RequestCode.SEND_MESSAGE_V2)
+    many = send_request("Spans", b"body", code=RequestCode.SEND_MESSAGE_V2)
+    many.ext_fields |= {f"x{i}": str(i) for i in range(40)}
+    frame = encode(plain)
+    header = frame[8 : 8 + struct.unpack_from(">i", frame, 4)[0]]
+    # escapes in the topic and a key, queue ids before the header's (the last wins), a null
+    edited = header.replace(b'"b":"Spans"', b'"b":"Sp\\u0061ns","\\u0065":"9","e":"5"')
+    edited = edited.replace(b'"extFields":{', b'"extFields":{"zz":null,')
+    assert b'"e":"3"' in edited
+    for data, lazy in (
+        (frame, True),
+        (encode(many), False),
+        (_json_frame(edited, b"body"), True),
+    ):
+        items, consumed, error = compiled.split_sends(data, MAX_FRAME_SIZE, spec)
+        assert (consumed, error) == (len(data), None)
+        request, put, text = items[0]
+        assert text == data[8 : 8 + struct.unpack_from(">i", data, 4)[0]]
+        assert (not request.ext_fields) is lazy
+        expected = compiled.split_frames(data, MAX_FRAME_SIZE)[0][0]
+        assert isinstance(expected, RemotingCommand)
+        assert native_frames.full_request(items[0]) == expected
+        assert put == compiled.send_put_of(expected.ext_fields, expected.body, *spec[1:])
+    assert put.topic == "Spans"
+    assert put.queue_id == 3

@@ -13,11 +13,15 @@
  * a signed int32 and compared in 64 bits, so no sum overflows.
  *
  * split_sends is the same walk for the broker's reads (issue 22, lever 1: a read in one call):
- * each JSON SEND_MESSAGE_V2 request whose put send_put.c reads comes back as the pair
- * (command, put), so the broker queues it without another call per send.
+ * each JSON SEND_MESSAGE_V2 request whose put send_put.c reads comes back as the triple
+ * (command, put, header), so the broker queues it without another call per send; its
+ * extFields are read into the put straight from the header's text, and the command's dict
+ * stays empty until the Python path needs it (ext_fields_of the header: a send the fast path
+ * declines).
  *
  * The other parts: header.c and custom_header.c (headers), command_encode.c and send_reply.c
- * (reply heads), send_put.c (a SEND_MESSAGE_V2's put read from its extFields).
+ * (reply heads), send_flush.c (a flush's answers), send_put.c (a SEND_MESSAGE_V2's put read
+ * from its extFields).
  */
 #include "remoting.h"
 
@@ -25,25 +29,40 @@
  * arguments after (fields, body) */
 #define SPEC_SIZE 5
 
-/* a request frame of the spec's code read into its put: the (command, put) pair, or the
- * command alone (a new reference either way) when send_put_of declines; NULL on error */
+/* a request frame of the spec's code read into its put: the triple (command, put, header
+ * bytes), or the command alone (a new reference either way) when send_put_of declines; NULL
+ * on error. Extfields C left as spans (meta->lazy) are read into the put from the header's
+ * text, and the command's dict stays empty (ext_fields_of the header reads it when the Python
+ * path needs the request), but for a send send_put_of declines: its dict is filled now
+ * (*rc HD_FALLBACK when an item is not UTF-8: Python decodes the frame) */
 static PyObject *with_put(PyObject *cmd, const HeaderMeta *meta, PyObject *body,
-                          PyObject *spec) {
+                          PyObject *spec, const unsigned char *header, Py_ssize_t n, int *rc) {
     PyObject *args[6] = {meta->ext_fields,
                          body,
                          PyTuple_GET_ITEM(spec, 1),
                          PyTuple_GET_ITEM(spec, 2),
                          PyTuple_GET_ITEM(spec, 3),
                          PyTuple_GET_ITEM(spec, 4)};
-    PyObject *put = send_put_of(NULL, args, 6);
+    PyObject *put = meta->lazy ? send_put_of_spans(meta->spans, meta->n_spans, args)
+                               : send_put_of(NULL, args, 6);
     if (put == NULL) return NULL;
     if (put == Py_None) {
         Py_DECREF(put);
+        if (meta->lazy) {
+            *rc = fill_fields(meta->ext_fields, meta->spans, meta->n_spans);
+            if (*rc != HD_OK) return NULL;
+        }
         return Py_NewRef(cmd);
     }
-    PyObject *pair = PyTuple_Pack(2, cmd, put);
+    PyObject *text = PyBytes_FromStringAndSize((const char *)header, n);
+    if (text == NULL) {
+        Py_DECREF(put);
+        return NULL;
+    }
+    PyObject *triple = PyTuple_Pack(3, cmd, put, text);
     Py_DECREF(put);
-    return pair;
+    Py_DECREF(text);
+    return triple;
 }
 
 /* the walk of split_frames and split_sends; spec is NULL for split_frames */
@@ -90,17 +109,21 @@ static PyObject *walk(PyObject *buffer, PyObject *max_obj, PyObject *spec) {
             PyObject *body = PyBytes_FromStringAndSize(
                 (const char *)header + header_length, (Py_ssize_t)length - 4 - header_length);
             if (body == NULL) goto fail;
-            HeaderMeta meta = {0, 0, NULL};
+            FieldSpan spans[MAX_SPANS];
+            HeaderMeta meta = {0, 0, NULL, spec != NULL ? spans : NULL, 0, send_code, 0, NULL};
             rc = type == SERIALIZE_JSON
                      ? decode_json_header(header, header_length, body, &item, &meta)
                      : decode_binary_header(header, header_length, body, &item);
             if (spec != NULL && rc == HD_OK && meta.ext_fields != NULL &&
                 meta.code == send_code && (meta.flag & (FLAG_RESPONSE | FLAG_ONEWAY)) == 0) {
-                PyObject *taken = with_put(item, &meta, body, spec);
+                int lazy_rc = HD_OK;
+                PyObject *taken =
+                    with_put(item, &meta, body, spec, header, header_length, &lazy_rc);
                 Py_DECREF(item);
                 item = taken;
-                if (item == NULL) rc = HD_ERROR;
+                if (item == NULL) rc = lazy_rc == HD_FALLBACK ? HD_FALLBACK : HD_ERROR;
             }
+            PyMem_Free(meta.scratch);
             Py_DECREF(body);
             if (rc == HD_ERROR) goto fail;
         }
@@ -131,7 +154,7 @@ static PyObject *split_frames(PyObject *self, PyObject *const *args, Py_ssize_t 
 }
 
 /* split_sends(buffer, max_frame_size, spec): split_frames, where every JSON request (not
- * oneway) of the spec's code whose put send_put_of reads (send_put.c) is the pair
+ * oneway) of the spec's code whose put send_put_of reads (send_put.c) is the triple
  * (command, put) instead of the command: the frame split and the reading of the read's
  * fast-path sends in one call */
 static PyObject *split_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -142,6 +165,30 @@ static PyObject *split_sends(PyObject *self, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     return walk(args[0], args[1], args[2]);
+}
+
+/* ext_fields_of(header: bytes) -> dict | None: the extFields of a JSON header split_sends
+ * left as spans (its third item), as split_frames reads them; None when C does not read it */
+static PyObject *ext_fields_of(PyObject *self, PyObject *header) {
+    if (!PyBytes_Check(header)) {
+        PyErr_SetString(PyExc_TypeError, "ext_fields_of(header: bytes)");
+        return NULL;
+    }
+    if (TYPES.command_cls == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "ext_fields_of before configure");
+        return NULL;
+    }
+    PyObject *body = PyBytes_FromStringAndSize(NULL, 0), *cmd = NULL;
+    if (body == NULL) return NULL;
+    HeaderMeta meta = {0, 0, NULL, NULL, 0, -1, 0, NULL};
+    int rc = decode_json_header((const unsigned char *)PyBytes_AS_STRING(header),
+                                PyBytes_GET_SIZE(header), body, &cmd, &meta);
+    Py_DECREF(body);
+    if (rc == HD_ERROR) return NULL;
+    if (rc != HD_OK) Py_RETURN_NONE;
+    PyObject *fields = Py_NewRef(meta.ext_fields);
+    Py_DECREF(cmd);
+    return fields;
 }
 
 /* configure(command_cls, language_members, other, serialize_json, serialize_rocketmq):
@@ -185,7 +232,7 @@ static PyMethodDef methods[] = {
     {"split_frames", (PyCFunction)(void (*)(void))split_frames, METH_FASTCALL,
      "The complete frames of a buffer: (commands or frame bytes, bytes consumed, error)."},
     {"split_sends", (PyCFunction)(void (*)(void))split_sends, METH_FASTCALL,
-     "split_frames, with each fast-path send as the pair (command, its put)."},
+     "split_frames, with each fast-path send as (command, its put, its header)."},
     {"header_from_fields", (PyCFunction)(void (*)(void))header_from_fields, METH_FASTCALL,
      "A header dataclass from extFields by its field table; None where Python must read it."},
     {"encode_json_head", (PyCFunction)encode_json_head, METH_O,
@@ -194,6 +241,11 @@ static PyMethodDef methods[] = {
      "The frame heads of the replies to a burst of stored sends, back to back; or None."},
     {"send_reply_runs", (PyCFunction)(void (*)(void))send_reply_runs, METH_FASTCALL,
      "send_reply_heads of each run of a flush's replies (one bytes a connection); or None."},
+    {"send_answer_flush", (PyCFunction)(void (*)(void))send_answer_flush, METH_FASTCALL,
+     "A flush's sends' answers: those left to Python, one reply buffer a connection, the "
+     "figures' lists; or None."},
+    {"ext_fields_of", (PyCFunction)ext_fields_of, METH_O,
+     "The extFields of a header split_sends left unread (its item's third), or None."},
     {"send_put_of", (PyCFunction)(void (*)(void))send_put_of, METH_FASTCALL,
      "A SEND_MESSAGE_V2 request's SendPut from its extFields, or None (send.py decides)."},
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,

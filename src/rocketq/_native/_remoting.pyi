@@ -1,5 +1,7 @@
 """Stub of the C module ``rocketq._native._remoting`` (``_remoting.c`` and ``header.c``)."""
 
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from _typeshed import ReadableBuffer
@@ -29,6 +31,30 @@ def send_reply_runs(
     ends: list[int],
     /,
 ) -> list[bytes] | None: ...
+def send_answer_flush(
+    pieces: tuple[bytes, ...],
+    prefix: bytes,
+    deferreds: list[Any],
+    puts: list[Any],
+    values: list[int],
+    indexes: Sequence[int],
+    skip_topics: AbstractSet[str],
+    json: object,
+    now: float,
+    /,
+) -> (
+    tuple[
+        list[int],
+        list[Any],
+        list[bytes],
+        list[int],
+        list[Any],
+        list[float],
+        dict[str, list[int]],
+    ]
+    | None
+): ...
+def ext_fields_of(header: bytes, /) -> dict[str, str] | None: ...
 def send_put_of(
     fields: dict[str, str],
     body: bytes | bytearray | memoryview,

@@ -297,6 +297,78 @@ error:
     return HD_ERROR;
 }
 
+/* the extFields object at c->p as spans into meta->spans: HD_OK, HD_FALLBACK (not plain
+ * items: the caller's Python decoder decides) or 1 when there are more than MAX_SPANS of them
+ * (the caller parses them into a dict then) */
+static int parse_ext_spans(Cursor *c, HeaderMeta *meta) {
+    Py_ssize_t n = 0;
+    c->p++; /* '{' */
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '}') {
+        c->p++;
+        meta->n_spans = 0;
+        return HD_OK;
+    }
+    for (;;) {
+        Scalar k, v;
+        skip_ws(c);
+        if (c->p >= c->end || *c->p != '"' || parse_string(c, &k) < 0) return HD_FALLBACK;
+        skip_ws(c);
+        if (c->p >= c->end || *c->p != ':') return HD_FALLBACK;
+        c->p++;
+        skip_ws(c);
+        if (parse_scalar(c, &v) < 0) return HD_FALLBACK;
+        if (n == MAX_SPANS) return 1;
+        FieldSpan *s = &meta->spans[n++];
+        s->key = k.text;
+        s->key_len = k.len;
+        s->is_null = v.kind == V_NULL;
+        /* scalar_text's text: true and false as words, numbers as their literal */
+        s->value = v.kind == V_TRUE    ? (const unsigned char *)"true"
+                   : v.kind == V_FALSE ? (const unsigned char *)"false"
+                                       : v.text;
+        s->value_len = v.kind == V_TRUE ? 4 : v.kind == V_FALSE ? 5 : v.len;
+        skip_ws(c);
+        if (c->p >= c->end) return HD_FALLBACK;
+        if (*c->p == ',') {
+            c->p++;
+            continue;
+        }
+        if (*c->p != '}') return HD_FALLBACK;
+        c->p++;
+        break;
+    }
+    meta->n_spans = n;
+    return HD_OK;
+}
+
+int fill_fields(PyObject *fields, const FieldSpan *spans, Py_ssize_t n) {
+    int has_null = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const FieldSpan *s = &spans[i];
+        PyObject *key = PyUnicode_DecodeUTF8((const char *)s->key, s->key_len, NULL);
+        if (key == NULL) {
+            PyErr_Clear();
+            return HD_FALLBACK;
+        }
+        PyObject *value = s->is_null ? Py_NewRef(Py_None)
+                                     : PyUnicode_DecodeUTF8((const char *)s->value,
+                                                            s->value_len, NULL);
+        if (value == NULL) {
+            Py_DECREF(key);
+            PyErr_Clear();
+            return HD_FALLBACK;
+        }
+        has_null |= s->is_null;
+        int rc = PyDict_SetItem(fields, key, value);
+        Py_DECREF(key);
+        Py_DECREF(value);
+        if (rc < 0) return HD_ERROR;
+    }
+    if (has_null && drop_nulls(fields) < 0) return HD_ERROR;
+    return HD_OK;
+}
+
 static PyObject *language_of_text(PyObject *text) {
     PyObject *member = PyDict_GetItemWithError(TYPES.language_by_name, text);
     if (member == NULL) {
@@ -353,7 +425,7 @@ int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyO
         return HD_ERROR;
     }
     Cursor c = {h + 1, h + n, scratch};
-    int rc = HD_FALLBACK, has_code = 0, failed;
+    int rc = HD_FALLBACK, has_code = 0, failed, spans = 0, lazy = 0;
     int32_t code = 0, version = 0, opaque = 0, flag = 0;
     PyObject *remark = Py_NewRef(Py_None), *ext = NULL, *language = NULL;
     Scalar language_value = {V_NULL, NULL, 0};
@@ -372,8 +444,18 @@ int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyO
         skip_ws(&c);
         if (key_is(&k, "extFields")) {
             PyObject *fields = NULL;
+            spans = 0;
             if (c.p < c.end && *c.p == '{') {
-                int ext_rc = parse_ext_fields(&c, &fields);
+                const unsigned char *at = c.p;
+                unsigned char *scratch_at = c.scratch;
+                int ext_rc = meta != NULL && meta->spans != NULL ? parse_ext_spans(&c, meta) : 1;
+                if (ext_rc == 1) { /* no spans wanted, or too many: the dict */
+                    c.p = at;
+                    c.scratch = scratch_at;
+                    ext_rc = parse_ext_fields(&c, &fields);
+                } else if (ext_rc == HD_OK) {
+                    spans = 1;
+                }
                 if (ext_rc != HD_OK) {
                     rc = ext_rc;
                     goto done;
@@ -432,6 +514,16 @@ int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyO
         rc = HD_ERROR;
         goto done;
     }
+    if (spans) { /* the items stay spans for a request of lazy_code, else go to the dict */
+        lazy = code == meta->lazy_code && (flag & (FLAG_RESPONSE | FLAG_ONEWAY)) == 0;
+        if (!lazy) {
+            int fill_rc = fill_fields(ext, meta->spans, meta->n_spans);
+            if (fill_rc != HD_OK) {
+                rc = fill_rc;
+                goto done;
+            }
+        }
+    }
     *out = build_command(code, language, version, opaque, flag, remark, ext, body,
                          TYPES.serialize_json);
     rc = *out != NULL ? HD_OK : HD_ERROR;
@@ -439,6 +531,11 @@ int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyO
         meta->code = code;
         meta->flag = flag;
         meta->ext_fields = ext; /* borrowed: the command holds it */
+        if (lazy) { /* the spans' bytes live in scratch: the caller frees it */
+            meta->lazy = 1;
+            meta->scratch = scratch;
+            scratch = NULL;
+        }
     }
 done:
     if (rc == HD_FALLBACK) PyErr_Clear();

@@ -46,13 +46,33 @@ typedef struct {
 
 extern Types TYPES;
 
+/* an extFields item of a JSON header as its bytes (the header's, or the unescaped copy in
+ * the decoder's scratch): a null value is_null */
+typedef struct {
+    const unsigned char *key, *value;
+    Py_ssize_t key_len, value_len;
+    int is_null;
+} FieldSpan;
+#define MAX_SPANS 32
+
 /* header.c: one header (JSON or ROCKETMQ) plus its body into a RemotingCommand; a JSON
- * header's code, flag and extFields (borrowed from the command) also in *meta when given */
+ * header's code, flag and extFields (borrowed from the command) also in *meta when given.
+ * With meta->spans (MAX_SPANS of them), a request of meta->lazy_code (not a response, not
+ * oneway) whose extFields are plain items gets an empty extFields dict: its items are in
+ * meta->spans (meta->lazy set; the bytes live until the caller frees meta->scratch) */
 typedef struct {
     int32_t code;
     int32_t flag;
     PyObject *ext_fields;
+    FieldSpan *spans;
+    Py_ssize_t n_spans;
+    long lazy_code;
+    int lazy;
+    unsigned char *scratch;
 } HeaderMeta;
+/* header.c: the extFields dict of spans (codec._ext_fields' rules), filled into fields;
+ * HD_OK, HD_FALLBACK (an item that is not UTF-8) or HD_ERROR */
+int fill_fields(PyObject *fields, const FieldSpan *spans, Py_ssize_t n);
 int decode_json_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out,
                        HeaderMeta *meta);
 int decode_binary_header(const unsigned char *h, Py_ssize_t n, PyObject *body, PyObject **out);
@@ -66,9 +86,25 @@ PyObject *encode_json_head(PyObject *self, PyObject *cmd);
 /* send_reply.c: the reply heads of a burst of stored sends */
 PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *send_reply_runs(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* send_reply.c's writer, shared with send_flush.c: a reply is PIECES pieces of JSON text
+ * around its msgId, queueId, queueOffset and opaque */
+#define PIECES 5
+#define MAX_ID 64
+#define MAX_NUMBER 24 /* an int64 in decimal, with its sign */
+int reply_i64(PyObject *v, long long lo, long long hi, long long *out);
+const char *reply_prefix(PyObject *v, Py_ssize_t *n);
+int reply_pieces(PyObject *tuple, const char **piece, Py_ssize_t *piece_len, Py_ssize_t *fixed);
+char *reply_frame(char *w, const char **piece, const Py_ssize_t *piece_len, long long opaque,
+                  const char *id, Py_ssize_t id_len, long long offset, const char *prefix,
+                  Py_ssize_t prefix_len, long long queue_id, long long queue_offset);
 
-/* send_put.c: a SEND_MESSAGE_V2 request's SendPut from its extFields */
+/* send_flush.c: the answers of a flush's sends in one call */
+PyObject *send_answer_flush(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+/* send_put.c: a SEND_MESSAGE_V2 request's SendPut from its extFields (a dict, or spans:
+ * args as send_put_of's, args[0] unused) */
 PyObject *send_put_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *send_put_of_spans(const FieldSpan *spans, Py_ssize_t n, PyObject *const *args);
 /* _remoting.c: the flag bits of RemotingCommand (RemotingCommand.RPC_TYPE, RPC_ONEWAY) */
 #define FLAG_RESPONSE 1
 #define FLAG_ONEWAY 2

@@ -31,9 +31,27 @@
 #define SEP_VALUE 0x01
 #define SEP_PROPERTY 0x02
 
+/* a request's extFields: its dict, or (dict NULL) its items' spans (header.c) */
+typedef struct {
+    PyObject *dict;
+    const FieldSpan *spans;
+    Py_ssize_t n;
+} Fields;
+
 /* a str value of fields[key], as UTF-8; NULL (no exception) when absent or not a str */
-static const char *text_of(PyObject *fields, const char *key, Py_ssize_t *n, int *bad) {
-    PyObject *v = PyDict_GetItemString(fields, key); /* borrowed; no exception */
+static const char *text_of(const Fields *f, const char *key, Py_ssize_t *n, int *bad) {
+    if (f->dict == NULL) { /* the last item of the key wins; a null one is no item */
+        size_t m = strlen(key);
+        for (Py_ssize_t i = f->n - 1; i >= 0; i--) {
+            const FieldSpan *s = &f->spans[i];
+            if ((size_t)s->key_len != m || memcmp(s->key, key, m) != 0) continue;
+            if (s->is_null) return NULL;
+            *n = s->value_len;
+            return (const char *)s->value;
+        }
+        return NULL;
+    }
+    PyObject *v = PyDict_GetItemString(f->dict, key); /* borrowed; no exception */
     if (v == NULL) return NULL;
     if (!PyUnicode_CheckExact(v)) {
         *bad = 1;
@@ -77,7 +95,7 @@ static int canonical_int(const char *s, Py_ssize_t n, long long lo, long long hi
     return 1;
 }
 
-static int int_field(PyObject *fields, const char *key, long long lo, long long hi, int required,
+static int int_field(const Fields *fields, const char *key, long long lo, long long hi, int required,
                      long long *out) {
     Py_ssize_t n = 0;
     int bad = 0;
@@ -91,7 +109,7 @@ static int int_field(PyObject *fields, const char *key, long long lo, long long 
 }
 
 /* absent, "false" (0) or "true" (1); -1 for anything else */
-static int bool_field(PyObject *fields, const char *key) {
+static int bool_field(const Fields *fields, const char *key) {
     Py_ssize_t n = 0;
     int bad = 0;
     const char *s = text_of(fields, key, &n, &bad);
@@ -106,14 +124,27 @@ static const char *find(const char *hay, Py_ssize_t n, const char *needle, Py_ss
     return memmem(hay, (size_t)n, needle, (size_t)m);
 }
 
+static PyObject *put_of(const Fields *fields, PyObject *const *args);
+
 PyObject *send_put_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 6) {
         PyErr_SetString(PyExc_TypeError, "send_put_of takes 6 arguments");
         return NULL;
     }
-    PyObject *fields = args[0], *body = args[1], *rules = args[2];
+    if (!PyDict_Check(args[0])) Py_RETURN_NONE; /* no extFields: Python words the error */
+    Fields fields = {args[0], NULL, 0};
+    return put_of(&fields, args);
+}
+
+PyObject *send_put_of_spans(const FieldSpan *spans, Py_ssize_t n, PyObject *const *args) {
+    Fields fields = {NULL, spans, n};
+    return put_of(&fields, args);
+}
+
+/* send_put_of's work on either form of the extFields */
+static PyObject *put_of(const Fields *fields, PyObject *const *args) {
+    PyObject *body = args[1], *rules = args[2];
     PyTypeObject *cls = (PyTypeObject *)args[3];
-    if (!PyDict_Check(fields)) Py_RETURN_NONE; /* no extFields: Python words the error */
     if (!PyTuple_Check(rules) ||
         PyTuple_GET_SIZE(rules) != 5 || !PyType_Check(args[3]) ||
         !PyType_IsSubtype(cls, &PyTuple_Type) || !PyBytes_Check(args[4]) ||
@@ -146,10 +177,8 @@ PyObject *send_put_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (bad || topic == NULL) Py_RETURN_NONE;
     if (text_of(fields, "a", &n, &bad) == NULL || text_of(fields, "c", &n, &bad) == NULL || bad)
         Py_RETURN_NONE;
-    if (PyDict_GetItemString(fields, "n") != NULL) {
-        text_of(fields, "n", &n, &bad);
-        if (bad) Py_RETURN_NONE;
-    }
+    text_of(fields, "n", &n, &bad);
+    if (bad) Py_RETURN_NONE;
     long long queue_nums, queue_id, sys_flag, born_ts, flag, reconsume, max_reconsume;
     if (!int_field(fields, "d", INT32_MIN, INT32_MAX, 1, &queue_nums) ||
         !int_field(fields, "e", 0, INT32_MAX, 1, &queue_id) ||
@@ -219,21 +248,33 @@ PyObject *send_put_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (add_sep) *o++ = SEP_PROPERTY;
     memcpy(o, PyBytes_AS_STRING(tail_obj), (size_t)tail_len);
 
-    PyObject *topic_obj = PyDict_GetItemString(fields, "b");
+    /* the topic: the dict's str, or made of its span's bytes (UTF-8: the header decoder
+     * checked the header's bytes, and its unescaping writes UTF-8) */
+    PyObject *topic_obj =
+        fields->dict != NULL
+            ? Py_XNewRef(PyDict_GetItemString(fields->dict, "b"))
+            : PyUnicode_DecodeUTF8(topic, topic_len, NULL);
+    if (topic_obj == NULL) {
+        Py_DECREF(record_props);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "send_put_of: no topic");
+        return NULL;
+    }
     /* bytes(request.body): the same object when it is bytes already */
     PyObject *body_bytes = PyBytes_CheckExact(body) ? Py_NewRef(body) : PyBytes_FromObject(body);
     if (body_bytes == NULL) {
         Py_DECREF(record_props);
+        Py_DECREF(topic_obj);
         return NULL;
     }
     PyObject *put = cls->tp_alloc(cls, 11);
     if (put == NULL) {
         Py_DECREF(record_props);
         Py_DECREF(body_bytes);
+        Py_DECREF(topic_obj);
         return NULL;
     }
     PyObject *items[11] = {
-        Py_NewRef(topic_obj),
+        topic_obj,
         PyLong_FromLongLong(queue_id),
         body_bytes,
         record_props,

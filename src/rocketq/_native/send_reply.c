@@ -21,12 +21,9 @@
  */
 #include "remoting.h"
 
-#define PIECES 5
-#define MAX_ID 64
-#define MAX_NUMBER 24 /* an int64 in decimal, with its sign */
 #define MAX_PREFIX (MAX_ID - 16) /* the prefix of an id written from an offset */
 
-static int as_i64(PyObject *v, long long lo, long long hi, long long *out) {
+int reply_i64(PyObject *v, long long lo, long long hi, long long *out) {
     if (!PyLong_Check(v)) return 1;
     int overflow = 0;
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
@@ -68,7 +65,7 @@ static const char *plain_id(PyObject *v, Py_ssize_t *n) {
 }
 
 /* the prefix's bytes when they are 0..MAX_PREFIX ASCII letters and digits, else NULL */
-static const char *plain_prefix(PyObject *v, Py_ssize_t *n) {
+const char *reply_prefix(PyObject *v, Py_ssize_t *n) {
     if (!PyBytes_Check(v)) return NULL;
     *n = PyBytes_GET_SIZE(v);
     if (*n > MAX_PREFIX) return NULL;
@@ -95,7 +92,7 @@ static Py_ssize_t put_offset_id(char *w, const char *prefix, Py_ssize_t prefix_l
 
 /* the pieces of a reply (a tuple of 5 bytes, each at most 4096); 1 (an error set) when they
  * are not bytes, 2 when one is too long (the caller returns None) */
-static int read_pieces(PyObject *tuple, const char **piece, Py_ssize_t *piece_len,
+int reply_pieces(PyObject *tuple, const char **piece, Py_ssize_t *piece_len,
                        Py_ssize_t *fixed) {
     *fixed = 0;
     for (int i = 0; i < PIECES; i++) {
@@ -110,6 +107,47 @@ static int read_pieces(PyObject *tuple, const char **piece, Py_ssize_t *piece_le
         *fixed += piece_len[i];
     }
     return 0;
+}
+
+/* one reply's frame head at w (at most 8 + fixed + MAX_ID + 3 * MAX_NUMBER bytes); the id
+ * is id[:id_len] when id is not NULL, else the prefix and offset; returns the end */
+char *reply_frame(char *w, const char **piece, const Py_ssize_t *piece_len,
+                         long long opaque, const char *id, Py_ssize_t id_len,
+                         long long offset, const char *prefix, Py_ssize_t prefix_len,
+                         long long queue_id, long long queue_offset) {
+    char *frame = w;
+    w += 8;
+    memcpy(w, piece[0], (size_t)piece_len[0]);
+    w += piece_len[0];
+    if (id != NULL) {
+        memcpy(w, id, (size_t)id_len);
+        w += id_len;
+    } else {
+        w += put_offset_id(w, prefix, prefix_len, (unsigned long long)offset);
+    }
+    memcpy(w, piece[1], (size_t)piece_len[1]);
+    w += piece_len[1];
+    w += put_decimal(w, queue_id);
+    memcpy(w, piece[2], (size_t)piece_len[2]);
+    w += piece_len[2];
+    w += put_decimal(w, queue_offset);
+    memcpy(w, piece[3], (size_t)piece_len[3]);
+    w += piece_len[3];
+    w += put_decimal(w, opaque);
+    memcpy(w, piece[4], (size_t)piece_len[4]);
+    w += piece_len[4];
+    uint32_t header_len = (uint32_t)(w - frame - 8);
+    uint32_t total = header_len + 4;
+    unsigned char *p = (unsigned char *)frame;
+    p[0] = (unsigned char)(total >> 24);
+    p[1] = (unsigned char)(total >> 16);
+    p[2] = (unsigned char)(total >> 8);
+    p[3] = (unsigned char)total;
+    p[4] = (unsigned char)SERIALIZE_JSON; /* word: JSON << 24 | header length */
+    p[5] = (unsigned char)(header_len >> 16);
+    p[6] = (unsigned char)(header_len >> 8);
+    p[7] = (unsigned char)header_len;
+    return w;
 }
 
 /* the frame heads of items[start:stop] back to back in a new bytes; Py_None (a new
@@ -133,47 +171,17 @@ static PyObject *reply_heads(const char **piece, const Py_ssize_t *piece_len, Py
                                  ? PyTuple_GET_ITEM(item, 1)
                                  : NULL;
         if (id_value == NULL ||
-            as_i64(PyTuple_GET_ITEM(item, 0), INT32_MIN, INT32_MAX, &opaque) ||
+            reply_i64(PyTuple_GET_ITEM(item, 0), INT32_MIN, INT32_MAX, &opaque) ||
             (PyLong_CheckExact(id_value)
-                 ? prefix == NULL || as_i64(id_value, 0, INT64_MAX, &offset)
+                 ? prefix == NULL || reply_i64(id_value, 0, INT64_MAX, &offset)
                  : (id = plain_id(id_value, &id_len)) == NULL) ||
-            as_i64(PyTuple_GET_ITEM(item, 2), INT32_MIN, INT32_MAX, &queue_id) ||
-            as_i64(PyTuple_GET_ITEM(item, 3), INT64_MIN, INT64_MAX, &queue_offset)) {
+            reply_i64(PyTuple_GET_ITEM(item, 2), INT32_MIN, INT32_MAX, &queue_id) ||
+            reply_i64(PyTuple_GET_ITEM(item, 3), INT64_MIN, INT64_MAX, &queue_offset)) {
             Py_DECREF(out);
             Py_RETURN_NONE;
         }
-        char *frame = w;
-        w += 8;
-        memcpy(w, piece[0], (size_t)piece_len[0]);
-        w += piece_len[0];
-        if (id != NULL) {
-            memcpy(w, id, (size_t)id_len);
-            w += id_len;
-        } else {
-            w += put_offset_id(w, prefix, prefix_len, (unsigned long long)offset);
-        }
-        memcpy(w, piece[1], (size_t)piece_len[1]);
-        w += piece_len[1];
-        w += put_decimal(w, queue_id);
-        memcpy(w, piece[2], (size_t)piece_len[2]);
-        w += piece_len[2];
-        w += put_decimal(w, queue_offset);
-        memcpy(w, piece[3], (size_t)piece_len[3]);
-        w += piece_len[3];
-        w += put_decimal(w, opaque);
-        memcpy(w, piece[4], (size_t)piece_len[4]);
-        w += piece_len[4];
-        uint32_t header_len = (uint32_t)(w - frame - 8);
-        uint32_t total = header_len + 4;
-        unsigned char *p = (unsigned char *)frame;
-        p[0] = (unsigned char)(total >> 24);
-        p[1] = (unsigned char)(total >> 16);
-        p[2] = (unsigned char)(total >> 8);
-        p[3] = (unsigned char)total;
-        p[4] = (unsigned char)SERIALIZE_JSON; /* word: JSON << 24 | header length */
-        p[5] = (unsigned char)(header_len >> 16);
-        p[6] = (unsigned char)(header_len >> 8);
-        p[7] = (unsigned char)header_len;
+        w = reply_frame(w, piece, piece_len, opaque, id, id_len, offset, prefix, prefix_len,
+                        queue_id, queue_offset);
     }
     if (_PyBytes_Resize(&out, w - base) < 0) return NULL;
     return out;
@@ -191,10 +199,10 @@ PyObject *send_reply_heads(PyObject *self, PyObject *const *args, Py_ssize_t nar
     }
     const char *prefix = NULL;
     Py_ssize_t prefix_len = 0;
-    if (nargs == 3 && (prefix = plain_prefix(args[2], &prefix_len)) == NULL) Py_RETURN_NONE;
+    if (nargs == 3 && (prefix = reply_prefix(args[2], &prefix_len)) == NULL) Py_RETURN_NONE;
     const char *piece[PIECES];
     Py_ssize_t piece_len[PIECES], fixed;
-    int bad = read_pieces(args[0], piece, piece_len, &fixed);
+    int bad = reply_pieces(args[0], piece, piece_len, &fixed);
     if (bad == 1) return NULL;
     if (bad == 2) Py_RETURN_NONE;
     return reply_heads(piece, piece_len, fixed, args[1], 0, PyList_GET_SIZE(args[1]), prefix,
@@ -215,10 +223,10 @@ PyObject *send_reply_runs(PyObject *self, PyObject *const *args, Py_ssize_t narg
     }
     const char *prefix;
     Py_ssize_t prefix_len = 0;
-    if ((prefix = plain_prefix(args[2], &prefix_len)) == NULL) Py_RETURN_NONE;
+    if ((prefix = reply_prefix(args[2], &prefix_len)) == NULL) Py_RETURN_NONE;
     const char *piece[PIECES];
     Py_ssize_t piece_len[PIECES], fixed;
-    int bad = read_pieces(args[0], piece, piece_len, &fixed);
+    int bad = reply_pieces(args[0], piece, piece_len, &fixed);
     if (bad == 1) return NULL;
     if (bad == 2) Py_RETURN_NONE;
     PyObject *items = args[1], *ends = args[3];
@@ -227,7 +235,7 @@ PyObject *send_reply_runs(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if (out == NULL) return NULL;
     for (Py_ssize_t r = 0; r < runs; r++) {
         long long end;
-        if (as_i64(PyList_GET_ITEM(ends, r), start, count, &end) ||
+        if (reply_i64(PyList_GET_ITEM(ends, r), start, count, &end) ||
             (r == runs - 1 && end != count)) {
             Py_DECREF(out);
             Py_RETURN_NONE;
@@ -247,3 +255,4 @@ PyObject *send_reply_runs(PyObject *self, PyObject *const *args, Py_ssize_t narg
     }
     return out;
 }
+

@@ -5,7 +5,8 @@ Theory of operation (NettyRemotingAbstract): the connection's ``ChannelProtocol`
 sans-IO ``FrameDecoder`` and dispatches the read's commands in the same call (no reader task,
 no await per read). Where the table has ``sends`` (the broker's send processor) and no rpc
 hook, the split also reads the read's fast-path sends into their puts (C ``split_sends``) and
-each (request, put) pair goes straight to ``ReadSends.take``. A response completes the future
+each (request, put) goes straight to ``ReadSends.take``; the request's extFields stay unread
+unless it leaves that path (``native_frames.full_request``). A response completes the future
 registered under its ``opaque`` (``RequestInvoker`` in channel_requests.py: the requests this
 side sends). A request runs in its own task (a held PULL must not block the reader), unless its
 code has a fast processor: that runs on the reader and answers at once, later
@@ -36,9 +37,9 @@ from rocketq.remoting.channel_protocol import (
     ChannelProtocol,
     TransportWriter,
 )
-from rocketq.remoting.channel_requests import RequestInvoker
+from rocketq.remoting.channel_requests import RequestInvoker, ResponseSlot
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder
-from rocketq.remoting.native_frames import SendSpec
+from rocketq.remoting.native_frames import SendSpec, full_request
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 
@@ -73,7 +74,7 @@ ResponsesListener = Callable[[list[RemotingCommand], RemotingCommand, list[float
 class ReadSends(Protocol):
     """The sends a read's C split reads into their puts (the broker's send processor):
     ``spec_for`` the ``split_sends`` spec for a connection's read (None: split as any other
-    read), ``take`` a (request, put) pair as its fast processor would, or None to leave the
+    read), ``take`` a request and its put as its fast processor would, or None to leave the
     request to that processor (which reads it again, the reference)."""
 
     def spec_for(self, channel: RemotingChannel) -> SendSpec | None: ...
@@ -190,7 +191,7 @@ class RemotingChannel(RequestInvoker):
         self._writer = writer
         self._processors = processors
         self._decoder = FrameDecoder(max_frame_size)
-        self._responses: dict[int, asyncio.Future[RemotingCommand]] = {}
+        self._responses: dict[int, ResponseSlot] = {}
         self._deadlines: dict[int, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._deferred = 0  # DeferredReply not yet answered
@@ -282,16 +283,17 @@ class RemotingChannel(RequestInvoker):
                     if type(item) is not tuple:
                         self._dispatch(item)  # type: ignore[arg-type]
                     elif len(self._tasks) + self._deferred >= limit:
-                        self._dispatch(item[0])  # over the in-flight limit: as any request
+                        self._dispatch(full_request(item))  # over the in-flight limit
                     else:  # a send the split read into its put: queued at once by take
                         try:
                             deferred = take(self, item[0], item[1])
                         except Exception as exc:  # noqa: BLE001 -- as a fast processor's: SYSTEM_ERROR with the reason
-                            failed = self._processor_failed(item[0], exc)
-                            self._answer(item[0], failed, time.perf_counter())
+                            request = full_request(item)
+                            failed = self._processor_failed(request, exc)
+                            self._answer(request, failed, time.perf_counter())
                             continue
-                        if deferred is None:
-                            self._dispatch(item[0])
+                        if deferred is None:  # the Python path reads the request again
+                            self._dispatch(full_request(item))
                         else:
                             self._deferred += 1
             for hook in self._processors.read_end_hooks:

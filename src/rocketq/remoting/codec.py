@@ -409,8 +409,9 @@ class FrameDecoder:
         self, data: bytes | bytearray | memoryview, spec: native_frames.SendSpec
     ) -> tuple[list[RemotingCommand | native_frames.SendItem], RemotingCommandError | None]:
         """``feed_until_error``, with each fast-path send the C reader takes (``spec``, see
-        ``native_frames.FramePaths.split_sends``) as the pair (command, its put); every
-        command when the C frames are off."""
+        ``native_frames.FramePaths.split_sends``) as (command, its put, its header), the
+        command's extFields maybe left unread (``native_frames.full_request``); every command
+        when the C frames are off."""
         frames = native_frames.FRAMES
         if frames is None:
             commands, error = self._feed_python(data)

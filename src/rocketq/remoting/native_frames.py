@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol, TypeAlias
 
 from rocketq.common.native_record import ENV_SWITCH
+from rocketq.errors import RemotingCommandError
 from rocketq.remoting.protocol import custom_header
 from rocketq.remoting.protocol.codes import LanguageCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -27,8 +30,21 @@ log = logging.getLogger(__name__)
 SendSpec: TypeAlias = tuple[
     int, tuple[tuple[bytes, ...], bytes, bytes, bytes, int], type, bytes, bytes
 ]
-#: a fast-path send of a read as split_sends gives it: (the request, its put)
-SendItem: TypeAlias = tuple[RemotingCommand, Any]
+#: a fast-path send of a read as split_sends gives it: (the request, its put, its JSON
+#: header), the request's extFields left empty (``full_request`` reads them when needed)
+SendItem: TypeAlias = tuple[RemotingCommand, Any, bytes]
+#: send_answer_flush's answers of a flush: the indexes the Python path answers, the
+#: connections, their reply buffers and counts, the requests answered in C and their
+#: seconds, their sizes by topic
+FlushAnswers: TypeAlias = tuple[
+    list[int],
+    list[Any],
+    list[bytes],
+    list[int],
+    list[RemotingCommand],
+    list[float],
+    dict[str, list[int]],
+]
 
 
 class FramePaths(Protocol):
@@ -50,7 +66,21 @@ class FramePaths(Protocol):
         ends: list[int],
         /,
     ) -> list[bytes] | None: ...
+    def send_answer_flush(
+        self,
+        pieces: tuple[bytes, ...],
+        prefix: bytes,
+        deferreds: list[Any],
+        puts: list[Any],
+        values: list[int],
+        indexes: Sequence[int],
+        skip_topics: AbstractSet[str],
+        json: object,
+        now: float,
+        /,
+    ) -> FlushAnswers | None: ...
     def header_from_fields(self, cls: type, fields: object, table: object, /) -> object: ...
+    def ext_fields_of(self, header: bytes, /) -> dict[str, str] | None: ...
     def send_put_of(
         self,
         fields: dict[str, str],
@@ -95,6 +125,20 @@ def use(native: bool) -> bool:
     FRAMES = COMPILED if native else None
     custom_header.NATIVE = FRAMES.header_from_fields if FRAMES is not None else None
     return FRAMES is not None
+
+
+def full_request(item: SendItem) -> RemotingCommand:
+    """The request of a send ``split_sends`` read, with its extFields: the split reads a
+    fast-path send's put straight from its header's text and leaves the request's dict empty
+    (no str a field); a send the fast path declines goes to the Python path, which reads them."""
+    request = item[0]
+    if not request.ext_fields:
+        compiled = COMPILED
+        fields = compiled.ext_fields_of(item[2]) if compiled is not None else None
+        if fields is None:  # the decoder that split these bytes reads them again: never
+            raise RemotingCommandError("a split send's header no longer decodes")
+        request.ext_fields = fields
+    return request
 
 
 use(os.environ.get(ENV_SWITCH, "1") != "0")

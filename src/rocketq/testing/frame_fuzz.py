@@ -23,7 +23,9 @@ made-up files and must give what ``get_message`` gives (``collect_fuzz``). The C
 (``rocketq._native._pop``) read mutated batch-ack bodies and build pop answers and must
 give what the Python references give (``pop_fuzz``). The C batch read (``batch_puts``) gets
 mutated MessageBatch bodies and must give what the Python path makes of them
-(``batch_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index_puts``) writes
+(``batch_fuzz``). The answers of a flush's sends in one call (``send_answer_flush``) get random
+statuses, topics, requests, connections and values and must give what the Python reference
+gives (``flush_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index_puts``) writes
 random runs of DispatchRequests into consume queue and index files as the Python path does
 (``dispatch_fuzz``). The commitlog warm-up's ``populate`` gets random and wrong ranges and
 buffers and must change no byte (``populate_fuzz``). A finding prints the seed and input and
@@ -42,6 +44,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from rocketq.common import message_const as mc
 from rocketq.common import message_decoder, native_record
@@ -66,6 +69,7 @@ from rocketq.testing.append_fuzz import (
 from rocketq.testing.batch_fuzz import check_batch_puts
 from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
 from rocketq.testing.dispatch_fuzz import check_dispatch
+from rocketq.testing.flush_fuzz import check_answer_flush
 from rocketq.testing.pop_fuzz import (
     check_batch_ack_body,
     check_batch_ack_handles,
@@ -216,8 +220,9 @@ def send_frame(rng: random.Random) -> bytes:
 
 
 def check_split_sends(rng: random.Random, data: bytes) -> str | None:
-    """``split_sends`` on ``data`` is ``split_frames`` but for the sends it reads: each pair's
-    command is ``split_frames``'s, its put ``send_put_of``'s of that command; every other
+    """``split_sends`` on ``data`` is ``split_frames`` but for the sends it reads: each
+    triple's command, its extFields read from its header (``full_request``), is
+    ``split_frames``'s, its put ``send_put_of``'s of that command; every other
     item is ``split_frames``'s, and a request of the send code left there one C declines."""
     compiled = native_frames.COMPILED
     assert compiled is not None
@@ -227,7 +232,12 @@ def check_split_sends(rng: random.Random, data: bytes) -> str | None:
     if plain[1:] != sends[1:] or len(plain[0]) != len(sends[0]):
         return f"split_sends {sends!r}\nsplit_frames {plain!r}"
     for got, expected in zip(sends[0], plain[0], strict=True):
-        cmd = got[0] if isinstance(got, tuple) else got
+        if isinstance(got, tuple):  # a send read: its request's extFields maybe left to read
+            if len(cast(tuple[object, ...], got)) != 3:
+                return f"split_sends item {got!r}: not (request, put, header)"
+            cmd: RemotingCommand | bytes = native_frames.full_request(got)
+        else:
+            cmd = got
         if cmd != expected:
             return f"split_sends item {got!r}\nsplit_frames {expected!r}"
         if not isinstance(cmd, RemotingCommand):
@@ -325,6 +335,7 @@ def _run(
             check_frames(r, data)
             or check_split_sends(r, data)
             or check_send_replies(r)
+            or check_answer_flush(r)
             or check_append_sends(r)
             or check_send_put(r)
             or check_batch_puts(r)

@@ -19,7 +19,6 @@ move it (PopMessageProcessor.popMsgFromQueue's ``isOrder`` branch).
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,8 @@ from rocketq.broker.pop.inflight import PopInflightTable
 from rocketq.broker.pop.pop_batch import PopBatch
 from rocketq.broker.pop.pop_batch import read_in_memory as _read_in_memory
 from rocketq.broker.pop.pop_buffer import PopBufferMergeService
+from rocketq.broker.pop.pop_queues import PopStep, add_steps
+from rocketq.broker.pop.pop_queues import rand as _rand
 from rocketq.broker.pop.records import PopCheckPoint
 from rocketq.common.extra_info import (
     POP_ORDER_REVIVE_QUEUE,
@@ -56,13 +57,6 @@ HOT_READ_UNITS = 32  # read on the loop within this many units of the queue's en
 # reads and the buffer's read offset
 REST_CACHE_MS = 10
 REST_CACHE_SIZE = 4096  # queues whose counts are kept; emptied when full
-_random = random.Random()
-_rand = _random.random  # int(_rand() * n): a fair pick of n small ones, 1/10th randrange's cost
-_Step = tuple[str, int, ExpressionMessageFilter]  # (topic, queue id, filter) of one queue read
-# the queue ids of n queues from each first one (randomQ's order), by n: built once for up
-# to this many queues (n * n ids)
-ROTATIONS_MAX_QUEUES = 64
-_ROTATIONS: dict[int, list[tuple[int, ...]]] = {}
 
 
 class PopReader:
@@ -132,20 +126,21 @@ class PopReader:
         buffer, or an invisible time too short for it). The queues before it are done."""
         cfg = self.broker.config
         pop_time = self.broker.message_store.now_ms()
-        steps: list[_Step] = []
+        steps: list[PopStep] = []
+        tcm = self.broker.topic_config_manager
         if order:  # FIFO never reads the retry topic
             batch = PopBatch(pop_time, invisible_time, POP_ORDER_REVIVE_QUEUE, order=True)
             batch.attempt_id = attempt_id
-            self._steps(steps, topic, queue_id, message_filter)
+            add_steps(steps, tcm, topic, queue_id, message_filter)
         else:
             batch = PopBatch(pop_time, invisible_time, int(_rand() * cfg.revive_queue_num))
             retry = build_pop_retry_topic(topic, group, cfg.enable_retry_topic_v2)
             retry_first = int(_rand() * 100) < cfg.pop_from_retry_probability
             if retry_first:
-                self._steps(steps, retry, -1, retry_filter)
-            self._steps(steps, topic, queue_id, message_filter)
+                add_steps(steps, tcm, retry, -1, retry_filter)
+            add_steps(steps, tcm, topic, queue_id, message_filter)
             if not retry_first:
-                self._steps(steps, retry, -1, retry_filter)
+                add_steps(steps, tcm, retry, -1, retry_filter)
         # without a buffer that takes it, each checkpoint is written before its commit
         waits = not order and (self.buffer is None or not self.buffer.wants(invisible_time))
         for i, (t, qid, f) in enumerate(steps):
@@ -157,31 +152,10 @@ class PopReader:
                 return self._pop_steps(batch, steps[i:], group, max_nums, init_mode, topic)
         return batch
 
-    def _steps(
-        self, steps: list[_Step], topic: str, queue_id: int, message_filter: ExpressionMessageFilter
-    ) -> None:
-        """The queues of ``topic`` a pop reads, in order: ``queue_id``, or all from a random
-        one (PopMessageProcessor's randomQ)."""
-        tc = self.broker.topic_config_manager.select_topic_config(topic)
-        if tc is None or tc.read_queue_nums <= 0:
-            return
-        n = tc.read_queue_nums
-        if queue_id >= 0:
-            steps.append((topic, queue_id, message_filter))
-            return
-        first = int(_rand() * n)
-        if n > ROTATIONS_MAX_QUEUES:
-            steps += [(topic, (first + i) % n, message_filter) for i in range(n)]
-            return
-        rotations = _ROTATIONS.get(n)
-        if rotations is None:
-            rotations = _ROTATIONS[n] = [tuple((f + i) % n for i in range(n)) for f in range(n)]
-        steps += [(topic, q, message_filter) for q in rotations[first]]
-
     async def _pop_steps(
         self,
         batch: PopBatch,
-        steps: list[_Step],
+        steps: list[PopStep],
         group: str,
         max_nums: int,
         init_mode: int,

@@ -20,7 +20,7 @@ when C takes it and its topic passes the checks (``_topic_takes``), it goes to t
 without a header object; anything else is read again by the Python path, the reference.
 When no rpc hook (ACL, fencing) must see the requests first, a read's SEND_MESSAGE_V2
 frames are read into their puts by the read's own split (``split_sends``, one C call per
-read: ``spec_for`` gives it the rules and hosts, ``take`` queues each pair), so such a send
+read: ``spec_for`` gives it the rules and hosts, ``take`` queues each put), so such a send
 costs no call of its own. A batch send is
 answered at once when the store has it, else from a task awaiting the store's future
 (``send_batch``). A message with WAIT=false (and a batch whose header properties say so) is

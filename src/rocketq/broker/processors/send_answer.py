@@ -18,6 +18,9 @@ takes a flush's ``SendsPutResult`` (C's four ints a put) and the sends' ``Deferr
 does the same per put, with no result object; the rpc latency histogram and the put latency
 figures are told of a connection's replies in one call each. What it does not answer in C it
 hands to the Python path with the put's ``PutMessageResult`` (``SendsPutResult.put_result``).
+The walk over a flush's sends is itself one C call, ``send_answer_flush`` (send_flush.c): the
+sends the Python path answers, one reply buffer a connection and the figures' lists; when it
+declines a value, ``_answer_runs`` (the same walk in Python, with ``send_reply_runs``) answers.
 """
 
 from __future__ import annotations
@@ -166,6 +169,68 @@ class SendAnswers:
             for i in indexes:
                 self._answer_alone(deferreds[i], puts[i], result.put_result(i, status))
             return
+        now = time.perf_counter()
+        prefix = result.msg_id_prefix.encode()
+        # every send's answer in one C call: which the Python path answers, one reply buffer
+        # a connection, the figures' lists
+        plan = native.send_answer_flush(
+            pieces,
+            prefix,
+            deferreds,
+            puts,
+            result.values,
+            indexes,
+            _SYSTEM_TOPICS,
+            SerializeType.JSON,
+            now,
+        )
+        if plan is None:  # a value C does not read: the loop below, send_reply_runs' way
+            self._answer_runs(native, pieces, deferreds, puts, result, indexes)
+            return
+        alone, channels, frames, counts, requests, elapsed_s, sizes = plan
+        for i in alone:
+            self._answer_alone(deferreds[i], puts[i], result.put_result(i))
+        if not channels:
+            return
+        for channel, count, heads in zip(channels, counts, frames, strict=True):
+            channel.answer_frames(count, heads)
+        self.native_answers += len(requests)
+        self._figures(channels[0], requests, elapsed_s, sizes)
+
+    def _figures(
+        self,
+        channel: RemotingChannel,
+        requests: list[RemotingCommand],
+        elapsed_s: list[float],
+        sizes: dict[str, list[int]],
+    ) -> None:
+        """The figures of a flush's sends answered in C: the put and rpc latencies (one call
+        each for the flush), the topics' put figures (one call a topic)."""
+        stats = self.broker.broker_stats_manager
+        try:
+            stats.record_put_latencies(elapsed_s)
+            # the sends of the lane come from the one server the processor reads for: one
+            # table (and its listeners) for all their connections
+            table = channel.processors
+            if table.responses_listeners:
+                table.tell_responses(requests, self._success, elapsed_s)
+            for topic, topic_sizes in sizes.items():  # the burst's figures, a call per topic
+                stats.record_single_puts(topic, topic_sizes, "Normal")
+        except Exception:  # logged, as a done callback's failure
+            log.exception("recording the figures of %d puts failed", len(requests))
+
+    def _answer_runs(
+        self,
+        native: native_frames.FramePaths,
+        pieces: tuple[bytes, ...],
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        result: SendsPutResult,
+        indexes: Sequence[int],
+    ) -> None:
+        """``answer_sends`` a send at a time (``send_answer_flush``'s reference, and the way
+        when it declines): each answerable put to its connection's run, the runs' replies by
+        ``send_reply_runs``."""
         values = result.values
         json = SerializeType.JSON
         # one pass: each answerable put goes to its connection's run (its index and its
@@ -220,36 +285,19 @@ class SendAnswers:
         puts: list[SendPut],
         values: list[int],
     ) -> None:
-        """The figures of a flush's sends answered in C (the indexes ``answered``): the put
-        and rpc latencies (one call each for the flush), the topics' put figures (one call a
-        topic)."""
+        """``_figures`` of a flush's sends answered by ``send_reply_runs`` (the indexes
+        ``answered``)."""
         answered_deferreds = [deferreds[i] for i in answered]
         elapsed_s = [now - d.started for d in answered_deferreds]
-        stats = self.broker.broker_stats_manager
-        try:
-            stats.record_put_latencies(elapsed_s)
-            # the sends of the lane come from the one server the processor reads for: one
-            # table (and its listeners) for all their connections
-            table = answered_deferreds[0].channel.processors
-            if table.responses_listeners:
-                requests = [d.request for d in answered_deferreds]
-                table.tell_responses(requests, self._success, elapsed_s)
-            topics = set(map(_TOPIC, [puts[i] for i in answered]))
-            if len(topics) == 1:  # a flush to one topic
-                one_topic = [values[4 * i + 2] for i in answered]
-                stats.record_single_puts(topics.pop(), one_topic, "Normal")
-                return
-            by_topic: dict[str, list[int]] = {}  # the answered sends' sizes
-            for i in answered:
-                topic = puts[i].topic
-                sizes = by_topic.get(topic)
-                if sizes is None:
-                    sizes = by_topic[topic] = []
-                sizes.append(values[4 * i + 2])
-            for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
-                stats.record_single_puts(topic, sizes, "Normal")
-        except Exception:  # logged, as a done callback's failure
-            log.exception("recording the figures of %d puts failed", len(answered))
+        sizes: dict[str, list[int]] = {}  # the answered sends' sizes by topic
+        for i in answered:
+            topic = puts[i].topic
+            topic_sizes = sizes.get(topic)
+            if topic_sizes is None:
+                topic_sizes = sizes[topic] = []
+            topic_sizes.append(values[4 * i + 2])
+        requests = [d.request for d in answered_deferreds]
+        self._figures(answered_deferreds[0].channel, requests, elapsed_s, sizes)
 
     # ------------------------------------------------------------------ done callbacks
 

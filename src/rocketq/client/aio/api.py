@@ -36,6 +36,23 @@ _PULL_STATUS = {
 }
 
 
+def pull_response(response: RemotingCommand) -> tuple[PullResult, bytes]:
+    """A PULL_MESSAGE's response: its result and its undecoded body; a code that is not a
+    pull status raises (MQClientAPIImpl.processPullResponse)."""
+    status = _PULL_STATUS.get(response.code)  # type: ignore[call-overload]
+    if status is None:
+        raise for_code(response.code, response.remark or "")
+    rh = h.PullMessageResponseHeader.from_ext_fields(response.ext_fields)
+    result = PullResult(
+        status=status,
+        next_begin_offset=rh.next_begin_offset,
+        min_offset=rh.min_offset,
+        max_offset=rh.max_offset,
+        suggest_which_broker_id=rh.suggest_which_broker_id,
+    )
+    return result, response.body
+
+
 def raise_for(response: RemotingCommand) -> None:
     if response.code != ResponseCode.SUCCESS:
         raise for_code(response.code, response.remark or "")
@@ -120,19 +137,7 @@ class MQClientAPI:
     ) -> tuple[PullResult, bytes]:
         """A PULL_MESSAGE whose header fields are written (``pull_api.pull_ext_fields``)."""
         request = RemotingCommand.create_request(RequestCode.PULL_MESSAGE, ext_fields)
-        response = await self.remoting.invoke(addr, request, timeout_s)
-        status = _PULL_STATUS.get(response.code)  # type: ignore[call-overload]
-        if status is None:
-            raise for_code(response.code, response.remark or "")
-        rh = h.PullMessageResponseHeader.from_ext_fields(response.ext_fields)
-        result = PullResult(
-            status=status,
-            next_begin_offset=rh.next_begin_offset,
-            min_offset=rh.min_offset,
-            max_offset=rh.max_offset,
-            suggest_which_broker_id=rh.suggest_which_broker_id,
-        )
-        return result, response.body
+        return pull_response(await self.remoting.invoke(addr, request, timeout_s))
 
     async def query_consumer_offset(self, addr: str, group: str, mq: MessageQueue) -> int | None:
         """The committed offset; None when the broker has none (QUERY_NOT_FOUND)."""

@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +36,14 @@ from rocketq.client.aio.offset_store import (
 )
 from rocketq.client.aio.pop_consume_service import PopConsumeService
 from rocketq.client.aio.producer import start_trace_dispatcher
-from rocketq.client.aio.pull_api import pull_kernel, route_moved
+from rocketq.client.aio.pull_api import route_moved
+from rocketq.client.aio.pull_chain import PullChain
 from rocketq.client.aio.rebalance_impl import RebalanceImpl
 from rocketq.client.allocate_strategy import allocate_strategy
 from rocketq.client.config import PushConsumerConfig
 from rocketq.client.message_selector import Subscription, build_subscription
 from rocketq.client.process_queue import ProcessQueue
-from rocketq.client.status import PullStatus
+from rocketq.client.status import PullResult, PullStatus
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.topic import retry_topic
@@ -51,7 +51,8 @@ from rocketq.errors import ClientError, IllegalStateError, RocketQError
 from rocketq.remoting.protocol.bodies import ConsumeFromWhere, ConsumeType, MessageModel
 from rocketq.remoting.protocol.consumer_bodies import ConsumeMessageDirectlyResult
 from rocketq.remoting.protocol.headers import ConsumerSendMsgBackRequestHeader
-from rocketq.remoting.protocol.subscription import build_subscription_data
+from rocketq.remoting.protocol.subscription import SubscriptionData, build_subscription_data
+from rocketq.remoting.protocol.topic_route import MASTER_ID
 
 log = logging.getLogger(__name__)
 
@@ -341,6 +342,56 @@ class PushConsumer(ConsumerCore):
             return True
         return not self._orderly and pq.max_span() > c.consume_concurrently_max_span
 
+    def may_pull_now(self, pq: ProcessQueue) -> bool:
+        """The pull loop's checks before a pull, but the subscription's: a pull may go now."""
+        return self._running and not pq.dropped and not self._over_limits(pq)
+
+    def commit_offset_of(self, mq: MessageQueue) -> int:
+        """The offset a pull of ``mq`` commits (0: none to commit)."""
+        store = self.offset_store
+        assert store is not None
+        return max(store.read(mq), 0) if self.clustering and mq in store.advanced else 0
+
+    def took_found(
+        self,
+        instance: MQClientInstance,
+        consume: ConsumeService,
+        mq: MessageQueue,
+        pq: ProcessQueue,
+        result: PullResult,
+        pull_ms: float,
+    ) -> None:
+        """A pull's found messages into the process queue and to the listener."""
+        found = result.msg_found_list
+        dispatch = pq.put_message(found)
+        # the listener has them before the next pull is written (submit runs the batch's
+        # first step at once), and before the pull's figures
+        consume.submit(found, pq, mq, dispatch)
+        instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, len(found))
+
+    async def _start_pull(
+        self,
+        instance: MQClientInstance,
+        consume: ConsumeService,
+        mq: MessageQueue,
+        pq: ProcessQueue,
+        sub: SubscriptionData,
+        offset: int,
+    ) -> PullChain:
+        """Write a pull of ``mq`` from ``offset`` on a PullChain: its responses are taken on
+        the reader while they find messages and the next pull may go at once
+        (pull_chain.py); its ``future`` tells the loop where the chain stopped."""
+        broker_id = instance.pull_from_which_node.get(mq, MASTER_ID)
+        addr, is_slave = await instance.find_broker_addr_in_subscribe_or_refresh(
+            mq.broker_name, mq.topic, broker_id
+        )
+        instance.pull_addr_table[mq] = addr  # where a failure happened, for route_moved
+        channel = await instance.api.remoting.get_channel(addr)
+        chain = PullChain(self, instance, consume, mq, pq, addr, channel)
+        # a slave does not take the commit offset a pull carries
+        chain.pull(sub, offset, 0 if is_slave else self.commit_offset_of(mq))
+        return chain
+
     async def _pull_loop(self, mq: MessageQueue, pq: ProcessQueue, offset: int) -> None:
         c = self.config
         instance, consume = self._instance, self._consume
@@ -355,38 +406,29 @@ class PushConsumer(ConsumerCore):
             if sub is None:
                 await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
-            store = self.offset_store
-            commit = store.read(mq) if self.clustering and mq in store.advanced else 0
-            pull_started = time.monotonic()
+            chain: PullChain | None = None
             try:
-                result = await pull_kernel(
-                    instance,
-                    self.group,
-                    mq,
-                    sub,
-                    offset,
-                    c.pull_batch_size,
-                    commit_offset=max(commit, 0),
-                    suspend_s=c.broker_suspend_max_time_s,
-                    timeout_s=c.consumer_timeout_when_suspend_s,
-                )
+                chain = await self._start_pull(instance, consume, mq, pq, sub, offset)
+                result, pull_ms, offset = await chain.future
             except (RocketQError, OSError) as exc:
+                if chain is not None:  # the failed pull's offset: the chain took the ones before
+                    offset = chain.offset
                 log.info("pull of %s failed: %r", mq, exc)
                 if not await route_moved(instance, mq, exc):
                     await asyncio.sleep(c.pull_time_delay_when_exception_s)
                 continue
-            pull_ms = (time.monotonic() - pull_started) * 1000
+            finally:
+                if chain is not None:
+                    chain.stop()
+            if result is None:  # the chain took what it found and handed over
+                continue
             found = result.msg_found_list
             if pq.is_dropped():
                 instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, len(found))
                 return
             offset = result.next_begin_offset
             if result.status is PullStatus.FOUND and found:
-                dispatch = pq.put_message(found)
-                # the listener has them before this loop writes the next pull (submit runs
-                # the batch's first step at once), and before the pull's figures
-                consume.submit(found, pq, mq, dispatch)
-                instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, len(found))
+                self.took_found(instance, consume, mq, pq, result, pull_ms)
                 continue
             instance.consumer_stats_manager.inc_pull(self.group, mq.topic, pull_ms, 0)
             if result.status is PullStatus.OFFSET_ILLEGAL:
