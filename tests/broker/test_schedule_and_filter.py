@@ -65,3 +65,19 @@ def test_a_delay_level_above_the_configured_levels_waits_the_last_level() -> Non
     assert msg.properties[mc.PROPERTY_DELAY_TIME_LEVEL] == "2"
     assert msg.properties[mc.PROPERTY_REAL_TOPIC] == "Orders"
     assert msg.properties[mc.PROPERTY_REAL_QUEUE_ID] == "3"
+
+
+def test_the_delay_service_sleeps_until_the_first_head_is_due_and_at_most_the_shortest_delay(
+    tmp_path: Path,
+) -> None:
+    controller = BrokerController(BrokerConfig(store_path_root_dir=str(tmp_path)))
+    service = ScheduleMessageService(controller)  # levels 1s 5s ...: the shortest is 1 s
+    now = 1_800_000_000_000
+    assert service.idle_wait_s(now) == 1.0  # a message stored meanwhile is due after it
+    service._next_due_ms = now + 250  # a head that comes due in 250 ms
+    assert service.idle_wait_s(now) == 0.25
+    service._next_due_ms = now - 5  # overdue (its round failed): at once
+    assert service.idle_wait_s(now) == 0.001
+    service.delay_level_table = parse_delay_levels("2s 1m")
+    service._next_due_ms = None
+    assert service.idle_wait_s(now) == 1.0  # never more than a second

@@ -16,6 +16,7 @@ import pytest
 from rocketq.common import native_record
 from rocketq.common.message_decoder import decode_message
 from rocketq.store import MessageStore
+from rocketq.store import warm as warm_module
 from rocketq.store.check import check_store
 from rocketq.store.config import StoreConfig
 from rocketq.store.mapped_file import MappedFile
@@ -243,3 +244,49 @@ def test_the_store_keys() -> None:
     assert config.commit_log_warm_ahead_bytes == 0
     assert not config.commit_log_warm_populate_write
     assert dataclasses.replace(StoreConfig()).commit_log_warm_ahead_bytes == 32 * 1024 * 1024
+
+
+def test_a_resting_thread_is_woken_by_the_next_dispatch_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(warm_module, "IDLE_WAIT_MS", 60_000.0)  # only the wake ends a rest
+    ahead = 1 * MIB
+    config = _config(
+        tmp_path, mapped_file_size_commit_log=64 * MIB, commit_log_warm_ahead_bytes=ahead
+    )
+    store = MessageStore(config)
+    store.load()
+    store.start()
+    warm = store.warm_service
+    try:
+        store.put_message(new_msg())  # the file's creation wakes the thread: before the rest
+        assert until_sync(lambda: warm.resting, 10.0)  # nothing written since: it rests
+        for _ in range(200):  # more than a step (a quarter of the window)
+            store.put_message(new_msg(body=b"d" * 3000))
+        end = store.get_max_phy_offset()
+        assert end > warm.step
+        assert until_sync(lambda: warm.warmed_offset >= end + ahead - warm.step, 10.0)
+    finally:
+        store.shutdown()
+
+
+def test_a_slow_writer_is_looked_at_as_its_rate_needs(tmp_path: Path) -> None:
+    ahead = 32 * MIB
+    config = _config(
+        tmp_path, mapped_file_size_commit_log=64 * MIB, commit_log_warm_ahead_bytes=ahead
+    )
+    store = MessageStore(config)
+    store.load()
+    store.start()
+    warm = store.warm_service
+    try:
+        store.put_message(new_msg())
+        assert until_sync(lambda: warm.warmed_offset >= ahead, 10.0)
+        # 1 MB/s (1,000 1 KiB messages a second): as long as the window lasts at the fastest
+        # rate (32 MiB at 128 MiB/s: 250 ms), not every 10 ms
+        assert warm.moving_wait_ms(1024, 1.0) == pytest.approx(250.0)
+        # 160 MiB/s: half of the window's 32 MiB at that rate (100 ms)
+        assert warm.moving_wait_ms(16 * MIB, 100.0) == pytest.approx(100.0, rel=0.01)
+        assert warm.moving_wait_ms(0, 1.0) == warm_module.BUSY_WAIT_MS  # a new file
+    finally:
+        store.shutdown()

@@ -19,6 +19,7 @@
  *   dispatch_runs, cq_units, index_puts - MessageStore.dispatch_batch's consume queue units
  *                     and index entries over a run of DispatchRequests (dispatch.c)
  *   populate        - the pages of a mapping faulted in ahead of its writer (populate.c)
+ *   sync_files      - a checkpoint's fdatasyncs and its commit record in one call (populate.c)
  *
  * Every length read from a record is checked against the buffer before it is used: a
  * corrupted TOTALSIZE, BODYLENGTH, TOPICLEN or PROPLEN stops the walk, it never reads past
@@ -74,6 +75,8 @@ static PyMethodDef methods[] = {
      "IndexService.build_index over a run of requests into one index file (dispatch.c)."},
     {"populate", (PyCFunction)(void (*)(void))populate, METH_FASTCALL,
      "madvise(MADV_POPULATE_WRITE or _READ) over whole pages of a buffer, GIL released."},
+    {"sync_files", (PyCFunction)(void (*)(void))sync_files, METH_FASTCALL,
+     "fdatasync each fd, then pwrite and fdatasync a commit record, GIL released once."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,6 +1,6 @@
 """Stub of the C module ``rocketq._native._record`` (``_record.c`` and its parts beside it)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from _typeshed import ReadableBuffer, WriteableBuffer
@@ -116,4 +116,5 @@ def index_puts(
     index_file: Any, view: WriteableBuffer | None, requests: list[Any], start: int, done: int, /
 ) -> tuple[int, int]: ...
 def populate(buffer: ReadableBuffer, offset: int, length: int, write: bool, /) -> bool: ...
+def sync_files(fds: Sequence[int], last_fd: int, last_data: ReadableBuffer, /) -> None: ...
 def batch_msg_ids(prefix: str, slots: ReadableBuffer, /) -> str | None: ...

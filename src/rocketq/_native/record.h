@@ -163,5 +163,7 @@ PyObject *index_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* populate.c: a mapping's pages faulted in ahead of its writer (madvise) */
 PyObject *populate(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* populate.c: fdatasync a set of files, then write and sync a commit record, GIL released */
+PyObject *sync_files(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

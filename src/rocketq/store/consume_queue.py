@@ -30,6 +30,7 @@ from rocketq.store.format import (
 )
 from rocketq.store.mapped_file import MappedFile, last_nonzero
 from rocketq.store.mapped_file_queue import MappedFileQueue
+from rocketq.store.sync_batch import SyncBatch
 
 if TYPE_CHECKING:
     from rocketq.store.commitlog import DispatchRequest
@@ -323,6 +324,9 @@ class ConsumeQueue:
 
     def flush(self, least_pages: int = 0) -> bool:
         return self.mapped_file_queue.flush(least_pages)
+
+    def flush_into(self, batch: SyncBatch, least_pages: int = 0) -> None:
+        self.mapped_file_queue.flush_into(batch, least_pages)
 
     def shutdown(self) -> None:
         self.mapped_file_queue.shutdown()

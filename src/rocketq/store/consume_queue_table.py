@@ -13,6 +13,7 @@ import os
 import threading
 
 from rocketq.store.consume_queue import ConsumeQueue
+from rocketq.store.sync_batch import SyncBatch
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,11 @@ class ConsumeQueueTable:
     def flush(self, least_pages: int) -> None:
         for cq in self.all_queues():
             cq.flush(least_pages)
+
+    def flush_into(self, batch: SyncBatch, least_pages: int) -> None:
+        """:meth:`flush` with the syncs left to ``batch`` (``sync_batch.py``)."""
+        for cq in self.all_queues():
+            cq.flush_into(batch, least_pages)
 
     def shutdown(self) -> None:
         for cq in self.all_queues():

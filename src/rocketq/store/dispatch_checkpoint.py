@@ -35,6 +35,7 @@ import zlib
 from dataclasses import dataclass
 
 from rocketq.store.paths import fsync_dir
+from rocketq.store.sync_batch import SyncBatch
 
 log = logging.getLogger(__name__)
 
@@ -93,15 +94,20 @@ class DispatchCheckpoint:
             log.warning("%s: unreadable (torn or foreign); recovery ignores it", self.path)
         return point
 
-    def write(self, point: DispatchPoint) -> None:
+    def write(self, point: DispatchPoint, batch: SyncBatch | None = None) -> None:
+        """Write P durably; with ``batch``, only after the batch's files are synced, all in
+        one call (``sync_batch.py``). A failed sync writes no P (OSError)."""
         with self._lock:
             if self._fd is None:
                 created = not os.path.exists(self.path)
                 self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
                 if created:
                     fsync_dir(os.path.dirname(self.path))
-            os.pwrite(self._fd, encode(point), 0)
-            os.fdatasync(self._fd)
+            if batch is not None:
+                batch.run(self._fd, encode(point))
+            else:
+                os.pwrite(self._fd, encode(point), 0)
+                os.fdatasync(self._fd)
             self.written = point
 
     def discard_above(self, offset: int) -> None:

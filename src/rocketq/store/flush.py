@@ -215,13 +215,15 @@ class GroupCommitService(ServiceThread):
 class FlushConsumeQueueService(ServiceThread):
     """Flush consume queues every ``flush_interval_consume_queue_ms`` (at least N pages), all
     of them plus the checkpoint every ``flush_consume_queue_thorough_interval_ms``; the
-    dispatch checkpoint (``dispatch_checkpoint.py``) every ``dispatch_checkpoint_interval_ms``."""
+    dispatch checkpoint (``dispatch_checkpoint.py``) every ``dispatch_checkpoint_interval_ms``.
+    A round that writes the dispatch checkpoint flushes every queue in it (its syncs in one
+    call, ``sync_batch.py``), so that round's own flush is skipped."""
 
     def __init__(
         self,
         config: StoreConfig,
         flush: Callable[[int], None],
-        checkpoint_dispatch: Callable[[], None] | None = None,
+        checkpoint_dispatch: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__("FlushConsumeQueueService")
         self.config = config
@@ -239,17 +241,19 @@ class FlushConsumeQueueService(ServiceThread):
             if (now - self._last_thorough_s) * 1000 >= cfg.flush_consume_queue_thorough_interval_ms:
                 self._last_thorough_s = now
                 least = 0
-            try:
-                self._flush(least)
-            except OSError:
-                log.exception("consume queue flush failed")
-            if self._checkpoint_dispatch is None:
-                continue
-            if (now - self._last_dispatch_checkpoint_s) * 1000 >= (
-                cfg.dispatch_checkpoint_interval_ms
+            checkpointed = False
+            if self._checkpoint_dispatch is not None and (
+                (now - self._last_dispatch_checkpoint_s) * 1000
+                >= cfg.dispatch_checkpoint_interval_ms
             ):
                 self._last_dispatch_checkpoint_s = now
                 try:
-                    self._checkpoint_dispatch()
+                    checkpointed = self._checkpoint_dispatch()
                 except OSError:
                     log.exception("dispatch checkpoint failed")
+            if checkpointed and least > 0:
+                continue  # every queue was flushed in the checkpoint's one call
+            try:
+                self._flush(least)  # a thorough one also writes the store checkpoint
+            except OSError:
+                log.exception("consume queue flush failed")

@@ -26,6 +26,7 @@ from rocketq.store.format import INDEX_HEADER_SIZE, index_file_size
 from rocketq.store.index_file import IndexFile
 from rocketq.store.mapped_file import remove_cut_creations
 from rocketq.store.paths import fsync_dir
+from rocketq.store.sync_batch import SyncBatch
 
 if TYPE_CHECKING:
     from rocketq.store.checkpoint import StoreCheckpoint
@@ -240,6 +241,13 @@ class IndexService:
             last = self.index_file_list[-1] if self.index_file_list else None
         if last is not None:
             last.sync()
+
+    def sync_last_into(self, batch: SyncBatch) -> None:
+        """:meth:`sync_last` with the sync left to ``batch`` (``sync_batch.py``)."""
+        with self._lock:
+            last = self.index_file_list[-1] if self.index_file_list else None
+        if last is not None:
+            batch.sync(last.mapped_file)
 
     def flush(self) -> None:
         with self._lock:

@@ -66,7 +66,8 @@ class MappedFile:
         self.flushed_position = 0
         self._closed = False
         self.first_create_in_queue = False
-        self._use_lock = threading.Lock()  # populate (store/warm.py) against close
+        # populate (store/warm.py) and a batched sync (sync_batch.py) against close
+        self._use_lock = threading.Lock()
         exists = os.path.exists(file_name)
         self._fd = _open_preallocated(file_name, file_size, create=not exists)
         try:
@@ -129,6 +130,32 @@ class MappedFile:
             self.mm.flush(start, target - start)
         self.flushed_position = target
         return target
+
+    def flush_target(self, least_pages: int) -> int | None:
+        """Where :meth:`flush` would flush to now, None when it would not (a batched flush,
+        ``sync_batch.py``: the sync runs later, then :meth:`flushed_to`)."""
+        if self._closed or not self.is_able_to_flush(least_pages):
+            return None
+        return self.wrote_position
+
+    def flushed_to(self, target: int) -> None:
+        self.flushed_position = max(self.flushed_position, target)
+
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    def hold_open(self) -> bool:
+        """Keep the file open (a close waits) until :meth:`release_hold`; False when it is
+        closed already (nothing held)."""
+        self._use_lock.acquire()
+        if self._closed:
+            self._use_lock.release()
+            return False
+        return True
+
+    def release_hold(self) -> None:
+        self._use_lock.release()
 
     def sync(self) -> None:
         """Write back every page dirtied through the mapping, positions untouched (a file

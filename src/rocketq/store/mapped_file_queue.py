@@ -7,6 +7,7 @@ files, the clean service removes old ones, and a reader works on the snapshot it
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -18,6 +19,7 @@ from rocketq.errors import CorruptionError
 from rocketq.store.format import FILE_NAME_DIGITS, offset_to_file_name
 from rocketq.store.mapped_file import MappedFile, remove_cut_creations
 from rocketq.store.paths import fsync_dir
+from rocketq.store.sync_batch import SyncBatch
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +159,25 @@ class MappedFileQueue:
             if nxt is not None and nxt.wrote_position > 0:
                 return self.flush(least_pages) or moved
         return moved
+
+    def flush_into(self, batch: SyncBatch, least_pages: int = 0) -> None:
+        """:meth:`flush` with the syncs left to ``batch`` (``flushed_where`` moves once they
+        succeeded): the file at ``flushed_where``, and the next one when that one fills."""
+        mf = self.find_mapped_file_by_offset(self.flushed_where, self.flushed_where == 0)
+        while mf is not None:
+            target = batch.flush(mf, least_pages)
+            if target is None:
+                return
+            where = mf.file_from_offset + target
+            batch.after(functools.partial(self._flushed_to, where))
+            if target < self.mapped_file_size:
+                return
+            mf = self.find_mapped_file_by_offset(where)
+            if mf is None or mf.wrote_position == 0:
+                return
+
+    def _flushed_to(self, where: int) -> None:
+        self.flushed_where = max(self.flushed_where, where)
 
     # ------------------------------------------------------------------ truncate / delete
 

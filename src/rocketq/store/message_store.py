@@ -38,12 +38,14 @@ from rocketq.store.flush import (
 from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
 from rocketq.store.ha.ha_service import HAService
 from rocketq.store.index_service import IndexService
-from rocketq.store.mapped_file import MappedFileCreateError
+from rocketq.store.mapped_file import USE_FDATASYNC, MappedFileCreateError
 from rocketq.store.message_reader import MessageReader
 from rocketq.store.message_writer import MessageWriter
 from rocketq.store.recovery import load_and_recover
 from rocketq.store.reput import MessageArrivingListener, ReputMessageService
 from rocketq.store.store_lock import describe_holder
+from rocketq.store.sync_batch import SyncBatch
+from rocketq.store.timer.timer_hook import TIMER_TOPIC
 from rocketq.store.timer.timer_message_store import TimerMessageStore
 from rocketq.store.warm import WarmMappedFileService
 
@@ -324,26 +326,39 @@ class MessageStore(MessageWriter, MessageReader):
 
     _last_dispatched_ts = 0
 
-    def checkpoint_dispatch(self) -> None:
+    def checkpoint_dispatch(self) -> bool:
         """Write the dispatch checkpoint (``dispatch_checkpoint.py``): take P from the dispatch
         position and the commitlog's flushed end, flush what was dispatched below it (the
-        consume queues, the index file being written), then write P."""
+        consume queues, the index file being written), then write P. True when it did (every
+        consume queue was flushed), False when P has not moved (nothing flushed)."""
         cp = self.dispatch_checkpoint
         if cp is None:
-            return
+            return False
         mfq = self.commit_log.mapped_file_queue
         offset = min(self.reput_service.reput_from_offset, mfq.flushed_where)
         written = cp.written
         if offset <= 0 or (written is not None and offset == written.offset):
-            return
+            return False
         mf = mfq.find_mapped_file_by_offset(offset - 1)
         if mf is None:
-            return
+            return False
         tail_crc, tail_len = tail_of(mf.view, mf.file_from_offset, offset)
-        self.consume_queues.flush(0)
-        if self.index_service is not None:
-            self.index_service.sync_last()
-        cp.write(DispatchPoint(offset, tail_crc, tail_len))
+        point = DispatchPoint(offset, tail_crc, tail_len)
+        if not USE_FDATASYNC:  # msync file by file (no descriptor sync)
+            self.consume_queues.flush(0)
+            if self.index_service is not None:
+                self.index_service.sync_last()
+            cp.write(point)
+            return True
+        batch = SyncBatch()  # the queues, the index and P: one call, one GIL re-acquire
+        try:
+            self.consume_queues.flush_into(batch, 0)
+            if self.index_service is not None:
+                self.index_service.sync_last_into(batch)
+            cp.write(point, batch)
+        finally:
+            batch.release()  # the files held if the round failed before the syncs
+        return True
 
     def dispatch_batch(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildConsumeQueue for a run of records (the index follows in
@@ -363,6 +378,11 @@ class MessageStore(MessageWriter, MessageReader):
                         run.append(req)
         for (topic, queue_id), run in runs.items():
             self.consume_queues.find_or_create(topic, queue_id).put_message_position_infos(run)
+        timer = self.timer_message_store
+        if timer is not None and (TIMER_TOPIC, 0) in runs:
+            timer.wheel_topic_dispatched()  # the enqueue sleeps until told
+        if self.warm_service.resting:
+            self.warm_service.end_rest()  # records were appended: the window is looked at
         if requests:
             self._last_dispatched_ts = requests[-1].store_timestamp
             if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:

@@ -9,6 +9,16 @@ index: a held pull's answer does not wait for the index. A put wakes it through
 spins. A message is served by ``get_message`` only once dispatched, because reads go through
 the consume queue.
 
+With a dispatch scheduler attached (a broker: its loop dispatches every put) the thread is a
+safety net and waits up to ``scheduled_wait_ms`` instead (an idle broker's 71 wake-ups a
+second of the 10 ms poll, each a GIL acquisition that can land inside a request, were most of
+its idle CPU). Every path that leaves records to it wakes it: a put whose run the scheduler
+refuses or that finds the dispatch lock taken (:meth:`request_dispatch`,
+:meth:`_run_scheduled`), a failed scheduled run, a slave's appends
+(``MessageStore.append_to_commit_log``), a moved confirm offset (``AutoSwitchHAService``:
+``set_confirm_offset``, a slave's ack, a committed SyncStateSet), a log truncation and a
+detached scheduler.
+
 In controller mode ``dispatch_bound`` returns the confirm offset: a record is dispatched only
 once it ends at or below it (``getReputEndOffset`` and the confirm-offset check of RocketMQ 5's
 ``DefaultMessageStore.ReputMessageService``), so consumers never see bytes that a failover
@@ -30,6 +40,9 @@ from rocketq.store.service_thread import ServiceThread
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 4 * 1024 * 1024
+#: the longest idle wait while a dispatch scheduler is attached (every put is dispatched by
+#: the scheduler; whatever is left to this thread wakes it)
+SCHEDULED_WAIT_MS = 1000
 
 MessageArrivingListener = Callable[[str, int, int, int, int, dict[str, str]], None]
 # Runs the given callable soon (or at once, inside the put) on the thread that owns the puts
@@ -58,6 +71,7 @@ class ReputMessageService(ServiceThread):
         self.dispatcher = dispatcher
         self.reput_from_offset = 0
         self.fallback_wait_ms = fallback_wait_ms
+        self.scheduled_wait_ms = max(fallback_wait_ms, SCHEDULED_WAIT_MS)
         self.message_arriving_listener: MessageArrivingListener | None = None
         #: whether anyone waits for an arrival now (the broker: a held pull or a parked pop);
         #: False skips a run's calls of the listener, one a message. None: always call.
@@ -199,6 +213,13 @@ class ReputMessageService(ServiceThread):
             except Exception:  # a listener's error must not stop the dispatch; logged
                 log.exception("message arriving listener failed")
 
+    def idle_wait_ms(self) -> float:
+        """The wait after a round that found nothing: the fallback poll, or the safety net's
+        longer one while a scheduler dispatches the puts."""
+        if self.dispatch_scheduler is None:
+            return self.fallback_wait_ms
+        return self.scheduled_wait_ms
+
     def run(self) -> None:
         while not self.is_stopped():
             try:
@@ -207,5 +228,5 @@ class ReputMessageService(ServiceThread):
                 log.exception("reput failed at offset %d", self.reput_from_offset)
                 done = 0
             if not done:
-                self.wait_for_running(self.fallback_wait_ms)
+                self.wait_for_running(self.idle_wait_ms())
         self.do_reput()

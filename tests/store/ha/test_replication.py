@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -169,3 +171,34 @@ def test_a_slave_checkpoint_takes_the_store_time_of_what_it_dispatched(
     assert slave.wait_for_dispatch(10)
     assert slave.checkpoint is not None
     assert slave.checkpoint.physic_msg_timestamp == master.commit_log.store_timestamp
+
+
+def test_an_idle_accept_thread_sleeps_until_a_link_or_the_shutdown(tmp_path: Path) -> None:
+    master = open_ha_store(tmp_path / "master", BrokerRole.ASYNC_MASTER)
+    accept = master.ha_service.accept_service
+    try:
+        thread = next(t for t in threading.enumerate() if t.name == accept.name)
+        status = f"/proc/self/task/{thread.native_id}/status"
+
+        def switches() -> int:
+            with open(status) as f:
+                line = next(x for x in f if x.startswith("voluntary_ctxt_switches:"))
+            return int(line.split()[1])
+
+        before = switches()
+        time.sleep(1.0)  # a measuring window: the thread's wake-ups in it
+        assert switches() - before <= 1  # a 200 ms accept timeout: 5
+        slave = open_ha_store(
+            tmp_path / "slave",
+            BrokerRole.SLAVE,
+            ha_master_address=f"127.0.0.1:{master.ha_service.listen_port}",
+        )
+        try:
+            assert until_sync(lambda: slave_linked(master), 10)  # a link still wakes it
+        finally:
+            slave.shutdown()
+    finally:
+        started = time.monotonic()
+        master.shutdown()
+    assert not accept.is_alive
+    assert time.monotonic() - started < 5  # the shutdown woke the select

@@ -2,12 +2,16 @@
 put to its topic in the first tick at or after its delivery time and not before, through a
 clean restart, past the roll window and after a recall's delete marker; recovery cuts a torn
 timerlog unit; a restart from a stale checkpoint (what a kill -9 leaves) puts no second copy;
-timers due within a tenth of the precision of each other go out in one put."""
+timers due within a tenth of the precision of each other go out in one put; an idle timer
+sleeps (its threads wait for their next slot, a put into the wheel topic wakes the enqueue, a
+flush with nothing new writes neither the wheel nor the metrics file)."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -18,7 +22,11 @@ from rocketq.store.config import BrokerRole
 from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
 from rocketq.store.timer.timer_hook import TIMER_TOPIC, build_delete_key
 from rocketq.store.timer.timer_log import UNIT_SIZE
-from rocketq.store.timer.timer_message_store import TimerMessageStore, timer_check_path
+from rocketq.store.timer.timer_message_store import (
+    TimerMessageStore,
+    timer_check_path,
+    timer_metrics_path,
+)
 from rocketq.testing.store import new_msg, small_store_config
 from rocketq.testing.wait import until_sync
 
@@ -332,5 +340,63 @@ def test_a_zeroed_checkpoint_over_an_empty_log_starts_reading_now(tmp_path: Path
         put_timer(store, "soon", T0 + 300)
         assert enqueued(store, 1)
         assert [k for k, _ in advance(store, clock, T0 + 400, 1)] == ["soon"]
+    finally:
+        store.shutdown()
+
+
+def voluntary_switches(name: str) -> int:
+    thread = next(t for t in threading.enumerate() if t.name == name)
+    with open(f"/proc/self/task/{thread.native_id}/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches line")
+
+
+def test_idle_enqueue_and_dequeue_threads_wait_for_their_next_slot(tmp_path: Path) -> None:
+    store = open_timer_store(tmp_path, Clock())  # precision 100: Java's poll is 10 ms
+    try:
+        names = ("TimerEnqueueService", "TimerDequeueService")
+        before = {name: voluntary_switches(name) for name in names}
+        time.sleep(0.5)  # a measuring window: the threads' wake-ups in it
+        woken = {name: voluntary_switches(name) - before[name] for name in names}
+        assert all(count <= 12 for count in woken.values()), woken  # polling: ~50 each
+    finally:
+        store.shutdown()
+
+
+def test_a_message_dispatched_into_the_wheel_topic_wakes_the_enqueue(tmp_path: Path) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        service = timer(store).enqueue_service
+        service.idle_wait_ms = lambda: 60_000  # only a wake-up enqueues within the deadline
+        service.wakeup()  # into the long wait
+        put_timer(store, "woken", T0 + 5000)
+        assert until_sync(lambda: timer(store).curr_queue_offset >= 1, 10)
+        assert timer(store).timing_count[TOPIC] == 1  # in the wheel
+    finally:
+        store.shutdown()
+
+
+def test_a_flush_with_nothing_new_writes_no_metrics_file_and_syncs_no_wheel(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    store = open_timer_store(tmp_path, clock)
+    try:
+        t = timer(store)
+        t.flush_service.shutdown()  # the test flushes by hand
+        path = timer_metrics_path(str(tmp_path))
+        t.flush()
+        first = os.stat(path).st_ino
+        assert not t.timer_wheel._dirty
+        t.flush()
+        assert os.stat(path).st_ino == first  # not rewritten (a rename gives a new inode)
+        put_timer(store, "counted", T0 + 5000)
+        assert until_sync(lambda: t.timing_count[TOPIC] == 1, 10)
+        t.flush()
+        assert os.stat(path).st_ino != first  # the count changed: written
+        assert not t.timer_wheel._dirty  # the slot written by the enqueue was synced
     finally:
         store.shutdown()

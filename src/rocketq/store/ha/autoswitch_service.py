@@ -212,6 +212,7 @@ class AutoSwitchHAService(HAService):
             tracker.set_sync_state_set(committed | {tracker.local_broker_id})
             log.info("SyncStateSet committed %s adopted", sorted(tracker.local))
             self._store_confirm(self._compute_confirm_offset(tracker))
+        self.recoverable.reput_service.wakeup()  # the confirm offset may have moved
         self._release_sends()
 
     def update_caught_up_time(self, slave_id: int, caught_up_ms: int) -> None:

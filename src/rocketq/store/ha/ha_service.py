@@ -16,7 +16,9 @@ On a slave the same service runs the :class:`~rocketq.store.ha.ha_client.HAClien
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import select
 import socket
 import threading
 import time
@@ -113,12 +115,17 @@ class HAService:
 
 
 class AcceptSocketService(ServiceThread):
+    """Accepts the slaves' links. It blocks in ``select`` on the listening socket and a wake
+    socket that :meth:`shutdown` writes to (a 200 ms accept timeout to notice the stop woke an
+    idle broker five times a second)."""
+
     def __init__(self, service: HAService) -> None:
         super().__init__("AcceptSocketService")
         self.service = service
         self.port = 0
         self.accepted = 0
         self._sock: socket.socket | None = None
+        self._wake: tuple[socket.socket, socket.socket] | None = None  # (read, write) ends
 
     def begin_accept(self) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -131,16 +138,21 @@ class AcceptSocketService(ServiceThread):
             raise
         sock.settimeout(0.2)
         self._sock = sock
+        self._wake = socket.socketpair()
         self.port = sock.getsockname()[1]
         log.info("HAService listening on port %d", self.port)
 
     def run(self) -> None:
-        sock = self._sock
+        sock, wake = self._sock, self._wake
         assert sock is not None
+        assert wake is not None
         while not self.is_stopped():
             try:
+                ready, _, _ = select.select([sock, wake[0]], [], [])
+                if sock not in ready:
+                    continue  # woken: stopping
                 conn, addr = sock.accept()
-            except TimeoutError:
+            except TimeoutError:  # the link went away between the select and the accept
                 continue
             except OSError:
                 if not self.is_stopped():
@@ -154,6 +166,18 @@ class AcceptSocketService(ServiceThread):
             ha_conn.start()
             log.info("HA slave connected from %s:%d", addr[0], addr[1])
         sock.close()
+
+    def shutdown(self) -> None:
+        self._stopped.set()
+        wake = self._wake
+        if wake is not None:
+            with contextlib.suppress(OSError):
+                wake[1].send(b"x")
+        super().shutdown()
+        if wake is not None and not self.is_alive:
+            self._wake = None
+            wake[0].close()
+            wake[1].close()
 
 
 class GroupTransferService(ServiceThread):

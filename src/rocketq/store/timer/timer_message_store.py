@@ -38,7 +38,7 @@ from rocketq.store.results import PutMessageStatus
 from rocketq.store.timer.delivery_marks import DeliveryMarks, tail_copies
 from rocketq.store.timer.store_host import StoreHost
 from rocketq.store.timer.timer_checkpoint import TimerCheckpoint
-from rocketq.store.timer.timer_dequeue import TimerDequeue
+from rocketq.store.timer.timer_dequeue import TimerDequeue, batch_window_ms
 from rocketq.store.timer.timer_enqueue import TimerEnqueue
 from rocketq.store.timer.timer_hook import TIMER_TOPIC, transform_timer_message
 from rocketq.store.timer.timer_log import TimerLog
@@ -107,10 +107,15 @@ class TimerMessageStore:
         self.put = TimerDequeuePut(self)
         self.enqueuer = TimerEnqueue(self, self.put)
         self.dequeuer = TimerDequeue(self, self.put)
-        idle_ms = 100 * self.precision_ms / 1000
-        self.enqueue_service = TimerService("TimerEnqueueService", self.enqueue, idle_ms)
+        self.idle_ms = 100 * self.precision_ms / 1000  # Java's wait of an idle get service
+        self.enqueue_service = TimerService(
+            "TimerEnqueueService", self.enqueue, self.idle_ms, self._enqueue_idle_ms
+        )
         self.dequeue_service = TimerService(
-            "TimerDequeueService", lambda: self.dequeue() != -1, idle_ms
+            "TimerDequeueService",
+            lambda: self.dequeue() != -1,
+            self.idle_ms,
+            self._dequeue_idle_ms,
         )
         self.flush_service = TimerService(
             "TimerFlushService", self.flush_round, config.timer_flush_interval_ms
@@ -263,6 +268,31 @@ class TimerMessageStore:
         now = self._format(self.message_store.now_ms())
         if self.curr_write_time_ms < now:
             self.curr_write_time_ms = now
+            self.dequeue_service.wakeup()  # a dequeue waiting for the enqueue to reach it
+
+    # The idle waits. Java's get services poll every 100 * precision / 1000 ms (ten times a
+    # slot); here each thread sleeps until the moment it has something to do, at most one
+    # slot: the enqueue until the next slot begins (its write time moves then) or a message
+    # dispatched into the wheel topic wakes it (``wheel_topic_dispatched``), the dequeue until
+    # a tenth of a slot before its slot (the last read ahead) and then until the slot begins,
+    # or until the enqueue's write time reaches it. At precision 1000: 1 and 2 wake-ups a
+    # second instead of 10 each, and a slot is begun at its start, not up to a poll late.
+
+    def _enqueue_idle_ms(self) -> float:
+        return self.precision_ms - self.message_store.now_ms() % self.precision_ms + 1
+
+    def _dequeue_idle_ms(self) -> float:
+        if self.config.timer_stop_dequeue or not self._running:
+            return self.idle_ms
+        left = self.curr_read_time_ms - self.message_store.now_ms()
+        if left <= 0:
+            return self.idle_ms  # behind the write time: the enqueue wakes this thread
+        lead = batch_window_ms(self.precision_ms)
+        return min(left - lead if left > lead else left, self.precision_ms)
+
+    def wheel_topic_dispatched(self) -> None:
+        """The store dispatched a message into the wheel topic: the enqueue takes it now."""
+        self.enqueue_service.wakeup()
 
     def enqueue(self) -> bool:
         """Move up to a batch of wheel-topic messages into the wheel; True if any."""

@@ -3,7 +3,8 @@ DefaultStoreMetricsManager), read by the broker's metrics collector at scrape ti
 
 ``timing_count`` (pending timers, ``rocketmq_timing_messages``) is persisted in
 ``config/timermetrics`` as ``{"timingCount": {topic: {"count": n, "timeStamp": ms}}}`` at each
-timer flush, as RocketMQ does; the enqueue and dequeue totals count from the process's start.
+timer flush, as RocketMQ does (here only when a count changed: an idle timer writes and renames
+no file a second); the enqueue and dequeue totals count from the process's start.
 The enqueue and dequeue threads both count, under one lock.
 """
 
@@ -25,6 +26,7 @@ class TimerMetrics:
         self.enqueue_total: Counter[str] = Counter()  # rocketmq_timer_enqueue_total
         self.dequeue_total: Counter[str] = Counter()  # rocketmq_timer_dequeue_total
         self._lock = threading.Lock()
+        self._persisted: list[tuple[str, int]] | None = None  # the counts last written
 
     def add_timing(self, topic: str, value: int) -> None:
         with self._lock:
@@ -57,6 +59,8 @@ class TimerMetrics:
     def persist(self, now_ms: int) -> None:
         with self._lock:
             counts = sorted(self.timing_count.items())
+        if counts == self._persisted:
+            return  # unchanged: an idle timer writes no file a flush
         table = {t: {"count": c, "timeStamp": now_ms} for t, c in counts}
         data = json.dumps({"timingCount": table}, separators=(",", ":"))
         tmp = self.path + ".tmp"
@@ -64,3 +68,4 @@ class TimerMetrics:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(data)
         os.replace(tmp, self.path)
+        self._persisted = counts

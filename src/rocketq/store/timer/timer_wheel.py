@@ -88,6 +88,8 @@ class TimerWheel:
             raise
         self._fd = fd  # kept for flush: fdatasync lets the other threads run, msync does not
         self._closed = False
+        #: a slot was written since the last flush began (an idle timer's flush is skipped)
+        self._dirty = True
 
     # ------------------------------------------------------------------ slots
 
@@ -109,6 +111,7 @@ class TimerWheel:
     def put_slot(
         self, time_ms: int, first_pos: int, last_pos: int, num: int = 0, magic: int = 0
     ) -> None:
+        self._dirty = True
         SLOT_STRUCT.pack_into(
             self._mm,
             self.get_slot_index(time_ms) * SLOT_SIZE,
@@ -122,6 +125,7 @@ class TimerWheel:
     def revise_slot(self, time_ms: int, first_pos: int, last_pos: int, force: bool) -> None:
         """Recovery: point a slot at a unit found in the timerlog (TimerWheel.reviseSlot)."""
         at = self.get_slot_index(time_ms) * SLOT_SIZE
+        self._dirty = True
         (t,) = struct.unpack_from(">q", self._mm, at)
         if t != time_ms // self.precision_ms:
             if force:
@@ -168,8 +172,9 @@ class TimerWheel:
         """Write the dirty slots back. The wheel maps up to hundreds of MB (three days of
         100 ms slots: 166 MB), and ``mmap.flush`` (msync) holds the GIL throughout, which
         stalled every thread of the broker, the dequeue's included, once a flush interval."""
-        if self._closed:
+        if self._closed or not self._dirty:
             return
+        self._dirty = False  # before the sync: a slot written during it is synced next time
         if USE_FDATASYNC:
             os.fdatasync(self._fd)
         else:
