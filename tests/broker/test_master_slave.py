@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +20,8 @@ from rocketq.namesrv.server import NamesrvController
 from rocketq.remoting.client import RemotingClient
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
-from rocketq.testing.broker import run_broker, run_namesrv
-from rocketq.testing.broker_process import START_ATTEMPTS, free_port_pair
+from rocketq.testing.broker import run_broker, run_namesrv, start_broker_retrying
+from rocketq.testing.broker_process import free_port_pair
 from rocketq.testing.cluster import FAST_CLIENT
 from rocketq.testing.store import commitlog_bytes, ha_store_properties, slave_linked
 from rocketq.testing.wait import until
@@ -299,24 +298,19 @@ async def test_the_ha_port_is_the_listen_port_plus_one_unless_ha_listen_port_is_
 
     from rocketq.broker.config import BrokerConfig
 
-    for attempt in range(1, START_ATTEMPTS + 1):  # a picked pair: picked again if taken
-        port = free_port_pair()
-        config = dataclasses.replace(
+    def configure() -> BrokerConfig:  # a picked pair: picked again if taken
+        return dataclasses.replace(
             BrokerConfig(),
             listen_host="127.0.0.1",
-            listen_port=port,
+            listen_port=free_port_pair(),
             broker_ip1="127.0.0.1",
             broker_role=BrokerRole.SYNC_MASTER,
             store_path_root_dir=str(tmp_path / "m"),
             store_properties=dict(STORE),  # no haListenPort: BrokerStartup's listenPort + 1
         )
-        master = BrokerController(config)
-        try:
-            await master.start()
-            break
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE or attempt == START_ATTEMPTS:
-                raise
+
+    master = await start_broker_retrying(configure, pause_s=0.0)
+    port = master.config.listen_port
     try:
         assert master.message_store.ha_service.listen_port == port + 1
         assert master.identity().ha_server_addr == f"127.0.0.1:{port + 1}"

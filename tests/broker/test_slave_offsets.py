@@ -4,10 +4,8 @@ returned master before it takes the master's table, and never lowers what the ma
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
-import errno
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -21,8 +19,7 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import UpdateConsumerOffsetRequestHeader
 from rocketq.response_code import ResponseCode
-from rocketq.testing.broker import SMALL_INDEX, run_broker, run_namesrv
-from rocketq.testing.broker_process import RETRY_PAUSE_S, START_ATTEMPTS
+from rocketq.testing.broker import SMALL_INDEX, run_broker, run_namesrv, start_broker_retrying
 from rocketq.testing.store import ha_store_properties
 from rocketq.testing.wait import until
 
@@ -56,15 +53,7 @@ async def master_at(
         store_path_root_dir=str(root),
         store_properties={**SMALL_INDEX, **STORE, "haListenPort": str(ha_port)},
     )
-    for attempt in range(1, START_ATTEMPTS + 1):
-        master = BrokerController(config)
-        try:
-            await master.start()
-            break
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE or attempt == START_ATTEMPTS:
-                raise
-            await asyncio.sleep(RETRY_PAUSE_S)
+    master = await start_broker_retrying(lambda: config)
     try:
         yield master
     finally:

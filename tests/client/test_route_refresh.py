@@ -7,10 +7,13 @@ import asyncio
 import contextlib
 import socket
 import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from rocketq.broker.controller import BrokerController
 from rocketq.client import ConsumeStatus, Message, SendStatus
 from rocketq.client.aio import LitePullConsumer, Producer, PushConsumer
 from rocketq.client.aio.instance import MQClientInstance
@@ -36,7 +39,28 @@ POLL_S = 30.0  # RocketMQ's pollNameServerInterval: no test here may wait for it
 ROUTE_READ_BOUND_S = 5.0
 
 
-async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path) -> None:
+@dataclass
+class TwoGroups:
+    """broker-a and broker-b serving one topic; ``stop_a`` takes broker-a away."""
+
+    namesrv_addr: str
+    broker_a: BrokerController
+    broker_b: BrokerController
+    a_cm: contextlib.AbstractAsyncContextManager[BrokerController]
+    stopped_at: float = 0.0
+    a_stopped: bool = False
+
+    async def stop_a(self) -> None:
+        """broker-a's port closes (requests there fail from ``stopped_at``), then it leaves
+        the name server (its unregistration is answered when this returns)."""
+        self.a_stopped = True
+        await self.broker_a.remoting_server.stop()
+        self.stopped_at = time.monotonic()
+        await self.a_cm.__aexit__(None, None, None)
+
+
+@contextlib.asynccontextmanager
+async def two_groups(tmp_path: Path, topic: str) -> AsyncIterator[TwoGroups]:
     async with (
         run_namesrv() as ns,
         run_broker(
@@ -46,21 +70,30 @@ async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path)
             store_properties=small_store_properties(),
         ) as broker_b,
     ):
-        broker_a_cm = run_broker(
+        a_cm = run_broker(
             tmp_path / "a",
             namesrv_addr=ns.addr,
             broker_name="broker-a",
             store_properties=small_store_properties(),
         )
-        broker_a = await broker_a_cm.__aenter__()
-        await create_topic([broker_a.broker_addr, broker_b.broker_addr], "Fail", 2)
-        for broker in (broker_a, broker_b):
-            await broker.register_broker_all()
+        groups = TwoGroups(ns.addr, await a_cm.__aenter__(), broker_b, a_cm)
+        try:
+            await create_topic([groups.broker_a.broker_addr, broker_b.broker_addr], topic, 2)
+            for broker in (groups.broker_a, broker_b):
+                await broker.register_broker_all()
+            yield groups
+        finally:
+            if not groups.a_stopped:
+                await a_cm.__aexit__(None, None, None)
+
+
+async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path) -> None:
+    async with two_groups(tmp_path, "Fail") as groups:
         # without the latency fault tolerance a stale route would send every other
         # message to the stopped broker first: only the route read keeps them away
         producer = Producer(
             "pg",
-            namesrv_addr=ns.addr,
+            namesrv_addr=groups.namesrv_addr,
             poll_name_server_interval_s=POLL_S,
             send_latency_fault_enable=False,
         )
@@ -87,9 +120,7 @@ async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path)
                 10,
             )
             requests_before = refresher.requests_count
-            await broker_a.remoting_server.stop()  # its port closes: sends there fail now
-            stopped_at = time.monotonic()
-            await broker_a_cm.__aexit__(None, None, None)  # and it leaves the name server
+            await groups.stop_a()
             reads_at_unregister = refresher.requests_count
             during = len(results)
             assert await until(lambda: len(results) >= during + 100, 10)
@@ -97,8 +128,7 @@ async def test_sends_leave_a_stopped_broker_after_one_route_read(tmp_path: Path)
             stop.set()
             await sender  # a send that failed for good would raise here
             await producer.shutdown()
-            with contextlib.suppress(Exception):
-                await broker_a_cm.__aexit__(None, None, None)
+    stopped_at = groups.stopped_at
     after = [(s, e, r) for s, e, r in results if s >= stopped_at]
     assert all(r.status is SendStatus.SEND_OK for *_, r in after)
     # no send waited for the poll: the slowest took a connect failure and one route read
@@ -123,108 +153,59 @@ async def test_a_send_to_a_suspect_group_that_left_the_route_does_not_wait_for_a
     send gives up on it after the route read that shows it gone (CI once saw a send poll the
     route ten times for the successor of a broker that had left)."""
     timeout_s = 8.0  # a send that waited for a successor would take timeout_s / 2
-    async with (
-        run_namesrv() as ns,
-        run_broker(
-            tmp_path / "b",
-            namesrv_addr=ns.addr,
-            broker_name="broker-b",
-            store_properties=small_store_properties(),
-        ) as broker_b,
-    ):
-        broker_a_cm = run_broker(
-            tmp_path / "a",
-            namesrv_addr=ns.addr,
-            broker_name="broker-a",
-            store_properties=small_store_properties(),
+    async with two_groups(tmp_path, "Left") as groups:
+        producer = Producer(
+            "pg",
+            namesrv_addr=groups.namesrv_addr,
+            poll_name_server_interval_s=POLL_S,
+            send_latency_fault_enable=False,
         )
-        broker_a = await broker_a_cm.__aenter__()
-        try:
-            await create_topic([broker_a.broker_addr, broker_b.broker_addr], "Left", 2)
-            for broker in (broker_a, broker_b):
-                await broker.register_broker_all()
-            producer = Producer(
-                "pg",
-                namesrv_addr=ns.addr,
-                poll_name_server_interval_s=POLL_S,
-                send_latency_fault_enable=False,
+        async with producer:
+            await producer.send(Message("Left", b"warm"))  # the route, with both groups
+            queue_a = MessageQueue("Left", "broker-a", 0)
+            await groups.stop_a()
+            with pytest.raises(Exception):  # noqa: B017 - the refused connect, any error class
+                await producer.send(Message("Left", b"a1"), message_queue=queue_a)
+            # broker-a's address is suspect now; the route read it started drops the group
+            assert await until(
+                lambda: (
+                    {q.broker_name for q in producer._publish_infos["Left"].message_queue_list}
+                    == {"broker-b"}
+                ),
+                ROUTE_READ_BOUND_S,
             )
-            async with producer:
-                await producer.send(Message("Left", b"warm"))  # the route, with both groups
-                queue_a = MessageQueue("Left", "broker-a", 0)
-                await broker_a.remoting_server.stop()
-                await broker_a_cm.__aexit__(None, None, None)  # it leaves the name server
-                with pytest.raises(Exception):  # noqa: B017 - the refused connect, any error class
-                    await producer.send(Message("Left", b"a1"), message_queue=queue_a)
-                # broker-a's address is suspect now; the route read it started drops the group
-                assert await until(
-                    lambda: (
-                        {q.broker_name for q in producer._publish_infos["Left"].message_queue_list}
-                        == {"broker-b"}
-                    ),
-                    ROUTE_READ_BOUND_S,
+            refresher = producer.instance.route_refresher
+            reads_before = refresher.requests_count
+            started = time.monotonic()
+            with pytest.raises(RemotingConnectError, match="no longer in the route"):
+                await producer.send(
+                    Message("Left", b"a2"), message_queue=queue_a, timeout_s=timeout_s
                 )
-                refresher = producer.instance.route_refresher
-                reads_before = refresher.requests_count
-                started = time.monotonic()
-                with pytest.raises(RemotingConnectError, match="no longer in the route"):
-                    await producer.send(
-                        Message("Left", b"a2"), message_queue=queue_a, timeout_s=timeout_s
-                    )
-                assert time.monotonic() - started < timeout_s / 4
-                assert refresher.requests_count - reads_before <= 1
-                # and a send that picks its queue goes to the group still there, at once
-                result = await producer.send(Message("Left", b"b"), timeout_s=timeout_s)
-                assert result.message_queue.broker_name == "broker-b"
-        finally:
-            with contextlib.suppress(Exception):
-                await broker_a_cm.__aexit__(None, None, None)
+            assert time.monotonic() - started < timeout_s / 4
+            assert refresher.requests_count - reads_before <= 1
+            # and a send that picks its queue goes to the group still there, at once
+            result = await producer.send(Message("Left", b"b"), timeout_s=timeout_s)
+            assert result.message_queue.broker_name == "broker-b"
 
 
 async def test_a_push_consumer_drops_a_stopped_brokers_queues_at_once(tmp_path: Path) -> None:
-    async with (
-        run_namesrv() as ns,
-        run_broker(
-            tmp_path / "b",
-            namesrv_addr=ns.addr,
-            broker_name="broker-b",
-            store_properties=small_store_properties(),
-        ) as broker_b,
-    ):
-        broker_a_cm = run_broker(
-            tmp_path / "a",
-            namesrv_addr=ns.addr,
-            broker_name="broker-a",
-            store_properties=small_store_properties(),
+    async with two_groups(tmp_path, "Gone") as groups:
+        # RocketMQ's defaults: a 20 s rebalance, a 30 s route poll; the wait after a failed
+        # pull (3 s) as long as the poll, so a drop that waited for it cannot pass either
+        consumer = PushConsumer(
+            "cg", namesrv_addr=groups.namesrv_addr, pull_time_delay_when_exception_s=POLL_S
         )
-        broker_a = await broker_a_cm.__aenter__()
-        try:
-            await create_topic([broker_a.broker_addr, broker_b.broker_addr], "Gone", 2)
-            for broker in (broker_a, broker_b):
-                await broker.register_broker_all()
-            # RocketMQ's defaults: a 20 s rebalance, a 30 s route poll; the wait after a failed
-            # pull (3 s) as long as the poll, so a drop that waited for it cannot pass either
-            consumer = PushConsumer(
-                "cg", namesrv_addr=ns.addr, pull_time_delay_when_exception_s=POLL_S
-            )
-            consumer.subscribe("Gone")
-            consumer.register_message_listener(lambda msgs: ConsumeStatus.CONSUME_SUCCESS)
-            async with consumer:
+        consumer.subscribe("Gone")
+        consumer.register_message_listener(lambda msgs: ConsumeStatus.CONSUME_SUCCESS)
+        async with consumer:
 
-                def brokers() -> set[str]:
-                    return {
-                        mq.broker_name for mq in consumer.assigned_queues() if mq.topic == "Gone"
-                    }
+            def brokers() -> set[str]:
+                return {mq.broker_name for mq in consumer.assigned_queues() if mq.topic == "Gone"}
 
-                assert await until(lambda: brokers() == {"broker-a", "broker-b"}, 5)
-                await broker_a.remoting_server.stop()  # its long-polled pulls fail now
-                stopped_at = time.monotonic()
-                await broker_a_cm.__aexit__(None, None, None)  # and it leaves the name server
-                assert await until(lambda: brokers() == {"broker-b"}, ROUTE_READ_BOUND_S)
-                assert time.monotonic() - stopped_at < ROUTE_READ_BOUND_S
-        finally:
-            with contextlib.suppress(Exception):
-                await broker_a_cm.__aexit__(None, None, None)
+            assert await until(lambda: brokers() == {"broker-a", "broker-b"}, 5)
+            await groups.stop_a()  # its long-polled pulls fail now, and it leaves
+            assert await until(lambda: brokers() == {"broker-b"}, ROUTE_READ_BOUND_S)
+            assert time.monotonic() - groups.stopped_at < ROUTE_READ_BOUND_S
 
 
 async def test_producer_and_consumer_move_to_the_new_master_of_their_group(

@@ -3,10 +3,12 @@ a broker's store holds (:func:`topic_records`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import errno
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from rocketq.broker.config import BrokerConfig
@@ -15,6 +17,7 @@ from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import decode_message
 from rocketq.namesrv.config import NamesrvConfig
 from rocketq.namesrv.server import NamesrvController, start_namesrv
+from rocketq.testing.broker_process import RETRY_PAUSE_S, START_ATTEMPTS
 from rocketq.testing.wait import until
 
 
@@ -27,6 +30,26 @@ async def run_namesrv(
         yield controller
     finally:
         await controller.shutdown()
+
+
+async def start_broker_retrying(
+    configure: Callable[[], BrokerConfig], pause_s: float = RETRY_PAUSE_S
+) -> BrokerController:
+    """A started broker of ``configure()``'s config, started again (with a config made again)
+    while a port it binds is taken, ``START_ATTEMPTS`` in all: for a broker that must listen on
+    picked ports (a fixed HA rule, a restart at the same address), which another socket can
+    take before it binds them."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        broker = BrokerController(configure())
+        try:
+            await broker.start()
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or attempt == START_ATTEMPTS:
+                raise
+            await asyncio.sleep(pause_s)
+        else:
+            return broker
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 SMALL_INDEX = {"maxHashSlotNum": "5000", "maxIndexNum": "20000"}
