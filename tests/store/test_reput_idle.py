@@ -70,7 +70,9 @@ def test_an_idle_reput_thread_sleeps_the_safety_nets_wait_once_a_scheduler_is_at
         tid = reput_native_id(reput)
         before = voluntary_switches(tid)
         time.sleep(0.5)  # a measuring window: the thread's wake-ups in it
-        assert voluntary_switches(tid) - before <= 2  # the 10 ms poll: ~50
+        # the 10 ms poll: ~50 in the window; the 1 s wait: at most one, plus a few GIL hand-offs
+        # under load (CI saw 3: each wait for the GIL is a voluntary switch too)
+        assert voluntary_switches(tid) - before <= 10
         store.reput_service.set_dispatch_scheduler(None)
         assert reput.idle_wait_ms() == reput.fallback_wait_ms
     finally:

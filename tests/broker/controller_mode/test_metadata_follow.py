@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -158,3 +159,29 @@ async def test_a_poll_with_the_current_version_gets_the_version_alone_or_is_held
             "TopicHeld"
         ]
         assert answer["dataVersion"] == master.topic_config_manager.data_version.to_json()
+
+
+async def test_a_metadata_round_counts_for_the_pop_offsets_only_while_the_ha_link_transfers(
+    tmp_path: Path,
+) -> None:
+    """A new master reads back the cks stored since its last offset sync (pop_offsets.py); a
+    round answered on the master's address while the HA link is down may come from the old
+    master restarted, holding offsets from before its last pops (CI saw a promoted slave skip
+    those cks and serve acknowledged messages again), so such a round moves nothing."""
+    async with master_and_slave(tmp_path) as (_, slave):
+        role = manager(slave)
+        assert await until(lambda: role.offsets_synced_ms > 0, 10)
+        client = slave.message_store.ha_service.ha_client
+        assert client is not None
+        ha_addr = client.master_address
+        with socket.socket() as nowhere:  # bound, never listening: connections are refused
+            nowhere.bind(("127.0.0.1", 0))
+            client.update_ha_master_address(f"127.0.0.1:{nowhere.getsockname()[1]}")
+            assert await until(lambda: not client.connected.is_set(), 10)
+            rounds = slave.slave_synchronize.sync_count
+            frozen = role.offsets_synced_ms
+            # the master answers every round meanwhile; none of them counts
+            assert await until(lambda: slave.slave_synchronize.sync_count >= rounds + 3, 10)
+            assert role.offsets_synced_ms == frozen
+            client.update_ha_master_address(ha_addr)
+            assert await until(lambda: role.offsets_synced_ms > frozen, 10)

@@ -41,6 +41,8 @@ from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.slave_sync import SlaveSynchronize
 from rocketq.broker.topic_config import TopicConfigManager
 from rocketq.errors import IllegalStateError
+from rocketq.store.ha.autoswitch_client import AutoSwitchHAClient
+from rocketq.store.ha.autoswitch_frames import HAConnectionState
 from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
 from rocketq.store.message_store import MessageStore
 
@@ -280,7 +282,20 @@ class RoleSwitch:
                 await asyncio.sleep(period_s)
         while True:
             began = int(time.time() * 1000)
+            link = self._transferring_link()
             with contextlib.suppress(Exception):
-                if await self.broker.slave_synchronize.sync_all():
+                synced = await self.broker.slave_synchronize.sync_all()
+                # the round's offsets are the master's only if our HA link to it was up,
+                # the same link, from before the round to after it: a broker answering on
+                # the master's address while the link is down may be the old master
+                # restarted, with offsets from before its last pops (pop_offsets.py)
+                if synced and link is not None and link == self._transferring_link():
                     self.offsets_synced_ms = began
             await asyncio.sleep(METADATA_POLL_S)
+
+    def _transferring_link(self) -> int | None:
+        """The number of the HA link that is transferring from the master now, else None."""
+        client = self.ha.ha_client
+        if not isinstance(client, AutoSwitchHAClient) or not client.connected.is_set():
+            return None
+        return client.links if client.state is HAConnectionState.TRANSFER else None

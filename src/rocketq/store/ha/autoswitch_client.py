@@ -67,6 +67,8 @@ class AutoSwitchHAClient(HAClient):
         self.current_received_epoch = -1
         self.transferring = threading.Event()
         self.no_consistent_point = threading.Event()
+        #: links made to a master so far: a link is the same one while this number is
+        self.links = 0
 
     def _connect_master(self) -> bool:
         self.state = HAConnectionState.READY
@@ -90,6 +92,7 @@ class AutoSwitchHAClient(HAClient):
         sock.sendall(encode_slave_handshake(hello))
         self.last_write_s = time.monotonic()
         self.state = HAConnectionState.HANDSHAKE
+        self.links += 1
         self.connected.set()
         log.info("HA slave %d connected to master %s", self.broker_id, address)
         return True
