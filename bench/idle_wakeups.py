@@ -68,6 +68,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data_dir, rocketq_server(data_dir) as server:
         pid = server.proc.pid
         time.sleep(args.settle_s)
+        # named before the sender starts: py-spy stops the broker while it reads its stacks,
+        # and on a loaded machine the dump outlasted the sender's run (a window with no sends)
+        names = python_names(pid)
         sender = None
         if args.rate:
             sender = subprocess.Popen(
@@ -76,7 +79,6 @@ def main() -> None:
                 stdout=subprocess.PIPE,
             )  # fmt: skip
             time.sleep(1.0)  # the topic created, the rate reached
-        names = python_names(pid)
         before, t0 = sample_threads(pid), time.monotonic()
         time.sleep(args.seconds)
         after, elapsed = sample_threads(pid), time.monotonic() - t0
