@@ -45,6 +45,10 @@ def answer():
             return
         buf += sock.recv(65536)
 
+for _ in range(20):  # the topic created
+    sock.sendall(send)
+    answer()
+print("ready", flush=True)
 start = time.monotonic()
 sent = 0
 while time.monotonic() - start < seconds:
@@ -68,17 +72,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data_dir, rocketq_server(data_dir) as server:
         pid = server.proc.pid
         time.sleep(args.settle_s)
-        # named before the sender starts: py-spy stops the broker while it reads its stacks,
-        # and on a loaded machine the dump outlasted the sender's run (a window with no sends)
+        # named before the sender starts: py-spy stops the broker while it reads its stacks
         names = python_names(pid)
         sender = None
         if args.rate:
             sender = subprocess.Popen(
                 [sys.executable, "-c", SENDER, str(server.port), str(args.rate),
                  str(args.seconds + 2)],
-                stdout=subprocess.PIPE,
+                stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
-            time.sleep(1.0)  # the topic created, the rate reached
+            # the window opens once it sends (its start-up took seconds on a loaded machine:
+            # a fixed 1 s wait let the window close before the first send)
+            assert sender.stdout is not None
+            if sender.stdout.readline().strip() != "ready":
+                raise RuntimeError("the sender did not start")
         before, t0 = sample_threads(pid), time.monotonic()
         time.sleep(args.seconds)
         after, elapsed = sample_threads(pid), time.monotonic() - t0
