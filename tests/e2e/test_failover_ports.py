@@ -16,7 +16,7 @@ from rocketq.testing.broker_process import free_port
 from rocketq.testing.failover.cluster import FAST_PROFILE, FaultCluster
 from rocketq.testing.failover.faults import inject
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.timeout(180)]
 
 GROUP = "broker-a"
 CONTROLLERS = 3
