@@ -38,6 +38,7 @@ from rocketq.remoting.channel import DeferredReply
 from rocketq.store.commitlog_send import SendPut, SendsPutResult
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import EachPutResult, PutRequest
+from rocketq.store.sends_now import put_sends_now, sends_wait_for_none
 from rocketq.store.results import PutMessageResult, PutMessageStatus
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,16 @@ class SendLane(Protocol):
 
     def grouped(self, deferred: DeferredReply, put: SendPut) -> GroupedDone:
         """The done callback of a lane send in a flush that goes the general way."""
+
+    def answer_now(
+        self,
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        values: list[int],
+        now_ms: int,
+        prefix: str,
+    ) -> None:
+        """Answer every put of a flush ``put_sends_now`` stored (none waits)."""
 
 
 _FAILED = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
@@ -144,16 +155,47 @@ class PutBatcher:
         # the dispatch run the puts schedule on the loop runs at this flush's end, after
         # its answers are written, instead of in the next loop iteration
         try:
-            scheduler = self._store().reput_service.dispatch_scheduler
+            store: MessageStore | None = self._store()
         except RuntimeError:  # no store open: the flush below answers every put as failed
-            scheduler = None
-        if type(scheduler) is LoopDispatchScheduler and scheduler.hold():
-            try:
+            store = None
+        scheduler = store.reput_service.dispatch_scheduler if store is not None else None
+        held = type(scheduler) is LoopDispatchScheduler and scheduler.hold()
+        try:
+            lane = self._lane
+            if (
+                lane_count == len(puts)
+                and store is not None
+                and lane is not None
+                and native_record.RECORD is not None
+                and sends_wait_for_none(store)
+            ):  # the common flush: single sends C read, a store where none waits
+                self._flush_now(lane, store, puts, dones)  # type: ignore[arg-type]
+            else:
                 self._flush(puts, dones, lane_count)
-            finally:
-                scheduler.release()
-        else:
-            self._flush(puts, dones, lane_count)
+        finally:
+            if held:
+                scheduler.release()  # type: ignore[union-attr]
+
+    def _flush_now(
+        self,
+        lane: SendLane,
+        store: MessageStore,
+        puts: list[SendPut],
+        deferreds: list[DeferredReply],
+    ) -> None:
+        """A flush of lane sends alone on a store where no put waits (``sends_wait_for_none``):
+        ``put_sends_now``'s figures straight to the lane's ``answer_now``, no result object."""
+        self.flushes += 1
+        self.puts += len(puts)
+        self.lane_flushes += 1
+        try:
+            values, now_ms = put_sends_now(store, puts)
+        except Exception:  # a failed put answers every waiter of the batch, never none
+            log.exception("putting %d messages failed", len(puts))
+            _lane_call(lane.answer_failed, deferreds, puts)
+            return
+        prefix = store.commit_log.msg_id_prefix
+        _lane_call(lane.answer_now, deferreds, puts, values, now_ms, prefix)
 
     def _flush(
         self,
