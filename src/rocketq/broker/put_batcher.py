@@ -20,7 +20,12 @@ The sends lane (issue 22, lever 1): a single send C read into a ``SendPut`` is q
 all such sends (the common one) goes to ``MessageStore.async_put_sends`` and hands C's figures
 (``SendsPutResult``) straight to the lane's ``answer_sends``: no result object, no pair, no
 callback a put. A flush that mixes them with other puts keeps their order and goes the
-general way, each lane send wrapped in the lane's ``grouped`` done callback.
+general way, each lane send wrapped in the lane's ``grouped`` done callback. On the common
+store, where no put waits once appended (an ASYNC_MASTER flushing in the background:
+``store.sends_now.sends_wait_for_none``), such a flush is one step: ``put_sends_now``'s four
+ints a put straight to the lane's ``answer_now``, no result tuple, no future, no call layer
+between the put and the answers (``flush_now``: False sends every lane flush the reference
+way, ``async_put_sends``).
 """
 
 from __future__ import annotations
@@ -38,8 +43,8 @@ from rocketq.remoting.channel import DeferredReply
 from rocketq.store.commitlog_send import SendPut, SendsPutResult
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import EachPutResult, PutRequest
-from rocketq.store.sends_now import put_sends_now, sends_wait_for_none
 from rocketq.store.results import PutMessageResult, PutMessageStatus
+from rocketq.store.sends_now import put_sends_now, sends_wait_for_none
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +120,9 @@ class PutBatcher:
         self.flushes = 0  # store calls made (a batch each), for tests and benches
         self.puts = 0
         self.lane_flushes = 0  # of them, flushes of lane sends alone (async_put_sends)
+        self.now_flushes = 0  # of those, put in one step (put_sends_now)
+        # False: every lane flush takes async_put_sends (the reference), for tests and benches
+        self.flush_now = True
 
     def submit(self, put: PutRequest | SendPut, done: PutDone, *, flush_soon: bool = True) -> None:
         """Queue ``put``; ``done`` is called on the loop with its result. ``flush_soon=False``:
@@ -164,6 +172,7 @@ class PutBatcher:
             lane = self._lane
             if (
                 lane_count == len(puts)
+                and self.flush_now
                 and store is not None
                 and lane is not None
                 and native_record.RECORD is not None
@@ -188,6 +197,7 @@ class PutBatcher:
         self.flushes += 1
         self.puts += len(puts)
         self.lane_flushes += 1
+        self.now_flushes += 1
         try:
             values, now_ms = put_sends_now(store, puts)
         except Exception:  # a failed put answers every waiter of the batch, never none
