@@ -22,7 +22,7 @@ all such sends (the common one) goes to ``MessageStore.async_put_sends`` and han
 callback a put. A flush that mixes them with other puts keeps their order and goes the
 general way, each lane send wrapped in the lane's ``grouped`` done callback. On the common
 store, where no put waits once appended (an ASYNC_MASTER flushing in the background:
-``store.sends_now.sends_wait_for_none``), such a flush is one step: ``put_sends_now``'s four
+``store.sends_now``), such a flush is one step: ``put_sends_now``'s four
 ints a put straight to the lane's ``answer_now``, no result tuple, no future, no call layer
 between the put and the answers (``flush_now``: False sends every lane flush the reference
 way, ``async_put_sends``).
@@ -44,7 +44,7 @@ from rocketq.store.commitlog_send import SendPut, SendsPutResult
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import EachPutResult, PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
-from rocketq.store.sends_now import put_sends_now, sends_wait_for_none
+from rocketq.store.sends_now import put_sends_now
 
 log = logging.getLogger(__name__)
 
@@ -171,15 +171,13 @@ class PutBatcher:
         try:
             lane = self._lane
             if (
-                lane_count == len(puts)
-                and self.flush_now
-                and store is not None
-                and lane is not None
-                and native_record.RECORD is not None
-                and sends_wait_for_none(store)
-            ):  # the common flush: single sends C read, a store where none waits
-                self._flush_now(lane, store, puts, dones)  # type: ignore[arg-type]
-            else:
+                lane_count != len(puts)
+                or lane is None
+                or store is None
+                or not self.flush_now
+                or native_record.RECORD is None
+                or not self._flush_now(lane, store, puts, dones)  # type: ignore[arg-type]
+            ):
                 self._flush(puts, dones, lane_count)
         finally:
             if held:
@@ -191,21 +189,29 @@ class PutBatcher:
         store: MessageStore,
         puts: list[SendPut],
         deferreds: list[DeferredReply],
-    ) -> None:
-        """A flush of lane sends alone on a store where no put waits (``sends_wait_for_none``):
-        ``put_sends_now``'s figures straight to the lane's ``answer_now``, no result object."""
+    ) -> bool:
+        """A flush of lane sends alone in one step, where ``put_sends_now`` serves the store
+        (no put waits): its figures straight to the lane's ``answer_now``, no result object;
+        False (nothing done) where it does not."""
+        try:
+            put = put_sends_now(store, puts)
+        except Exception:  # a failed put answers every waiter of the batch, never none
+            log.exception("putting %d messages failed", len(puts))
+            put = None
+            _lane_call(lane.answer_failed, deferreds, puts)
+        else:
+            if put is None:
+                return False
         self.flushes += 1
         self.puts += len(puts)
         self.lane_flushes += 1
         self.now_flushes += 1
-        try:
-            values, now_ms = put_sends_now(store, puts)
-        except Exception:  # a failed put answers every waiter of the batch, never none
-            log.exception("putting %d messages failed", len(puts))
-            _lane_call(lane.answer_failed, deferreds, puts)
-            return
-        prefix = store.commit_log.msg_id_prefix
-        _lane_call(lane.answer_now, deferreds, puts, values, now_ms, prefix)
+        if put is not None:
+            try:
+                lane.answer_now(deferreds, puts, *put, store.commit_log.msg_id_prefix)
+            except Exception:  # logged, as a done callback's failure
+                log.exception("answering a flush's sends failed")
+        return True
 
     def _flush(
         self,

@@ -33,15 +33,24 @@ def sends_wait_for_none(writer: MessageWriter) -> bool:
     )
 
 
-def put_sends_now(writer: MessageWriter, puts: list[SendPut]) -> tuple[list[int], int]:
-    """``async_put_sends`` where ``sends_wait_for_none(writer)``: the same checks (a put whose
+def put_sends_now(writer: MessageWriter, puts: list[SendPut]) -> tuple[list[int], int] | None:
+    """``async_put_sends`` where ``sends_wait_for_none(writer)`` (else None, nothing done;
+    the caller takes ``async_put_sends``): the same checks (a put whose
     topic is illegal, whose queue id is negative or whose body is over the store's maximum
     gets MESSAGE_ILLEGAL), one append in one lock hold, one reput wake-up, and the same
     wake-ups (the flush service and the replicas for a put that does not wait, the replicas
     for one that does, as ``_handle_ha`` for an ASYNC_MASTER). Four ints a put, as
     ``commitlog_send.append_send_values``, and the store timestamp of the appended ones."""
+    config = writer.config
+    if (  # sends_wait_for_none's checks, inline
+        not writer._running
+        or writer.disk_full
+        or config.broker_role is not BrokerRole.ASYNC_MASTER
+        or type(writer.flush_service) is not FlushRealTimeService
+    ):
+        return None
     n = len(puts)
-    limit = writer.config.max_message_size
+    limit = config.max_message_size
     appending = puts
     skip: set[int] = set()
     # the checks over a long run first (C-level loops), one by one when short or one fails
