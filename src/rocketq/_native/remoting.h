@@ -33,6 +33,9 @@ static inline int16_t rm_i16(const unsigned char *p) {
     return (int16_t)(uint16_t)((uint16_t)p[0] << 8 | (uint16_t)p[1]);
 }
 
+/* RemotingCommand's fields, in its constructor's order */
+#define COMMAND_FIELD_COUNT 9
+
 /* what configure() hands the module: the classes the decoders build */
 typedef struct {
     PyObject *command_cls;        /* RemotingCommand */
@@ -42,6 +45,9 @@ typedef struct {
     PyObject *language_other;     /* LanguageCode.OTHER */
     PyObject *serialize_json;     /* SerializeType.JSON */
     PyObject *serialize_rocketmq; /* SerializeType.ROCKETMQ */
+    /* the offsets of RemotingCommand's slots in its fields' order (COMMAND_FIELDS), read
+     * from its member descriptors by configure; command_slots[0] 0: the class is called */
+    Py_ssize_t command_slots[COMMAND_FIELD_COUNT];
 } Types;
 
 extern Types TYPES;
