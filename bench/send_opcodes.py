@@ -4,12 +4,14 @@
 
 On a loaded machine CPU and wall figures of a few microseconds wander by more than the
 change being measured; the count of Python bytecodes the loop thread executes per send does
-not (the C calls count as one instruction each). A broker (``rocketq.testing.broker``,
-ASYNC_FLUSH) runs in this process with an opcode tracer on its loop thread
-(``sys.settrace`` with ``f_trace_opcodes``), a child process sends 1 KiB SEND_MESSAGE_V2
-requests over ``--connections`` raw sockets, one on each, then waits for every reply (sync
-N), ``--sends`` rounds. Printed: bytecodes a send, and the functions that executed the most
-(bytecodes a send). Run it with two trees' ``src`` to compare their Python glue.
+not (the C calls count as one instruction each). Counted: the frames under the loop
+callbacks a send's work runs in (``ENTRIES``), not the broker's periodic work. A broker
+(``rocketq.testing.broker``, ASYNC_FLUSH) runs in this process with an opcode tracer on its
+loop thread (``sys.settrace`` with ``f_trace_opcodes``), a child process sends 1 KiB
+SEND_MESSAGE_V2 requests over ``--connections`` raw sockets, one on each, then waits for
+every reply (sync N), ``--sends`` rounds. Printed: bytecodes and Python calls a send, and
+the functions that executed the most (bytecodes a send). Run it with two trees' ``src`` to
+compare their Python glue.
 """
 
 from __future__ import annotations
@@ -62,6 +64,28 @@ for _ in range(rounds):
 """
 
 
+#: the loop callbacks a send's work runs in (the read; the flush: the put, the answers, the
+#: dispatch at its end; a write window's end; a dispatch run outside a flush): the bytecodes
+#: of the broker's periodic work (timers, services) between sends are not the send's
+ENTRIES = frozenset(
+    {
+        ("channel_protocol.py", "data_received"),
+        ("put_batcher.py", "flush"),
+        ("channel_writer.py", "_write_unwritten"),
+        ("reput.py", "_run_scheduled"),
+    }
+)
+
+
+def _in_send_path(frame: FrameType | None) -> bool:
+    while frame is not None:
+        code = frame.f_code
+        if (code.co_filename.rsplit("/", 1)[-1], code.co_name) in ENTRIES:
+            return True
+        frame = frame.f_back
+    return False
+
+
 class OpcodeCounter:
     """Counts the bytecodes executed on the thread it is installed on, by function."""
 
@@ -70,6 +94,8 @@ class OpcodeCounter:
         self.calls = 0  # Python frames entered
 
     def trace(self, frame: FrameType, event: str, arg: Any) -> Any:
+        if not _in_send_path(frame):
+            return None
         frame.f_trace_opcodes = True
         self.calls += 1
         code = frame.f_code
