@@ -205,7 +205,8 @@ static int find_command_slots(PyObject *cls, Py_ssize_t *slots) {
     slots[0] = 0;
     if (!PyType_Check(cls)) return 0;
     PyTypeObject *type = (PyTypeObject *)cls;
-    if (type->tp_itemsize != 0 || type->tp_alloc == NULL || type->tp_new != PyBaseObject_Type.tp_new)
+    if (type->tp_itemsize != 0 || type->tp_alloc == NULL ||
+        type->tp_new != PyBaseObject_Type.tp_new)
         return 0;
     PyObject *fields = PyObject_GetAttrString(cls, "__dataclass_fields__");
     if (fields == NULL) {
@@ -229,6 +230,21 @@ static int find_command_slots(PyObject *cls, Py_ssize_t *slots) {
     }
     memcpy(slots, found, sizeof(found));
     return 0;
+}
+
+PyObject *new_command(PyObject *const *fields) {
+    if (TYPES.command_slots[0] <= 0)
+        return PyObject_Vectorcall(TYPES.command_cls, fields, COMMAND_FIELD_COUNT, NULL);
+    /* the dataclass's __init__ stores its arguments in its slots and does nothing else
+     * (find_command_slots checked the shape): the same stores, without a Python frame */
+    PyTypeObject *type = (PyTypeObject *)TYPES.command_cls;
+    PyObject *cmd = type->tp_alloc(type, 0);
+    if (cmd == NULL) return NULL;
+    for (int i = 0; i < COMMAND_FIELD_COUNT; i++) {
+        PyObject **slot = (PyObject **)((char *)cmd + TYPES.command_slots[i]);
+        Py_XSETREF(*slot, Py_NewRef(fields[i]));
+    }
+    return cmd;
 }
 
 /* configure(command_cls, language_members, other, serialize_json, serialize_rocketmq):

@@ -393,20 +393,7 @@ static PyObject *build_command(int32_t code, PyObject *language, int32_t version
         args[6] = ext_fields;
         args[7] = body;
         args[8] = serialize;
-        if (TYPES.command_slots[0] > 0) {
-            /* the dataclass's __init__ stores its arguments in its slots and does nothing
-             * else (configure checked the shape): the same stores, without a Python frame */
-            PyTypeObject *type = (PyTypeObject *)TYPES.command_cls;
-            cmd = type->tp_alloc(type, 0);
-            if (cmd != NULL) {
-                for (int i = 0; i < COMMAND_FIELD_COUNT; i++) {
-                    PyObject **slot = (PyObject **)((char *)cmd + TYPES.command_slots[i]);
-                    Py_XSETREF(*slot, Py_NewRef(args[i]));
-                }
-            }
-        } else {
-            cmd = PyObject_Vectorcall(TYPES.command_cls, args, COMMAND_FIELD_COUNT, NULL);
-        }
+        cmd = new_command(args);
     }
     Py_XDECREF(args[0]);
     Py_XDECREF(args[2]);

@@ -52,6 +52,9 @@ typedef struct {
 
 extern Types TYPES;
 
+/* a RemotingCommand of its COMMAND_FIELD_COUNT fields (new reference, NULL on error) */
+PyObject *new_command(PyObject *const *fields);
+
 /* an extFields item of a JSON header as its bytes (the header's, or the unescaped copy in
  * the decoder's scratch): a null value is_null */
 typedef struct {

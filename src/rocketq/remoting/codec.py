@@ -418,8 +418,7 @@ class FrameDecoder:
             return list(commands), error
         if self._buffer:
             return self._feed_native(data, frames.split_sends, (spec,))
-        # _feed_native's common case inline (a read of whole frames, each one C takes): no
-        # partial frame waits, so the read's own bytes are split, without a copy
+        # _feed_native's common case inline: no partial frame waits, the read's bytes split
         items, consumed, reason = frames.split_sends(data, self._max_frame_size, spec)
         if consumed < len(data) or bytes in map(type, items):
             return self._after_split(data, items, consumed, reason)
