@@ -15,7 +15,7 @@ from rocketq.response_code import ResponseCode
 from rocketq.store.sends_now import sends_wait_for_none
 from rocketq.testing.broker import run_broker
 from rocketq.testing.wire import send_request
-from tests.broker.test_send_answer import SMALL, burst_on, processor_of, raw_burst
+from tests.broker.send_bursts import SMALL, burst_on, processor_of, raw_burst
 
 pytestmark = [
     pytest.mark.timeout(60),
