@@ -5,19 +5,17 @@
 Starts ``rocketq server`` (``bench/peers.py``), lets it settle (``--settle-s``), then reads
 every thread's voluntary context switches (``/proc/<pid>/task/*/status``: each is a wait that
 ended, so a wake-up and a GIL acquisition) and user + system CPU (``task/*/stat``) before and
-after ``--seconds``. With ``--rate`` a child process sends 1 KiB SEND_MESSAGE_V2 requests one
-at a time at that many a second meanwhile (the latency row's rate; a rate it cannot reach makes it a
-``sync 1`` row: one send in flight, as fast as the broker answers). Printed: wake-ups a second
-of each thread (by its Python name where ``py-spy dump`` gives it; threads of one name
-summed) and the broker's CPU ms a second.
+after ``--seconds`` (``bench/proc_threads.py``). With ``--rate`` a child process sends 1 KiB
+SEND_MESSAGE_V2 requests one at a time at that many a second meanwhile (the latency row's
+rate; a rate it cannot reach makes it a ``sync 1`` row: one send in flight, as fast as the
+broker answers). Printed: wake-ups a second of each thread (by its Python name where ``py-spy
+dump`` gives it; threads of one name summed) and the broker's CPU ms a second.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -25,6 +23,7 @@ import time
 from collections import Counter
 
 from peers import rocketq_server
+from proc_threads import by_name, python_names, sample_threads
 
 SENDER = r"""
 import socket, struct, sys, time
@@ -46,6 +45,10 @@ def answer():
             return
         buf += sock.recv(65536)
 
+for _ in range(20):  # the topic created
+    sock.sendall(send)
+    answer()
+print("ready", flush=True)
 start = time.monotonic()
 sent = 0
 while time.monotonic() - start < seconds:
@@ -59,41 +62,6 @@ print(sent)
 """
 
 
-def python_names(pid: int) -> dict[int, str]:
-    """tid -> Python thread name, from ``py-spy dump`` (beside the interpreter) when it runs."""
-    spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
-    try:
-        out = subprocess.run(
-            [spy, "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=30
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    names = {}
-    for line in out.splitlines():
-        match = re.match(r'Thread (\d+) \(\w+\): "(.*)"', line)
-        if match:
-            names[int(match.group(1))] = match.group(2)
-    return names
-
-
-def sample(pid: int) -> dict[int, tuple[str, int, int]]:
-    """tid -> (thread name, voluntary switches, CPU ticks)."""
-    out: dict[int, tuple[str, int, int]] = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            name, switches = "", 0
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for line in f:
-                    if line.startswith("Name:"):
-                        name = line.split(None, 1)[1].strip()
-                    elif line.startswith("voluntary_ctxt_switches:"):
-                        switches = int(line.split()[1])
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            out[int(tid)] = (name, switches, int(fields[11]) + int(fields[12]))
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=10.0)
@@ -104,29 +72,30 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data_dir, rocketq_server(data_dir) as server:
         pid = server.proc.pid
         time.sleep(args.settle_s)
+        # named before the sender starts: py-spy stops the broker while it reads its stacks
+        names = python_names(pid)
         sender = None
         if args.rate:
             sender = subprocess.Popen(
                 [sys.executable, "-c", SENDER, str(server.port), str(args.rate),
                  str(args.seconds + 2)],
-                stdout=subprocess.PIPE,
+                stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
-            time.sleep(1.0)  # the topic created, the rate reached
-        names = python_names(pid)
-        before, t0 = sample(pid), time.monotonic()
+            # the window opens once it sends (its start-up took seconds on a loaded machine:
+            # a fixed 1 s wait let the window close before the first send)
+            assert sender.stdout is not None
+            if sender.stdout.readline().strip() != "ready":
+                raise RuntimeError("the sender did not start")
+        before, t0 = sample_threads(pid), time.monotonic()
         time.sleep(args.seconds)
-        after, elapsed = sample(pid), time.monotonic() - t0
+        after, elapsed = sample_threads(pid), time.monotonic() - t0
         sent = 0
         if sender is not None:
             out, _ = sender.communicate(timeout=30)
             sent = int(out.split()[-1]) if out.split() else 0
-        wakes: Counter[str] = Counter()
-        cpu: Counter[str] = Counter()
-        for tid, (os_name, switches, ticks) in after.items():
-            name = names.get(tid, os_name)
-            _, s0, c0 = before.get(tid, (os_name, 0, 0))
-            wakes[name] += switches - s0
-            cpu[name] += ticks - c0
+        grown = by_name(before, after, names)
+        wakes = Counter({name: f.voluntary for name, f in grown.items()})
+        cpu = Counter({name: f.ticks for name, f in grown.items()})
     print(f"{'thread':<28} {'wake-ups/s':>10} {'CPU ms/s':>9}")
     for name, count in wakes.most_common():
         if count or cpu[name]:

@@ -10,9 +10,9 @@ row: RocketMQ's SEND_MESSAGE_V2, Redis's ``XADD`` as ``broker_bench.py`` sends i
 clients take ~100 us a send: the server sleeps in between and wakes for each). Over the
 window every thread's CPU is read from ``/proc/<pid>/task/*/schedstat`` (nanoseconds on the
 CPU, so no 10 ms clock tick), its user/system split from ``task/*/stat`` and its voluntary
-and involuntary context switches from ``task/*/status``. Printed a message: each thread's
-CPU, user and kernel parts, and wake-ups, by Python thread name where ``py-spy dump`` gives
-it, and the total against the peer's. With ``--strace`` a second window runs
+and involuntary context switches from ``task/*/status`` (``bench/proc_threads.py``). Printed
+a message: each thread's CPU, user and kernel parts, and wake-ups, by Python thread name where
+``py-spy dump`` gives it, and the total against the peer's. With ``--strace`` a second window runs
 ``strace -c -f -p <pid>`` and prints the syscalls a message (strace slows the server: its
 rate and CPU are not counted); with ``--perf`` a window under ``perf record -e cpu-clock``
 prints the CPU's share by shared object (kernel, interpreter, C modules) and by symbol.
@@ -31,8 +31,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
-from idle_wakeups import python_names
 from peers import Server, redis_server, rocketq_server
+from proc_threads import by_name, python_names, sample_threads
 
 SENDER = r"""
 import socket, struct, sys, time
@@ -81,31 +81,6 @@ SERVERS: dict[str, Callable[[str], AbstractContextManager[Server]]] = {
     "redis": redis_server,
 }
 
-#: tid -> (name, CPU ns, user ticks, system ticks, voluntary, involuntary switches)
-Sample = dict[int, tuple[str, int, int, int, int, int]]
-
-
-def sample(pid: int) -> Sample:
-    out: Sample = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            base = f"/proc/{pid}/task/{tid}"
-            name, vol, invol = "", 0, 0
-            with open(f"{base}/status") as f:
-                for line in f:
-                    if line.startswith("Name:"):
-                        name = line.split(None, 1)[1].strip()
-                    elif line.startswith("voluntary_ctxt_switches:"):
-                        vol = int(line.split()[1])
-                    elif line.startswith("nonvoluntary_ctxt_switches:"):
-                        invol = int(line.split()[1])
-            with open(f"{base}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"{base}/schedstat") as f:
-                ns = int(f.read().split()[0])
-            out[int(tid)] = (name, ns, int(fields[11]), int(fields[12]), vol, invol)
-    return out
-
 
 @contextlib.contextmanager
 def sender(system: str, port: int, seconds: float, gap_s: float) -> Iterator[subprocess.Popen[str]]:
@@ -129,23 +104,16 @@ def account(system: str, server: Server, seconds: float, gap_s: float) -> float:
     pid = server.proc.pid
     names = python_names(pid) if system == "rocketq" else {}
     with sender(system, server.port, seconds, gap_s) as proc:
-        before, t0 = sample(pid), time.monotonic()
+        before, t0 = sample_threads(pid), time.monotonic()
         out, _ = proc.communicate(timeout=seconds + 30)
-        after, elapsed = sample(pid), time.monotonic() - t0
+        after, elapsed = sample_threads(pid), time.monotonic() - t0
     sent = int(out.split()[-1])
-    cpu: Counter[str] = Counter()
-    user: Counter[str] = Counter()
-    kern: Counter[str] = Counter()
-    vol: Counter[str] = Counter()
-    invol: Counter[str] = Counter()
-    for tid, (os_name, ns, ut, st, v, iv) in after.items():
-        name = names.get(tid, os_name)
-        _, ns0, ut0, st0, v0, iv0 = before.get(tid, (os_name, 0, 0, 0, 0, 0))
-        cpu[name] += ns - ns0
-        user[name] += ut - ut0
-        kern[name] += st - st0
-        vol[name] += v - v0
-        invol[name] += iv - iv0
+    grown = by_name(before, after, names)
+    cpu = Counter({name: f.cpu_ns for name, f in grown.items()})
+    user = Counter({name: f.user_ticks for name, f in grown.items()})
+    kern = Counter({name: f.system_ticks for name, f in grown.items()})
+    vol = Counter({name: f.voluntary for name, f in grown.items()})
+    invol = Counter({name: f.involuntary for name, f in grown.items()})
     print(f"\n{system}: {sent} sends in {elapsed:.1f} s ({sent / elapsed:,.0f}/s)")
     print(f"{'thread':<28} {'CPU us':>8} {'user':>7} {'kernel':>7} {'wakes':>7} {'preempt':>7}")
     for name, ns in cpu.most_common():

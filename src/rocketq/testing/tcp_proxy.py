@@ -15,6 +15,8 @@ Threads and blocking sockets, so it serves synchronous store tests as well as as
 - ``rewrite``, if given, sees each length-prefixed frame (RocketMQ's remoting framing: a
   4-byte big-endian length, then that many bytes) the upstream sends back, and returns the
   frame to deliver instead.
+- ``target`` may be reassigned (a server that had to move): each new connection goes to the
+  target of the moment; open ones stay where they were.
 """
 
 from __future__ import annotations

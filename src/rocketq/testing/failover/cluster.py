@@ -2,7 +2,13 @@
 group), and broker groups of ``rocketq broker`` processes in controller mode (by default a group
 of three, ``broker-a``, and a group of two, ``broker-b``), every controller link behind a proxy
 a partition can silence (:mod:`.partition`). The faults themselves are in :mod:`.faults`. Every
-process is stopped by its PID and every proxy closed in :meth:`FaultCluster.close`."""
+process is stopped by its PID and every proxy closed in :meth:`FaultCluster.close`.
+
+Ports: every broker starts on port 0 and names the ports it bound in its boot line; its
+controller links (proxies) are made before it starts, under a key, and filed under its address
+once it has booted, as are the clients' proxies in front of it. A controller's port is picked
+(it names itself in its peers list) and moved to a fresh one, proxies and all, if it was taken
+before the first start (:func:`~.nameservers.start_nameserver_group`)."""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +26,11 @@ from rocketq.broker.controller_mode.controller_client import (
 )
 from rocketq.testing.broker_process import BrokerProcess, free_port
 from rocketq.testing.controller_mode import controller_mode_conf
-from rocketq.testing.failover.nameservers import NamesrvProcess, nameserver_group
+from rocketq.testing.failover.nameservers import (
+    NamesrvProcess,
+    nameserver_group,
+    start_nameserver_group,
+)
 from rocketq.testing.failover.partition import AliasedControllerClient, ClientLinks
 
 GROUPS = {"broker-a": 3, "broker-b": 2}
@@ -77,11 +88,16 @@ class FaultCluster:
         controllers: int = 3,
         profile: Profile = ISSUE_PROFILE,
         client_proxies: bool = False,
+        pick_port: Callable[[], int] = free_port,
     ) -> None:
         self.root = root
         self.groups = dict(groups or GROUPS)
         self.profile = profile
-        self.nameservers, self.links = nameserver_group(root, controllers, profile.scan_ms)
+        #: picks each controller's port (again when the one picked was taken)
+        self.pick_port = pick_port
+        self.nameservers, self.links = nameserver_group(
+            root, controllers, profile.scan_ms, pick_port
+        )
         self.brokers: dict[str, list[BrokerProcess]] = {}
         self.paused: set[int] = set()
         self.ctl = AliasedControllerClient(self.controller_addrs, self.links.aliases)
@@ -98,22 +114,26 @@ class FaultCluster:
         return [n.controller_addr for n in self.nameservers]
 
     async def start(self) -> None:
-        await asyncio.gather(*(asyncio.to_thread(n.start) for n in self.nameservers))
+        await start_nameserver_group(self.nameservers, self.links, self.pick_port)
+        # the controllers' addresses are final now (a taken port was replaced)
+        self.ctl.controller_addrs = self.controller_addrs
+        self.ctl.aliases = self.links.aliases
         ns_addrs = ";".join(n.addr for n in self.nameservers)
+        keys: dict[str, BrokerProcess] = {}
         for name, size in self.groups.items():
             members = []
             for i in range(size):
                 conf = controller_mode_conf(self.root / f"{name}-{i}", ns_addrs, [], name=name)
-                conf.update(self.profile.broker)
-                # its proxies are set up before it starts: a picked port (retried if taken)
-                conf["listenPort"] = str(free_port())
-                conf["controllerAddr"] = self.links.broker_addrs(f"127.0.0.1:{conf['listenPort']}")
+                conf.update(self.profile.broker)  # listenPort and haListenPort stay 0
+                conf["controllerAddr"] = self.links.broker_addrs(f"{name}-{i}")
                 members.append(BrokerProcess(self.root / f"{name}-p{i}", conf))
-                if self.clients is not None:
-                    self.clients.add(members[-1].addr)
+                keys[f"{name}-{i}"] = members[-1]
             self.brokers[name] = members
-        every = [b for members in self.brokers.values() for b in members]
-        await asyncio.gather(*(asyncio.to_thread(b.start) for b in every))
+        await asyncio.gather(*(asyncio.to_thread(b.start) for b in keys.values()))
+        for key, broker in keys.items():  # the ports each bound, from its boot line
+            self.links.rename_broker(key, broker.addr)
+            if self.clients is not None:
+                self.clients.add(broker.addr)
 
     async def view(self, group: str) -> ReplicaView | None:
         try:

@@ -73,6 +73,8 @@ class ControllerLinks:
             if i != j
         }
         self.brokers: dict[str, dict[str, TcpProxy]] = {}
+        #: per broker: every address a controller may name the leader by -> its proxy there
+        self._leader_maps: dict[str, dict[str, str]] = {}
 
     def peers_of(self, self_id: str) -> str:
         """``controllerDLegerPeers`` for controller ``self_id``: the others behind proxies."""
@@ -89,7 +91,9 @@ class ControllerLinks:
         return out
 
     def broker_addrs(self, broker: str) -> str:
-        """``controllerAddr`` for broker ``broker`` (its listen address): its own proxies."""
+        """``controllerAddr`` for broker ``broker`` (its listen address, or a key that
+        :meth:`rename_broker` replaces by it once the broker has bound its port): its own
+        proxies."""
         proxies = self.brokers.get(broker)
         if proxies is None:
             mine: dict[str, str] = {}
@@ -100,7 +104,29 @@ class ControllerLinks:
             for (_, j), raft in self.raft.items():
                 mine[raft.addr] = proxies[j].addr
             self.brokers[broker] = proxies
+            self._leader_maps[broker] = mine
         return ";".join(p.addr for p in proxies.values())
+
+    def rename_broker(self, key: str, broker: str) -> None:
+        """The links made by ``broker_addrs(key)`` are the broker ``broker``'s (its address,
+        known once it has started on a port of its own)."""
+        self.brokers[broker] = self.brokers.pop(key)
+        self._leader_maps[broker] = self._leader_maps.pop(key)
+
+    def move_controller(self, peer: str, addr: str) -> None:
+        """Controller ``peer`` listens on ``addr`` now (its picked port was taken before it
+        bound it): every proxy in front of it forwards there, every broker link names it as
+        the leader by its new address. Only ``peers_of(peer)`` changes: the others name it by
+        their proxies, the brokers by theirs."""
+        old = self.controllers[peer]
+        self.controllers[peer] = addr
+        for (_, j), raft in self.raft.items():
+            if j == peer:
+                raft.target = _target(addr)
+        for broker, proxies in self.brokers.items():
+            proxies[peer].target = _target(addr)
+            mine = self._leader_maps[broker]
+            mine[addr] = mine.pop(old)
 
     def isolate_broker(
         self, broker: str, keep: Iterable[str] = (), *, up: bool = True, down: bool = True
