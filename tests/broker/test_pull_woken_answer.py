@@ -7,6 +7,7 @@ with the same BrokerStatsManager figures."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -194,3 +195,32 @@ async def test_woken_pulls_answer_the_reference_s_bytes(
         finally:
             consumer.writer.close()
             producer.writer.close()
+
+
+async def test_a_woken_pull_refused_since_it_was_held_gets_the_refusal(tmp_path: Path) -> None:
+    """The woken read checks again (RocketMQ re-runs the whole request): a group whose
+    consumption was turned off while its pull was held is answered NO_PERMISSION."""
+    native_frames.use(True)
+    native_record.use(True)
+    async with run_broker(tmp_path) as broker:
+        consumer = Wire(*await asyncio.open_connection(*broker.broker_addr.split(":")))
+        try:
+            await create_topic([broker.broker_addr], "T", 1)
+            held = pull_request("G", "T", 0, 0, sys_flag=HELD)
+            consumer.write(held)
+            hold = broker.pull_request_hold_service
+            assert await until(lambda: hold.held_count == 1, WAIT_S)
+            groups = broker.subscription_group_manager
+            config = groups.find_subscription_group_config("G")
+            assert config is not None
+            groups.update_subscription_group_config(
+                dataclasses.replace(config, consume_enable=False)
+            )
+            sent = send_request("T", b"m", tags="A", queue_id=0)
+            consumer.write(sent)
+            refused = decode(await consumer.frame_of(held.opaque))
+            assert refused.code == ResponseCode.NO_PERMISSION
+            assert refused.remark == "subscription group no permission, G"
+            assert decode(await consumer.frame_of(sent.opaque)).code == ResponseCode.SUCCESS
+        finally:
+            consumer.writer.close()
