@@ -147,8 +147,6 @@ class FrameWriter:
         is written as it comes: queueing a client's requests to the iteration's end (a
         consumer's ack and its next pop in one writev) made the client and the broker take
         turns on 2 cores, 28 % fewer sync sends a second at 32 in flight."""
-        if self.is_closed:
-            raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
         self._write_frame(encode_head(cmd), cmd.body, burst=burst)
 
     def _write_frame(self, head: bytes, body: bytes, *, burst: bool = False) -> None:

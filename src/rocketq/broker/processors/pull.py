@@ -95,7 +95,9 @@ class PullMessageProcessor:
     def answer_woken(self, pull: PullRequest) -> Coroutine[Any, Any, None] | None:
         """Re-run a woken pull (RocketMQ's ``executeRequestWhenWakeup``) and answer it now
         when it reads on the loop (None; the answer joins its connection's send replies of
-        the same put flush, ``write_joined``); else the coroutine that reads and answers."""
+        the same put flush, ``write_joined``); else the coroutine that reads and answers.
+        A JSON pull whose read is walked in C is answered from that read, a FOUND one as
+        frame bytes (``_answer_found``); anything else takes ``_process``."""
         h = pull.header
         if h is not None and pull.request.serialize_type is SerializeType.JSON:
             found = self._read_woken(h)
