@@ -62,6 +62,17 @@ STEPS = (
     ("rocketq.broker.long_polling", "PullRequestHoldService", "_fire"),
     ("rocketq.broker.processors.pull", "PullMessageProcessor", "_process"),
     ("rocketq.broker.processors.pull", "PullMessageProcessor", "_after_read"),
+    ("rocketq.broker.processors.pull", "PullMessageProcessor", "answer_woken"),
+    ("rocketq.broker.processors.pull", "PullMessageProcessor", "_read_woken"),
+    ("rocketq.broker.processors.pull", "PullMessageProcessor", "_answer_found"),
+    ("rocketq.broker.processors.pull", "PullMessageProcessor", "_check"),
+    ("rocketq.broker.processors.pull", "PullMessageProcessor", "_filter_of"),
+    ("rocketq.store.message_store", "MessageStore", "get_message_body"),
+    ("rocketq.broker.processors.pull", "PullMessageProcessor", "_answer_with_suggestion"),
+    ("rocketq.broker.processors.pull", "PullMessageProcessor", "_record_get"),
+    ("rocketq.broker.long_polling", "PullRequestHoldService", "suspend_pull_request"),
+    ("rocketq.remoting.channel", "RemotingChannel", "write_joined"),
+    ("rocketq.remoting.channel", "RemotingChannel", "write_joined_frame"),
     ("rocketq.remoting.channel", "RemotingChannel", "_write"),
 )
 

@@ -80,6 +80,11 @@ def same_on_both(
         return None
     assert fields(compiled) == fields(python), (queue_id, offset, max_count, codes)
     assert compiled.body == b"".join(python.message_buffers)
+    # without the page-cache check (a woken pull's read): the same walk
+    unchecked = store.get_message_body("T", queue_id, offset, max_count, codes, False)
+    assert unchecked is not None
+    assert fields(unchecked) == fields(compiled)
+    assert unchecked.body == compiled.body
     return compiled
 
 

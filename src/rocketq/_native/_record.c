@@ -15,6 +15,7 @@
  *   batch_msg_ids   - the batch's msgIds joined, from append_sends' slots (send_batch.c)
  *   collect_messages - message_reader.MessageReader._collect: a pull's records copied from
  *                     the mapped files into one body (get_message.c)
+ *   pull_reply_head - a pull answer's frame head (pull_answer.py's reference; get_message.c)
  *   pull_columns    - spark/topic/pull_body's numpy columns of a pull body (columns.c)
  *   dispatch_runs, cq_units, index_puts - MessageStore.dispatch_batch's consume queue units
  *                     and index entries over a run of DispatchRequests (dispatch.c)
@@ -67,6 +68,8 @@ static PyMethodDef methods[] = {
      "MessageExt objects of back-to-back records (a pull body)."},
     {"collect_messages", (PyCFunction)(void (*)(void))collect_messages, METH_FASTCALL,
      "DefaultMessageStore#getMessage's unit walk: the pull's records as one body."},
+    {"pull_reply_head", (PyCFunction)(void (*)(void))pull_reply_head, METH_FASTCALL,
+     "A pull answer's frame head from the reference's header pieces and its numbers."},
     {"dispatch_runs", dispatch_runs, METH_O,
      "The requests with a consume queue unit, by (topic, queue_id) (dispatch.c)."},
     {"cq_units", (PyCFunction)(void (*)(void))cq_units, METH_FASTCALL,

@@ -108,6 +108,9 @@ def collect_messages(
     resident_only: bool,
     /,
 ) -> tuple[int, int, bytes, int, int] | None: ...
+def pull_reply_head(
+    pieces: tuple[bytes, ...], values: tuple[int, ...], body_length: int, /
+) -> bytes | None: ...
 def dispatch_runs(requests: list[Any], /) -> dict[tuple[str, int], list[Any]]: ...
 def cq_units(
     view: WriteableBuffer, pos: int, limit: int, requests: list[Any], start: int, /

@@ -308,3 +308,95 @@ PyObject *collect_messages(PyObject *self, PyObject *const *args, Py_ssize_t nar
     PyErr_Clear(); /* a decline: the Python walk answers (and words any error) */
     Py_RETURN_NONE;
 }
+
+/* ------------------------------------------------------------------ the pull's answer head */
+
+#define PULL_HEAD_VALUES 8 /* at most this many numbers between the pieces */
+#define PULL_HEAD_DIGITS 20 /* a long long's decimal, its sign included */
+
+/* an int in the signed 64-bit range into *out (0), else 1 with no error set */
+static int reply_long(PyObject *v, long long *out) {
+    if (!PyLong_Check(v)) return 1;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (x == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (overflow) return 1;
+    *out = x;
+    return 0;
+}
+
+/* x's decimal text at w (as Python's str(int)); its length */
+static Py_ssize_t decimal(char *w, long long x) {
+    char tmp[PULL_HEAD_DIGITS];
+    Py_ssize_t n = 0, len = 0;
+    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
+    do {
+        tmp[n++] = (char)('0' + (int)(u % 10));
+        u /= 10;
+    } while (u != 0);
+    if (x < 0) w[len++] = '-';
+    while (n > 0) w[len++] = tmp[--n];
+    return len;
+}
+
+/*
+ * pull_reply_head(pieces, values, body_length): the frame head of a pull's answer (issue 22,
+ * the woken pull answered without a RemotingCommand): the 4-byte frame length, the header
+ * word (JSON, the header's length) and the header, which is pieces[0], values[0] in decimal,
+ * pieces[1], ... pieces[n]. The pieces are cut by the caller from the Python encoder's
+ * header of a sample answer (rocketq/broker/processors/pull_answer.py), so the text around
+ * the numbers is the reference's byte for byte. Nothing here reads network bytes: the
+ * numbers are the store's and the request's, already ints.
+ *
+ * None (the caller answers through RemotingCommand) when the shapes do not fit: not a tuple
+ * of bytes one longer than the ints' tuple, a value not an int in the signed 64-bit range, or
+ * a frame over 2^31 - 1 bytes.
+ */
+PyObject *pull_reply_head(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "pull_reply_head takes 3 arguments");
+        return NULL;
+    }
+    PyObject *pieces = args[0], *values = args[1];
+    if (!PyTuple_Check(pieces) || !PyTuple_Check(values)) Py_RETURN_NONE;
+    Py_ssize_t n = PyTuple_GET_SIZE(values);
+    if (n > PULL_HEAD_VALUES || PyTuple_GET_SIZE(pieces) != n + 1) Py_RETURN_NONE;
+    long long body_length = 0;
+    if (reply_long(args[2], &body_length) || body_length < 0 || body_length > INT32_MAX)
+        Py_RETURN_NONE;
+    long long numbers[PULL_HEAD_VALUES];
+    Py_ssize_t header = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        PyObject *piece = PyTuple_GET_ITEM(pieces, i);
+        if (!PyBytes_Check(piece)) Py_RETURN_NONE;
+        header += PyBytes_GET_SIZE(piece);
+        if (i < n) {
+            if (reply_long(PyTuple_GET_ITEM(values, i), &numbers[i])) Py_RETURN_NONE;
+            header += PULL_HEAD_DIGITS;
+        }
+    }
+    if (header > INT32_MAX - 4 - body_length) Py_RETURN_NONE; /* an upper bound: exact below */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 8 + header);
+    if (out == NULL) return NULL;
+    char *w = PyBytes_AS_STRING(out) + 8, *start = w;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        PyObject *piece = PyTuple_GET_ITEM(pieces, i);
+        Py_ssize_t size = PyBytes_GET_SIZE(piece);
+        memcpy(w, PyBytes_AS_STRING(piece), (size_t)size);
+        w += size;
+        if (i < n) w += decimal(w, numbers[i]);
+    }
+    Py_ssize_t length = w - start;
+    unsigned char *head = (unsigned char *)PyBytes_AS_STRING(out);
+    uint32_t frame = (uint32_t)(4 + length + body_length), word = (uint32_t)length; /* JSON: 0 */
+    for (int k = 0; k < 4; k++) {
+        head[k] = (unsigned char)(frame >> (24 - 8 * k));
+        head[4 + k] = (unsigned char)(word >> (24 - 8 * k));
+    }
+    if (_PyBytes_Resize(&out, 8 + length) < 0) return NULL;
+    return out;
+}

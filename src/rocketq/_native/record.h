@@ -154,6 +154,7 @@ PyObject *decode_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 /* get_message.c: DefaultMessageStore#getMessage's unit walk and the pull body */
 PyObject *collect_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pull_reply_head(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* dispatch.c: a dispatch run's consume queue units and index entries */
 int dispatch_setup(void);

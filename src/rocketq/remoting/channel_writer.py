@@ -74,14 +74,24 @@ class FrameWriter:
         the flush ends (:func:`release_answers`)."""
         if self.is_closed:
             return
+        response.response_to(request)
+        self.write_joined_frame(encode_head(response), response.body)
+
+    def write_joined_frame(self, head: bytes, body: bytes) -> None:
+        """``write_joined`` of a response already encoded: its frame's ``head`` (the length,
+        the header word and the header, the opaque the request's) and ``body``."""
+        if self.is_closed:
+            return
         writers: list[FrameWriter] | None = getattr(_held, "writers", None)
         if writers is None or not self._deferred or self._write_window_open or self._reading:
-            self._write_reply(request, response)
+            try:
+                self._write_frame(head, body)
+            except RemotingError as exc:
+                log.debug("response to %s not sent: %s", self.remote_addr, exc)
             return
-        response.response_to(request)
-        self._unwritten.append(encode_head(response))
-        if response.body:
-            self._unwritten.append(response.body)
+        self._unwritten.append(head)
+        if body:
+            self._unwritten.append(body)
         self._write_window_open = self._joining = True  # no loop callback: see _write_frames
         writers.append(self)
         self.last_active_monotonic = time.monotonic()
@@ -137,9 +147,12 @@ class FrameWriter:
         is written as it comes: queueing a client's requests to the iteration's end (a
         consumer's ack and its next pop in one writev) made the client and the broker take
         turns on 2 cores, 28 % fewer sync sends a second at 32 in flight."""
+        self._write_frame(encode_head(cmd), cmd.body, burst=burst)
+
+    def _write_frame(self, head: bytes, body: bytes, *, burst: bool = False) -> None:
+        """``_write`` of a command already encoded (its frame's head and body)."""
         if self.is_closed:
             raise RemotingConnectError(f"connection to {self.remote_addr} is closed")
-        head, body = encode_head(cmd), cmd.body
         try:
             if self._write_window_open or burst or self._reading:
                 self._unwritten.append(head)

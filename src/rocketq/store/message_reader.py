@@ -89,12 +89,15 @@ class MessageReader:
         offset: int,
         max_count: int,
         codes: tuple[int, ...] | None,
+        resident_only: bool = True,
     ) -> GetMessageResult | None:
         """``get_message`` of a pull found in memory, walked in C (``collect_messages``): the
         records copied once into ``body``. ``codes`` is a TAG filter's code set (None: every
         unit). None when C is off, when the queue's answer is not a walk (no queue, no
         message, an offset out of range: ``get_message`` answers those at once), when C
-        declines, or when a record is not in the page cache: the caller asks ``get_message``."""
+        declines, or (``resident_only``) when a record is not in the page cache: the caller
+        asks ``get_message``. ``resident_only=False`` skips the page-cache check (mincore) for
+        records known to be just written (a held pull woken by their arrival)."""
         compiled = native_record.RECORD
         cq = self.find_consume_queue(topic, queue_id, create=False)
         if compiled is None or cq is None:
@@ -118,7 +121,7 @@ class MessageReader:
             min(max_count, cfg.max_transfer_count_on_message_in_memory),
             cfg.max_transfer_bytes_on_message_in_memory,
             codes,
-            True,
+            resident_only,
         )
         if walked is None:
             return None

@@ -11,7 +11,9 @@ past int32), then restored; every pull (random offset, count, code set) must giv
 ``check_collect_files``: ``collect_messages`` called directly on made-up files (buffers of
 random sizes, write positions past them, offsets not on file boundaries, attributes of the
 wrong type, released views): it must return None, a well-formed walk or a TypeError, never
-read past a buffer. Under ``make fuzz`` the sanitizers watch the reads.
+read past a buffer. ``check_pull_reply_head``: the woken pull's answer head (get_message.c)
+on random pieces and numbers, against its Python twin. Under ``make fuzz`` the sanitizers
+watch the reads.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rocketq.broker.processors.pull_answer import pull_reply_head
 from rocketq.common import message_const as mc
 from rocketq.common import native_record
 from rocketq.common.hashing import java_string_hash
@@ -201,4 +204,51 @@ def check_collect_files(rng: random.Random) -> str | None:
     status, _next, body, count, _max_phy = walked
     if not (0 <= status <= 3 and isinstance(body, bytes) and count >= 0):
         return f"collect_messages on made-up files: {walked!r}"
+    return None
+
+
+EDGE_NUMBERS = (0, 1, -1, 9, 10, -(1 << 63), (1 << 63) - 1, 1 << 63, -(1 << 63) - 1, 1 << 80)
+
+
+def check_pull_reply_head(rng: random.Random) -> str | None:
+    """``pull_reply_head`` (a woken pull's answer head, get_message.c) on random pieces,
+    numbers and body lengths, some of the wrong type or count: where it answers, the bytes
+    of its Python twin (``pull_answer.pull_reply_head``); where it declines, a shape it
+    does not take."""
+    compiled = native_record.COMPILED
+    if compiled is None:
+        return None
+    count = rng.randrange(0, 10)
+    pieces: list[Any] = [rng.randbytes(rng.choice((0, 1, 7, 200, 5000))) for _ in range(count + 1)]
+    values: list[Any] = [
+        rng.choice(EDGE_NUMBERS) if rng.random() < 0.3 else rng.randrange(-(10**12), 10**12)
+        for _ in range(count)
+    ]
+    if rng.random() < 0.1 and values:
+        values[rng.randrange(count)] = rng.choice(("1", 1.5, None))
+    if rng.random() < 0.1:
+        pieces[rng.randrange(count + 1)] = rng.choice(("x", bytearray(b"x"), None))
+    if rng.random() < 0.1:
+        del pieces[rng.randrange(count + 1)]
+    body_length: Any = rng.choice((0, 1, 1024, (1 << 31) - 1, 1 << 31, -1, "1"))
+    head = compiled.pull_reply_head(tuple(pieces), tuple(values), body_length)
+    fits = (
+        len(pieces) == count + 1
+        and count <= 8
+        and all(type(p) is bytes for p in pieces)
+        and all(type(v) is int and -(1 << 63) <= v < (1 << 63) for v in values)
+        and type(body_length) is int
+        and 0 <= body_length < (1 << 31)
+    )
+    if fits:  # C's bound of the frame: 20 characters a number
+        bound = sum(len(p) for p in pieces) + 20 * count
+        fits = bound <= (1 << 31) - 1 - 4 - body_length
+    if not fits:
+        return (
+            None if head is None else f"pull_reply_head took {pieces!r} {values!r} {body_length!r}"
+        )
+    twin = pull_reply_head(tuple(pieces), tuple(values), 0)[4:]  # the word and the header
+    frame = len(twin) + body_length
+    if head is None or head[4:] != twin or struct.unpack_from(">i", head)[0] != frame:
+        return f"pull_reply_head gave {head!r} for {pieces!r} {values!r} {body_length!r}"
     return None

@@ -67,7 +67,12 @@ from rocketq.testing.append_fuzz import (
     random_fields,
 )
 from rocketq.testing.batch_fuzz import check_batch_puts
-from rocketq.testing.collect_fuzz import check_collect_files, check_collect_store, fuzz_store
+from rocketq.testing.collect_fuzz import (
+    check_collect_files,
+    check_collect_store,
+    check_pull_reply_head,
+    fuzz_store,
+)
 from rocketq.testing.dispatch_fuzz import check_dispatch
 from rocketq.testing.flush_fuzz import check_answer_flush
 from rocketq.testing.pop_fuzz import (
@@ -341,6 +346,7 @@ def _run(
             or check_batch_puts(r)
             or check_collect_store(r, store)
             or check_collect_files(r)
+            or check_pull_reply_head(r)
             or check_batch_ack_body(r)
             or check_pop_answer_fields(r)
             or check_batch_ack_handles(r)

@@ -30,7 +30,9 @@ from typing import Any
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.filter import ExpressionMessageFilter
 from rocketq.broker.long_polling import PullRequest
+from rocketq.broker.processors.pull_answer import _answer, _code, found_head_pieces
 from rocketq.broker.property_filter import message_filter_of, property_filter_disabled_remark
+from rocketq.common import native_record
 from rocketq.common.pull_sys_flag import (
     has_commit_offset_flag,
     has_subscription_flag,
@@ -40,7 +42,7 @@ from rocketq.common.topic_config import is_readable
 from rocketq.errors import FilterExpressionError, RemotingError
 from rocketq.remoting.channel import FastResult, RemotingChannel
 from rocketq.remoting.protocol.bodies import MessageModel
-from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.codes import RequestCode, SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.headers import PullMessageRequestHeader
 from rocketq.remoting.protocol.subscription import (
@@ -63,19 +65,8 @@ KEPT_FILTERS = 4096
 
 log = logging.getLogger(__name__)
 
-#: Store status -> reply code; None: PULL_OFFSET_MOVED unless the pull asked for offset 0.
-STATUS_TO_RESPONSE: dict[GetMessageStatus, int | None] = {
-    GetMessageStatus.FOUND: ResponseCode.SUCCESS,
-    GetMessageStatus.NO_MATCHED_MESSAGE: ResponseCode.PULL_RETRY_IMMEDIATELY,
-    GetMessageStatus.MESSAGE_WAS_REMOVING: ResponseCode.PULL_RETRY_IMMEDIATELY,
-    GetMessageStatus.OFFSET_FOUND_NULL: ResponseCode.PULL_NOT_FOUND,
-    GetMessageStatus.OFFSET_OVERFLOW_ONE: ResponseCode.PULL_NOT_FOUND,
-    GetMessageStatus.NO_MESSAGE_IN_QUEUE: None,
-    GetMessageStatus.NO_MATCHED_LOGIC_QUEUE: None,
-    GetMessageStatus.OFFSET_TOO_SMALL: ResponseCode.PULL_OFFSET_MOVED,
-    GetMessageStatus.OFFSET_OVERFLOW_BADLY: ResponseCode.PULL_OFFSET_MOVED,
-}
-assert set(STATUS_TO_RESPONSE) == set(GetMessageStatus)
+#: the header of a woken pull's FOUND answer around its numbers (``pull_answer``)
+FOUND_HEAD_PIECES = found_head_pieces()
 
 
 class PullMessageProcessor:
@@ -104,15 +95,70 @@ class PullMessageProcessor:
     def answer_woken(self, pull: PullRequest) -> Coroutine[Any, Any, None] | None:
         """Re-run a woken pull (RocketMQ's ``executeRequestWhenWakeup``) and answer it now
         when it reads on the loop (None; the answer joins its connection's send replies of
-        the same put flush, ``write_joined``); else the coroutine that reads and answers."""
-        answer = self._process(
-            pull.channel, pull.request, broker_allow_suspend=False, header=pull.header
-        )
+        the same put flush, ``write_joined``); else the coroutine that reads and answers.
+        A JSON pull whose read is walked in C is answered from that read, a FOUND one as
+        frame bytes (``_answer_found``); anything else takes ``_process``."""
+        h = pull.header
+        if h is not None and pull.request.serialize_type is SerializeType.JSON:
+            found = self._read_woken(h)
+            if found is not None:  # walked in C, from the page cache: answered now
+                if not self._answer_found(pull, h, found):
+                    response = self._answer_with_suggestion(h, found)
+                    self._record_get(h, found, response)
+                    pull.channel.write_joined(pull.request, response)
+                return None
+        answer = self._process(pull.channel, pull.request, broker_allow_suspend=False, header=h)
         if answer is None or isinstance(answer, RemotingCommand):
             if answer is not None:
                 pull.channel.write_joined(pull.request, answer)
             return None
         return self._answer_later(pull, answer)
+
+    def _read_woken(self, h: PullMessageRequestHeader) -> GetMessageResult | None:
+        """A woken pull's read when it passes the checks, has a TAG filter (or none) and its
+        records are walked in C from the page cache (``_process``'s first case); else None
+        (``_process`` checks, refuses or reads it again)."""
+        if self._check(h) is not None:
+            return None
+        message_filter = self._filter_of(h)
+        if type(message_filter) is not ExpressionMessageFilter:
+            return None
+        # its records arrived since it was held (it is held only at its queue's end): they
+        # were just written, so no page-cache check (mincore, ~2.5 us) before the walk
+        return self.broker.message_store.get_message_body(
+            h.topic, h.queue_id, h.queue_offset, h.max_msg_nums, _codes(message_filter), False
+        )
+
+    def _answer_found(
+        self, pull: PullRequest, h: PullMessageRequestHeader, found: GetMessageResult
+    ) -> bool:
+        """Answer a woken pull's FOUND read with its frame head built in C (``pull_answer``):
+        ``_answer_with_suggestion``, ``_record_get`` and ``write_joined`` of the same bytes,
+        without the RemotingCommand. False (nothing done) for anything else."""
+        native = native_record.RECORD
+        body = found.body
+        if (
+            native is None
+            or body is None
+            or found.status is not GetMessageStatus.FOUND
+            or (self._is_slave and not self.broker.config.slave_read_enable)
+        ):
+            return False
+        values = (
+            self._suggest_which_broker_id(h, found),
+            found.next_begin_offset,
+            found.min_offset,
+            found.max_offset,
+            pull.request.opaque,
+        )
+        head = native.pull_reply_head(FOUND_HEAD_PIECES, values, len(body))
+        if head is None:
+            return False
+        self.broker.broker_stats_manager.record_get(
+            h.consumer_group, h.topic, h.queue_id, found.body_count, len(body), values[1]
+        )
+        pull.channel.write_joined_frame(head, body)
+        return True
 
     async def _answer_later(
         self, pull: PullRequest, answer: Coroutine[Any, Any, RemotingCommand | None]
@@ -415,31 +461,6 @@ class PullMessageProcessor:
                 f"topicConfig.readQueueNums:[{tc.read_queue_nums}]",
             )
         return None
-
-
-def _code(h: PullMessageRequestHeader, result: GetMessageResult) -> int:
-    code = STATUS_TO_RESPONSE[result.status]
-    if code is not None:
-        return code
-    return ResponseCode.PULL_OFFSET_MOVED if h.queue_offset != 0 else ResponseCode.PULL_NOT_FOUND
-
-
-def _answer(h: PullMessageRequestHeader, result: GetMessageResult) -> RemotingCommand:
-    body = result.body if result.body is not None else b"".join(result.message_buffers)
-    return RemotingCommand.create_response(
-        _code(h, result), result.status.name, ext_fields=_response_fields(result), body=body
-    )
-
-
-def _response_fields(result: GetMessageResult) -> dict[str, str]:
-    """``PullMessageResponseHeader(...).to_ext_fields()`` with suggestWhichBrokerId 0 (the
-    caller sets it), written out: one dict per pull, no header object."""
-    return {
-        "suggestWhichBrokerId": "0",
-        "nextBeginOffset": str(result.next_begin_offset),
-        "minOffset": str(result.min_offset),
-        "maxOffset": str(result.max_offset),
-    }
 
 
 def _codes(message_filter: ExpressionMessageFilter) -> tuple[int, ...] | None:
