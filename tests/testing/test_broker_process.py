@@ -4,7 +4,6 @@ learned ports on a restart, and a bounded retry while a port it must re-bind is 
 from __future__ import annotations
 
 import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -48,19 +47,28 @@ def test_first_start_binds_port_zero_and_learns_both_ports(tmp_path: Path) -> No
         broker.kill()
 
 
-def test_restart_waits_for_its_held_port_then_rebinds_it(tmp_path: Path) -> None:
+def test_restart_waits_for_its_held_port_then_rebinds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     broker = BrokerProcess(tmp_path / "proc", conf(tmp_path / "store"))
     try:
         broker.start()
         port, ha_addr = broker.port, broker.ha_addr
         broker.kill()
         squatter = hold(port)  # someone takes the port between the kill and the restart
-        release = threading.Timer(2.0, squatter.close)  # and lets it go a while later
-        release.start()
+        launch = broker._launch
+
+        def launch_then_release(argv: list[str], what: str, timeout_s: float) -> None:
+            try:
+                launch(argv, what, timeout_s)
+            except PortTakenError:  # refused once: the squatter lets the port go
+                squatter.close()
+                raise
+
+        monkeypatch.setattr(broker, "_launch", launch_then_release)
         try:
             broker.start()
         finally:
-            release.cancel()
             squatter.close()
         refused = [line for line in broker.output if f"port {port} is in use" in line]
         assert refused, "the held port never refused a start: the test proved nothing"
