@@ -33,6 +33,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.store.commitlog import CommitLog, DispatchRequest
 from rocketq.store.service_thread import ServiceThread
@@ -40,6 +41,8 @@ from rocketq.store.service_thread import ServiceThread
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 4 * 1024 * 1024
+#: the Python round's chunk after the direct dispatch stopped at a record it does not take
+SLOW_STEP_BYTES = 64 * 1024
 #: the longest idle wait while a dispatch scheduler is attached (every put is dispatched by
 #: the scheduler; whatever is left to this thread wakes it)
 SCHEDULED_WAIT_MS = 1000
@@ -157,9 +160,23 @@ class ReputMessageService(ServiceThread):
                 "reput offset %d below commitlog min %d", self.reput_from_offset, min_offset
             )
             self.reput_from_offset = min_offset
+        direct = self._direct_dispatch()
         while self.reput_from_offset < (end := self.reput_end_offset()):
+            max_bytes = CHUNK_BYTES
+            if direct is not None:
+                start = self.reput_from_offset
+                nxt, done = direct(start, end)
+                if done:
+                    self.reput_from_offset = nxt
+                    count += done
+                    if self.message_arriving_listener is not None:
+                        self._notify_direct(start, nxt)
+                    if nxt >= end:  # a put after this run's end schedules a run of its own
+                        break
+                    continue
+                max_bytes = SLOW_STEP_BYTES  # the Python round takes what C left, then C again
             requests, nxt, bad = self.commit_log.read_dispatch_requests(
-                self.reput_from_offset, check_crc=False, max_bytes=CHUNK_BYTES
+                self.reput_from_offset, check_crc=False, max_bytes=max_bytes
             )
             if nxt > end:  # only records that end at or below the bound
                 requests, nxt, bad = self._within(requests, end)
@@ -181,6 +198,37 @@ class ReputMessageService(ServiceThread):
             if not moved:
                 break
         return count
+
+    def _direct_dispatch(self) -> Callable[[int, int], tuple[int, int]] | None:
+        """The dispatcher's one-call run (``MessageStore.dispatch_direct``) when this round may
+        take it: the C record module built, no dispatch bound (controller mode keeps the Python
+        round) and no one to wake (held pulls are answered before the index, by the Python
+        round; :meth:`_notify_direct` covers one that is held meanwhile)."""
+        direct: Callable[[int, int], tuple[int, int]] | None
+        direct = getattr(self.dispatcher, "dispatch_direct", None)
+        if direct is None or native_record.RECORD is None or self.dispatch_bound is not None:
+            return None
+        if self.message_arriving_listener is None:
+            return direct
+        wanted = self.arrival_wanted
+        return direct if wanted is not None and not wanted() else None
+
+    def _notify_direct(self, start: int, end: int) -> None:
+        """The arrivals of a direct run, when someone now waits for one: as the Python round,
+        the wanted check follows the units' writes (the records are read again for it)."""
+        listener, wanted = self.message_arriving_listener, self.arrival_wanted
+        if listener is None or wanted is None or not wanted():
+            return
+        requests = []
+        while start < end:
+            part, nxt, _bad = self.commit_log.read_dispatch_requests(
+                start, check_crc=False, max_bytes=end - start
+            )
+            requests.extend(r for r in part if r.commit_log_offset < end)
+            if nxt <= start:
+                break
+            start = nxt
+        self._notify(requests)
 
     def _within(
         self, requests: list[DispatchRequest], end: int
