@@ -91,7 +91,11 @@ def _put_and_dispatch(
             before_reput()
             store.reput_service.do_reput()
             root_cq = root / "consumequeue"
-            cq = {str(p.relative_to(root_cq)): p.read_bytes() for p in root_cq.rglob("*") if p.is_file()}
+            cq = {
+                str(p.relative_to(root_cq)): p.read_bytes()
+                for p in root_cq.rglob("*")
+                if p.is_file()
+            }
             return cq, arrivals, reads[0]
         finally:
             store.shutdown()

@@ -204,8 +204,9 @@ class ReputMessageService(ServiceThread):
         take it: the C record module built, no dispatch bound (controller mode keeps the Python
         round) and no one to wake (held pulls are answered before the index, by the Python
         round; :meth:`_notify_direct` covers one that is held meanwhile)."""
-        direct: Callable[[int, int], tuple[int, int]] | None
-        direct = getattr(self.dispatcher, "dispatch_direct", None)
+        direct: Callable[[int, int], tuple[int, int]] | None = getattr(
+            self.dispatcher, "dispatch_direct", None
+        )
         if direct is None or native_record.RECORD is None or self.dispatch_bound is not None:
             return None
         if self.message_arriving_listener is None:
@@ -219,7 +220,7 @@ class ReputMessageService(ServiceThread):
         listener, wanted = self.message_arriving_listener, self.arrival_wanted
         if listener is None or wanted is None or not wanted():
             return
-        requests = []
+        requests: list[DispatchRequest] = []
         while start < end:
             part, nxt, _bad = self.commit_log.read_dispatch_requests(
                 start, check_crc=False, max_bytes=end - start

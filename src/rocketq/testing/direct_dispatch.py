@@ -152,7 +152,9 @@ def _files(store: MessageStore, root: str) -> DispatchedFiles:
     ]  # fmt: skip
     cq_root = Path(root) / "consumequeue"
     cq = {
-        str(p.relative_to(cq_root)): p.read_bytes() for p in sorted(cq_root.rglob("*")) if p.is_file()
+        str(p.relative_to(cq_root)): p.read_bytes()
+        for p in sorted(cq_root.rglob("*"))
+        if p.is_file()
     }
     return cq, [bytes(f.mapped_file.view) for f in index.index_file_list], fields
 
@@ -208,7 +210,7 @@ def _bad_calls(rng: random.Random) -> str | None:
         view=cq_view,
     )
     cq = _Fake(max_physic_offset=pick(-1), mapped_file_queue=_Fake(mapped_files=(mf,)))
-    queues: dict[Any, Any] = {t: {q: cq for q in range(3)} for t in TOPICS}
+    queues: dict[Any, Any] = {t: dict.fromkeys(range(3), cq) for t in TOPICS}
     index = _Fake(
         **{name: pick(value) for name, value in (
             ("hash_slot_num", 1), ("index_num", 3), ("begin_timestamp", 0), ("end_timestamp", 0),
@@ -221,7 +223,14 @@ def _bad_calls(rng: random.Random) -> str | None:
     stops = rng.choice(((SCHEDULE_TOPIC, TIMER_TOPIC), (), ("TopicA",), (3,)))
     with suppress(TypeError, ValueError, OverflowError, AttributeError, BufferError):
         compiled.dispatch_direct(
-            log, pos, limit, pick(0), queues, index_arg, index_view, stops  # type: ignore[arg-type]
+            log,
+            pos,
+            limit,
+            pick(0),
+            queues,
+            index_arg,
+            index_view,
+            stops,
         )
     cq_view.release()
     index_view.release()

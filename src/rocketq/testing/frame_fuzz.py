@@ -29,9 +29,9 @@ gives (``flush_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index
 random runs of DispatchRequests into consume queue and index files as the Python path does
 (``dispatch_fuzz``); the direct dispatch (``dispatch_direct``) does the same from random
 commitlog records and takes mutated records and made-up queue and index fields without writing
-outside a buffer (``direct_dispatch``). The commitlog warm-up's ``populate`` gets random and wrong ranges and
-buffers and must change no byte (``populate_fuzz``). A finding prints the seed and input and
-exits 1.
+outside a buffer (``direct_dispatch``). The commitlog warm-up's ``populate`` gets random and
+wrong ranges and buffers and must change no byte (``populate_fuzz``). A finding prints the
+seed and input and exits 1.
 """
 
 from __future__ import annotations
