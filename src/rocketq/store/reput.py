@@ -19,6 +19,16 @@ refuses or that finds the dispatch lock taken (:meth:`request_dispatch`,
 ``set_confirm_offset``, a slave's ack, a committed SyncStateSet), a log truncation and a
 detached scheduler.
 
+With the C record module a round first takes the direct dispatch
+(``MessageStore.dispatch_direct``: reput_run.c) while nobody waits for an arrival: one call
+writes the units and index keys straight from the commitlog's bytes, without a
+DispatchRequest, and stops at the first record it leaves to this Python round (a new queue or
+file, a skip or gap, a transaction record, the schedule and timer topics, a new index file, a
+bad record), which then takes up to ``SLOW_STEP_BYTES`` before C goes on. The arrival check
+still follows the units' writes: a pull held meanwhile is notified of the direct run's records
+(read again for it). Held pulls (answered before the index) and controller mode keep this
+round.
+
 In controller mode ``dispatch_bound`` returns the confirm offset: a record is dispatched only
 once it ends at or below it (``getReputEndOffset`` and the confirm-offset check of RocketMQ 5's
 ``DefaultMessageStore.ReputMessageService``), so consumers never see bytes that a failover
