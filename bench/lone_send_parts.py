@@ -43,6 +43,8 @@ STEPS = (
     ("rocketq.remoting.codec", "FrameDecoder", "feed_sends"),
     ("rocketq.remoting.channel", "RemotingChannel", "_dispatch_send"),
     ("rocketq.broker.put_batcher", "PutBatcher", "flush"),
+    ("rocketq.broker.put_batcher", "PutBatcher", "_flush_now"),
+    ("rocketq.broker.processors.send_answer", "SendAnswers", "answer_now"),
     ("rocketq.store.message_store", "MessageStore", "async_put_sends"),
     ("rocketq.broker.processors.send_answer", "SendAnswers", "answer_sends"),
     ("rocketq.broker.processors.send_answer", "SendAnswers", "_record"),

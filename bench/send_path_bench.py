@@ -102,7 +102,10 @@ async def round_of(host: str, port: int, connections: int, per_connection: int) 
     return used / (connections * per_connection) * 1e6
 
 
-async def measure(connections: int, sends: int, rounds: int) -> list[float]:
+async def measure(connections: int, sends: int, rounds: int, ab_flush: bool) -> list[float]:
+    """Each round's CPU a send; with ``ab_flush`` the rounds alternate between the flush in one
+    step (``PutBatcher.flush_now``) and the reference flush, the one step's rounds first of
+    each pair (the even ones)."""
     with tempfile.TemporaryDirectory() as root:
         async with run_broker(root) as broker:
             host, port = broker.broker_addr.split(":")
@@ -110,9 +113,37 @@ async def measure(connections: int, sends: int, rounds: int) -> list[float]:
             # the first send creates the topic (4 queues) on the Python path; then a warm-up
             await round_of(host, int(port), 1, 1)
             await round_of(host, int(port), connections, per_connection // 2 or 1)
-            return [
-                await round_of(host, int(port), connections, per_connection) for _ in range(rounds)
-            ]
+            figures: list[float] = []
+            for i in range(rounds * (2 if ab_flush else 1)):
+                if ab_flush:
+                    spent = set_flush_now(broker, i % 2 == 0)
+                figures.append(await round_of(host, int(port), connections, per_connection))
+                if ab_flush:
+                    FLUSH_NS[i % 2].extend(spent)
+            return figures
+
+
+#: with --ab-flush, each flush's wall time (ns) in the one-step rounds and the reference ones
+FLUSH_NS: tuple[list[int], list[int]] = ([], [])
+
+
+def set_flush_now(broker: object, on: bool) -> list[int]:
+    """The broker's send batcher flushes in one step (``on``) or the reference way; the list
+    its flushes' wall times (ns) go to from now on."""
+    fast = broker.remoting_server.fast_processor(RequestCode.SEND_MESSAGE_V2)  # type: ignore[attr-defined]
+    batcher = fast.__self__.put_batcher
+    batcher.flush_now = on
+    spent: list[int] = []
+    flush = type(batcher).flush
+    clock = time.perf_counter_ns
+
+    def timed() -> None:
+        start = clock()
+        flush(batcher)
+        spent.append(clock() - start)
+
+    batcher.flush = timed  # the instance's: _schedule reads self.flush
+    return spent
 
 
 def main() -> None:
@@ -120,8 +151,28 @@ def main() -> None:
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--sends", type=int, default=20000, help="per round, over all connections")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--ab-flush",
+        action="store_true",
+        help="alternate rounds: the flush in one step, the reference flush (PutBatcher.flush_now)",
+    )
     args = ap.parse_args()
-    figures = event_loop.run(measure(args.connections, args.sends, args.rounds))
+    figures = event_loop.run(measure(args.connections, args.sends, args.rounds, args.ab_flush))
+    if args.ab_flush:
+        one, ref = figures[0::2], figures[1::2]
+        print(
+            f"connections {args.connections}: one-step flush median {statistics.median(one):.1f}"
+            f" ({' / '.join(f'{f:.1f}' for f in one)}), reference flush median"
+            f" {statistics.median(ref):.1f} ({' / '.join(f'{f:.1f}' for f in ref)}) us per send"
+        )
+        for name, spent in zip(("one-step", "reference"), FLUSH_NS, strict=True):
+            spent.sort()
+            print(
+                f"  {name} flush wall (the put, the answers, their write, the dispatch):"
+                f" p10 {spent[len(spent) // 10] / 1e3:.1f} us, median"
+                f" {spent[len(spent) // 2] / 1e3:.1f} us, {len(spent)} flushes"
+            )
+        return
     shown = " / ".join(f"{f:.1f}" for f in figures)
     print(
         f"connections {args.connections}: {shown} us per send "

@@ -4,6 +4,7 @@ the same commands and the same errors on both paths, and a burst cut by a malfor
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import struct
 import sys
@@ -258,3 +259,50 @@ def test_split_sends_reads_a_send_s_fields_as_split_frames_does() -> None:
         assert put == compiled.send_put_of(expected.ext_fields, expected.body, *spec[1:])
     assert put.topic == "Spans"
     assert put.queue_id == 3
+
+
+def _configure(command_cls: type) -> None:
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    compiled.configure(  # type: ignore[attr-defined]
+        command_cls,
+        sorted(LanguageCode, key=int),
+        LanguageCode.OTHER,
+        SerializeType.JSON,
+        SerializeType.ROCKETMQ,
+    )
+
+
+def test_the_split_fills_a_command_s_slots_only_where_its_init_does_nothing_else() -> None:
+    """C builds a RemotingCommand by storing its slots (no __init__ frame): every field as the
+    class's own constructor sets it; a command class whose __init__ does more (here a
+    ``__post_init__``) is called, as before."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    request = send_request("SlotT", b"body", tags="t", code=RequestCode.SEND_MESSAGE_V2)
+    request.opaque, request.flag, request.remark = 77, 2, "a remark"
+    frame = encode(request)
+    items, consumed, error = compiled.split_frames(frame, MAX_FRAME_SIZE)
+    assert (consumed, error) == (len(frame), None)
+    (built,) = items
+    assert type(built) is RemotingCommand
+    assert built == RemotingCommand(**{f: getattr(request, f) for f in request.__slots__})
+    assert built.ext_fields == request.ext_fields
+
+    seen: list[object] = []
+
+    @dataclasses.dataclass(slots=True)
+    class Noting(RemotingCommand):
+        def __post_init__(self) -> None:
+            seen.append(self.opaque)
+
+    try:
+        _configure(Noting)
+        (noted,), _, _ = compiled.split_frames(frame, MAX_FRAME_SIZE)
+        assert type(noted) is Noting
+        assert seen == [77]
+    finally:
+        _configure(RemotingCommand)
+    (again,), _, _ = compiled.split_frames(frame, MAX_FRAME_SIZE)
+    assert type(again) is RemotingCommand
+    assert seen == [77]

@@ -15,11 +15,12 @@ import pytest
 from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.common.message_id import host_to_bytes
-from rocketq.store.commitlog_send import SendPut
+from rocketq.store.commitlog_send import SendPut, SendsPutResult
 from rocketq.store.config import FlushDiskType
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
+from rocketq.store.sends_now import put_sends_now, sends_wait_for_none
 from rocketq.testing.store import SEGMENT_BYTES, commit_log_config, commitlog_bytes, new_msg
 
 pytestmark = [
@@ -66,19 +67,25 @@ def described(r: PutMessageResult) -> tuple[object, ...]:
 
 
 def put_all(
-    root: Path, native: bool, bursts: list[Puts], *, lane: bool = False
+    root: Path, native: bool, bursts: list[Puts], *, lane: bool = False, one_step: bool = False
 ) -> tuple[bytes, list[object], object]:
     """The bursts put into a fresh store on one path: its commitlog bytes, every put's
     (status, offset, size, msgId, queue offset, store time) and its queue offset table.
-    ``lane``: the bursts (SendPuts alone) go through ``async_put_sends``."""
+    ``lane``: the bursts (SendPuts alone) go through ``async_put_sends``; ``one_step``:
+    through ``put_sends_now`` (the broker's flush on a store where none waits)."""
     native_record.use(native)
     store = MessageStore(commit_log_config(root, flush_disk_type="ASYNC_FLUSH"))
     store.load()
     store.start()
     try:
         seen: list[object] = []
+        assert sends_wait_for_none(store)  # ASYNC_FLUSH, ASYNC_MASTER
         for burst in bursts:
-            if lane:
+            if one_step:
+                values, now = put_sends_now(store, burst)  # type: ignore[arg-type]
+                sends = SendsPutResult(values, now, store.commit_log.msg_id_prefix, [], None)
+                seen += [described(sends.put_result(i)) for i in range(len(burst))]
+            elif lane:
                 sends = store.async_put_sends(burst)  # type: ignore[arg-type]
                 assert (sends.waiting, sends.durable) == ([], None)  # ASYNC_FLUSH: none waits
                 seen += [described(sends.put_result(i)) for i in range(len(burst))]
@@ -189,9 +196,11 @@ def test_a_run_of_sends_alone_gets_the_results_of_async_put_each(tmp_path: Path)
     ]
     bursts = [rolling, refusals, [send("only bad!")], *randoms]
     lane = put_all(tmp_path / "lane", True, bursts, lane=True)
+    one_step = put_all(tmp_path / "now", True, bursts, one_step=True)
     each = put_all(tmp_path / "each", True, bursts)
     python = put_all(tmp_path / "py", False, bursts)
     assert lane == each
+    assert one_step == lane
     assert lane == python
     statuses = [s[0] for s in lane[1][150:157]]  # type: ignore[index]
     ok, props, illegal = (
@@ -257,3 +266,30 @@ def test_append_sends_refuses_what_is_no_send_and_rejects_bad_arguments() -> Non
     ):
         with pytest.raises((ValueError, TypeError, BufferError)):
             compiled.append_sends(*bad)
+
+
+def test_one_step_serves_only_a_store_where_no_put_waits(tmp_path: Path) -> None:
+    """``sends_wait_for_none``: the one step is for a running, writable ASYNC_MASTER that
+    flushes in the background; SYNC_FLUSH (a group commit to wait for), a full disk and a
+    stopped store take ``async_put_sends``, which words their statuses."""
+    native_record.use(True)
+    sync = MessageStore(commit_log_config(tmp_path / "s", flush_disk_type=FlushDiskType.SYNC_FLUSH))
+    sync.load()
+    sync.start()
+    try:
+        assert not sends_wait_for_none(sync)
+    finally:
+        sync.shutdown()
+    store = MessageStore(commit_log_config(tmp_path / "a", flush_disk_type="ASYNC_FLUSH"))
+    store.load()
+    assert not sends_wait_for_none(store)  # not started
+    store.start()
+    try:
+        assert sends_wait_for_none(store)
+        store.disk_full = True
+        assert not sends_wait_for_none(store)
+        store.disk_full = False
+        assert sends_wait_for_none(store)
+    finally:
+        store.shutdown()
+    assert not sends_wait_for_none(store)

@@ -25,6 +25,8 @@
  */
 #include "remoting.h"
 
+#include <structmember.h>
+
 /* spec of split_sends: (code, rules, put_cls, born_host, store_host), send_put_of's
  * arguments after (fields, body) */
 #define SPEC_SIZE 5
@@ -191,6 +193,60 @@ static PyObject *ext_fields_of(PyObject *self, PyObject *header) {
     return fields;
 }
 
+static const char *const COMMAND_FIELDS[COMMAND_FIELD_COUNT] = {
+    "code", "language", "version", "opaque", "flag",
+    "remark", "ext_fields", "body", "serialize_type"};
+
+/* the offsets of cls's slots for COMMAND_FIELDS into slots, where cls is a class of plain
+ * object slots of those names whose __init__ only stores its arguments (a slots dataclass,
+ * no __post_init__, no __new__ of its own); else slots[0] 0 (the decoders call the class).
+ * 0, or -1 with an exception set */
+static int find_command_slots(PyObject *cls, Py_ssize_t *slots) {
+    slots[0] = 0;
+    if (!PyType_Check(cls)) return 0;
+    PyTypeObject *type = (PyTypeObject *)cls;
+    if (type->tp_itemsize != 0 || type->tp_alloc == NULL ||
+        type->tp_new != PyBaseObject_Type.tp_new)
+        return 0;
+    PyObject *fields = PyObject_GetAttrString(cls, "__dataclass_fields__");
+    if (fields == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    Py_ssize_t count = PyDict_Check(fields) ? PyDict_GET_SIZE(fields) : -1;
+    Py_DECREF(fields);
+    int post_init = PyObject_HasAttrString(cls, "__post_init__");
+    if (count != COMMAND_FIELD_COUNT || post_init) return 0;
+    Py_ssize_t found[COMMAND_FIELD_COUNT];
+    for (int i = 0; i < COMMAND_FIELD_COUNT; i++) {
+        PyObject *descr = PyDict_GetItemString(type->tp_dict, COMMAND_FIELDS[i]);
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) return 0;
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if (member->type != T_OBJECT_EX || (member->flags & READONLY) ||
+            member->offset < (Py_ssize_t)sizeof(PyObject) ||
+            member->offset + (Py_ssize_t)sizeof(PyObject *) > type->tp_basicsize)
+            return 0;
+        found[i] = member->offset;
+    }
+    memcpy(slots, found, sizeof(found));
+    return 0;
+}
+
+PyObject *new_command(PyObject *const *fields) {
+    if (TYPES.command_slots[0] <= 0)
+        return PyObject_Vectorcall(TYPES.command_cls, fields, COMMAND_FIELD_COUNT, NULL);
+    /* the dataclass's __init__ stores its arguments in its slots and does nothing else
+     * (find_command_slots checked the shape): the same stores, without a Python frame */
+    PyTypeObject *type = (PyTypeObject *)TYPES.command_cls;
+    PyObject *cmd = type->tp_alloc(type, 0);
+    if (cmd == NULL) return NULL;
+    for (int i = 0; i < COMMAND_FIELD_COUNT; i++) {
+        PyObject **slot = (PyObject **)((char *)cmd + TYPES.command_slots[i]);
+        Py_XSETREF(*slot, Py_NewRef(fields[i]));
+    }
+    return cmd;
+}
+
 /* configure(command_cls, language_members, other, serialize_json, serialize_rocketmq):
  * language_members is LanguageCode's members in byte order (its __members__ give the names) */
 static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -221,7 +277,9 @@ static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nar
         Py_DECREF(name);
     }
     Py_XSETREF(TYPES.language_by_name, by_name);
+    TYPES.command_slots[0] = 0; /* the class call until its slots are found */
     Py_XSETREF(TYPES.command_cls, Py_NewRef(args[0]));
+    if (find_command_slots(args[0], TYPES.command_slots) < 0) return NULL;
     Py_XSETREF(TYPES.language_other, Py_NewRef(args[2]));
     Py_XSETREF(TYPES.serialize_json, Py_NewRef(args[3]));
     Py_XSETREF(TYPES.serialize_rocketmq, Py_NewRef(args[4]));

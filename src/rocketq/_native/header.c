@@ -393,7 +393,7 @@ static PyObject *build_command(int32_t code, PyObject *language, int32_t version
         args[6] = ext_fields;
         args[7] = body;
         args[8] = serialize;
-        cmd = PyObject_Vectorcall(TYPES.command_cls, args, 9, NULL);
+        cmd = new_command(args);
     }
     Py_XDECREF(args[0]);
     Py_XDECREF(args[2]);

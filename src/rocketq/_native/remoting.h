@@ -33,6 +33,9 @@ static inline int16_t rm_i16(const unsigned char *p) {
     return (int16_t)(uint16_t)((uint16_t)p[0] << 8 | (uint16_t)p[1]);
 }
 
+/* RemotingCommand's fields, in its constructor's order */
+#define COMMAND_FIELD_COUNT 9
+
 /* what configure() hands the module: the classes the decoders build */
 typedef struct {
     PyObject *command_cls;        /* RemotingCommand */
@@ -42,9 +45,15 @@ typedef struct {
     PyObject *language_other;     /* LanguageCode.OTHER */
     PyObject *serialize_json;     /* SerializeType.JSON */
     PyObject *serialize_rocketmq; /* SerializeType.ROCKETMQ */
+    /* the offsets of RemotingCommand's slots in its fields' order (COMMAND_FIELDS), read
+     * from its member descriptors by configure; command_slots[0] 0: the class is called */
+    Py_ssize_t command_slots[COMMAND_FIELD_COUNT];
 } Types;
 
 extern Types TYPES;
+
+/* a RemotingCommand of its COMMAND_FIELD_COUNT fields (new reference, NULL on error) */
+PyObject *new_command(PyObject *const *fields);
 
 /* an extFields item of a JSON header as its bytes (the header's, or the unescaped copy in
  * the decoder's scratch): a null value is_null */

@@ -20,7 +20,12 @@ The sends lane (issue 22, lever 1): a single send C read into a ``SendPut`` is q
 all such sends (the common one) goes to ``MessageStore.async_put_sends`` and hands C's figures
 (``SendsPutResult``) straight to the lane's ``answer_sends``: no result object, no pair, no
 callback a put. A flush that mixes them with other puts keeps their order and goes the
-general way, each lane send wrapped in the lane's ``grouped`` done callback.
+general way, each lane send wrapped in the lane's ``grouped`` done callback. On the common
+store, where no put waits once appended (an ASYNC_MASTER flushing in the background:
+``store.sends_now``), such a flush is one step: ``put_sends_now``'s four
+ints a put straight to the lane's ``answer_now``, no result tuple, no future, no call layer
+between the put and the answers (``flush_now``: False sends every lane flush the reference
+way, ``async_put_sends``).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from rocketq.store.commitlog_send import SendPut, SendsPutResult
 from rocketq.store.message_store import MessageStore
 from rocketq.store.message_writer import EachPutResult, PutRequest
 from rocketq.store.results import PutMessageResult, PutMessageStatus
+from rocketq.store.sends_now import put_sends_now
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +86,16 @@ class SendLane(Protocol):
     def grouped(self, deferred: DeferredReply, put: SendPut) -> GroupedDone:
         """The done callback of a lane send in a flush that goes the general way."""
 
+    def answer_now(
+        self,
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        values: list[int],
+        now_ms: int,
+        prefix: str,
+    ) -> None:
+        """Answer every put of a flush ``put_sends_now`` stored (none waits)."""
+
 
 _FAILED = PutMessageResult(PutMessageStatus.UNKNOWN_ERROR)
 
@@ -104,6 +120,9 @@ class PutBatcher:
         self.flushes = 0  # store calls made (a batch each), for tests and benches
         self.puts = 0
         self.lane_flushes = 0  # of them, flushes of lane sends alone (async_put_sends)
+        self.now_flushes = 0  # of those, put in one step (put_sends_now)
+        # False: every lane flush takes async_put_sends (the reference), for tests and benches
+        self.flush_now = True
 
     def submit(self, put: PutRequest | SendPut, done: PutDone, *, flush_soon: bool = True) -> None:
         """Queue ``put``; ``done`` is called on the loop with its result. ``flush_soon=False``:
@@ -144,16 +163,55 @@ class PutBatcher:
         # the dispatch run the puts schedule on the loop runs at this flush's end, after
         # its answers are written, instead of in the next loop iteration
         try:
-            scheduler = self._store().reput_service.dispatch_scheduler
+            store: MessageStore | None = self._store()
         except RuntimeError:  # no store open: the flush below answers every put as failed
-            scheduler = None
-        if type(scheduler) is LoopDispatchScheduler and scheduler.hold():
-            try:
+            store = None
+        scheduler = store.reput_service.dispatch_scheduler if store is not None else None
+        held = type(scheduler) is LoopDispatchScheduler and scheduler.hold()
+        try:
+            lane = self._lane
+            if (
+                lane_count != len(puts)
+                or lane is None
+                or store is None
+                or not self.flush_now
+                or native_record.RECORD is None
+                or not self._flush_now(lane, store, puts, dones)  # type: ignore[arg-type]
+            ):
                 self._flush(puts, dones, lane_count)
-            finally:
-                scheduler.release()
+        finally:
+            if held:
+                scheduler.release()  # type: ignore[union-attr]
+
+    def _flush_now(
+        self,
+        lane: SendLane,
+        store: MessageStore,
+        puts: list[SendPut],
+        deferreds: list[DeferredReply],
+    ) -> bool:
+        """A flush of lane sends alone in one step, where ``put_sends_now`` serves the store
+        (no put waits): its figures straight to the lane's ``answer_now``, no result object;
+        False (nothing done) where it does not."""
+        try:
+            put = put_sends_now(store, puts)
+        except Exception:  # a failed put answers every waiter of the batch, never none
+            log.exception("putting %d messages failed", len(puts))
+            put = None
+            _lane_call(lane.answer_failed, deferreds, puts)
         else:
-            self._flush(puts, dones, lane_count)
+            if put is None:
+                return False
+        self.flushes += 1
+        self.puts += len(puts)
+        self.lane_flushes += 1
+        self.now_flushes += 1
+        if put is not None:
+            try:
+                lane.answer_now(deferreds, puts, *put, store.commit_log.msg_id_prefix)
+            except Exception:  # logged, as a done callback's failure
+                log.exception("answering a flush's sends failed")
+        return True
 
     def _flush(
         self,

@@ -416,7 +416,14 @@ class FrameDecoder:
         if frames is None:
             commands, error = self._feed_python(data)
             return list(commands), error
-        return self._feed_native(data, frames.split_sends, (spec,))
+        if self._buffer:
+            return self._feed_native(data, frames.split_sends, (spec,))
+        # _feed_native's common case inline: no partial frame waits, the read's bytes split
+        items, consumed, reason = frames.split_sends(data, self._max_frame_size, spec)
+        if consumed < len(data) or bytes in map(type, items):
+            return self._after_split(data, items, consumed, reason)
+        error = RemotingCommandError(reason) if reason is not None else None
+        return items, error  # type: ignore[return-value]  # no bytes among them
 
     def _feed_native(
         self,
@@ -431,6 +438,18 @@ class FrameDecoder:
         else:
             source = data  # the common case: no partial frame waits, no copy
         items, consumed, reason = split(source, self._max_frame_size, *extra)
+        return self._after_split(data, items, consumed, reason)
+
+    def _after_split(
+        self,
+        data: bytes | bytearray | memoryview,
+        items: list[Any],
+        consumed: int,
+        reason: str | None,
+    ) -> tuple[list[Any], RemotingCommandError | None]:
+        """A C split's items, each header C left decoded by the reference decoder, and the
+        bytes after the last whole frame kept for the next read."""
+        buffer = self._buffer
         error = RemotingCommandError(reason) if reason is not None else None
         for index, item in enumerate(items):
             if isinstance(item, bytes):  # a header C leaves to the reference decoder

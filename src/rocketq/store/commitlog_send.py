@@ -126,14 +126,14 @@ class AppendingLog(Protocol):
 
 def _append_runs(
     commit_log: AppendingLog, puts: list[SendPut], now: int
-) -> tuple[array[int], list[bool]]:
+) -> tuple[array[int], list[bool] | None]:
     """append_sends's C calls, one a commitlog file: (status, phy, size, queue offset) a put
-    and whether a mapped file could be created for it."""
+    and whether a mapped file could be created for it (None: for every put)."""
     compiled = native_record.RECORD
     assert compiled is not None, "SendPuts are appended by the C module"
     n = len(puts)
     slots = array("q", bytes(32 * n))  # (status, phy, size, queue offset) a put
-    created = [True] * n  # False: no mapped file could be created for it
+    created: list[bool] | None = None  # made at the first put no mapped file takes
     max_record = commit_log.config.max_message_size + 65536
     start = 0
     while start < n:
@@ -141,6 +141,8 @@ def _append_runs(
             mf = commit_log.mapped_file_queue.get_last_mapped_file_or_create(0)
         except MappedFileCreateError:
             log.exception("create mapped file failed")
+            if created is None:
+                created = [True] * n
             created[start] = False
             start += 1
             continue
@@ -163,7 +165,7 @@ def append_send_values(commit_log: AppendingLog, puts: list[SendPut], now: int) 
     offset), as plain ints."""
     slots, created = _append_runs(commit_log, puts, now)
     values = slots.tolist()  # one conversion, then plain ints
-    if not all(created):  # no mapped file could be created for these
+    if created is not None:  # no mapped file could be created for some
         for i, made in enumerate(created):
             if not made:
                 values[4 * i] = NO_MAPPED_FILE
@@ -201,7 +203,7 @@ def append_batch_sends(
     joined by commas); the first refusal's status, or CREATE_MAPPED_FILE_FAILED, else."""
     slots, created = _append_runs(commit_log, puts, now)
     n = len(puts)
-    if not all(created):
+    if created is not None:
         return PutMessageStatus.CREATE_MAPPED_FILE_FAILED
     statuses = slots[0::4]
     if any(statuses):

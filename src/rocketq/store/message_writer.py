@@ -47,7 +47,7 @@ MAX_PROPERTIES_SIZE = 32_767
 
 
 @lru_cache(maxsize=4096)
-def _legal_topic(topic: str) -> bool:
+def legal_topic(topic: str) -> bool:
     """validate_topic's verdict, remembered: a put checks the same few topics again and again.
     The broker's own POP retry topic V2 (KeyBuilder: ``%RETRY%<group>+<topic>``) is legal too."""
     if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
@@ -119,7 +119,7 @@ class MessageWriter:
         status = self._check_state()
         if status is not None:
             return status
-        if not _legal_topic(topic) or queue_id < 0:
+        if not legal_topic(topic) or queue_id < 0:
             return PutMessageStatus.MESSAGE_ILLEGAL
         if body is not None and len(body) > self.config.max_message_size:
             return PutMessageStatus.MESSAGE_ILLEGAL
@@ -299,12 +299,12 @@ class MessageWriter:
         # when it is short or one fails
         if (
             n < _SHORT_RUN
-            or not all(map(_legal_topic, set(map(_TOPIC, puts))))
+            or not all(map(legal_topic, set(map(_TOPIC, puts))))
             or min(map(_QUEUE_ID, puts)) < 0
             or max(map(len, map(_BODY, puts))) > limit
         ):
             for i, put in enumerate(puts):
-                if not _legal_topic(put.topic) or put.queue_id < 0 or len(put.body) > limit:
+                if not legal_topic(put.topic) or put.queue_id < 0 or len(put.body) > limit:
                     refused.append(i)
         appending = puts
         if refused:

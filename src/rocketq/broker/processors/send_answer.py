@@ -128,6 +128,8 @@ class SendAnswers:
         self._pieces: tuple[bytes, ...] | None = None
         self._success = RemotingCommand.create_response(ResponseCode.SUCCESS)
         self.native_answers = 0  # sends answered by send_reply_heads, for tests and benches
+        self._prefix = ""  # the commit log's msgId prefix, and its bytes (answer_now)
+        self._prefix_bytes = b""
 
     # ------------------------------------------------------------------ the sends lane
 
@@ -196,6 +198,66 @@ class SendAnswers:
             channel.answer_frames(count, heads)
         self.native_answers += len(requests)
         self._figures(channels[0], requests, elapsed_s, sizes)
+
+    def answer_now(
+        self,
+        deferreds: list[DeferredReply],
+        puts: list[SendPut],
+        values: list[int],
+        now_ms: int,
+        prefix: str,
+    ) -> None:
+        """``answer_sends`` of every send of a flush ``store.sends_now.put_sends_now`` stored
+        (four ints a put, ``now_ms`` their store timestamp, ``prefix`` their msgIds' start;
+        none waits: an appended put's status is PUT_OK), the figures in the same step
+        (``_figures``' calls, inline)."""
+        native = native_frames.FRAMES
+        pieces = self._pieces
+        if native is not None and pieces is None:
+            pieces = self._pieces = reply_pieces(self.broker)
+        if native is None or pieces is None:
+            result = SendsPutResult(values, now_ms, prefix, [], None)
+            for i in range(len(puts)):
+                self._answer_alone(deferreds[i], puts[i], result.put_result(i))
+            return
+        if prefix is not self._prefix:
+            self._prefix, self._prefix_bytes = prefix, prefix.encode()
+        indexes = range(len(puts))
+        plan = native.send_answer_flush(
+            pieces,
+            self._prefix_bytes,
+            deferreds,
+            puts,
+            values,
+            indexes,
+            _SYSTEM_TOPICS,
+            SerializeType.JSON,
+            time.perf_counter(),
+        )
+        if plan is None:  # a value C does not read: the loop below, send_reply_runs' way
+            result = SendsPutResult(values, now_ms, prefix, [], None)
+            self._answer_runs(native, pieces, deferreds, puts, result, indexes)
+            return
+        alone, channels, frames, counts, requests, elapsed_s, sizes = plan
+        if alone:
+            result = SendsPutResult(values, now_ms, prefix, [], None)
+            for i in alone:
+                self._answer_alone(deferreds[i], puts[i], result.put_result(i))
+        if not channels:
+            return
+        for channel, count, heads in zip(channels, counts, frames, strict=True):
+            channel.answer_frames(count, heads)
+        self.native_answers += len(requests)
+        stats = self.broker.broker_stats_manager
+        try:
+            stats.record_put_latencies(elapsed_s)
+            table = channels[0].processors  # one server's table: the module docstring
+            if table.responses_listeners:
+                table.tell_responses(requests, self._success, elapsed_s)
+            for topic, topic_sizes in sizes.items():
+                stats.record_single_puts(topic, topic_sizes, "Normal")
+        except Exception:  # logged, as a done callback's failure
+            log.exception("recording the figures of %d puts failed", len(requests))
 
     def _figures(
         self,

@@ -1,0 +1,119 @@
+"""Bursts of single sends over a raw connection to a test broker, and what they left: the
+replies' bytes, the records and the send figures (the send answer tests' helpers)."""
+
+from __future__ import annotations
+
+import asyncio
+import types
+
+from rocketq.broker.broker_stats_manager import TOPIC_PUT_NUMS, TOPIC_PUT_SIZE
+from rocketq.broker.controller import BrokerController
+from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.common.message_decoder import decode_message
+from rocketq.common.message_id import decode_message_id
+from rocketq.remoting import native_frames
+from rocketq.remoting.codec import FrameDecoder, encode
+from rocketq.remoting.protocol.codes import RequestCode
+from rocketq.remoting.protocol.command import RemotingCommand
+from rocketq.response_code import ResponseCode
+from rocketq.testing.store import MIB, small_store_properties
+from rocketq.testing.wire import send_request
+
+WAIT_S = 10.0
+SMALL = small_store_properties(MIB)
+
+
+def processor_of(broker: BrokerController) -> SendMessageProcessor:
+    fast = broker.remoting_server.fast_processor(RequestCode.SEND_MESSAGE_V2)
+    assert isinstance(fast, types.MethodType)
+    assert isinstance(fast.__self__, SendMessageProcessor)
+    return fast.__self__
+
+
+async def raw_burst(
+    addr: str, requests: list[RemotingCommand]
+) -> tuple[bytes, list[RemotingCommand]]:
+    """Send the requests in one write; the bytes of their replies as read, and the replies."""
+    host, port = addr.split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    try:
+        writer.write(b"".join(encode(r) for r in requests))
+        decoder = FrameDecoder()
+        raw = b""
+        replies: list[RemotingCommand] = []
+        async with asyncio.timeout(WAIT_S):
+            while len(replies) < len(requests):
+                data = await reader.read(65536)
+                assert data, "the broker closed the connection"
+                raw += data
+                replies += decoder.feed(data)
+        return raw, replies
+    finally:
+        writer.close()
+
+
+def rpc_count(broker: BrokerController) -> int:
+    histogram = broker.rpc_latency_stats.snapshot().get(
+        (RequestCode.SEND_MESSAGE_V2, ResponseCode.SUCCESS)
+    )
+    return 0 if histogram is None else sum(histogram.counts)
+
+
+async def burst_on(
+    broker: BrokerController, native: bool, n: int, topic: str = ""
+) -> dict[str, object]:
+    """A burst of ``n`` sends to a topic of its own on the chosen path, and what it left."""
+    native_frames.use(native)
+    topic = topic or f"Both{int(native)}"
+    stats = broker.broker_stats_manager
+    answers = processor_of(broker).answers
+    before = (
+        answers.native_answers,
+        stats.put_message_times_total,
+        sum(stats.put_latency_counts),
+        rpc_count(broker),
+    )
+    requests = [
+        send_request(topic, b"m%d" % i, tags="t", keys=f"k{i}", code=RequestCode.SEND_MESSAGE_V2)
+        for i in range(n)
+    ]
+    raw, replies = await raw_burst(broker.broker_addr, requests)
+    native_frames.use(False)  # the reference encoder re-encodes what came over the wire
+    assert raw == b"".join(encode(r) for r in replies)
+    by_opaque = {r.opaque: r for r in replies}
+    ordered = [by_opaque[r.opaque] for r in requests]
+    offsets = [decode_message_id(r.ext_fields["msgId"])[1] for r in ordered]
+    store = broker.message_store
+    assert store.wait_for_dispatch(WAIT_S)
+    got = store.get_message("g", topic, 0, 0, n)
+    records = [decode_message(b) for b in got.message_buffers]
+    return {
+        "native answers": answers.native_answers - before[0],
+        "put times": stats.put_message_times_total - before[1],
+        "put latencies": sum(stats.put_latency_counts) - before[2],
+        "rpc latencies": rpc_count(broker) - before[3],
+        "by type": stats.put_by_type[(topic, "Normal")],
+        "topic stats": [
+            (item.value, item.times)
+            for name in (TOPIC_PUT_NUMS, TOPIC_PUT_SIZE)
+            if (item := stats.sets[name].get(topic)) is not None
+        ],
+        "sizes": stats.message_sizes[topic],
+        "codes": [r.code for r in ordered],
+        "remarks": [r.remark for r in ordered],
+        "fields": [
+            {k: v for k, v in r.ext_fields.items() if k != "msgId"} | {"id": o - offsets[0]}
+            for r, o in zip(ordered, offsets, strict=True)
+        ],
+        "records": [
+            (
+                m.body,
+                m.properties,
+                m.flag,
+                m.sys_flag,
+                m.queue_offset,
+                m.commitlog_offset - offsets[0],
+            )
+            for m in records
+        ],
+    }
