@@ -41,6 +41,7 @@ setup(
                     "get_message",
                     "dispatch",
                     "populate",
+                    "reput_run",
                 )
             ],
             depends=["src/rocketq/_native/record.h"],

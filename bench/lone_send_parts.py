@@ -56,6 +56,7 @@ STEPS = (
     ("rocketq.store.reput", "ReputMessageService", "dispatch_now"),
     ("rocketq.store.commitlog", "CommitLog", "get_max_offset"),
     ("rocketq.store.commitlog", "CommitLog", "read_dispatch_requests"),
+    ("rocketq.store.message_store", "MessageStore", "dispatch_direct"),
     ("rocketq.store.message_store", "MessageStore", "dispatch_batch"),
     ("rocketq.store.message_store", "MessageStore", "dispatch_index"),
     ("rocketq.store.reput", "ReputMessageService", "_notify"),

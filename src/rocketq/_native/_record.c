@@ -19,6 +19,8 @@
  *   pull_columns    - spark/topic/pull_body's numpy columns of a pull body (columns.c)
  *   dispatch_runs, cq_units, index_puts - MessageStore.dispatch_batch's consume queue units
  *                     and index entries over a run of DispatchRequests (dispatch.c)
+ *   dispatch_direct - a dispatch run's units and index keys straight from the commitlog's
+ *                     bytes, no DispatchRequest (reput_run.c)
  *   populate        - the pages of a mapping faulted in ahead of its writer (populate.c)
  *   sync_files      - a checkpoint's fdatasyncs and its commit record in one call (populate.c)
  *
@@ -76,6 +78,8 @@ static PyMethodDef methods[] = {
      "Write the consume queue units of a stretch of one queue's requests (dispatch.c)."},
     {"index_puts", (PyCFunction)(void (*)(void))index_puts, METH_FASTCALL,
      "IndexService.build_index over a run of requests into one index file (dispatch.c)."},
+    {"dispatch_direct", (PyCFunction)(void (*)(void))dispatch_direct, METH_FASTCALL,
+     "A dispatch run's units and index keys straight from commitlog bytes (reput_run.c)."},
     {"populate", (PyCFunction)(void (*)(void))populate, METH_FASTCALL,
      "madvise(MADV_POPULATE_WRITE or _READ) over whole pages of a buffer, GIL released."},
     {"sync_files", (PyCFunction)(void (*)(void))sync_files, METH_FASTCALL,
@@ -91,7 +95,7 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__record(void) {
     if (crc32_setup() < 0 || properties_setup() < 0 || encode_setup() < 0 ||
-        dispatch_setup() < 0)
+        dispatch_setup() < 0 || reput_run_setup() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;

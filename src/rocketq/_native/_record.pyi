@@ -118,6 +118,17 @@ def cq_units(
 def index_puts(
     index_file: Any, view: WriteableBuffer | None, requests: list[Any], start: int, done: int, /
 ) -> tuple[int, int]: ...
+def dispatch_direct(
+    view: ReadableBuffer,
+    pos: int,
+    limit: int,
+    file_from_offset: int,
+    queues: dict[str, dict[int, Any]],
+    index_file: Any,
+    index_view: WriteableBuffer | None,
+    stop_topics: tuple[str, ...],
+    /,
+) -> tuple[int, int, int]: ...
 def populate(buffer: ReadableBuffer, offset: int, length: int, write: bool, /) -> bool: ...
 def sync_files(fds: Sequence[int], last_fd: int, last_data: ReadableBuffer, /) -> None: ...
 def batch_msg_ids(prefix: str, slots: ReadableBuffer, /) -> str | None: ...

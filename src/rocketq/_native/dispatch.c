@@ -258,17 +258,11 @@ done:
 
 /* ------------------------------------------------------------------ index_puts */
 
-typedef struct {
-    int64_t slot_num, index_num, begin_ts, end_ts, begin_phy, end_phy, slot_count, index_count;
-    unsigned char *base;
-    int dirty; /* a key was put: the header changed */
-} IndexState;
-
 
 static int index_full(const IndexState *st) { return st->index_count >= st->index_num; }
 
 /* IndexFile.put_key of a key whose "topic#key" hash is h; the file is not full */
-static void put_key(IndexState *st, uint32_t h, int64_t phy, int64_t store_ts) {
+void index_put_key(IndexState *st, uint32_t h, int64_t phy, int64_t store_ts) {
     int32_t hs = (int32_t)h;
     int64_t key_hash = hs == INT32_MIN ? 0 : (hs < 0 ? -(int64_t)hs : hs);
     unsigned char *slot = st->base + INDEX_HEADER + INDEX_SLOT * (key_hash % st->slot_num);
@@ -297,7 +291,7 @@ static void put_key(IndexState *st, uint32_t h, int64_t phy, int64_t store_ts) {
     st->dirty = 1;
 }
 
-static int read_index_state(PyObject *f, Py_buffer *buf, IndexState *st) {
+int index_read_state(PyObject *f, Py_buffer *buf, IndexState *st) {
     if (attr_i64(f, A_SLOT_NUM, &st->slot_num) < 0 || attr_i64(f, A_INDEX_NUM, &st->index_num) < 0 ||
         attr_i64(f, A_BEGIN_TS, &st->begin_ts) < 0 || attr_i64(f, A_END_TS, &st->end_ts) < 0 ||
         attr_i64(f, A_BEGIN_PHY, &st->begin_phy) < 0 || attr_i64(f, A_END_PHY, &st->end_phy) < 0 ||
@@ -316,7 +310,7 @@ static int read_index_state(PyObject *f, Py_buffer *buf, IndexState *st) {
 
 /* the header into the view (IndexFile._write_header) and the fields onto the object, when
  * a key was put (as put_key writes the header with each key, and nothing else does) */
-static int write_index_state(PyObject *f, const IndexState *st) {
+int index_write_state(PyObject *f, const IndexState *st) {
     if (!st->dirty) return 0;
     unsigned char *h = st->base;
     wr_u64(h, (uint64_t)st->begin_ts);
@@ -357,7 +351,7 @@ static int put_keys(IndexState *st, PyObject *topic, PyObject *uniq, PyObject *k
                 return 0;
             }
             uint32_t h = java_hash_units(prefix, uniq, 0, PyUnicode_GET_LENGTH(uniq));
-            put_key(st, h, phy, store_ts);
+            index_put_key(st, h, phy, store_ts);
         }
         k++;
     }
@@ -373,7 +367,7 @@ static int put_keys(IndexState *st, PyObject *topic, PyObject *uniq, PyObject *k
                         *stop_at = k;
                         return 0;
                     }
-                    put_key(st, java_hash_units(prefix, keys, from, i), phy, store_ts);
+                    index_put_key(st, java_hash_units(prefix, keys, from, i), phy, store_ts);
                 }
                 k++;
             }
@@ -412,7 +406,7 @@ PyObject *index_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     IndexState st = {0};
     if (have_file) {
         if (PyObject_GetBuffer(args[1], &buf, PyBUF_WRITABLE) < 0) return NULL;
-        if (read_index_state(f, &buf, &st) < 0) {
+        if (index_read_state(f, &buf, &st) < 0) {
             PyBuffer_Release(&buf);
             return NULL;
         }
@@ -467,7 +461,7 @@ PyObject *index_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (have_file) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        if (write_index_state(f, &st) < 0) failed = 1;
+        if (index_write_state(f, &st) < 0) failed = 1;
         if (type != NULL) PyErr_Restore(type, value, tb);
         else if (!failed) PyErr_Clear();
         PyBuffer_Release(&buf);

@@ -161,6 +161,20 @@ int dispatch_setup(void);
 PyObject *dispatch_runs(PyObject *self, PyObject *requests);
 PyObject *cq_units(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *index_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* an index file's header fields and its mapped view while keys are put (dispatch.c; the
+ * direct dispatch, reput_run.c, puts keys through the same functions) */
+typedef struct {
+    int64_t slot_num, index_num, begin_ts, end_ts, begin_phy, end_phy, slot_count, index_count;
+    unsigned char *base;
+    int dirty; /* a key was put: the header changed */
+} IndexState;
+void index_put_key(IndexState *st, uint32_t h, int64_t phy, int64_t store_ts);
+int index_read_state(PyObject *f, Py_buffer *buf, IndexState *st);
+int index_write_state(PyObject *f, const IndexState *st);
+
+/* reput_run.c: a dispatch run straight from the commitlog's bytes */
+PyObject *dispatch_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+int reput_run_setup(void);
 
 /* populate.c: a mapping's pages faulted in ahead of its writer (madvise) */
 PyObject *populate(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
+from rocketq.common.topic import SCHEDULE_TOPIC
 from rocketq.errors import IllegalStateError, StoreLockedError
 from rocketq.store import paths
 from rocketq.store.checkpoint import StoreCheckpoint
@@ -37,6 +38,7 @@ from rocketq.store.flush import (
 )
 from rocketq.store.ha.autoswitch_service import AutoSwitchHAService
 from rocketq.store.ha.ha_service import HAService
+from rocketq.store.index_file import IndexFile
 from rocketq.store.index_service import IndexService
 from rocketq.store.mapped_file import USE_FDATASYNC, MappedFileCreateError
 from rocketq.store.message_reader import MessageReader
@@ -51,6 +53,8 @@ from rocketq.store.warm import WarmMappedFileService
 
 CQ_UNIT_SIZE = 20
 LOCK_WAIT_S = 60.0
+#: topics the direct dispatch leaves to the Python round (their tags code, the timer's wheel)
+DIRECT_STOP_TOPICS = (SCHEDULE_TOPIC, TIMER_TOPIC)
 
 
 class MessageStore(MessageWriter, MessageReader):
@@ -381,13 +385,50 @@ class MessageStore(MessageWriter, MessageReader):
         timer = self.timer_message_store
         if timer is not None and (TIMER_TOPIC, 0) in runs:
             timer.wheel_topic_dispatched()  # the enqueue sleeps until told
+        if requests:
+            self._dispatched(requests[-1].store_timestamp)
+        elif self.warm_service.resting:
+            self.warm_service.end_rest()
+
+    def _dispatched(self, last_store_ts: int) -> None:
         if self.warm_service.resting:
             self.warm_service.end_rest()  # records were appended: the window is looked at
-        if requests:
-            self._last_dispatched_ts = requests[-1].store_timestamp
-            if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:
-                # a slave's appends carry no local store time: take it at dispatch (4.x)
-                self.checkpoint.physic_msg_timestamp = requests[-1].store_timestamp
+        self._last_dispatched_ts = last_store_ts
+        if self.config.broker_role is BrokerRole.SLAVE and self.checkpoint is not None:
+            # a slave's appends carry no local store time: take it at dispatch (4.x)
+            self.checkpoint.physic_msg_timestamp = last_store_ts
+
+    def dispatch_direct(self, offset: int, end: int) -> tuple[int, int]:
+        """:meth:`dispatch_batch` and :meth:`dispatch_index` for the records from ``offset``
+        (ending at or below ``end``) in one C call over the commitlog's bytes (``dispatch_direct``,
+        reput_run.c), up to the first record it leaves to the Python round (a new queue or
+        file, a skip, a transaction, the schedule and timer topics, a new index file, a bad
+        record): (next offset, records dispatched). (offset, 0) without the C module."""
+        compiled = native_record.RECORD
+        mf = self.commit_log.mapped_file_queue.find_mapped_file_by_offset(offset)
+        if compiled is None or mf is None:
+            return offset, 0
+        base = mf.file_from_offset
+        index = self.index_service if self.config.message_index_enable else None
+        f: IndexFile | bool | None = False  # False: no index
+        view = None
+        if index is not None:  # only a dispatch run appends a file: no lock for the last
+            files = index.index_file_list
+            f = files[-1] if files else None
+            view = f.mapped_file.view if f is not None else None
+        pos, count, last_ts = compiled.dispatch_direct(
+            mf.view,
+            offset - base,
+            min(mf.wrote_position, end - base),
+            base,
+            self.consume_queues.table,
+            f,
+            view,
+            DIRECT_STOP_TOPICS,
+        )
+        if count:
+            self._dispatched(last_ts)
+        return base + pos, count
 
     def dispatch_index(self, requests: list[DispatchRequest]) -> None:
         """CommitLogDispatcherBuildIndex for a run of records."""

@@ -19,6 +19,16 @@ refuses or that finds the dispatch lock taken (:meth:`request_dispatch`,
 ``set_confirm_offset``, a slave's ack, a committed SyncStateSet), a log truncation and a
 detached scheduler.
 
+With the C record module a round first takes the direct dispatch
+(``MessageStore.dispatch_direct``: reput_run.c) while nobody waits for an arrival: one call
+writes the units and index keys straight from the commitlog's bytes, without a
+DispatchRequest, and stops at the first record it leaves to this Python round (a new queue or
+file, a skip or gap, a transaction record, the schedule and timer topics, a new index file, a
+bad record), which then takes up to ``SLOW_STEP_BYTES`` before C goes on. The arrival check
+still follows the units' writes: a pull held meanwhile is notified of the direct run's records
+(read again for it). Held pulls (answered before the index) and controller mode keep this
+round.
+
 In controller mode ``dispatch_bound`` returns the confirm offset: a record is dispatched only
 once it ends at or below it (``getReputEndOffset`` and the confirm-offset check of RocketMQ 5's
 ``DefaultMessageStore.ReputMessageService``), so consumers never see bytes that a failover
@@ -33,6 +43,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.store.commitlog import CommitLog, DispatchRequest
 from rocketq.store.service_thread import ServiceThread
@@ -40,6 +51,8 @@ from rocketq.store.service_thread import ServiceThread
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 4 * 1024 * 1024
+#: the Python round's chunk after the direct dispatch stopped at a record it does not take
+SLOW_STEP_BYTES = 64 * 1024
 #: the longest idle wait while a dispatch scheduler is attached (every put is dispatched by
 #: the scheduler; whatever is left to this thread wakes it)
 SCHEDULED_WAIT_MS = 1000
@@ -157,9 +170,23 @@ class ReputMessageService(ServiceThread):
                 "reput offset %d below commitlog min %d", self.reput_from_offset, min_offset
             )
             self.reput_from_offset = min_offset
+        direct = self._direct_dispatch()
         while self.reput_from_offset < (end := self.reput_end_offset()):
+            max_bytes = CHUNK_BYTES
+            if direct is not None:
+                start = self.reput_from_offset
+                nxt, done = direct(start, end)
+                if done:
+                    self.reput_from_offset = nxt
+                    count += done
+                    if self.message_arriving_listener is not None:
+                        self._notify_direct(start, nxt)
+                    if nxt >= end:  # a put after this run's end schedules a run of its own
+                        break
+                    continue
+                max_bytes = SLOW_STEP_BYTES  # the Python round takes what C left, then C again
             requests, nxt, bad = self.commit_log.read_dispatch_requests(
-                self.reput_from_offset, check_crc=False, max_bytes=CHUNK_BYTES
+                self.reput_from_offset, check_crc=False, max_bytes=max_bytes
             )
             if nxt > end:  # only records that end at or below the bound
                 requests, nxt, bad = self._within(requests, end)
@@ -181,6 +208,38 @@ class ReputMessageService(ServiceThread):
             if not moved:
                 break
         return count
+
+    def _direct_dispatch(self) -> Callable[[int, int], tuple[int, int]] | None:
+        """The dispatcher's one-call run (``MessageStore.dispatch_direct``) when this round may
+        take it: the C record module built, no dispatch bound (controller mode keeps the Python
+        round) and no one to wake (held pulls are answered before the index, by the Python
+        round; :meth:`_notify_direct` covers one that is held meanwhile)."""
+        direct: Callable[[int, int], tuple[int, int]] | None = getattr(
+            self.dispatcher, "dispatch_direct", None
+        )
+        if direct is None or native_record.RECORD is None or self.dispatch_bound is not None:
+            return None
+        if self.message_arriving_listener is None:
+            return direct
+        wanted = self.arrival_wanted
+        return direct if wanted is not None and not wanted() else None
+
+    def _notify_direct(self, start: int, end: int) -> None:
+        """The arrivals of a direct run, when someone now waits for one: as the Python round,
+        the wanted check follows the units' writes (the records are read again for it)."""
+        listener, wanted = self.message_arriving_listener, self.arrival_wanted
+        if listener is None or wanted is None or not wanted():
+            return
+        requests: list[DispatchRequest] = []
+        while start < end:
+            part, nxt, _bad = self.commit_log.read_dispatch_requests(
+                start, check_crc=False, max_bytes=end - start
+            )
+            requests.extend(r for r in part if r.commit_log_offset < end)
+            if nxt <= start:
+                break
+            start = nxt
+        self._notify(requests)
 
     def _within(
         self, requests: list[DispatchRequest], end: int

@@ -27,9 +27,11 @@ mutated MessageBatch bodies and must give what the Python path makes of them
 statuses, topics, requests, connections and values and must give what the Python reference
 gives (``flush_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index_puts``) writes
 random runs of DispatchRequests into consume queue and index files as the Python path does
-(``dispatch_fuzz``). The commitlog warm-up's ``populate`` gets random and wrong ranges and
-buffers and must change no byte (``populate_fuzz``). A finding prints the seed and input and
-exits 1.
+(``dispatch_fuzz``); the direct dispatch (``dispatch_direct``) does the same from random
+commitlog records and takes mutated records and made-up queue and index fields without writing
+outside a buffer (``direct_dispatch``). The commitlog warm-up's ``populate`` gets random and
+wrong ranges and buffers and must change no byte (``populate_fuzz``). A finding prints the
+seed and input and exits 1.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ from rocketq.testing.collect_fuzz import (
     check_pull_reply_head,
     fuzz_store,
 )
+from rocketq.testing.direct_dispatch import check_direct
 from rocketq.testing.dispatch_fuzz import check_dispatch
 from rocketq.testing.flush_fuzz import check_answer_flush
 from rocketq.testing.pop_fuzz import (
@@ -351,6 +354,7 @@ def _run(
             or check_pop_answer_fields(r)
             or check_batch_ack_handles(r)
             or check_dispatch(r)
+            or check_direct(r)
             or check_populate(r)
         )
         if difference is not None:
