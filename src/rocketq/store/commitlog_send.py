@@ -172,6 +172,20 @@ def append_send_values(commit_log: AppendingLog, puts: list[SendPut], now: int) 
     return values
 
 
+def with_refused(values: list[int], count: int, refused: set[int]) -> list[int]:
+    """``values`` (four ints a put, for the puts appended) with the ``refused`` puts' figures
+    (MESSAGE_ILLEGAL) in their places among ``count`` puts."""
+    merged: list[int] = []
+    k = 0
+    for i in range(count):
+        if i in refused:
+            merged += (ILLEGAL, 0, 0, 0)
+        else:
+            merged += values[k : k + 4]
+            k += 4
+    return merged
+
+
 def append_sends(commit_log: AppendingLog, puts: list[SendPut], now: int) -> list[AppendOutcome]:
     """``append_send_values`` as ``CommitLog.append_each``'s results (the caller holds the put
     lock)."""

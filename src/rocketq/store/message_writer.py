@@ -28,7 +28,7 @@ from rocketq.common.message_id import bytes_to_host
 from rocketq.common.properties import encode_properties
 from rocketq.common.topic import RETRY_GROUP_TOPIC_PREFIX, topic_max_length, validate_topic
 from rocketq.store.commitlog import CommitLog, EncodedMessage
-from rocketq.store.commitlog_send import ILLEGAL, SEND_STATUSES, SendPut, SendsPutResult
+from rocketq.store.commitlog_send import SEND_STATUSES, SendPut, SendsPutResult, with_refused
 from rocketq.store.completed_future import CompletedFuture
 from rocketq.store.config import BrokerRole, StoreConfig
 from rocketq.store.flush import FlushRealTimeService, GroupCommitService
@@ -314,15 +314,7 @@ class MessageWriter:
         if appending:  # after the append: the dispatch run must find the records
             self.reput_service.request_dispatch()
         if refused:  # the refused puts' figures in their places
-            merged: list[int] = []
-            k = 0
-            for i in range(n):
-                if i in skip:
-                    merged += (ILLEGAL, 0, 0, 0)
-                else:
-                    merged += values[k : k + 4]
-                    k += 4
-            values = merged
+            values = with_refused(values, n, skip)
         waiting: list[int] = []
         end = -1  # appended in order: the last appended ends last
         if not any(values[0::4]) and all(map(_WAIT, puts)):  # all appended, all wait

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from rocketq.store.commitlog_send import ILLEGAL, SendPut, append_send_values
+from rocketq.store.commitlog_send import SendPut, append_send_values, with_refused
 from rocketq.store.config import BrokerRole
 from rocketq.store.flush import FlushRealTimeService
 from rocketq.store.message_writer import MessageWriter, legal_topic
@@ -74,15 +74,7 @@ def put_sends_now(writer: MessageWriter, puts: list[SendPut]) -> tuple[list[int]
             values = append_send_values(commit_log, appending, now)
         writer.reput_service.request_dispatch()  # after the append: it must find them
     if skip:  # the refused puts' figures in their places
-        merged: list[int] = []
-        k = 0
-        for i in range(n):
-            if i in skip:
-                merged += (ILLEGAL, 0, 0, 0)
-            else:
-                merged += values[k : k + 4]
-                k += 4
-        values = merged
+        values = with_refused(values, n, skip)
     waits = woken = False
     for i in range(n):
         if values[4 * i]:

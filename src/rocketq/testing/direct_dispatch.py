@@ -21,7 +21,6 @@ import logging
 import random
 import tempfile
 from contextlib import suppress
-from pathlib import Path
 from typing import Any
 
 from rocketq.common import native_record
@@ -33,7 +32,7 @@ from rocketq.store.config import FlushDiskType, StoreConfig
 from rocketq.store.format import CQ_STORE_UNIT_SIZE
 from rocketq.store.message_store import MessageStore
 from rocketq.store.timer.timer_hook import TIMER_TOPIC
-from rocketq.testing.dispatch_fuzz import DispatchedFiles
+from rocketq.testing.dispatch_fuzz import DispatchedFiles, store_files
 from rocketq.testing.record_paths import record_paths
 
 TOPICS = ("TopicA", "TopicB", "T\u00e9", SCHEDULE_TOPIC, TIMER_TOPIC)
@@ -135,28 +134,11 @@ def directly_dispatched(
                     assert store.commit_log.append_data(offset, data)
                     offset += len(data)
                 store.reput_service.do_reput()
-            return _files(store, root), store.reput_service.reput_from_offset
+            return store_files(store, root), store.reput_service.reput_from_offset
         finally:
             store.shutdown()
             for q, was in zip(quiet, before, strict=True):
                 q.disabled = was
-
-
-def _files(store: MessageStore, root: str) -> DispatchedFiles:
-    index = store.index_service
-    assert index is not None
-    fields: list[tuple[int, ...]] = [
-        (f.begin_timestamp, f.end_timestamp, f.begin_phy_offset, f.end_phy_offset,
-         f.hash_slot_count, f.index_count)
-        for f in index.index_file_list
-    ]  # fmt: skip
-    cq_root = Path(root) / "consumequeue"
-    cq = {
-        str(p.relative_to(cq_root)): p.read_bytes()
-        for p in sorted(cq_root.rglob("*"))
-        if p.is_file()
-    }
-    return cq, [bytes(f.mapped_file.view) for f in index.index_file_list], fields
 
 
 def random_cuts(rng: random.Random, count: int) -> list[int]:

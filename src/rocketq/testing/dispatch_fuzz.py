@@ -115,23 +115,29 @@ def dispatched_files(
                 copies = [dataclasses.replace(r) for r in run]
                 store.dispatch_batch(copies)  # the consume queues, then the index (reput.py)
                 store.dispatch_index(copies)
-            index = store.index_service
-            assert index is not None
-            fields: list[tuple[int, ...]] = [
-                (f.begin_timestamp, f.end_timestamp, f.begin_phy_offset, f.end_phy_offset,
-                 f.hash_slot_count, f.index_count)
-                for f in index.index_file_list
-            ]  # fmt: skip
-            cq_root = Path(root) / "consumequeue"
-            cq = {
-                str(p.relative_to(cq_root)): p.read_bytes()
-                for p in sorted(cq_root.rglob("*"))
-                if p.is_file()
-            }
-            index_files = [bytes(f.mapped_file.view) for f in index.index_file_list]
+            files = store_files(store, root)
         finally:
             store.shutdown()
-    return cq, index_files, fields
+    return files
+
+
+def store_files(store: MessageStore, root: str) -> DispatchedFiles:
+    """The consume-queue files under ``root`` by path, the index files' bytes and their
+    header fields: what two dispatch paths must write alike."""
+    index = store.index_service
+    assert index is not None
+    fields: list[tuple[int, ...]] = [
+        (f.begin_timestamp, f.end_timestamp, f.begin_phy_offset, f.end_phy_offset,
+         f.hash_slot_count, f.index_count)
+        for f in index.index_file_list
+    ]  # fmt: skip
+    cq_root = Path(root) / "consumequeue"
+    cq = {
+        str(p.relative_to(cq_root)): p.read_bytes()
+        for p in sorted(cq_root.rglob("*"))
+        if p.is_file()
+    }
+    return cq, [bytes(f.mapped_file.view) for f in index.index_file_list], fields
 
 
 @contextmanager
