@@ -23,6 +23,7 @@ import tempfile
 from contextlib import suppress
 from typing import Any
 
+from rocketq.common import message_const as mc
 from rocketq.common import native_record
 from rocketq.common.message import MessageExt
 from rocketq.common.message_decoder import encode_message
@@ -49,13 +50,15 @@ def _words(rng: random.Random) -> str:
 def _properties(rng: random.Random, phy: int) -> bytes:
     props: dict[str, str] = {}
     if rng.random() < 0.7:
-        props["UNIQ_KEY"] = f"U{phy:X}" if rng.random() < 0.9 else "\u00e9\U0001f600"
+        props[mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = (
+            f"U{phy:X}" if rng.random() < 0.9 else "\u00e9\U0001f600"
+        )
     if rng.random() < 0.5:
-        props["KEYS"] = _words(rng)
+        props[mc.PROPERTY_KEYS] = _words(rng)
     if rng.random() < 0.7:
-        props["TAGS"] = rng.choice(("TagA", "t\u00e9", "\U0001f600", "*"))
+        props[mc.PROPERTY_TAGS] = rng.choice(("TagA", "t\u00e9", "\U0001f600", "*"))
     if rng.random() < 0.3:
-        props["DELAY"] = str(rng.randrange(1, 19))
+        props[mc.PROPERTY_DELAY_TIME_LEVEL] = str(rng.randrange(1, 19))
     raw = encode_properties(props)
     extra = rng.random()
     if extra < 0.05:  # a repeated name: the last pair wins
