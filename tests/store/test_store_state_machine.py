@@ -61,9 +61,20 @@ class StoreMachine(RuleBasedStateMachine):
         flushed_where = mfq.flushed_where
         point = self.dir / FILE_NAME  # the dispatch checkpoint as the crash leaves it
         saved = point.read_bytes() if point.exists() else None
-        self.store.reput_service.shutdown()
-        self.store.flush_service.shutdown()
-        self.store._running = False
+        store = self.store
+        # every service thread stops here: with _running False, shutdown() below stops none
+        # of them, and a thread left running logs every second once teardown removes the dir
+        for service in (
+            store.reput_service,
+            store.flush_service,
+            store.ha_service,
+            store.clean_commit_log_service,
+            store.clean_consume_queue_service,
+            store.warm_service,
+            store.flush_consume_queue_service,
+        ):
+            service.shutdown()
+        store._running = False
         for mf in mfq.mapped_files:
             start = max(0, flushed_where - mf.file_from_offset)
             if start < mf.file_size:
