@@ -83,7 +83,7 @@ int dispatch_setup(void) {
     return 0;
 }
 
-static int attr_i64(PyObject *obj, PyObject *name, int64_t *out) {
+int attr_i64(PyObject *obj, PyObject *name, int64_t *out) {
     PyObject *v = PyObject_GetAttr(obj, name);
     if (v == NULL) return -1;
     long long x = PyLong_AsLongLong(v);

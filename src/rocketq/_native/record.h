@@ -121,6 +121,8 @@ extern PyObject *S_KEYS, *S_UNIQ_KEY, *S_TAGS, *S_DELAY, *S_EMPTY;
 int properties_setup(void);
 int32_t java_hash(PyObject *s);
 uint32_t java_hash_units(uint32_t h, PyObject *s, Py_ssize_t from, Py_ssize_t to);
+/* an int attribute of obj read into *out (dispatch.c): 0, or -1 with the error set */
+int attr_i64(PyObject *obj, PyObject *name, int64_t *out);
 PyObject *parse_properties(const unsigned char *p, Py_ssize_t n);
 PyObject *cached_topic(TopicCache *tc, const unsigned char *p, Py_ssize_t n);
 

@@ -61,16 +61,6 @@ typedef struct {
     int dirty;
 } Queue;
 
-static int get_i64(PyObject *obj, PyObject *name, int64_t *out) {
-    PyObject *v = PyObject_GetAttr(obj, name);
-    if (v == NULL) return -1;
-    long long x = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    if (x == -1 && PyErr_Occurred()) return -1;
-    *out = (int64_t)x;
-    return 0;
-}
-
 static int set_i64(PyObject *obj, PyObject *name, int64_t value) {
     PyObject *v = PyLong_FromLongLong(value);
     if (v == NULL) return -1;
@@ -82,7 +72,7 @@ static int set_i64(PyObject *obj, PyObject *name, int64_t value) {
 /* the queue's state loaded into q: 1, 0 when it has no file (Python creates it), -1 error */
 static int load_queue(PyObject *cq, Queue *q) {
     memset(q, 0, sizeof *q);
-    if (get_i64(cq, A_MAX_PHY, &q->max_phy) < 0) return -1;
+    if (attr_i64(cq, A_MAX_PHY, &q->max_phy) < 0) return -1;
     PyObject *mfq = PyObject_GetAttr(cq, A_MFQ);
     if (mfq == NULL) return -1;
     PyObject *files = PyObject_GetAttr(mfq, A_MAPPED_FILES);
@@ -97,8 +87,8 @@ static int load_queue(PyObject *cq, Queue *q) {
     Py_DECREF(files);
     if (mf == NULL) return -1;
     PyObject *view = NULL;
-    if (get_i64(mf, A_WROTE, &q->wrote) < 0 || get_i64(mf, A_FILE_SIZE, &q->file_size) < 0 ||
-        get_i64(mf, A_FILE_FROM, &q->file_from) < 0 || (view = PyObject_GetAttr(mf, A_VIEW)) == NULL ||
+    if (attr_i64(mf, A_WROTE, &q->wrote) < 0 || attr_i64(mf, A_FILE_SIZE, &q->file_size) < 0 ||
+        attr_i64(mf, A_FILE_FROM, &q->file_from) < 0 || (view = PyObject_GetAttr(mf, A_VIEW)) == NULL ||
         PyObject_GetBuffer(view, &q->buf, PyBUF_WRITABLE) < 0) {
         Py_XDECREF(view);
         Py_DECREF(mf);
