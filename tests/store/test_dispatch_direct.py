@@ -74,7 +74,9 @@ def _put_and_dispatch(
             root, flush_disk_type=FlushDiskType.ASYNC_FLUSH, clock_ms=lambda: STORE_TS
         )
         arrivals: list[Arrival] = []
-        store.message_arriving_listener = lambda *a: arrivals.append(a)
+        store.message_arriving_listener = lambda t, q, o, tags, ts, props: arrivals.append(
+            (t, q, o, tags, ts, dict(props))  # the properties read at the call, as a filter does
+        )
         store.reput_service.arrival_wanted = wanted
         store.reput_service.shutdown()  # only do_reput below dispatches
         reads = _count_reads(store)
