@@ -16,8 +16,10 @@ from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.route_refresher import needs_route_refresh
 from rocketq.client.status import PullResult, PullStatus
 from rocketq.common import message_const as mc
+from rocketq.common import native_record
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_decoder import decode_messages
+from rocketq.common.message_id import bytes_to_host
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.remoting.protocol.subscription import SubscriptionData, is_tag_matched
 from rocketq.remoting.protocol.topic_route import MASTER_ID
@@ -119,9 +121,32 @@ def pull_ext_fields(
 def process_pull_body(
     body: bytes, subscription: SubscriptionData, result: PullResult
 ) -> list[MessageExt]:
+    """A FOUND pull's messages as the listener gets them (PullAPIWrapper.processPullResult):
+    decoded with decompression, those whose TAGS the subscription does not take dropped, each
+    with its UNIQ_KEY as ``msg_id`` and the pull's MIN_OFFSET / MAX_OFFSET.
+
+    In C (``decode_records`` given the two offsets) when the record paths are compiled and
+    every record is one the C walk decodes; else :func:`process_pull_body_reference`."""
+    compiled = native_record.RECORD
+    min_offset, max_offset = str(result.min_offset), str(result.max_offset)  # once a pull
+    if compiled is None:
+        return process_pull_body_reference(body, subscription, min_offset, max_offset)
+    msgs, _pos, stopped = compiled.decode_records(
+        body, 0, False, True, True, MessageExt, bytes_to_host, min_offset, max_offset
+    )
+    if stopped:  # a record the C walk leaves to Python (compressed, corrupt): all of it there
+        return process_pull_body_reference(body, subscription, min_offset, max_offset)
+    if subscription.matches_all or not subscription.tags_set:
+        return msgs
+    return [m for m in msgs if is_tag_matched(subscription, m.tags)]
+
+
+def process_pull_body_reference(
+    body: bytes, subscription: SubscriptionData, min_offset: str, max_offset: str
+) -> list[MessageExt]:
+    """:func:`process_pull_body` in Python: the reference of its C path."""
     msgs = decode_messages(body, decompress=True)
     kept = []
-    min_offset, max_offset = str(result.min_offset), str(result.max_offset)  # once a pull
     for msg in msgs:
         if not is_tag_matched(subscription, msg.tags):
             continue
