@@ -77,7 +77,7 @@ def test_slot_filled_messages_equal_the_constructors_with_shared_names_kept_apar
     msgs = []
     for i in range(3):
         msg = MessageExt(topic="T", body=b"b%d" % i, queue_offset=i, commitlog_offset=i * 90)
-        msg.put_property("K", "v%d" % i)
+        msg.put_property("K", f"v{i}")
         msgs.append(msg)
     body = b"".join(bytes(encode_message(m)) for m in msgs)
     with record_paths(True):
@@ -111,11 +111,14 @@ def test_a_class_with_a_post_init_is_constructed_by_its_call() -> None:
         return _Counted(*args)  # type: ignore[arg-type]
 
     msgs, _pos, stopped = compiled.decode_records(body, 0, False, True, False, make, bytes_to_host)
-    assert not stopped and msgs[0].seen == 1
+    assert not stopped
+    assert msgs[0].seen == 1
     msgs, _pos, stopped = compiled.decode_records(
         body, 0, False, True, False, _Counted, bytes_to_host
     )
-    assert not stopped and msgs[0].seen == 1 and msgs[0].body == b"x"
+    assert not stopped
+    assert msgs[0].seen == 1
+    assert msgs[0].body == b"x"
     plain, _pos, _stopped = compiled.decode_records(
         body, 0, False, True, False, MessageExt, bytes_to_host
     )
