@@ -155,7 +155,7 @@ class ConsumeService:
 
     def _start(self, coro: Coroutine[Any, Any, None]) -> None:
         task = eager_task(asyncio.get_running_loop(), coro)
-        if coro.cr_frame is None:  # the batch ended in its first step: nothing for shutdown
+        if getattr(coro, "cr_frame", True) is None:  # ended in its first step: nothing for shutdown
             return  # to wait for (its task only completes on the next iteration)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
