@@ -125,6 +125,26 @@ def test_a_class_with_a_post_init_is_constructed_by_its_call() -> None:
     assert plain[0] == decode_messages(body)[0]
 
 
+@dataclass(slots=True)
+class _Wider(MessageExt):
+    """A field more, with a default: only its constructor sets it."""
+
+    extra: str = "default"
+
+
+def test_a_class_with_a_field_more_is_constructed_by_its_call() -> None:
+    compiled = native_record.COMPILED
+    if compiled is None:
+        pytest.skip("the record paths are not compiled")
+    body = bytes(encode_message(MessageExt(topic="T", body=b"x")))
+    msgs, _pos, stopped = compiled.decode_records(
+        body, 0, False, True, False, _Wider, bytes_to_host
+    )
+    assert not stopped
+    assert msgs[0].extra == "default"
+    assert msgs[0].body == b"x"
+
+
 def test_offset_texts_must_be_str() -> None:
     compiled = native_record.COMPILED
     if compiled is None:

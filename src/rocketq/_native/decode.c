@@ -12,7 +12,7 @@ static const char *const FIELD_NAMES[N_FIELDS] = {
     "body_crc",        "reconsume_times", "prepared_transaction_offset"};
 
 /* Where each field's slot lies in an instance of message_cls, found once per class: a
- * dataclass(slots=True) of exactly those writable object slots, no __dict__, no
+ * dataclass(slots=True) of exactly those fields in writable object slots, no __dict__, no
  * __post_init__ and object's __new__ is filled slot by slot (what its generated __init__ does,
  * without the call); any other class is called with the 18 values. */
 static PyObject *slots_cls; /* the class the offsets are of (a strong reference) */
@@ -22,9 +22,15 @@ static int slots_ok;
 static int slots_usable(PyTypeObject *t) {
     if (t->tp_new != PyBaseObject_Type.tp_new || t->tp_dictoffset != 0 || t->tp_itemsize != 0)
         return 0;
-    if (!PyObject_HasAttrString((PyObject *)t, "__dataclass_fields__") ||
-        PyObject_HasAttrString((PyObject *)t, "__post_init__"))
+    if (PyObject_HasAttrString((PyObject *)t, "__post_init__")) return 0;
+    PyObject *declared = PyObject_GetAttrString((PyObject *)t, "__dataclass_fields__");
+    if (declared == NULL) {
+        PyErr_Clear();
         return 0;
+    }
+    Py_ssize_t n = PyDict_Check(declared) ? PyDict_Size(declared) : -1;
+    Py_DECREF(declared);
+    if (n != N_FIELDS) return 0; /* a field more (its default) or less: the call decides */
     for (int i = 0; i < N_FIELDS; i++) {
         PyObject *name = PyUnicode_InternFromString(FIELD_NAMES[i]);
         if (name == NULL) return -1;
