@@ -119,6 +119,8 @@ def measured(phase: str, server: peers.Server, plan: Plan, profile: bool) -> Non
     )
     if profiler is not None:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+        if os.environ.get("PROFILE_OUT"):
+            profiler.dump_stats(os.environ["PROFILE_OUT"])
 
 
 def main() -> None:

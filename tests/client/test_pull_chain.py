@@ -17,6 +17,7 @@ from rocketq.common.message import MessageExt
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.testing import until
 from rocketq.testing.cluster import FAST_CLIENT, FAST_CONSUMER, Cluster
+from rocketq.testing.record_paths import record_paths
 
 WAIT = 30.0
 
@@ -216,3 +217,39 @@ async def test_flow_control_holds_the_chain_and_the_loop_resumes_it(cluster: Clu
             gate.set()
             await c.shutdown()
     assert sorted(done) == list(range(60))
+
+
+async def test_the_listener_gets_equal_messages_on_the_c_and_the_python_paths(
+    cluster: Cluster,
+) -> None:
+    """The same stored messages consumed by two groups, one with the record paths in C (the
+    pull body's C walk, the MessageExt's slots filled in C), one in Python: equal objects."""
+    await cluster.create_topic("TopicPaths", 1)
+    async with Producer("ppaths", namesrv_addr=cluster.addr, **FAST_CLIENT) as producer:
+        for i in range(30):
+            msg = Message("TopicPaths", b"b%d" % i, tags="a" if i % 3 else "b", keys=f"k{i}")
+            msg.put_user_property("seq", str(i))
+            await producer.send(msg)
+    seen: dict[bool, list[MessageExt]] = {}
+    for native in (True, False):
+        got: list[MessageExt] = []
+
+        async def listener(msgs: list[MessageExt], got: list[MessageExt] = got) -> ConsumeStatus:
+            got.extend(msgs)  # an asyncio listener: the consume service's common path
+            return ConsumeStatus.CONSUME_SUCCESS
+
+        with record_paths(native):
+            c = counting(cluster, f"GroupPaths{int(native)}", "TopicPaths", pull_batch_size=7)
+            c.subscribe("TopicPaths", "a")
+            c.register_message_listener(listener)
+            await c.start()
+            try:
+                assert await until(lambda got=got: len(got) >= 20, WAIT)
+            finally:
+                await c.shutdown()
+        seen[native] = sorted(got, key=lambda m: m.queue_offset)
+    assert len(seen[True]) == 20
+    assert seen[True] == seen[False]
+    for c_msg, py_msg in zip(seen[True], seen[False], strict=True):
+        assert list(c_msg.properties.items()) == list(py_msg.properties.items())
+        assert c_msg.msg_id == py_msg.msg_id == c_msg.properties["UNIQ_KEY"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rocketq.client.aio.pull_api import process_pull_body, pull_ext_fields
+from rocketq.client.aio.pull_api import PullFields, process_pull_body, pull_ext_fields
 from rocketq.client.status import PullResult, PullStatus
 from rocketq.common import message_const as mc
 from rocketq.common.message import MessageExt
@@ -52,6 +52,37 @@ def test_the_written_out_pull_fields_are_the_generic_encoding_key_for_key_in_ord
         group, topic, queue_id, offset, max_nums, sys_flag, commit_offset, suspend_ms, sub
     )
     assert list(got.items()) == list(expected.items())  # the JSON header keeps this order
+
+
+_pull_args = st.tuples(
+    st.sampled_from(["G1", "G2"]),
+    st.sampled_from(["T1", "T2"]),
+    st.integers(0, 3),
+    ints,
+    st.integers(1, 64),
+    st.integers(0, 15),
+    ints,
+    st.sampled_from([0, 15000]),
+    st.sampled_from([0, 7]),
+    st.sampled_from(["*", "a || b"]),
+    st.sampled_from(["TAG", "SQL92"]),
+)
+
+
+@given(st.lists(_pull_args, min_size=1, max_size=8))
+def test_successive_pull_fields_from_the_last_ones_equal_the_written_out_fields(
+    pulls: list[tuple[str, str, int, int, int, int, int, int, int, str, str]],
+) -> None:
+    made = PullFields()
+    for group, topic, qid, offset, nums, flag, commit, suspend, version, expr, etype in pulls:
+        sub = SubscriptionData(
+            topic=topic, sub_string=expr, sub_version=version, expression_type=etype
+        )
+        args = (group, topic, qid, offset, nums, flag, commit, suspend, sub)
+        got = made.fields(*args)
+        assert list(got.items()) == list(pull_ext_fields(*args).items())
+        got["signature"] = "added by a hook"  # the next pull's fields are not this one's
+    assert "signature" not in made.fields(*args)
 
 
 def test_a_pulled_body_keeps_the_subscribed_tags_with_their_client_id_and_the_queue_offsets() -> (

@@ -95,7 +95,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__record(void) {
-    if (crc32_setup() < 0 || properties_setup() < 0 || encode_setup() < 0 ||
+    if (crc32_setup() < 0 || properties_setup() < 0 || encode_setup() < 0 || decode_setup() < 0 ||
         dispatch_setup() < 0 || reput_run_setup() < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);

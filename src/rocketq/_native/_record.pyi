@@ -90,6 +90,8 @@ def decode_records(
     decompress: bool,
     message_cls: Callable[..., Any],
     host_of: Callable[[bytes], tuple[str, int]],
+    min_offset_text: str = ...,
+    max_offset_text: str = ...,
     /,
 ) -> tuple[list[Any], int, bool]: ...
 def collect_messages(

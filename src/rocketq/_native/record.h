@@ -128,6 +128,8 @@ PyObject *cached_topic(TopicCache *tc, const unsigned char *p, Py_ssize_t n);
 
 /* encode.c */
 int encode_setup(void);
+/* decode.c */
+int decode_setup(void);
 PyObject *encode_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *encode_message_ext(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *write_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs);

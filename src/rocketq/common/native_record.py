@@ -41,7 +41,8 @@ class RecordPaths(Protocol):
     def pull_columns(self, buf: Any, /) -> tuple[int, int, tuple[bytes, ...]]: ...
     def decode_records(
         self, buf: Any, pos: int, check_crc: bool, read_body: bool, decompress: bool,
-        message_cls: Callable[..., Any], host_of: Callable[[bytes], tuple[str, int]], /,
+        message_cls: Callable[..., Any], host_of: Callable[[bytes], tuple[str, int]],
+        min_offset_text: str = ..., max_offset_text: str = ..., /,
     ) -> tuple[list[Any], int, bool]: ...  # fmt: skip
     def collect_messages(self, *args: Any) -> tuple[int, int, bytes, int, int] | None: ...
     def pull_reply_head(

@@ -51,6 +51,7 @@ from typing import cast
 from rocketq.common import message_const as mc
 from rocketq.common import message_decoder, native_record
 from rocketq.common.message import MessageExt
+from rocketq.common.message_id import bytes_to_host
 from rocketq.errors import RemotingCommandError
 from rocketq.remoting import native_frames
 from rocketq.remoting.codec import FRAME_PREFIX_STRUCT, FrameDecoder, encode
@@ -295,11 +296,32 @@ def check_records(rng: random.Random, data: bytes) -> None:
         data, 0, size, size, 0, size + 1, True, True, DispatchRequest, True, _tags_code
     )
     compiled.scan_records(data, 0, size, size, 0, size + 1, False, False, None, False, None)
+    check_pull_decode(compiled, data)
     native_record.use(True)
     try:
         message_decoder.decode_messages(data, check_crc=rng.random() < 0.5)
     except Exception:  # noqa: BLE001 -- a refusal is the expected outcome of a mutated record
         return
+
+
+def check_pull_decode(compiled: native_record.RecordPaths, data: bytes) -> None:
+    """``decode_records`` with a pull's offset texts (the push consumer's walk) against the
+    plain walk with the same three steps done after it in Python: the same outcome."""
+    args = (data, 0, False, True, True, MessageExt, bytes_to_host)
+    plain = outcome(lambda: compiled.decode_records(*args))
+    pulled = outcome(lambda: compiled.decode_records(*args, "12", "-7"))
+    if plain[0] != "ok" or pulled[0] != "ok":
+        assert plain[0] == pulled[0], (plain, pulled)
+        return
+    msgs, pos, stopped = cast(tuple[list[MessageExt], int, bool], plain[1])
+    for msg in msgs:
+        msg.msg_id = msg.properties.get(mc.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) or msg.msg_id
+        msg.properties[mc.PROPERTY_MIN_OFFSET] = "12"
+        msg.properties[mc.PROPERTY_MAX_OFFSET] = "-7"
+    got, got_pos, got_stopped = cast(tuple[list[MessageExt], int, bool], pulled[1])
+    assert (got, got_pos, got_stopped) == (msgs, pos, stopped), "decode_records with offsets"
+    for a, b in zip(got, msgs, strict=True):
+        assert list(a.properties.items()) == list(b.properties.items())
 
 
 def load_corpus(dirs: list[Path]) -> list[bytes]:

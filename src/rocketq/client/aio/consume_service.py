@@ -31,6 +31,7 @@ from rocketq.client.status import ConsumeStatus
 from rocketq.client.trace.context import ConsumeReturnType
 from rocketq.client.trace.dispatcher import AsyncTraceDispatcher
 from rocketq.client.trace.hooks import sub_after_context, sub_before_context
+from rocketq.common import topic as common_topic
 from rocketq.common.clock import now_ms
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.remoting.eager_step import eager_task
@@ -154,6 +155,8 @@ class ConsumeService:
 
     def _start(self, coro: Coroutine[Any, Any, None]) -> None:
         task = eager_task(asyncio.get_running_loop(), coro)
+        if getattr(coro, "cr_frame", True) is None:  # ended in its first step: nothing for shutdown
+            return  # to wait for (its task only completes on the next iteration)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -162,15 +165,36 @@ class ConsumeService:
     async def _consume_concurrently(
         self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue
     ) -> None:
-        async with self._semaphore:
+        # the semaphore's acquire, not its ``async with``: one coroutine less a batch (a free
+        # slot is taken without a wait either way)
+        await self._semaphore.acquire()
+        try:
             if pq.dropped:  # at shutdown queued batches still run: what is pulled gets committed
                 return
+            retry_topic = common_topic.retry_topic(self.config.consumer_group)
             for msg in msgs:
-                restore_retry_topic(msg, self.config.consumer_group)
+                if msg.topic == retry_topic:  # restore_retry_topic's own first test, inlined
+                    restore_retry_topic(msg, self.config.consumer_group)
             size = self.config.consume_message_batch_max_size
-            chunks = [msgs[i : i + size] for i in range(0, len(msgs), size)]
             started = time.monotonic()
-            statuses = await self.call_listener_chunks(chunks)
+            if len(msgs) <= size and self.trace is None and self._is_coroutine:
+                # the common case (one chunk, untraced, an asyncio listener): the listener
+                # awaited here, without the layers of call_listener_chunks and _call_async
+                chunks = [msgs]
+                try:
+                    status = self.listener(msgs)
+                    if not isinstance(status, ConsumeStatus) and inspect.isawaitable(status):
+                        status = await status
+                    status = _checked(status)
+                except Exception:  # a listener's error: RECONSUME_LATER, as RocketMQ
+                    log.exception(
+                        "the message listener failed; the messages will be consumed again"
+                    )
+                    status = ConsumeStatus.RECONSUME_LATER
+                statuses = [status]
+            else:
+                chunks = [msgs[i : i + size] for i in range(0, len(msgs), size)]
+                statuses = await self.call_listener_chunks(chunks)
             if pq.is_dropped():
                 return
             failed = [m for c, st in zip(chunks, statuses, strict=True) if not st.ok for m in c]
@@ -184,12 +208,17 @@ class ConsumeService:
                         retry_locally.append(msg)
             elif failed:
                 log.warning("BROADCASTING: dropping %d failed messages", len(failed))
-            retry_ids = {id(m) for m in retry_locally}
-            offset = pq.remove_message([m for m in msgs if id(m) not in retry_ids])
+            if retry_locally:
+                retry_ids = {id(m) for m in retry_locally}
+                offset = pq.remove_message([m for m in msgs if id(m) not in retry_ids])
+            else:
+                offset = pq.remove_message(msgs)
             if offset >= 0 and not pq.dropped:
                 self.hooks.record_offset(mq, offset)
             if retry_locally:
                 self._spawn(self._retry_later(retry_locally, pq, mq))
+        finally:
+            self._semaphore.release()
 
     async def _retry_later(
         self, msgs: list[MessageExt], pq: ProcessQueue, mq: MessageQueue

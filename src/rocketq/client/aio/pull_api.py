@@ -16,8 +16,10 @@ from rocketq.client.aio.instance import MQClientInstance
 from rocketq.client.aio.route_refresher import needs_route_refresh
 from rocketq.client.status import PullResult, PullStatus
 from rocketq.common import message_const as mc
+from rocketq.common import native_record
 from rocketq.common.message import MessageExt, MessageQueue
 from rocketq.common.message_decoder import decode_messages
+from rocketq.common.message_id import bytes_to_host
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.remoting.protocol.subscription import SubscriptionData, is_tag_matched
 from rocketq.remoting.protocol.topic_route import MASTER_ID
@@ -116,12 +118,90 @@ def pull_ext_fields(
     }
 
 
+class PullFields:
+    """One queue's successive pull fields: :func:`pull_ext_fields`'s dict kept, and a copy of
+    it with the three fields that move from pull to pull (queueOffset, sysFlag,
+    commitOffset) for the next one, while the others are the same (one dict copy and three
+    ``str`` instead of eleven entries)."""
+
+    __slots__ = ("_key", "_last")
+
+    def __init__(self) -> None:
+        self._key: tuple[object, ...] | None = None
+        self._last: dict[str, str] = {}
+
+    def fields(
+        self,
+        group: str,
+        topic: str,
+        queue_id: int,
+        queue_offset: int,
+        max_msg_nums: int,
+        sys_flag: int,
+        commit_offset: int,
+        suspend_timeout_millis: int,
+        subscription: SubscriptionData,
+    ) -> dict[str, str]:
+        key = (
+            group,
+            topic,
+            queue_id,
+            max_msg_nums,
+            suspend_timeout_millis,
+            subscription.sub_version,
+            subscription.sub_string,
+            subscription.expression_type,
+        )
+        if key != self._key:
+            self._key = key
+            self._last = pull_ext_fields(
+                group,
+                topic,
+                queue_id,
+                queue_offset,
+                max_msg_nums,
+                sys_flag,
+                commit_offset,
+                suspend_timeout_millis,
+                subscription,
+            )
+            return self._last.copy()  # a hook may change the request's fields: not ours
+        fields = self._last.copy()
+        fields["queueOffset"] = str(queue_offset)
+        fields["sysFlag"] = str(sys_flag)
+        fields["commitOffset"] = str(commit_offset)
+        return fields
+
+
 def process_pull_body(
     body: bytes, subscription: SubscriptionData, result: PullResult
 ) -> list[MessageExt]:
+    """A FOUND pull's messages as the listener gets them (PullAPIWrapper.processPullResult):
+    decoded with decompression, those whose TAGS the subscription does not take dropped, each
+    with its UNIQ_KEY as ``msg_id`` and the pull's MIN_OFFSET / MAX_OFFSET.
+
+    In C (``decode_records`` given the two offsets) when the record paths are compiled and
+    every record is one the C walk decodes; else :func:`process_pull_body_reference`."""
+    compiled = native_record.RECORD
+    min_offset, max_offset = str(result.min_offset), str(result.max_offset)  # once a pull
+    if compiled is None:
+        return process_pull_body_reference(body, subscription, min_offset, max_offset)
+    msgs, _pos, stopped = compiled.decode_records(
+        body, 0, False, True, True, MessageExt, bytes_to_host, min_offset, max_offset
+    )
+    if stopped:  # a record the C walk leaves to Python (compressed, corrupt): all of it there
+        return process_pull_body_reference(body, subscription, min_offset, max_offset)
+    if subscription.matches_all or not subscription.tags_set:
+        return msgs
+    return [m for m in msgs if is_tag_matched(subscription, m.tags)]
+
+
+def process_pull_body_reference(
+    body: bytes, subscription: SubscriptionData, min_offset: str, max_offset: str
+) -> list[MessageExt]:
+    """:func:`process_pull_body` in Python: the reference of its C path."""
     msgs = decode_messages(body, decompress=True)
     kept = []
-    min_offset, max_offset = str(result.min_offset), str(result.max_offset)  # once a pull
     for msg in msgs:
         if not is_tag_matched(subscription, msg.tags):
             continue

@@ -21,7 +21,7 @@ import time
 from typing import TYPE_CHECKING, Protocol
 
 from rocketq.client.aio.api import pull_response
-from rocketq.client.aio.pull_api import process_pull_body, pull_ext_fields
+from rocketq.client.aio.pull_api import PullFields, process_pull_body
 from rocketq.client.status import PullResult, PullStatus
 from rocketq.common.message import MessageQueue
 from rocketq.common.pull_sys_flag import build_sys_flag
@@ -74,6 +74,7 @@ class PullChain:
     __slots__ = (
         "_consume",
         "_consumer",
+        "_fields",
         "_instance",
         "_slot",
         "_sub",
@@ -108,22 +109,24 @@ class PullChain:
         self.pull_started = 0.0
         self._slot: ResponseCallback | None = None
         self._sub: SubscriptionData | None = None
+        self._fields = PullFields()
 
     def pull(self, sub: SubscriptionData, offset: int, commit_offset: int) -> None:
         """Write one PULL_MESSAGE from ``offset`` (what ``pull_raw`` sends); raises if the
         write fails."""
         c = self._consumer.config
-        fields = pull_ext_fields(
+        sys_flag = build_sys_flag(
+            commit_offset=commit_offset > 0,
+            suspend=c.broker_suspend_max_time_s > 0,
+            subscription=True,
+        )
+        fields = self._fields.fields(
             self._consumer.group,
             self.mq.topic,
             self.mq.queue_id,
             offset,
             c.pull_batch_size,
-            build_sys_flag(
-                commit_offset=commit_offset > 0,
-                suspend=c.broker_suspend_max_time_s > 0,
-                subscription=True,
-            ),
+            sys_flag,
             commit_offset,
             int(c.broker_suspend_max_time_s * 1000),
             sub,
