@@ -10,8 +10,13 @@ from __future__ import annotations
 import bisect
 import threading
 from dataclasses import dataclass, field
+from operator import attrgetter
 
+from rocketq.remoting import native_frames
+from rocketq.remoting.native_frames import RPC_LATENCIES
 from rocketq.remoting.protocol.command import RemotingCommand
+
+_CODE = attrgetter("code")
 
 # upper bounds in milliseconds (RemotingMetricsManager's rpc latency view)
 RPC_LATENCY_BUCKETS_MS = (1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 1000.0, 2000.0, 3000.0, 10000.0)
@@ -70,6 +75,18 @@ class RpcLatencyStats:
             histogram = _UNUSED
             counts = histogram.counts
             bounds = RPC_LATENCY_BUCKETS_MS
+            native = native_frames.FRAMES
+            # a flush's burst (one request code): the loop below in one C call
+            codes = set(map(_CODE, requests)) if native is not None and len(requests) > 1 else ()
+            if len(codes) == 1 and len(requests) == len(elapsed_s):
+                key = (requests[0].code, code)
+                histogram = table.get(key) or table.setdefault(key, LatencyHistogram())
+                total = native.count_figures(  # type: ignore[union-attr]
+                    histogram.counts, bounds, elapsed_s, 1000.0, RPC_LATENCIES, histogram.sum_ms
+                )
+                if total is not None:
+                    histogram.sum_ms = total
+                    return
             for request, elapsed in zip(requests, elapsed_s, strict=True):
                 if request.code != last:  # a burst is mostly one request code
                     last = request.code
