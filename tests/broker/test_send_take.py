@@ -197,17 +197,24 @@ async def test_the_figures_of_bursts_are_equal_on_both_paths(tmp_path: Path) -> 
     ]
     bursts.append([send_request("Fig0", b"lone", code=V2)])
     outcomes = []
-    for native in (True, False):
+    # C take and figures; the Python take a send with the C frames; everything in Python
+    for native, take_native in ((True, True), (True, False), (False, False)):
         native_frames.use(native)
         native_record.use(native)
         props = small_store_properties(1 << 20)
-        async with run_broker(tmp_path / f"fig{int(native)}", store_properties=props) as broker:
+        root = tmp_path / f"fig{int(native)}{int(take_native)}"
+        async with run_broker(root, store_properties=props) as broker:
+            processor_of(broker).take_native = take_native
+            answers = []
             for burst in bursts:
                 replies = await one_write(broker.broker_addr, burst)
                 assert [r.code for r in replies] == [ResponseCode.SUCCESS] * len(burst)
+                by_opaque = {r.opaque: r for r in replies}
+                answers += [by_opaque[r.opaque].ext_fields["queueOffset"] for r in burst]
             assert broker.message_store.wait_for_dispatch(WAIT_S)
-            outcomes.append((figures_of(broker), masked_commitlog(broker)))
-    assert outcomes[0] == outcomes[1]
+            assert (processor_of(broker).taker is not None) is take_native
+            outcomes.append((figures_of(broker), masked_commitlog(broker), answers))
+    assert outcomes[0] == outcomes[1] == outcomes[2]
     assert outcomes[0][0][1] == 81  # type: ignore[index]
 
 

@@ -51,6 +51,8 @@ class SendTakes:
     split_reads: int  # of them, read in their read's split (split_sends)
     #: take_sends' state (``native_frames.SendTaker``), made by the first ``spec_for``
     taker: native_frames.SendTaker | None
+    #: False: no taker (every send through ``take``, the reference), for tests and benches
+    take_native = True
 
     def _rules_now(self) -> tuple[tuple[bytes, ...], bytes, bytes, bytes, int]:
         raise NotImplementedError
@@ -77,7 +79,7 @@ class SendTakes:
             self._bytes_of(self.broker.store_host),
         )
         channel.attributes[_SPEC_KEY] = (config, spec)
-        if self.taker is None:
+        if self.taker is None and self.take_native:
             self.taker = (
                 self._takes,
                 self.broker.topic_config_manager.topic_config_table,
