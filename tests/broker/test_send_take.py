@@ -150,6 +150,10 @@ def test_a_deferred_reply_class_of_another_shape_is_called() -> None:
     assert compiled.take_sends(items, None, 1, taker) == 1
     assert type(batcher._dones[0]) is Traced
     assert built == [items[0][0]]
+    # a broker without its config: C takes nothing and leaves the error to the Python take
+    no_config = (takes, {"T": table_config}, object(), Traced, batcher, counters, 2)
+    assert compiled.take_sends(items, None, 1, no_config) == 0
+    assert len(batcher._puts) == 1
 
 
 async def test_a_read_with_a_send_take_leaves_keeps_the_order(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@
  * (the batcher's lane count, the processor's native and split reads) get the count. The walk
  * stops at the first item it does not take: that one and every later one go to the Python
  * path in order (a connection's later send is never queued before an earlier one). Returns
- * the number taken; the caller adds it to its connection's deferred count.
+ * the number taken; the caller adds it to its connection's deferred count. A failure past
+ * the argument checks (memory, a broker without its config) takes no more and drops the error:
+ * the Python take meets it again and answers that send SYSTEM_ERROR, as it always has.
  *
  * taker is (takes: dict topic -> (config, queue limit), topic table: dict topic -> config,
  * broker (its .config.broker_permission read each call), DeferredReply class, batcher,
@@ -118,6 +120,14 @@ static int topic_takes(PyObject *takes, PyObject *table, PyObject *topic, PyObje
     return below;
 }
 
+/* a failure past the argument checks (a taker of another shape, memory): nothing taken,
+ * the error dropped; the Python path (take) takes the sends, meets the error in its own
+ * steps and answers it (SYSTEM_ERROR with the reason) instead of the connection closing */
+static PyObject *declined(void) {
+    PyErr_Clear();
+    return PyLong_FromLong(0);
+}
+
 PyObject *take_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 4 || !PyList_Check(args[0]) || !PyTuple_Check(args[3]) ||
         PyTuple_GET_SIZE(args[3]) != TAKER_SIZE ||
@@ -136,24 +146,23 @@ PyObject *take_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *takes = PyTuple_GET_ITEM(taker, 0), *table = PyTuple_GET_ITEM(taker, 1);
     PyObject *cls = PyTuple_GET_ITEM(taker, 3), *batcher = PyTuple_GET_ITEM(taker, 4);
     long perm_write = PyLong_AsLong(PyTuple_GET_ITEM(taker, 6));
-    if (perm_write == -1 && PyErr_Occurred()) return NULL;
+    if (perm_write == -1 && PyErr_Occurred()) return declined();
     /* the broker writable: config.broker_permission & PERM_WRITE, read now */
     PyObject *config = PyObject_GetAttrString(PyTuple_GET_ITEM(taker, 2), "config");
-    if (config == NULL) return NULL;
+    if (config == NULL) return declined();
     PyObject *perm_obj = PyObject_GetAttrString(config, "broker_permission");
     Py_DECREF(config);
-    if (perm_obj == NULL) return NULL;
+    if (perm_obj == NULL) return declined();
     long perm = PyLong_AsLong(perm_obj);
     Py_DECREF(perm_obj);
-    if (perm == -1 && PyErr_Occurred()) return NULL;
+    if (perm == -1 && PyErr_Occurred()) return declined();
     if (!(perm & perm_write)) return PyLong_FromLong(0);
     PyObject *puts = PyObject_GetAttrString(batcher, "_puts");
     PyObject *dones = puts != NULL ? PyObject_GetAttrString(batcher, "_dones") : NULL;
     if (dones == NULL || !PyList_Check(puts) || !PyList_Check(dones)) {
-        if (dones != NULL) PyErr_SetString(PyExc_TypeError, "the batcher's queues are not lists");
         Py_XDECREF(puts);
         Py_XDECREF(dones);
-        return NULL;
+        return declined();
     }
     Py_ssize_t taken = 0;
     int failed = 0;
@@ -193,13 +202,9 @@ PyObject *take_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     Py_DECREF(puts);
     Py_DECREF(dones);
-    if (failed) {
-        /* nothing taken: the error is the caller's; else the sends taken so far stay taken
-         * (their counts below) and the one that failed goes to the Python path, which meets
-         * the error (memory) again in its own steps */
-        if (taken == 0) return NULL;
-        PyErr_Clear();
-    }
+    /* the sends taken so far stay taken (their counts below); the one that failed goes to
+     * the Python path, which meets the error again in its own steps and answers it */
+    if (failed) PyErr_Clear();
     if (taken) {
         /* the batcher's lane count (a flush of lane sends alone goes the lane's way; one
          * short of it goes the general way, which answers them too) and the processor's
