@@ -70,23 +70,31 @@ class RpcLatencyStats:
         """``on_response`` for each of ``requests`` (answered together), under one lock."""
         code = response.code
         table = self._by_code
+        native = native_frames.FRAMES
         with self._lock:
-            last: int | None = None
-            histogram = _UNUSED
-            counts = histogram.counts
-            bounds = RPC_LATENCY_BUCKETS_MS
-            native = native_frames.FRAMES
-            # a flush's burst (one request code): the loop below in one C call
-            codes = set(map(_CODE, requests)) if native is not None and len(requests) > 1 else ()
-            if len(codes) == 1 and len(requests) == len(elapsed_s):
+            if (  # a flush's burst (one request code): the loop below in one C call
+                native is not None
+                and requests
+                and len(requests) == len(elapsed_s)
+                and (len(requests) == 1 or len(set(map(_CODE, requests))) == 1)
+            ):
                 key = (requests[0].code, code)
                 histogram = table.get(key) or table.setdefault(key, LatencyHistogram())
-                total = native.count_figures(  # type: ignore[union-attr]
-                    histogram.counts, bounds, elapsed_s, 1000.0, RPC_LATENCIES, histogram.sum_ms
+                total = native.count_figures(
+                    histogram.counts,
+                    RPC_LATENCY_BUCKETS_MS,
+                    elapsed_s,
+                    1000.0,
+                    RPC_LATENCIES,
+                    histogram.sum_ms,
                 )
                 if total is not None:
                     histogram.sum_ms = total
                     return
+            last: int | None = None
+            histogram = _UNUSED
+            counts = histogram.counts
+            bounds = RPC_LATENCY_BUCKETS_MS
             for request, elapsed in zip(requests, elapsed_s, strict=True):
                 if request.code != last:  # a burst is mostly one request code
                     last = request.code
