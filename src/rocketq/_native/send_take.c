@@ -93,16 +93,34 @@ static PyObject *new_deferred(PyObject *cls, PyObject *channel, PyObject *reques
     return deferred;
 }
 
+/* the attribute names take_sends reads and writes, interned once (an interned name hits
+ * the type's attribute cache; a name made from C text a call is hashed and missed each time) */
+enum { N_CONFIG, N_PERMISSION, N_PUTS, N_DONES, N_LANE_COUNT, N_NATIVE_READS, N_SPLIT_READS,
+       N_NAMES };
+static const char *const NAME_TEXT[N_NAMES] = {"config",      "broker_permission", "_puts",
+                                               "_dones",      "_lane_count",       "native_reads",
+                                               "split_reads"};
+static PyObject *names[N_NAMES];
+
+static int intern_names(void) {
+    if (names[N_NAMES - 1] != NULL) return 0;
+    for (int i = 0; i < N_NAMES; i++) {
+        if (names[i] == NULL && (names[i] = PyUnicode_InternFromString(NAME_TEXT[i])) == NULL)
+            return -1;
+    }
+    return 0;
+}
+
 /* obj.name += n for an int attribute; 0, or -1 with an exception set */
-static int add_to(PyObject *obj, const char *name, Py_ssize_t n) {
-    PyObject *old = PyObject_GetAttrString(obj, name);
+static int add_to(PyObject *obj, PyObject *name, Py_ssize_t n) {
+    PyObject *old = PyObject_GetAttr(obj, name);
     if (old == NULL) return -1;
     PyObject *step = PyLong_FromSsize_t(n);
     PyObject *sum = step != NULL ? PyNumber_Add(old, step) : NULL;
     Py_DECREF(old);
     Py_XDECREF(step);
     if (sum == NULL) return -1;
-    int rc = PyObject_SetAttrString(obj, name, sum);
+    int rc = PyObject_SetAttr(obj, name, sum);
     Py_DECREF(sum);
     return rc;
 }
@@ -148,17 +166,18 @@ PyObject *take_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     long perm_write = PyLong_AsLong(PyTuple_GET_ITEM(taker, 6));
     if (perm_write == -1 && PyErr_Occurred()) return declined();
     /* the broker writable: config.broker_permission & PERM_WRITE, read now */
-    PyObject *config = PyObject_GetAttrString(PyTuple_GET_ITEM(taker, 2), "config");
+    if (intern_names() < 0) return NULL;
+    PyObject *config = PyObject_GetAttr(PyTuple_GET_ITEM(taker, 2), names[N_CONFIG]);
     if (config == NULL) return declined();
-    PyObject *perm_obj = PyObject_GetAttrString(config, "broker_permission");
+    PyObject *perm_obj = PyObject_GetAttr(config, names[N_PERMISSION]);
     Py_DECREF(config);
     if (perm_obj == NULL) return declined();
     long perm = PyLong_AsLong(perm_obj);
     Py_DECREF(perm_obj);
     if (perm == -1 && PyErr_Occurred()) return declined();
     if (!(perm & perm_write)) return PyLong_FromLong(0);
-    PyObject *puts = PyObject_GetAttrString(batcher, "_puts");
-    PyObject *dones = puts != NULL ? PyObject_GetAttrString(batcher, "_dones") : NULL;
+    PyObject *puts = PyObject_GetAttr(batcher, names[N_PUTS]);
+    PyObject *dones = puts != NULL ? PyObject_GetAttr(batcher, names[N_DONES]) : NULL;
     if (dones == NULL || !PyList_Check(puts) || !PyList_Check(dones)) {
         Py_XDECREF(puts);
         Py_XDECREF(dones);
@@ -209,9 +228,9 @@ PyObject *take_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         /* the batcher's lane count (a flush of lane sends alone goes the lane's way; one
          * short of it goes the general way, which answers them too) and the processor's
          * counters (tests and benches): the sends are queued whatever these do */
-        if (add_to(batcher, "_lane_count", taken) < 0 ||
-            add_to(PyTuple_GET_ITEM(taker, 5), "native_reads", taken) < 0 ||
-            add_to(PyTuple_GET_ITEM(taker, 5), "split_reads", taken) < 0)
+        if (add_to(batcher, names[N_LANE_COUNT], taken) < 0 ||
+            add_to(PyTuple_GET_ITEM(taker, 5), names[N_NATIVE_READS], taken) < 0 ||
+            add_to(PyTuple_GET_ITEM(taker, 5), names[N_SPLIT_READS], taken) < 0)
             PyErr_Clear();
     }
     return PyLong_FromSsize_t(taken);
