@@ -29,7 +29,7 @@ from rocketq.testing.broker import run_broker
 from rocketq.testing.frame_fuzz import SEND_SPEC
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
-from tests.broker.test_send_native import masked_commitlog, processor_of
+from tests.broker.send_bursts import masked_commitlog, processor_of
 
 pytestmark = [
     pytest.mark.timeout(90),
