@@ -185,20 +185,31 @@ PyObject *take_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     }
     Py_ssize_t taken = 0;
     int failed = 0;
-    for (; taken < n && taken < room; taken++) {
+    /* the size read each round and the item held: a DeferredReply class that is called
+     * runs Python, which could change the list */
+    for (; taken < PyList_GET_SIZE(items) && taken < room; taken++) {
         PyObject *item = PyList_GET_ITEM(items, taken);
         if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 3) break;
+        Py_INCREF(item);
         PyObject *put = PyTuple_GET_ITEM(item, 1);
-        if (!PyTuple_Check(put) || PyTuple_GET_SIZE(put) < 2) break;
+        if (!PyTuple_Check(put) || PyTuple_GET_SIZE(put) < 2) {
+            Py_DECREF(item);
+            break;
+        }
         PyObject *topic = PyTuple_GET_ITEM(put, 0), *queue_id = PyTuple_GET_ITEM(put, 1);
-        if (!PyUnicode_CheckExact(topic) || !PyLong_CheckExact(queue_id)) break;
+        if (!PyUnicode_CheckExact(topic) || !PyLong_CheckExact(queue_id)) {
+            Py_DECREF(item);
+            break;
+        }
         int ok = topic_takes(takes, table, topic, queue_id);
         if (ok <= 0) {
+            Py_DECREF(item);
             failed = ok < 0;
             break;
         }
         PyObject *deferred = new_deferred(cls, channel, PyTuple_GET_ITEM(item, 0));
         if (deferred == NULL) {
+            Py_DECREF(item);
             failed = 1;
             break;
         }
@@ -214,6 +225,7 @@ PyObject *take_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             }
         }
         Py_DECREF(deferred);
+        Py_DECREF(item);
         if (rc < 0) {
             failed = 1;
             break;
