@@ -15,6 +15,7 @@ from rocketq.common import native_record
 from rocketq.store import FlushDiskType, MessageStore
 from rocketq.testing.direct_dispatch import (
     directly_dispatched,
+    dispatched_with_held,
     random_cuts,
     random_records,
 )
@@ -74,7 +75,9 @@ def _put_and_dispatch(
             root, flush_disk_type=FlushDiskType.ASYNC_FLUSH, clock_ms=lambda: STORE_TS
         )
         arrivals: list[Arrival] = []
-        store.message_arriving_listener = lambda *a: arrivals.append(a)
+        store.message_arriving_listener = lambda t, q, o, tags, ts, props: arrivals.append(
+            (t, q, o, tags, ts, dict(props))  # the properties read at the call, as a filter does
+        )
         store.reput_service.arrival_wanted = wanted
         store.reput_service.shutdown()  # only do_reput below dispatches
         reads = _count_reads(store)
@@ -161,3 +164,26 @@ def test_an_arrival_wanted_after_the_units_are_written_is_notified(tmp_path: Pat
     assert not held.before  # the direct run checked before its writes
     assert 100 < len(expected) < 200  # the first two rounds' records woke nobody
     assert arrivals == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_with_a_pull_held_the_direct_run_tells_the_python_round_s_arrivals(seed: int) -> None:
+    """Random records (transaction records, the schedule and timer topics, skips and gaps,
+    keys and tags in any shape) dispatched while a pull is held all along: the same files,
+    reput offset and arrivals (topic, queue, offset, tags code, store time, properties)."""
+    rng = random.Random(100 + seed)
+    records = random_records(rng, 400)
+    cuts = random_cuts(rng, len(records))
+    python = dispatched_with_held(False, records, cuts)
+    compiled = dispatched_with_held(True, records, cuts)
+    assert len(python[2]) > 200  # most records have a unit, each told
+    assert compiled == python
+
+
+def test_with_a_pull_held_puts_are_dispatched_by_the_direct_run(tmp_path: Path) -> None:
+    python, expected, _ = _put_and_dispatch(False, tmp_path / "python", lambda: True, 600)
+    compiled, arrivals, reads = _put_and_dispatch(True, tmp_path / "c", lambda: True, 600)
+    assert compiled == python
+    assert len(expected) == 600
+    assert arrivals == expected
+    assert reads <= 25  # the Python round read only where C stops, as with nobody held

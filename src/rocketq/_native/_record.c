@@ -20,7 +20,8 @@
  *   dispatch_runs, cq_units, index_puts - MessageStore.dispatch_batch's consume queue units
  *                     and index entries over a run of DispatchRequests (dispatch.c)
  *   dispatch_direct - a dispatch run's units and index keys straight from the commitlog's
- *                     bytes, no DispatchRequest (reput_run.c)
+ *                     bytes, no DispatchRequest, and (while a pull is held) each record's
+ *                     arrival for the listener (reput_run.c)
  *   populate        - the pages of a mapping faulted in ahead of its writer (populate.c)
  *   sync_files      - a checkpoint's fdatasyncs and its commit record in one call (populate.c)
  *

@@ -1,7 +1,7 @@
 /* reput_run.c: a dispatch run straight from the commitlog's bytes (issue 22, the dispatch run).
  *
  *   dispatch_direct(view, pos, limit, file_from_offset, queues, index_file, index_view,
- *                   stop_topics) -> (pos, count, last_store_timestamp)
+ *                   stop_topics[, arrivals]) -> (pos, count, last_store_timestamp)
  *
  * The compiled twin, for the records it can take, of ReputMessageService._do_reput's round
  * (rocketq/store/reput.py): CommitLog.read_dispatch_requests' decode, then
@@ -28,6 +28,11 @@
  * is what they say). Keys are put as dispatch.c's index_puts puts them; the index file's header
  * and fields are written when the call returns. Every field of a record is read and checked
  * before its first byte is written.
+ *
+ * arrivals (a list, or None/absent): each record taken gets, before its unit is written, the
+ * tuple (topic, queue_id, queue_offset, tags_code, store_timestamp, commitlog_offset, size)
+ * appended: what the arrival listener of a held pull or a parked POP is told of it (the
+ * properties are read again from the record only when a waiter's filter asks for them).
  */
 #include "record.h"
 
@@ -203,6 +208,29 @@ static void put_keys(IndexState *st, const Record *r, const Span *keys, const Sp
     }
 }
 
+/* the record's arrival appended to arrivals: 0, -1 on an error */
+static int add_arrival(PyObject *arrivals, TopicCache *tc, const Record *r, int32_t tags_code) {
+    PyObject *t = PyTuple_New(7);
+    if (t == NULL) return -1;
+    PyObject *items[7] = {
+        cached_topic(tc, r->topic, r->topic_len),
+        PyLong_FromLong(r->queue_id),
+        PyLong_FromLongLong(r->queue_offset),
+        PyLong_FromLong(tags_code),
+        PyLong_FromLongLong(r->store_ts),
+        PyLong_FromLongLong(r->phy),
+        PyLong_FromLong(r->total),
+    };
+    int bad = 0;
+    for (int i = 0; i < 7; i++) {
+        if (items[i] == NULL) bad = 1;
+        PyTuple_SET_ITEM(t, i, items[i]); /* a NULL slot is skipped by the tuple's dealloc */
+    }
+    int rc = bad ? -1 : PyList_Append(arrivals, t);
+    Py_DECREF(t);
+    return rc;
+}
+
 static int is_stop_topic(PyObject *stop_topics, const Record *r) {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(stop_topics); i++) {
         PyObject *t = PyTuple_GET_ITEM(stop_topics, i);
@@ -240,10 +268,15 @@ static int find_queue(PyObject *queues, TopicCache *tc, const Record *r, Queue *
 }
 
 PyObject *dispatch_direct(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8) {
+    if (nargs != 8 && nargs != 9) {
         PyErr_SetString(PyExc_TypeError,
                         "dispatch_direct(view, pos, limit, file_from_offset, queues, index_file, "
-                        "index_view, stop_topics)");
+                        "index_view, stop_topics[, arrivals])");
+        return NULL;
+    }
+    PyObject *arrivals = nargs == 9 && args[8] != Py_None ? args[8] : NULL;
+    if (arrivals != NULL && !PyList_Check(arrivals)) {
+        PyErr_SetString(PyExc_TypeError, "dispatch_direct: arrivals must be a list or None");
         return NULL;
     }
     Py_ssize_t pos = PyLong_AsSsize_t(args[1]);
@@ -326,6 +359,10 @@ PyObject *dispatch_direct(PyObject *self, PyObject *const *args, Py_ssize_t narg
             }
         }
         int32_t tags_code = tags.n > 0 ? (int32_t)hash_utf8(0, tags.p, tags.n) : 0;
+        if (arrivals != NULL && add_arrival(arrivals, &tc, &r, tags_code) < 0) {
+            failed = 1;
+            break;
+        }
         unsigned char *u = (unsigned char *)q->buf.buf + q->wrote;
         wr_u64(u, (uint64_t)r.phy);
         wr_u32(u + 8, (uint32_t)r.total);

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from rocketq.broker.acl.access_validator import PlainAccessValidator, create_access_validator
 from rocketq.broker.broker_stats_manager import BrokerStatsManager
@@ -474,7 +474,7 @@ class BrokerController:
         logic_offset: int,
         tags_code: int,
         store_timestamp: int,
-        properties: dict[str, str],
+        properties: Mapping[str, str],
     ) -> None:
         """The store's arriving listener (reput thread): wake held pulls on the loop."""
         self.pull_request_hold_service.notify_message_arriving_threadsafe(

@@ -28,6 +28,9 @@ TOPIC_SYNC_WAIT_S = 3.0
 
 SLAVE_BROKER_ID = "slaveBrokerId"
 TOPIC_DATA_VERSION = "topicDataVersion"
+#: in a controller-mode master's GET_ALL_CONSUMER_OFFSET answer: the lowest commitlog offset of
+#: a pop check point still being put (PopService.check_point_floor)
+CHECK_POINT_FLOOR = "rocketqCheckPointFloor"
 
 
 def parse_version(text: str | None) -> tuple[int, int] | None:

@@ -35,7 +35,12 @@ import logging
 import time
 from typing import Any, Protocol
 
-from rocketq.broker.metadata_acks import METADATA_POLL_S, SLAVE_BROKER_ID, TOPIC_DATA_VERSION
+from rocketq.broker.metadata_acks import (
+    CHECK_POINT_FLOOR,
+    METADATA_POLL_S,
+    SLAVE_BROKER_ID,
+    TOPIC_DATA_VERSION,
+)
 from rocketq.broker.offsets import ConsumerOffsetManager
 from rocketq.broker.schedule import ScheduleMessageService
 from rocketq.broker.subscription_group import SubscriptionGroupManager
@@ -82,6 +87,8 @@ class SlaveSynchronize:
         self._synced_topic_version: str | None = None  # taken from ``_synced_from``
         self._synced_from: str | None = None
         self._followers = 0  # follow_topic_config loops running (a cancelled one may linger)
+        #: the master's check point floor with the last offsets taken (None: not sent)
+        self.check_point_floor: int | None = None
 
     def note_local_commit(self, key: str, queue_id: int, offset: int) -> None:
         """ConsumerOffsetManager.commit_listener on a slave."""
@@ -222,6 +229,8 @@ class SlaveSynchronize:
 
     async def _sync_consumer_offset(self, addr: str) -> None:
         obj = await self._fetch(addr, RequestCode.GET_ALL_CONSUMER_OFFSET)
+        floor = obj.get(CHECK_POINT_FLOOR)
+        self.check_point_floor = floor if isinstance(floor, int) else None
         theirs = obj.get("offsetTable") or {}
         await self._hand_over_local_commits(addr, theirs)
         manager = self.broker.consumer_offset_manager

@@ -30,6 +30,7 @@ from rocketq.store.commitlog import CommitLog, DispatchRequest
 from rocketq.store.config import BrokerRole, FlushDiskType, StoreConfig
 from rocketq.store.consume_queue import ConsumeQueue
 from rocketq.store.consume_queue_table import ConsumeQueueTable
+from rocketq.store.dispatch_arrivals import DirectArrival
 from rocketq.store.dispatch_checkpoint import DispatchCheckpoint, DispatchPoint, tail_of
 from rocketq.store.flush import (
     FlushConsumeQueueService,
@@ -398,12 +399,16 @@ class MessageStore(MessageWriter, MessageReader):
             # a slave's appends carry no local store time: take it at dispatch (4.x)
             self.checkpoint.physic_msg_timestamp = last_store_ts
 
-    def dispatch_direct(self, offset: int, end: int) -> tuple[int, int]:
+    def dispatch_direct(
+        self, offset: int, end: int, arrivals: list[DirectArrival] | None = None
+    ) -> tuple[int, int]:
         """:meth:`dispatch_batch` and :meth:`dispatch_index` for the records from ``offset``
         (ending at or below ``end``) in one C call over the commitlog's bytes (``dispatch_direct``,
         reput_run.c), up to the first record it leaves to the Python round (a new queue or
         file, a skip, a transaction, the schedule and timer topics, a new index file, a bad
-        record): (next offset, records dispatched). (offset, 0) without the C module."""
+        record): (next offset, records dispatched). (offset, 0) without the C module.
+        ``arrivals`` (a list) gets each dispatched record's ``DirectArrival`` (what a held
+        pull's or a parked POP's wake-up reads), in commitlog order."""
         compiled = native_record.RECORD
         mf = self.commit_log.mapped_file_queue.find_mapped_file_by_offset(offset)
         if compiled is None or mf is None:
@@ -425,6 +430,7 @@ class MessageStore(MessageWriter, MessageReader):
             f,
             view,
             DIRECT_STOP_TOPICS,
+            arrivals,
         )
         if count:
             self._dispatched(last_ts)

@@ -20,14 +20,16 @@ refuses or that finds the dispatch lock taken (:meth:`request_dispatch`,
 detached scheduler.
 
 With the C record module a round first takes the direct dispatch
-(``MessageStore.dispatch_direct``: reput_run.c) while nobody waits for an arrival: one call
-writes the units and index keys straight from the commitlog's bytes, without a
-DispatchRequest, and stops at the first record it leaves to this Python round (a new queue or
-file, a skip or gap, a transaction record, the schedule and timer topics, a new index file, a
-bad record), which then takes up to ``SLOW_STEP_BYTES`` before C goes on. The arrival check
-still follows the units' writes: a pull held meanwhile is notified of the direct run's records
-(read again for it). Held pulls (answered before the index) and controller mode keep this
-round.
+(``MessageStore.dispatch_direct``: reput_run.c): one call writes the units and index keys
+straight from the commitlog's bytes, without a DispatchRequest, and stops at the first record
+it leaves to this Python round (a new queue or file, a skip or gap, a transaction record, the
+schedule and timer topics, a new index file, a bad record), which then takes up to
+``SLOW_STEP_BYTES`` before C goes on. While someone waits for an arrival (a held pull, a parked
+POP) the call also returns each record's arrival (``dispatch_arrivals``), told to the listener
+after the run's writes as the Python round tells its records' (the properties decoded only if
+a waiter's filter reads them). When nobody waited before the run the arrival check still
+follows its writes: a pull held meanwhile is notified of the run's records (read again for
+it). Controller mode keeps this round.
 
 In controller mode ``dispatch_bound`` returns the confirm offset: a record is dispatched only
 once it ends at or below it (``getReputEndOffset`` and the confirm-offset check of RocketMQ 5's
@@ -40,12 +42,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from rocketq.common import native_record
 from rocketq.common.message_const import MessageSysFlag
 from rocketq.store.commitlog import CommitLog, DispatchRequest
+from rocketq.store.dispatch_arrivals import DirectArrival, notify_arrivals
 from rocketq.store.service_thread import ServiceThread
 
 log = logging.getLogger(__name__)
@@ -57,7 +60,8 @@ SLOW_STEP_BYTES = 64 * 1024
 #: the scheduler; whatever is left to this thread wakes it)
 SCHEDULED_WAIT_MS = 1000
 
-MessageArrivingListener = Callable[[str, int, int, int, int, dict[str, str]], None]
+MessageArrivingListener = Callable[[str, int, int, int, int, Mapping[str, str]], None]
+DirectDispatch = Callable[[int, int, "list[DirectArrival] | None"], tuple[int, int]]
 # Runs the given callable soon (or at once, inside the put) on the thread that owns the puts
 # and returns True, or returns False when it cannot (its loop is closed): the put then wakes
 # the reput thread.
@@ -175,11 +179,14 @@ class ReputMessageService(ServiceThread):
             max_bytes = CHUNK_BYTES
             if direct is not None:
                 start = self.reput_from_offset
-                nxt, done = direct(start, end)
+                arrivals = self._arrivals_list()
+                nxt, done = direct(start, end, arrivals)
                 if done:
                     self.reput_from_offset = nxt
                     count += done
-                    if self.message_arriving_listener is not None:
+                    if arrivals is not None:
+                        self._notify_arrivals(arrivals)
+                    elif self.message_arriving_listener is not None:
                         self._notify_direct(start, nxt)
                     if nxt >= end:  # a put after this run's end schedules a run of its own
                         break
@@ -209,20 +216,30 @@ class ReputMessageService(ServiceThread):
                 break
         return count
 
-    def _direct_dispatch(self) -> Callable[[int, int], tuple[int, int]] | None:
+    def _direct_dispatch(self) -> DirectDispatch | None:
         """The dispatcher's one-call run (``MessageStore.dispatch_direct``) when this round may
-        take it: the C record module built, no dispatch bound (controller mode keeps the Python
-        round) and no one to wake (held pulls are answered before the index, by the Python
-        round; :meth:`_notify_direct` covers one that is held meanwhile)."""
-        direct: Callable[[int, int], tuple[int, int]] | None = getattr(
-            self.dispatcher, "dispatch_direct", None
-        )
+        take it: the C record module built and no dispatch bound (controller mode keeps the
+        Python round)."""
+        direct: DirectDispatch | None = getattr(self.dispatcher, "dispatch_direct", None)
         if direct is None or native_record.RECORD is None or self.dispatch_bound is not None:
             return None
+        return direct
+
+    def _arrivals_list(self) -> list[DirectArrival] | None:
+        """A list for a direct run's arrivals when someone waits for one now, else None (the
+        run then returns none; :meth:`_notify_direct` covers one held meanwhile)."""
         if self.message_arriving_listener is None:
-            return direct
+            return None
         wanted = self.arrival_wanted
-        return direct if wanted is not None and not wanted() else None
+        return [] if wanted is None or wanted() else None
+
+    def _notify_arrivals(self, arrivals: list[DirectArrival]) -> None:
+        """A direct run's arrivals, after its writes, as :meth:`_notify` tells the Python
+        round's records (the same check first)."""
+        listener, wanted = self.message_arriving_listener, self.arrival_wanted
+        if listener is None or (wanted is not None and not wanted()):
+            return
+        notify_arrivals(listener, self.commit_log.get_message, arrivals)
 
     def _notify_direct(self, start: int, end: int) -> None:
         """The arrivals of a direct run, when someone now waits for one: as the Python round,

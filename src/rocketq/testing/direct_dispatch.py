@@ -10,8 +10,11 @@ records appended as a slave appends them (``CommitLog.append_data``) in runs of 
 each run dispatched by ``do_reput``, into a loaded store (not started: no reput thread) with
 small consume queue and index files, so both roll inside a run; the files as
 ``dispatch_fuzz.DispatchedFiles``. ``check_direct`` (a round of ``frame_fuzz``): both paths on
-one round's records (in one round of 20), and ``dispatch_direct`` on mutated record bytes and
-made-up queue and index fields, which must raise or stop, never write outside a buffer.
+one round's records (in one round of 20; half of them with a pull held all along, so the
+direct run returns its arrivals: ``dispatched_with_held``, which must tell the listener what the
+Python round tells it), and ``dispatch_direct`` on mutated record bytes and made-up queue and
+index fields (and an arrivals list or not), which must raise or stop, never write outside a
+buffer.
 """
 
 from __future__ import annotations
@@ -115,19 +118,39 @@ def direct_config(root: str, cq_units: int = 10, slots: int = 7, entries: int = 
     )
 
 
+#: what the arrival listener was told of a record (the properties read at the call)
+ToldArrival = tuple[str, int, int, int, int, dict[str, str]]
+
+
 def directly_dispatched(
     native: bool, records: list[bytes], cuts: list[int], **sizes: int
 ) -> tuple[DispatchedFiles, int]:
     """The records appended and dispatched run by run (a run ends at each of ``cuts``) into
     a fresh store on one path (the C one when ``native``); its files and where dispatch
     stands."""
+    files, end, _told = dispatched_with_held(native, records, cuts, held=False, **sizes)
+    return files, end
+
+
+def dispatched_with_held(
+    native: bool, records: list[bytes], cuts: list[int], *, held: bool = True, **sizes: int
+) -> tuple[DispatchedFiles, int, list[ToldArrival]]:
+    """:func:`directly_dispatched` with an arrival listener that someone waits on all along
+    (``held``: a pull held, so the direct run returns its arrivals) or no listener; also what
+    the listener was told, in order."""
     quiet = [logging.getLogger(f"rocketq.store.{name}") for name in ("consume_queue", "reput")]
+    told: list[ToldArrival] = []
     with tempfile.TemporaryDirectory(prefix="rocketq-direct-") as root, record_paths(native):
         before = [q.disabled for q in quiet]
         for q in quiet:
             q.disabled = True  # the gaps, skips and bad records they log
         store = MessageStore(direct_config(root, **sizes))
         store.load()
+        if held:
+            store.message_arriving_listener = lambda t, q, o, tags, ts, props: told.append(
+                (t, q, o, tags, ts, dict(props))
+            )
+            store.reput_service.arrival_wanted = lambda: True
         try:
             offset = start = 0
             for cut in [*cuts, len(records)]:
@@ -137,7 +160,7 @@ def directly_dispatched(
                     assert store.commit_log.append_data(offset, data)
                     offset += len(data)
                 store.reput_service.do_reput()
-            return store_files(store, root), store.reput_service.reput_from_offset
+            return store_files(store, root), store.reput_service.reput_from_offset, told
         finally:
             store.shutdown()
             for q, was in zip(quiet, before, strict=True):
@@ -216,6 +239,7 @@ def _bad_calls(rng: random.Random) -> str | None:
             index_arg,
             index_view,
             stops,
+            rng.choice(([], None, [], ())),  # arrivals: a list, none, or not a list
         )
     cq_view.release()
     index_view.release()
@@ -238,8 +262,11 @@ def check_direct(rng: random.Random) -> str | None:
     cuts = random_cuts(rng, count)
     sizes = {"cq_units": rng.randrange(1, 12), "slots": rng.randrange(1, 9)}
     sizes["entries"] = rng.randrange(2, 24)
-    python = directly_dispatched(False, records, cuts, **sizes)
-    compiled = directly_dispatched(True, records, cuts, **sizes)
-    if python != compiled:
+    held = rng.random() < 0.5
+    python = dispatched_with_held(False, records, cuts, held=held, **sizes)
+    compiled = dispatched_with_held(True, records, cuts, held=held, **sizes)
+    if python[:2] != compiled[:2]:
         return f"direct dispatch of {count} records ({sizes}): C and Python files differ"
+    if python[2] != compiled[2]:
+        return f"direct dispatch of {count} records ({sizes}): the arrivals told differ"
     return _bad_calls(rng)

@@ -55,3 +55,30 @@ async def test_a_cancelled_check_point_does_not_move_a_new_masters_pop_offset(
         assert moved == 1
         assert offsets.query_offset(GROUP, TOPIC, 0) == COUNT  # answered: past what it popped
         assert offsets.query_offset(GROUP, TOPIC, 1) < 0  # never answered: served again
+
+
+async def test_a_check_point_before_the_window_by_time_is_read_from_the_masters_floor(
+    tmp_path: Path,
+) -> None:
+    """A ck stored long before the round's window by time (its put waited on a slow replica)
+    counts when it lies at or past the floor the round took (PopService.check_point_floor)."""
+    props = small_store_properties(timerPrecisionMs="100")
+    async with run_cluster(tmp_path, store_properties=props, revive_queue_num=1) as c:
+        await c.create_topic(TOPIC, queues=1)
+        for i in range(COUNT):
+            await c.send_raw(TOPIC, f"m{i}".encode(), queue_id=0)
+        broker = c.broker
+        store, offsets = broker.message_store, broker.consumer_offset_manager
+        cluster, revive_queues = broker.config.broker_cluster_name, broker.config.revive_queue_num
+        floor = broker.pop_service.check_point_floor()
+        assert floor == store.get_max_phy_offset()  # no ck in flight: the commitlog's end
+        ck = check_point(0, int(time.time() * 1000))
+        assert await broker.pop_service.append_check_point(ck, 0)
+        assert broker.pop_service.check_point_floor() == store.get_max_phy_offset()
+        later = int(time.time() * 1000) + 10_000  # a round that began long after the ck
+        assert advance_pop_offsets(store, offsets, cluster, revive_queues, later) == 0
+        assert offsets.query_offset(GROUP, TOPIC, 0) < 0  # by time alone: missed
+        past = store.get_max_phy_offset()  # a floor past the ck: still missed
+        assert advance_pop_offsets(store, offsets, cluster, revive_queues, later, past) == 0
+        assert advance_pop_offsets(store, offsets, cluster, revive_queues, later, floor) == 1
+        assert offsets.query_offset(GROUP, TOPIC, 0) == COUNT

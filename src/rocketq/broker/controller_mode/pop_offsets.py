@@ -13,8 +13,18 @@ queue) at least the end of what each ck popped. Committing higher is always soun
 master had committed at least that when it answered the pop. A ck whose pop was never
 answered (its in-sync slave did not confirm it) is followed by an ack marked as its cancel
 (``records.CANCEL_PROPERTY``): it does not count, so its messages are served again (the
-cancel makes the ck revive nothing, so counting it would lose them). FIFO pops write no ck; their
-offsets move at ack time and follow by the poll.
+cancel makes the ck revive nothing, so counting it would lose them). FIFO pops write no ck;
+their offsets move at ack time and follow by the poll.
+
+The window by time assumes a pop commits within the clock margin of its ck's store time. But
+a ck's put waits for the in-sync replicas, so on a loaded machine (or with a replica slow to
+confirm) its pop commits seconds later: a metadata round that began past the margin and was
+answered before the commit holds neither the commit nor, by time, the ck. So the master
+answers each offsets request with the lowest commitlog offset a ck still being put may have
+(``PopService.check_point_floor``, read in the same step as the table; none in flight: the
+commitlog's end), and the window reaches back to that offset too (``since_phy``). RocketMQ 5
+has no such window: its new master serves again what was popped since its last metadata sync
+(``SlaveSynchronize``, every 10 s).
 """
 
 from __future__ import annotations
@@ -46,9 +56,11 @@ def advance_pop_offsets(
     cluster_name: str,
     revive_queue_num: int,
     since_ms: int,
+    since_phy: int | None = None,
 ) -> int:
     """Commit each (group, topic, queue)'s offset up to the end of the cks stored since
-    ``since_ms``; how many offsets moved."""
+    ``since_ms`` or at or past commitlog offset ``since_phy`` (the last synced round's ck
+    floor; None: by time alone); how many offsets moved."""
     if not store.wait_for_dispatch():
         log.warning("pop offsets: the store's dispatch is behind; reading what it has")
     revive = revive_topic(cluster_name)
@@ -56,7 +68,7 @@ def advance_pop_offsets(
     cancelled: set[str] = set()
     queues = [(TIMER_TOPIC, 0), *((revive, q) for q in range(revive_queue_num))]
     for topic, queue_id in queues:
-        for msg in messages_since(store, topic, queue_id, since_ms):
+        for msg in messages_since(store, topic, queue_id, since_ms, since_phy):
             ck = check_point_of(msg, revive)
             if ck is not None:
                 cks.append(ck)
@@ -78,10 +90,11 @@ def advance_pop_offsets(
             offsets.commit_offset(POP_LOCAL_HOST, group, topic, queue_id, end)
             moved.append(f"{group}@{topic}:{queue_id} {had}->{end}")
     log.info(
-        "pop offsets: %d cks stored since %d read (%d cancelled), %d offsets advanced past the "
-        "old master's last pops: %s",
+        "pop offsets: %d cks stored since %d or at/after offset %s read (%d cancelled), %d "
+        "offsets advanced past the old master's last pops: %s",
         found,
         since_ms,
+        since_phy,
         len(cancelled),
         len(moved),
         ", ".join(moved) or "none",

@@ -88,6 +88,7 @@ class RoleSwitch:
         self.fenced = True
         self.master_ha_addr = ""
         self.offsets_synced_ms = 0  # wall time a metadata round that succeeded began
+        self.offsets_synced_floor: int | None = None  # that round's check point floor
         self.pops_held = False  # a new master's pop offsets not yet past the old master's pops
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -220,6 +221,7 @@ class RoleSwitch:
         now = int(time.time() * 1000)
         synced = self.offsets_synced_ms
         since = synced - CLOCK_MARGIN_MS if synced else now - UNSYNCED_WINDOW_MS
+        floor = self.offsets_synced_floor if synced else None
         cfg = self.config
         try:
             await asyncio.to_thread(
@@ -229,6 +231,7 @@ class RoleSwitch:
                 cfg.broker_cluster_name,
                 cfg.revive_queue_num,
                 since,
+                floor,
             )
         except Exception:  # serving with the synced offsets beats not serving
             log.exception("could not advance the pop offsets")
@@ -291,6 +294,7 @@ class RoleSwitch:
                 # restarted, with offsets from before its last pops (pop_offsets.py)
                 if synced and link is not None and link == self._transferring_link():
                     self.offsets_synced_ms = began
+                    self.offsets_synced_floor = self.broker.slave_synchronize.check_point_floor
             await asyncio.sleep(METADATA_POLL_S)
 
     def _transferring_link(self) -> int | None:

@@ -77,13 +77,33 @@ def cancelled_key_of(msg: MessageExt, revive: str, default_broker: str) -> str |
 
 
 def messages_since(
-    store: MessageStore, topic: str, queue_id: int, since_ms: int
+    store: MessageStore, topic: str, queue_id: int, since_ms: int, since_phy: int | None = None
 ) -> Iterator[MessageExt]:
-    """The queue's messages stored since ``since_ms``, to its end."""
+    """The queue's messages stored since ``since_ms``, or at or past commitlog offset
+    ``since_phy`` (whichever reaches further back), to its end."""
     if store.find_consume_queue(topic, queue_id, create=False) is None:
         return
     offset = store.get_offset_in_queue_by_time(topic, queue_id, since_ms)
+    if since_phy is not None:
+        offset = min(offset, offset_in_queue_by_phy(store, topic, queue_id, since_phy))
     yield from messages_between(store, topic, queue_id, offset, None)
+
+
+def offset_in_queue_by_phy(store: MessageStore, topic: str, queue_id: int, phy: int) -> int:
+    """The first queue offset whose record ends past commitlog offset ``phy`` (a queue's
+    units follow the commitlog's order: a binary search)."""
+    cq = store.find_consume_queue(topic, queue_id, create=False)
+    if cq is None:
+        return 0
+    lo, hi = cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()
+    while lo < hi:
+        mid = (lo + hi) // 2
+        unit = cq.get_unit(mid)
+        if unit is not None and unit[0] + unit[1] <= phy:
+            lo = mid + 1
+        else:
+            hi = mid
+    return int(lo)
 
 
 def messages_between(

@@ -55,6 +55,9 @@ class PopService:
         )
         self._persist_handle: asyncio.TimerHandle | None = None
         self._persist_task: asyncio.Task[None] | None = None
+        #: the check points being put: the commitlog's end as each put began (its ck lies past)
+        self._puts_in_flight: dict[int, int] = {}
+        self._next_put = 0
 
     def start(self) -> None:
         if not self.order_info.load():
@@ -109,7 +112,27 @@ class PopService:
             return status is PutMessageStatus.PUT_OK
         return status.is_ok
 
+    def check_point_floor(self) -> int:
+        """The lowest commitlog offset a check point still being put may lie at (the
+        commitlog's end when none is): every pop whose commit the consumer offsets lack has
+        its ck at or past it. A slave's metadata round takes it with the offsets
+        (controller_mode/pop_offsets.py)."""
+        end = self.broker.message_store.get_max_phy_offset()
+        return min(self._puts_in_flight.values(), default=end)
+
     async def append_check_point(self, ck: PopCheckPoint, revive_qid: int) -> bool:
+        """Put ``ck``; True when its pop may be answered. The caller commits the pop's offset
+        on its return, in the same step of the loop (no await between): the put counts as in
+        flight (:meth:`check_point_floor`) until then."""
+        token = self._next_put
+        self._next_put += 1
+        self._puts_in_flight[token] = self.broker.message_store.get_max_phy_offset()
+        try:
+            return await self._append_check_point(ck, revive_qid)
+        finally:
+            del self._puts_in_flight[token]
+
+    async def _append_check_point(self, ck: PopCheckPoint, revive_qid: int) -> bool:
         status = await self.revive_log.append(ck, revive_qid)
         if not self.stored(status):
             log.warning("pop checkpoint of %s@%d not written: %s", ck.topic, ck.queue_id, status)

@@ -11,6 +11,7 @@ import asyncio
 from rocketq.broker.broker_context import BrokerContext
 from rocketq.broker.client_manager import ClientChannelInfo
 from rocketq.broker.consume_stats import consume_stats, topic_consumed_by
+from rocketq.broker.metadata_acks import CHECK_POINT_FLOOR
 from rocketq.common.attribute import AttributeRefusedError
 from rocketq.remoting.channel import RemotingChannel
 from rocketq.remoting.protocol import fastjson
@@ -232,7 +233,14 @@ class ConsumerAdminProcessor:
         self, channel: RemotingChannel, request: RemotingCommand
     ) -> RemotingCommand:
         table = self.broker.consumer_offset_manager.encode()["offsetTable"]
-        return ok(ConsumerOffsetSerializeWrapper(offset_table=table).encode())
+        body = ConsumerOffsetSerializeWrapper(offset_table=table).encode()
+        if self.broker.config.enable_controller_mode:
+            # beyond RocketMQ, read in the same step as the table: the check points whose
+            # pops the table may lack lie at or past this commitlog offset (a slave's new
+            # master reads them back, controller_mode/pop_offsets.py; a Java slave ignores it)
+            floor = self.broker.pop_service.check_point_floor()
+            body = body[:-1] + b',"%s":%d}' % (CHECK_POINT_FLOOR.encode(), floor)
+        return ok(body)
 
     async def get_all_delay_offset(
         self, channel: RemotingChannel, request: RemotingCommand

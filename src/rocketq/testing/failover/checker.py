@@ -6,6 +6,9 @@
 - at most one acking master per epoch: each ack's offset falls in one epoch's range of the
   final epoch file (``EpochFileCache``), and one broker acknowledged within each range (a
   zombie's ack lands in the wrong range or is missing);
+- no zombie acks: no send acknowledged in an epoch's range was made after a later epoch's
+  master had acknowledged one (a deposed master answering; by the final epoch file, so an old
+  master elected again later in the same fault's cycle is not one);
 - replicas byte-identical up to what every replica holds, and the same epoch file everywhere;
 - duplicates (a key stored more than once, from a resend after a lost answer) counted.
 """
@@ -22,7 +25,7 @@ from rocketq.common.message_decoder import decode_message
 from rocketq.store.config import StoreConfig
 from rocketq.store.message_store import MessageStore
 from rocketq.testing.controller_mode import STORE_KEYS
-from rocketq.testing.failover.load import QUEUES, TOPIC, Ledger, body_of
+from rocketq.testing.failover.load import QUEUES, TOPIC, Ack, Ledger, body_of
 
 
 @dataclass
@@ -36,11 +39,13 @@ class Verdict:
     epoch_files_equal: bool = False
     duplicates: int = 0
     epochs: list[str] = field(default_factory=list)
+    zombies: list[str] = field(default_factory=list)
 
     @property
     def violations(self) -> list[str]:
         out = [f"lost: {key}" for key in self.lost[:20]]
         out += [f"truncated after consumed: {pos}" for pos in self.truncated[:20]]
+        out += [f"acked by a deposed master: {z}" for z in self.zombies[:20]]
         out += [
             f"epoch {e} acked by {sorted(m)}"
             for e, m in self.masters_per_epoch.items()
@@ -104,6 +109,7 @@ def check(confs: list[dict[str, str]], master_port: str, ledger: Ledger) -> Verd
             index = bisect.bisect_right(offsets, ack.phy_offset) - 1
             per_epoch[starts[index][1] if index >= 0 else 0].add(ack.broker)
         verdict.masters_per_epoch = dict(per_epoch)
+        verdict.zombies = zombie_acks(ledger.acks, starts)
         low = max(s.get_min_phy_offset() for s in stores.values())
         high = min(s.get_max_phy_offset() for s in stores.values())
         logs = {commitlog_bytes(s.config.commit_log_dir, low, high) for s in stores.values()}
@@ -113,6 +119,31 @@ def check(confs: list[dict[str, str]], master_port: str, ledger: Ledger) -> Verd
         for s in stores.values():
             s.shutdown()
     return verdict
+
+
+def zombie_acks(acks: list[Ack], starts: list[tuple[int, int]]) -> list[str]:
+    """Each ack whose offset lies in an epoch's range of the final epoch file (``starts``)
+    although its send was made after a later epoch's master had acknowledged a send."""
+    offsets = [start for start, _ in starts]
+
+    def epoch_of(ack: Ack) -> int:
+        index = bisect.bisect_right(offsets, ack.phy_offset) - 1
+        return starts[index][1] if index >= 0 else 0
+
+    first: dict[int, float] = {}  # epoch -> its first ack's answer
+    for ack in acks:
+        epoch = epoch_of(ack)
+        first[epoch] = min(first.get(epoch, ack.at), ack.at)
+    later: dict[int, float] = {}  # epoch -> the first ack of any later epoch
+    seen = float("inf")
+    for epoch in sorted(first, reverse=True):
+        later[epoch] = seen
+        seen = min(seen, first[epoch])
+    return [
+        f"p{a.producer}-{a.seq}@{a.phy_offset} by {a.broker} (epoch {epoch_of(a)})"
+        for a in acks
+        if a.sent_at > later[epoch_of(a)]
+    ]
 
 
 def count_duplicates(store: MessageStore) -> int:
