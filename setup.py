@@ -62,6 +62,8 @@ setup(
                     "send_reply",
                     "send_flush",
                     "send_put",
+                    "send_take",
+                    "send_figures",
                 )
             ],
             depends=["src/rocketq/_native/remoting.h"],

@@ -102,10 +102,13 @@ async def round_of(host: str, port: int, connections: int, per_connection: int) 
     return used / (connections * per_connection) * 1e6
 
 
-async def measure(connections: int, sends: int, rounds: int, ab_flush: bool) -> list[float]:
+async def measure(
+    connections: int, sends: int, rounds: int, ab_flush: bool, ab_take: bool = False
+) -> list[float]:
     """Each round's CPU a send; with ``ab_flush`` the rounds alternate between the flush in one
     step (``PutBatcher.flush_now``) and the reference flush, the one step's rounds first of
-    each pair (the even ones)."""
+    each pair (the even ones); with ``ab_take`` between the take of a read's sends in C
+    (``take_sends``) and the reference take a send."""
     with tempfile.TemporaryDirectory() as root:
         async with run_broker(root) as broker:
             host, port = broker.broker_addr.split(":")
@@ -114,7 +117,9 @@ async def measure(connections: int, sends: int, rounds: int, ab_flush: bool) -> 
             await round_of(host, int(port), 1, 1)
             await round_of(host, int(port), connections, per_connection // 2 or 1)
             figures: list[float] = []
-            for i in range(rounds * (2 if ab_flush else 1)):
+            for i in range(rounds * (2 if ab_flush or ab_take else 1)):
+                if ab_take:
+                    set_take_native(broker, i % 2 == 0)
                 if ab_flush:
                     spent = set_flush_now(broker, i % 2 == 0)
                 figures.append(await round_of(host, int(port), connections, per_connection))
@@ -125,6 +130,15 @@ async def measure(connections: int, sends: int, rounds: int, ab_flush: bool) -> 
 
 #: with --ab-flush, each flush's wall time (ns) in the one-step rounds and the reference ones
 FLUSH_NS: tuple[list[int], list[int]] = ([], [])
+
+
+def set_take_native(broker: object, on: bool) -> None:
+    """The broker's send processor takes a read's sends in C (``on``) or one by one in Python."""
+    fast = broker.remoting_server.fast_processor(RequestCode.SEND_MESSAGE_V2)  # type: ignore[attr-defined]
+    processor = fast.__self__
+    processor.take_native = on
+    if not on:
+        processor.taker = None  # the next read's spec_for makes it again when on
 
 
 def set_flush_now(broker: object, on: bool) -> list[int]:
@@ -156,8 +170,24 @@ def main() -> None:
         action="store_true",
         help="alternate rounds: the flush in one step, the reference flush (PutBatcher.flush_now)",
     )
+    ap.add_argument(
+        "--ab-take",
+        action="store_true",
+        help="alternate rounds: a read's sends taken in C (take_sends), the reference take",
+    )
     args = ap.parse_args()
-    figures = event_loop.run(measure(args.connections, args.sends, args.rounds, args.ab_flush))
+    figures = event_loop.run(
+        measure(args.connections, args.sends, args.rounds, args.ab_flush, args.ab_take)
+    )
+    if args.ab_take:
+        on, off = figures[0::2], figures[1::2]
+        print(
+            f"connections {args.connections}: C take median {statistics.median(on):.1f}"
+            f" ({' / '.join(f'{f:.1f}' for f in on)}), reference take median"
+            f" {statistics.median(off):.1f} ({' / '.join(f'{f:.1f}' for f in off)}) us per send,"
+            f" ratio {statistics.median(on) / statistics.median(off):.2f}"
+        )
+        return
     if args.ab_flush:
         one, ref = figures[0::2], figures[1::2]
         print(

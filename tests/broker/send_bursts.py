@@ -1,16 +1,21 @@
 """Bursts of single sends over a raw connection to a test broker, and what they left: the
-replies' bytes, the records and the send figures (the send answer tests' helpers)."""
+replies' bytes, the records (``masked_commitlog``: the commitlog but for the fields that
+name ports and the store time) and the send figures (the send tests' helpers)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import struct
 import types
+from pathlib import Path
 
 from rocketq.broker.broker_stats_manager import TOPIC_PUT_NUMS, TOPIC_PUT_SIZE
 from rocketq.broker.controller import BrokerController
 from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.common.message_decoder import decode_message
 from rocketq.common.message_id import decode_message_id
+from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, MIN_RECORD_SIZE
 from rocketq.remoting import native_frames
 from rocketq.remoting.codec import FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode
@@ -117,3 +122,30 @@ async def burst_on(
             for m in records
         ],
     }
+
+
+_MASKED = ((48, 56), (56, 64), (64, 72))  # BORNHOST, STORETIMESTAMP, STOREHOST (IPv4 records)
+
+
+def masked_commitlog(broker: BrokerController) -> list[bytes]:
+    """The broker's commitlog records (and blanks) in order, the masked fields zeroed."""
+    store = broker.message_store
+    folder = store.config.commit_log_dir
+    data = b"".join(Path(folder, n).read_bytes() for n in sorted(os.listdir(folder)))
+    end = store.get_max_phy_offset()
+    out: list[bytes] = []
+    pos = 0
+    while pos < end:
+        total, magic = BLANK_STRUCT.unpack_from(data, pos)
+        record = bytearray(data[pos : pos + total])
+        if magic != BLANK_MAGIC_CODE:
+            assert total >= MIN_RECORD_SIZE
+            (sys_flag,) = struct.unpack_from(">i", record, 36)
+            assert sys_flag & 0x30 == 0  # IPv4 hosts: the masked positions hold
+            for a, b in _MASKED:
+                record[a:b] = bytes(b - a)
+        else:
+            record = record[:8]
+        out.append(bytes(record))
+        pos += total
+    return out

@@ -7,7 +7,6 @@ time, and get the same answers."""
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import struct
 import types
@@ -20,7 +19,6 @@ from rocketq.broker.controller import BrokerController
 from rocketq.broker.processors.send import SendMessageProcessor
 from rocketq.common import native_record
 from rocketq.common.message_id import decode_message_id
-from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, MIN_RECORD_SIZE
 from rocketq.remoting import native_frames
 from rocketq.remoting.codec import FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode
@@ -31,6 +29,7 @@ from rocketq.testing import append_fuzz
 from rocketq.testing.broker import run_broker
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
+from tests.broker.send_bursts import masked_commitlog
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -42,7 +41,6 @@ pytestmark = [
 
 SEGMENT = 64 * 1024
 WAIT_S = 10.0
-_MASKED = ((48, 56), (56, 64), (64, 72))  # BORNHOST, STORETIMESTAMP, STOREHOST (IPv4 records)
 
 
 @pytest.fixture(autouse=True)
@@ -69,30 +67,6 @@ async def raw_burst(addr: str, requests: list[RemotingCommand]) -> list[Remoting
         return replies
     finally:
         writer.close()
-
-
-def masked_commitlog(broker: BrokerController) -> list[bytes]:
-    """The broker's commitlog records (and blanks) in order, the masked fields zeroed."""
-    store = broker.message_store
-    folder = store.config.commit_log_dir
-    data = b"".join(Path(folder, n).read_bytes() for n in sorted(os.listdir(folder)))
-    end = store.get_max_phy_offset()
-    out: list[bytes] = []
-    pos = 0
-    while pos < end:
-        total, magic = BLANK_STRUCT.unpack_from(data, pos)
-        record = bytearray(data[pos : pos + total])
-        if magic != BLANK_MAGIC_CODE:
-            assert total >= MIN_RECORD_SIZE
-            (sys_flag,) = struct.unpack_from(">i", record, 36)
-            assert sys_flag & 0x30 == 0  # IPv4 hosts: the masked positions hold
-            for a, b in _MASKED:
-                record[a:b] = bytes(b - a)
-        else:
-            record = record[:8]
-        out.append(bytes(record))
-        pos += total
-    return out
 
 
 def processor_of(broker: BrokerController) -> SendMessageProcessor:

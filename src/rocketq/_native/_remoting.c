@@ -21,7 +21,8 @@
  *
  * The other parts: header.c and custom_header.c (headers), command_encode.c and send_reply.c
  * (reply heads), send_flush.c (a flush's answers), send_put.c (a SEND_MESSAGE_V2's put read
- * from its extFields).
+ * from its extFields), send_take.c (the take of a read's sends), send_figures.c (a flush's
+ * figures in their buckets).
  */
 #include "remoting.h"
 
@@ -302,6 +303,10 @@ static PyMethodDef methods[] = {
     {"send_answer_flush", (PyCFunction)(void (*)(void))send_answer_flush, METH_FASTCALL,
      "A flush's sends' answers: those left to Python, one reply buffer a connection, the "
      "figures' lists; or None."},
+    {"take_sends", (PyCFunction)(void (*)(void))take_sends, METH_FASTCALL,
+     "SendMessageProcessor.take of a read's leading sends (split_sends' triples): the count."},
+    {"count_figures", (PyCFunction)(void (*)(void))count_figures, METH_FASTCALL,
+     "A flush's figures counted into a figure's buckets (the stats' loops); or None."},
     {"ext_fields_of", (PyCFunction)ext_fields_of, METH_O,
      "The extFields of a header split_sends left unread (its item's third), or None."},
     {"send_put_of", (PyCFunction)(void (*)(void))send_put_of, METH_FASTCALL,

@@ -18,6 +18,22 @@ def split_sends(
     spec: tuple[int, tuple[tuple[bytes, ...], bytes, bytes, bytes, int], type[Any], bytes, bytes],
     /,
 ) -> tuple[list[Any], int, str | None]: ...
+def take_sends(
+    items: list[Any],
+    channel: object,
+    room: int,
+    taker: tuple[dict[str, Any], dict[str, Any], Any, type[Any], Any, Any, int],
+    /,
+) -> int: ...
+def count_figures(
+    counts: list[int],
+    bounds: tuple[float, ...] | tuple[int, ...],
+    values: list[float] | list[int],
+    scale: float,
+    mode: int,
+    start: float,
+    /,
+) -> Any: ...
 def send_reply_heads(
     pieces: tuple[bytes, ...],
     items: list[tuple[int, str, int, int]] | list[tuple[int, int, int, int]],

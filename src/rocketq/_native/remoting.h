@@ -114,6 +114,10 @@ PyObject *send_answer_flush(PyObject *self, PyObject *const *args, Py_ssize_t na
  * args as send_put_of's, args[0] unused) */
 PyObject *send_put_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *send_put_of_spans(const FieldSpan *spans, Py_ssize_t n, PyObject *const *args);
+/* send_take.c: SendMessageProcessor.take of a read's leading sends in one call */
+PyObject *take_sends(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+/* send_figures.c: a flush's figures counted into their buckets */
+PyObject *count_figures(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 /* _remoting.c: the flag bits of RemotingCommand (RemotingCommand.RPC_TYPE, RPC_ONEWAY) */
 #define FLAG_RESPONSE 1
 #define FLAG_ONEWAY 2

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 from rocketq.broker.stats_item import StatsItemSet
 from rocketq.common.clock import now_ms
+from rocketq.remoting import native_frames
+from rocketq.remoting.native_frames import PUT_LATENCIES, SIZES
 
 TOPIC_PUT_NUMS = "TOPIC_PUT_NUMS"
 TOPIC_PUT_SIZE = "TOPIC_PUT_SIZE"
@@ -144,6 +146,12 @@ class BrokerStatsManager:
         counts = self.message_sizes.get(topic)
         if counts is None:
             counts = self.message_sizes[topic] = [0] * (len(MESSAGE_SIZE_BOUNDS) + 1)
+        native = native_frames.FRAMES  # the loop below in one C call (None: it declines)
+        if (
+            native is not None
+            and native.count_figures(counts, MESSAGE_SIZE_BOUNDS, sizes, 1.0, SIZES, 0) is not None
+        ):
+            return
         last, index = -1, 0
         for size in sizes:
             if size != last:  # a burst's sizes often repeat
@@ -164,6 +172,14 @@ class BrokerStatsManager:
         one flush, answered together: send_answer.py); the same figures."""
         counts = self.put_latency_counts
         top = self.put_message_entire_time_max_ms
+        native = native_frames.FRAMES  # the loop below in one C call (None: it declines)
+        if native is not None:
+            counted = native.count_figures(
+                counts, PUT_LATENCY_BOUNDS_MS, elapsed_s, 1000.0, PUT_LATENCIES, top
+            )
+            if counted is not None:
+                self.put_message_entire_time_max_ms = counted
+                return
         for elapsed in elapsed_s:
             value = int(elapsed * 1000)
             counts[

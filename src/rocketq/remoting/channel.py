@@ -5,14 +5,15 @@ Theory of operation (NettyRemotingAbstract): the connection's ``ChannelProtocol`
 sans-IO ``FrameDecoder`` and dispatches the read's commands in the same call (no reader task,
 no await per read). Where the table has ``sends`` (the broker's send processor) and no rpc
 hook, the split also reads the read's fast-path sends into their puts (C ``split_sends``) and
-each (request, put) goes straight to ``ReadSends.take``; the request's extFields stay unread
-unless it leaves that path (``native_frames.full_request``). A response completes the future
-registered under its ``opaque`` (``RequestInvoker`` in channel_requests.py: the requests this
-side sends). A request runs in its own task (a held PULL must not block the reader), unless its
-code has a fast processor: that runs on the reader and answers at once, later
-(``DeferredReply``, e.g. the broker's puts of one loop iteration stored together) or, when it
-must wait, in a task after all; the connection reads no more while replies wait for the socket
-or while too many of its answers wait on the store (``MAX_DEFERRED_ANSWERS``). A processor is
+each (request, put) goes to ``ReadSends.take`` (C's ``take_sends`` for the read's leading
+ones, in one call); the request's extFields stay unread unless it leaves that path
+(``native_frames.full_request``). A response completes the future registered under its
+``opaque`` (``RequestInvoker`` in channel_requests.py: the requests this side sends). A
+request runs in its own task (a held PULL must not block the reader), unless its code has a
+fast processor: that runs on the reader and answers at once, later (``DeferredReply``, e.g.
+the broker's puts of one loop iteration stored together) or, when it must wait, in a task
+after all; the connection reads no more while replies wait for the socket or while too many
+of its answers wait on the store (``MAX_DEFERRED_ANSWERS``). A processor is
 looked up by code; an unknown code answers REQUEST_CODE_NOT_SUPPORTED, a processor that raises
 answers SYSTEM_ERROR with the reason in ``remark``, and a oneway request gets no response. A
 malformed or oversized frame closes this connection only, after the requests read before it in
@@ -31,15 +32,17 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeAlias
 
 from rocketq.errors import RemotingConnectError, RemotingError
+from rocketq.remoting import native_frames
 from rocketq.remoting.channel_protocol import (
     PAUSED_FOR_ANSWERS,
     PAUSED_FOR_CLOSE,
     ChannelProtocol,
     TransportWriter,
+    format_addr,
 )
 from rocketq.remoting.channel_requests import RequestInvoker, ResponseSlot
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder
-from rocketq.remoting.native_frames import SendSpec, full_request
+from rocketq.remoting.native_frames import SendSpec, SendTaker, full_request
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 
@@ -74,8 +77,10 @@ ResponsesListener = Callable[[list[RemotingCommand], RemotingCommand, list[float
 class ReadSends(Protocol):
     """The sends a read's C split reads into their puts (the broker's send processor):
     ``spec_for`` the ``split_sends`` spec for a connection's read (None: split as any other
-    read), ``take`` a request and its put as its fast processor would, or None to leave the
-    request to that processor (which reads it again, the reference)."""
+    read), ``take`` a request and its put as its fast processor would, or None to leave it
+    to that processor (the reference); C's ``take_sends`` takes as ``take``, in one call."""
+
+    taker: SendTaker | None  # C take_sends' state (None: each send through take)
 
     def spec_for(self, channel: RemotingChannel) -> SendSpec | None: ...
     def take(
@@ -149,13 +154,6 @@ class ProcessorTable:
             if refusal is not None:
                 return refusal
         return None
-
-
-def format_addr(sockname: object) -> str:
-    """``ip:port`` of a socket address tuple ('' when unknown)."""
-    if isinstance(sockname, tuple) and len(sockname) >= 2:
-        return f"{sockname[0]}:{sockname[1]}"
-    return ""
 
 
 class DeferredReply:
@@ -277,8 +275,15 @@ class RemotingChannel(RequestInvoker):
             else:
                 assert sends is not None
                 items, malformed = self._decoder.feed_sends(data, spec)
-                take = sends.take
                 limit = self._max_requests_in_flight
+                taker, frames = sends.taker, native_frames.FRAMES
+                if taker is not None and frames is not None and items:  # the leading sends
+                    room = limit - len(self._tasks) - self._deferred  # taken in one C call
+                    taken = frames.take_sends(items, self, room, taker)
+                    if taken:
+                        self._deferred += taken
+                        items = items[taken:]
+                take = sends.take
                 for item in items:
                     if type(item) is not tuple:
                         self._dispatch(item)  # type: ignore[arg-type]

@@ -143,3 +143,10 @@ class ChannelProtocol(asyncio.Protocol):
                 waiter.set_exception(exc or ConnectionResetError("connection lost"))
             else:
                 waiter.set_result(None)
+
+
+def format_addr(sockname: object) -> str:
+    """``ip:port`` of a socket address tuple ('' when unknown)."""
+    if isinstance(sockname, tuple) and len(sockname) >= 2:
+        return f"{sockname[0]}:{sockname[1]}"
+    return ""

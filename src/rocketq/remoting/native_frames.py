@@ -33,6 +33,10 @@ SendSpec: TypeAlias = tuple[
 #: a fast-path send of a read as split_sends gives it: (the request, its put, its JSON
 #: header), the request's extFields left empty (``full_request`` reads them when needed)
 SendItem: TypeAlias = tuple[RemotingCommand, Any, bytes]
+#: take_sends' state (the send processor's): its takes table (topic -> (config, queue
+#: limit)), the topic table, the broker (its config's permission), the DeferredReply class,
+#: the PutBatcher, the processor (its counters), PERM_WRITE
+SendTaker: TypeAlias = tuple[dict[str, Any], dict[str, Any], Any, type, Any, Any, int]
 #: send_answer_flush's answers of a flush: the indexes the Python path answers, the
 #: connections, their reply buffers and counts, the requests answered in C and their
 #: seconds, their sizes by topic
@@ -45,6 +49,11 @@ FlushAnswers: TypeAlias = tuple[
     list[float],
     dict[str, list[int]],
 ]
+
+
+#: count_figures' modes: put latencies (int ms, the maximum kept), an rpc histogram (float
+#: ms, its sum kept), message sizes
+PUT_LATENCIES, RPC_LATENCIES, SIZES = 0, 1, 2
 
 
 class FramePaths(Protocol):
@@ -91,6 +100,19 @@ class FramePaths(Protocol):
         store_host: bytes,
         /,
     ) -> Any: ...
+    def count_figures(
+        self,
+        counts: list[int],
+        bounds: tuple[float, ...] | tuple[int, ...],
+        values: list[float] | list[int],
+        scale: float,
+        mode: int,
+        start: float,
+        /,
+    ) -> Any: ...
+    def take_sends(
+        self, items: list[Any], channel: object, room: int, taker: SendTaker, /
+    ) -> int: ...
     def split_frames(
         self, buffer: bytes | bytearray | memoryview, max_frame_size: int, /
     ) -> tuple[list[RemotingCommand | bytes], int, str | None]: ...

@@ -10,8 +10,13 @@ from __future__ import annotations
 import bisect
 import threading
 from dataclasses import dataclass, field
+from operator import attrgetter
 
+from rocketq.remoting import native_frames
+from rocketq.remoting.native_frames import RPC_LATENCIES
 from rocketq.remoting.protocol.command import RemotingCommand
+
+_CODE = attrgetter("code")
 
 # upper bounds in milliseconds (RemotingMetricsManager's rpc latency view)
 RPC_LATENCY_BUCKETS_MS = (1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 1000.0, 2000.0, 3000.0, 10000.0)
@@ -65,7 +70,27 @@ class RpcLatencyStats:
         """``on_response`` for each of ``requests`` (answered together), under one lock."""
         code = response.code
         table = self._by_code
+        native = native_frames.FRAMES
         with self._lock:
+            if (  # a flush's burst (one request code): the loop below in one C call
+                native is not None
+                and requests
+                and len(requests) == len(elapsed_s)
+                and (len(requests) == 1 or len(set(map(_CODE, requests))) == 1)
+            ):
+                key = (requests[0].code, code)
+                histogram = table.get(key) or table.setdefault(key, LatencyHistogram())
+                total = native.count_figures(
+                    histogram.counts,
+                    RPC_LATENCY_BUCKETS_MS,
+                    elapsed_s,
+                    1000.0,
+                    RPC_LATENCIES,
+                    histogram.sum_ms,
+                )
+                if total is not None:
+                    histogram.sum_ms = total
+                    return
             last: int | None = None
             histogram = _UNUSED
             counts = histogram.counts

@@ -35,7 +35,6 @@ from __future__ import annotations
 import logging
 import random
 import time
-from functools import lru_cache
 from typing import NamedTuple
 
 from rocketq.broker.broker_context import BrokerContext
@@ -58,6 +57,7 @@ from rocketq.broker.processors.send_results import (
     record_put,
     timer_remark,
 )
+from rocketq.broker.processors.send_take import SendTakes
 from rocketq.broker.put_batcher import PutBatcher
 from rocketq.broker.send_properties import native_rules, pass_through
 from rocketq.common import message_const as mc
@@ -90,18 +90,10 @@ log = logging.getLogger(__name__)
 
 MAX_PROPERTIES_BYTES = 32767
 _HOSTS_CACHED = 4096  # born hosts' bytes remembered (one a connection), then forgotten
-_TOPICS_CACHED = 4096  # topics _topic_takes let through, remembered, then forgotten
-_SPEC_KEY = "rocketq.send_spec"  # a connection's split_sends spec, in its attributes
 
 
 def _error(code: int, remark: str) -> RemotingCommand:
     return RemotingCommand.create_response(code, remark)
-
-
-@lru_cache(maxsize=4096)
-def _valid_topic(topic: str) -> bool:
-    """``validate_topic``'s verdict (as ``_msg_check`` asks it), remembered per topic."""
-    return validate_topic(topic) is None
 
 
 class _PreparedSend(NamedTuple):
@@ -112,7 +104,7 @@ class _PreparedSend(NamedTuple):
     queue_id: int
 
 
-class SendMessageProcessor:
+class SendMessageProcessor(SendTakes):
     def __init__(self, controller: BrokerContext) -> None:
         self.broker = controller
         self.answers = SendAnswers(controller, self._answer_alone)
@@ -129,6 +121,7 @@ class SendMessageProcessor:
         self._takes: dict[str, tuple[TopicConfig, int]] = {}
         self.native_reads = 0  # sends read by send_put_of, for tests and benches
         self.split_reads = 0  # of them, read in their read's split (split_sends)
+        self.taker = None  # take_sends' state: send_take.SendTakes.spec_for makes it
 
     def register(self) -> None:
         server = self.broker.remoting_server
@@ -214,81 +207,6 @@ class SendMessageProcessor:
                 config.broker_cluster_name, RETRY_GROUP_TOPIC_PREFIX, config.max_message_size
             )
         return self._rules
-
-    def spec_for(self, channel: RemotingChannel) -> native_frames.SendSpec | None:
-        """The ``split_sends`` spec of a read of ``channel`` (``RemotingChannel.on_read``):
-        its SEND_MESSAGE_V2 frames read into SendPuts by the split; None with the C record
-        module off (the puts are the Python path's then). Kept on the channel while the
-        broker's config (the rules, the store host) stays the same object."""
-        if native_record.RECORD is None:
-            return None
-        config = self.broker.config  # the store host is its broker_ip1 and the port
-        cached = channel.attributes.get(_SPEC_KEY)
-        if cached is not None and cached[0] is config:  # type: ignore[index]
-            return cached[1]  # type: ignore[index, no-any-return]
-        spec: native_frames.SendSpec = (
-            int(RequestCode.SEND_MESSAGE_V2),
-            self._rules_now(),
-            SendPut,
-            self._bytes_of(channel.remote_addr),
-            self._bytes_of(self.broker.store_host),
-        )
-        channel.attributes[_SPEC_KEY] = (config, spec)
-        return spec
-
-    def take(
-        self, channel: RemotingChannel, request: RemotingCommand, put: SendPut
-    ) -> DeferredReply | None:
-        """A send the read's split read into ``put`` (``split_sends``): queued as
-        ``process_fast`` queues one; None leaves the request to ``process_fast``."""
-        topic = put.topic
-        taken = self._takes.get(topic)  # _topic_takes's remembered case, inline
-        if (
-            taken is None
-            or taken[0] is not self.broker.topic_config_manager.topic_config_table.get(topic)
-            or put.queue_id >= taken[1]
-            or not self.broker.config.broker_permission & PERM_WRITE
-        ) and not self._topic_takes(topic, put.queue_id):
-            return None
-        deferred = DeferredReply(channel, request)  # _queue_read's steps, one call less
-        self.native_reads += 1
-        self.split_reads += 1
-        self.put_batcher.submit_send(put, deferred)
-        return deferred
-
-    def _queue_read(
-        self, channel: RemotingChannel, request: RemotingCommand, put: SendPut
-    ) -> DeferredReply | None:
-        """A SendPut C read (``send_put_of``, alone or in the read's split) queued for the
-        flush when its topic passes the checks (``_topic_takes``); None leaves the request
-        to ``process_fast``'s Python path."""
-        if not self._topic_takes(put.topic, put.queue_id):
-            return None
-        deferred = DeferredReply(channel, request)
-        self.native_reads += 1
-        self.put_batcher.submit_send(put, deferred)  # answered by self.answers (its lane)
-        return deferred
-
-    def _topic_takes(self, topic: str, queue_id: int) -> bool:
-        """True when ``_msg_check`` lets a send to ``topic`` and ``queue_id`` through without
-        a word: the broker and the existing topic writable, the name valid and allowed, the
-        queue in range (else the Python path reads the send again and answers it)."""
-        if not self.broker.config.broker_permission & PERM_WRITE:
-            return False
-        tc = self.broker.topic_config_manager.topic_config_table.get(topic)
-        taken = self._takes.get(topic)
-        if taken is None or taken[0] is not tc:  # first seen, or its config changed
-            if tc is None or not self._topic_allowed(topic, tc):
-                return False
-            if len(self._takes) >= _TOPICS_CACHED:
-                self._takes.clear()
-            taken = self._takes[topic] = (tc, max(tc.read_queue_nums, tc.write_queue_nums))
-        return queue_id < taken[1]
-
-    @staticmethod
-    def _topic_allowed(topic: str, tc: TopicConfig) -> bool:
-        """The checks of ``_topic_takes`` that hold while the topic's config is the same."""
-        return topic not in NOT_ALLOWED_SEND_TOPICS and _valid_topic(topic) and tc.writeable
 
     def _answer_alone(
         self, deferred: DeferredReply, put: SendPut, result: PutMessageResult
