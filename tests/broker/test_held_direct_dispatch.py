@@ -7,7 +7,6 @@ messages, and on the C path the arrivals came from the direct run."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from rocketq.common.message_decoder import decode_messages
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.remoting import native_frames
 from rocketq.remoting.channel import RemotingChannel
-from rocketq.remoting.codec import decode, encode
+from rocketq.remoting.codec import decode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.remoting.protocol.subscription import build_subscription_data
 from rocketq.response_code import ResponseCode
@@ -29,6 +28,7 @@ from rocketq.store.message_store import MessageStore
 from rocketq.testing.broker import run_broker
 from rocketq.testing.wait import until
 from rocketq.testing.wire import create_topic, pull_request, send_request
+from tests.broker.raw_wire import Wire
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -62,37 +62,6 @@ SENDS = [
     ((0, "B", {"a": "2"}), {"sql2"}, set()),
     ((1, "C", {}), {"all1"}, {"popAll1"}),
 ]
-
-
-class Wire:
-    """One connection: write frames, read frames by opaque."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-        self.frames: dict[int, bytes] = {}
-
-    def write(self, cmd: RemotingCommand) -> None:
-        self.writer.write(encode(cmd))
-
-    async def frame_of(self, opaque: int) -> bytes:
-        async with asyncio.timeout(WAIT_S):
-            while opaque not in self.frames:
-                head = await self.reader.readexactly(4)
-                frame = head + await self.reader.readexactly(int.from_bytes(head, "big"))
-                self.frames[decode(frame).opaque] = frame
-        return self.frames.pop(opaque)
-
-    async def call(self, cmd: RemotingCommand) -> bytes:
-        self.write(cmd)
-        return await self.frame_of(cmd.opaque)
-
-
-@pytest.fixture(autouse=True)
-def _restore_paths() -> Iterator[None]:
-    frames, record = native_frames.FRAMES is not None, native_record.RECORD is not None
-    yield
-    native_frames.use(frames)
-    native_record.use(record)
 
 
 def held_pull(name: str, opaque: int) -> RemotingCommand:

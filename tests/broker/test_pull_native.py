@@ -8,8 +8,6 @@ UPDATE_CONSUMER_OFFSET and HEART_BEAT are answered on the reader, without a task
 from __future__ import annotations
 
 import asyncio
-import struct
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,13 +15,14 @@ import pytest
 from rocketq.broker.controller import BrokerController
 from rocketq.common import native_record
 from rocketq.remoting import native_frames
-from rocketq.remoting.codec import decode, encode
+from rocketq.remoting.codec import decode
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import create_topic, pull_request, request, send_request
+from tests.broker.raw_wire import Wire
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -36,31 +35,9 @@ FLAG_COMMIT_OFFSET = 1
 FLAG_SUBSCRIPTION = 4
 
 
-@pytest.fixture(autouse=True)
-def _restore_paths() -> Iterator[None]:
-    frames, record = native_frames.FRAMES is not None, native_record.RECORD is not None
-    yield
-    native_frames.use(frames)
-    native_record.use(record)
-
-
 def use_native(native: bool) -> None:
     native_frames.use(native)
     native_record.use(native)
-
-
-class Wire:
-    """One connection that sends a request and returns its reply frame's bytes."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-
-    async def call(self, cmd: RemotingCommand) -> bytes:
-        self.writer.write(encode(cmd))
-        async with asyncio.timeout(WAIT_S):
-            head = await self.reader.readexactly(4)
-            (length,) = struct.unpack(">i", head)
-            return head + await self.reader.readexactly(length)
 
 
 async def fill(broker: BrokerController, wire: Wire) -> None:

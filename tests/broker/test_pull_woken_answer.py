@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import struct
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,14 @@ from rocketq.broker.processors.pull_answer import FIELDS, found_head_pieces, pul
 from rocketq.common import native_record
 from rocketq.common.pull_sys_flag import build_sys_flag
 from rocketq.remoting import native_frames
-from rocketq.remoting.codec import decode, encode, encode_head
+from rocketq.remoting.codec import decode, encode_head
 from rocketq.remoting.protocol.codes import SerializeType
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.testing.broker import run_broker
 from rocketq.testing.wait import until
 from rocketq.testing.wire import create_topic, pull_request, send_request
+from tests.broker.raw_wire import Wire
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -42,14 +42,6 @@ NUMBERS = [
     (0, 1 << 40, 3, (1 << 40) + 1, -(1 << 31), 1),
     (2, (1 << 63) - 1, -(1 << 63), 5, (1 << 31) - 1, 4 * 1024 * 1024),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _restore_paths() -> Iterator[None]:
-    frames, record = native_frames.FRAMES is not None, native_record.RECORD is not None
-    yield
-    native_frames.use(frames)
-    native_record.use(record)
 
 
 def reference_head(values: tuple[int, ...], body_length: int) -> bytes:
@@ -93,30 +85,6 @@ def test_shapes_the_c_head_does_not_take_are_declined(
     assert native_record.COMPILED is not None
     head = native_record.COMPILED.pull_reply_head(pieces, values, body_length)  # type: ignore[arg-type]
     assert head is None
-
-
-class Wire:
-    """One connection: write frames, read frames by opaque."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
-        self.frames: dict[int, bytes] = {}
-
-    def write(self, cmd: RemotingCommand) -> None:
-        self.writer.write(encode(cmd))
-
-    async def frame_of(self, opaque: int) -> bytes:
-        async with asyncio.timeout(WAIT_S):
-            while opaque not in self.frames:
-                head = await self.reader.readexactly(4)
-                (length,) = struct.unpack(">i", head)
-                frame = head + await self.reader.readexactly(length)
-                self.frames[decode(frame).opaque] = frame
-        return self.frames.pop(opaque)
-
-    async def call(self, cmd: RemotingCommand) -> bytes:
-        self.write(cmd)
-        return await self.frame_of(cmd.opaque)
 
 
 def stats_of(broker: BrokerController) -> tuple[int, int, int]:

@@ -7,12 +7,9 @@ and the store time, and get the same answers (code, remark, queueOffset, the msg
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import struct
 import types
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,6 @@ from rocketq.common import native_record
 from rocketq.common.message import Message
 from rocketq.common.message_decoder import encode_batch_messages
 from rocketq.common.message_id import decode_message_id
-from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, MIN_RECORD_SIZE
 from rocketq.remoting import native_frames
 from rocketq.remoting.codec import FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode
@@ -33,6 +29,7 @@ from rocketq.testing.batch_fuzz import check_batch_puts
 from rocketq.testing.broker import run_broker
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
+from tests.broker.send_bursts import masked_commitlog
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -42,15 +39,6 @@ pytestmark = [
 SEGMENT = 64 * 1024
 WAIT_S = 10.0
 BATCH = RequestCode.SEND_BATCH_MESSAGE
-_MASKED = ((48, 56), (56, 64), (64, 72))  # BORNHOST, STORETIMESTAMP, STOREHOST (IPv4 records)
-
-
-@pytest.fixture(autouse=True)
-def _restore_paths() -> Iterator[None]:
-    frames, record = native_frames.FRAMES is not None, native_record.RECORD is not None
-    yield
-    native_frames.use(frames)
-    native_record.use(record)
 
 
 async def request(addr: str, command: RemotingCommand) -> RemotingCommand:
@@ -69,30 +57,6 @@ async def request(addr: str, command: RemotingCommand) -> RemotingCommand:
                     return replies[0]
     finally:
         writer.close()
-
-
-def masked_commitlog(broker: BrokerController) -> list[bytes]:
-    """The broker's commitlog records (and blanks) in order, the masked fields zeroed."""
-    store = broker.message_store
-    folder = store.config.commit_log_dir
-    data = b"".join(Path(folder, n).read_bytes() for n in sorted(os.listdir(folder)))
-    end = store.get_max_phy_offset()
-    out: list[bytes] = []
-    pos = 0
-    while pos < end:
-        total, magic = BLANK_STRUCT.unpack_from(data, pos)
-        record = bytearray(data[pos : pos + total])
-        if magic != BLANK_MAGIC_CODE:
-            assert total >= MIN_RECORD_SIZE
-            (sys_flag,) = struct.unpack_from(">i", record, 36)
-            assert sys_flag & 0x30 == 0  # IPv4 hosts: the masked positions hold
-            for a, b in _MASKED:
-                record[a:b] = bytes(b - a)
-        else:
-            record = record[:8]
-        out.append(bytes(record))
-        pos += total
-    return out
 
 
 def batch_of(topic: str, msgs: list[Message], **kw: object) -> RemotingCommand:

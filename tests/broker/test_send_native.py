@@ -10,7 +10,6 @@ import asyncio
 import random
 import struct
 import types
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from rocketq.testing import append_fuzz
 from rocketq.testing.broker import run_broker
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
+from tests.broker.raw_wire import one_write
 from tests.broker.send_bursts import masked_commitlog
 
 pytestmark = [
@@ -41,32 +41,6 @@ pytestmark = [
 
 SEGMENT = 64 * 1024
 WAIT_S = 10.0
-
-
-@pytest.fixture(autouse=True)
-def _restore_paths() -> Iterator[None]:
-    frames, record = native_frames.FRAMES is not None, native_record.RECORD is not None
-    yield
-    native_frames.use(frames)
-    native_record.use(record)
-
-
-async def raw_burst(addr: str, requests: list[RemotingCommand]) -> list[RemotingCommand]:
-    """Send the requests in one write; their replies."""
-    host, port = addr.split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    try:
-        writer.write(b"".join(encode(r) for r in requests))
-        decoder = FrameDecoder()
-        replies: list[RemotingCommand] = []
-        async with asyncio.timeout(WAIT_S):
-            while len(replies) < len(requests):
-                data = await reader.read(65536)
-                assert data, "the broker closed the connection"
-                replies += decoder.feed(data)
-        return replies
-    finally:
-        writer.close()
 
 
 def processor_of(broker: BrokerController) -> SendMessageProcessor:
@@ -85,7 +59,7 @@ async def bursts_on(
     async with run_broker(tmp_path / f"native{int(native)}", store_properties=props) as broker:
         answers: list[object] = []
         for burst in bursts:
-            replies = await raw_burst(broker.broker_addr, burst)
+            replies = await one_write(broker.broker_addr, burst)
             by_opaque = {r.opaque: r for r in replies}
             for request in burst:
                 r = by_opaque[request.opaque]
@@ -203,7 +177,7 @@ async def test_a_burst_of_sends_cut_by_a_malformed_frame_is_answered_then_closed
         native_record.use(native)
         props = small_store_properties(SEGMENT)
         async with run_broker(tmp_path / f"cut{int(native)}", store_properties=props) as broker:
-            await raw_burst(broker.broker_addr, warm)
+            await one_write(broker.broker_addr, warm)
             host, port = broker.broker_addr.split(":")
             reader, writer = await asyncio.open_connection(host, int(port))
             writer.write(b"".join(encode(r) for r in burst) + struct.pack(">i", 2) + b"xx")
@@ -241,7 +215,7 @@ async def test_with_an_rpc_hook_the_sends_are_not_read_in_the_split(tmp_path: Pa
         tmp_path / "hook", store_properties=small_store_properties(SEGMENT)
     ) as broker:
         broker.remoting_server.register_rpc_hook(hook)
-        replies = await raw_burst(broker.broker_addr, burst)
+        replies = await one_write(broker.broker_addr, burst)
         processor = processor_of(broker)
         assert [r.code for r in replies] == [ResponseCode.SUCCESS] * 6
         assert sorted(seen) == sorted(r.opaque for r in burst)
@@ -261,10 +235,10 @@ async def test_a_flush_of_c_read_sends_takes_the_lane_and_a_mixed_one_keeps_the_
     async with run_broker(tmp_path, store_properties=small_store_properties(SEGMENT)) as broker:
         batcher = processor_of(broker).put_batcher
         create = send_request("Lane", b"create", queue_id=0, code=v2)
-        await raw_burst(broker.broker_addr, [create])
+        await one_write(broker.broker_addr, [create])
         flushes, lane = batcher.flushes, batcher.lane_flushes
         plain = [send_request("Lane", b"p%d" % i, queue_id=0, code=v2) for i in range(8)]
-        replies = await raw_burst(broker.broker_addr, plain)
+        replies = await one_write(broker.broker_addr, plain)
         assert [r.code for r in replies] == [ResponseCode.SUCCESS] * 8
         assert batcher.lane_flushes - lane == batcher.flushes - flushes >= 1
         flushes, lane = batcher.flushes, batcher.lane_flushes
@@ -274,7 +248,7 @@ async def test_a_flush_of_c_read_sends_takes_the_lane_and_a_mixed_one_keeps_the_
             send_request("Lane", b"third", queue_id=0, code=v2),
             send_request("Lane", b"fourth", queue_id=0, code=v2),
         ]
-        replies = await raw_burst(broker.broker_addr, mixed)
+        replies = await one_write(broker.broker_addr, mixed)
         assert [r.code for r in replies] == [ResponseCode.SUCCESS] * 4
         assert batcher.flushes - flushes > batcher.lane_flushes - lane  # a general flush
         by_opaque = {r.opaque: r for r in replies}

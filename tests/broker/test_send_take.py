@@ -4,11 +4,9 @@ queues, the same order, the same figures."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import random
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ from rocketq.common import native_record
 from rocketq.common.topic_config import PERM_READ
 from rocketq.remoting import native_frames
 from rocketq.remoting.channel import DeferredReply
-from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode
+from rocketq.remoting.codec import MAX_FRAME_SIZE, encode
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
@@ -29,6 +27,7 @@ from rocketq.testing.broker import run_broker
 from rocketq.testing.frame_fuzz import SEND_SPEC
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
+from tests.broker.raw_wire import one_write
 from tests.broker.send_bursts import masked_commitlog, processor_of
 
 pytestmark = [
@@ -41,32 +40,6 @@ pytestmark = [
 
 V2 = RequestCode.SEND_MESSAGE_V2
 WAIT_S = 10.0
-
-
-@pytest.fixture(autouse=True)
-def _restore_paths() -> Iterator[None]:
-    frames, record = native_frames.FRAMES is not None, native_record.RECORD is not None
-    yield
-    native_frames.use(frames)
-    native_record.use(record)
-
-
-async def one_write(addr: str, requests: list[RemotingCommand]) -> list[RemotingCommand]:
-    """The requests in one write on a new connection; their replies in arrival order."""
-    host, port = addr.split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    try:
-        writer.write(b"".join(encode(r) for r in requests))
-        decoder = FrameDecoder()
-        replies: list[RemotingCommand] = []
-        async with asyncio.timeout(WAIT_S):
-            while len(replies) < len(requests):
-                data = await reader.read(65536)
-                assert data, "the broker closed the connection"
-                replies += decoder.feed(data)
-        return replies
-    finally:
-        writer.close()
 
 
 async def test_take_sends_takes_the_leading_sends_as_take_does(tmp_path: Path) -> None:

@@ -76,67 +76,6 @@ int decode_setup(void) {
     return S_MIN_OFFSET && S_MAX_OFFSET ? 0 : -1;
 }
 
-#define KEY_CACHE 16
-typedef struct {
-    int n;
-    Py_ssize_t len[KEY_CACHE];
-    const unsigned char *bytes[KEY_CACHE];
-    PyObject *str[KEY_CACHE];
-} KeyCache;
-
-static PyObject *cached_key(KeyCache *kc, const unsigned char *p, Py_ssize_t n) {
-    for (int i = 0; i < kc->n; i++) {
-        if (kc->len[i] == n && memcmp(kc->bytes[i], p, (size_t)n) == 0) return Py_NewRef(kc->str[i]);
-    }
-    PyObject *s = PyUnicode_DecodeUTF8((const char *)p, n, NULL);
-    if (s == NULL || kc->n == KEY_CACHE) return s;
-    PyUnicode_InternInPlace(&s);
-    kc->bytes[kc->n] = p;
-    kc->len[kc->n] = n;
-    kc->str[kc->n++] = Py_NewRef(s);
-    return s;
-}
-
-static void key_cache_clear(KeyCache *kc) {
-    for (int i = 0; i < kc->n; i++) Py_DECREF(kc->str[i]);
-    kc->n = 0;
-}
-
-/* properties.c's parse_properties with the names through the cache: the same dict, the same
- * strict UTF-8 (a cached name's bytes were decoded once already) */
-static PyObject *parse_properties_keyed(KeyCache *kc, const unsigned char *p, Py_ssize_t n) {
-    PyObject *d = PyDict_New();
-    if (d == NULL || n == 0) return d;
-    const unsigned char *end = p + n;
-    while (p <= end) {
-        const unsigned char *seg_end = memchr(p, 0x02, (size_t)(end - p));
-        if (seg_end == NULL) seg_end = end;
-        const unsigned char *sep = memchr(p, 0x01, (size_t)(seg_end - p));
-        if (sep != NULL && sep > p && sep + 1 < seg_end) {
-            PyObject *k = cached_key(kc, p, sep - p);
-            if (k == NULL) goto fail;
-            PyObject *v = PyUnicode_DecodeUTF8((const char *)sep + 1, seg_end - sep - 1, NULL);
-            if (v == NULL) {
-                Py_DECREF(k);
-                goto fail;
-            }
-            int rc = PyDict_SetItem(d, k, v);
-            Py_DECREF(k);
-            Py_DECREF(v);
-            if (rc < 0) goto fail;
-        } else if (seg_end > p) {
-            PyObject *check = PyUnicode_DecodeUTF8((const char *)p, seg_end - p, NULL);
-            if (check == NULL) goto fail;
-            Py_DECREF(check);
-        }
-        p = seg_end + 1;
-    }
-    return d;
-fail:
-    Py_DECREF(d);
-    return NULL;
-}
-
 static PyObject *hex_msg_id(const unsigned char *store, Py_ssize_t store_len, int64_t phy) {
     static const char digits[] = "0123456789ABCDEF";
     unsigned char raw[28];

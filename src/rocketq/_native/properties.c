@@ -9,14 +9,7 @@ uint32_t java_hash_units(uint32_t h, PyObject *s, Py_ssize_t from, Py_ssize_t to
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
     for (Py_ssize_t i = from; i < to; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c > 0xFFFF) {
-            c -= 0x10000;
-            h = 31 * h + (0xD800 + (c >> 10));
-            h = 31 * h + (0xDC00 + (c & 0x3FF));
-        } else {
-            h = 31 * h + c;
-        }
+        h = java_hash_step(h, PyUnicode_READ(kind, data, i));
     }
     return h;
 }
@@ -30,6 +23,30 @@ int32_t java_hash(PyObject *s) {
  * a name and a value; strict UTF-8 over the whole string (skipped segments are checked too).
  * NULL with UnicodeDecodeError (or MemoryError) set on failure. */
 PyObject *parse_properties(const unsigned char *p, Py_ssize_t n) {
+    return parse_properties_keyed(NULL, p, n);
+}
+
+static PyObject *cached_key(KeyCache *kc, const unsigned char *p, Py_ssize_t n) {
+    for (int i = 0; i < kc->n; i++) {
+        if (kc->len[i] == n && memcmp(kc->bytes[i], p, (size_t)n) == 0) return Py_NewRef(kc->str[i]);
+    }
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)p, n, NULL);
+    if (s == NULL || kc->n == KEY_CACHE) return s;
+    PyUnicode_InternInPlace(&s);
+    kc->bytes[kc->n] = p;
+    kc->len[kc->n] = n;
+    kc->str[kc->n++] = Py_NewRef(s);
+    return s;
+}
+
+void key_cache_clear(KeyCache *kc) {
+    for (int i = 0; i < kc->n; i++) Py_DECREF(kc->str[i]);
+    kc->n = 0;
+}
+
+/* the names through the cache give the same dict and the same strict UTF-8 (a cached name's
+ * bytes were decoded once already) */
+PyObject *parse_properties_keyed(KeyCache *kc, const unsigned char *p, Py_ssize_t n) {
     PyObject *d = PyDict_New();
     if (d == NULL || n == 0) return d;
     const unsigned char *end = p + n;
@@ -38,7 +55,8 @@ PyObject *parse_properties(const unsigned char *p, Py_ssize_t n) {
         if (seg_end == NULL) seg_end = end;
         const unsigned char *sep = memchr(p, 0x01, (size_t)(seg_end - p));
         if (sep != NULL && sep > p && sep + 1 < seg_end) {
-            PyObject *k = PyUnicode_DecodeUTF8((const char *)p, sep - p, NULL);
+            PyObject *k = kc ? cached_key(kc, p, sep - p)
+                             : PyUnicode_DecodeUTF8((const char *)p, sep - p, NULL);
             if (k == NULL) goto fail;
             PyObject *v = PyUnicode_DecodeUTF8((const char *)sep + 1, seg_end - sep - 1, NULL);
             if (v == NULL) {

@@ -116,8 +116,31 @@ static inline int32_t body_crc_of(const unsigned char *p, Py_ssize_t n) {
     return n ? (int32_t)(crc32_of(p, n) & 0x7FFFFFFFu) : 0;
 }
 
+/* Java's String.hashCode step over one code point c (one past the BMP is its UTF-16
+ * surrogate pair, two steps) */
+static inline uint32_t java_hash_step(uint32_t h, uint32_t c) {
+    if (c > 0xFFFF) {
+        c -= 0x10000;
+        h = 31 * h + (0xD800 + (c >> 10));
+        return 31 * h + (0xDC00 + (c & 0x3FF));
+    }
+    return 31 * h + c;
+}
+
+/* a call's property names decoded once: each repeat is the same interned str */
+enum { KEY_CACHE = 16 };
+typedef struct {
+    int n;
+    Py_ssize_t len[KEY_CACHE];
+    const unsigned char *bytes[KEY_CACHE];
+    PyObject *str[KEY_CACHE];
+} KeyCache;
+
 /* properties.c */
 extern PyObject *S_KEYS, *S_UNIQ_KEY, *S_TAGS, *S_DELAY, *S_EMPTY;
+void key_cache_clear(KeyCache *kc);
+/* parse_properties with the names through kc (NULL: each name decoded) */
+PyObject *parse_properties_keyed(KeyCache *kc, const unsigned char *p, Py_ssize_t n);
 int properties_setup(void);
 int32_t java_hash(PyObject *s);
 uint32_t java_hash_units(uint32_t h, PyObject *s, Py_ssize_t from, Py_ssize_t to);

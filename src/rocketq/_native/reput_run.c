@@ -144,13 +144,7 @@ static uint32_t hash_utf8(uint32_t h, const unsigned char *s, Py_ssize_t n) {
                 (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
             i += 4;
         }
-        if (c > 0xFFFF) {
-            c -= 0x10000;
-            h = 31 * h + (0xD800 + (c >> 10));
-            h = 31 * h + (0xDC00 + (c & 0x3FF));
-        } else {
-            h = 31 * h + c;
-        }
+        h = java_hash_step(h, c);
     }
     return h;
 }

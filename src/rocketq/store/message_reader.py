@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 
 from rocketq.common import native_record
 from rocketq.common.message import MessageExt
@@ -226,15 +227,31 @@ class MessageReader:
 
     def get_offset_in_queue_by_time(self, topic: str, queue_id: int, timestamp: int) -> int:
         """The first queue offset whose store time is >= ``timestamp`` (binary search)."""
+
+        def before(unit: tuple[int, int, int] | None) -> bool:
+            ts = self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
+            return ts < timestamp
+
+        return self._first_offset_not(topic, queue_id, before)
+
+    def get_offset_in_queue_by_phy(self, topic: str, queue_id: int, phy: int) -> int:
+        """The first queue offset whose record ends past commitlog offset ``phy``."""
+        return self._first_offset_not(
+            topic, queue_id, lambda unit: unit is not None and unit[0] + unit[1] <= phy
+        )
+
+    def _first_offset_not(
+        self, topic: str, queue_id: int, before: Callable[[tuple[int, int, int] | None], bool]
+    ) -> int:
+        """The first queue offset whose unit is not ``before`` (a queue's units follow the
+        commitlog's order: a binary search); 0 for a queue not on disk."""
         cq = self.find_consume_queue(topic, queue_id, create=False)
         if cq is None:
             return 0
         lo, hi = cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()
         while lo < hi:
             mid = (lo + hi) // 2
-            unit = cq.get_unit(mid)
-            ts = self.commit_log.pickup_store_timestamp(unit[0], unit[1]) if unit else -1
-            if ts < timestamp:
+            if before(cq.get_unit(mid)):
                 lo = mid + 1
             else:
                 hi = mid

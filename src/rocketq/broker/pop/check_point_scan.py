@@ -85,25 +85,8 @@ def messages_since(
         return
     offset = store.get_offset_in_queue_by_time(topic, queue_id, since_ms)
     if since_phy is not None:
-        offset = min(offset, offset_in_queue_by_phy(store, topic, queue_id, since_phy))
+        offset = min(offset, store.get_offset_in_queue_by_phy(topic, queue_id, since_phy))
     yield from messages_between(store, topic, queue_id, offset, None)
-
-
-def offset_in_queue_by_phy(store: MessageStore, topic: str, queue_id: int, phy: int) -> int:
-    """The first queue offset whose record ends past commitlog offset ``phy`` (a queue's
-    units follow the commitlog's order: a binary search)."""
-    cq = store.find_consume_queue(topic, queue_id, create=False)
-    if cq is None:
-        return 0
-    lo, hi = cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()
-    while lo < hi:
-        mid = (lo + hi) // 2
-        unit = cq.get_unit(mid)
-        if unit is not None and unit[0] + unit[1] <= phy:
-            lo = mid + 1
-        else:
-            hi = mid
-    return int(lo)
 
 
 def messages_between(
