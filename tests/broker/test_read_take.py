@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import random
 import struct
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder, encode
 from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
+from rocketq.testing import take_fuzz
 from rocketq.testing.broker import run_broker
 from rocketq.testing.frame_fuzz import SEND_SPEC
 from rocketq.testing.store import small_store_properties
@@ -188,3 +190,14 @@ async def test_reads_of_one_connection_are_alike_on_every_path(tmp_path: Path) -
     assert answers[:6] == ["0", "0", "1", "1", "2", "2"]  # queues 0 and 1 in turn
     assert answers[6:13] == [(ResponseCode.SUCCESS, o) for o in ("3", "4", "5", "0", "6", "7", "8")]
     assert answers[13:] == ["9"] + [(ResponseCode.SUCCESS, o) for o in ("10", "3", "0", "0", "11")]
+
+
+def test_split_take_is_the_reference_on_fuzzed_reads() -> None:
+    rng = random.Random(2224)
+    del take_fuzz.TAKEN[:]
+    findings = [
+        take_fuzz.check_split_take(rng, encode(send_request("T", b"x", code=V2)), SEND_SPEC)
+        for _ in range(600)
+    ]
+    assert [f for f in findings if f] == []
+    assert max(take_fuzz.TAKEN) >= 3  # some reads were taken, whole or in part

@@ -173,9 +173,9 @@ static PyObject *split_sends(PyObject *self, PyObject *const *args, Py_ssize_t n
 /* split_take(buffer, max_frame_size, spec, channel, room, taker, config): split_sends and
  * take_sends (send_take.c) of its leading sends in one call, for a read that waits on no
  * partial frame. None, with nothing split, when the broker's config is no longer ``config``
- * (the spec was made from it: the caller makes it again and splits the slow way). The count
- * taken (an int) when the read was whole frames, every one of them a send taken; else
- * (items, consumed, reason, taken): split_sends' answer with the taken sends left out (they
+ * (the spec was made from it: the caller makes it again and splits the slow way) or cannot
+ * be read. The count taken (an int) when the read was whole frames, every one of them a send
+ * taken; else (items, consumed, reason, taken): split_sends' answer with the taken sends left out (they
  * led the list: what is left keeps its order) and their count */
 static PyObject *split_take(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 7 || !PyTuple_Check(args[2]) || PyTuple_GET_SIZE(args[2]) != SPEC_SIZE ||
@@ -186,9 +186,9 @@ static PyObject *split_take(PyObject *self, PyObject *const *args, Py_ssize_t na
         return NULL;
     }
     PyObject *config = PyObject_GetAttrString(PyTuple_GET_ITEM(args[5], 2), "config");
-    if (config == NULL) return NULL;
-    Py_DECREF(config); /* only its identity is compared */
-    if (config != args[6]) Py_RETURN_NONE;
+    if (config == NULL) PyErr_Clear(); /* a broker without one: as take_sends, the slow way */
+    Py_XDECREF(config);                /* only its identity is compared */
+    if (config == NULL || config != args[6]) Py_RETURN_NONE;
     Py_ssize_t length = PyObject_Length(args[0]);
     if (length < 0) return NULL;
     PyObject *split = walk(args[0], args[1], args[2]);
