@@ -254,8 +254,7 @@ class RemotingChannel(AnswerSettle):
     def on_read(self, data: bytes) -> None:
         """The bytes of one socket read (ChannelProtocol.data_received): split the frames,
         run their processors (fast ones inline), store the read's puts, write its answers.
-        A read of sends alone, with nothing in its way (the state ``_read`` kept in
-        ``_taking`` still current), is split and taken in one C call (``split_take``)."""
+        With ``_taking`` (kept by ``_read``) current: one C call first (``split_take``)."""
         taking = self._taking
         if taking is not None and self._open and not self._protocol.paused:
             frames, record, sends, taker, spec, config = taking
@@ -309,8 +308,9 @@ class RemotingChannel(AnswerSettle):
         sends = processors.sends
         try:
             # the read's sends come split and read into their puts, in one C call, when no
-            # rpc hook (ACL, fencing) must see them first
-            state = None if sends is None or processors.rpc_hooks else sends.spec_state(self)
+            # rpc hook (ACL, fencing) must see them first (split: _taking is still current)
+            skip = split is not None or sends is None or processors.rpc_hooks
+            state = None if skip else sends.spec_state(self)  # type: ignore[union-attr]
             if state is None and split is None:
                 commands, malformed = self._decoder.feed_until_error(data)
                 for cmd in commands:
