@@ -254,8 +254,7 @@ class SendAnswers:
             table = channels[0].processors  # one server's table: the module docstring
             if table.responses_listeners:
                 table.tell_responses(requests, self._success, elapsed_s)
-            for topic, topic_sizes in sizes.items():
-                stats.record_single_puts(topic, topic_sizes, "Normal")
+            stats.record_puts_by_topic(sizes, "Normal")
         except Exception:  # logged, as a done callback's failure
             log.exception("recording the figures of %d puts failed", len(requests))
 
@@ -276,8 +275,7 @@ class SendAnswers:
             table = channel.processors
             if table.responses_listeners:
                 table.tell_responses(requests, self._success, elapsed_s)
-            for topic, topic_sizes in sizes.items():  # the burst's figures, a call per topic
-                stats.record_single_puts(topic, topic_sizes, "Normal")
+            stats.record_puts_by_topic(sizes, "Normal")  # the burst's figures, one call
         except Exception:  # logged, as a done callback's failure
             log.exception("recording the figures of %d puts failed", len(requests))
 
@@ -428,7 +426,6 @@ class SendAnswers:
             except Exception:  # logged, as a done callback's failure
                 log.exception("recording %d puts failed", len(dones))
         try:
-            for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
-                stats.record_single_puts(topic, sizes, "Normal")
+            stats.record_puts_by_topic(by_topic, "Normal")  # the burst's figures, one call
         except Exception:  # logged, as a done callback's failure
             log.exception("recording the stats of %d puts failed", len(group))
