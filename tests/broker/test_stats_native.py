@@ -4,6 +4,7 @@ real broker's sends."""
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,8 +63,9 @@ def everything(stats: BrokerStatsManager, clock: Clock) -> object:
 
 
 def play(native: bool, seed: int) -> object:
-    """A random sequence of flushes' figures (new topics, known ones, single puts, a topic
-    deleted and put again, odd sizes C leaves to Python) on one path."""
+    """A random sequence of flushes' figures (new topics, known ones, with latencies or not,
+    single puts, a topic deleted and put again, odd sizes and latencies C leaves to Python)
+    on one path."""
     native_frames.use(native)
     rng = random.Random(seed)
     clock = Clock(1_000_000)
@@ -83,7 +85,13 @@ def play(native: bool, seed: int) -> object:
             }
             if rng.random() < 0.1:  # a size C does not read: that topic goes Python's way
                 next(iter(by_topic.values())).append(rng.choice((1 << 60, True)))
-            stats.record_puts_by_topic(by_topic, "Normal")
+            if rng.random() < 0.5:
+                stats.record_puts_by_topic(by_topic, "Normal")
+                continue
+            elapsed_s = [rng.choice((0.0, -0.0, 0.0004, 0.01, 0.0499, 12.0)) for _ in by_topic]
+            if rng.random() < 0.1:  # a latency C does not read: all of it goes Python's way
+                elapsed_s.append(rng.choice((1e300, 3, -7.5)))
+            stats.record_flush(elapsed_s, by_topic, "Normal")
         elif action < 0.75:
             topic = rng.choice(topics)
             stats.record_single_puts(topic, [rng.randrange(2000)], "Normal")
@@ -129,7 +137,7 @@ def test_count_puts_counts_known_topics_and_leaves_the_rest_untouched() -> None:
     left = _stats.count_puts(stats, stats._put_tables, {"New": [1], "Known": [1]}, "Normal")
     assert left == ["New", "Known"]
     assert stats.put_message_times_total == 5
-    assert len(stats._put_tables[-1]) == len(MESSAGE_SIZE_BOUNDS)
+    assert stats._put_tables[6] is MESSAGE_SIZE_BOUNDS
 
 
 def test_count_puts_refuses_tables_of_another_shape() -> None:
@@ -161,3 +169,19 @@ async def test_a_known_topic_s_sends_leave_the_same_figures_on_both_paths(
     assert python.pop("native answers") == 0
     assert native["topic stats"] == [(14, 14), (native["by type"][1], 14)]  # type: ignore[index]
     assert native == python
+
+
+def test_count_flush_counts_the_latencies_and_the_puts_or_leaves_all_to_python() -> None:
+    stats = BrokerStatsManager("C", clock_ms=Clock(0))
+    stats._record_single_puts("A", [10], "Normal")
+    stats.put_message_entire_time_max_ms = 5
+    left = _stats.count_flush(stats, stats._put_tables, {"A": [1, 2]}, "Normal", [0.0, 0.012])
+    assert left == []
+    assert stats.put_latency_counts[:3] == [1, 0, 1]
+    assert stats.put_message_entire_time_max_ms == 12
+    assert stats.put_message_times_total == 3
+    # a latency it does not read: nothing touched, None
+    assert _stats.count_flush(stats, stats._put_tables, {"A": [1]}, "Normal", [1]) is None
+    assert _stats.count_flush(stats, stats._put_tables, {"A": [1]}, "Normal", [math.nan]) is None
+    assert stats.put_latency_counts[:3] == [1, 0, 1]
+    assert stats.put_message_times_total == 3

@@ -9,3 +9,11 @@ def count_puts(
     message_type: str,
     /,
 ) -> list[str]: ...
+def count_flush(
+    manager: object,
+    tables: tuple[Any, ...],
+    by_topic: dict[str, list[int]],
+    message_type: str,
+    elapsed_s: list[float],
+    /,
+) -> list[str] | None: ...

@@ -17,14 +17,23 @@
  * write, so a topic is counted once, by one of the two. The first topic declined ends the
  * counting: it and the topics after it are returned, so the Python way counts them in their
  * order (an exception there stops where the Python reference stops).
+ *
+ * count_flush(manager, tables, by_topic, message_type, elapsed_s) is a flush's figures in one
+ * call: first BrokerStatsManager.record_put_latencies(elapsed_s) (v = int(x * 1000); bucket 0
+ * when v <= 0, else bisect_right(latency bounds, v, lo=1) of manager.put_latency_counts;
+ * manager.put_message_entire_time_max_ms = max(it, every v)), then count_puts. tables has two
+ * more: (..., latency counts, latency bounds). None (nothing touched) when it does not read a
+ * latency (not a float, not finite, out of range) or the latency tables: the Python way then.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
+
 #define MAX_BUCKETS 64
 #define MAX_SIZE (1LL << 52)
 
-static PyObject *s_value, *s_times, *s_put_times, *s_put_size;
+static PyObject *s_value, *s_times, *s_put_times, *s_put_size, *s_time_max;
 
 static Py_ssize_t bisect_left_ll(const long long *b, Py_ssize_t hi, long long v) {
     Py_ssize_t lo = 0;
@@ -140,13 +149,8 @@ done:
     return rc;
 }
 
-static PyObject *count_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != 7 ||
-        !PyDict_CheckExact(args[2])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "count_puts(manager, tables: tuple of 7, by_topic: dict, message_type)");
-        return NULL;
-    }
+/* count_puts' work, args checked: tables a tuple of 7 or more, by_topic a dict */
+static PyObject *puts_by_topic(PyObject *const *args) {
     PyObject *manager = args[0], *by_topic = args[2], *message_type = args[3];
     PyObject *const *t = &PyTuple_GET_ITEM(args[1], 0);
     PyObject *declined = PyList_New(0);
@@ -190,9 +194,105 @@ static PyObject *count_puts(PyObject *self, PyObject *const *args, Py_ssize_t na
     return declined;
 }
 
+static PyObject *count_puts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) < 7 ||
+        !PyDict_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "count_puts(manager, tables: tuple of 7, by_topic: dict, message_type)");
+        return NULL;
+    }
+    return puts_by_topic(args);
+}
+
+/* record_put_latencies' work: 1 counted, 0 declined (nothing touched), -1 an exception */
+static int count_latencies(PyObject *manager, PyObject *counts, PyObject *bounds_obj,
+                           PyObject *elapsed) {
+    if (!PyList_CheckExact(elapsed) || !PyTuple_CheckExact(bounds_obj)) return 0;
+    Py_ssize_t nb = PyTuple_GET_SIZE(bounds_obj);
+    if (nb < 2 || nb + 1 > MAX_BUCKETS || !exact_ints(counts, nb + 1)) return 0;
+    long long bounds[MAX_BUCKETS];
+    for (Py_ssize_t i = 0; i < nb; i++) {
+        PyObject *b = PyTuple_GET_ITEM(bounds_obj, i);
+        int overflow = 0;
+        if (!PyLong_CheckExact(b)) return 0;
+        bounds[i] = PyLong_AsLongLongAndOverflow(b, &overflow);
+        if (overflow || (bounds[i] == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    PyObject *top_obj = PyObject_GetAttr(manager, s_time_max);
+    if (top_obj == NULL) return -1;
+    int overflow = 0;
+    long long top = PyLong_CheckExact(top_obj) ? PyLong_AsLongLongAndOverflow(top_obj, &overflow)
+                                               : 0;
+    int readable = PyLong_CheckExact(top_obj) && !overflow && !PyErr_Occurred();
+    PyErr_Clear();
+    Py_DECREF(top_obj);
+    if (!readable) return 0;
+    Py_ssize_t add[MAX_BUCKETS] = {0};
+    Py_ssize_t n = PyList_GET_SIZE(elapsed);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *x = PyList_GET_ITEM(elapsed, k);
+        if (!PyFloat_CheckExact(x)) return 0;
+        double v = PyFloat_AS_DOUBLE(x) * 1000.0;
+        if (!isfinite(v) || v >= 9.0e15 || v <= -9.0e15) return 0;
+        long long value = (long long)v; /* int(): toward zero */
+        Py_ssize_t lo = 1, hi = nb;
+        if (value <= 0)
+            hi = lo = 0;
+        while (lo < hi) { /* bisect_right(bounds, value, lo=1) */
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (value < bounds[mid])
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        add[lo]++;
+        if (value > top) top = value;
+    }
+    PyObject *top_new = PyLong_FromLongLong(top);
+    if (top_new == NULL) return -1;
+    int rc = PyObject_SetAttr(manager, s_time_max, top_new);
+    Py_DECREF(top_new);
+    if (rc < 0) return -1;
+    if (!exact_ints(counts, nb + 1)) { /* the write ran Python that changed the list */
+        PyErr_SetString(PyExc_RuntimeError, "count_flush: the latency counts changed under it");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i <= nb; i++) {
+        if (!add[i]) continue;
+        PyObject *step = PyLong_FromSsize_t(add[i]);
+        if (step == NULL) return -1;
+        int bad = add_item(counts, i, step);
+        Py_DECREF(step);
+        if (bad < 0) return -1;
+    }
+    return 1;
+}
+
+static PyObject *count_flush(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != 9 ||
+        !PyDict_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "count_flush(manager, tables: tuple of 9, by_topic: dict, message_type, "
+                        "elapsed_s: list)");
+        return NULL;
+    }
+    PyObject *tables = args[1];
+    int rc = count_latencies(args[0], PyTuple_GET_ITEM(tables, 7), PyTuple_GET_ITEM(tables, 8),
+                             args[4]);
+    if (rc < 0) return NULL;
+    if (rc == 0) Py_RETURN_NONE;
+    return puts_by_topic(args);
+}
+
 static PyMethodDef methods[] = {
     {"count_puts", (PyCFunction)(void (*)(void))count_puts, METH_FASTCALL,
      "count_puts(manager, tables, by_topic, message_type) -> the topics left to Python"},
+    {"count_flush", (PyCFunction)(void (*)(void))count_flush, METH_FASTCALL,
+     "count_flush(manager, tables, by_topic, message_type, elapsed_s) -> the topics left to "
+     "Python, or None: the latencies and the topics all left to Python"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -207,6 +307,7 @@ PyMODINIT_FUNC PyInit__stats(void) {
     s_times = PyUnicode_InternFromString("times");
     s_put_times = PyUnicode_InternFromString("put_message_times_total");
     s_put_size = PyUnicode_InternFromString("put_message_size_total");
-    if (!s_value || !s_times || !s_put_times || !s_put_size) return NULL;
+    s_time_max = PyUnicode_InternFromString("put_message_entire_time_max_ms");
+    if (!s_value || !s_times || !s_put_times || !s_put_size || !s_time_max) return NULL;
     return PyModule_Create(&module);
 }

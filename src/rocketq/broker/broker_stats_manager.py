@@ -115,6 +115,8 @@ class BrokerStatsManager:
             self.put_by_type,
             self.message_sizes,
             MESSAGE_SIZE_BOUNDS,
+            self.put_latency_counts,
+            PUT_LATENCY_BOUNDS_MS,
         )
         self._ring: deque[CallCounts] = deque([self._counts()], maxlen=SAMPLE_RING_SIZE)
         self.msg_put_total_yesterday_morning = 0
@@ -143,6 +145,22 @@ class BrokerStatsManager:
         if sizes is None:
             sizes = self.message_sizes[topic] = [0] * (len(MESSAGE_SIZE_BOUNDS) + 1)
         sizes[bisect.bisect_left(MESSAGE_SIZE_BOUNDS, wrote_bytes // max(msg_num, 1))] += msg_num
+
+    def record_flush(
+        self, elapsed_s: list[float], by_topic: dict[str, list[int]], message_type: str
+    ) -> None:
+        """``record_put_latencies(elapsed_s)`` then ``record_puts_by_topic(by_topic, ...)``:
+        a flush's figures, in one C call (stats.c's ``count_flush``) when the native paths are
+        on and it reads them all (a topic's first put goes the Python way)."""
+        native = _native_stats if native_frames.FRAMES is not None else None
+        if native is not None:
+            left = native.count_flush(self, self._put_tables, by_topic, message_type, elapsed_s)
+            if left is not None:
+                for topic in left:
+                    self._record_single_puts(topic, by_topic[topic], message_type)
+                return
+        self.record_put_latencies(elapsed_s)
+        self.record_puts_by_topic(by_topic, message_type)
 
     def record_puts_by_topic(self, by_topic: dict[str, list[int]], message_type: str) -> None:
         """``record_single_puts`` of each topic's sizes (a flush's single sends, answered

@@ -1,10 +1,12 @@
 """Fuzz of BrokerStatsManager's put figures in one C call (``rocketq._native._stats``'
-``count_puts``): random flushes' sizes by topic (new and known topics, edge and odd sizes,
-topics deleted between flushes, message types without a pair yet) on the C and the Python
-path must leave the same figures (``frame_fuzz`` runs it)."""
+``count_puts``, ``count_flush``): random flushes' sizes by topic (new and known topics, edge
+and odd sizes, topics deleted between flushes, message types without a pair yet) and
+latencies (edge and odd ones) on the C and the Python path must leave the same figures
+(``frame_fuzz`` runs it)."""
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -13,6 +15,8 @@ from rocketq.remoting import native_frames
 
 _SIZES = (0, 1, 1023, 1024, 1025, 4096, 512 * 1024, 4 << 20, (4 << 20) + 1, 1 << 52, -3)
 _ODD = (1 << 53, -(1 << 60), 1 << 70, True, 1.5, "x", None)
+_LATENCIES_S = (0.0, -0.0, 1e-9, 0.0009999, 0.001, 0.00999, 0.01, 0.05, 2.0, 10.0, 1e6, -1.0)
+_ODD_S = (math.inf, -math.inf, math.nan, 1e300, 3, True, "x")
 
 
 def _flushes(rng: random.Random) -> list[tuple[str, Any]]:
@@ -32,7 +36,16 @@ def _flushes(rng: random.Random) -> list[tuple[str, Any]]:
             if rng.random() < 0.05:
                 sizes.insert(rng.randrange(len(sizes) + 1), rng.choice(_ODD))
             by_topic[topic] = sizes
-        steps.append(("puts", (by_topic, rng.choice(("Normal", "Normal", "Delay")))))
+        elapsed_s: list[Any] | None = None
+        if rng.random() < 0.5:  # the flush's latencies too (count_flush)
+            elapsed_s = [
+                rng.choice(_LATENCIES_S) if rng.random() < 0.5 else rng.uniform(-1, 20)
+                for _ in range(rng.randrange(6))
+            ]
+            if rng.random() < 0.05:
+                elapsed_s.insert(rng.randrange(len(elapsed_s) + 1), rng.choice(_ODD_S))
+        message_type = rng.choice(("Normal", "Normal", "Delay"))
+        steps.append(("puts", (by_topic, message_type, elapsed_s)))
     return steps
 
 
@@ -44,9 +57,13 @@ def _play(native: bool, steps: list[tuple[str, Any]]) -> object:
         if kind == "delete":
             stats.on_topic_deleted(arg)
             continue
-        by_topic, message_type = arg
+        by_topic, message_type, elapsed_s = arg
+        copy = {t: list(s) for t, s in by_topic.items()}
         try:
-            stats.record_puts_by_topic({t: list(s) for t, s in by_topic.items()}, message_type)
+            if elapsed_s is None:
+                stats.record_puts_by_topic(copy, message_type)
+            else:
+                stats.record_flush(list(elapsed_s), copy, message_type)
             outcome.append(None)
         except Exception as exc:  # noqa: BLE001 -- the same error both ways is the check
             outcome.append(type(exc))
@@ -59,6 +76,8 @@ def _play(native: bool, steps: list[tuple[str, Any]]) -> object:
         items,
         stats.put_message_times_total,
         stats.put_message_size_total,
+        stats.put_latency_counts,
+        stats.put_message_entire_time_max_ms,
         stats.put_by_type,
         stats.message_sizes,
     )
