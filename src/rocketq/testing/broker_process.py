@@ -35,6 +35,9 @@ BROKER_BOOT_LINE = re.compile(r"The broker\[[^,\]]*, ([^\]]+):(\d+)\] boot succe
 PORT_TAKEN_LINE = re.compile(r"port \d+ is in use|cannot listen|[Aa]ddress already in use")
 #: a start whose port was taken is tried this many times in all, RETRY_PAUSE_S apart
 START_ATTEMPTS = 8
+#: the wait for a broker's boot line: an event awaited, so only a broker that never boots
+#: waits it out (a loaded 2-core machine booted some in over 30 s)
+BOOT_TIMEOUT_S = 60.0
 RETRY_PAUSE_S = 0.5
 
 
@@ -194,9 +197,10 @@ class BrokerProcess(CliProcess):
             raise RuntimeError("the broker's HA port is known once it has started")
         return f"127.0.0.1:{self.ha_port}"
 
-    def start(self, timeout_s: float = 30.0, *, attempts: int | None = None) -> None:
-        """Start; a restart re-binds the ports of the first start, trying ``attempts``
-        (START_ATTEMPTS) times while they are taken, then PortTakenError."""
+    def start(self, timeout_s: float = BOOT_TIMEOUT_S, *, attempts: int | None = None) -> None:
+        """Start, the boot line awaited up to ``timeout_s``; a restart re-binds the ports of
+        the first start, trying ``attempts`` (START_ATTEMPTS) times while they are taken, then
+        PortTakenError."""
         self.work_dir.mkdir(parents=True, exist_ok=True)
         conf_path = self.work_dir / "broker.conf"
         conf_path.write_text("".join(f"{k}={v}\n" for k, v in self.conf.items()))
@@ -214,7 +218,7 @@ class BrokerProcess(CliProcess):
 
 
 def start_on_picked_ports(
-    make: Callable[[], BrokerProcess], timeout_s: float = 30.0
+    make: Callable[[], BrokerProcess], timeout_s: float = BOOT_TIMEOUT_S
 ) -> BrokerProcess:
     """``make()`` a broker whose ports must be known before it starts (a stock broker.conf:
     the HA port is listenPort + 1) and start it; while a picked port is taken, make one on
