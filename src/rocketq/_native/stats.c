@@ -98,24 +98,30 @@ static int count_topic(PyObject *manager, PyObject *const *t, const long long *b
         if (total > (1LL << 62) || total < -(1LL << 62)) return 0;
         add[bisect_left_ll(bounds, nb, v)]++;
     }
-    PyObject *nums_item = PyDict_GetItemWithError(t[0], topic);
-    if (nums_item == NULL) return PyErr_Occurred() ? -1 : 0;
-    PyObject *size_item = PyDict_GetItemWithError(t[1], topic);
-    if (size_item == NULL) return PyErr_Occurred() ? -1 : 0;
-    PyObject *broker_item = PyDict_GetItemWithError(t[2], t[3]);
-    if (broker_item == NULL) return PyErr_Occurred() ? -1 : 0;
+    /* each entry held as soon as found: a lookup may run Python (a key's __eq__) that
+     * changes the dicts, and an attribute write below may too */
+    PyObject *held[5] = {NULL, NULL, NULL, NULL, NULL};
     PyObject *key = PyTuple_Pack(2, topic, message_type);
     if (key == NULL) return -1;
-    PyObject *pair = PyDict_GetItemWithError(t[4], key);
+    PyObject *dicts[5] = {t[0], t[1], t[2], t[4], t[5]};
+    PyObject *keys[5] = {topic, topic, t[3], key, topic};
+    int found = 1;
+    for (int i = 0; i < 5 && found; i++) {
+        PyObject *got = PyDict_GetItemWithError(dicts[i], keys[i]);
+        if (got == NULL) {
+            found = PyErr_Occurred() ? -1 : 0;
+            break;
+        }
+        held[i] = Py_NewRef(got);
+    }
     Py_DECREF(key);
-    if (pair == NULL) return PyErr_Occurred() ? -1 : 0;
-    if (!exact_ints(pair, 2)) return 0;
-    PyObject *counts = PyDict_GetItemWithError(t[5], topic);
-    if (counts == NULL) return PyErr_Occurred() ? -1 : 0;
-    if (!exact_ints(counts, nb + 1)) return 0;
-    /* the items live on while written: hold them (an attribute write may run Python) */
-    PyObject *held[5] = {nums_item, size_item, broker_item, pair, counts};
-    for (int i = 0; i < 5; i++) Py_INCREF(held[i]);
+    if (found == 1 && (!exact_ints(held[3], 2) || !exact_ints(held[4], nb + 1))) found = 0;
+    if (found != 1) {
+        for (int i = 0; i < 5; i++) Py_XDECREF(held[i]);
+        return found;
+    }
+    PyObject *nums_item = held[0], *size_item = held[1], *broker_item = held[2];
+    PyObject *pair = held[3], *counts = held[4];
     int rc = -1;
     PyObject *n_obj = PyLong_FromSsize_t(n);
     PyObject *total_obj = PyLong_FromLongLong(total);
