@@ -70,6 +70,13 @@ setup(
             extra_compile_args=COMPILE_ARGS,
             extra_link_args=LINK_ARGS,
         ),
+        # issue 22, sync 1: BrokerStatsManager's put figures of a flush (broker_stats_manager)
+        Extension(
+            "rocketq._native._stats",
+            sources=["src/rocketq/_native/stats.c"],
+            extra_compile_args=COMPILE_ARGS,
+            extra_link_args=LINK_ARGS,
+        ),
         # issue 22, lever 2: the producer's send codec (rocketq.client.send_codec)
         Extension(
             "rocketq._native._client",

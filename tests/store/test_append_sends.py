@@ -194,7 +194,8 @@ def test_a_run_of_sends_alone_gets_the_results_of_async_put_each(tmp_path: Path)
         ]
         for _ in range(6)
     ]
-    bursts = [rolling, refusals, [send("only bad!")], *randoms]
+    lone = [[put] for put in refusals]  # put_sends_now's lone put (sync 1), each outcome
+    bursts = [rolling, refusals, [send("only bad!")], *randoms, *lone]
     lane = put_all(tmp_path / "lane", True, bursts, lane=True)
     one_step = put_all(tmp_path / "now", True, bursts, one_step=True)
     each = put_all(tmp_path / "each", True, bursts)

@@ -28,6 +28,11 @@ from rocketq.common.clock import now_ms
 from rocketq.remoting import native_frames
 from rocketq.remoting.native_frames import PUT_LATENCIES, SIZES
 
+try:  # the put figures of a flush in one C call (stats.c); ROCKETQ_NATIVE=0: the Python below
+    from rocketq._native import _stats as _native_stats
+except ImportError:  # pragma: no cover - a source tree without the built extension
+    _native_stats = None  # type: ignore[assignment]
+
 TOPIC_PUT_NUMS = "TOPIC_PUT_NUMS"
 TOPIC_PUT_SIZE = "TOPIC_PUT_SIZE"
 GROUP_GET_NUMS = "GROUP_GET_NUMS"
@@ -100,6 +105,19 @@ class BrokerStatsManager:
         self.message_sizes: dict[str, list[int]] = {}
         # (topic, group, queue id) -> next offset handed out by a pull (in-flight = it - commit)
         self.pull_offsets: dict[tuple[str, str, int], int] = {}
+        # what stats.c's count_puts writes: these very dicts (never rebound), so the readers
+        # (metrics, runtime info, VIEW_BROKER_STATS_DATA) see the same values either way
+        self._put_tables = (
+            self._topic_put_nums._items,
+            self._topic_put_size._items,
+            self._broker_put_nums._items,
+            cluster_name,
+            self.put_by_type,
+            self.message_sizes,
+            MESSAGE_SIZE_BOUNDS,
+            self.put_latency_counts,
+            PUT_LATENCY_BOUNDS_MS,
+        )
         self._ring: deque[CallCounts] = deque([self._counts()], maxlen=SAMPLE_RING_SIZE)
         self.msg_put_total_yesterday_morning = 0
         self.msg_put_total_today_morning = 0
@@ -128,9 +146,45 @@ class BrokerStatsManager:
             sizes = self.message_sizes[topic] = [0] * (len(MESSAGE_SIZE_BOUNDS) + 1)
         sizes[bisect.bisect_left(MESSAGE_SIZE_BOUNDS, wrote_bytes // max(msg_num, 1))] += msg_num
 
+    def record_flush(
+        self, elapsed_s: list[float], by_topic: dict[str, list[int]], message_type: str
+    ) -> None:
+        """``record_put_latencies(elapsed_s)`` then ``record_puts_by_topic(by_topic, ...)``:
+        a flush's figures, in one C call (stats.c's ``count_flush``) when the native paths are
+        on and it reads them all (a topic's first put goes the Python way)."""
+        native = _native_stats if native_frames.FRAMES is not None else None
+        if native is not None:
+            left = native.count_flush(self, self._put_tables, by_topic, message_type, elapsed_s)
+            if left is not None:
+                for topic in left:
+                    self._record_single_puts(topic, by_topic[topic], message_type)
+                return
+        self.record_put_latencies(elapsed_s)
+        self.record_puts_by_topic(by_topic, message_type)
+
+    def record_puts_by_topic(self, by_topic: dict[str, list[int]], message_type: str) -> None:
+        """``record_single_puts`` of each topic's sizes (a flush's single sends, answered
+        together: send_answer.py): one C call for them all (stats.c's ``count_puts``, the same
+        writes) when the native paths are on; the topics it leaves (a first put creates the
+        entries) and ``ROCKETQ_NATIVE=0`` go the Python way."""
+        native = _native_stats if native_frames.FRAMES is not None else None
+        if native is not None:
+            left = native.count_puts(self, self._put_tables, by_topic, message_type)
+            if not left:
+                return
+            for topic in left:
+                self._record_single_puts(topic, by_topic[topic], message_type)
+            return
+        for topic, sizes in by_topic.items():
+            self._record_single_puts(topic, sizes, message_type)
+
     def record_single_puts(self, topic: str, sizes: list[int], message_type: str) -> None:
         """``record_put(topic, 1, size, message_type=...)`` for each size, in one call (the
         single sends of one flush, answered together: send_answer.py); the same figures."""
+        self.record_puts_by_topic({topic: sizes}, message_type)
+
+    def _record_single_puts(self, topic: str, sizes: list[int], message_type: str) -> None:
+        """``record_single_puts``' Python (stats.c's reference)."""
         n = len(sizes)
         total = sum(sizes)
         self._topic_put_nums.add_value(topic, n, n)

@@ -51,6 +51,8 @@ def put_sends_now(writer: MessageWriter, puts: list[SendPut]) -> tuple[list[int]
         return None
     n = len(puts)
     limit = config.max_message_size
+    if n == 1:  # a lone send (sync 1): the same steps, without the loops
+        return _put_one(writer, puts[0], limit)
     appending = puts
     skip: set[int] = set()
     # the checks over a long run first (C-level loops), one by one when short or one fails
@@ -86,5 +88,25 @@ def put_sends_now(writer: MessageWriter, puts: list[SendPut]) -> tuple[list[int]
             writer.flush_service.wakeup()
             writer.ha_service.wakeup_all()
     if waits and writer.ha_service.connections:  # _handle_ha's, for an ASYNC_MASTER
+        writer.ha_service.wakeup_all()
+    return values, now
+
+
+def _put_one(writer: MessageWriter, put: SendPut, limit: int) -> tuple[list[int], int]:
+    """``put_sends_now`` of one put (its checks done): the same check, append, wake-ups."""
+    if not legal_topic(put.topic) or put.queue_id < 0 or len(put.body) > limit:
+        return with_refused([], 1, {0}), 0
+    commit_log = writer.commit_log
+    with commit_log.put_lock:
+        now = commit_log.clock_ms()
+        values = append_send_values(commit_log, [put], now)
+    writer.reput_service.request_dispatch()  # after the append: it must find them
+    if values[0]:
+        return values, now
+    if put.wait_store_msg_ok:
+        if writer.ha_service.connections:  # _handle_ha's, for an ASYNC_MASTER
+            writer.ha_service.wakeup_all()
+    else:
+        writer.flush_service.wakeup()
         writer.ha_service.wakeup_all()
     return values, now

@@ -250,12 +250,10 @@ class SendAnswers:
         self.native_answers += len(requests)
         stats = self.broker.broker_stats_manager
         try:
-            stats.record_put_latencies(elapsed_s)
+            stats.record_flush(elapsed_s, sizes, "Normal")  # latencies and puts, one call
             table = channels[0].processors  # one server's table: the module docstring
             if table.responses_listeners:
                 table.tell_responses(requests, self._success, elapsed_s)
-            for topic, topic_sizes in sizes.items():
-                stats.record_single_puts(topic, topic_sizes, "Normal")
         except Exception:  # logged, as a done callback's failure
             log.exception("recording the figures of %d puts failed", len(requests))
 
@@ -266,18 +264,16 @@ class SendAnswers:
         elapsed_s: list[float],
         sizes: dict[str, list[int]],
     ) -> None:
-        """The figures of a flush's sends answered in C: the put and rpc latencies (one call
-        each for the flush), the topics' put figures (one call a topic)."""
+        """The figures of a flush's sends answered in C: the put latencies and the topics' put
+        figures (one call for the flush), the rpc latencies (one call)."""
         stats = self.broker.broker_stats_manager
         try:
-            stats.record_put_latencies(elapsed_s)
+            stats.record_flush(elapsed_s, sizes, "Normal")  # the burst's figures, one call
             # the sends of the lane come from the one server the processor reads for: one
             # table (and its listeners) for all their connections
             table = channel.processors
             if table.responses_listeners:
                 table.tell_responses(requests, self._success, elapsed_s)
-            for topic, topic_sizes in sizes.items():  # the burst's figures, a call per topic
-                stats.record_single_puts(topic, topic_sizes, "Normal")
         except Exception:  # logged, as a done callback's failure
             log.exception("recording the figures of %d puts failed", len(requests))
 
@@ -428,7 +424,6 @@ class SendAnswers:
             except Exception:  # logged, as a done callback's failure
                 log.exception("recording %d puts failed", len(dones))
         try:
-            for topic, sizes in by_topic.items():  # the burst's figures, a call per topic
-                stats.record_single_puts(topic, sizes, "Normal")
+            stats.record_puts_by_topic(by_topic, "Normal")  # the burst's figures, one call
         except Exception:  # logged, as a done callback's failure
             log.exception("recording the stats of %d puts failed", len(group))
