@@ -149,3 +149,17 @@ def masked_commitlog(broker: BrokerController) -> list[bytes]:
         out.append(bytes(record))
         pos += total
     return out
+
+
+def figures_of(broker: BrokerController) -> object:
+    """The figures that do not depend on timing: counts, sizes, totals, histograms' counts."""
+    stats = broker.broker_stats_manager
+    rpc = broker.rpc_latency_stats.snapshot()
+    return (
+        sum(stats.put_latency_counts),
+        stats.put_message_times_total,
+        stats.put_message_size_total,
+        dict(stats.put_by_type),
+        dict(stats.message_sizes),
+        {key: sum(h.counts) for key, h in rpc.items()},
+    )

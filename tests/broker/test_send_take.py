@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from rocketq.broker.config import BrokerConfig
-from rocketq.broker.controller import BrokerController
 from rocketq.broker.put_batcher import PutBatcher
 from rocketq.common import native_record
 from rocketq.common.topic_config import PERM_READ
@@ -28,7 +27,7 @@ from rocketq.testing.frame_fuzz import SEND_SPEC
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
 from tests.broker.raw_wire import one_write
-from tests.broker.send_bursts import masked_commitlog, processor_of
+from tests.broker.send_bursts import figures_of, masked_commitlog, processor_of
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -148,20 +147,6 @@ async def test_a_read_with_a_send_take_leaves_keeps_the_order(tmp_path: Path) ->
         assert offsets == [1, 2, 3, 0, 4, 5, 6]
         assert processor.split_reads - split == 6  # all but the creating one
         assert broker.message_store.wait_for_dispatch(WAIT_S)
-
-
-def figures_of(broker: BrokerController) -> object:
-    """The figures that do not depend on timing: counts, sizes, totals, histograms' counts."""
-    stats = broker.broker_stats_manager
-    rpc = broker.rpc_latency_stats.snapshot()
-    return (
-        sum(stats.put_latency_counts),
-        stats.put_message_times_total,
-        stats.put_message_size_total,
-        dict(stats.put_by_type),
-        dict(stats.message_sizes),
-        {key: sum(h.counts) for key, h in rpc.items()},
-    )
 
 
 async def test_the_figures_of_bursts_are_equal_on_both_paths(tmp_path: Path) -> None:

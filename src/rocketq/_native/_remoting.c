@@ -170,6 +170,55 @@ static PyObject *split_sends(PyObject *self, PyObject *const *args, Py_ssize_t n
     return walk(args[0], args[1], args[2]);
 }
 
+/* split_take(buffer, max_frame_size, spec, channel, room, taker, config): split_sends and
+ * take_sends (send_take.c) of its leading sends in one call, for a read that waits on no
+ * partial frame. None, with nothing split, when the broker's config is no longer ``config``
+ * (the spec was made from it: the caller makes it again and splits the slow way) or cannot
+ * be read. The count taken (an int) when the read was whole frames, every one of them a send
+ * taken; else (items, consumed, reason, taken): split_sends' answer with the taken sends left out (they
+ * led the list: what is left keeps its order) and their count */
+static PyObject *split_take(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 7 || !PyTuple_Check(args[2]) || PyTuple_GET_SIZE(args[2]) != SPEC_SIZE ||
+        !PyLong_Check(PyTuple_GET_ITEM(args[2], 0)) || !PyTuple_Check(args[5]) ||
+        PyTuple_GET_SIZE(args[5]) < 3) {
+        PyErr_SetString(PyExc_TypeError, "split_take(buffer, max_frame_size, spec, channel, "
+                                         "room, taker, config)");
+        return NULL;
+    }
+    PyObject *config = PyObject_GetAttrString(PyTuple_GET_ITEM(args[5], 2), "config");
+    if (config == NULL) PyErr_Clear(); /* a broker without one: as take_sends, the slow way */
+    Py_XDECREF(config);                /* only its identity is compared */
+    if (config == NULL || config != args[6]) Py_RETURN_NONE;
+    Py_ssize_t length = PyObject_Length(args[0]);
+    if (length < 0) return NULL;
+    PyObject *split = walk(args[0], args[1], args[2]);
+    if (split == NULL) return NULL;
+    PyObject *items = PyTuple_GET_ITEM(split, 0), *reason = PyTuple_GET_ITEM(split, 2);
+    Py_ssize_t consumed = PyLong_AsSsize_t(PyTuple_GET_ITEM(split, 1));
+    Py_ssize_t taken = 0;
+    if (PyList_GET_SIZE(items) > 0) {
+        PyObject *take_args[4] = {items, args[3], args[4], args[5]};
+        PyObject *count = take_sends(NULL, take_args, 4);
+        if (count == NULL) {
+            Py_DECREF(split);
+            return NULL;
+        }
+        taken = PyLong_AsSsize_t(count);
+        Py_DECREF(count);
+        if (taken < 0 || PyList_SetSlice(items, 0, taken, NULL) < 0) {
+            Py_DECREF(split);
+            return NULL;
+        }
+    }
+    if (consumed == length && reason == Py_None && PyList_GET_SIZE(items) == 0) {
+        Py_DECREF(split);
+        return PyLong_FromSsize_t(taken);
+    }
+    PyObject *answer = Py_BuildValue("(OOOn)", items, PyTuple_GET_ITEM(split, 1), reason, taken);
+    Py_DECREF(split);
+    return answer;
+}
+
 /* ext_fields_of(header: bytes) -> dict | None: the extFields of a JSON header split_sends
  * left as spans (its third item), as split_frames reads them; None when C does not read it */
 static PyObject *ext_fields_of(PyObject *self, PyObject *header) {
@@ -303,6 +352,8 @@ static PyMethodDef methods[] = {
     {"send_answer_flush", (PyCFunction)(void (*)(void))send_answer_flush, METH_FASTCALL,
      "A flush's sends' answers: those left to Python, one reply buffer a connection, the "
      "figures' lists; or None."},
+    {"split_take", (PyCFunction)(void (*)(void))split_take, METH_FASTCALL,
+     "split_sends and take_sends of a read in one call: None, the count, or the rest."},
     {"take_sends", (PyCFunction)(void (*)(void))take_sends, METH_FASTCALL,
      "SendMessageProcessor.take of a read's leading sends (split_sends' triples): the count."},
     {"count_figures", (PyCFunction)(void (*)(void))count_figures, METH_FASTCALL,

@@ -25,6 +25,16 @@ def take_sends(
     taker: tuple[dict[str, Any], dict[str, Any], Any, type[Any], Any, Any, int],
     /,
 ) -> int: ...
+def split_take(
+    buffer: ReadableBuffer,
+    max_frame_size: int,
+    spec: tuple[int, tuple[tuple[bytes, ...], bytes, bytes, bytes, int], type[Any], bytes, bytes],
+    channel: object,
+    room: int,
+    taker: tuple[dict[str, Any], dict[str, Any], Any, type[Any], Any, Any, int],
+    config: object,
+    /,
+) -> int | tuple[list[Any], int, str | None, int] | None: ...
 def count_figures(
     counts: list[int],
     bounds: tuple[float, ...] | tuple[int, ...],

@@ -31,6 +31,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeAlias
 
+from rocketq.common import native_record
 from rocketq.errors import RemotingConnectError, RemotingError
 from rocketq.remoting import native_frames
 from rocketq.remoting.channel_protocol import (
@@ -40,7 +41,8 @@ from rocketq.remoting.channel_protocol import (
     TransportWriter,
     format_addr,
 )
-from rocketq.remoting.channel_requests import RequestInvoker, ResponseSlot
+from rocketq.remoting.channel_requests import ResponseSlot
+from rocketq.remoting.channel_settle import AnswerSettle
 from rocketq.remoting.codec import MAX_FRAME_SIZE, FrameDecoder
 from rocketq.remoting.native_frames import SendSpec, SendTaker, full_request
 from rocketq.remoting.protocol.command import RemotingCommand
@@ -77,21 +79,21 @@ ResponsesListener = Callable[[list[RemotingCommand], RemotingCommand, list[float
 class ReadSends(Protocol):
     """The sends a read's C split reads into their puts (the broker's send processor):
     ``spec_for`` the ``split_sends`` spec for a connection's read (None: split as any other
-    read), ``take`` a request and its put as its fast processor would, or None to leave it
-    to that processor (the reference); C's ``take_sends`` takes as ``take``, in one call."""
+    read), ``spec_state`` the same with the object it was made from (a read's ``split_take``
+    checks the broker's config is still that one), ``take`` a request and its put as its
+    fast processor would, or None to leave it to that processor (the reference); C's
+    ``take_sends`` takes as ``take``, in one call."""
 
     taker: SendTaker | None  # C take_sends' state (None: each send through take)
 
     def spec_for(self, channel: RemotingChannel) -> SendSpec | None: ...
+    def spec_state(self, channel: RemotingChannel) -> tuple[SendSpec, object] | None: ...
     def take(
         self, channel: RemotingChannel, request: RemotingCommand, put: Any
     ) -> DeferredReply | None: ...
 
 
 SCAN_RESPONSE_TABLE_INTERVAL_S = 1.0
-# how long a connection that sent a malformed frame waits for the answers of the requests
-# before it (a held PULL does not keep it open longer)
-SETTLE_TIMEOUT_S = 3.0
 
 
 class ProcessorTable:
@@ -170,7 +172,7 @@ class DeferredReply:
         self.channel._answer_deferred(self, response)
 
 
-class RemotingChannel(RequestInvoker):
+class RemotingChannel(AnswerSettle):
     """A connection; also the ``ctx`` passed to request processors."""
 
     def __init__(
@@ -189,6 +191,13 @@ class RemotingChannel(RequestInvoker):
         self._writer = writer
         self._processors = processors
         self._decoder = FrameDecoder(max_frame_size)
+        self._max_frame_size = max_frame_size
+        self._partial = self._decoder.partial  # a partial frame waits: on_read's general path
+        # what on_read's one C call (split_take) needs, kept by _read: (the C frames, the C
+        # record module, the sends, their taker, the spec, the config it was made from)
+        self._taking: (
+            tuple[native_frames.FramePaths, object, ReadSends, SendTaker, SendSpec, object] | None
+        ) = None
         self._responses: dict[int, ResponseSlot] = {}
         self._deadlines: dict[int, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -205,14 +214,7 @@ class RemotingChannel(RequestInvoker):
         self.last_active_monotonic = time.monotonic()
         self.attributes: dict[str, object] = {}
 
-    def __repr__(self) -> str:
-        return f"RemotingChannel({self.local_addr} <-> {self.remote_addr})"
-
     # ------------------------------------------------------------------ lifecycle
-
-    @property
-    def pending_request_count(self) -> int:
-        return len(self._responses)
 
     def add_close_listener(self, listener: CloseListener) -> None:
         if self.is_closed:
@@ -247,42 +249,91 @@ class RemotingChannel(RequestInvoker):
             except Exception:  # one close listener's error must not stop the others; logged
                 log.exception("close listener of %s failed", self.remote_addr)
 
-    async def wait_closed(self) -> None:
-        await self._closed.wait()
-        current = asyncio.current_task()
-        tasks = [t for t in self._tasks if t is not current]
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-
     # ------------------------------------------------------------------ reading
 
     def on_read(self, data: bytes) -> None:
         """The bytes of one socket read (ChannelProtocol.data_received): split the frames,
-        run their processors (fast ones inline), store the read's puts, write its answers."""
+        run their processors (fast ones inline), store the read's puts, write its answers.
+        With ``_taking`` (kept by ``_read``) current: one C call first (``split_take``)."""
+        taking = self._taking
+        if taking is not None and self._open and not self._protocol.paused:
+            frames, record, sends, taker, spec, config = taking
+            processors = self._processors
+            if (
+                frames is native_frames.FRAMES
+                and record is native_record.RECORD
+                and sends is processors.sends
+                and taker is sends.taker
+                and not processors.rpc_hooks
+                and not self._partial
+            ):
+                self.last_active_monotonic = time.monotonic()
+                room = self._max_requests_in_flight - len(self._tasks) - self._deferred
+                try:
+                    taken = frames.split_take(
+                        data, self._max_frame_size, spec, self, room, taker, config
+                    )
+                except Exception:  # a bug must close this connection only; logged
+                    log.exception("reading from %s failed", self.remote_addr)
+                    self.close()
+                    return
+                if isinstance(taken, int):  # the read was sends, every one taken
+                    self._deferred += taken
+                    self._reading = True
+                    for hook in processors.read_end_hooks:
+                        try:
+                            hook()
+                        except Exception:  # a hook's error must not kill the reader; logged
+                            log.exception("read-end hook failed on %s", self.remote_addr)
+                    self._reading = False
+                    if self._write_window_open:  # the read's answers leave now, in one writev
+                        self._write_unwritten()
+                    if self._deferred >= self._max_deferred:
+                        self._protocol.pause(PAUSED_FOR_ANSWERS)  # the store is behind
+                    return
+                if taken is not None:  # more than taken sends: the rest the general way
+                    self._read(data, taken)
+                    return
+            self._taking = None  # made again by _read while it holds (the config changed)
+        self._read(data, None)
+
+    def _read(self, data: bytes, split: tuple[list[Any], int, str | None, int] | None) -> None:
+        """``on_read``'s general path; ``split`` is ``split_take``'s answer when it split
+        this read and took its leading sends (the rest are dispatched here)."""
         if not self._open or self._protocol.paused & PAUSED_FOR_CLOSE:
             return
         self.last_active_monotonic = time.monotonic()
         self._reading = True
-        sends = self._processors.sends
+        processors = self._processors
+        sends = processors.sends
         try:
             # the read's sends come split and read into their puts, in one C call, when no
-            # rpc hook (ACL, fencing) must see them first
-            spec = None if sends is None or self._processors.rpc_hooks else sends.spec_for(self)
-            if spec is None:
+            # rpc hook (ACL, fencing) must see them first (split: _taking is still current)
+            skip = split is not None or sends is None or processors.rpc_hooks
+            state = None if skip else sends.spec_state(self)  # type: ignore[union-attr]
+            if state is None and split is None:
                 commands, malformed = self._decoder.feed_until_error(data)
                 for cmd in commands:
                     self._dispatch(cmd)
             else:
-                assert sends is not None
-                items, malformed = self._decoder.feed_sends(data, spec)
+                assert sends is not None  # split_take split it: the same sends
                 limit = self._max_requests_in_flight
                 taker, frames = sends.taker, native_frames.FRAMES
-                if taker is not None and frames is not None and items:  # the leading sends
-                    room = limit - len(self._tasks) - self._deferred  # taken in one C call
-                    taken = frames.take_sends(items, self, room, taker)
-                    if taken:
-                        self._deferred += taken
-                        items = items[taken:]
+                if split is not None:  # split_take split it and took its leading sends
+                    items, consumed, reason, taken = split
+                    self._deferred += taken
+                    items, malformed = self._decoder.after_split(data, items, consumed, reason)
+                else:
+                    assert state is not None
+                    items, malformed = self._decoder.feed_sends(data, state[0])
+                    if taker is not None and frames is not None and items:  # the leading
+                        room = limit - len(self._tasks) - self._deferred  # sends, one C call
+                        taken = frames.take_sends(items, self, room, taker)
+                        if taken:
+                            self._deferred += taken
+                            items = items[taken:]
+                if state is not None and taker is not None and frames is not None:
+                    self._taking = (frames, native_record.RECORD, sends, taker, *state)
                 take = sends.take
                 for item in items:
                     if type(item) is not tuple:
@@ -301,7 +352,7 @@ class RemotingChannel(RequestInvoker):
                             self._dispatch(full_request(item))
                         else:
                             self._deferred += 1
-            for hook in self._processors.read_end_hooks:
+            for hook in processors.read_end_hooks:
                 try:
                     hook()
                 except Exception:  # a hook's error must not kill the reader; logged
@@ -325,33 +376,6 @@ class RemotingChannel(RequestInvoker):
         elif self._deferred >= self._max_deferred:
             self._protocol.pause(PAUSED_FOR_ANSWERS)  # the store is behind: read no more
 
-    async def _settle_and_close(self) -> None:
-        try:
-            await self._settle()
-        finally:
-            self.close()
-
-    async def _settle(self) -> None:
-        """Wait (a bounded time) for the answers of the requests already read: their tasks
-        and deferred replies; then let the queued answers leave."""
-        deadline = asyncio.get_running_loop().time() + SETTLE_TIMEOUT_S
-        current = asyncio.current_task()
-        tasks = [t for t in self._tasks if t is not current]
-        if tasks:
-            await asyncio.wait(tasks, timeout=SETTLE_TIMEOUT_S)
-        if self._deferred:
-            self._settled = asyncio.Event()
-            remaining = max(0.0, deadline - asyncio.get_running_loop().time())
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(remaining):
-                    await self._settled.wait()
-        if self._write_window_open:
-            self._write_unwritten()
-        if self._writer.transport.get_write_buffer_size():
-            with contextlib.suppress(OSError, RuntimeError):
-                async with asyncio.timeout(SETTLE_TIMEOUT_S):
-                    await self._writer.drain()
-
     def _dispatch(self, cmd: RemotingCommand) -> None:
         if cmd.is_response:
             self._deadlines.pop(cmd.opaque, None)
@@ -371,11 +395,6 @@ class RemotingChannel(RequestInvoker):
                 return
             coro = self._process_request(cmd)
         self._spawn(coro)
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     def _process_fast(self, fast: FastProcessor, request: RemotingCommand) -> None:
         """Run a fast processor on the reader: answer now, later, or in a task."""
@@ -432,29 +451,10 @@ class RemotingChannel(RequestInvoker):
         if not request.is_oneway:
             self._write_reply(request, response, burst=burst)
 
-    def answer_frames(self, count: int, frames: bytes) -> None:
-        """Answer ``count`` deferred requests of this connection with ``frames``, their
-        replies encoded back to back; the caller tells the response listeners
-        (``processors.tell_responses``), one call for a whole flush's connections."""
-        # _answered_deferred's steps, inline (a flush answers each connection with this)
-        deferred = self._deferred = self._deferred - count
-        if not deferred and self._settled is not None:
-            self._settled.set()
-        if self._protocol.paused & PAUSED_FOR_ANSWERS and deferred <= self._max_deferred // 2:
-            self._protocol.resume(PAUSED_FOR_ANSWERS)
-        if self._open:
-            self._write_frames(frames)
-
     @property
     def processors(self) -> ProcessorTable:
         """The table this connection's requests are served by (its server's, shared)."""
         return self._processors
-
-    def _answered_deferred(self) -> None:
-        if not self._deferred and self._settled is not None:
-            self._settled.set()
-        if self._deferred <= self._max_deferred // 2:
-            self._protocol.resume(PAUSED_FOR_ANSWERS)
 
     def defer(self, request: RemotingCommand) -> DeferredReply:
         """For a fast processor whose answer comes later: return this, then ``answer`` it."""

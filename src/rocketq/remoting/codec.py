@@ -380,15 +380,19 @@ class FrameDecoder:
     hands back as bytes each frame it does not decode itself (decoded here, the reference).
     """
 
-    __slots__ = ("_buffer", "_max_frame_size")
+    __slots__ = ("max_frame_size", "partial")
 
     def __init__(self, max_frame_size: int = MAX_FRAME_SIZE) -> None:
-        self._buffer = bytearray()
-        self._max_frame_size = max_frame_size
+        # the bytes of a partial frame, waiting for the next read: one bytearray for the
+        # decoder's life, changed in place (a connection may hold it to test it per read)
+        self.partial = bytearray()
+        self.max_frame_size = max_frame_size
 
     @property
     def buffered_size(self) -> int:
-        return len(self._buffer)
+        """The bytes of a partial frame waiting for the next read (none: a read may be split
+        whole, e.g. by ``split_take``, then handed to ``after_split`` when not all taken)."""
+        return len(self.partial)
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
         commands, error = self.feed_until_error(data)
@@ -416,12 +420,12 @@ class FrameDecoder:
         if frames is None:
             commands, error = self._feed_python(data)
             return list(commands), error
-        if self._buffer:
+        if self.partial:
             return self._feed_native(data, frames.split_sends, (spec,))
         # _feed_native's common case inline: no partial frame waits, the read's bytes split
-        items, consumed, reason = frames.split_sends(data, self._max_frame_size, spec)
+        items, consumed, reason = frames.split_sends(data, self.max_frame_size, spec)
         if consumed < len(data) or bytes in map(type, items):
-            return self._after_split(data, items, consumed, reason)
+            return self.after_split(data, items, consumed, reason)
         error = RemotingCommandError(reason) if reason is not None else None
         return items, error  # type: ignore[return-value]  # no bytes among them
 
@@ -431,16 +435,16 @@ class FrameDecoder:
         split: Callable[..., tuple[list[Any], int, str | None]],
         extra: tuple[object, ...],
     ) -> tuple[list[Any], RemotingCommandError | None]:
-        buffer = self._buffer
+        buffer = self.partial
         if buffer:
             buffer += data
             source: bytes | bytearray | memoryview = buffer
         else:
             source = data  # the common case: no partial frame waits, no copy
-        items, consumed, reason = split(source, self._max_frame_size, *extra)
-        return self._after_split(data, items, consumed, reason)
+        items, consumed, reason = split(source, self.max_frame_size, *extra)
+        return self.after_split(data, items, consumed, reason)
 
-    def _after_split(
+    def after_split(
         self,
         data: bytes | bytearray | memoryview,
         items: list[Any],
@@ -449,7 +453,7 @@ class FrameDecoder:
     ) -> tuple[list[Any], RemotingCommandError | None]:
         """A C split's items, each header C left decoded by the reference decoder, and the
         bytes after the last whole frame kept for the next read."""
-        buffer = self._buffer
+        buffer = self.partial
         error = RemotingCommandError(reason) if reason is not None else None
         for index, item in enumerate(items):
             if isinstance(item, bytes):  # a header C leaves to the reference decoder
@@ -467,7 +471,7 @@ class FrameDecoder:
     def _feed_python(
         self, data: bytes | bytearray | memoryview
     ) -> tuple[list[RemotingCommand], RemotingCommandError | None]:
-        buffer = self._buffer
+        buffer = self.partial
         buffer += data
         commands: list[RemotingCommand] = []
         error: RemotingCommandError | None = None
@@ -492,8 +496,8 @@ class FrameDecoder:
         (length,) = LENGTH_STRUCT.unpack_from(view, pos)
         if length < 4:
             raise RemotingCommandError(f"frame length {length} is below 4")
-        if length + 4 > self._max_frame_size:
+        if length + 4 > self.max_frame_size:
             raise RemotingCommandError(
-                f"frame of {length + 4} bytes exceeds the limit {self._max_frame_size}"
+                f"frame of {length + 4} bytes exceeds the limit {self.max_frame_size}"
             )
         return length if end - pos - 4 >= length else None

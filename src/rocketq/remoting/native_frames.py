@@ -113,6 +113,17 @@ class FramePaths(Protocol):
     def take_sends(
         self, items: list[Any], channel: object, room: int, taker: SendTaker, /
     ) -> int: ...
+    def split_take(
+        self,
+        buffer: bytes | bytearray | memoryview,
+        max_frame_size: int,
+        spec: SendSpec,
+        channel: object,
+        room: int,
+        taker: SendTaker,
+        config: object,
+        /,
+    ) -> int | tuple[list[RemotingCommand | bytes | SendItem], int, str | None, int] | None: ...
     def split_frames(
         self, buffer: bytes | bytearray | memoryview, max_frame_size: int, /
     ) -> tuple[list[RemotingCommand | bytes], int, str | None]: ...

@@ -29,11 +29,12 @@ gives (``flush_fuzz``). The C dispatch (``dispatch_runs``, ``cq_units``, ``index
 random runs of DispatchRequests into consume queue and index files as the Python path does
 (``dispatch_fuzz``); the direct dispatch (``dispatch_direct``) does the same from random
 commitlog records and takes mutated records and made-up queue and index fields without writing
-outside a buffer (``direct_dispatch``). The take of a read's sends (``take_sends``) and a
-flush's figures (``count_figures``) must do what their Python references do (``take_fuzz``),
-and so must the put figures of a flush in one call (``count_puts``, ``stats_fuzz``).
-The commitlog warm-up's ``populate`` gets random and wrong ranges and buffers and must change
-no byte (``populate_fuzz``). A finding prints the seed and input and exits 1.
+outside a buffer (``direct_dispatch``). The take of a read's sends (``take_sends``, with the
+read's split ``split_take``) and a flush's figures (``count_figures``) must do what their
+Python references do (``take_fuzz``), and so must the put figures of a flush in one call
+(``count_puts``, ``stats_fuzz``). The commitlog warm-up's ``populate`` gets random and wrong
+ranges and buffers and must change no byte (``populate_fuzz``). A finding prints the seed
+and input and exits 1.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ from rocketq.testing.populate_fuzz import check_populate
 from rocketq.testing.record_paths import outcome
 from rocketq.testing.reply_fuzz import check_send_replies, random_text
 from rocketq.testing.stats_fuzz import check_count_puts
-from rocketq.testing.take_fuzz import check_count_figures, check_take_sends
+from rocketq.testing.take_fuzz import check_count_figures, check_split_take, check_take_sends
 
 MAX_FRAME_SIZES = (64, 4096, 16 * 1024 * 1024)
 EDGE_INT32 = (0, 1, 3, 4, 5, 8, 21, 0x7FFFFFFF, -1, -0x80000000, 0xFFFF, 0x1000000)
@@ -369,6 +370,7 @@ def _run(
             check_frames(r, data)
             or check_split_sends(r, data)
             or check_take_sends(r, data, SEND_SPEC)
+            or check_split_take(r, data, SEND_SPEC)
             or check_count_figures(r)
             or check_count_puts(r)
             or check_send_replies(r)

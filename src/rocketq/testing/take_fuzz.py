@@ -1,10 +1,12 @@
-"""The take of a read's sends (``take_sends``) and a flush's figures (``count_figures``) in C
-against their Python references, for ``frame_fuzz`` (issue 22, lever 1).
+"""The take of a read's sends (``take_sends``, and with the read's split ``split_take``) and a
+flush's figures (``count_figures``) in C against their Python references, for ``frame_fuzz``
+(issue 22, lever 1).
 
 ``check_take_sends`` hands ``take_sends`` the items ``split_sends`` made of a fuzzed read with
 a random takes table, topic table, permission and room, and compares the count, the
 batcher's queues and the counters with ``take_reference`` (``SendTakes.take``'s remembered
-case). ``check_count_figures`` counts random values (edges, negatives, huge, not finite,
+case); ``check_split_take`` does the same for ``split_take`` against ``split_sends`` and
+that reference. ``check_count_figures`` counts random values (edges, negatives, huge, not finite,
 wrong types) into a real ``BrokerStatsManager`` and ``RpcLatencyStats`` with the C frames on
 and off: the figures must be equal.
 """
@@ -82,8 +84,11 @@ def take_reference(
     return taken
 
 
-def check_take_sends(rng: random.Random, data: bytes, spec: native_frames.SendSpec) -> str | None:
-    """``take_sends`` on the items ``split_sends`` reads from ``data`` is ``take_reference``."""
+def _takes_of(
+    rng: random.Random, data: bytes, spec: native_frames.SendSpec
+) -> tuple[bytes, list[Any], Any, PutBatcher, TakeCounters, int, int]:
+    """A fuzzed read (maybe led by sends it can take, maybe cut short), its ``split_sends``
+    items, and a random taker (takes table, topic table, permission), batcher and room."""
     compiled = native_frames.COMPILED
     assert compiled is not None
     if rng.random() < 0.7:  # sends it can take first, the fuzzed read after them or not
@@ -92,6 +97,8 @@ def check_take_sends(rng: random.Random, data: bytes, spec: native_frames.SendSp
             for _ in range(rng.randrange(1, 5))
         ]
         data = b"".join(good) + (data if rng.random() < 0.5 else b"")
+    if data and rng.random() < 0.1:  # a partial frame at its end
+        data = data[: rng.randrange(len(data))]
     items: list[Any] = compiled.split_sends(data, 1 << 24, spec)[0]
     topics = {item[1][0] for item in items if type(item) is tuple and len(item) == 3}
     topics |= {"", *_TOPICS}
@@ -111,26 +118,75 @@ def check_take_sends(rng: random.Random, data: bytes, spec: native_frames.SendSp
     broker = TakeBroker(BrokerConfig(broker_permission=permission))
     batcher = PutBatcher(_no_store)
     counters = TakeCounters()
-    channel = object()  # kept in each DeferredReply, nothing more
     room = rng.choice((0, 1, 2, 3, 100, 100, 100, -5))
     taker = (takes, table, broker, DeferredReply, batcher, counters, PERM_WRITE)
     expected = take_reference(items, room, takes, table, bool(permission & PERM_WRITE))
     TAKEN.append(expected)
-    got = compiled.take_sends(items, channel, room, taker)
+    return data, items, taker, batcher, counters, room, expected
+
+
+def _queued_wrong(
+    items: list[Any], expected: int, channel: object, batcher: PutBatcher, counters: TakeCounters
+) -> bool:
+    """The batcher's queues and the counters are not those of the first ``expected`` items."""
     puts = [item[1] for item in items[:expected]]
     requests = [item[0] for item in items[:expected]]
     dones = batcher._dones
-    if (
-        got != expected
-        or batcher._puts != puts
+    return (
+        batcher._puts != puts
         or len(dones) != expected
         or any(type(d) is not DeferredReply for d in dones)
         or [d.request for d in dones] != requests  # type: ignore[union-attr]
         or any(d.channel is not channel for d in dones)  # type: ignore[union-attr]
         or batcher._lane_count != expected
         or (counters.native_reads, counters.split_reads) != (expected, expected)
-    ):
-        return f"take_sends took {got}, the reference {expected} (room {room}, perm {permission})"
+    )
+
+
+def check_take_sends(rng: random.Random, data: bytes, spec: native_frames.SendSpec) -> str | None:
+    """``take_sends`` on the items ``split_sends`` reads from ``data`` is ``take_reference``."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    data, items, taker, batcher, counters, room, expected = _takes_of(rng, data, spec)
+    channel = object()  # kept in each DeferredReply, nothing more
+    got = compiled.take_sends(items, channel, room, taker)
+    if got != expected or _queued_wrong(items, expected, channel, batcher, counters):
+        return f"take_sends took {got}, the reference {expected} (room {room}, {taker[2]})"
+    return None
+
+
+def _shape(item: Any) -> object:
+    """An item of a split, comparable between two splits of the same bytes."""
+    if type(item) is tuple:
+        return ("send", item[1], item[2], _shape(item[0]))
+    if isinstance(item, RemotingCommand):
+        return (item.code, item.opaque, item.flag, item.ext_fields, item.body, item.remark)
+    return item
+
+
+def check_split_take(rng: random.Random, data: bytes, spec: native_frames.SendSpec) -> str | None:
+    """``split_take`` of a fuzzed read is ``split_sends`` then ``take_reference``: the count
+    when the read was whole frames all taken, else the items left, the bytes consumed, the
+    reason and the count; None (nothing taken) when the broker's config is not the spec's."""
+    compiled = native_frames.COMPILED
+    assert compiled is not None
+    data, items, taker, batcher, counters, room, expected = _takes_of(rng, data, spec)
+    _, consumed, reason = compiled.split_sends(data, 1 << 24, spec)
+    channel = object()
+    stale = rng.random() < 0.1
+    config = BrokerConfig() if stale else taker[2].config
+    got = compiled.split_take(data, 1 << 24, spec, channel, room, taker, config)
+    if stale:
+        if got is not None or batcher._puts or batcher._dones:
+            return f"split_take with another config gave {got!r}"
+        return None
+    if consumed == len(data) and reason is None and len(items) == expected:
+        want: object = expected
+    else:
+        want = ([_shape(i) for i in items[expected:]], consumed, reason, expected)
+    shaped = ([_shape(i) for i in got[0]], *got[1:]) if isinstance(got, tuple) else got
+    if shaped != want or _queued_wrong(items, expected, channel, batcher, counters):
+        return f"split_take gave {shaped!r}, the reference {want!r} (room {room}, {taker[2]})"
     return None
 
 

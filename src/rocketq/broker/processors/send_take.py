@@ -61,16 +61,22 @@ class SendTakes:
         raise NotImplementedError
 
     def spec_for(self, channel: RemotingChannel) -> native_frames.SendSpec | None:
-        """The ``split_sends`` spec of a read of ``channel`` (``RemotingChannel.on_read``):
-        its SEND_MESSAGE_V2 frames read into SendPuts by the split; None with the C record
-        module off (the puts are the Python path's then). Kept on the channel while the
-        broker's config (the rules, the store host) stays the same object."""
+        """The ``split_sends`` spec of a read of ``channel`` (``spec_state``'s first)."""
+        state = self.spec_state(channel)
+        return state[0] if state is not None else None
+
+    def spec_state(self, channel: RemotingChannel) -> tuple[native_frames.SendSpec, object] | None:
+        """The ``split_sends`` spec of a read of ``channel`` (``RemotingChannel.on_read``)
+        and the broker config it was made from: its SEND_MESSAGE_V2 frames read into
+        SendPuts by the split; None with the C record module off (the puts are the Python
+        path's then). Kept on the channel while the broker's config (the rules, the store
+        host) stays the same object (the channel's ``split_take`` checks that per read)."""
         if native_record.RECORD is None:
             return None
         config = self.broker.config  # the store host is its broker_ip1 and the port
         cached = channel.attributes.get(_SPEC_KEY)
         if cached is not None and cached[0] is config:  # type: ignore[index]
-            return cached[1]  # type: ignore[index, no-any-return]
+            return cached[1], config  # type: ignore[index]
         spec: native_frames.SendSpec = (
             int(RequestCode.SEND_MESSAGE_V2),
             self._rules_now(),
@@ -89,7 +95,7 @@ class SendTakes:
                 self,
                 PERM_WRITE,
             )
-        return spec
+        return spec, config
 
     def take(
         self, channel: RemotingChannel, request: RemotingCommand, put: SendPut
