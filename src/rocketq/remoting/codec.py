@@ -383,15 +383,12 @@ class FrameDecoder:
     __slots__ = ("max_frame_size", "partial")
 
     def __init__(self, max_frame_size: int = MAX_FRAME_SIZE) -> None:
-        # the bytes of a partial frame, waiting for the next read: one bytearray for the
-        # decoder's life, changed in place (a connection may hold it to test it per read)
-        self.partial = bytearray()
+        self.partial = bytearray()  # a partial frame's bytes: one bytearray, changed in place
         self.max_frame_size = max_frame_size
 
     @property
     def buffered_size(self) -> int:
-        """The bytes of a partial frame waiting for the next read (none: a read may be split
-        whole, e.g. by ``split_take``, then handed to ``after_split`` when not all taken)."""
+        """The bytes of a partial frame waiting for the next read."""
         return len(self.partial)
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[RemotingCommand]:
