@@ -36,19 +36,29 @@ class Wire:
         return await self.frame_of(cmd.opaque)
 
 
-async def one_write(addr: str, requests: list[RemotingCommand]) -> list[RemotingCommand]:
-    """The requests in one write on a new connection; their replies in arrival order."""
+async def raw_burst(
+    addr: str, requests: list[RemotingCommand]
+) -> tuple[bytes, list[RemotingCommand]]:
+    """The requests in one write on a new connection; the bytes of their replies as read,
+    and the replies in arrival order."""
     host, port = addr.split(":")
     reader, writer = await asyncio.open_connection(host, int(port))
     try:
         writer.write(b"".join(encode(r) for r in requests))
         decoder = FrameDecoder()
+        raw = b""
         replies: list[RemotingCommand] = []
         async with asyncio.timeout(WAIT_S):
             while len(replies) < len(requests):
                 data = await reader.read(65536)
                 assert data, "the broker closed the connection"
+                raw += data
                 replies += decoder.feed(data)
-        return replies
+        return raw, replies
     finally:
         writer.close()
+
+
+async def one_write(addr: str, requests: list[RemotingCommand]) -> list[RemotingCommand]:
+    """The requests in one write on a new connection; their replies in arrival order."""
+    return (await raw_burst(addr, requests))[1]

@@ -4,27 +4,31 @@ name ports and the store time) and the send figures (the send tests' helpers).""
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import os
 import struct
 import types
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from rocketq.broker.broker_stats_manager import TOPIC_PUT_NUMS, TOPIC_PUT_SIZE
 from rocketq.broker.controller import BrokerController
 from rocketq.broker.processors.send import SendMessageProcessor
+from rocketq.common import native_record
 from rocketq.common.message_decoder import decode_message
 from rocketq.common.message_id import decode_message_id
 from rocketq.common.record_layout import BLANK_MAGIC_CODE, BLANK_STRUCT, MIN_RECORD_SIZE
 from rocketq.remoting import native_frames
-from rocketq.remoting.codec import FrameDecoder, encode
+from rocketq.remoting.codec import encode
 from rocketq.remoting.protocol.codes import RequestCode
-from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
+from rocketq.testing.broker import run_broker
 from rocketq.testing.store import MIB, small_store_properties
 from rocketq.testing.wire import send_request
+from tests.broker.raw_wire import one_write, raw_burst
 
 WAIT_S = 10.0
+V2 = RequestCode.SEND_MESSAGE_V2
 SMALL = small_store_properties(MIB)
 
 
@@ -35,26 +39,33 @@ def processor_of(broker: BrokerController) -> SendMessageProcessor:
     return fast.__self__
 
 
-async def raw_burst(
-    addr: str, requests: list[RemotingCommand]
-) -> tuple[bytes, list[RemotingCommand]]:
-    """Send the requests in one write; the bytes of their replies as read, and the replies."""
-    host, port = addr.split(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    try:
-        writer.write(b"".join(encode(r) for r in requests))
-        decoder = FrameDecoder()
-        raw = b""
-        replies: list[RemotingCommand] = []
-        async with asyncio.timeout(WAIT_S):
-            while len(replies) < len(requests):
-                data = await reader.read(65536)
-                assert data, "the broker closed the connection"
-                raw += data
-                replies += decoder.feed(data)
-        return raw, replies
-    finally:
-        writer.close()
+#: the paths a send parity test runs, (native frames and records, the C take): the C take and
+#: figures; the Python take a send with the C frames; everything in Python
+SEND_PATHS = ((True, True), (True, False), (False, False))
+
+
+@contextlib.asynccontextmanager
+async def broker_on_path(
+    root: Path, native: bool, take_native: bool
+) -> AsyncIterator[BrokerController]:
+    """A broker (a 1 MiB store under ``root``) on the chosen send path."""
+    native_frames.use(native)
+    native_record.use(native)
+    async with run_broker(root, store_properties=small_store_properties(MIB)) as broker:
+        processor_of(broker).take_native = take_native
+        yield broker
+
+
+@contextlib.asynccontextmanager
+async def taking_broker(root: Path) -> AsyncIterator[BrokerController]:
+    """A broker on the native path whose send processor takes topic "Take" in C: the
+    Python path creates it, then take sees it."""
+    native_frames.use(True)
+    native_record.use(True)
+    async with run_broker(root, store_properties=small_store_properties(MIB)) as broker:
+        for body in (b"create", b"seen"):
+            await one_write(broker.broker_addr, [send_request("Take", body, code=V2)])
+        yield broker
 
 
 def rpc_count(broker: BrokerController) -> int:

@@ -21,12 +21,17 @@ from rocketq.remoting.protocol.codes import RequestCode
 from rocketq.remoting.protocol.command import RemotingCommand
 from rocketq.response_code import ResponseCode
 from rocketq.testing import take_fuzz
-from rocketq.testing.broker import run_broker
 from rocketq.testing.frame_fuzz import SEND_SPEC
-from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
 from tests.broker.raw_wire import Wire, one_write
-from tests.broker.send_bursts import figures_of, masked_commitlog, processor_of
+from tests.broker.send_bursts import (
+    SEND_PATHS,
+    broker_on_path,
+    figures_of,
+    masked_commitlog,
+    processor_of,
+    taking_broker,
+)
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -53,11 +58,7 @@ async def test_split_take_is_split_sends_then_take_sends(tmp_path: Path) -> None
     None, nothing split or taken."""
     compiled = native_frames.COMPILED
     assert compiled is not None
-    native_frames.use(True)
-    native_record.use(True)
-    async with run_broker(tmp_path, store_properties=small_store_properties(1 << 20)) as broker:
-        for body in (b"create", b"seen"):  # the Python path creates it, then take sees it
-            await one_write(broker.broker_addr, [send_request("Take", body, code=V2)])
+    async with taking_broker(tmp_path) as broker:
         processor = processor_of(broker)
         taker = processor.taker
         assert taker is not None
@@ -169,13 +170,9 @@ async def test_reads_of_one_connection_are_alike_on_every_path(tmp_path: Path) -
     taken in one call; the replies, the records and the figures are the Python take's and
     the reference's (ROCKETQ_NATIVE=0's) alike, and another connection stays open."""
     outcomes = []
-    for native, take_native in ((True, True), (True, False), (False, False)):
-        native_frames.use(native)
-        native_record.use(native)
-        props = small_store_properties(1 << 20)
+    for native, take_native in SEND_PATHS:
         root = tmp_path / f"reads{int(native)}{int(take_native)}"
-        async with run_broker(root, store_properties=props) as broker:
-            processor_of(broker).take_native = take_native
+        async with broker_on_path(root, native, take_native) as broker:
             split = processor_of(broker).split_reads
             answers = await reads_on_one_connection(broker, take_native)
             # the malformed frame closed that connection only: another one is served

@@ -27,7 +27,14 @@ from rocketq.testing.frame_fuzz import SEND_SPEC
 from rocketq.testing.store import small_store_properties
 from rocketq.testing.wire import send_request
 from tests.broker.raw_wire import one_write
-from tests.broker.send_bursts import figures_of, masked_commitlog, processor_of
+from tests.broker.send_bursts import (
+    SEND_PATHS,
+    broker_on_path,
+    figures_of,
+    masked_commitlog,
+    processor_of,
+    taking_broker,
+)
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -48,11 +55,7 @@ async def test_take_sends_takes_the_leading_sends_as_take_does(tmp_path: Path) -
     not writable or the topic's config changed."""
     compiled = native_frames.COMPILED
     assert compiled is not None
-    native_frames.use(True)
-    native_record.use(True)
-    async with run_broker(tmp_path, store_properties=small_store_properties(1 << 20)) as broker:
-        for body in (b"create", b"seen"):  # the Python path creates it, then take sees it
-            await one_write(broker.broker_addr, [send_request("Take", body, code=V2)])
+    async with taking_broker(tmp_path) as broker:
         processor = processor_of(broker)
         taker = processor.taker
         assert taker is not None
@@ -160,13 +163,9 @@ async def test_the_figures_of_bursts_are_equal_on_both_paths(tmp_path: Path) -> 
     bursts.append([send_request("Fig0", b"lone", code=V2)])
     outcomes = []
     # C take and figures; the Python take a send with the C frames; everything in Python
-    for native, take_native in ((True, True), (True, False), (False, False)):
-        native_frames.use(native)
-        native_record.use(native)
-        props = small_store_properties(1 << 20)
+    for native, take_native in SEND_PATHS:
         root = tmp_path / f"fig{int(native)}{int(take_native)}"
-        async with run_broker(root, store_properties=props) as broker:
-            processor_of(broker).take_native = take_native
+        async with broker_on_path(root, native, take_native) as broker:
             answers = []
             for burst in bursts:
                 replies = await one_write(broker.broker_addr, burst)
